@@ -1,0 +1,36 @@
+# Two commands do all set-up on a fresh machine: `make run` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+SHARED ?= ../shared
+
+.PHONY: run test lint typecheck unit conformance bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/topospread evaluate examples/docs-two-constraints.yaml
+	$(BIN)/topospread conformance examples/
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests
+	$(BIN)/ruff format --check src tests
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+unit: $(STAMP)
+	$(BIN)/pytest
+
+conformance: $(STAMP)
+	$(BIN)/topospread conformance $(SHARED)/conformance
+
+test: lint typecheck unit conformance
+
+clean:
+	rm -rf $(VENV) build src/*.egg-info

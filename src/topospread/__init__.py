@@ -1,0 +1,7 @@
+"""topospread: kube-scheduler's PodTopologySpread, exactly, in Python."""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__"]

@@ -1,0 +1,353 @@
+"""Kubernetes objects as the scheduler reads them: frozen, typed, decoded once from manifests.
+
+Only the fields kube-scheduler (and topospread's controllers) read are declared; msgspec skips
+every other field while decoding. Field names are the API's camelCase names (``rename="camel"``).
+Defaults mirror the API server's: an absent map or list is empty, an absent pointer is ``None``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import msgspec
+
+# Well-known label keys (k8s.io/api/core/v1 well_known_labels.go).
+LABEL_HOSTNAME: Final = "kubernetes.io/hostname"
+LABEL_TOPOLOGY_ZONE: Final = "topology.kubernetes.io/zone"
+LABEL_TOPOLOGY_REGION: Final = "topology.kubernetes.io/region"
+
+# Enumerations, spelled as the API spells them.
+DO_NOT_SCHEDULE: Final = "DoNotSchedule"
+SCHEDULE_ANYWAY: Final = "ScheduleAnyway"
+NODE_INCLUSION_POLICY_HONOR: Final = "Honor"
+NODE_INCLUSION_POLICY_IGNORE: Final = "Ignore"
+TAINT_EFFECT_NO_SCHEDULE: Final = "NoSchedule"
+TAINT_EFFECT_PREFER_NO_SCHEDULE: Final = "PreferNoSchedule"
+TAINT_EFFECT_NO_EXECUTE: Final = "NoExecute"
+TOLERATION_OP_EXISTS: Final = "Exists"
+TOLERATION_OP_EQUAL: Final = "Equal"
+
+
+class _Obj(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):
+    """Base of every API struct: immutable, keyword-only, camelCase on the wire."""
+
+
+# ---------------------------------------------------------------------------------------------
+# meta/v1
+
+
+class OwnerReference(_Obj):
+    api_version: str = ""
+    kind: str = ""
+    name: str = ""
+    uid: str = ""
+    controller: bool | None = None
+
+
+class ObjectMeta(_Obj):
+    name: str = ""
+    generate_name: str = ""
+    namespace: str = ""
+    uid: str = ""
+    labels: dict[str, str] = {}
+    annotations: dict[str, str] = {}
+    owner_references: list[OwnerReference] = []
+    # Kept as the manifest's text: only its presence matters to the scheduler.
+    deletion_timestamp: str | None = None
+    creation_timestamp: str | None = None
+
+
+class LabelSelectorRequirement(_Obj):
+    key: str = ""
+    operator: str = ""
+    values: list[str] = []
+
+
+class LabelSelector(_Obj):
+    match_labels: dict[str, str] = {}
+    match_expressions: list[LabelSelectorRequirement] = []
+
+
+# ---------------------------------------------------------------------------------------------
+# core/v1: Node
+
+
+class Taint(_Obj):
+    key: str = ""
+    value: str = ""
+    effect: str = ""
+    time_added: str | None = None
+
+
+class NodeSpec(_Obj):
+    unschedulable: bool = False
+    taints: list[Taint] = []
+    pod_cidr: str = ""
+    provider_id: str = ""
+
+
+class ContainerImage(_Obj):
+    names: list[str] = []
+    size_bytes: int = 0
+
+
+class NodeStatus(_Obj):
+    capacity: dict[str, str | int | float] = {}
+    allocatable: dict[str, str | int | float] = {}
+    images: list[ContainerImage] = []
+
+
+class Node(_Obj):
+    api_version: str = "v1"
+    kind: str = "Node"
+    metadata: ObjectMeta = ObjectMeta()
+    spec: NodeSpec = NodeSpec()
+    status: NodeStatus = NodeStatus()
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name
+
+    @property
+    def labels(self) -> dict[str, str]:
+        return self.metadata.labels
+
+
+# ---------------------------------------------------------------------------------------------
+# core/v1: Pod
+
+
+class NodeSelectorRequirement(_Obj):
+    key: str = ""
+    operator: str = ""
+    values: list[str] = []
+
+
+class NodeSelectorTerm(_Obj):
+    match_expressions: list[NodeSelectorRequirement] = []
+    match_fields: list[NodeSelectorRequirement] = []
+
+
+class NodeSelector(_Obj):
+    node_selector_terms: list[NodeSelectorTerm] = []
+
+
+class PreferredSchedulingTerm(_Obj):
+    weight: int = 0
+    preference: NodeSelectorTerm = NodeSelectorTerm()
+
+
+class NodeAffinity(_Obj):
+    required_during_scheduling_ignored_during_execution: NodeSelector | None = None
+    preferred_during_scheduling_ignored_during_execution: list[PreferredSchedulingTerm] = []
+
+
+class PodAffinityTerm(_Obj):
+    label_selector: LabelSelector | None = None
+    namespaces: list[str] = []
+    topology_key: str = ""
+    namespace_selector: LabelSelector | None = None
+    match_label_keys: list[str] = []
+    mismatch_label_keys: list[str] = []
+
+
+class WeightedPodAffinityTerm(_Obj):
+    weight: int = 0
+    pod_affinity_term: PodAffinityTerm = PodAffinityTerm()
+
+
+class PodAffinity(_Obj):
+    required_during_scheduling_ignored_during_execution: list[PodAffinityTerm] = []
+    preferred_during_scheduling_ignored_during_execution: list[WeightedPodAffinityTerm] = []
+
+
+class PodAntiAffinity(_Obj):
+    required_during_scheduling_ignored_during_execution: list[PodAffinityTerm] = []
+    preferred_during_scheduling_ignored_during_execution: list[WeightedPodAffinityTerm] = []
+
+
+class Affinity(_Obj):
+    node_affinity: NodeAffinity | None = None
+    pod_affinity: PodAffinity | None = None
+    pod_anti_affinity: PodAntiAffinity | None = None
+
+
+class Toleration(_Obj):
+    key: str = ""
+    operator: str = ""
+    value: str = ""
+    effect: str = ""
+    toleration_seconds: int | None = None
+
+
+class TopologySpreadConstraint(_Obj):
+    """core/v1 TopologySpreadConstraint, exactly as written in the manifest (no defaults applied)."""
+
+    max_skew: int = 0
+    topology_key: str = ""
+    when_unsatisfiable: str = ""
+    label_selector: LabelSelector | None = None
+    min_domains: int | None = None
+    node_affinity_policy: str | None = None
+    node_taints_policy: str | None = None
+    match_label_keys: list[str] = []
+
+
+class ContainerPort(_Obj):
+    name: str = ""
+    host_port: int = 0
+    container_port: int = 0
+    protocol: str = ""
+    host_ip: str = msgspec.field(default="", name="hostIP")
+
+
+class ResourceRequirements(_Obj):
+    limits: dict[str, str | int | float] = {}
+    requests: dict[str, str | int | float] = {}
+
+
+class Container(_Obj):
+    name: str = ""
+    image: str = ""
+    ports: list[ContainerPort] = []
+    resources: ResourceRequirements = ResourceRequirements()
+    restart_policy: str | None = None
+
+
+class PodSchedulingGate(_Obj):
+    name: str = ""
+
+
+class PersistentVolumeClaimVolumeSource(_Obj):
+    claim_name: str = ""
+
+
+class Volume(_Obj):
+    name: str = ""
+    persistent_volume_claim: PersistentVolumeClaimVolumeSource | None = None
+    ephemeral: dict[str, Any] | None = None
+
+
+class PodResourceClaim(_Obj):
+    name: str = ""
+
+
+class PodSpec(_Obj):
+    node_name: str = ""
+    node_selector: dict[str, str] = {}
+    affinity: Affinity | None = None
+    tolerations: list[Toleration] = []
+    topology_spread_constraints: list[TopologySpreadConstraint] = []
+    containers: list[Container] = []
+    init_containers: list[Container] = []
+    overhead: dict[str, str | int | float] = {}
+    resources: ResourceRequirements | None = None
+    priority: int | None = None
+    priority_class_name: str = ""
+    scheduler_name: str = ""
+    scheduling_gates: list[PodSchedulingGate] = []
+    volumes: list[Volume] = []
+    resource_claims: list[PodResourceClaim] = []
+    preemption_policy: str | None = None
+    host_network: bool = False
+    restart_policy: str = ""
+
+
+class PodStatus(_Obj):
+    phase: str = ""
+    nominated_node_name: str = ""
+
+
+class Pod(_Obj):
+    api_version: str = "v1"
+    kind: str = "Pod"
+    metadata: ObjectMeta = ObjectMeta()
+    spec: PodSpec = PodSpec()
+    status: PodStatus = PodStatus()
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name
+
+    @property
+    def namespace(self) -> str:
+        return self.metadata.namespace
+
+    @property
+    def labels(self) -> dict[str, str]:
+        return self.metadata.labels
+
+    @property
+    def key(self) -> str:
+        """``namespace/name``, as klog.KObj prints a pod."""
+        return f"{self.metadata.namespace}/{self.metadata.name}"
+
+    @property
+    def is_terminating(self) -> bool:
+        return self.metadata.deletion_timestamp is not None
+
+
+# ---------------------------------------------------------------------------------------------
+# Owners whose selectors give the default spreading constraints
+
+
+class ServiceSpec(_Obj):
+    # None and {} differ: a Service with a nil selector selects nothing.
+    selector: dict[str, str] | None = None
+
+
+class Service(_Obj):
+    api_version: str = "v1"
+    kind: str = "Service"
+    metadata: ObjectMeta = ObjectMeta()
+    spec: ServiceSpec = ServiceSpec()
+
+
+class ReplicationControllerSpec(_Obj):
+    replicas: int | None = None
+    selector: dict[str, str] | None = None
+
+
+class ReplicationController(_Obj):
+    api_version: str = "v1"
+    kind: str = "ReplicationController"
+    metadata: ObjectMeta = ObjectMeta()
+    spec: ReplicationControllerSpec = ReplicationControllerSpec()
+
+
+class ReplicaSetSpec(_Obj):
+    replicas: int | None = None
+    selector: LabelSelector | None = None
+
+
+class ReplicaSet(_Obj):
+    api_version: str = "apps/v1"
+    kind: str = "ReplicaSet"
+    metadata: ObjectMeta = ObjectMeta()
+    spec: ReplicaSetSpec = ReplicaSetSpec()
+
+
+class StatefulSetSpec(_Obj):
+    replicas: int | None = None
+    selector: LabelSelector | None = None
+
+
+class StatefulSet(_Obj):
+    api_version: str = "apps/v1"
+    kind: str = "StatefulSet"
+    metadata: ObjectMeta = ObjectMeta()
+    spec: StatefulSetSpec = StatefulSetSpec()
+
+
+# ---------------------------------------------------------------------------------------------
+# kubescheduler.config.k8s.io: PodTopologySpreadArgs
+
+SYSTEM_DEFAULTING: Final = "System"
+LIST_DEFAULTING: Final = "List"
+
+
+class PodTopologySpreadArgs(_Obj):
+    """PodTopologySpreadArgs as written in a profile (defaultingType defaults to System)."""
+
+    default_constraints: list[TopologySpreadConstraint] = []
+    defaulting_type: str = ""
