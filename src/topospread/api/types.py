@@ -181,7 +181,7 @@ class Toleration(_Obj):
 
 
 class TopologySpreadConstraint(_Obj):
-    """core/v1 TopologySpreadConstraint, exactly as written in the manifest (no defaults applied)."""
+    """core/v1 TopologySpreadConstraint as written in the manifest (no defaults applied)."""
 
     max_skew: int = 0
     topology_key: str = ""

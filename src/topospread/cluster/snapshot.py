@@ -1,0 +1,89 @@
+"""A point-in-time view of the cluster: NodeInfos in node order, and the owner objects.
+
+This is the reference structure the plugins read, like upstream's cache snapshot. The fast,
+incremental indexes live beside it and are checked against it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+
+from topospread.api.types import (
+    Node,
+    Pod,
+    ReplicaSet,
+    ReplicationController,
+    Service,
+    StatefulSet,
+)
+from topospread.framework.types import NodeInfo
+
+
+class UnknownNodeError(KeyError):
+    """A bound pod names a node that is not in the cluster."""
+
+    def __init__(self, pod: Pod) -> None:
+        super().__init__(pod.spec.node_name)
+        self.pod = pod
+
+
+class Snapshot:
+    """Nodes with their pods; ``list()`` keeps the order the nodes were given in."""
+
+    __slots__ = ("_by_name", "_list")
+
+    def __init__(self, nodes: Iterable[Node], pods: Iterable[Pod] = ()) -> None:
+        self._list: list[NodeInfo] = []
+        self._by_name: dict[str, NodeInfo] = {}
+        for node in nodes:
+            info = NodeInfo(node)
+            self._list.append(info)
+            self._by_name[node.metadata.name] = info
+        for pod in pods:
+            info_for_pod = self._by_name.get(pod.spec.node_name)
+            if info_for_pod is None:
+                raise UnknownNodeError(pod)
+            info_for_pod.add_pod(pod)
+
+    # SharedLister / NodeInfoLister
+    def node_infos(self) -> Snapshot:
+        return self
+
+    def list(self) -> Sequence[NodeInfo]:
+        return self._list
+
+    def get(self, name: str) -> NodeInfo | None:
+        return self._by_name.get(name)
+
+
+class ObjectStore:
+    """Services, ReplicationControllers, ReplicaSets and StatefulSets, indexed for lookups."""
+
+    __slots__ = ("_rcs", "_rss", "_services", "_sss")
+
+    def __init__(
+        self,
+        services: Iterable[Service] = (),
+        replication_controllers: Iterable[ReplicationController] = (),
+        replica_sets: Iterable[ReplicaSet] = (),
+        stateful_sets: Iterable[StatefulSet] = (),
+    ) -> None:
+        self._services: dict[str, list[Service]] = defaultdict(list)
+        for s in services:
+            self._services[s.metadata.namespace].append(s)
+        self._rcs = {(o.metadata.namespace, o.metadata.name): o for o in replication_controllers}
+        self._rss = {(o.metadata.namespace, o.metadata.name): o for o in replica_sets}
+        self._sss = {(o.metadata.namespace, o.metadata.name): o for o in stateful_sets}
+
+    def services(self, namespace: str) -> Sequence[Service]:
+        return self._services.get(namespace, [])
+
+    def replication_controller(self, namespace: str, name: str) -> ReplicationController | None:
+        return self._rcs.get((namespace, name))
+
+    def replica_set(self, namespace: str, name: str) -> ReplicaSet | None:
+        return self._rss.get((namespace, name))
+
+    def stateful_set(self, namespace: str, name: str) -> StatefulSet | None:
+        return self._sss.get((namespace, name))
