@@ -17,6 +17,7 @@ from topospread.api.types import (
     Service,
     StatefulSet,
 )
+from topospread.framework.features import DEFAULT_FEATURES, Features
 from topospread.framework.types import NodeInfo
 
 
@@ -87,3 +88,29 @@ class ObjectStore:
 
     def stateful_set(self, namespace: str, name: str) -> StatefulSet | None:
         return self._sss.get((namespace, name))
+
+
+class SnapshotHandle:
+    """The framework handle over a snapshot and an object store (what plugins may read)."""
+
+    __slots__ = ("_features", "_objects", "_snapshot")
+
+    def __init__(
+        self,
+        snapshot: Snapshot,
+        objects: ObjectStore | None = None,
+        features: Features = DEFAULT_FEATURES,
+    ) -> None:
+        self._snapshot = snapshot
+        self._objects = objects if objects is not None else ObjectStore()
+        self._features = features
+
+    def snapshot_shared_lister(self) -> Snapshot:
+        return self._snapshot
+
+    def object_lister(self) -> ObjectStore:
+        return self._objects
+
+    @property
+    def features(self) -> Features:
+        return self._features

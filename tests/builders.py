@@ -1,0 +1,125 @@
+"""Fluent builders for test objects, in the spirit of upstream's st.MakePod() wrappers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from topospread.api.types import Node, Pod
+
+
+class PodBuilder:
+    def __init__(self, name: str) -> None:
+        self._meta: dict[str, Any] = {"name": name, "namespace": "default", "labels": {}}
+        self._spec: dict[str, Any] = {}
+
+    def namespace(self, ns: str) -> PodBuilder:
+        self._meta["namespace"] = ns
+        return self
+
+    def label(self, key: str, value: str = "") -> PodBuilder:
+        self._meta["labels"][key] = value
+        return self
+
+    def node(self, name: str) -> PodBuilder:
+        self._spec["nodeName"] = name
+        return self
+
+    def terminating(self) -> PodBuilder:
+        self._meta["deletionTimestamp"] = "2024-01-01T00:00:00Z"
+        return self
+
+    def owner(self, kind: str, name: str, api_version: str = "apps/v1") -> PodBuilder:
+        self._meta.setdefault("ownerReferences", []).append(
+            {"apiVersion": api_version, "kind": kind, "name": name, "controller": True}
+        )
+        return self
+
+    def node_selector(self, key: str, value: str) -> PodBuilder:
+        self._spec.setdefault("nodeSelector", {})[key] = value
+        return self
+
+    def node_affinity(self, key: str, operator: str, values: list[str]) -> PodBuilder:
+        terms = (
+            self._spec.setdefault("affinity", {})
+            .setdefault("nodeAffinity", {})
+            .setdefault("requiredDuringSchedulingIgnoredDuringExecution", {"nodeSelectorTerms": []})
+        )["nodeSelectorTerms"]
+        terms.append({"matchExpressions": [{"key": key, "operator": operator, "values": values}]})
+        return self
+
+    def toleration(
+        self, key: str = "", operator: str = "Exists", value: str = "", effect: str = ""
+    ) -> PodBuilder:
+        self._spec.setdefault("tolerations", []).append(
+            {"key": key, "operator": operator, "value": value, "effect": effect}
+        )
+        return self
+
+    def spread_constraint(
+        self,
+        max_skew: int,
+        topology_key: str,
+        when: str = "DoNotSchedule",
+        selector: dict[str, Any] | None = None,
+        *,
+        min_domains: int | None = None,
+        node_affinity_policy: str | None = None,
+        node_taints_policy: str | None = None,
+        match_label_keys: list[str] | None = None,
+    ) -> PodBuilder:
+        c: dict[str, Any] = {
+            "maxSkew": max_skew,
+            "topologyKey": topology_key,
+            "whenUnsatisfiable": when,
+        }
+        if selector is not None:
+            c["labelSelector"] = selector
+        if min_domains is not None:
+            c["minDomains"] = min_domains
+        if node_affinity_policy is not None:
+            c["nodeAffinityPolicy"] = node_affinity_policy
+        if node_taints_policy is not None:
+            c["nodeTaintsPolicy"] = node_taints_policy
+        if match_label_keys is not None:
+            c["matchLabelKeys"] = match_label_keys
+        self._spec.setdefault("topologySpreadConstraints", []).append(c)
+        return self
+
+    def obj(self) -> Pod:
+        return msgspec.convert({"metadata": self._meta, "spec": self._spec}, Pod)
+
+
+class NodeBuilder:
+    def __init__(self, name: str) -> None:
+        self._meta: dict[str, Any] = {"name": name, "labels": {}}
+        self._spec: dict[str, Any] = {}
+
+    def label(self, key: str, value: str = "") -> NodeBuilder:
+        self._meta["labels"][key] = value
+        return self
+
+    def taint(self, key: str, value: str = "", effect: str = "NoSchedule") -> NodeBuilder:
+        self._spec.setdefault("taints", []).append({"key": key, "value": value, "effect": effect})
+        return self
+
+    def obj(self) -> Node:
+        return msgspec.convert({"metadata": self._meta, "spec": self._spec}, Node)
+
+
+def make_pod(name: str) -> PodBuilder:
+    return PodBuilder(name)
+
+
+def make_node(name: str) -> NodeBuilder:
+    return NodeBuilder(name)
+
+
+def exists(key: str) -> dict[str, Any]:
+    """``MakeLabelSelector().Exists(key)``."""
+    return {"matchExpressions": [{"key": key, "operator": "Exists"}]}
+
+
+def match_labels(**labels: str) -> dict[str, Any]:
+    return {"matchLabels": labels}
