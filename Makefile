@@ -14,8 +14,8 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/topospread evaluate examples/docs-two-constraints.yaml
-	$(BIN)/topospread conformance examples/
+	$(BIN)/topospread evaluate examples/cases/two-constraints.yaml
+	$(BIN)/topospread conformance examples/cases
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests
