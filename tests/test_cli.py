@@ -1,0 +1,152 @@
+"""The command line: output shapes, exit codes, and one clear message for bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from topospread.cli import main
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "cases"
+
+GOOD_CASE = """\
+name: t
+nodes:
+- metadata: {name: n1, labels: {zone: a}}
+- metadata: {name: n2, labels: {zone: b}}
+pods:
+- metadata: {name: p1, labels: {app: x}}
+  spec: {nodeName: n1}
+pod:
+  metadata: {name: new, labels: {app: x}}
+  spec:
+    topologySpreadConstraints:
+    - {maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule,
+       labelSelector: {matchLabels: {app: x}}}
+"""
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    try:
+        main(argv)
+        code = 0
+    except SystemExit as exit_:
+        code = exit_.code if isinstance(exit_.code, int) else 1
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def write(tmp_path: Path, text: str, name: str = "case.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_evaluate_prints_one_json_object_per_case_with_every_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, GOOD_CASE)
+    code, out, _ = run(["evaluate", str(path)], capsys)
+    assert code == 0
+    (line,) = out.splitlines()
+    result = json.loads(line)
+    assert list(result) == ["case", "preFilter", "filter", "preScore", "score", "domains"]
+    assert result["filter"] == {"n1": "Unschedulable", "n2": "Success"}
+    assert result["domains"] == [
+        {"topologyKey": "zone", "counts": {"a": 1, "b": 0}, "globalMin": 0}
+    ]
+    assert result["preScore"] == "Skip"
+
+
+def test_evaluate_walks_directories_recursively_in_sorted_order(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = run(["evaluate", str(EXAMPLES)], capsys)
+    assert code == 0
+    cases = [json.loads(line)["case"] for line in out.splitlines()]
+    assert cases == sorted(cases) and len(cases) >= 2
+
+
+def test_conformance_reports_each_difference_and_exits_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, GOOD_CASE + "expect:\n  filter: {n1: Success}\n  preScore: Success\n")
+    code, out, _ = run(["conformance", str(path)], capsys)
+    assert code == 1
+    assert out.splitlines() == [
+        f"FAIL {path}",
+        "  preScore: expected Success, got Skip",
+        "  filter.n1: expected Success, got Unschedulable",
+        "0 passed, 1 failed",
+    ]
+
+
+def test_conformance_counts_passes_and_skips_cases_without_expect(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(tmp_path, GOOD_CASE, "no-expect.yaml")
+    write(tmp_path, GOOD_CASE + "expect: {filter: {n2: Success}}\n", "ok.yaml")
+    code, out, _ = run(["conformance", str(tmp_path)], capsys)
+    assert code == 0
+    assert out.splitlines()[-1] == "1 passed, 0 failed"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param(
+            GOOD_CASE.replace("spec: {nodeName: n1}", "spec: {nodeName: n9}"),
+            'pods[0] (default/p1): spec.nodeName: Not found: "n9": no such node in the case',
+            id="a bound pod on an unknown node",
+        ),
+        pytest.param(
+            GOOD_CASE.replace("spec: {nodeName: n1}", "spec: {}"),
+            "pods[0] (default/p1): spec.nodeName: Required value: existing pods must be bound",
+            id="an existing pod that is not bound",
+        ),
+        pytest.param(
+            GOOD_CASE + "features: {NodeInclusionPolicyInPodTopologySpread: false}\n",
+            "features: cannot set feature gate NodeInclusionPolicyInPodTopologySpread to false, "
+            "feature is locked to true",
+            id="a locked feature gate turned off",
+        ),
+        pytest.param(
+            GOOD_CASE + "features: {NoSuchGate: true}\n",
+            "features: unrecognized feature gate: NoSuchGate",
+            id="an unknown feature gate",
+        ),
+        pytest.param(
+            GOOD_CASE.replace("pod:\n", "pod_:\n"),
+            "unknown key 'pod_'",
+            id="a misspelt case key",
+        ),
+        pytest.param(
+            GOOD_CASE + "filteredNodes: [n1, n7]\n",
+            "filteredNodes[1]: Not found: 'n7' is not a node of the case",
+            id="a filtered node that does not exist",
+        ),
+    ],
+)
+def test_bad_cases_exit_2_with_one_clear_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, message: str
+) -> None:
+    path = write(tmp_path, text)
+    code, out, err = run(["evaluate", str(path)], capsys)
+    assert code == 2
+    assert out == ""
+    assert len(err.splitlines()) == 1
+    assert err.startswith(f"topospread: error: {path}")
+    assert message in err
+
+
+def test_a_missing_path_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(["conformance", str(tmp_path / "nope.yaml")], capsys)
+    assert code == 2
+    assert err == f"topospread: error: {tmp_path / 'nope.yaml'}: no such file or directory\n"
+
+
+def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, _ = run(["evaluate"], capsys)
+    assert code == 2
