@@ -351,3 +351,26 @@ class PodTopologySpreadArgs(_Obj):
 
     default_constraints: list[TopologySpreadConstraint] = []
     defaulting_type: str = ""
+
+
+# ---------------------------------------------------------------------------------------------
+# Cluster-scoped objects some default plugins read
+
+
+class Namespace(_Obj):
+    """Read by InterPodAffinity's namespaceSelector (its labels only)."""
+
+    api_version: str = "v1"
+    kind: str = "Namespace"
+    metadata: ObjectMeta = ObjectMeta()
+
+
+class PriorityClass(_Obj):
+    """Resolves ``spec.priorityClassName`` into ``spec.priority`` (the Priority admission step)."""
+
+    api_version: str = "scheduling.k8s.io/v1"
+    kind: str = "PriorityClass"
+    metadata: ObjectMeta = ObjectMeta()
+    value: int = 0
+    global_default: bool = False
+    preemption_policy: str | None = None
