@@ -10,6 +10,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
 from topospread.api.types import (
+    Namespace,
     Node,
     Pod,
     ReplicaSet,
@@ -61,7 +62,7 @@ class Snapshot:
 class ObjectStore:
     """Services, ReplicationControllers, ReplicaSets and StatefulSets, indexed for lookups."""
 
-    __slots__ = ("_rcs", "_rss", "_services", "_sss")
+    __slots__ = ("_namespaces", "_rcs", "_rss", "_services", "_sss")
 
     def __init__(
         self,
@@ -69,6 +70,7 @@ class ObjectStore:
         replication_controllers: Iterable[ReplicationController] = (),
         replica_sets: Iterable[ReplicaSet] = (),
         stateful_sets: Iterable[StatefulSet] = (),
+        namespaces: Iterable[Namespace] = (),
     ) -> None:
         self._services: dict[str, list[Service]] = defaultdict(list)
         for s in services:
@@ -76,6 +78,7 @@ class ObjectStore:
         self._rcs = {(o.metadata.namespace, o.metadata.name): o for o in replication_controllers}
         self._rss = {(o.metadata.namespace, o.metadata.name): o for o in replica_sets}
         self._sss = {(o.metadata.namespace, o.metadata.name): o for o in stateful_sets}
+        self._namespaces = {o.metadata.name: o for o in namespaces}
 
     def services(self, namespace: str) -> Sequence[Service]:
         return self._services.get(namespace, [])
@@ -88,6 +91,13 @@ class ObjectStore:
 
     def stateful_set(self, namespace: str, name: str) -> StatefulSet | None:
         return self._sss.get((namespace, name))
+
+    def namespace(self, name: str) -> Namespace | None:
+        """A namespace by name; one that is not listed is taken to exist without labels."""
+        return self._namespaces.get(name)
+
+    def namespaces(self) -> Sequence[Namespace]:
+        return list(self._namespaces.values())
 
 
 class SnapshotHandle:

@@ -6,11 +6,18 @@ exactly the points it serves and the framework finds them with isinstance checks
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from topospread.api.types import Pod, ReplicaSet, ReplicationController, Service, StatefulSet
+from topospread.api.types import (
+    Namespace,
+    Pod,
+    ReplicaSet,
+    ReplicationController,
+    Service,
+    StatefulSet,
+)
 from topospread.framework.cycle_state import CycleState
 from topospread.framework.features import Features
 from topospread.framework.status import Status
@@ -50,6 +57,10 @@ class ObjectLister(Protocol):
 
     def stateful_set(self, namespace: str, name: str) -> StatefulSet | None: ...
 
+    def namespace(self, name: str) -> Namespace | None: ...
+
+    def namespaces(self) -> Sequence[Namespace]: ...
+
 
 class Handle(Protocol):
     """What a plugin may reach outside its own state (Upstream: framework.Handle)."""
@@ -66,6 +77,34 @@ class Handle(Protocol):
 class Plugin(Protocol):
     @property
     def name(self) -> str: ...
+
+
+@dataclass(slots=True)
+class QueuedPodInfo:
+    """A pod waiting in the scheduling queue (Upstream: framework.QueuedPodInfo).
+
+    ``timestamp`` is when the pod was added (a logical clock in the simulator); ``attempts``
+    counts scheduling attempts; ``unschedulable_plugins`` names the plugins that rejected it
+    last time, which decides which cluster events move it back to the active queue.
+    """
+
+    pod: Pod
+    timestamp: float = 0.0
+    attempts: int = 0
+    initial_attempt_timestamp: float | None = None
+    unschedulable_plugins: frozenset[str] = frozenset()
+    pending_plugins: frozenset[str] = frozenset()
+    gated: bool = False
+
+
+@runtime_checkable
+class QueueSortPlugin(Plugin, Protocol):
+    def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool: ...
+
+
+@runtime_checkable
+class PreEnqueuePlugin(Plugin, Protocol):
+    def pre_enqueue(self, pod: Pod) -> Status: ...
 
 
 class PreFilterExtensions(Protocol):
@@ -108,3 +147,39 @@ class ScorePlugin(Plugin, Protocol):
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status]: ...
 
     def score_extensions(self) -> ScoreExtensions | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class PostFilterResult:
+    """Upstream: framework.PostFilterResult (a nominated node, or none)."""
+
+    nominated_node_name: str = ""
+
+
+@runtime_checkable
+class PostFilterPlugin(Plugin, Protocol):
+    def post_filter(
+        self, state: CycleState, pod: Pod, filtered_node_status: Mapping[str, Status]
+    ) -> tuple[PostFilterResult | None, Status]: ...
+
+
+@runtime_checkable
+class ReservePlugin(Plugin, Protocol):
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status: ...
+
+    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None: ...
+
+
+@runtime_checkable
+class PermitPlugin(Plugin, Protocol):
+    def permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status, float]: ...
+
+
+@runtime_checkable
+class PreBindPlugin(Plugin, Protocol):
+    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status: ...
+
+
+@runtime_checkable
+class BindPlugin(Plugin, Protocol):
+    def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status: ...
