@@ -29,14 +29,17 @@ TOLERATION_OP_EQUAL: Final = "Equal"
 
 
 class _Obj(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):
-    """Base of every API struct: immutable, keyword-only, camelCase on the wire."""
+    """Base of every API struct: immutable, keyword-only, camelCase on the wire.
+
+    Subclasses repeat ``frozen=True`` only so that type checkers see it (msgspec inherits it).
+    """
 
 
 # ---------------------------------------------------------------------------------------------
 # meta/v1
 
 
-class OwnerReference(_Obj):
+class OwnerReference(_Obj, frozen=True):
     api_version: str = ""
     kind: str = ""
     name: str = ""
@@ -44,7 +47,7 @@ class OwnerReference(_Obj):
     controller: bool | None = None
 
 
-class ObjectMeta(_Obj):
+class ObjectMeta(_Obj, frozen=True):
     name: str = ""
     generate_name: str = ""
     namespace: str = ""
@@ -57,13 +60,13 @@ class ObjectMeta(_Obj):
     creation_timestamp: str | None = None
 
 
-class LabelSelectorRequirement(_Obj):
+class LabelSelectorRequirement(_Obj, frozen=True):
     key: str = ""
     operator: str = ""
     values: list[str] = []
 
 
-class LabelSelector(_Obj):
+class LabelSelector(_Obj, frozen=True):
     match_labels: dict[str, str] = {}
     match_expressions: list[LabelSelectorRequirement] = []
 
@@ -72,32 +75,32 @@ class LabelSelector(_Obj):
 # core/v1: Node
 
 
-class Taint(_Obj):
+class Taint(_Obj, frozen=True):
     key: str = ""
     value: str = ""
     effect: str = ""
     time_added: str | None = None
 
 
-class NodeSpec(_Obj):
+class NodeSpec(_Obj, frozen=True):
     unschedulable: bool = False
     taints: list[Taint] = []
     pod_cidr: str = ""
     provider_id: str = ""
 
 
-class ContainerImage(_Obj):
+class ContainerImage(_Obj, frozen=True):
     names: list[str] = []
     size_bytes: int = 0
 
 
-class NodeStatus(_Obj):
+class NodeStatus(_Obj, frozen=True):
     capacity: dict[str, str | int | float] = {}
     allocatable: dict[str, str | int | float] = {}
     images: list[ContainerImage] = []
 
 
-class Node(_Obj):
+class Node(_Obj, frozen=True):
     api_version: str = "v1"
     kind: str = "Node"
     metadata: ObjectMeta = ObjectMeta()
@@ -117,32 +120,32 @@ class Node(_Obj):
 # core/v1: Pod
 
 
-class NodeSelectorRequirement(_Obj):
+class NodeSelectorRequirement(_Obj, frozen=True):
     key: str = ""
     operator: str = ""
     values: list[str] = []
 
 
-class NodeSelectorTerm(_Obj):
+class NodeSelectorTerm(_Obj, frozen=True):
     match_expressions: list[NodeSelectorRequirement] = []
     match_fields: list[NodeSelectorRequirement] = []
 
 
-class NodeSelector(_Obj):
+class NodeSelector(_Obj, frozen=True):
     node_selector_terms: list[NodeSelectorTerm] = []
 
 
-class PreferredSchedulingTerm(_Obj):
+class PreferredSchedulingTerm(_Obj, frozen=True):
     weight: int = 0
     preference: NodeSelectorTerm = NodeSelectorTerm()
 
 
-class NodeAffinity(_Obj):
+class NodeAffinity(_Obj, frozen=True):
     required_during_scheduling_ignored_during_execution: NodeSelector | None = None
     preferred_during_scheduling_ignored_during_execution: list[PreferredSchedulingTerm] = []
 
 
-class PodAffinityTerm(_Obj):
+class PodAffinityTerm(_Obj, frozen=True):
     label_selector: LabelSelector | None = None
     namespaces: list[str] = []
     topology_key: str = ""
@@ -151,28 +154,28 @@ class PodAffinityTerm(_Obj):
     mismatch_label_keys: list[str] = []
 
 
-class WeightedPodAffinityTerm(_Obj):
+class WeightedPodAffinityTerm(_Obj, frozen=True):
     weight: int = 0
     pod_affinity_term: PodAffinityTerm = PodAffinityTerm()
 
 
-class PodAffinity(_Obj):
+class PodAffinity(_Obj, frozen=True):
     required_during_scheduling_ignored_during_execution: list[PodAffinityTerm] = []
     preferred_during_scheduling_ignored_during_execution: list[WeightedPodAffinityTerm] = []
 
 
-class PodAntiAffinity(_Obj):
+class PodAntiAffinity(_Obj, frozen=True):
     required_during_scheduling_ignored_during_execution: list[PodAffinityTerm] = []
     preferred_during_scheduling_ignored_during_execution: list[WeightedPodAffinityTerm] = []
 
 
-class Affinity(_Obj):
+class Affinity(_Obj, frozen=True):
     node_affinity: NodeAffinity | None = None
     pod_affinity: PodAffinity | None = None
     pod_anti_affinity: PodAntiAffinity | None = None
 
 
-class Toleration(_Obj):
+class Toleration(_Obj, frozen=True):
     key: str = ""
     operator: str = ""
     value: str = ""
@@ -180,7 +183,7 @@ class Toleration(_Obj):
     toleration_seconds: int | None = None
 
 
-class TopologySpreadConstraint(_Obj):
+class TopologySpreadConstraint(_Obj, frozen=True):
     """core/v1 TopologySpreadConstraint as written in the manifest (no defaults applied)."""
 
     max_skew: int = 0
@@ -193,7 +196,7 @@ class TopologySpreadConstraint(_Obj):
     match_label_keys: list[str] = []
 
 
-class ContainerPort(_Obj):
+class ContainerPort(_Obj, frozen=True):
     name: str = ""
     host_port: int = 0
     container_port: int = 0
@@ -201,12 +204,12 @@ class ContainerPort(_Obj):
     host_ip: str = msgspec.field(default="", name="hostIP")
 
 
-class ResourceRequirements(_Obj):
+class ResourceRequirements(_Obj, frozen=True):
     limits: dict[str, str | int | float] = {}
     requests: dict[str, str | int | float] = {}
 
 
-class Container(_Obj):
+class Container(_Obj, frozen=True):
     name: str = ""
     image: str = ""
     ports: list[ContainerPort] = []
@@ -214,25 +217,25 @@ class Container(_Obj):
     restart_policy: str | None = None
 
 
-class PodSchedulingGate(_Obj):
+class PodSchedulingGate(_Obj, frozen=True):
     name: str = ""
 
 
-class PersistentVolumeClaimVolumeSource(_Obj):
+class PersistentVolumeClaimVolumeSource(_Obj, frozen=True):
     claim_name: str = ""
 
 
-class Volume(_Obj):
+class Volume(_Obj, frozen=True):
     name: str = ""
     persistent_volume_claim: PersistentVolumeClaimVolumeSource | None = None
     ephemeral: dict[str, Any] | None = None
 
 
-class PodResourceClaim(_Obj):
+class PodResourceClaim(_Obj, frozen=True):
     name: str = ""
 
 
-class PodSpec(_Obj):
+class PodSpec(_Obj, frozen=True):
     node_name: str = ""
     node_selector: dict[str, str] = {}
     affinity: Affinity | None = None
@@ -253,12 +256,12 @@ class PodSpec(_Obj):
     restart_policy: str = ""
 
 
-class PodStatus(_Obj):
+class PodStatus(_Obj, frozen=True):
     phase: str = ""
     nominated_node_name: str = ""
 
 
-class Pod(_Obj):
+class Pod(_Obj, frozen=True):
     api_version: str = "v1"
     kind: str = "Pod"
     metadata: ObjectMeta = ObjectMeta()
@@ -291,48 +294,48 @@ class Pod(_Obj):
 # Owners whose selectors give the default spreading constraints
 
 
-class ServiceSpec(_Obj):
+class ServiceSpec(_Obj, frozen=True):
     # None and {} differ: a Service with a nil selector selects nothing.
     selector: dict[str, str] | None = None
 
 
-class Service(_Obj):
+class Service(_Obj, frozen=True):
     api_version: str = "v1"
     kind: str = "Service"
     metadata: ObjectMeta = ObjectMeta()
     spec: ServiceSpec = ServiceSpec()
 
 
-class ReplicationControllerSpec(_Obj):
+class ReplicationControllerSpec(_Obj, frozen=True):
     replicas: int | None = None
     selector: dict[str, str] | None = None
 
 
-class ReplicationController(_Obj):
+class ReplicationController(_Obj, frozen=True):
     api_version: str = "v1"
     kind: str = "ReplicationController"
     metadata: ObjectMeta = ObjectMeta()
     spec: ReplicationControllerSpec = ReplicationControllerSpec()
 
 
-class ReplicaSetSpec(_Obj):
+class ReplicaSetSpec(_Obj, frozen=True):
     replicas: int | None = None
     selector: LabelSelector | None = None
 
 
-class ReplicaSet(_Obj):
+class ReplicaSet(_Obj, frozen=True):
     api_version: str = "apps/v1"
     kind: str = "ReplicaSet"
     metadata: ObjectMeta = ObjectMeta()
     spec: ReplicaSetSpec = ReplicaSetSpec()
 
 
-class StatefulSetSpec(_Obj):
+class StatefulSetSpec(_Obj, frozen=True):
     replicas: int | None = None
     selector: LabelSelector | None = None
 
 
-class StatefulSet(_Obj):
+class StatefulSet(_Obj, frozen=True):
     api_version: str = "apps/v1"
     kind: str = "StatefulSet"
     metadata: ObjectMeta = ObjectMeta()
@@ -346,7 +349,7 @@ SYSTEM_DEFAULTING: Final = "System"
 LIST_DEFAULTING: Final = "List"
 
 
-class PodTopologySpreadArgs(_Obj):
+class PodTopologySpreadArgs(_Obj, frozen=True):
     """PodTopologySpreadArgs as written in a profile (defaultingType defaults to System)."""
 
     default_constraints: list[TopologySpreadConstraint] = []
@@ -357,7 +360,7 @@ class PodTopologySpreadArgs(_Obj):
 # Cluster-scoped objects some default plugins read
 
 
-class Namespace(_Obj):
+class Namespace(_Obj, frozen=True):
     """Read by InterPodAffinity's namespaceSelector (its labels only)."""
 
     api_version: str = "v1"
@@ -365,7 +368,7 @@ class Namespace(_Obj):
     metadata: ObjectMeta = ObjectMeta()
 
 
-class PriorityClass(_Obj):
+class PriorityClass(_Obj, frozen=True):
     """Resolves ``spec.priorityClassName`` into ``spec.priority`` (the Priority admission step)."""
 
     api_version: str = "scheduling.k8s.io/v1"
