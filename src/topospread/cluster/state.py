@@ -1,0 +1,185 @@
+"""The cluster as the scheduler's cache holds it: nodes in node-tree order, bound pods per node.
+
+Node order matters: kube-scheduler walks nodes zone by zone, round robin (its nodeTree), starting
+where the previous search stopped; which nodes it samples, and so where pods land, follows from
+it. Zones are ordered by when their first node arrived, nodes within a zone by arrival.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Iterable, Sequence
+
+from topospread.api.types import (
+    LABEL_TOPOLOGY_REGION,
+    LABEL_TOPOLOGY_ZONE,
+    Namespace,
+    Node,
+    Pod,
+    PriorityClass,
+    ReplicaSet,
+    ReplicationController,
+    Service,
+    StatefulSet,
+)
+from topospread.cluster.snapshot import ObjectStore
+from topospread.framework.types import NodeInfo
+
+_BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
+_BETA_REGION = "failure-domain.beta.kubernetes.io/region"
+
+
+def get_zone_key(node: Node) -> str:
+    """The node tree's zone key: region and zone, GA labels first, beta labels as fallback.
+
+    Upstream: GetZoneKey (component-helpers/node/topology/helpers.go, v1.35)
+    """
+    labels = node.metadata.labels
+    zone = labels.get(LABEL_TOPOLOGY_ZONE, labels.get(_BETA_ZONE, ""))
+    region = labels.get(LABEL_TOPOLOGY_REGION, labels.get(_BETA_REGION, ""))
+    if not region and not zone:
+        return ""
+    return f"{region}:\x00:{zone}"
+
+
+class NodeTree:
+    """Node names grouped by zone, listed zone by zone round robin.
+
+    Upstream: nodeTree (pkg/scheduler/backend/cache/node_tree.go, v1.35)
+    """
+
+    __slots__ = ("_cached", "_tree", "_zones")
+
+    def __init__(self) -> None:
+        self._tree: dict[str, list[str]] = {}
+        self._zones: list[str] = []
+        self._cached: list[str] | None = None
+
+    def add(self, node: Node) -> None:
+        zone = get_zone_key(node)
+        names = self._tree.get(zone)
+        if names is None:
+            names = self._tree[zone] = []
+            self._zones.append(zone)
+        if node.metadata.name not in names:
+            names.append(node.metadata.name)
+        self._cached = None
+
+    def remove(self, node: Node) -> None:
+        zone = get_zone_key(node)
+        names = self._tree.get(zone)
+        if names is None or node.metadata.name not in names:
+            return
+        names.remove(node.metadata.name)
+        if not names:
+            del self._tree[zone]
+            self._zones.remove(zone)
+        self._cached = None
+
+    def update(self, old: Node, new: Node) -> None:
+        if get_zone_key(old) == get_zone_key(new):
+            return
+        self.remove(old)
+        self.add(new)
+
+    def list(self) -> list[str]:
+        if self._cached is None:
+            order: list[str] = []
+            depth = max((len(v) for v in self._tree.values()), default=0)
+            for i in range(depth):
+                for zone in self._zones:
+                    names = self._tree[zone]
+                    if i < len(names):
+                        order.append(names[i])
+            self._cached = order
+        return self._cached
+
+
+class ClusterState:
+    """Nodes, bound pods and the objects plugins look up; a live SharedLister for plugins.
+
+    ``list()`` returns NodeInfos in node-tree order. Binding a pod adds it to its NodeInfo;
+    deleting removes it. Upstream: the scheduler cache and its snapshot.
+    """
+
+    def __init__(
+        self,
+        nodes: Iterable[Node] = (),
+        pods: Iterable[Pod] = (),
+        objects: ObjectStore | None = None,
+        priority_classes: Iterable[PriorityClass] = (),
+    ) -> None:
+        self.tree = NodeTree()
+        self.infos: dict[str, NodeInfo] = {}
+        self.objects = objects if objects is not None else ObjectStore()
+        self.priority_classes = {pc.metadata.name: pc for pc in priority_classes}
+        self._list: list[NodeInfo] | None = None
+        for node in nodes:
+            self.add_node(node)
+        for pod in pods:
+            self.bind(pod, pod.spec.node_name)
+
+    # SharedLister / NodeInfoLister
+    def node_infos(self) -> ClusterState:
+        return self
+
+    def list(self) -> Sequence[NodeInfo]:
+        if self._list is None:
+            self._list = [self.infos[name] for name in self.tree.list()]
+        return self._list
+
+    def get(self, name: str) -> NodeInfo | None:
+        return self.infos.get(name)
+
+    def add_node(self, node: Node) -> None:
+        name = node.metadata.name
+        if name in self.infos:
+            raise ValueError(f"node {name} already exists")
+        self.infos[name] = NodeInfo(node)
+        self.tree.add(node)
+        self._list = None
+
+    def update_node(self, node: Node) -> None:
+        info = self.infos[node.metadata.name]
+        self.tree.update(info.node, node)
+        info.node = node
+        self._list = None
+
+    def remove_node(self, name: str) -> builtins.list[Pod]:
+        """Remove a node; returns the pods that were bound to it."""
+        info = self.infos.pop(name)
+        self.tree.remove(info.node)
+        self._list = None
+        return info.pods
+
+    def bind(self, pod: Pod, node_name: str) -> None:
+        info = self.infos.get(node_name)
+        if info is None:
+            raise KeyError(node_name)
+        info.add_pod(pod)
+
+    def unbind(self, pod: Pod) -> bool:
+        info = self.infos.get(pod.spec.node_name)
+        return info is not None and info.remove_pod(pod)
+
+    def pods(self) -> builtins.list[Pod]:
+        return [p for info in self.list() for p in info.pods]
+
+    # ObjectLister pass-throughs, so the state can serve as a plugin handle's lister.
+    def services(self, namespace: str) -> Sequence[Service]:
+        return self.objects.services(namespace)
+
+    def replication_controller(self, namespace: str, name: str) -> ReplicationController | None:
+        return self.objects.replication_controller(namespace, name)
+
+    def replica_set(self, namespace: str, name: str) -> ReplicaSet | None:
+        return self.objects.replica_set(namespace, name)
+
+    def stateful_set(self, namespace: str, name: str) -> StatefulSet | None:
+        return self.objects.stateful_set(namespace, name)
+
+    def namespace(self, name: str) -> Namespace | None:
+        return self.objects.namespace(name)
+
+    def namespaces(self) -> Sequence[Namespace]:
+        return self.objects.namespaces()

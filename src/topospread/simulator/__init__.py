@@ -1,0 +1,1 @@
+"""Simulation: the scheduler loop, controllers and events."""

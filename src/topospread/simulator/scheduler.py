@@ -1,0 +1,296 @@
+"""The scheduler loop: a priority queue of pods, one scheduling cycle each, binding on success.
+
+Upstream: pkg/scheduler/scheduler.go, schedule_one.go (scheduleOne, handleSchedulingFailure)
+and backend/queue (PriorityQueue). Time is logical: a pod that fails goes to the unschedulable
+pool with the plugins that rejected it; when a later binding could help (a pod matching its
+topology spread or pod affinity selectors was bound) it returns to the active queue behind the
+pods already there, as upstream's queueing hints move it. Gated pods wait until their gates go.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import random
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from topospread.api.types import Pod
+from topospread.cluster.state import ClusterState
+from topospread.framework.config import DEFAULT_SCHEDULER_NAME, SchedulerConfig
+from topospread.framework.cycle_state import CycleState
+from topospread.framework.features import Features
+from topospread.framework.interface import QueuedPodInfo
+from topospread.framework.runtime import Framework, FrameworkHandle, Registry
+from topospread.framework.schedule_one import (
+    FitError,
+    NoNodesAvailableError,
+    SchedulingAlgorithm,
+    SchedulingError,
+    TieBreak,
+    statuses_by_node,
+)
+from topospread.labels.selector import SelectorError, label_selector_as_selector
+from topospread.plugins.podtopologyspread.common import NAME as POD_TOPOLOGY_SPREAD
+
+
+@dataclass(slots=True)
+class Decision:
+    """The outcome of one scheduling attempt, with what reports and explain need."""
+
+    pod: Pod
+    node: str | None
+    attempt: int
+    feasible: list[str] = field(default_factory=list)
+    scores: dict[str, int] = field(default_factory=dict)
+    plugin_scores: dict[str, dict[str, int]] = field(default_factory=dict)
+    reasons: dict[str, list[str]] = field(default_factory=dict)
+    message: str | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.pod.metadata.namespace}/{self.pod.metadata.name}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "pod": self.key,
+            "node": self.node,
+            "feasible": self.feasible,
+            "scores": self.scores,
+            "pluginScores": self.plugin_scores,
+            "reasons": self.reasons,
+            "message": self.message,
+        }
+
+
+class _ActiveQueue:
+    """A heap ordered by the profile's QueueSort ``less``, ties by arrival."""
+
+    def __init__(self, less: Callable[[QueuedPodInfo, QueuedPodInfo], bool]) -> None:
+        self._less = less
+        self._heap: list[_Entry] = []
+
+    def push(self, info: QueuedPodInfo) -> None:
+        heapq.heappush(self._heap, _Entry(info, self._less))
+
+    def pop(self) -> QueuedPodInfo:
+        return heapq.heappop(self._heap).info
+
+    def __len__(self) -> int:
+        return len(self._heap)
+
+
+@dataclass(slots=True)
+class _Entry:
+    info: QueuedPodInfo
+    less: Callable[[QueuedPodInfo, QueuedPodInfo], bool]
+
+    def __lt__(self, other: _Entry) -> bool:
+        return self.less(self.info, other.info)
+
+
+class Scheduler:
+    """kube-scheduler over a ClusterState: enqueue pods, then ``run()`` until nothing binds."""
+
+    def __init__(
+        self,
+        cluster: ClusterState,
+        config: SchedulerConfig,
+        registry: Registry,
+        features: Features,
+        *,
+        seed: int = 0,
+        tie_break: TieBreak = "random",
+        percentage_of_nodes_to_score: int | None = None,
+    ) -> None:
+        self.cluster = cluster
+        self.config = config
+        self.features = features
+        self.frameworks: dict[str, Framework] = {}
+        for profile in config.profiles:
+            handle = FrameworkHandle(cluster, cluster, features)
+            self.frameworks[profile.scheduler_name] = Framework(profile, registry, handle, features)
+        first = self.frameworks[config.profiles[0].scheduler_name]
+        self.algorithm = SchedulingAlgorithm(
+            config.percentage_of_nodes_to_score,
+            rng=random.Random(seed),
+            tie_break=tie_break,
+            percentage_override=percentage_of_nodes_to_score,
+        )
+        self._clock = itertools.count()
+        self.active = _ActiveQueue(first.queue_sort_less())
+        self.unschedulable: dict[str, QueuedPodInfo] = {}
+        self.gated: dict[str, tuple[QueuedPodInfo, str]] = {}
+        self.ignored: dict[str, tuple[Pod, str]] = {}
+        self.last: dict[str, Decision] = {}
+
+    def framework_for(self, pod: Pod) -> Framework | None:
+        return self.frameworks.get(pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME)
+
+    def add(self, pod: Pod) -> None:
+        """Enqueue an unbound pod (Upstream: PriorityQueue.Add with PreEnqueue checks)."""
+        key = f"{pod.metadata.namespace}/{pod.metadata.name}"
+        fwk = self.framework_for(pod)
+        if fwk is None:
+            self.ignored[key] = (
+                pod,
+                f'no profile has schedulerName "{pod.spec.scheduler_name}"; '
+                "kube-scheduler leaves this pod to another scheduler",
+            )
+            return
+        now = float(next(self._clock))
+        info = QueuedPodInfo(pod=pod, timestamp=now, initial_attempt_timestamp=now)
+        status = fwk.run_pre_enqueue_plugins(pod)
+        if not status.is_success:
+            info.gated = True
+            self.gated[key] = (info, f"{status.plugin}: {status.message}")
+            return
+        self.active.push(info)
+
+    def run(self, on_decision: Callable[[Decision], None] | None = None) -> list[Decision]:
+        """Schedule until the active queue is empty; returns every attempt's decision."""
+        decisions = []
+        while len(self.active):
+            decision = self.schedule_one(self.active.pop())
+            decisions.append(decision)
+            if on_decision is not None:
+                on_decision(decision)
+        return decisions
+
+    def schedule_one(self, info: QueuedPodInfo) -> Decision:
+        """One scheduling cycle and, on success, the binding cycle.
+
+        Upstream: scheduleOne / schedulingCycle / bindingCycle (schedule_one.go, v1.35)
+        """
+        pod = info.pod
+        info.attempts += 1
+        fwk = self.framework_for(pod)
+        assert fwk is not None
+        state = CycleState()
+        nodes = self.cluster.list()
+        decision = Decision(pod=pod, node=None, attempt=info.attempts)
+        try:
+            result = self.algorithm.schedule_pod(fwk, state, pod, nodes)
+        except FitError as err:
+            statuses = statuses_by_node(err.diagnosis, [n.name for n in nodes])
+            if fwk.post_filter_plugins:
+                _, status = fwk.run_post_filter_plugins(state, pod, statuses)
+                err.diagnosis.post_filter_msg = status.message
+            decision.reasons = {
+                name: [f"{s.plugin}: {r}" if s.plugin else r for r in s.reasons]
+                for name, s in statuses.items()
+            }
+            decision.message = str(err)
+            self._failed(info, err.diagnosis.unschedulable_plugins, decision)
+            return decision
+        except NoNodesAvailableError as err:
+            decision.message = str(err)
+            self._failed(info, set(), decision)
+            return decision
+        except SchedulingError as err:
+            decision.message = err.status.message
+            self._failed(info, set(), decision)
+            return decision
+
+        decision.feasible = sorted(result.feasible)
+        decision.reasons = {
+            name: [f"{s.plugin}: {r}" if s.plugin else r for r in s.reasons]
+            for name, s in result.diagnosis.node_to_status.items()
+        }
+        for node_scores in result.scores:
+            decision.scores[node_scores.name] = node_scores.total_score
+            decision.plugin_scores[node_scores.name] = {
+                ps.name: ps.score for ps in node_scores.scores
+            }
+        host = result.suggested_host
+        for step in (fwk.run_reserve_plugins_reserve, fwk.run_permit_plugins):
+            status = step(state, pod, host)
+            if not status.is_success:
+                fwk.run_reserve_plugins_unreserve(state, pod, host)
+                decision.message = status.message
+                self._failed(info, {status.plugin} if status.plugin else set(), decision)
+                return decision
+        status = fwk.run_pre_bind_plugins(state, pod, host)
+        if status.is_success:
+            status = fwk.run_bind_plugins(state, pod, host)
+        if not status.is_success:
+            fwk.run_reserve_plugins_unreserve(state, pod, host)
+            decision.message = status.message
+            self._failed(info, {status.plugin} if status.plugin else set(), decision)
+            return decision
+        bound = _with_node_name(pod, host)
+        self.cluster.bind(bound, host)
+        decision.pod = bound
+        decision.node = host
+        self.last[decision.key] = decision
+        self.unschedulable.pop(decision.key, None)
+        self._on_assigned_pod_add(bound)
+        return decision
+
+    def _failed(self, info: QueuedPodInfo, plugins: Iterable[str], decision: Decision) -> None:
+        info.unschedulable_plugins = frozenset(plugins)
+        self.unschedulable[decision.key] = info
+        self.last[decision.key] = decision
+
+    def _on_assigned_pod_add(self, pod: Pod) -> None:
+        """Move back the unschedulable pods that the new pod could help.
+
+        Upstream: the queueing hints of PodTopologySpread and InterPodAffinity for an
+        AssignedPodAdd event (a pod matching one of the pending pod's selectors).
+        """
+        moved = [(key, info) for key, info in self.unschedulable.items() if _could_help(info, pod)]
+        for key, info in moved:
+            del self.unschedulable[key]
+            info.timestamp = float(next(self._clock))
+            self.active.push(info)
+
+    def pending(self) -> dict[str, Decision | tuple[Pod, str]]:
+        """Pods not bound at the end, with their last decision or why they never ran."""
+        out: dict[str, Decision | tuple[Pod, str]] = {}
+        for key in self.unschedulable:
+            out[key] = self.last[key]
+        for key, (info, why) in self.gated.items():
+            out[key] = (info.pod, why)
+        for key, (pod, why) in self.ignored.items():
+            out[key] = (pod, why)
+        return out
+
+
+def _with_node_name(pod: Pod, node: str) -> Pod:
+    return msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, node_name=node))
+
+
+def _could_help(info: QueuedPodInfo, added: Pod) -> bool:
+    pending = info.pod
+    if added.metadata.namespace != pending.metadata.namespace and (
+        "InterPodAffinity" not in info.unschedulable_plugins
+    ):
+        return False
+    plugins = info.unschedulable_plugins
+    if POD_TOPOLOGY_SPREAD in plugins:
+        for c in pending.spec.topology_spread_constraints:
+            if _selects(c.label_selector, added.metadata.labels):
+                return True
+        if not pending.spec.topology_spread_constraints:
+            return True  # default constraints: the selector comes from owners; be generous
+    if "InterPodAffinity" in plugins:
+        affinity = pending.spec.affinity
+        terms = (
+            affinity.pod_affinity.required_during_scheduling_ignored_during_execution
+            if (affinity is not None and affinity.pod_affinity is not None)
+            else []
+        )
+        for term in terms:
+            if _selects(term.label_selector, added.metadata.labels):
+                return True
+    return False
+
+
+def _selects(selector: Any, labels: Mapping[str, str]) -> bool:
+    try:
+        return label_selector_as_selector(selector).matches(labels)
+    except SelectorError:
+        return False
