@@ -87,6 +87,45 @@ class PodBuilder:
         self._spec.setdefault("topologySpreadConstraints", []).append(c)
         return self
 
+    def priority(self, value: int) -> PodBuilder:
+        self._spec["priority"] = value
+        return self
+
+    def scheduling_gates(self, *names: str) -> PodBuilder:
+        self._spec["schedulingGates"] = [{"name": n} for n in names]
+        return self
+
+    def container(self, image: str = "", ports: list[dict[str, Any]] | None = None) -> PodBuilder:
+        """A container with an image and ``ports`` as written in a manifest."""
+        c: dict[str, Any] = {"name": f"c{len(self._spec.get('containers', []))}", "image": image}
+        if ports:
+            c["ports"] = ports
+        self._spec.setdefault("containers", []).append(c)
+        return self
+
+    def init_container(
+        self,
+        image: str = "",
+        ports: list[dict[str, Any]] | None = None,
+        restart_policy: str | None = None,
+    ) -> PodBuilder:
+        """An init container; ``restart_policy="Always"`` makes it a sidecar."""
+        c: dict[str, Any] = {
+            "name": f"i{len(self._spec.get('initContainers', []))}",
+            "image": image,
+        }
+        if ports:
+            c["ports"] = ports
+        if restart_policy is not None:
+            c["restartPolicy"] = restart_policy
+        self._spec.setdefault("initContainers", []).append(c)
+        return self
+
+    def spec_field(self, name: str, value: Any) -> PodBuilder:
+        """Set a spec field verbatim (camelCase name, manifest-shaped value)."""
+        self._spec[name] = value
+        return self
+
     def obj(self) -> Pod:
         return msgspec.convert({"metadata": self._meta, "spec": self._spec}, Pod)
 
@@ -95,6 +134,7 @@ class NodeBuilder:
     def __init__(self, name: str) -> None:
         self._meta: dict[str, Any] = {"name": name, "labels": {}}
         self._spec: dict[str, Any] = {}
+        self._status: dict[str, Any] = {}
 
     def label(self, key: str, value: str = "") -> NodeBuilder:
         self._meta["labels"][key] = value
@@ -104,8 +144,21 @@ class NodeBuilder:
         self._spec.setdefault("taints", []).append({"key": key, "value": value, "effect": effect})
         return self
 
+    def unschedulable(self) -> NodeBuilder:
+        self._spec["unschedulable"] = True
+        return self
+
+    def image(self, size_bytes: int, *names: str) -> NodeBuilder:
+        """An entry of status.images."""
+        self._status.setdefault("images", []).append(
+            {"names": list(names), "sizeBytes": size_bytes}
+        )
+        return self
+
     def obj(self) -> Node:
-        return msgspec.convert({"metadata": self._meta, "spec": self._spec}, Node)
+        return msgspec.convert(
+            {"metadata": self._meta, "spec": self._spec, "status": self._status}, Node
+        )
 
 
 def make_pod(name: str) -> PodBuilder:
