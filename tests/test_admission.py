@@ -1,0 +1,291 @@
+"""The API server's create-time merge of matchLabelKeys into selectors (v1.35 strategy.go)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import pytest
+
+from topospread.api.admission import (
+    apply_match_label_keys_merge,
+    apply_pod_affinity_label_keys_merge,
+    is_match_label_keys_merged,
+    match_label_keys_requirements,
+    merge_match_label_keys,
+    prepare_for_create,
+)
+from topospread.api.types import LabelSelectorRequirement, Pod, TopologySpreadConstraint
+
+
+def pod(labels: dict[str, str], *constraints: dict[str, Any], **spec: Any) -> Pod:
+    return msgspec.convert(
+        {
+            "metadata": {"name": "p", "namespace": "default", "labels": labels},
+            "spec": {"topologySpreadConstraints": list(constraints), **spec},
+        },
+        Pod,
+    )
+
+
+def constraint(selector: dict[str, Any] | None, keys: list[str]) -> dict[str, Any]:
+    c: dict[str, Any] = {
+        "maxSkew": 1,
+        "topologyKey": "zone",
+        "whenUnsatisfiable": "DoNotSchedule",
+        "matchLabelKeys": keys,
+    }
+    if selector is not None:
+        c["labelSelector"] = selector
+    return c
+
+
+def expressions(p: Pod, i: int = 0) -> list[dict[str, Any]]:
+    selector = p.spec.topology_spread_constraints[i].label_selector
+    assert selector is not None
+    return [msgspec.to_builtins(e) for e in selector.match_expressions]
+
+
+APP = {"matchLabels": {"app": "web"}}
+
+
+@pytest.mark.parametrize(
+    ("labels", "selector", "keys", "expected"),
+    [
+        pytest.param(
+            {"app": "web", "pod-template-hash": "abc"},
+            APP,
+            ["pod-template-hash"],
+            [{"key": "pod-template-hash", "operator": "In", "values": ["abc"]}],
+            id="a key the pod has becomes key In (value)",
+        ),
+        pytest.param(
+            {"app": "web", "a": "1", "b": "2"},
+            APP,
+            ["b", "a"],
+            [
+                {"key": "b", "operator": "In", "values": ["2"]},
+                {"key": "a", "operator": "In", "values": ["1"]},
+            ],
+            id="requirements follow the order of matchLabelKeys",
+        ),
+        pytest.param(
+            {"app": "web"},
+            APP,
+            ["pod-template-hash"],
+            [],
+            id="a key the pod lacks is skipped silently",
+        ),
+        pytest.param(
+            {"app": "web", "track": ""},
+            APP,
+            ["track"],
+            [{"key": "track", "operator": "In", "values": [""]}],
+            id="an empty label value is merged too",
+        ),
+        pytest.param(
+            {"app": "web", "a": "1"},
+            APP,
+            ["a", "a"],
+            [
+                {"key": "a", "operator": "In", "values": ["1"]},
+                {"key": "a", "operator": "In", "values": ["1"]},
+            ],
+            id="a key listed twice is appended twice",
+        ),
+        pytest.param(
+            {"app": "web", "a": "1"},
+            {"matchExpressions": [{"key": "tier", "operator": "Exists"}]},
+            ["a"],
+            [
+                {"key": "tier", "operator": "Exists"},
+                {"key": "a", "operator": "In", "values": ["1"]},
+            ],
+            id="requirements are appended after the user's expressions",
+        ),
+        pytest.param(
+            {"a": "1"},
+            {},
+            ["a"],
+            [{"key": "a", "operator": "In", "values": ["1"]}],
+            id="an empty selector gains the requirement",
+        ),
+    ],
+)
+def test_merge_appends_match_label_keys_to_the_selector(
+    labels: dict[str, str],
+    selector: dict[str, Any],
+    keys: list[str],
+    expected: list[dict[str, Any]],
+) -> None:
+    merged = apply_match_label_keys_merge(pod(labels, constraint(selector, keys)))
+    assert expressions(merged) == expected
+
+
+def test_merge_keeps_match_label_keys_and_match_labels() -> None:
+    merged = apply_match_label_keys_merge(pod({"app": "web", "h": "x"}, constraint(APP, ["h"])))
+    c = merged.spec.topology_spread_constraints[0]
+    assert c.match_label_keys == ["h"]
+    assert c.label_selector is not None
+    assert c.label_selector.match_labels == {"app": "web"}
+
+
+def test_a_nil_label_selector_is_left_alone() -> None:
+    original = pod({"a": "1"}, constraint(None, ["a"]))
+    merged = apply_match_label_keys_merge(original)
+    assert merged is original
+    assert merged.spec.topology_spread_constraints[0].label_selector is None
+
+
+def test_nothing_to_merge_returns_the_same_pod() -> None:
+    original = pod({"app": "web"}, constraint(APP, ["missing"]))
+    assert apply_match_label_keys_merge(original) is original
+    no_constraints = pod({"app": "web"})
+    assert apply_match_label_keys_merge(no_constraints) is no_constraints
+
+
+def test_merging_twice_changes_nothing_the_second_time() -> None:
+    once = apply_match_label_keys_merge(pod({"app": "web", "h": "x"}, constraint(APP, ["h"])))
+    twice = apply_match_label_keys_merge(once)
+    assert twice is once
+    assert expressions(twice) == [{"key": "h", "operator": "In", "values": ["x"]}]
+
+
+def test_a_pod_read_back_from_a_cluster_is_recognised_as_merged() -> None:
+    stored = pod(
+        {"app": "web", "h": "x"},
+        constraint(
+            {
+                "matchLabels": {"app": "web"},
+                "matchExpressions": [{"key": "h", "operator": "In", "values": ["x"]}],
+            },
+            ["h"],
+        ),
+    )
+    c = stored.spec.topology_spread_constraints[0]
+    assert is_match_label_keys_merged(c, stored.labels)
+    assert apply_match_label_keys_merge(stored) is stored
+
+
+def test_a_merge_for_other_label_values_is_not_mistaken_for_this_one() -> None:
+    # The pod's label changed since creation: the stored requirement no longer fingerprints
+    # the merge for the current labels, so merging again appends the current value.
+    stored = pod(
+        {"h": "new"},
+        constraint(
+            {"matchExpressions": [{"key": "h", "operator": "In", "values": ["old"]}]}, ["h"]
+        ),
+    )
+    c = stored.spec.topology_spread_constraints[0]
+    assert not is_match_label_keys_merged(c, stored.labels)
+    assert expressions(apply_match_label_keys_merge(stored)) == [
+        {"key": "h", "operator": "In", "values": ["old"]},
+        {"key": "h", "operator": "In", "values": ["new"]},
+    ]
+
+
+def test_only_constraints_that_need_it_are_rebuilt() -> None:
+    original = pod(
+        {"app": "web", "h": "x"},
+        constraint(APP, ["h"]),
+        {**constraint(APP, []), "topologyKey": "node"},
+    )
+    merged = apply_match_label_keys_merge(original)
+    assert merged is not original
+    assert (
+        merged.spec.topology_spread_constraints[1] is original.spec.topology_spread_constraints[1]
+    )
+    # The input pod is not mutated (API objects are frozen).
+    assert expressions(original) == []
+
+
+def test_the_merge_can_be_switched_off_like_the_feature_gate() -> None:
+    original = pod({"h": "x"}, constraint(APP, ["h"]))
+    assert apply_match_label_keys_merge(original, enabled=False) is original
+
+
+def test_requirements_for_a_constraint() -> None:
+    c = msgspec.convert(constraint(APP, ["a", "b"]), TopologySpreadConstraint)
+    assert match_label_keys_requirements(c, {"b": "2"}) == [
+        LabelSelectorRequirement(key="b", operator="In", values=["2"])
+    ]
+    assert merge_match_label_keys(c, {}) is c
+
+
+def affinity_term(selector: dict[str, Any] | None, **keys: list[str]) -> dict[str, Any]:
+    term: dict[str, Any] = {"topologyKey": "zone", **keys}
+    if selector is not None:
+        term["labelSelector"] = selector
+    return term
+
+
+def test_pod_affinity_terms_merge_match_keys_as_in_and_mismatch_keys_as_notin() -> None:
+    p = pod(
+        {"app": "web", "tenant": "t1", "rev": "7"},
+        affinity={
+            "podAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    affinity_term(APP, matchLabelKeys=["rev"], mismatchLabelKeys=["tenant"])
+                ]
+            },
+            "podAntiAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"weight": 10, "podAffinityTerm": affinity_term(APP, matchLabelKeys=["rev"])}
+                ]
+            },
+        },
+    )
+    merged = apply_pod_affinity_label_keys_merge(p)
+    assert merged.spec.affinity is not None
+    pa = merged.spec.affinity.pod_affinity
+    assert pa is not None
+    selector = pa.required_during_scheduling_ignored_during_execution[0].label_selector
+    assert selector is not None
+    assert [msgspec.to_builtins(e) for e in selector.match_expressions] == [
+        {"key": "rev", "operator": "In", "values": ["7"]},
+        {"key": "tenant", "operator": "NotIn", "values": ["t1"]},
+    ]
+    paa = merged.spec.affinity.pod_anti_affinity
+    assert paa is not None
+    anti = paa.preferred_during_scheduling_ignored_during_execution[0].pod_affinity_term
+    assert anti.label_selector is not None
+    assert len(anti.label_selector.match_expressions) == 1
+    assert apply_pod_affinity_label_keys_merge(merged) is merged
+
+
+def test_pod_affinity_terms_without_a_selector_or_keys_are_left_alone() -> None:
+    p = pod(
+        {"rev": "7"},
+        affinity={
+            "podAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    affinity_term(None, matchLabelKeys=["rev"]),
+                    affinity_term(APP),
+                ]
+            }
+        },
+    )
+    assert apply_pod_affinity_label_keys_merge(p) is p
+
+
+def test_prepare_for_create_applies_both_merges() -> None:
+    p = pod(
+        {"app": "web", "rev": "7"},
+        constraint(APP, ["rev"]),
+        affinity={
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    affinity_term(APP, matchLabelKeys=["rev"])
+                ]
+            }
+        },
+    )
+    prepared = prepare_for_create(p)
+    assert expressions(prepared) == [{"key": "rev", "operator": "In", "values": ["7"]}]
+    assert prepared.spec.affinity is not None
+    assert prepared.spec.affinity.pod_anti_affinity is not None
+    anti = prepared.spec.affinity.pod_anti_affinity
+    term = anti.required_during_scheduling_ignored_during_execution[0]
+    assert term.label_selector is not None
+    assert len(term.label_selector.match_expressions) == 1
+    assert prepare_for_create(prepared) is prepared
