@@ -5,8 +5,10 @@ Upstream: pkg/scheduler/framework/plugins/podtopologyspread/plugin.go (v1.35)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Final
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+import msgspec
 
 from topospread.api.types import (
     LABEL_HOSTNAME,
@@ -16,6 +18,8 @@ from topospread.api.types import (
     PodTopologySpreadArgs,
     TopologySpreadConstraint,
 )
+from topospread.api.validation import validate_pod_topology_spread_args
+from topospread.errors import ConfigError
 from topospread.framework.features import Features
 from topospread.framework.interface import Handle
 from topospread.plugins.podtopologyspread.common import NAME
@@ -50,4 +54,27 @@ class PodTopologySpread(Filtering, Scoring):
         )
 
 
-__all__ = ["NAME", "SYSTEM_DEFAULT_CONSTRAINTS", "PodTopologySpread"]
+def decode_args(raw: Mapping[str, Any] | None) -> PodTopologySpreadArgs:
+    """Decode, default (defaultingType System) and validate PodTopologySpreadArgs.
+
+    Upstream: SetDefaults_PodTopologySpreadArgs (config/v1/defaults.go) and
+    ValidatePodTopologySpreadArgs (config/validation/validation_pluginargs.go), v1.35
+    """
+    try:
+        args = msgspec.convert(dict(raw or {}), PodTopologySpreadArgs)
+    except msgspec.ValidationError as err:
+        raise ConfigError(f"PodTopologySpreadArgs: {err}") from err
+    if not args.defaulting_type:
+        args = msgspec.structs.replace(args, defaulting_type=SYSTEM_DEFAULTING)
+    errors = validate_pod_topology_spread_args(args, "")
+    if errors:
+        raise ConfigError(str(errors[0]) if len(errors) == 1 else "; ".join(map(str, errors)))
+    return args
+
+
+def new(args: Mapping[str, Any] | None, handle: Handle, features: Features) -> PodTopologySpread:
+    """The plugin from a profile's raw pluginConfig args. Upstream: New (plugin.go, v1.35)."""
+    return PodTopologySpread(decode_args(args), handle, features)
+
+
+__all__ = ["NAME", "SYSTEM_DEFAULT_CONSTRAINTS", "PodTopologySpread", "decode_args", "new"]
