@@ -556,10 +556,6 @@ def test_an_invalid_affinity_label_fails_pre_filter_as_unresolvable() -> None:
     assert pre.message.endswith(f'Invalid value: "{{{{.bad-value.}}}}": {BAD_VALUE_DETAIL}')
 
 
-@pytest.mark.xfail(
-    reason="labels.selector.new_requirement omits apimachinery's [key] subscript (values[0][k])",
-    strict=False,
-)
 def test_an_invalid_affinity_label_fails_pre_filter_with_upstreams_exact_message() -> None:
     pre, _ = run_filter(FilterCase(BAD_AFFINITY_POD, [NODE1]))
     assert pre == new_status(

@@ -107,7 +107,7 @@ def test_parse_int64_follows_strconv() -> None:
         ),
         pytest.param(
             _sel(None, ("a", "Exists", ["x"])),
-            "values: Invalid value: [x]: values set must be empty for exists and does not exist",
+            'values: Invalid value: ["x"]: values set must be empty for exists and does not exist',
             id="Exists with values",
         ),
     ],
@@ -118,9 +118,11 @@ def test_invalid_selectors_raise(selector: LabelSelector, message: str) -> None:
     assert str(err.value) == message
 
 
-def test_invalid_label_key_is_rejected() -> None:
-    with pytest.raises(SelectorError, match="key: Invalid value"):
+def test_invalid_label_key_and_value_are_rejected_with_apimachinery_paths() -> None:
+    with pytest.raises(SelectorError, match=r'^key: Invalid value: "bad key": '):
         new_requirement("bad key", Operator.EXISTS, ())
+    with pytest.raises(SelectorError, match=r'^values\[0\]\[app\]: Invalid value: "a b": '):
+        new_requirement("app", Operator.IN, ("a b",))
 
 
 def test_selector_prints_like_apimachinery() -> None:

@@ -9,9 +9,12 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
+import msgspec
+
 from topospread.api.types import (
     Namespace,
     Node,
+    ObjectMeta,
     Pod,
     ReplicaSet,
     ReplicationController,
@@ -20,6 +23,8 @@ from topospread.api.types import (
 )
 from topospread.framework.features import DEFAULT_FEATURES, Features
 from topospread.framework.types import NodeInfo
+
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 
 
 class UnknownNodeError(KeyError):
@@ -93,11 +98,23 @@ class ObjectStore:
         return self._sss.get((namespace, name))
 
     def namespace(self, name: str) -> Namespace | None:
-        """A namespace by name; one that is not listed is taken to exist without labels."""
-        return self._namespaces.get(name)
+        """A namespace by name, with the label the API server puts on every namespace.
+
+        A namespace that is not listed is taken to exist with only that label.
+        Upstream: the NamespaceLifecycle admission sets kubernetes.io/metadata.name (v1.21+).
+        """
+        ns = self._namespaces.get(name)
+        if ns is None:
+            ns = Namespace(metadata=ObjectMeta(name=name))
+        if ns.metadata.labels.get(NAMESPACE_NAME_LABEL) == name:
+            return ns
+        labels = {**ns.metadata.labels, NAMESPACE_NAME_LABEL: name}
+        return msgspec.structs.replace(
+            ns, metadata=msgspec.structs.replace(ns.metadata, labels=labels)
+        )
 
     def namespaces(self) -> Sequence[Namespace]:
-        return list(self._namespaces.values())
+        return [ns for name in self._namespaces if (ns := self.namespace(name)) is not None]
 
 
 class SnapshotHandle:

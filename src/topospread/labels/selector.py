@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
 
+from topospread.api.field import FieldError, GoJSON, Path, aggregate_message, invalid
 from topospread.api.types import LabelSelector
 from topospread.labels.validation import is_qualified_name, is_valid_label_value
 
@@ -100,52 +101,63 @@ class Requirement:
         return f"{self.key}{op.value}{self.values[0]}"
 
 
-def new_requirement(key: str, operator: Operator, values: Iterable[str]) -> Requirement:
-    """Build a requirement, rejecting what apimachinery rejects.
+def new_requirement(
+    key: str, operator: Operator, values: Iterable[str], path: Path | None = None
+) -> Requirement:
+    """Build a requirement, rejecting what apimachinery rejects, with its messages.
 
+    ``path`` prefixes the field paths (none by default, as LabelSelectorAsSelector passes none).
     Upstream: NewRequirement (apimachinery/pkg/labels/selector.go, v1.35)
     """
     vals = tuple(values)
-    errors: list[str] = []
+    errors: list[FieldError] = []
+    key_path = path.child("key") if path is not None else Path.root("key")
     key_errors = is_qualified_name(key)
     if key_errors:
-        errors.append(f'key: Invalid value: "{key}": {"; ".join(key_errors)}')
-    values_repr = "[" + " ".join(vals) + "]"
+        errors.append(invalid(key_path, key, "; ".join(key_errors)))
+    values_path = path.child("values") if path is not None else Path.root("values")
+    listed = GoJSON(list(vals))
     if operator in (Operator.IN, Operator.NOT_IN):
         if not vals:
             errors.append(
-                f"values: Invalid value: {values_repr}: "
-                "for 'in', 'notin' operators, values set can't be empty"
+                invalid(
+                    values_path, listed, "for 'in', 'notin' operators, values set can't be empty"
+                )
             )
     elif operator in (Operator.EQUALS, Operator.DOUBLE_EQUALS, Operator.NOT_EQUALS):
         if len(vals) != 1:
             errors.append(
-                f"values: Invalid value: {values_repr}: "
-                "exact-match compatibility requires one single value"
+                invalid(values_path, listed, "exact-match compatibility requires one single value")
             )
     elif operator in (Operator.EXISTS, Operator.DOES_NOT_EXIST):
         if vals:
             errors.append(
-                f"values: Invalid value: {values_repr}: "
-                "values set must be empty for exists and does not exist"
+                invalid(
+                    values_path, listed, "values set must be empty for exists and does not exist"
+                )
             )
     else:
         if len(vals) != 1:
             errors.append(
-                "values: Required value: for 'Gt', 'Lt' operators, exactly one value is required"
+                invalid(
+                    values_path, listed, "for 'Gt', 'Lt' operators, exactly one value is required"
+                )
             )
         for i, v in enumerate(vals):
             if parse_int64(v) is None:
                 errors.append(
-                    f'values[{i}]: Invalid value: "{v}": '
-                    "for 'Gt', 'Lt' operators, the value must be an integer"
+                    invalid(
+                        values_path.index(i),
+                        v,
+                        "for 'Gt', 'Lt' operators, the value must be an integer",
+                    )
                 )
     for i, v in enumerate(vals):
         value_errors = is_valid_label_value(v)
         if value_errors:
-            errors.append(f'values[{i}]: Invalid value: "{v}": {"; ".join(value_errors)}')
+            errors.append(invalid(values_path.index(i).key(key), v, "; ".join(value_errors)))
     if errors:
-        raise SelectorError(errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]")
+        raise SelectorError(aggregate_message(errors))
     return Requirement(key, operator, vals)
 
 
