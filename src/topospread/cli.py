@@ -8,15 +8,19 @@ from __future__ import annotations
 
 import json
 import sys
+from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from topospread import __version__
 from topospread.conformance.case import iter_case_files, load_case
 from topospread.conformance.runner import compare, evaluate
-from topospread.errors import TopospreadError
+from topospread.errors import ManifestError, TopospreadError
+
+if TYPE_CHECKING:
+    from topospread.simulator.scenario import Scenario
 
 app = typer.Typer(
     name="topospread",
@@ -77,6 +81,100 @@ def conformance_command(
     typer.echo(f"{passed} passed, {failed} failed")
     if failed:
         raise typer.Exit(1)
+
+
+class OutputFormat(StrEnum):
+    text = "text"
+    jsonl = "jsonl"
+    yaml = "yaml"
+
+
+class TieBreakOption(StrEnum):
+    random = "random"
+    name = "name"
+
+
+def _load_inputs(
+    scenario: Path | None,
+    nodes: list[Path] | None,
+    pods: list[Path] | None,
+    objects: list[Path] | None,
+    config: Path | None,
+) -> Scenario:
+    from topospread.simulator.scenario import load_config, load_manifest_files, load_scenario
+
+    files = [*(nodes or []), *(pods or []), *(objects or [])]
+    if scenario is not None:
+        if files:
+            raise ManifestError("give either a SCENARIO file or --nodes/--pods/--objects, not both")
+        loaded = load_scenario(scenario)
+        if config is not None:
+            loaded.config = load_config(config)
+        return loaded
+    if not files:
+        raise ManifestError("nothing to schedule: give a SCENARIO file or --nodes and --pods files")
+    return load_manifest_files(files, config)
+
+
+@app.command("schedule")
+def schedule_command(
+    scenario: Annotated[
+        Path | None,
+        typer.Argument(help="A scenario document {nodes, pods, queue, objects, config}."),
+    ] = None,
+    nodes: Annotated[
+        list[Path] | None, typer.Option("--nodes", help="Node manifests (any kinds are read).")
+    ] = None,
+    pods: Annotated[
+        list[Path] | None,
+        typer.Option("--pods", help="Pod manifests: bound pods exist, unbound ones are queued."),
+    ] = None,
+    objects: Annotated[
+        list[Path] | None,
+        typer.Option("--objects", help="Services, ReplicaSets, StatefulSets, Namespaces, ..."),
+    ] = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", help="A KubeSchedulerConfiguration (v1) file.")
+    ] = None,
+    output: Annotated[OutputFormat, typer.Option("--output", "-o")] = OutputFormat.text,
+    seed: Annotated[int, typer.Option(help="Seed for choosing among equally good nodes.")] = 0,
+    tie_break: Annotated[
+        TieBreakOption,
+        typer.Option(help="Among the best nodes: random (seeded), or the smallest name."),
+    ] = TieBreakOption.random,
+    percentage_of_nodes_to_score: Annotated[
+        int | None,
+        typer.Option(
+            "--percentage-of-nodes-to-score",
+            min=0,
+            max=100,
+            help="Override the profile's percentageOfNodesToScore (0 = adaptive).",
+        ),
+    ] = None,
+    zone_key: Annotated[
+        str | None, typer.Option(help="Node label to group the topology drawing by.")
+    ] = None,
+) -> None:
+    """Place every queued pod as kube-scheduler would; show where each landed, or why not."""
+    from topospread.render.report import cluster_yaml, human, jsonl
+    from topospread.simulator.run import schedule
+
+    loaded = _load_inputs(scenario, nodes, pods, objects, config)
+    for warning in loaded.warnings:
+        typer.echo(f"topospread: warning: {warning}", err=True)
+    run = schedule(
+        loaded,
+        seed=seed,
+        tie_break=tie_break.value,
+        percentage_of_nodes_to_score=percentage_of_nodes_to_score,
+    )
+    if output is OutputFormat.jsonl:
+        for line in jsonl(run):
+            typer.echo(line)
+    elif output is OutputFormat.yaml:
+        typer.echo(cluster_yaml(run), nl=False)
+    else:
+        typer.echo(human(run, zone_key=zone_key))
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,0 +1,51 @@
+"""The in-tree plugin registry: every default plugin's name and factory.
+
+Upstream: NewInTreeRegistry (pkg/scheduler/framework/plugins/registry.go, v1.35).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from topospread.framework.runtime import PluginFactory
+from topospread.plugins import (
+    defaultbinder,
+    defaultpreemption,
+    imagelocality,
+    interpodaffinity,
+    nodeaffinity,
+    nodename,
+    nodeports,
+    noderesources,
+    nodeunschedulable,
+    queuesort,
+    schedulinggates,
+    tainttoleration,
+)
+from topospread.plugins.podtopologyspread import plugin as podtopologyspread
+from topospread.plugins.unmodelled import FACTORIES as UNMODELLED
+
+
+def in_tree_registry() -> dict[str, PluginFactory]:
+    """Name -> factory for every plugin of the default profile."""
+    registry: dict[str, PluginFactory] = {
+        schedulinggates.NAME: schedulinggates.new,
+        queuesort.NAME: queuesort.new,
+        nodeunschedulable.NAME: nodeunschedulable.new,
+        nodename.NAME: nodename.new,
+        tainttoleration.NAME: tainttoleration.new,
+        nodeaffinity.NAME: nodeaffinity.new,
+        nodeports.NAME: nodeports.new,
+        noderesources.NAME: noderesources.new,
+        podtopologyspread.NAME: podtopologyspread.new,
+        interpodaffinity.NAME: interpodaffinity.new,
+        defaultpreemption.NAME: defaultpreemption.new,
+        noderesources.BALANCED_ALLOCATION_NAME: noderesources.new_balanced_allocation,
+        imagelocality.NAME: imagelocality.new,
+        defaultbinder.NAME: defaultbinder.new,
+    }
+    registry.update(UNMODELLED)
+    return registry
+
+
+IN_TREE: Final = in_tree_registry()

@@ -1,0 +1,107 @@
+"""``schedule``: place every queued pod of a scenario and report each outcome."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Final
+
+from topospread.api.types import Pod
+from topospread.cluster.state import ClusterState
+from topospread.framework.features import DEFAULT_FEATURES, Features
+from topospread.framework.runtime import Registry
+from topospread.framework.schedule_one import TieBreak
+from topospread.simulator.scenario import Scenario
+from topospread.simulator.scheduler import Decision, Scheduler
+
+# The PodScheduled condition's message for a gated pod (pkg/scheduler/schedule_one.go).
+SCHEDULING_GATED_MESSAGE: Final = "Scheduling is blocked due to non-empty scheduling gates"
+
+
+@dataclass(slots=True)
+class PodOutcome:
+    """Where a queued pod ended up: its node, or why it is Pending."""
+
+    pod: Pod
+    node: str | None
+    decision: Decision | None
+    message: str | None
+
+    @property
+    def key(self) -> str:
+        return f"{self.pod.metadata.namespace}/{self.pod.metadata.name}"
+
+    def to_json(self) -> dict[str, Any]:
+        if self.decision is not None:
+            out = self.decision.to_json()
+            out["message"] = self.message
+            return out
+        return {
+            "pod": self.key,
+            "node": None,
+            "feasible": [],
+            "scores": {},
+            "pluginScores": {},
+            "reasons": {},
+            "message": self.message,
+        }
+
+
+@dataclass(slots=True)
+class ScheduleRun:
+    scenario: Scenario
+    cluster: ClusterState
+    scheduler: Scheduler
+    outcomes: list[PodOutcome]
+    attempts: list[Decision]
+
+    @property
+    def bound(self) -> list[PodOutcome]:
+        return [o for o in self.outcomes if o.node is not None]
+
+    @property
+    def pending(self) -> list[PodOutcome]:
+        return [o for o in self.outcomes if o.node is None]
+
+
+def schedule(
+    scenario: Scenario,
+    *,
+    registry: Registry | None = None,
+    features: Features = DEFAULT_FEATURES,
+    seed: int = 0,
+    tie_break: TieBreak = "random",
+    percentage_of_nodes_to_score: int | None = None,
+    on_decision: Callable[[Decision], None] | None = None,
+) -> ScheduleRun:
+    """Enqueue the scenario's queue in order and schedule until no pod can bind."""
+    if registry is None:
+        from topospread.plugins.registry import IN_TREE
+
+        registry = IN_TREE
+    cluster = scenario.cluster()
+    scheduler = Scheduler(
+        cluster,
+        scenario.config,
+        registry,
+        features,
+        seed=seed,
+        tie_break=tie_break,
+        percentage_of_nodes_to_score=percentage_of_nodes_to_score,
+    )
+    for pod in scenario.queue:
+        scheduler.add(pod)
+    attempts = scheduler.run(on_decision)
+    outcomes = []
+    for pod in scenario.queue:
+        key = f"{pod.metadata.namespace}/{pod.metadata.name}"
+        decision = scheduler.last.get(key)
+        if key in scheduler.gated:
+            outcomes.append(PodOutcome(pod, None, None, SCHEDULING_GATED_MESSAGE))
+        elif key in scheduler.ignored:
+            outcomes.append(PodOutcome(pod, None, None, scheduler.ignored[key][1]))
+        elif decision is None:
+            outcomes.append(PodOutcome(pod, None, None, "never attempted"))
+        else:
+            outcomes.append(PodOutcome(decision.pod, decision.node, decision, decision.message))
+    return ScheduleRun(scenario, cluster, scheduler, outcomes, attempts)

@@ -1,0 +1,283 @@
+"""Scheduling inputs: a scenario document, or manifests as ``kubectl get -o yaml`` prints them.
+
+A scenario is a mapping ``{nodes, pods, queue, objects, config}``: Node manifests, bound pods
+(``spec.nodeName`` set), the pods to schedule in queue order, owner and lookup objects
+(Services, ReplicaSets, StatefulSets, ReplicationControllers, Namespaces, PriorityClasses) and an
+optional KubeSchedulerConfiguration. Plain manifest files are split by kind the same way: bound
+pods are existing, unbound ones are queued in file order.
+
+Every pod is admitted as the API server admits it: matchLabelKeys merged into selectors,
+priority resolved from its PriorityClass; then validated with the API server's messages. An
+invalid object stops the run with one message naming the file, the object and the field.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import msgspec
+
+from topospread.api.admission import prepare_for_create
+from topospread.api.loader import (
+    UnknownObject,
+    decode_manifests,
+    decode_object,
+    load_manifests,
+    read_yaml_documents,
+)
+from topospread.api.types import (
+    Namespace,
+    Node,
+    Pod,
+    PriorityClass,
+    ReplicaSet,
+    ReplicationController,
+    Service,
+    StatefulSet,
+)
+from topospread.api.validation import validate_node, validate_pod
+from topospread.cluster.snapshot import ObjectStore
+from topospread.cluster.state import ClusterState
+from topospread.errors import ManifestError, ValidationError
+from topospread.framework.config import SchedulerConfig, decode_config, default_config
+
+_SCENARIO_KEYS: Final = frozenset({"nodes", "pods", "queue", "objects", "config"})
+
+# Built-in PriorityClasses every cluster has (pkg/apis/scheduling: SystemPriorityClasses).
+SYSTEM_PRIORITY_CLASSES: Final[Mapping[str, int]] = {
+    "system-node-critical": 2000001000,
+    "system-cluster-critical": 2000000000,
+}
+
+Owner = Service | ReplicationController | ReplicaSet | StatefulSet | Namespace | PriorityClass
+_OWNER_TYPES: Final = (
+    Service,
+    ReplicationController,
+    ReplicaSet,
+    StatefulSet,
+    Namespace,
+    PriorityClass,
+)
+
+
+@dataclass(slots=True)
+class Scenario:
+    """Validated inputs for one scheduling run."""
+
+    nodes: list[Node]
+    pods: list[Pod]
+    queue: list[Pod]
+    objects: list[Owner]
+    config: SchedulerConfig
+    warnings: list[str] = field(default_factory=list)
+
+    def cluster(self) -> ClusterState:
+        """A fresh ClusterState holding the nodes and bound pods."""
+        store = ObjectStore(
+            services=[o for o in self.objects if isinstance(o, Service)],
+            replication_controllers=[
+                o for o in self.objects if isinstance(o, ReplicationController)
+            ],
+            replica_sets=[o for o in self.objects if isinstance(o, ReplicaSet)],
+            stateful_sets=[o for o in self.objects if isinstance(o, StatefulSet)],
+            namespaces=[o for o in self.objects if isinstance(o, Namespace)],
+        )
+        return ClusterState(
+            self.nodes,
+            self.pods,
+            store,
+            [o for o in self.objects if isinstance(o, PriorityClass)],
+        )
+
+
+@dataclass(slots=True)
+class _Builder:
+    """Collects objects from several sources, then checks them together."""
+
+    nodes: list[tuple[str, Node]] = field(default_factory=list)
+    pods: list[tuple[str, Pod]] = field(default_factory=list)
+    queue: list[tuple[str, Pod]] = field(default_factory=list)
+    objects: list[tuple[str, Owner]] = field(default_factory=list)
+    ignored: Counter[str] = field(default_factory=Counter)
+
+    def add(self, obj: Any, where: str, *, queue: bool | None = None) -> None:
+        if isinstance(obj, Node):
+            self.nodes.append((where, obj))
+        elif isinstance(obj, Pod):
+            bound = bool(obj.spec.node_name)
+            if queue is True and bound:
+                raise ManifestError(
+                    f"{where}: spec.nodeName: Forbidden: a queued pod must not be bound "
+                    f'(it names node "{obj.spec.node_name}"); list bound pods under pods'
+                )
+            if queue is False and not bound:
+                raise ManifestError(
+                    f"{where}: spec.nodeName: Required value: pods under pods are bound pods; "
+                    "list pods to schedule under queue"
+                )
+            (self.pods if bound else self.queue).append((where, obj))
+        elif isinstance(obj, _OWNER_TYPES):
+            self.objects.append((where, obj))
+        elif isinstance(obj, UnknownObject):
+            self.ignored[obj.kind] += 1
+        else:
+            self.ignored[type(obj).__name__] += 1
+
+    def build(self, config: SchedulerConfig) -> Scenario:
+        warnings = []
+        if self.ignored:
+            kinds = ", ".join(f"{k} ({n})" for k, n in sorted(self.ignored.items()))
+            warnings.append(f"ignored objects of kinds the scheduler does not read: {kinds}")
+        nodes = self._check_nodes()
+        priorities = _priority_classes(o for _, o in self.objects if isinstance(o, PriorityClass))
+        seen: dict[str, str] = {}
+        pods = [
+            self._admit(where, pod, priorities, seen, nodes_by_name=nodes)
+            for where, pod in self.pods
+        ]
+        queue = [self._admit(where, pod, priorities, seen) for where, pod in self.queue]
+        return Scenario(
+            nodes=list(nodes.values()),
+            pods=pods,
+            queue=queue,
+            objects=[o for _, o in self.objects],
+            config=config,
+            warnings=warnings,
+        )
+
+    def _check_nodes(self) -> dict[str, Node]:
+        nodes: dict[str, Node] = {}
+        for where, node in self.nodes:
+            name = node.metadata.name
+            label = f"{where} (Node {name})"
+            errors = validate_node(node)
+            if errors:
+                raise ValidationError(f"{label}: {errors[0]}")
+            if name in nodes:
+                raise ValidationError(f'{label}: metadata.name: Duplicate value: "{name}"')
+            nodes[name] = node
+        return nodes
+
+    def _admit(
+        self,
+        where: str,
+        pod: Pod,
+        priorities: Mapping[str, PriorityClass | int],
+        seen: dict[str, str],
+        *,
+        nodes_by_name: Mapping[str, Node] | None = None,
+    ) -> Pod:
+        label = f"{where} (Pod {pod.metadata.namespace}/{pod.metadata.name})"
+        pod = prepare_for_create(pod)
+        pod = _admit_priority(pod, priorities, label)
+        errors = validate_pod(pod)
+        if errors:
+            raise ValidationError(f"{label}: {errors[0]}")
+        key = f"{pod.metadata.namespace}/{pod.metadata.name}"
+        if key in seen:
+            raise ValidationError(
+                f'{label}: metadata.name: Duplicate value: "{pod.metadata.name}" '
+                f"(also at {seen[key]})"
+            )
+        seen[key] = where
+        if nodes_by_name is not None and pod.spec.node_name not in nodes_by_name:
+            raise ValidationError(
+                f'{label}: spec.nodeName: Not found: "{pod.spec.node_name}": no such node'
+            )
+        return pod
+
+
+def _priority_classes(classes: Iterable[PriorityClass]) -> dict[str, PriorityClass | int]:
+    out: dict[str, PriorityClass | int] = dict(SYSTEM_PRIORITY_CLASSES)
+    for pc in classes:
+        out[pc.metadata.name] = pc
+    return out
+
+
+def _admit_priority(pod: Pod, classes: Mapping[str, PriorityClass | int], label: str) -> Pod:
+    """Set spec.priority from the pod's PriorityClass, or from the global default class.
+
+    Upstream: the Priority admission plugin (plugin/pkg/admission/priority, v1.35)
+    """
+    if pod.spec.priority is not None:
+        return pod  # read back from a cluster: already resolved
+    name = pod.spec.priority_class_name
+    value: int
+    if name:
+        pc = classes.get(name)
+        if pc is None:
+            raise ValidationError(
+                f'{label}: pods "{pod.metadata.name}" is forbidden: '
+                f"no PriorityClass with name {name} was found"
+            )
+        value = pc if isinstance(pc, int) else pc.value
+    else:
+        defaults = [
+            c for c in classes.values() if isinstance(c, PriorityClass) and c.global_default
+        ]
+        value = defaults[0].value if defaults else 0
+    return msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, priority=value))
+
+
+def _list_of(doc: Mapping[str, Any], key: str, source: str) -> Sequence[Any]:
+    value = doc.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ManifestError(f"{source}: {key}: expected a list of manifests")
+    return value
+
+
+def load_scenario(path: Path) -> Scenario:
+    """Read a scenario document (YAML or JSON)."""
+    docs = read_yaml_documents(path)
+    if len(docs) != 1 or not isinstance(docs[0], Mapping):
+        raise ManifestError(
+            f"{path}: a scenario is one mapping with keys nodes, pods, queue, objects, config"
+        )
+    doc = docs[0]
+    unknown = sorted(set(doc) - _SCENARIO_KEYS)
+    if unknown:
+        raise ManifestError(
+            f"{path}: unknown key {unknown[0]!r}; "
+            "a scenario has nodes, pods, queue, objects, config"
+        )
+    b = _Builder()
+    for i, raw in enumerate(_list_of(doc, "nodes", str(path))):
+        b.add(decode_object(raw, Node, f"{path}: nodes[{i}]"), f"{path}: nodes[{i}]")
+    for key, queue in (("pods", False), ("queue", True)):
+        for i, raw in enumerate(_list_of(doc, key, str(path))):
+            where = f"{path}: {key}[{i}]"
+            b.add(decode_object(raw, Pod, where), where, queue=queue)
+    for i, raw in enumerate(_list_of(doc, "objects", str(path))):
+        where = f"{path}: objects[{i}]"
+        for obj in decode_manifests(raw, where):
+            b.add(obj, where)
+    raw_config = doc.get("config")
+    config = decode_config(raw_config, f"{path}: config") if raw_config else default_config()
+    return b.build(config)
+
+
+def load_manifest_files(files: Sequence[Path], config_file: Path | None = None) -> Scenario:
+    """Nodes, pods and objects from manifest files; unbound pods are queued in file order."""
+    b = _Builder()
+    for path in files:
+        for i, obj in enumerate(load_manifests(path)):
+            b.add(obj, f"{path}: object {i + 1}")
+    config = load_config(config_file) if config_file is not None else default_config()
+    return b.build(config)
+
+
+def load_config(path: Path) -> SchedulerConfig:
+    docs = read_yaml_documents(path)
+    if len(docs) != 1:
+        raise ManifestError(f"{path}: expected one KubeSchedulerConfiguration document")
+    return decode_config(docs[0], str(path))
+
+
+def _kind(obj: Any) -> str:
+    return str(getattr(obj, "kind", type(obj).__name__))
