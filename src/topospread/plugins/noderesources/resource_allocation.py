@@ -1,0 +1,168 @@
+"""The machinery NodeResourcesFit's scoring strategies and BalancedAllocation share.
+
+For each configured resource the scorer pairs the node's allocatable with what the node would
+have requested once the pod is there, and hands both lists to a strategy's function. Resources
+the node does not have (allocatable 0) are left out, and so are scalar resources (extended,
+hugepages...) the pod does not request.
+
+Which node total counts depends on the plugin: NodeResourcesFit's strategies use the totals in
+which a container without a cpu or memory request counts 100m / 200Mi (``NonZeroRequested``),
+so that many request-less pods do not all land on one node; BalancedAllocation uses the plain
+requests. ephemeral-storage and scalar resources always use the plain requests.
+
+Upstream: pkg/scheduler/framework/plugins/noderesources/resource_allocation.go (v1.35)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from topospread.api.resource import ZERO
+from topospread.api.types import Pod
+from topospread.framework.features import Features
+from topospread.framework.status import SUCCESS, Code, Status, new_status
+from topospread.framework.types import NodeInfo
+from topospread.plugins.noderesources.args import ResourceSpec
+from topospread.plugins.noderesources.resource_helpers import (
+    DEFAULT_NON_MISSING_REQUESTS,
+    RESOURCE_CPU,
+    RESOURCE_EPHEMERAL_STORAGE,
+    RESOURCE_MEMORY,
+    NodeResources,
+    is_scalar_resource_name,
+    node_resources,
+    pod_requests,
+)
+
+# Scorer: (requested, allocatable) per configured resource -> a node score in [0, 100].
+Scorer = Callable[[Sequence[int], Sequence[int]], int]
+
+ERR_RESOURCES_NOT_FOUND: Final = "resources not found"
+
+_INT64_MOD: Final = 1 << 64
+
+
+def go_int64(x: int) -> int:
+    """``x`` wrapped to int64, as Go's int64 arithmetic overflows."""
+    x &= _INT64_MOD - 1
+    return x - _INT64_MOD if x >= 1 << 63 else x
+
+
+def go_div(a: int, b: int) -> int:
+    """Go's integer division, which truncates toward zero (Python's // floors)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def go_round(x: float) -> int:
+    """Go's math.Round: halves away from zero (Python's round() rounds halves to even)."""
+    t = math.trunc(x)
+    if abs(x - t) >= 0.5:
+        t += 1 if x > 0 else -1
+    return int(t)
+
+
+@dataclass(slots=True)
+class ResourceAllocationScorer:
+    """A strategy's function over the configured resources.
+
+    ``use_requested`` picks plain requests over the non-zero ones for cpu and memory;
+    ``enable_pod_level_resources`` says whether the *incoming* pod's pod-level requests count
+    (bound pods' always follow the PodLevelResources gate, as NodeInfo's accounting does).
+    Upstream: resourceAllocationScorer (resource_allocation.go, v1.35)
+    """
+
+    name: str
+    scorer: Scorer
+    resources: Sequence[ResourceSpec]
+    features: Features
+    use_requested: bool = False
+    enable_pod_level_resources: bool = False
+
+    def score(
+        self, pod: Pod, node_info: NodeInfo, pod_requests: Sequence[int]
+    ) -> tuple[int, Status]:
+        """Upstream: resourceAllocationScorer.score (resource_allocation.go, v1.35)."""
+        if not self.resources:
+            return 0, new_status(Code.Error, ERR_RESOURCES_NOT_FOUND)
+        totals = node_resources(node_info, self.features)
+        requested = [0] * len(self.resources)
+        allocatable = [0] * len(self.resources)
+        for i, spec in enumerate(self.resources):
+            alloc, req = self.calculate_resource_allocatable_request(
+                totals, spec.name, pod_requests[i]
+            )
+            if alloc == 0:
+                continue
+            allocatable[i] = alloc
+            requested[i] = req
+        return self.scorer(requested, allocatable), SUCCESS
+
+    def calculate_resource_allocatable_request(
+        self, totals: NodeResources, resource: str, pod_request: int
+    ) -> tuple[int, int]:
+        """(node allocatable, node requested + pod request) for one resource; (0, 0) leaves
+        the resource out (a scalar resource the pod does not request, or one the node lacks).
+
+        Upstream: calculateResourceAllocatableRequest (resource_allocation.go, v1.35)
+        """
+        requested = totals.requested if self.use_requested else totals.non_zero_requested
+        if pod_request == 0 and is_scalar_resource_name(resource):
+            return 0, 0
+        alloc = totals.allocatable
+        if resource == RESOURCE_CPU:
+            return alloc.milli_cpu, go_int64(requested.milli_cpu + pod_request)
+        if resource == RESOURCE_MEMORY:
+            return alloc.memory, go_int64(requested.memory + pod_request)
+        if resource == RESOURCE_EPHEMERAL_STORAGE:
+            return alloc.ephemeral_storage, go_int64(
+                totals.requested.ephemeral_storage + pod_request
+            )
+        if resource in alloc.scalar_resources:
+            return alloc.scalar_resources[resource], go_int64(
+                totals.requested.scalar_resources.get(resource, 0) + pod_request
+            )
+        return 0, 0
+
+    def calculate_pod_resource_request_list(self, pod: Pod) -> list[int]:
+        """The pod's request of each configured resource (millicores for cpu), overhead
+        included; without ``use_requested`` a container's missing cpu / memory counts as
+        100m / 200Mi.
+
+        Upstream: calculatePodResourceRequestList, calculatePodResourceRequest
+        (resource_allocation.go, v1.35)
+        """
+        reqs = pod_requests(
+            pod,
+            skip_pod_level_resources=not self.enable_pod_level_resources,
+            non_missing_container_requests=(
+                {} if self.use_requested else DEFAULT_NON_MISSING_REQUESTS
+            ),
+        )
+        out: list[int] = []
+        for spec in self.resources:
+            q = reqs.get(spec.name, ZERO)
+            out.append(q.milli_value() if spec.name == RESOURCE_CPU else q.value())
+        return out
+
+
+def is_best_effort_pod(pod_requests: Sequence[int]) -> bool:
+    """No request at all among the configured resources.
+
+    Upstream: resourceAllocationScorer.isBestEffortPod (resource_allocation.go, v1.35)
+    """
+    return all(r == 0 for r in pod_requests)
+
+
+__all__ = [
+    "ERR_RESOURCES_NOT_FOUND",
+    "ResourceAllocationScorer",
+    "Scorer",
+    "go_div",
+    "go_int64",
+    "go_round",
+    "is_best_effort_pod",
+]
