@@ -12,10 +12,11 @@
 - ``node_resources``: a node's allocatable and the totals of every pod on it, terminating pods
   included (the scheduler cache keeps a pod until it is deleted).
 
-Not modelled: pod status (in-place resize, GA in v1.35, makes a bound pod count the larger of
-its spec and its container statuses' resources while a resize is in flight; without status
-fields the spec is what the kubelet reports) and DRA-backed extended resources (no
-DeviceClass maps an extended resource name here, so upstream's delegation never applies).
+Not modelled: pod status. In-place resize (InPlacePodVerticalScaling, GA and locked on in
+v1.35) makes a bound pod count, per container, the larger of its spec and its container
+status's actual and allocated resources while a resize is in flight; outside a resize those
+equal the spec, which is what is summed here. DRA-backed extended resources
+(DRAExtendedResource) are alpha and off in v1.35, so upstream's delegation never applies.
 
 Upstream: k8s.io/component-helpers/resource/helpers.go, pkg/scheduler/framework/types.go
 (NodeInfo, PodInfo.CalculateResource, Resource), pkg/scheduler/util/utils.go and
