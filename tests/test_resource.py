@@ -6,7 +6,12 @@ TestQuantityParseZero, TestQuantityParseNonNumericPanic, TestScaledValue...) by 
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from topospread.api.resource import (
     BINARY_SI,
@@ -275,3 +280,43 @@ def test_parse_resource_list_parses_every_entry() -> None:
 def test_must_parse_names_the_bad_input() -> None:
     with pytest.raises(ValueError, match=r"^cannot parse '1x': quantities must match"):
         must_parse("1x")
+
+
+# Properties over generated quantities.
+
+_SUFFIXES = ["", "n", "u", "m", "k", "M", "G", "T", "Ki", "Mi", "Gi", "e3", "e-2", "E6"]
+_SCALE = {"": 0, "n": -9, "u": -6, "m": -3, "k": 3, "M": 6, "G": 9, "T": 12, "e3": 3, "e-2": -2}
+_SCALE["E6"] = 6
+
+
+def _ceil_away(x: Fraction) -> int:
+    return math.ceil(x) if x >= 0 else math.floor(x)
+
+
+def _int64(x: int) -> int:
+    return max(-(2**63), min(2**63 - 1, x))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(min_value=-(10**6), max_value=10**6),
+    st.text(alphabet="0123456789", max_size=12),
+    st.sampled_from(_SUFFIXES),
+)
+def test_readings_are_exact_ceilings_and_the_canonical_form_parses_back(
+    whole: int, frac: str, suffix: str
+) -> None:
+    text = f"{whole}.{frac}{suffix}" if frac else f"{whole}{suffix}"
+    q = Quantity.parse(text)
+    number = Fraction(f"{whole}.{frac}" if frac else str(whole))
+    if whole < 0 or text.startswith("-"):
+        number = -abs(number)
+    if suffix.endswith("i"):
+        exact = number * 2 ** {"Ki": 10, "Mi": 20, "Gi": 30}[suffix]
+    else:
+        exact = number * Fraction(10) ** _SCALE[suffix]
+    nanos = _ceil_away(exact * 10**9)
+    assert q.nanos == nanos
+    assert q.value() == _int64(_ceil_away(Fraction(nanos, 10**9)))
+    assert q.milli_value() == _int64(_ceil_away(Fraction(nanos, 10**6)))
+    assert Quantity.parse(str(q)) == q
