@@ -31,6 +31,8 @@ KNOWN_GATES: Final[Mapping[str, _Gate]] = {
         "enable_taint_toleration_comparison_operators", False, False
     ),
     "SchedulerQueueingHints": _Gate("enable_scheduling_queue_hint", True, False),
+    # Beta in v1.34, on by default.
+    "PodLevelResources": _Gate("enable_pod_level_resources", True, False),
     "PodSchedulingReadiness": _Gate("enable_pod_scheduling_readiness", True, True),
     "SidecarContainers": _Gate("enable_sidecar_containers", True, True),
 }
@@ -46,6 +48,7 @@ class Features:
     enable_scheduling_queue_hint: bool = True
     enable_pod_scheduling_readiness: bool = True
     enable_sidecar_containers: bool = True
+    enable_pod_level_resources: bool = True
 
 
 DEFAULT_FEATURES: Final = Features()

@@ -22,6 +22,7 @@ from typing import Any, Final
 import msgspec
 
 from topospread.api.admission import prepare_for_create
+from topospread.api.defaults import default_node, default_pod
 from topospread.api.loader import (
     UnknownObject,
     decode_manifests,
@@ -151,7 +152,8 @@ class _Builder:
 
     def _check_nodes(self) -> dict[str, Node]:
         nodes: dict[str, Node] = {}
-        for where, node in self.nodes:
+        for where, raw in self.nodes:
+            node = default_node(raw)
             name = node.metadata.name
             label = f"{where} (Node {name})"
             errors = validate_node(node)
@@ -172,7 +174,7 @@ class _Builder:
         nodes_by_name: Mapping[str, Node] | None = None,
     ) -> Pod:
         label = f"{where} (Pod {pod.metadata.namespace}/{pod.metadata.name})"
-        pod = prepare_for_create(pod)
+        pod = prepare_for_create(default_pod(pod))
         pod = _admit_priority(pod, priorities, label)
         errors = validate_pod(pod)
         if errors:

@@ -1,0 +1,62 @@
+"""The API server's defaulting of the fields the scheduler reads (pkg/apis/core/v1/defaults.go).
+
+Applied once, to objects read from manifests, before anything else looks at them:
+- a container (regular, init or sidecar) that sets a limit but no request for a resource gets
+  the limit as its request (SetDefaults_ResourceList via SetDefaults_Container's requests rule);
+- pod-level ``spec.resources`` likewise defaults requests from limits (PodLevelResources);
+- a Node without ``status.allocatable`` gets a copy of ``status.capacity`` (SetDefaults_NodeStatus).
+Objects read back from a cluster already carry these values and are returned unchanged.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from topospread.api.types import Container, Node, Pod, ResourceRequirements
+
+
+def _default_requests(res: ResourceRequirements) -> ResourceRequirements:
+    missing = {k: v for k, v in res.limits.items() if k not in res.requests}
+    if not missing:
+        return res
+    return msgspec.structs.replace(res, requests={**res.requests, **missing})
+
+
+def _default_container(c: Container) -> Container:
+    res = _default_requests(c.resources)
+    return c if res is c.resources else msgspec.structs.replace(c, resources=res)
+
+
+def default_pod(pod: Pod) -> Pod:
+    """Requests default to limits, per container and at pod level.
+
+    Upstream: SetDefaults_Pod / SetDefaults_PodSpec (pkg/apis/core/v1/defaults.go, v1.35)
+    """
+    spec = pod.spec
+    containers = [_default_container(c) for c in spec.containers]
+    init_containers = [_default_container(c) for c in spec.init_containers]
+    resources = _default_requests(spec.resources) if spec.resources is not None else None
+    unchanged = (
+        all(a is b for a, b in zip(containers, spec.containers, strict=True))
+        and all(a is b for a, b in zip(init_containers, spec.init_containers, strict=True))
+        and resources is spec.resources
+    )
+    if unchanged:
+        return pod
+    new_spec = msgspec.structs.replace(
+        spec, containers=containers, init_containers=init_containers, resources=resources
+    )
+    return msgspec.structs.replace(pod, spec=new_spec)
+
+
+def default_node(node: Node) -> Node:
+    """A node without allocatable reports its capacity as allocatable.
+
+    Upstream: SetDefaults_NodeStatus (pkg/apis/core/v1/defaults.go, v1.35)
+    """
+    status = node.status
+    if status.allocatable or not status.capacity:
+        return node
+    return msgspec.structs.replace(
+        node, status=msgspec.structs.replace(status, allocatable=dict(status.capacity))
+    )
