@@ -28,8 +28,13 @@ TOLERATION_OP_EXISTS: Final = "Exists"
 TOLERATION_OP_EQUAL: Final = "Equal"
 
 
-class _Obj(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):
+class _Obj(
+    msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True, gc=False
+):
     """Base of every API struct: immutable, keyword-only, camelCase on the wire.
+
+    ``gc=False``: frozen plain data cannot form reference cycles, so the garbage collector need
+    not track (and rescan) millions of loaded objects.
 
     Subclasses repeat ``frozen=True`` only so that type checkers see it (msgspec inherits it).
     """
@@ -85,8 +90,8 @@ class Taint(_Obj, frozen=True):
 class NodeSpec(_Obj, frozen=True):
     unschedulable: bool = False
     taints: list[Taint] = []
-    pod_cidr: str = ""
-    provider_id: str = ""
+    pod_cidr: str = msgspec.field(default="", name="podCIDR")
+    provider_id: str = msgspec.field(default="", name="providerID")
 
 
 class ContainerImage(_Obj, frozen=True):
@@ -256,9 +261,20 @@ class PodSpec(_Obj, frozen=True):
     restart_policy: str = ""
 
 
+class PodCondition(_Obj, frozen=True):
+    """Read by preemption: a DisruptionTarget condition marks a victim the scheduler preempted."""
+
+    type: str = ""
+    status: str = ""
+    reason: str = ""
+
+
 class PodStatus(_Obj, frozen=True):
     phase: str = ""
     nominated_node_name: str = ""
+    # RFC 3339, as the kubelet writes it; preemption prefers victims that started later.
+    start_time: str | None = None
+    conditions: list[PodCondition] = []
 
 
 class Pod(_Obj, frozen=True):
@@ -340,6 +356,32 @@ class StatefulSet(_Obj, frozen=True):
     kind: str = "StatefulSet"
     metadata: ObjectMeta = ObjectMeta()
     spec: StatefulSetSpec = StatefulSetSpec()
+
+
+# ---------------------------------------------------------------------------------------------
+# policy/v1: PodDisruptionBudget (read by preemption to prefer victims whose budget allows it)
+
+
+class PodDisruptionBudgetSpec(_Obj, frozen=True):
+    # IntOrString, kept for reports; the scheduler reads only the selector and the status.
+    min_available: int | str | None = None
+    max_unavailable: int | str | None = None
+    # None and {} both select no pods (policy/v1).
+    selector: LabelSelector | None = None
+
+
+class PodDisruptionBudgetStatus(_Obj, frozen=True):
+    disruptions_allowed: int = 0
+    # Pod name -> when its eviction was processed; such pods no longer count against the budget.
+    disrupted_pods: dict[str, str] = {}
+
+
+class PodDisruptionBudget(_Obj, frozen=True):
+    api_version: str = "policy/v1"
+    kind: str = "PodDisruptionBudget"
+    metadata: ObjectMeta = ObjectMeta()
+    spec: PodDisruptionBudgetSpec = PodDisruptionBudgetSpec()
+    status: PodDisruptionBudgetStatus = PodDisruptionBudgetStatus()
 
 
 # ---------------------------------------------------------------------------------------------
