@@ -1475,16 +1475,8 @@ def test_with_pod_level_requests_only_unmentioned_resources_get_defaults() -> No
     assert pr.non0_cpu == 2000
     assert pr.non0_mem == 2 * 200 * 2**20
     # Without the feature, pod-level requests are ignored altogether.
-    off = calculate_resource(pod, _FeaturesPodLevelOff())
+    off = calculate_resource(pod, Features(enable_pod_level_resources=False))
     assert (off.resource.milli_cpu, off.non0_cpu) == (0, 200)
-
-
-class _FeaturesPodLevelOff(Features):
-    """Features with PodLevelResources off (Features has no field for it yet)."""
-
-    @property
-    def enable_pod_level_resources(self) -> bool:
-        return False
 
 
 def test_node_totals_sum_requests_and_non_zero_requests_of_every_pod() -> None:

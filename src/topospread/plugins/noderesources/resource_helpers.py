@@ -122,9 +122,8 @@ def is_supported_pod_level_resource(name: str) -> bool:
 
 
 def pod_level_enabled(features: Features) -> bool:
-    """PodLevelResources: beta and on by default since v1.34 (Features has no field for it
-    yet, so a Features without one means the default)."""
-    return bool(getattr(features, "enable_pod_level_resources", True))
+    """PodLevelResources: beta and on by default since v1.34."""
+    return features.enable_pod_level_resources
 
 
 def _requests(resources: Mapping[str, str | int | float]) -> ResourceList:
