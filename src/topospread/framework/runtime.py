@@ -11,11 +11,12 @@ Upstream: pkg/scheduler/framework/runtime/framework.go (v1.35). The rules that d
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import random
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
-from topospread.api.types import Pod
+from topospread.api.types import Pod, PodDisruptionBudget
 from topospread.errors import ConfigError
 from topospread.framework.config import EXTENSION_POINTS, PluginRef, Profile
 from topospread.framework.cycle_state import CycleState
@@ -39,6 +40,7 @@ from topospread.framework.interface import (
     ScorePlugin,
     SharedLister,
 )
+from topospread.framework.nominator import Nominator, pod_key, pod_priority
 from topospread.framework.status import SKIP, SUCCESS, Code, Status, as_status, new_status
 from topospread.framework.types import MAX_NODE_SCORE, MIN_NODE_SCORE, NodeInfo, NodeScore
 
@@ -93,16 +95,65 @@ class NodePluginScores:
     total_score: int = 0
 
 
+class ClusterClient(Protocol):
+    """The writes preemption makes to the cluster (Upstream: the handle's ClientSet).
+
+    The simulator's scheduler implements it; without one, preemption only decides.
+    """
+
+    def delete_pod(self, victim: Pod, preemptor: Pod, node_name: str) -> None:
+        """Evict ``victim`` from ``node_name`` to make room for ``preemptor``."""
+
+    def clear_nominated_node_name(self, pod: Pod) -> None:
+        """Remove ``pod``'s nomination (its ``status.nominatedNodeName``)."""
+
+
 class FrameworkHandle:
-    """What plugins see: the snapshot of the current cycle, owner objects, feature gates."""
+    """What plugins see: the snapshot of the current cycle, owner objects, feature gates.
 
-    __slots__ = ("_features", "_objects", "_snapshot", "framework")
+    Preemption also reaches, through it, the framework itself (``framework``), the pods
+    nominated to nodes (``nominator``), the scheduler's seeded random source (``rng``), the
+    PodDisruptionBudgets (``pdbs``) and the cluster writes it makes (``client``).
+    """
 
-    def __init__(self, snapshot: SharedLister, objects: ObjectLister, features: Features) -> None:
+    __slots__ = (
+        "_features",
+        "_objects",
+        "_snapshot",
+        "client",
+        "framework",
+        "nominator",
+        "pdbs",
+        "rng",
+    )
+
+    def __init__(
+        self,
+        snapshot: SharedLister,
+        objects: ObjectLister,
+        features: Features,
+        *,
+        nominator: Nominator | None = None,
+        rng: random.Random | None = None,
+        pdbs: Iterable[PodDisruptionBudget] = (),
+        client: ClusterClient | None = None,
+    ) -> None:
         self._snapshot = snapshot
         self._objects = objects
         self._features = features
         self.framework: Framework | None = None
+        self.nominator = nominator if nominator is not None else Nominator()
+        self.rng = rng if rng is not None else random.Random(0)
+        self.pdbs: list[PodDisruptionBudget] = list(pdbs)
+        self.client = client
+
+    def nominated_pods_for_node(self, node_name: str) -> list[Pod]:
+        """Upstream: PodNominator.NominatedPodsForNode (through the framework handle)."""
+        return self.nominator.nominated_pods_for_node(node_name)
+
+    def pod_disruption_budgets(self) -> list[PodDisruptionBudget]:
+        """Upstream: the PodDisruptionBudget lister's List(labels.Everything())."""
+        return self.pdbs
 
     def snapshot_shared_lister(self) -> SharedLister:
         return self._snapshot
@@ -292,6 +343,54 @@ class Framework:
                 return status.with_plugin(pl.name)
         return SUCCESS
 
+    def run_filter_plugins_with_nominated_pods(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo
+    ) -> Status:
+        """Filter with the node's nominated pods of equal or higher priority counted as running,
+        then, when that passes and any were added, once more without them.
+
+        Both passes must succeed: resources and anti-affinity are stricter with the nominated
+        pods in place, pod affinity can be stricter without them, and a nominated pod may yet
+        land elsewhere. Pods of lower priority are ignored: the pod may take their room.
+        Upstream: RunFilterPluginsWithNominatedPods (framework.go, v1.35)
+        """
+        added, state_with, info_with, status = self._add_ge_nominated_pods(state, pod, node_info)
+        if not status.is_success:
+            return status
+        status = self.run_filter_plugins(state_with, pod, info_with)
+        if not status.is_success and not status.is_rejected:
+            return status
+        if not added or not status.is_success:
+            return status
+        status = self.run_filter_plugins(state, pod, node_info)
+        return status
+
+    def _add_ge_nominated_pods(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo
+    ) -> tuple[bool, CycleState, NodeInfo, Status]:
+        """Copies of the state and the NodeInfo with the node's nominated pods of at least the
+        pod's priority added (through the PreFilter extensions); the originals when none is.
+
+        Upstream: addGENominatedPods (framework.go, v1.35)
+        """
+        nominated = self.handle.nominated_pods_for_node(node_info.name)
+        if not nominated:
+            return False, state, node_info, SUCCESS
+        info_out = node_info.snapshot()
+        state_out = state.clone()
+        added = False
+        priority = pod_priority(pod)
+        key = pod_key(pod)
+        for p in nominated:
+            if pod_priority(p) < priority or pod_key(p) == key:
+                continue
+            info_out.add_pod(p)
+            status = self.run_pre_filter_extension_add_pod(state_out, pod, p, info_out)
+            if not status.is_success:
+                return False, state, node_info, status
+            added = True
+        return added, state_out, info_out, SUCCESS
+
     def run_pre_filter_extension_add_pod(
         self, state: CycleState, pod: Pod, pod_to_add: Pod, node_info: NodeInfo
     ) -> Status:
@@ -337,7 +436,9 @@ class Framework:
                 return r, s.with_plugin(pl.name)
             if not s.is_rejected:
                 return None, as_status(s.message).with_plugin(pl.name)
-            if r is not None and r.nominated_node_name:
+            if r is not None:
+                # A result, even with an empty name, overrides the pod's nomination
+                # (upstream's ModeOverride); None leaves it as it is (ModeNoop).
                 result = r
             reasons.extend(s.reasons)
             if not rejector:
@@ -523,6 +624,7 @@ def _guard_status(call: Callable[[], Status]) -> Status:
 
 
 __all__ = [
+    "ClusterClient",
     "Framework",
     "FrameworkHandle",
     "NodePluginScores",

@@ -73,7 +73,8 @@ class FitError(Exception):
 
 
 def fit_error_message(num_all_nodes: int, diagnosis: Diagnosis) -> str:
-    """``0/N nodes are available: <sorted reason histogram>.`` then the PostFilter message.
+    """``0/N nodes are available: <sorted reason histogram>.`` then the PostFilter message,
+    appended as it is (DefaultPreemption's ends with its own period).
 
     Upstream: FitError.Error (pkg/scheduler/framework/types.go, v1.35)
     """
@@ -94,7 +95,7 @@ def fit_error_message(num_all_nodes: int, diagnosis: Diagnosis) -> str:
         if histogram:
             msg += f" {', '.join(histogram)}."
     if diagnosis.post_filter_msg:
-        msg += f" {diagnosis.post_filter_msg}."
+        msg += f" {diagnosis.post_filter_msg}"
     return msg
 
 
@@ -214,6 +215,12 @@ class SchedulingAlgorithm:
             diagnosis.pre_filter_msg = status.message
             diagnosis.add_plugin_status(status)
             return [], diagnosis
+        # A nominated node was likely made room for by preemption in an earlier cycle: it is
+        # probably the only node that fits, so it is tried alone first.
+        if pod.status.nominated_node_name:
+            feasible = self.evaluate_nominated_node(fwk, state, pod, diagnosis, all_nodes)
+            if feasible:
+                return feasible, diagnosis
         nodes: Sequence[NodeInfo] = all_nodes
         if pre_result is not None and pre_result.node_names is not None:
             # Upstream walks a Go set here (random order); node order keeps runs reproducible.
@@ -226,6 +233,29 @@ class SchedulingAlgorithm:
         processed = len(feasible) + len(diagnosis.node_to_status)
         self.next_start_node_index = (self.next_start_node_index + processed) % len(all_nodes)
         return feasible, diagnosis
+
+    def evaluate_nominated_node(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: Pod,
+        diagnosis: Diagnosis,
+        all_nodes: Sequence[NodeInfo],
+    ) -> list[NodeInfo]:
+        """Filter the pod's nominated node alone; an unknown node is no candidate.
+
+        Its status, when it fails, stays in the diagnosis until the full search sets it again;
+        an unknown node or an Error status only sends the search on to every node.
+        Upstream: evaluateNominatedNode (schedule_one.go, v1.35)
+        """
+        name = pod.status.nominated_node_name
+        node = next((info for info in all_nodes if info.name == name), None)
+        if node is None:
+            return []  # upstream logs the lookup error and searches every node
+        try:
+            return self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, [node])
+        except SchedulingError:
+            return []  # an error on the nominated node is logged upstream, not fatal
 
     def find_nodes_that_pass_filters(
         self,
@@ -249,7 +279,7 @@ class SchedulingAlgorithm:
             return [nodes[(start + i) % num_all] for i in range(to_find)]
         for i in range(num_all):
             info = nodes[(start + i) % num_all]
-            status = fwk.run_filter_plugins(state, pod, info)
+            status = fwk.run_filter_plugins_with_nominated_pods(state, pod, info)
             if status.code is Code.Error:
                 raise SchedulingError(status)
             if status.is_success:
