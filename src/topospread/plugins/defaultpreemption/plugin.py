@@ -1,0 +1,424 @@
+"""DefaultPreemption: the PostFilter that evicts lower-priority pods to make room for a pod.
+
+Its args bound how many candidate nodes the dry run looks for: ``minCandidateNodesPercentage``
+of the nodes where preemption might help (default 10), at least ``minCandidateNodesAbsolute``
+(default 100), at most all of them. On one node it removes every pod of lower priority, checks
+that the pod then fits, and gives pods back, most important first (PDB-violating ones before
+the others), as long as the pod still fits. Its PostFilter message is the Evaluator's, prefixed
+with ``preemption: ``.
+
+Upstream: pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go, with the
+args of pkg/scheduler/apis/config (types_pluginargs.go, v1/defaults.go and
+validation/validation_pluginargs.go), v1.35.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+import msgspec
+
+from topospread.api.types import Pod, PodDisruptionBudget
+from topospread.errors import ConfigError
+from topospread.framework.cycle_state import CycleState
+from topospread.framework.features import Features
+from topospread.framework.interface import Handle, PostFilterResult
+from topospread.framework.nominator import pod_key, pod_priority
+from topospread.framework.preemption import (
+    Evaluator,
+    ScoreFunc,
+    Victims,
+    importance_order,
+)
+from topospread.framework.runtime import Framework, FrameworkHandle
+from topospread.framework.status import SUCCESS, Code, Status, as_status, new_status
+from topospread.framework.types import NodeInfo
+from topospread.labels.selector import Selector, SelectorError, label_selector_as_selector
+
+NAME: Final = "DefaultPreemption"
+
+DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE: Final = 10
+DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE: Final = 100
+
+PREEMPT_NEVER: Final = "Never"
+MSG_PREFIX: Final = "preemption: "
+ERR_NO_VICTIMS: Final = "No preemption victims found for incoming pod"
+ERR_PREEMPTION_POLICY_NEVER: Final = "not eligible due to preemptionPolicy=Never."
+ERR_TERMINATING_ON_NOMINATED_NODE: Final = (
+    "not eligible due to a terminating pod on the nominated node."
+)
+ERR_NO_FRAMEWORK: Final = "DefaultPreemption needs the framework's handle to dry-run filters"
+
+# The condition the scheduler adds to a victim before deleting it (core/v1).
+DISRUPTION_TARGET: Final = "DisruptionTarget"
+POD_REASON_PREEMPTION_BY_SCHEDULER: Final = "PreemptionByScheduler"
+
+
+# ---------------------------------------------------------------------------------------------
+# Args
+
+
+class DefaultPreemptionArgs(
+    msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True
+):
+    """The args as written in a profile's pluginConfig (apiVersion and kind are ignored);
+    ``None`` until defaulted."""
+
+    min_candidate_nodes_percentage: int | None = None
+    min_candidate_nodes_absolute: int | None = None
+
+    @property
+    def percentage(self) -> int:
+        p = self.min_candidate_nodes_percentage
+        return DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE if p is None else p
+
+    @property
+    def absolute(self) -> int:
+        a = self.min_candidate_nodes_absolute
+        return DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE if a is None else a
+
+
+def decode_default_preemption_args(
+    raw: Mapping[str, Any] | DefaultPreemptionArgs | None,
+) -> DefaultPreemptionArgs:
+    """The args of a profile's pluginConfig entry, as written (not yet defaulted)."""
+    if raw is None:
+        return DefaultPreemptionArgs()
+    if isinstance(raw, DefaultPreemptionArgs):
+        return raw
+    try:
+        return msgspec.convert(dict(raw), DefaultPreemptionArgs)
+    except msgspec.ValidationError as err:
+        raise ConfigError(f"decoding DefaultPreemptionArgs: {err}") from err
+
+
+def set_defaults_default_preemption_args(args: DefaultPreemptionArgs) -> DefaultPreemptionArgs:
+    """Unset fields default to 10 (percentage) and 100 (absolute); explicit zeros stay.
+
+    Upstream: SetDefaults_DefaultPreemptionArgs (pkg/scheduler/apis/config/v1/defaults.go)
+    """
+    return DefaultPreemptionArgs(
+        min_candidate_nodes_percentage=args.percentage,
+        min_candidate_nodes_absolute=args.absolute,
+    )
+
+
+def _child(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name
+
+
+def validate_default_preemption_args(args: DefaultPreemptionArgs, path: str = "") -> list[str]:
+    """Field errors of the (defaulted) args, in upstream's order.
+
+    ``path`` is where the args sit (empty when the plugin validates its own args).
+    Upstream: ValidateDefaultPreemptionArgs, validateMinCandidateNodesPercentage and
+    validateMinCandidateNodesAbsolute (validation_pluginargs.go, v1.35)
+    """
+    percentage_path = _child(path, "minCandidateNodesPercentage")
+    absolute_path = _child(path, "minCandidateNodesAbsolute")
+    percentage, absolute = args.percentage, args.absolute
+    errors: list[str] = []
+    if percentage < 0 or percentage > 100:
+        errors.append(
+            f"{percentage_path}: Invalid value: {percentage}: not in valid range [0, 100]"
+        )
+    if absolute < 0:
+        errors.append(f"{absolute_path}: Invalid value: {absolute}: not in valid range [0, inf)")
+    if percentage == 0 and absolute == 0:
+        errors.append(
+            f"{percentage_path}: Invalid value: 0: "
+            "cannot be zero at the same time as minCandidateNodesAbsolute"
+        )
+        errors.append(
+            f"{absolute_path}: Invalid value: 0: "
+            "cannot be zero at the same time as minCandidateNodesPercentage"
+        )
+    return errors
+
+
+def resolve_default_preemption_args(
+    raw: Mapping[str, Any] | DefaultPreemptionArgs | None,
+) -> DefaultPreemptionArgs:
+    """Decode, default and validate; raises ConfigError with the scheduler's message."""
+    args = set_defaults_default_preemption_args(decode_default_preemption_args(raw))
+    errors = validate_default_preemption_args(args)
+    if errors:
+        raise ConfigError(errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]")
+    return args
+
+
+# ---------------------------------------------------------------------------------------------
+# Victims and PodDisruptionBudgets
+
+
+def pod_terminating_by_preemption(pod: Pod) -> bool:
+    """Being deleted, with the DisruptionTarget condition the scheduler's preemption adds.
+
+    Upstream: podTerminatingByPreemption (default_preemption.go, v1.35)
+    """
+    if pod.metadata.deletion_timestamp is None:
+        return False
+    for condition in pod.status.conditions:
+        if condition.type == DISRUPTION_TARGET:
+            return condition.status == "True" and condition.reason == (
+                POD_REASON_PREEMPTION_BY_SCHEDULER
+            )
+    return False
+
+
+def filter_pods_with_pdb_violation(
+    pods: Sequence[Pod], pdbs: Sequence[PodDisruptionBudget]
+) -> tuple[list[Pod], list[Pod]]:
+    """Split the pods, keeping their order, into those whose eviction would exceed a matching
+    budget's ``disruptionsAllowed`` (counting the pods before them) and the others.
+
+    A PDB matches a pod in its namespace that its selector selects (a nil or empty selector
+    selects nothing; an invalid one is skipped); pods already in its ``disruptedPods`` do not
+    count against it.
+    Upstream: filterPodsWithPDBViolation (default_preemption.go, v1.35)
+    """
+    allowed = [pdb.status.disruptions_allowed for pdb in pdbs]
+    selectors: list[Selector | None] = []
+    for pdb in pdbs:
+        try:
+            selectors.append(label_selector_as_selector(pdb.spec.selector))
+        except SelectorError:
+            selectors.append(None)
+    violating: list[Pod] = []
+    non_violating: list[Pod] = []
+    for pod in pods:
+        violated = False
+        labels = pod.metadata.labels
+        if labels:  # a pod without labels matches no PDB
+            for i, pdb in enumerate(pdbs):
+                if pdb.metadata.namespace != pod.metadata.namespace:
+                    continue
+                selector = selectors[i]
+                if selector is None or selector.empty or not selector.matches(labels):
+                    continue
+                if pod.metadata.name in pdb.status.disrupted_pods:
+                    continue  # its eviction was already processed: it no longer counts
+                allowed[i] -= 1
+                if allowed[i] < 0:
+                    violated = True
+        (violating if violated else non_violating).append(pod)
+    return violating, non_violating
+
+
+# ---------------------------------------------------------------------------------------------
+# The plugin
+
+
+class DefaultPreemption:
+    """PostFilter (and a PreEnqueue that never gates: preemption completes at once here).
+
+    ``args`` must be defaulted and valid. The handle must be the framework's (a
+    ``FrameworkHandle``) for PostFilter to dry-run filters; it is looked up when PostFilter runs.
+    Upstream: DefaultPreemption and New (default_preemption.go, v1.35)
+    """
+
+    def __init__(self, args: DefaultPreemptionArgs, handle: Handle, features: Features) -> None:
+        self.args = args
+        self.handle = handle
+        self.features = features
+
+    @property
+    def name(self) -> str:
+        return NAME
+
+    def _framework(self) -> tuple[FrameworkHandle, Framework] | None:
+        handle = self.handle
+        if isinstance(handle, FrameworkHandle) and handle.framework is not None:
+            return handle, handle.framework
+        return None
+
+    # -- extension points ---------------------------------------------------------------------
+
+    def pre_enqueue(self, pod: Pod) -> Status:
+        """Upstream gates a pod while its asynchronous preemption runs; here preemption is
+        finished when PostFilter returns. Upstream: DefaultPreemption.PreEnqueue."""
+        return SUCCESS
+
+    def post_filter(
+        self, state: CycleState, pod: Pod, filtered_node_status: Mapping[str, Status]
+    ) -> tuple[PostFilterResult | None, Status]:
+        """Upstream: DefaultPreemption.PostFilter (default_preemption.go, v1.35)."""
+        found = self._framework()
+        if found is None:
+            return None, as_status(ERR_NO_FRAMEWORK)
+        handle, _ = found
+        evaluator = Evaluator(NAME, handle, self)
+        result, status = evaluator.preempt(state, pod, filtered_node_status)
+        msg = status.message
+        if not msg:
+            return result, status
+        if status.code is Code.Error:
+            return result, as_status(MSG_PREFIX + msg)
+        return result, new_status(status.code, MSG_PREFIX + msg)
+
+    # -- preemption.Interface -----------------------------------------------------------------
+
+    def calculate_num_candidates(self, num_nodes: int) -> int:
+        """``num_nodes * percentage / 100``, at least the absolute minimum, at most num_nodes.
+
+        Upstream: DefaultPreemption.calculateNumCandidates (default_preemption.go, v1.35)
+        """
+        n = num_nodes * self.args.percentage // 100
+        n = max(n, self.args.absolute)
+        return min(n, num_nodes)
+
+    def get_offset_and_num_candidates(self, num_nodes: int) -> tuple[int, int]:
+        """A random offset from the scheduler's seeded source, and the number of candidates.
+
+        Upstream: DefaultPreemption.GetOffsetAndNumCandidates (default_preemption.go, v1.35)
+        """
+        found = self._framework()
+        rng = found[0].rng if found is not None else None
+        offset = rng.randrange(num_nodes) if rng is not None and num_nodes > 0 else 0
+        return offset, self.calculate_num_candidates(num_nodes)
+
+    def ordered_score_funcs(self, nodes_to_victims: Mapping[str, Victims]) -> list[ScoreFunc]:
+        """None of its own: pickOneNodeForPreemption's defaults apply."""
+        return []
+
+    def is_preemption_allowed(self, node_info: NodeInfo, victim: Pod, preemptor: Pod) -> bool:
+        """A victim must have a lower priority than the preemptor.
+
+        Upstream: DefaultPreemption.isPreemptionAllowed (default_preemption.go, v1.35; its
+        IsEligiblePod hook allows every pod by default)
+        """
+        return pod_priority(victim) < pod_priority(preemptor)
+
+    def pod_eligible_to_preempt_others(
+        self, pod: Pod, nominated_node_status: Status
+    ) -> tuple[bool, str]:
+        """Not with preemptionPolicy Never; not while a victim of its earlier preemption is
+        still terminating on its nominated node (unless that node now rejects the pod as
+        UnschedulableAndUnresolvable, in which case it may preempt elsewhere).
+
+        Upstream: DefaultPreemption.PodEligibleToPreemptOthers (default_preemption.go, v1.35)
+        """
+        if pod.spec.preemption_policy == PREEMPT_NEVER:
+            return False, ERR_PREEMPTION_POLICY_NEVER
+        nominated = pod.status.nominated_node_name
+        if nominated:
+            if nominated_node_status.code is Code.UnschedulableAndUnresolvable:
+                return True, ""
+            info = self.handle.snapshot_shared_lister().node_infos().get(nominated)
+            if info is not None:
+                for p in info.pods:
+                    if self.is_preemption_allowed(info, p, pod) and pod_terminating_by_preemption(
+                        p
+                    ):
+                        return False, ERR_TERMINATING_ON_NOMINATED_NODE
+        return True, ""
+
+    def select_victims_on_node(
+        self,
+        state: CycleState,
+        pod: Pod,
+        node_info: NodeInfo,
+        pdbs: Sequence[PodDisruptionBudget],
+    ) -> tuple[list[Pod], int, Status]:
+        """The fewest pods to evict from this node (a copy) for the pod to fit, most important
+        first, and how many of them violate a PDB.
+
+        Every lower-priority pod is removed (through the PreFilter extensions too); if the pod
+        still does not fit, the node's filter status is returned. Then the removed pods come
+        back one by one, most important first, PDB-violating ones before the others, and stay
+        when the pod still fits with them.
+        Upstream: DefaultPreemption.SelectVictimsOnNode (default_preemption.go, v1.35)
+        """
+        found = self._framework()
+        if found is None:
+            return [], 0, as_status(ERR_NO_FRAMEWORK)
+        _, fwk = found
+
+        def remove(victim: Pod) -> Status:
+            node_info.remove_pod(victim)
+            return fwk.run_pre_filter_extension_remove_pod(state, pod, victim, node_info)
+
+        def add(victim: Pod) -> Status:
+            node_info.add_pod(victim)
+            return fwk.run_pre_filter_extension_add_pod(state, pod, victim, node_info)
+
+        potential = [p for p in node_info.pods if self.is_preemption_allowed(node_info, p, pod)]
+        for victim in potential:
+            status = remove(victim)
+            if not status.is_success:
+                return [], 0, _as_error(status)
+        if not potential:
+            return [], 0, new_status(Code.UnschedulableAndUnresolvable, ERR_NO_VICTIMS)
+
+        # Affinity of the pod to the victims is deliberately not considered (upstream, for
+        # performance): if the pod does not fit with all of them gone, the node is no candidate.
+        status = fwk.run_filter_plugins_with_nominated_pods(state, pod, node_info)
+        if not status.is_success:
+            return [], 0, status
+
+        potential = importance_order(potential)
+        violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
+        victims: list[Pod] = []
+
+        def reprieve(candidate: Pod) -> Status | bool:
+            status = add(candidate)
+            if not status.is_success:
+                return status
+            fits = fwk.run_filter_plugins_with_nominated_pods(state, pod, node_info).is_success
+            if not fits:
+                status = remove(candidate)
+                if not status.is_success:
+                    return status
+                victims.append(candidate)
+            return fits
+
+        num_violating = 0
+        for candidate in violating:
+            outcome = reprieve(candidate)
+            if isinstance(outcome, Status):
+                return [], 0, _as_error(outcome)
+            if not outcome:
+                num_violating += 1
+        for candidate in non_violating:
+            outcome = reprieve(candidate)
+            if isinstance(outcome, Status):
+                return [], 0, _as_error(outcome)
+
+        if violating and non_violating:
+            # Keep the victims most important first across both groups.
+            rank = {pod_key(p): i for i, p in enumerate(potential)}
+            victims.sort(key=lambda p: rank[pod_key(p)])
+        return victims, num_violating, SUCCESS
+
+
+def _as_error(status: Status) -> Status:
+    return status if status.code is Code.Error else as_status(status.message)
+
+
+def new(args: Mapping[str, Any] | None, handle: Handle, features: Features) -> DefaultPreemption:
+    """The plugin from a profile's raw pluginConfig args (defaulted, then validated).
+
+    Upstream: New (default_preemption.go, v1.35)
+    """
+    return DefaultPreemption(resolve_default_preemption_args(args), handle, features)
+
+
+__all__ = [
+    "DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE",
+    "DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE",
+    "ERR_NO_VICTIMS",
+    "ERR_PREEMPTION_POLICY_NEVER",
+    "ERR_TERMINATING_ON_NOMINATED_NODE",
+    "MSG_PREFIX",
+    "NAME",
+    "DefaultPreemption",
+    "DefaultPreemptionArgs",
+    "decode_default_preemption_args",
+    "filter_pods_with_pdb_violation",
+    "new",
+    "pod_terminating_by_preemption",
+    "resolve_default_preemption_args",
+    "set_defaults_default_preemption_args",
+    "validate_default_preemption_args",
+]
