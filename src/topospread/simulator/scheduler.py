@@ -5,6 +5,10 @@ and backend/queue (PriorityQueue). Time is logical: a pod that fails goes to the
 pool with the plugins that rejected it; when a later binding could help (a pod matching its
 topology spread or pod affinity selectors was bound) it returns to the active queue behind the
 pods already there, as upstream's queueing hints move it. Gated pods wait until their gates go.
+
+Preemption evicts at once: when PostFilter nominates a node, its victims are already deleted
+from the cluster, the pod carries the nomination (``status.nominatedNodeName``) and goes back
+to the active queue, where its priority puts it before the pods it may displace.
 """
 
 from __future__ import annotations
@@ -18,12 +22,13 @@ from typing import Any
 
 import msgspec
 
-from topospread.api.types import Pod
+from topospread.api.types import Pod, PodDisruptionBudget
 from topospread.cluster.state import ClusterState
 from topospread.framework.config import DEFAULT_SCHEDULER_NAME, SchedulerConfig
 from topospread.framework.cycle_state import CycleState
 from topospread.framework.features import Features
-from topospread.framework.interface import QueuedPodInfo
+from topospread.framework.interface import PostFilterResult, QueuedPodInfo
+from topospread.framework.nominator import Nominator, pod_key
 from topospread.framework.runtime import Framework, FrameworkHandle, Registry
 from topospread.framework.schedule_one import (
     FitError,
@@ -49,6 +54,8 @@ class Decision:
     plugin_scores: dict[str, dict[str, int]] = field(default_factory=dict)
     reasons: dict[str, list[str]] = field(default_factory=dict)
     message: str | None = None
+    # ``namespace/name`` of the pods this attempt's preemption evicted, most important first.
+    preempted: list[str] = field(default_factory=list)
 
     @property
     def key(self) -> str:
@@ -63,6 +70,7 @@ class Decision:
             "pluginScores": self.plugin_scores,
             "reasons": self.reasons,
             "message": self.message,
+            "preempted": self.preempted,
         }
 
 
@@ -82,6 +90,10 @@ class _ActiveQueue:
     def __len__(self) -> int:
         return len(self._heap)
 
+    def infos(self) -> list[QueuedPodInfo]:
+        """The queued pods, in no particular order."""
+        return [entry.info for entry in self._heap]
+
 
 @dataclass(slots=True)
 class _Entry:
@@ -93,7 +105,12 @@ class _Entry:
 
 
 class Scheduler:
-    """kube-scheduler over a ClusterState: enqueue pods, then ``run()`` until nothing binds."""
+    """kube-scheduler over a ClusterState: enqueue pods, then ``run()`` until nothing binds.
+
+    It is also the cluster client of its frameworks' handles: preemption deletes victims and
+    clears nominations through it (``delete_pod``, ``clear_nominated_node_name``).
+    ``pod_disruption_budgets`` are the PDBs preemption tries not to violate.
+    """
 
     def __init__(
         self,
@@ -105,18 +122,31 @@ class Scheduler:
         seed: int = 0,
         tie_break: TieBreak = "random",
         percentage_of_nodes_to_score: int | None = None,
+        pod_disruption_budgets: Iterable[PodDisruptionBudget] = (),
     ) -> None:
         self.cluster = cluster
         self.config = config
         self.features = features
+        # One seeded source for every random draw: host selection and preemption's offset.
+        rng = random.Random(seed)
+        self.nominator = Nominator()
+        self.pdbs = list(pod_disruption_budgets)
         self.frameworks: dict[str, Framework] = {}
         for profile in config.profiles:
-            handle = FrameworkHandle(cluster, cluster, features)
+            handle = FrameworkHandle(
+                cluster,
+                cluster,
+                features,
+                nominator=self.nominator,
+                rng=rng,
+                pdbs=self.pdbs,
+                client=self,
+            )
             self.frameworks[profile.scheduler_name] = Framework(profile, registry, handle, features)
         first = self.frameworks[config.profiles[0].scheduler_name]
         self.algorithm = SchedulingAlgorithm(
             config.percentage_of_nodes_to_score,
-            rng=random.Random(seed),
+            rng=rng,
             tie_break=tie_break,
             percentage_override=percentage_of_nodes_to_score,
         )
@@ -126,6 +156,9 @@ class Scheduler:
         self.gated: dict[str, tuple[QueuedPodInfo, str]] = {}
         self.ignored: dict[str, tuple[Pod, str]] = {}
         self.last: dict[str, Decision] = {}
+        # Evicted pods: key -> (the pod as it was bound, the key of the pod that preempted it).
+        self.preempted: dict[str, tuple[Pod, str]] = {}
+        self._victims: list[str] | None = None  # the running attempt's Decision.preempted
 
     def framework_for(self, pod: Pod) -> Framework | None:
         return self.frameworks.get(pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME)
@@ -149,6 +182,8 @@ class Scheduler:
             self.gated[key] = (info, f"{status.plugin}: {status.message}")
             return
         self.active.push(info)
+        # A pod that arrives nominated keeps its nomination (upstream's ModeNoop).
+        self.nominator.add(pod)
 
     def run(self, on_decision: Callable[[Decision], None] | None = None) -> list[Decision]:
         """Schedule until the active queue is empty; returns every attempt's decision."""
@@ -176,22 +211,35 @@ class Scheduler:
             result = self.algorithm.schedule_pod(fwk, state, pod, nodes)
         except FitError as err:
             statuses = statuses_by_node(err.diagnosis, [n.name for n in nodes])
+            nominated: PostFilterResult | None = None
             if fwk.post_filter_plugins:
-                _, status = fwk.run_post_filter_plugins(state, pod, statuses)
+                self._victims = decision.preempted
+                try:
+                    nominated, status = fwk.run_post_filter_plugins(state, pod, statuses)
+                finally:
+                    self._victims = None
                 err.diagnosis.post_filter_msg = status.message
+                # A result sets (or, empty, clears) the nomination; None keeps it.
+                self._nominate(info, None if nominated is None else nominated.nominated_node_name)
+                decision.pod = info.pod
             decision.reasons = {
                 name: [f"{s.plugin}: {r}" if s.plugin else r for r in s.reasons]
                 for name, s in statuses.items()
             }
             decision.message = str(err)
+            if nominated is not None and nominated.nominated_node_name and decision.preempted:
+                self._requeue_preemptor(info, decision)
+                return decision
             self._failed(info, err.diagnosis.unschedulable_plugins, decision)
             return decision
         except NoNodesAvailableError as err:
             decision.message = str(err)
+            self._nominate(info, "")
             self._failed(info, set(), decision)
             return decision
         except SchedulingError as err:
             decision.message = err.status.message
+            self._nominate(info, "")
             self._failed(info, set(), decision)
             return decision
 
@@ -211,6 +259,7 @@ class Scheduler:
             if not status.is_success:
                 fwk.run_reserve_plugins_unreserve(state, pod, host)
                 decision.message = status.message
+                self._nominate(info, "")
                 self._failed(info, {status.plugin} if status.plugin else set(), decision)
                 return decision
         status = fwk.run_pre_bind_plugins(state, pod, host)
@@ -219,8 +268,11 @@ class Scheduler:
         if not status.is_success:
             fwk.run_reserve_plugins_unreserve(state, pod, host)
             decision.message = status.message
+            self._nominate(info, "")
             self._failed(info, {status.plugin} if status.plugin else set(), decision)
             return decision
+        # Upstream: assume() drops the pod's nomination once it has a node.
+        self.nominator.delete(pod)
         bound = _with_node_name(pod, host)
         self.cluster.bind(bound, host)
         decision.pod = bound
@@ -229,6 +281,55 @@ class Scheduler:
         self.unschedulable.pop(decision.key, None)
         self._on_assigned_pod_add(bound)
         return decision
+
+    def _nominate(self, info: QueuedPodInfo, node_name: str | None) -> None:
+        """Apply a scheduling attempt's nominating info: ``None`` keeps the pod's nomination,
+        a name replaces it, ``""`` clears it (as upstream patches status.nominatedNodeName).
+
+        Upstream: handleSchedulingFailure's AddNominatedPod and updatePod (schedule_one.go)
+        """
+        if node_name is not None and node_name != info.pod.status.nominated_node_name:
+            info.pod = _with_nominated_node_name(info.pod, node_name)
+        self.nominator.add(info.pod, node_name)
+
+    def _requeue_preemptor(self, info: QueuedPodInfo, decision: Decision) -> None:
+        """Preemption made room: the pod goes straight back to the active queue.
+
+        Upstream parks it among the unschedulable pods until its victims' deletion events move
+        it back; here the victims are gone already, so it returns at once.
+        """
+        self.last[decision.key] = decision
+        self.unschedulable.pop(decision.key, None)
+        info.unschedulable_plugins = frozenset()
+        info.timestamp = float(next(self._clock))
+        self.active.push(info)
+
+    # ClusterClient: the writes preemption makes.
+
+    def delete_pod(self, victim: Pod, preemptor: Pod, node_name: str) -> None:
+        """Evict a preemption victim: it leaves the cluster at once.
+
+        This is a simplification: upstream adds a DisruptionTarget condition and deletes the
+        victim gracefully, and until the kubelet has stopped it the victim keeps its node's
+        resources (the preemptor waits as a nominated pod meanwhile). Here the deletion is
+        complete before the preemptor's next attempt.
+        """
+        self.cluster.unbind(victim)
+        self.nominator.delete(victim)
+        key = pod_key(victim)
+        self.preempted[key] = (victim, pod_key(preemptor))
+        if self._victims is not None:
+            self._victims.append(key)
+
+    def clear_nominated_node_name(self, pod: Pod) -> None:
+        """Drop a pending pod's nomination (the queued pod's status too)."""
+        self.nominator.delete(pod)
+        key = pod_key(pod)
+        queued = [self.unschedulable.get(key), *self.active.infos()]
+        for info in queued:
+            if info is not None and pod_key(info.pod) == key:
+                info.pod = _with_nominated_node_name(info.pod, "")
+                break
 
     def _failed(self, info: QueuedPodInfo, plugins: Iterable[str], decision: Decision) -> None:
         info.unschedulable_plugins = frozenset(plugins)
@@ -261,6 +362,11 @@ class Scheduler:
 
 def _with_node_name(pod: Pod, node: str) -> Pod:
     return msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, node_name=node))
+
+
+def _with_nominated_node_name(pod: Pod, node: str) -> Pod:
+    status = msgspec.structs.replace(pod.status, nominated_node_name=node)
+    return msgspec.structs.replace(pod, status=status)
 
 
 def _could_help(info: QueuedPodInfo, added: Pod) -> bool:
