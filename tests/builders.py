@@ -13,6 +13,7 @@ class PodBuilder:
     def __init__(self, name: str) -> None:
         self._meta: dict[str, Any] = {"name": name, "namespace": "default", "labels": {}}
         self._spec: dict[str, Any] = {}
+        self._status: dict[str, Any] = {}
 
     def namespace(self, ns: str) -> PodBuilder:
         self._meta["namespace"] = ns
@@ -121,13 +122,41 @@ class PodBuilder:
         self._spec.setdefault("initContainers", []).append(c)
         return self
 
+    def req(self, **requests: str) -> PodBuilder:
+        """A container requesting ``requests`` (``st.MakePod().Req``), e.g. ``cpu="100m"``."""
+        c = {"name": f"c{len(self._spec.get('containers', []))}"}
+        self._spec.setdefault("containers", []).append(
+            {**c, "resources": {"requests": dict(requests)}}
+        )
+        return self
+
+    def preemption_policy(self, policy: str) -> PodBuilder:
+        self._spec["preemptionPolicy"] = policy
+        return self
+
+    def start_time(self, rfc3339: str) -> PodBuilder:
+        self._status["startTime"] = rfc3339
+        return self
+
+    def nominated_node(self, name: str) -> PodBuilder:
+        self._status["nominatedNodeName"] = name
+        return self
+
+    def condition(self, type_: str, status: str, reason: str = "") -> PodBuilder:
+        self._status.setdefault("conditions", []).append(
+            {"type": type_, "status": status, "reason": reason}
+        )
+        return self
+
     def spec_field(self, name: str, value: Any) -> PodBuilder:
         """Set a spec field verbatim (camelCase name, manifest-shaped value)."""
         self._spec[name] = value
         return self
 
     def obj(self) -> Pod:
-        return msgspec.convert({"metadata": self._meta, "spec": self._spec}, Pod)
+        return msgspec.convert(
+            {"metadata": self._meta, "spec": self._spec, "status": self._status}, Pod
+        )
 
 
 class NodeBuilder:
@@ -146,6 +175,14 @@ class NodeBuilder:
 
     def unschedulable(self) -> NodeBuilder:
         self._spec["unschedulable"] = True
+        return self
+
+    def capacity(self, **resources: str) -> NodeBuilder:
+        """status.capacity and status.allocatable (``st.MakeNode().Capacity``: 32 pods unless
+        ``pods`` is given)."""
+        res = {"pods": "32", **resources}
+        self._status["capacity"] = dict(res)
+        self._status["allocatable"] = dict(res)
         return self
 
     def image(self, size_bytes: int, *names: str) -> NodeBuilder:
