@@ -177,6 +177,26 @@ def schedule_command(
         typer.echo(human(run, zone_key=zone_key))
 
 
+@app.command("explain")
+def explain_command(
+    scenario: Annotated[Path, typer.Argument(help="A scenario document.")],
+    pod: Annotated[str, typer.Option("--pod", help="The queued pod: name or namespace/name.")],
+    output: Annotated[OutputFormat, typer.Option("--output", "-o")] = OutputFormat.text,
+    seed: Annotated[int, typer.Option(help="Seed for choosing among equally good nodes.")] = 0,
+) -> None:
+    """Explain one pod: every node's Filter and Score results, its spread domains and skews,
+    and, when Pending, the smallest single changes that would let it schedule."""
+    from topospread.analysis.explain import explain
+    from topospread.render.explain import explanation_text
+    from topospread.simulator.scenario import load_scenario
+
+    result = explain(load_scenario(scenario), pod, seed=seed)
+    if output is OutputFormat.text:
+        typer.echo(explanation_text(result))
+    else:
+        typer.echo(json.dumps(result.to_json(), indent=None if output is OutputFormat.jsonl else 2))
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: user errors become one line on stderr and exit code 2."""
     try:

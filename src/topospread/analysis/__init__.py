@@ -1,0 +1,1 @@
+"""Analyses over the scheduler: explain, verify, design, rebalance."""
