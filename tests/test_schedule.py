@@ -1,0 +1,210 @@
+"""Whole scheduling runs: the docs examples, FailedScheduling texts, node order, sampling."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from topospread.analysis.explain import explain
+from topospread.api.types import Node, Pod, Taint
+from topospread.cli import main
+from topospread.cluster.state import ClusterState, get_zone_key
+from topospread.framework.config import default_config
+from topospread.framework.schedule_one import num_feasible_nodes_to_find
+from topospread.simulator.run import schedule
+from topospread.simulator.scenario import Scenario, load_scenario
+
+SCENARIOS = Path(__file__).resolve().parents[1] / "examples" / "scenarios"
+
+
+def node(name: str, zone: str | None = None, **labels: str) -> Node:
+    all_labels = {"kubernetes.io/hostname": name, **labels}
+    if zone is not None:
+        all_labels["topology.kubernetes.io/zone"] = zone
+    return msgspec.convert(
+        {
+            "metadata": {"name": name, "labels": all_labels},
+            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}},
+        },
+        Node,
+    )
+
+
+def pod(name: str, node_name: str = "", **spec: object) -> Pod:
+    return msgspec.convert(
+        {
+            "metadata": {"name": name, "namespace": "default", "labels": {"app": "web"}},
+            "spec": {"nodeName": node_name, "containers": [{"name": "c", "image": "x"}], **spec},
+        },
+        Pod,
+    )
+
+
+def scenario(nodes: list[Node], queue: list[Pod], bound: list[Pod] | None = None) -> Scenario:
+    return Scenario(nodes=nodes, pods=bound or [], queue=queue, objects=[], config=default_config())
+
+
+def test_docs_one_constraint_places_the_pod_in_zone_b() -> None:
+    run = schedule(load_scenario(SCENARIOS / "docs-one-constraint.yaml"))
+    (outcome,) = run.outcomes
+    assert outcome.node in {"node3", "node4"}
+    assert outcome.decision is not None
+    assert outcome.decision.feasible == ["node3", "node4"]
+
+
+def test_docs_two_constraints_leave_only_node4() -> None:
+    run = schedule(load_scenario(SCENARIOS / "docs-two-constraints.yaml"))
+    assert [o.node for o in run.outcomes] == ["node4"]
+
+
+def test_docs_conflicting_constraints_keep_the_pod_pending_with_upstreams_text() -> None:
+    run = schedule(load_scenario(SCENARIOS / "docs-conflicting-constraints.yaml"))
+    (outcome,) = run.outcomes
+    assert outcome.node is None
+    assert outcome.message == (
+        "0/3 nodes are available: 3 node(s) didn't match pod topology spread constraints. "
+        "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
+    )
+
+
+def test_failed_scheduling_reasons_are_counted_and_sorted_like_upstream() -> None:
+    nodes = [node("a", "z1"), node("b", "z2"), node("c")]
+    nodes[0] = msgspec.structs.replace(
+        nodes[0],
+        spec=msgspec.structs.replace(nodes[0].spec, taints=[Taint(key="k", effect="NoSchedule")]),
+    )
+    constraint = {
+        "maxSkew": 1,
+        "topologyKey": "topology.kubernetes.io/zone",
+        "whenUnsatisfiable": "DoNotSchedule",
+        "labelSelector": {"matchLabels": {"app": "web"}},
+    }
+    big = pod(
+        "p",
+        topologySpreadConstraints=[constraint],
+        containers=[{"name": "c", "resources": {"requests": {"cpu": "3"}}}],
+    )
+    busy = pod("busy", "b", containers=[{"name": "c", "resources": {"requests": {"cpu": "2"}}}])
+    run = schedule(scenario(nodes, [big], [busy]))
+    assert run.outcomes[0].message == (
+        "0/3 nodes are available: 1 Insufficient cpu, "
+        "1 node(s) didn't match pod topology spread constraints (missing required label), "
+        "1 node(s) had untolerated taint(s). "
+        "preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, "
+        "2 Preemption is not helpful for scheduling."
+    )
+
+
+def test_zones_are_interleaved_in_the_schedulers_node_order() -> None:
+    cluster = ClusterState(
+        [node("a1", "a"), node("a2", "a"), node("a3", "a"), node("b1", "b"), node("c1", "c")]
+    )
+    assert [i.name for i in cluster.list()] == ["a1", "b1", "c1", "a2", "a3"]
+    assert get_zone_key(node("x", "z")) == ":\x00:z"
+
+
+@pytest.mark.parametrize(
+    ("nodes", "percentage", "want"),
+    [
+        pytest.param(50, 0, 50, id="fewer than 100 nodes are all searched"),
+        pytest.param(1000, 0, 420, id="adaptive: 50 - 1000/125 = 42 percent"),
+        pytest.param(5000, 0, 500, id="adaptive: 10 percent of 5000"),
+        pytest.param(6000, 0, 300, id="adaptive floor of 5 percent"),
+        pytest.param(1000, 5, 100, id="at least 100 nodes"),
+        pytest.param(1000, 100, 1000, id="100 percent searches everything"),
+    ],
+)
+def test_number_of_feasible_nodes_to_find(nodes: int, percentage: int, want: int) -> None:
+    assert num_feasible_nodes_to_find(percentage, nodes) == want
+
+
+def _spread_run(seed: int, tie_break: str = "random") -> list[str | None]:
+    nodes = [node(f"n{i}", f"z{i % 3}") for i in range(9)]
+    constraint = {
+        "maxSkew": 1,
+        "topologyKey": "topology.kubernetes.io/zone",
+        "whenUnsatisfiable": "DoNotSchedule",
+        "labelSelector": {"matchLabels": {"app": "web"}},
+    }
+    queue = [pod(f"p{i}", topologySpreadConstraints=[constraint]) for i in range(12)]
+    run = schedule(scenario(nodes, queue), seed=seed, tie_break=tie_break)  # type: ignore[arg-type]
+    return [o.node for o in run.outcomes]
+
+
+def test_the_same_seed_gives_the_same_placement() -> None:
+    assert _spread_run(7) == _spread_run(7)
+    assert _spread_run(7, "name") == _spread_run(99, "name")
+
+
+def test_hard_zone_spreading_keeps_zones_within_max_skew_after_every_pod() -> None:
+    placed = _spread_run(3)
+    assert None not in placed
+    zones = [int(name[1:]) % 3 for name in placed if name is not None]
+    for k in range(1, len(zones) + 1):
+        counts = [zones[:k].count(z) for z in range(3)]
+        assert max(counts) - min(counts) <= 1
+
+
+def test_a_gated_pod_waits_with_upstreams_condition_message() -> None:
+    gated = pod("g", schedulingGates=[{"name": "example.com/wait"}])
+    run = schedule(scenario([node("a", "z")], [gated]))
+    assert run.outcomes[0].node is None
+    assert run.outcomes[0].message == "Scheduling is blocked due to non-empty scheduling gates"
+
+
+def test_a_pod_with_a_claim_is_pending_with_a_clear_unmodelled_message() -> None:
+    with_pvc = pod("v", volumes=[{"name": "data", "persistentVolumeClaim": {"claimName": "d0"}}])
+    run = schedule(scenario([node("a", "z")], [with_pvc]))
+    message = run.outcomes[0].message
+    assert message is not None
+    assert message.startswith(
+        "0/1 nodes are available: topospread does not model volume binding "
+        '(volume "data" uses PersistentVolumeClaim "d0").'
+    )
+
+
+def run_cli(argv: list[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 0
+
+
+def test_schedule_jsonl_has_a_plugins_header_then_one_line_per_queued_pod(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    run_cli(["schedule", str(SCENARIOS / "docs-two-constraints.yaml"), "-o", "jsonl"])
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert list(lines[0]) == ["plugins"]
+    assert lines[0]["plugins"]["score"][:2] == ["TaintToleration=3", "NodeAffinity=2"]
+    assert lines[1]["pod"] == "default/mypod"
+    assert lines[1]["node"] == "node4"
+    assert set(lines[1]) >= {"feasible", "scores", "pluginScores", "reasons", "message"}
+    assert lines[1]["reasons"]["node1"] == [
+        "PodTopologySpread: node(s) didn't match pod topology spread constraints"
+    ]
+
+
+def test_schedule_yaml_output_feeds_back_in(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_cli(["schedule", str(SCENARIOS / "docs-two-constraints.yaml"), "-o", "yaml"])
+    out = tmp_path / "cluster.yaml"
+    out.write_text(capsys.readouterr().out)
+    run_cli(["schedule", "--nodes", str(out), "-o", "jsonl"])
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 1  # nothing left to schedule: mypod came back bound
+
+
+def test_explain_shows_domains_skews_and_verified_fixes() -> None:
+    result = explain(load_scenario(SCENARIOS / "docs-conflicting-constraints.yaml"), "mypod")
+    assert result.node is None
+    zone, host = result.constraints
+    assert zone.counts == {"zoneA": 3, "zoneB": 2}
+    assert zone.global_min == 2
+    assert host.skew_by_node == {"node1": 2, "node2": 1, "node3": 2}
+    changes = {s.change: s.lands_on for s in result.suggestions}
+    assert changes["raise topologySpreadConstraints[0].maxSkew (zone) from 1 to 2"] == "node2"
+    assert changes["raise topologySpreadConstraints[1].maxSkew (node) from 1 to 2"] == "node3"
