@@ -14,8 +14,9 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/topospread evaluate examples/cases/two-constraints.yaml
-	$(BIN)/topospread conformance examples/cases
+	@$(BIN)/topospread schedule examples/scenarios/docs-two-constraints.yaml
+	@echo
+	@$(BIN)/topospread explain examples/scenarios/docs-conflicting-constraints.yaml --pod mypod
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests

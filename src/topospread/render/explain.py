@@ -13,8 +13,11 @@ def explanation_text(e: Explanation) -> str:
     else:
         out.append(f"{key} is Pending: {e.message}")
     if e.pre_filter:
-        out += ["", "PreFilter:"]
-        out += [f"  {name}: {verdict}" for name, verdict in e.pre_filter.items()]
+        ran = [f"{name} {verdict}" for name, verdict in e.pre_filter.items() if verdict != "Skip"]
+        skipped = [name for name, verdict in e.pre_filter.items() if verdict == "Skip"]
+        out += ["", f"PreFilter: {', '.join(ran) or 'none ran'}"]
+        if skipped:
+            out.append(f"  skipped (nothing to check for this pod): {', '.join(skipped)}")
     if e.nodes:
         out += ["", "Nodes (every node evaluated; Filter plugins in profile order):"]
         for v in e.nodes:
