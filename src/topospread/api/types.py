@@ -28,9 +28,7 @@ TOLERATION_OP_EXISTS: Final = "Exists"
 TOLERATION_OP_EQUAL: Final = "Equal"
 
 
-class _Obj(
-    msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True, gc=False
-):
+class _Obj(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True, gc=False):
     """Base of every API struct: immutable, keyword-only, camelCase on the wire.
 
     ``gc=False``: frozen plain data cannot form reference cycles, so the garbage collector need
