@@ -19,8 +19,8 @@ run: $(STAMP)
 	@$(BIN)/topospread explain examples/scenarios/docs-conflicting-constraints.yaml --pod mypod
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests
-	$(BIN)/ruff format --check src tests
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
@@ -32,6 +32,10 @@ conformance: $(STAMP)
 	$(BIN)/topospread conformance $(SHARED)/conformance
 
 test: lint typecheck unit conformance
+
+# Benchmarks measure speed; tests never time anything.
+bench: $(STAMP)
+	$(BIN)/python bench/schedule_1000.py 1000 1000
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info
