@@ -191,7 +191,10 @@ class Framework:
             factory = registry.get(name)
             if factory is None:
                 continue  # reported below, with the extension point that names it
-            self.plugins[name] = factory(profile.plugin_args.get(name), handle, features)
+            try:
+                self.plugins[name] = factory(profile.plugin_args.get(name), handle, features)
+            except ConfigError as err:
+                raise ConfigError(f'plugin "{name}": {err}') from err
 
         lists: dict[str, list[Plugin]] = {}
         for point in EXTENSION_POINTS:

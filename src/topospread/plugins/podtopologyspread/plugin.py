@@ -66,7 +66,7 @@ def decode_args(raw: Mapping[str, Any] | None) -> PodTopologySpreadArgs:
         raise ConfigError(f"PodTopologySpreadArgs: {err}") from err
     if not args.defaulting_type:
         args = msgspec.structs.replace(args, defaulting_type=SYSTEM_DEFAULTING)
-    errors = validate_pod_topology_spread_args(args, "")
+    errors = validate_pod_topology_spread_args(args, "args")
     if errors:
         raise ConfigError(str(errors[0]) if len(errors) == 1 else "; ".join(map(str, errors)))
     return args
