@@ -150,3 +150,86 @@ def test_a_missing_path_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[st
 def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, _ = run(["evaluate"], capsys)
     assert code == 2
+
+
+SCENARIO = """\
+nodes:
+- metadata: {name: n1, labels: {zone: a}}
+queue:
+- metadata: {name: web}
+  spec:
+    containers: [{name: c, image: x}]
+    topologySpreadConstraints:
+    - {maxSkew: MAXSKEW, topologyKey: zone, whenUnsatisfiable: DoNotSchedule,
+       labelSelector: {matchLabels: {a: b}}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param(
+            SCENARIO.replace("MAXSKEW", "0"),
+            "queue[0] (Pod default/web): spec.topologySpreadConstraints[0].maxSkew: "
+            "Invalid value: 0: must be greater than zero",
+            id="an invalid constraint gets the API server's message",
+        ),
+        pytest.param(
+            SCENARIO.replace("MAXSKEW", "one"),
+            "queue[0] (Pod default/web): spec.topologySpreadConstraints[0].maxSkew: "
+            'expected an integer, got "one"',
+            id="a wrong type",
+        ),
+        pytest.param(
+            SCENARIO.replace("MAXSKEW", "1").replace("topologyKey: zone, ", ""),
+            "queue[0] (Pod default/web): spec.topologySpreadConstraints[0].topologyKey: "
+            "Required value: can not be empty",
+            id="a missing field",
+        ),
+        pytest.param(
+            "nodes:\n- metadata: {name: n1\n",
+            "line 3, column 1: could not parse YAML: did not find expected ',' or '}'",
+            id="malformed YAML",
+        ),
+        pytest.param(
+            "nodes:\n- metadata: {name: n1}\npods:\n- metadata: {name: p}\n"
+            "  spec: {nodeName: n9, containers: [{name: c, image: x}]}\n",
+            'pods[0] (Pod default/p): spec.nodeName: Not found: "n9": no such node',
+            id="a bound pod on an unknown node",
+        ),
+        pytest.param(
+            "nodes:\n- metadata: {name: n1}\nqueue:\n- metadata: {name: p}\n"
+            "  spec: {priorityClassName: gold, containers: [{name: c, image: x}]}\n",
+            'queue[0] (Pod default/p): pods "p" is forbidden: '
+            "no PriorityClass with name gold was found",
+            id="an unknown PriorityClass",
+        ),
+        pytest.param(
+            "nodes: []\nconfig: {apiVersion: kubescheduler.config.k8s.io/v1, "
+            "kind: KubeSchedulerConfiguration, percentageOfNodesToScore: 101}\n",
+            "config: percentageOfNodesToScore: Invalid value: 101: not in valid range [0-100]",
+            id="an invalid scheduler configuration",
+        ),
+        pytest.param(
+            "nodes: []\nqueue: []\nextra: 1\n",
+            "unknown key 'extra'; a scenario has nodes, pods, queue, objects, config",
+            id="an unknown scenario key",
+        ),
+    ],
+)
+def test_bad_scenarios_exit_2_with_one_clear_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, message: str
+) -> None:
+    path = write(tmp_path, text, "scenario.yaml")
+    code, out, err = run(["schedule", str(path)], capsys)
+    assert code == 2
+    assert out == ""
+    assert len(err.splitlines()) == 1
+    assert err.startswith(f"topospread: error: {path}: ")
+    assert message in err
+
+
+def test_schedule_without_inputs_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(["schedule"], capsys)
+    assert code == 2
+    assert "nothing to schedule" in err
