@@ -208,3 +208,14 @@ def test_explain_shows_domains_skews_and_verified_fixes() -> None:
     changes = {s.change: s.lands_on for s in result.suggestions}
     assert changes["raise topologySpreadConstraints[0].maxSkew (zone) from 1 to 2"] == "node2"
     assert changes["raise topologySpreadConstraints[1].maxSkew (node) from 1 to 2"] == "node3"
+
+
+def test_sampling_stops_at_enough_feasible_nodes_and_the_next_search_starts_after_them() -> None:
+    nodes = [node(f"n{i:03d}") for i in range(200)]
+    queue = [pod("first"), pod("second")]
+    run = schedule(scenario(nodes, queue), tie_break="name", percentage_of_nodes_to_score=50)
+    first, second = (o.decision for o in run.outcomes)
+    assert first is not None and second is not None
+    assert first.feasible == [f"n{i:03d}" for i in range(100)]
+    assert second.feasible == [f"n{i:03d}" for i in range(100, 200)]
+    assert (first.node, second.node) == ("n000", "n100")
