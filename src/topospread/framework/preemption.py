@@ -19,6 +19,7 @@ parallelism 1 does, and breaks the last tie by candidate order where upstream wa
 from __future__ import annotations
 
 import datetime
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol
@@ -88,6 +89,33 @@ class PreemptionInterface(Protocol):
 # Ordering helpers
 
 
+_RFC3339: Final = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:\d{2})"
+)
+
+
+def parse_rfc3339_nanos(text: str) -> int | None:
+    """An RFC 3339 time (fractional seconds to the nanosecond) as nanoseconds since the epoch;
+    None when it is not one. Upstream: metav1.Time's UnmarshalJSON (time.Parse RFC3339)."""
+    m = _RFC3339.fullmatch(text)
+    if m is None:
+        return None
+    year, month, day, hour, minute, second = (int(g) for g in m.groups()[:6])
+    try:
+        when = datetime.datetime(year, month, day, hour, minute, second, tzinfo=datetime.UTC)
+    except ValueError:
+        return None
+    zone = m.group(8)
+    offset = 0
+    if zone != "Z":
+        sign = 1 if zone[0] == "+" else -1
+        offset = sign * (int(zone[1:3]) * 3600 + int(zone[4:6]) * 60)
+    epoch = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
+    seconds = (when - epoch) // datetime.timedelta(seconds=1) - offset
+    fraction = (m.group(7) or "")[:9].ljust(9, "0")
+    return seconds * 1_000_000_000 + int(fraction)
+
+
 def pod_start_time(pod: Pod) -> int:
     """``status.startTime`` in nanoseconds since the epoch; "now" (later than any recorded
     start) when it is unset or unreadable.
@@ -96,16 +124,8 @@ def pod_start_time(pod: Pod) -> int:
     that has not started; the pods topospread binds itself have no start time.
     """
     text = pod.status.start_time
-    if not text:
-        return _NOW
-    try:
-        when = datetime.datetime.fromisoformat(text)
-    except ValueError:
-        return _NOW
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=datetime.UTC)
-    epoch = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
-    return (when - epoch) // datetime.timedelta(microseconds=1) * 1000
+    nanos = parse_rfc3339_nanos(text) if text else None
+    return _NOW if nanos is None else nanos
 
 
 def more_important_pod(pod1: Pod, pod2: Pod) -> bool:
@@ -401,6 +421,7 @@ __all__ = [
     "importance_order",
     "more_important_pod",
     "nodes_where_preemption_might_help",
+    "parse_rfc3339_nanos",
     "pick_one_node_for_preemption",
     "pod_start_time",
 ]
