@@ -142,7 +142,7 @@ class ClusterState:
     def update_node(self, node: Node) -> None:
         info = self.infos[node.metadata.name]
         self.tree.update(info.node, node)
-        info.node = node
+        info.set_node(node)
         self._list = None
 
     def remove_node(self, name: str) -> builtins.list[Pod]:

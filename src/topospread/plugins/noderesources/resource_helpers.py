@@ -413,11 +413,18 @@ class NodeResources:
     pod_count: int
 
 
+_NODE_RESOURCES_KEY = "noderesources.totals"
+
+
 def node_resources(node_info: NodeInfo, features: Features) -> NodeResources:
     """Sum every pod of the node (terminating ones too), as NodeInfo.AddPod accumulates them.
 
     Upstream: NodeInfo.update (pkg/scheduler/framework/types.go, v1.35)
     """
+    cached = node_info.cache.get(_NODE_RESOURCES_KEY)
+    if cached is not None and cached[0] == features:
+        result: NodeResources = cached[1]
+        return result
     requested = Resource()
     non_zero = Resource()
     for pod in node_info.pods:
@@ -425,12 +432,14 @@ def node_resources(node_info: NodeInfo, features: Features) -> NodeResources:
         requested.add_resource(pr.resource)
         non_zero.milli_cpu += pr.non0_cpu
         non_zero.memory += pr.non0_mem
-    return NodeResources(
+    result = NodeResources(
         allocatable=allocatable_resource(node_info.node),
         requested=requested,
         non_zero_requested=non_zero,
         pod_count=len(node_info.pods),
     )
+    node_info.cache[_NODE_RESOURCES_KEY] = (features, result)
+    return result
 
 
 __all__ = [
