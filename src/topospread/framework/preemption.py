@@ -96,7 +96,10 @@ _RFC3339: Final = re.compile(
 
 def parse_rfc3339_nanos(text: str) -> int | None:
     """An RFC 3339 time (fractional seconds to the nanosecond) as nanoseconds since the epoch;
-    None when it is not one. Upstream: metav1.Time's UnmarshalJSON (time.Parse RFC3339)."""
+    None when it is not one.
+
+    Upstream: metav1.Time.UnmarshalJSON (apimachinery/pkg/apis/meta/v1/time.go, v1.35)
+    """
     m = _RFC3339.fullmatch(text)
     if m is None:
         return None
@@ -118,10 +121,10 @@ def parse_rfc3339_nanos(text: str) -> int | None:
 
 def pod_start_time(pod: Pod) -> int:
     """``status.startTime`` in nanoseconds since the epoch; "now" (later than any recorded
-    start) when it is unset or unreadable.
+    start) when it is unset or unreadable, as upstream takes time.Now() for a pod that has not
+    started. The pods topospread binds itself have no start time.
 
-    Upstream: GetPodStartTime (pkg/scheduler/util/utils.go, v1.35) returns time.Now() for a pod
-    that has not started; the pods topospread binds itself have no start time.
+    Upstream: GetPodStartTime (pkg/scheduler/util/utils.go, v1.35)
     """
     text = pod.status.start_time
     nanos = parse_rfc3339_nanos(text) if text else None
@@ -145,6 +148,7 @@ def importance_order(pods: Iterable[Pod]) -> list[Pod]:
     Upstream sorts with sort.Slice and a start time of time.Now() for pods that have not
     started, so its order among such pods of equal priority is arbitrary; here the pod that
     came first (on a node: was bound first, so would have started first) is more important.
+    Upstream: sort.Slice(potentialVictims, MoreImportantPod) (default_preemption.go, v1.35)
     """
     indexed = list(enumerate(pods))
     indexed.sort(key=lambda ip: (-pod_priority(ip[1]), pod_start_time(ip[1]), ip[0]))

@@ -286,7 +286,8 @@ class Scheduler:
         """Apply a scheduling attempt's nominating info: ``None`` keeps the pod's nomination,
         a name replaces it, ``""`` clears it (as upstream patches status.nominatedNodeName).
 
-        Upstream: handleSchedulingFailure's AddNominatedPod and updatePod (schedule_one.go)
+        Upstream: handleSchedulingFailure, AddNominatedPod and updatePod (schedule_one.go,
+        v1.35)
         """
         if node_name is not None and node_name != info.pod.status.nominated_node_name:
             info.pod = _with_nominated_node_name(info.pod, node_name)

@@ -236,8 +236,11 @@ class DefaultPreemption:
     # -- extension points ---------------------------------------------------------------------
 
     def pre_enqueue(self, pod: Pod) -> Status:
-        """Upstream gates a pod while its asynchronous preemption runs; here preemption is
-        finished when PostFilter returns. Upstream: DefaultPreemption.PreEnqueue."""
+        """Never gates: upstream gates a pod while its asynchronous preemption runs; here
+        preemption is finished when PostFilter returns.
+
+        Upstream: DefaultPreemption.PreEnqueue (default_preemption.go, v1.35)
+        """
         return SUCCESS
 
     def post_filter(
@@ -279,14 +282,17 @@ class DefaultPreemption:
         return offset, self.calculate_num_candidates(num_nodes)
 
     def ordered_score_funcs(self, nodes_to_victims: Mapping[str, Victims]) -> list[ScoreFunc]:
-        """None of its own: pickOneNodeForPreemption's defaults apply."""
+        """None of its own: pickOneNodeForPreemption's defaults apply.
+
+        Upstream: DefaultPreemption.OrderedScoreFuncs (default_preemption.go, v1.35)
+        """
         return []
 
     def is_preemption_allowed(self, node_info: NodeInfo, victim: Pod, preemptor: Pod) -> bool:
-        """A victim must have a lower priority than the preemptor.
+        """A victim must have a lower priority than the preemptor (upstream's IsEligiblePod
+        hook, which could narrow this, allows every pod by default).
 
-        Upstream: DefaultPreemption.isPreemptionAllowed (default_preemption.go, v1.35; its
-        IsEligiblePod hook allows every pod by default)
+        Upstream: DefaultPreemption.isPreemptionAllowed (default_preemption.go, v1.35)
         """
         return pod_priority(victim) < pod_priority(preemptor)
 
