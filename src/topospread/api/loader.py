@@ -104,6 +104,9 @@ register_kind(t.Namespace, api_version="v1", kind="Namespace", namespaced=False)
 register_kind(
     t.PriorityClass, api_version="scheduling.k8s.io/v1", kind="PriorityClass", namespaced=False
 )
+register_kind(
+    t.PodDisruptionBudget, api_version="policy/v1", kind="PodDisruptionBudget", namespaced=True
+)
 
 
 # ---------------------------------------------------------------------------------------------

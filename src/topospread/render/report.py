@@ -20,12 +20,16 @@ def human(run: ScheduleRun, *, zone_key: str | None = None) -> str:
     for o in run.outcomes:
         if o.node is not None:
             lines.append(f"{o.key.ljust(width)}  -> {o.node}")
+        elif o.message is not None and o.message.startswith("preempted by"):
+            lines.append(f"{o.key.ljust(width)}  Deleted: {o.message}")
         else:
             lines.append(f"{o.key.ljust(width)}  Pending: {o.message}")
     summary = f"{len(run.bound)} of {len(run.outcomes)} queued pods bound"
     if run.pending:
-        summary += f", {len(run.pending)} Pending"
-    lines += ["", summary + ".", ""]
+        summary += f", {len(run.pending)} not bound"
+    lines += ["", summary + "."]
+    lines += [f"{key} was preempted by {by} and deleted." for key, by in run.preempted_existing]
+    lines.append("")
     placed = {o.key: "*" for o in run.bound}
     columns = [Column(info.node, info.pods) for info in run.cluster.list()]
     lines.append(draw_topology(columns, zone_key=zone_key, highlight=placed))

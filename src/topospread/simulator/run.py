@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
-from topospread.api.types import Pod
+from topospread.api.types import Pod, PodDisruptionBudget
 from topospread.cluster.state import ClusterState
 from topospread.framework.features import DEFAULT_FEATURES, Features
 from topospread.framework.runtime import Registry
@@ -63,6 +63,14 @@ class ScheduleRun:
     def pending(self) -> list[PodOutcome]:
         return [o for o in self.outcomes if o.node is None]
 
+    @property
+    def preempted_existing(self) -> list[tuple[str, str]]:
+        """Bound pods of the input that preemption deleted, with the pod that evicted each."""
+        queued = {f"{p.metadata.namespace}/{p.metadata.name}" for p in self.scenario.queue}
+        return sorted(
+            (key, by) for key, (_, by) in self.scheduler.preempted.items() if key not in queued
+        )
+
 
 def schedule(
     scenario: Scenario,
@@ -88,6 +96,7 @@ def schedule(
         seed=seed,
         tie_break=tie_break,
         percentage_of_nodes_to_score=percentage_of_nodes_to_score,
+        pod_disruption_budgets=[o for o in scenario.objects if isinstance(o, PodDisruptionBudget)],
     )
     for pod in scenario.queue:
         scheduler.add(pod)
@@ -96,7 +105,12 @@ def schedule(
     for pod in scenario.queue:
         key = f"{pod.metadata.namespace}/{pod.metadata.name}"
         decision = scheduler.last.get(key)
-        if key in scheduler.gated:
+        if key in scheduler.preempted:
+            victim, by = scheduler.preempted[key]
+            outcomes.append(
+                PodOutcome(victim, None, decision, f"preempted by {by}: deleted to make room")
+            )
+        elif key in scheduler.gated:
             outcomes.append(PodOutcome(pod, None, None, SCHEDULING_GATED_MESSAGE))
         elif key in scheduler.ignored:
             outcomes.append(PodOutcome(pod, None, None, scheduler.ignored[key][1]))

@@ -34,6 +34,7 @@ from topospread.api.types import (
     Namespace,
     Node,
     Pod,
+    PodDisruptionBudget,
     PriorityClass,
     ReplicaSet,
     ReplicationController,
@@ -54,7 +55,15 @@ SYSTEM_PRIORITY_CLASSES: Final[Mapping[str, int]] = {
     "system-cluster-critical": 2000000000,
 }
 
-Owner = Service | ReplicationController | ReplicaSet | StatefulSet | Namespace | PriorityClass
+Owner = (
+    Service
+    | ReplicationController
+    | ReplicaSet
+    | StatefulSet
+    | Namespace
+    | PriorityClass
+    | PodDisruptionBudget
+)
 _OWNER_TYPES: Final = (
     Service,
     ReplicationController,
@@ -62,6 +71,7 @@ _OWNER_TYPES: Final = (
     StatefulSet,
     Namespace,
     PriorityClass,
+    PodDisruptionBudget,
 )
 
 
@@ -209,6 +219,7 @@ def _admit_priority(pod: Pod, classes: Mapping[str, PriorityClass | int], label:
         return pod  # read back from a cluster: already resolved
     name = pod.spec.priority_class_name
     value: int
+    policy: str | None = None
     if name:
         pc = classes.get(name)
         if pc is None:
@@ -217,12 +228,17 @@ def _admit_priority(pod: Pod, classes: Mapping[str, PriorityClass | int], label:
                 f"no PriorityClass with name {name} was found"
             )
         value = pc if isinstance(pc, int) else pc.value
+        policy = None if isinstance(pc, int) else pc.preemption_policy
     else:
         defaults = [
             c for c in classes.values() if isinstance(c, PriorityClass) and c.global_default
         ]
         value = defaults[0].value if defaults else 0
-    return msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, priority=value))
+        policy = defaults[0].preemption_policy if defaults else None
+    spec = msgspec.structs.replace(pod.spec, priority=value)
+    if spec.preemption_policy is None:
+        spec = msgspec.structs.replace(spec, preemption_policy=policy or "PreemptLowerPriority")
+    return msgspec.structs.replace(pod, spec=spec)
 
 
 def _list_of(doc: Mapping[str, Any], key: str, source: str) -> Sequence[Any]:

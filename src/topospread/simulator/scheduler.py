@@ -321,6 +321,7 @@ class Scheduler:
         self.preempted[key] = (victim, pod_key(preemptor))
         if self._victims is not None:
             self._victims.append(key)
+        self._on_assigned_pod_delete(victim)
 
     def clear_nominated_node_name(self, pod: Pod) -> None:
         """Drop a pending pod's nomination (the queued pod's status too)."""
@@ -344,6 +345,30 @@ class Scheduler:
         AssignedPodAdd event (a pod matching one of the pending pod's selectors).
         """
         moved = [(key, info) for key, info in self.unschedulable.items() if _could_help(info, pod)]
+        for key, info in moved:
+            del self.unschedulable[key]
+            info.timestamp = float(next(self._clock))
+            self.active.push(info)
+
+    def _on_assigned_pod_delete(self, pod: Pod) -> None:
+        """Move back the unschedulable pods a deleted pod could help: those rejected by a
+        plugin that registers for pod deletion (resources, ports, pod (anti-)affinity, spread).
+
+        Upstream: EventsToRegister of those plugins for an AssignedPodDelete event.
+        """
+        helped = {
+            "NodeResourcesFit",
+            "NodePorts",
+            "InterPodAffinity",
+            POD_TOPOLOGY_SPREAD,
+            "VolumeRestrictions",
+            "NodeVolumeLimits",
+        }
+        moved = [
+            (key, info)
+            for key, info in self.unschedulable.items()
+            if info.unschedulable_plugins & helped and pod_key(info.pod) != pod_key(pod)
+        ]
         for key, info in moved:
             del self.unschedulable[key]
             info.timestamp = float(next(self._clock))
