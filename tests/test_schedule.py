@@ -219,3 +219,21 @@ def test_sampling_stops_at_enough_feasible_nodes_and_the_next_search_starts_afte
     assert first.feasible == [f"n{i:03d}" for i in range(100)]
     assert second.feasible == [f"n{i:03d}" for i in range(100, 200)]
     assert (first.node, second.node) == ("n000", "n100")
+
+
+def test_a_higher_priority_pod_preempts_and_the_report_names_the_victim() -> None:
+    small = node("only", "z")
+    low = pod("low", "only", containers=[{"name": "c", "resources": {"requests": {"cpu": "3"}}}])
+    low = msgspec.structs.replace(low, spec=msgspec.structs.replace(low.spec, priority=0))
+    high = pod(
+        "high",
+        priority=1000,
+        containers=[{"name": "c", "resources": {"requests": {"cpu": "3"}}}],
+    )
+    run = schedule(scenario([small], [high], [low]))
+    assert [o.node for o in run.outcomes] == ["only"]
+    assert run.preempted_existing == [("default/low", "default/high")]
+    decisions = [d for d in run.attempts if d.preempted]
+    assert decisions[0].preempted == ["default/low"]
+    # A successful preemption adds no PostFilter message to the attempt's FitError.
+    assert decisions[0].message == "0/1 nodes are available: 1 Insufficient cpu."
