@@ -10,7 +10,7 @@ The distinctions here decide real scheduling outcomes and are easy to get wrong:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
@@ -101,49 +101,62 @@ class Requirement:
         return f"{self.key}{op.value}{self.values[0]}"
 
 
-def new_requirement(
-    key: str, operator: Operator, values: Iterable[str], path: Path | None = None
-) -> Requirement:
-    """Build a requirement, rejecting what apimachinery rejects, with its messages.
+def _string_slice(values: Sequence[str]) -> GoJSON:
+    # A []string bad value prints as JSON; an empty list is a nil slice there: null.
+    return GoJSON(list(values) if values else None)
+
+
+def requirement_errors(
+    key: str, operator: Operator, values: Sequence[str], path: Path | None = None
+) -> list[FieldError]:
+    """Every field error NewRequirement reports for ``key operator values``.
 
     ``path`` prefixes the field paths (none by default, as LabelSelectorAsSelector passes none).
     Upstream: NewRequirement (apimachinery/pkg/labels/selector.go, v1.35)
     """
-    vals = tuple(values)
     errors: list[FieldError] = []
-    key_path = path.child("key") if path is not None else Path.root("key")
     key_errors = is_qualified_name(key)
     if key_errors:
+        key_path = path.child("key") if path is not None else Path.root("key")
         errors.append(invalid(key_path, key, "; ".join(key_errors)))
     values_path = path.child("values") if path is not None else Path.root("values")
-    listed = GoJSON(list(vals))
     if operator in (Operator.IN, Operator.NOT_IN):
-        if not vals:
+        if not values:
             errors.append(
                 invalid(
-                    values_path, listed, "for 'in', 'notin' operators, values set can't be empty"
+                    values_path,
+                    _string_slice(values),
+                    "for 'in', 'notin' operators, values set can't be empty",
                 )
             )
     elif operator in (Operator.EQUALS, Operator.DOUBLE_EQUALS, Operator.NOT_EQUALS):
-        if len(vals) != 1:
-            errors.append(
-                invalid(values_path, listed, "exact-match compatibility requires one single value")
-            )
-    elif operator in (Operator.EXISTS, Operator.DOES_NOT_EXIST):
-        if vals:
+        if len(values) != 1:
             errors.append(
                 invalid(
-                    values_path, listed, "values set must be empty for exists and does not exist"
+                    values_path,
+                    _string_slice(values),
+                    "exact-match compatibility requires one single value",
+                )
+            )
+    elif operator in (Operator.EXISTS, Operator.DOES_NOT_EXIST):
+        if values:
+            errors.append(
+                invalid(
+                    values_path,
+                    _string_slice(values),
+                    "values set must be empty for exists and does not exist",
                 )
             )
     else:
-        if len(vals) != 1:
+        if len(values) != 1:
             errors.append(
                 invalid(
-                    values_path, listed, "for 'Gt', 'Lt' operators, exactly one value is required"
+                    values_path,
+                    _string_slice(values),
+                    "for 'Gt', 'Lt' operators, exactly one value is required",
                 )
             )
-        for i, v in enumerate(vals):
+        for i, v in enumerate(values):
             if parse_int64(v) is None:
                 errors.append(
                     invalid(
@@ -152,10 +165,22 @@ def new_requirement(
                         "for 'Gt', 'Lt' operators, the value must be an integer",
                     )
                 )
-    for i, v in enumerate(vals):
+    for i, v in enumerate(values):
         value_errors = is_valid_label_value(v)
         if value_errors:
             errors.append(invalid(values_path.index(i).key(key), v, "; ".join(value_errors)))
+    return errors
+
+
+def new_requirement(
+    key: str, operator: Operator, values: Iterable[str], path: Path | None = None
+) -> Requirement:
+    """Build a requirement, rejecting what apimachinery rejects, with its messages.
+
+    Upstream: NewRequirement (apimachinery/pkg/labels/selector.go, v1.35)
+    """
+    vals = tuple(values)
+    errors = requirement_errors(key, operator, vals, path)
     if errors:
         raise SelectorError(aggregate_message(errors))
     return Requirement(key, operator, vals)

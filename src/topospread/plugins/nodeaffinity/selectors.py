@@ -23,8 +23,8 @@ from topospread.api.types import (
     NodeSelectorTerm,
     PreferredSchedulingTerm,
 )
-from topospread.labels.selector import parse_int64
-from topospread.labels.validation import is_qualified_name, is_valid_label_value
+from topospread.labels.selector import Operator
+from topospread.labels.selector import requirement_errors as label_requirement_errors
 from topospread.nodeaffinity import LazyErrorNodeSelector
 
 _NODE_SELECTOR_OPERATORS: Final = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
@@ -41,11 +41,6 @@ def to_path(path: Path | str) -> Path:
     return _NIL_PATH if not path else as_path(path)
 
 
-def _string_slice(values: Sequence[str]) -> GoJSON:
-    # A []string bad value prints as JSON; an absent list is a nil slice: null.
-    return GoJSON(list(values) if values else None)
-
-
 def aggregate_message(errors: Sequence[str]) -> str:
     """One error, or ``[e1, e2]`` with duplicates dropped (Upstream: utilerrors aggregate)."""
     unique = list(dict.fromkeys(errors))
@@ -60,6 +55,16 @@ class NodeSelectorParseError(ValueError):
         super().__init__(aggregate_message(self.errors))
 
 
+_OPERATORS: Final = {
+    "In": Operator.IN,
+    "NotIn": Operator.NOT_IN,
+    "Exists": Operator.EXISTS,
+    "DoesNotExist": Operator.DOES_NOT_EXIST,
+    "Gt": Operator.GREATER_THAN,
+    "Lt": Operator.LESS_THAN,
+}
+
+
 def requirement_errors(
     key: str, operator: str, values: Sequence[str], path: Path
 ) -> list[FieldError]:
@@ -67,52 +72,7 @@ def requirement_errors(
 
     Upstream: NewRequirement (apimachinery/pkg/labels/selector.go, v1.35)
     """
-    errors: list[FieldError] = []
-    key_errors = is_qualified_name(key)
-    if key_errors:
-        errors.append(invalid(path.child("key"), key, "; ".join(key_errors)))
-    values_path = path.child("values")
-    if operator in ("In", "NotIn"):
-        if not values:
-            errors.append(
-                invalid(
-                    values_path,
-                    _string_slice(values),
-                    "for 'in', 'notin' operators, values set can't be empty",
-                )
-            )
-    elif operator in ("Exists", "DoesNotExist"):
-        if values:
-            errors.append(
-                invalid(
-                    values_path,
-                    _string_slice(values),
-                    "values set must be empty for exists and does not exist",
-                )
-            )
-    else:  # Gt, Lt
-        if len(values) != 1:
-            errors.append(
-                invalid(
-                    values_path,
-                    _string_slice(values),
-                    "for 'Gt', 'Lt' operators, exactly one value is required",
-                )
-            )
-        for i, v in enumerate(values):
-            if parse_int64(v) is None:
-                errors.append(
-                    invalid(
-                        values_path.index(i),
-                        v,
-                        "for 'Gt', 'Lt' operators, the value must be an integer",
-                    )
-                )
-    for i, v in enumerate(values):
-        value_errors = is_valid_label_value(v)
-        if value_errors:
-            errors.append(invalid(values_path.index(i).key(key), v, "; ".join(value_errors)))
-    return errors
+    return label_requirement_errors(key, _OPERATORS[operator], values, path)
 
 
 def _match_expressions_errors(
@@ -140,7 +100,11 @@ def _match_fields_errors(exprs: Sequence[NodeSelectorRequirement], path: Path) -
         if expr.operator in _FIELD_SELECTOR_OPERATORS:
             if len(expr.values) != 1:
                 errors.append(
-                    invalid(p.child("values"), _string_slice(expr.values), "must have one element")
+                    invalid(
+                        p.child("values"),
+                        GoJSON(list(expr.values) if expr.values else None),
+                        "must have one element",
+                    )
                 )
         else:
             errors.append(
