@@ -12,7 +12,12 @@ from collections.abc import Sequence
 
 from topospread.framework.types import MAX_NODE_SCORE
 from topospread.plugins.noderesources.args import ResourceSpec
-from topospread.plugins.noderesources.resource_allocation import Scorer, go_div, go_int64
+from topospread.plugins.noderesources.resource_allocation import (
+    Scorer,
+    go_div,
+    go_int64,
+    weighted_mean_scorer,
+)
 
 
 def least_requested_score(requested: int, capacity: int) -> int:
@@ -27,21 +32,7 @@ def least_resource_scorer(resources: Sequence[ResourceSpec]) -> Scorer:
 
     Upstream: leastResourceScorer (least_allocated.go, v1.35)
     """
-    weights = [r.weight for r in resources]
-
-    def scorer(requested: Sequence[int], allocatable: Sequence[int]) -> int:
-        node_score = 0
-        weight_sum = 0
-        for i, req in enumerate(requested):
-            if allocatable[i] == 0:
-                continue
-            node_score += least_requested_score(req, allocatable[i]) * weights[i]
-            weight_sum += weights[i]
-        if weight_sum == 0:
-            return 0
-        return go_div(go_int64(node_score), weight_sum)
-
-    return scorer
+    return weighted_mean_scorer(least_requested_score, resources)
 
 
 __all__ = ["least_requested_score", "least_resource_scorer"]

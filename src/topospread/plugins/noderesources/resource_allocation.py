@@ -40,6 +40,32 @@ from topospread.plugins.noderesources.resource_helpers import (
 # Scorer: (requested, allocatable) per configured resource -> a node score in [0, 100].
 Scorer = Callable[[Sequence[int], Sequence[int]], int]
 
+
+def weighted_mean_scorer(
+    per_resource: Callable[[int, int], int], resources: Sequence[ResourceSpec]
+) -> Scorer:
+    """The weighted mean of ``per_resource(requested, allocatable)`` over the resources the
+    node has (allocatable > 0), truncated as Go's integer division truncates.
+
+    Upstream: the shared shape of leastResourceScorer and mostResourceScorer (v1.35)
+    """
+    weights = [r.weight for r in resources]
+
+    def scorer(requested: Sequence[int], allocatable: Sequence[int]) -> int:
+        node_score = 0
+        weight_sum = 0
+        for i, req in enumerate(requested):
+            if allocatable[i] == 0:
+                continue
+            node_score += per_resource(req, allocatable[i]) * weights[i]
+            weight_sum += weights[i]
+        if weight_sum == 0:
+            return 0
+        return go_div(go_int64(node_score), weight_sum)
+
+    return scorer
+
+
 ERR_RESOURCES_NOT_FOUND: Final = "resources not found"
 
 _INT64_MOD: Final = 1 << 64
