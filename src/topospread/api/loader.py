@@ -31,6 +31,11 @@ from typing import Any, Final, NamedTuple, TypeAlias, TypeVar, overload
 import msgspec
 import msgspec.inspect as mi
 import yaml
+
+try:
+    import ryml
+except ImportError:  # pragma: no cover - rapidyaml is a dependency; the exact path suffices
+    ryml = None
 from yaml.events import (
     AliasEvent,
     DocumentStartEvent,
@@ -127,6 +132,9 @@ def load_text(text: str | bytes, source_name: str) -> list[Object]:
             raw = text if isinstance(text, bytes) else text.encode()
             if _load_json(raw, source_name, out):
                 return out
+        fast = _fast_yaml(text, source_name)
+        if fast is not None:
+            return fast
         if isinstance(text, bytes):
             text = _decode_utf8(text, source_name)
         if not text or text.isspace():
@@ -501,6 +509,80 @@ def _yaml_message(err: yaml.MarkedYAMLError, source: str) -> str:
 def _line_column(text: str, index: int) -> tuple[int, int]:
     line_start = text.rfind("\n", 0, index) + 1
     return text.count("\n", 0, index) + 1, index - line_start + 1
+
+
+# ---------------------------------------------------------------------------------------------
+# YAML fast path: rapidyaml parses, emits JSON, and msgspec decodes it as a JSON manifest.
+#
+# NOTE: this is exact only where rapidyaml (YAML 1.2) and go-yaml v2 (YAML 1.1) read the text
+# alike. They differ on plain scalars such as yes/no/on/off/y/n, ~, Null, 0755, 0x1F, 1_000,
+# .inf, +1 (as values or as keys) and on anchors, aliases, tags, merge keys and directives. The
+# fast path declines when the YAML holds any of those constructs, a plain risky value, or a
+# non-empty flow collection (kubectl never writes one; hand-written files take the exact path),
+# and when a key in the JSON it produced reads as a risky scalar (quoted or not: declining only
+# costs speed). rapidyaml turns other divergent scalars into invalid JSON, which msgspec
+# rejects. Any failure falls back to the exact path, which also gives the precise message.
+
+_RISKY_SCALAR: Final = (
+    rb"(?:y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF|True|TRUE|False|FALSE|~|Null|NULL"
+    rb"|[-+]?\.(?:inf|Inf|INF|nan|NaN|NAN)|[-+]?0[0-9_xXoObB][0-9a-fA-F_]*"
+    rb"|\+[0-9.][0-9a-zA-Z_.+-]*|[0-9]+_[0-9a-zA-Z_.+-]*|[0-9]+\.|\.[0-9][0-9a-zA-Z_.+-]*)"
+)
+# A plain risky scalar as a block mapping value or block sequence item.
+_RISKY_YAML_VALUE: Final = re.compile(
+    rb"(?:: +|- +)" + _RISKY_SCALAR + rb"[ \t]*(?:#|\r?$)", re.MULTILINE
+)
+_FLOW_WITH_CONTENT: Final = re.compile(rb"[\[{][ \t]*[^\]}\s]")
+_YAML_STRUCTURE: Final = re.compile(
+    rb"(?:^|[\s\[{,])[&*!][^\s]|<<[ \t]*:|(?:^|\n)[ \t]*\?[ \t\r\n]", re.MULTILINE
+)
+# A JSON key that go-yaml would have read as a bool, a null or a number other than a plain
+# decimal integer (which it would have printed differently).
+_RISKY_JSON_KEY: Final = re.compile(
+    rb'"(?:y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF|True|TRUE|False|FALSE|~|Null|NULL'
+    rb'|<<|(?:[-+.]|0[0-9xXoObB_]|[0-9]+[^0-9"])[^"]*)":'
+)
+
+
+def _fast_yaml(text: str | bytes, source: str) -> list[Object] | None:
+    """Objects through the fast path, or None when it declines or cannot decide."""
+    if ryml is None:
+        return None
+    raw = text if isinstance(text, bytes) else text.encode()
+    if raw.startswith(b"%") or b"\n%" in raw:
+        return None
+    if any(c in raw for c in (b"&", b"*", b"!", b"<<", b"?")) and _YAML_STRUCTURE.search(raw):
+        return None
+    if _FLOW_WITH_CONTENT.search(raw) or _RISKY_YAML_VALUE.search(raw):
+        return None
+    try:
+        tree = ryml.parse_in_arena(raw)
+        root = tree.root_id()
+        docs = _children(tree, root) if tree.is_stream(root) else [root]
+        out: list[Object] = []
+        for n, doc in enumerate(docs, 1):
+            if not tree.has_children(doc):
+                if tree.has_val(doc) and tree.val(doc).tobytes().strip() not in (b"", b"null"):
+                    return None
+                continue  # an empty document
+            where = source if len(docs) == 1 else f"{source}: document {n}"
+            js = ryml.emit_json_malloc(tree, doc).encode()
+            if _RISKY_JSON_KEY.search(js) is not None:
+                return None
+            if not _load_json(js, where, out):
+                return None
+    except Exception:
+        return None
+    return out or None
+
+
+def _children(tree: Any, node: int) -> list[int]:
+    out = []
+    child = tree.first_child(node)
+    while child != ryml.NONE:
+        out.append(child)
+        child = tree.next_sibling(child)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
