@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Iterable, Sequence
+from typing import Protocol
 
 from topospread.api.types import (
     LABEL_TOPOLOGY_REGION,
@@ -95,6 +96,16 @@ class NodeTree:
         return self._cached
 
 
+class ClusterListener(Protocol):
+    """Told of every change, to keep derived indexes (the fast path's tables) incremental."""
+
+    def on_nodes_changed(self) -> None: ...
+
+    def on_bind(self, pod: Pod, node_name: str) -> None: ...
+
+    def on_unbind(self, pod: Pod, node_name: str) -> None: ...
+
+
 class ClusterState:
     """Nodes, bound pods and the objects plugins look up; a live SharedLister for plugins.
 
@@ -114,6 +125,7 @@ class ClusterState:
         self.objects = objects if objects is not None else ObjectStore()
         self.priority_classes = {pc.metadata.name: pc for pc in priority_classes}
         self._list: list[NodeInfo] | None = None
+        self.listeners: builtins.list[ClusterListener] = []
         for node in nodes:
             self.add_node(node)
         for pod in pods:
@@ -138,18 +150,24 @@ class ClusterState:
         self.infos[name] = NodeInfo(node)
         self.tree.add(node)
         self._list = None
+        for listener in self.listeners:
+            listener.on_nodes_changed()
 
     def update_node(self, node: Node) -> None:
         info = self.infos[node.metadata.name]
         self.tree.update(info.node, node)
         info.set_node(node)
         self._list = None
+        for listener in self.listeners:
+            listener.on_nodes_changed()
 
     def remove_node(self, name: str) -> builtins.list[Pod]:
         """Remove a node; returns the pods that were bound to it."""
         info = self.infos.pop(name)
         self.tree.remove(info.node)
         self._list = None
+        for listener in self.listeners:
+            listener.on_nodes_changed()
         return info.pods
 
     def bind(self, pod: Pod, node_name: str) -> None:
@@ -157,10 +175,28 @@ class ClusterState:
         if info is None:
             raise KeyError(node_name)
         info.add_pod(pod)
+        for listener in self.listeners:
+            listener.on_bind(pod, node_name)
 
     def unbind(self, pod: Pod) -> bool:
         info = self.infos.get(pod.spec.node_name)
-        return info is not None and info.remove_pod(pod)
+        if info is None:
+            return False
+        # The bound copy (with its nodeName) is what listeners counted.
+        bound = next(
+            (
+                p
+                for p in info.pods
+                if p.metadata.name == pod.metadata.name
+                and p.metadata.namespace == pod.metadata.namespace
+            ),
+            None,
+        )
+        if bound is None or not info.remove_pod(bound):
+            return False
+        for listener in self.listeners:
+            listener.on_unbind(bound, info.name)
+        return True
 
     def pods(self) -> builtins.list[Pod]:
         return [p for info in self.list() for p in info.pods]
