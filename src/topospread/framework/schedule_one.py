@@ -311,7 +311,10 @@ class SchedulingAlgorithm:
         Upstream: selectHost (schedule_one.go, v1.35) samples uniformly among the best too.
         """
         best = max(s.total_score for s in scores)
-        top = [s.name for s in scores if s.total_score == best]
+        return self.choose([s.name for s in scores if s.total_score == best])
+
+    def choose(self, top: Sequence[str]) -> str:
+        """One of the nodes with the best total, given in the order they were scored."""
         if self.tie_break == "name":
             return min(top)
         return top[self.rng.randrange(len(top))] if len(top) > 1 else top[0]

@@ -81,6 +81,8 @@ def schedule(
     tie_break: TieBreak = "random",
     percentage_of_nodes_to_score: int | None = None,
     on_decision: Callable[[Decision], None] | None = None,
+    fast: bool = True,
+    detail: bool = True,
 ) -> ScheduleRun:
     """Enqueue the scenario's queue in order and schedule until no pod can bind."""
     if registry is None:
@@ -97,6 +99,8 @@ def schedule(
         tie_break=tie_break,
         percentage_of_nodes_to_score=percentage_of_nodes_to_score,
         pod_disruption_budgets=[o for o in scenario.objects if isinstance(o, PodDisruptionBudget)],
+        fast=fast,
+        detail=detail,
     )
     for pod in scenario.queue:
         scheduler.add(pod)

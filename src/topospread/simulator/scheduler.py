@@ -16,7 +16,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import random
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,8 +38,10 @@ from topospread.framework.schedule_one import (
     TieBreak,
     statuses_by_node,
 )
+from topospread.framework.types import NodeInfo
 from topospread.labels.selector import SelectorError, label_selector_as_selector
 from topospread.plugins.podtopologyspread.common import NAME as POD_TOPOLOGY_SPREAD
+from topospread.simulator.fastpath import FastPath
 
 
 @dataclass(slots=True)
@@ -123,8 +125,13 @@ class Scheduler:
         tie_break: TieBreak = "random",
         percentage_of_nodes_to_score: int | None = None,
         pod_disruption_budgets: Iterable[PodDisruptionBudget] = (),
+        fast: bool = True,
+        detail: bool = True,
     ) -> None:
+        """``fast`` lets the vectorised path (simulator/fastpath.py) decide the attempts it
+        supports; ``detail`` records every node's scores and rejection reasons in Decisions."""
         self.cluster = cluster
+        self.detail = detail
         self.config = config
         self.features = features
         # One seeded source for every random draw: host selection and preemption's offset.
@@ -159,6 +166,15 @@ class Scheduler:
         # Evicted pods: key -> (the pod as it was bound, the key of the pod that preempted it).
         self.preempted: dict[str, tuple[Pod, str]] = {}
         self._victims: list[str] | None = None  # the running attempt's Decision.preempted
+        self.fast: dict[str, FastPath] = {}
+        if fast:
+            for name, fwk in self.frameworks.items():
+                path = FastPath(cluster, fwk, features)
+                if path.supported:
+                    self.fast[name] = path
+                else:
+                    cluster.listeners.remove(path)
+        self.fast_decisions = 0
 
     def framework_for(self, pod: Pod) -> Framework | None:
         return self.frameworks.get(pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME)
@@ -207,6 +223,17 @@ class Scheduler:
         state = CycleState()
         nodes = self.cluster.list()
         decision = Decision(pod=pod, node=None, attempt=info.attempts)
+        path = self.fast.get(fwk.profile_name)
+        if path is not None and not len(self.nominator):
+            fast = path.try_schedule(pod, self.algorithm, detail=self.detail)
+            if fast is not None:
+                self.fast_decisions += 1
+                decision.feasible = sorted(fast.feasible)
+                decision.scores = fast.totals
+                decision.plugin_scores = fast.plugin_scores
+                if self.detail:
+                    decision.reasons = self._reasons(fwk, pod, nodes, fast.rejected)
+                return self._bind(fwk, info, decision, state, fast.host)
         try:
             result = self.algorithm.schedule_pod(fwk, state, pod, nodes)
         except FitError as err:
@@ -253,7 +280,30 @@ class Scheduler:
             decision.plugin_scores[node_scores.name] = {
                 ps.name: ps.score for ps in node_scores.scores
             }
-        host = result.suggested_host
+        return self._bind(fwk, info, decision, state, result.suggested_host)
+
+    def _reasons(
+        self, fwk: Framework, pod: Pod, nodes: Sequence[NodeInfo], rejected: Sequence[str]
+    ) -> dict[str, list[str]]:
+        """Why the nodes a fast attempt visited were rejected, asked of the reference plugins
+        (their first failing filter, as a reference attempt reports it)."""
+        if not rejected:
+            return {}
+        state = CycleState()
+        fwk.run_pre_filter_plugins(state, pod, nodes)
+        out: dict[str, list[str]] = {}
+        for name in rejected:
+            info = self.cluster.get(name)
+            assert info is not None
+            s = fwk.run_filter_plugins(state, pod, info)
+            out[name] = [f"{s.plugin}: {r}" if s.plugin else r for r in s.reasons]
+        return out
+
+    def _bind(
+        self, fwk: Framework, info: QueuedPodInfo, decision: Decision, state: CycleState, host: str
+    ) -> Decision:
+        """The binding cycle for the chosen host (Upstream: bindingCycle, schedule_one.go)."""
+        pod = info.pod
         for step in (fwk.run_reserve_plugins_reserve, fwk.run_permit_plugins):
             status = step(state, pod, host)
             if not status.is_success:

@@ -1,0 +1,161 @@
+"""The vectorised fast path decides exactly as the reference path, on random clusters."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from topospread.api.types import Node, Pod, Service
+from topospread.framework.config import default_config
+from topospread.simulator.run import ScheduleRun, schedule
+from topospread.simulator.scenario import Scenario
+
+ZONE = "topology.kubernetes.io/zone"
+HOST = "kubernetes.io/hostname"
+FAST_DECISIONS: list[int] = []
+
+
+@st.composite
+def nodes(draw: st.DrawFn) -> list[Node]:
+    out = []
+    for i in range(draw(st.integers(1, 10))):
+        labels = {HOST: f"n{i}"}
+        if draw(st.integers(0, 5)):
+            labels[ZONE] = draw(st.sampled_from(["z0", "z1", "z2"]))
+        taints = []
+        if draw(st.integers(0, 6)) == 0:
+            taints.append({"key": "dedicated", "value": "x", "effect": "NoSchedule"})
+        if draw(st.integers(0, 6)) == 0:
+            taints.append({"key": "soft", "effect": "PreferNoSchedule"})
+        out.append(
+            msgspec.convert(
+                {
+                    "metadata": {"name": f"n{i}", "labels": labels},
+                    "spec": {"taints": taints, "unschedulable": draw(st.integers(0, 9)) == 0},
+                    "status": {
+                        "allocatable": {
+                            "cpu": draw(st.sampled_from(["1", "2", "4"])),
+                            "memory": draw(st.sampled_from(["1Gi", "4Gi"])),
+                            "pods": draw(st.sampled_from(["3", "110"])),
+                        },
+                        "images": [{"names": ["web:1"], "sizeBytes": 300 * 2**20}]
+                        if draw(st.booleans())
+                        else [],
+                    },
+                },
+                Node,
+            )
+        )
+    return out
+
+
+def requests(draw: st.DrawFn) -> dict[str, Any]:
+    req: dict[str, str] = {}
+    if draw(st.booleans()):
+        req["cpu"] = draw(st.sampled_from(["100m", "500m", "1"]))
+    if draw(st.booleans()):
+        req["memory"] = draw(st.sampled_from(["100Mi", "1Gi"]))
+    return {"requests": req}
+
+
+@st.composite
+def pod(draw: st.DrawFn, name: str, node: str | None = None) -> Pod:
+    labels = draw(st.sampled_from([{"app": "a"}, {"app": "b"}, {}]))
+    spec: dict[str, Any] = {
+        "containers": [{"name": "c", "image": "web:1", "resources": requests(draw)}],
+        "priority": 0,
+    }
+    if node is not None:
+        spec["nodeName"] = node
+    else:
+        constraints = []
+        for _ in range(draw(st.integers(0, 2))):
+            c: dict[str, Any] = {
+                "maxSkew": draw(st.integers(1, 3)),
+                "topologyKey": draw(st.sampled_from([ZONE, HOST])),
+                "whenUnsatisfiable": draw(st.sampled_from(["DoNotSchedule", "ScheduleAnyway"])),
+                "labelSelector": draw(
+                    st.sampled_from(
+                        [{"matchLabels": {"app": "a"}}, {}, {"matchLabels": {"app": "b"}}]
+                    )
+                ),
+            }
+            if c["whenUnsatisfiable"] == "DoNotSchedule" and draw(st.booleans()):
+                c["minDomains"] = draw(st.integers(1, 4))
+            if draw(st.booleans()):
+                c["nodeTaintsPolicy"] = "Honor"
+            constraints.append(c)
+        # One constraint per (key, action), as the API server insists.
+        seen: set[tuple[str, str]] = set()
+        spec["topologySpreadConstraints"] = [
+            c
+            for c in constraints
+            if (k := (c["topologyKey"], c["whenUnsatisfiable"])) not in seen and not seen.add(k)  # type: ignore[func-returns-value]
+        ]
+        if draw(st.integers(0, 4)) == 0:
+            spec["tolerations"] = [{"key": "dedicated", "operator": "Exists"}]
+        if draw(st.integers(0, 4)) == 0:
+            spec["nodeSelector"] = {ZONE: draw(st.sampled_from(["z0", "z1"]))}
+    meta: dict[str, Any] = {"name": name, "namespace": "default", "labels": labels}
+    if node is not None and draw(st.integers(0, 8)) == 0:
+        meta["deletionTimestamp"] = "2024-01-01T00:00:00Z"
+    return msgspec.convert({"metadata": meta, "spec": spec}, Pod)
+
+
+@st.composite
+def scenarios(draw: st.DrawFn) -> Scenario:
+    cluster = draw(nodes())
+    names = [n.metadata.name for n in cluster]
+    bound = [
+        draw(pod(f"b{i}", draw(st.sampled_from(names)))) for i in range(draw(st.integers(0, 8)))
+    ]
+    queue = [draw(pod(f"q{i}")) for i in range(draw(st.integers(1, 10)))]
+    objects = []
+    if draw(st.booleans()):
+        objects.append(
+            msgspec.convert(
+                {
+                    "metadata": {"name": "svc", "namespace": "default"},
+                    "spec": {"selector": {"app": "a"}},
+                },
+                Service,
+            )
+        )
+    return Scenario(
+        nodes=cluster, pods=bound, queue=queue, objects=objects, config=default_config()
+    )
+
+
+def summary(run: ScheduleRun) -> list[Any]:
+    return [
+        (
+            d.key,
+            d.node,
+            d.feasible,
+            d.scores,
+            d.plugin_scores,
+            d.reasons,
+            d.message,
+            d.preempted,
+        )
+        for d in run.attempts
+    ]
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios(), st.integers(0, 3), st.sampled_from([None, 50, 100]))
+def test_fast_path_decides_as_the_reference_path(
+    scenario: Scenario, seed: int, percentage: int | None
+) -> None:
+    reference = schedule(scenario, seed=seed, fast=False, percentage_of_nodes_to_score=percentage)
+    fast = schedule(scenario, seed=seed, fast=True, percentage_of_nodes_to_score=percentage)
+    assert summary(fast) == summary(reference)
+    FAST_DECISIONS.append(fast.scheduler.fast_decisions)
+
+
+def test_the_fast_path_was_exercised() -> None:
+    # Runs after the property test in file order: most attempts must have taken the fast path.
+    assert sum(FAST_DECISIONS) > 100
