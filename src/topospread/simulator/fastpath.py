@@ -312,14 +312,14 @@ class FastPath:
             visited = n
         algorithm.next_start_node_index = (start + visited) % n
         names = self.names
-        feasible = [names[i] for i in take]
+        # Names are built only for reports; decisions work on indices.
+        feasible = [names[i] for i in take] if detail else []
         rejected = [names[i] for i in order[:visited] if not mask[i]] if detail else []
         if len(take) == 1:
-            return FastResult(feasible[0], feasible, rejected)
+            return FastResult(names[int(take[0])], feasible, rejected)
         totals, per_plugin = self._scores(pod, sig, take)
-        best = int(totals.max())
-        top = [names[i] for i, t in zip(take, totals, strict=True) if t == best]
-        host = algorithm.choose(top)
+        best = totals.max()
+        host = algorithm.choose([names[i] for i in take[totals == best]])
         result = FastResult(host, feasible, rejected)
         if detail:
             result.totals = {names[i]: int(t) for i, t in zip(take, totals, strict=True)}

@@ -228,7 +228,7 @@ class Scheduler:
             fast = path.try_schedule(pod, self.algorithm, detail=self.detail)
             if fast is not None:
                 self.fast_decisions += 1
-                decision.feasible = sorted(fast.feasible)
+                decision.feasible = sorted(fast.feasible) if self.detail else []
                 decision.scores = fast.totals
                 decision.plugin_scores = fast.plugin_scores
                 if self.detail:
