@@ -314,7 +314,11 @@ class SchedulingAlgorithm:
         return self.choose([s.name for s in scores if s.total_score == best])
 
     def choose(self, top: Sequence[str]) -> str:
-        """One of the nodes with the best total, given in the order they were scored."""
+        """One of the nodes with the best total, given in the order they were scored.
+
+        ``top`` may be lazy: only its length and the chosen element are read (all of it only
+        for ``--tie-break name``).
+        """
         if self.tie_break == "name":
             return min(top)
         return top[self.rng.randrange(len(top))] if len(top) > 1 else top[0]

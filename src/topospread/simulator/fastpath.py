@@ -88,13 +88,15 @@ class _Counter:
     terminating, matched by the selector, and bound to an eligible node.
     """
 
-    __slots__ = ("codes", "counts", "eligible", "namespace", "selector")
+    __slots__ = ("codes", "counts", "eligible", "has", "namespace", "safe_codes", "selector")
 
     def __init__(self, c: InternalConstraint, namespace: str, codes: npt.NDArray[np.int32],
                  eligible: B, n_domains: int) -> None:  # fmt: skip
         self.selector = c.selector
         self.namespace = namespace
         self.codes = codes
+        self.has: B = codes >= 0
+        self.safe_codes = np.where(self.has, codes, 0)
         self.eligible = eligible
         self.counts: I64 = np.zeros(max(n_domains, 1), dtype=np.int64)
 
@@ -169,6 +171,9 @@ class FastPath:
             self.alloc_pods[i] = a.allowed_pod_number
             for pod in info.pods:
                 self._account(pod, i, 1)
+        # Two copies of 0..n-1: the visiting order from any start is a slice, not a new array.
+        self._double_order = np.concatenate((np.arange(n), np.arange(n)))
+        self._all_alloc = bool((self.alloc_cpu != 0).all() and (self.alloc_mem != 0).all())
         self._signatures.clear()
         self._counters.clear()
 
@@ -287,8 +292,6 @@ class FastPath:
         mask &= self.pod_count + 1 <= self.alloc_pods
         pts_self: list[int] = []
         for c, counter, domains in sig.hard:
-            codes = counter.codes
-            has = codes >= 0
             if len(domains) < c.min_domains:
                 min_match = 0
             elif len(domains):
@@ -297,10 +300,11 @@ class FastPath:
                 min_match = _MAX_INT32
             self_match = 1 if c.selector.matches(pod.metadata.labels) else 0
             pts_self.append(self_match)
-            count = np.where(has, counter.counts[np.where(has, codes, 0)], 0)
-            mask &= has & (count + self_match - min_match <= c.max_skew)
+            # Nodes without the key are rejected anyway: their count can be anything.
+            count = counter.counts[counter.safe_codes]
+            mask &= counter.has & (count + self_match - min_match <= c.max_skew)
         start = algorithm.next_start_node_index % n
-        order = np.concatenate((np.arange(start, n), np.arange(0, start)))
+        order = self._double_order[start : start + n]
         feasible_in_order = order[mask[order]]
         if len(feasible_in_order) == 0:
             return None  # the reference writes the FailedScheduling text and preempts
@@ -319,7 +323,7 @@ class FastPath:
             return FastResult(names[int(take[0])], feasible, rejected)
         totals, per_plugin = self._scores(pod, sig, take)
         best = totals.max()
-        host = algorithm.choose([names[i] for i in take[totals == best]])
+        host = algorithm.choose(_Names(names, take[totals == best]))
         result = FastResult(host, feasible, rejected)
         if detail:
             result.totals = {names[i]: int(t) for i, t in zip(take, totals, strict=True)}
@@ -357,6 +361,16 @@ class FastPath:
         weights = [r.weight for r in fit.scorer.resources]
         score = np.zeros(len(take), np.int64)
         weight_sum = np.zeros(len(take), np.int64)
+        if self._all_alloc:
+            total = np.zeros(len(take), np.int64)
+            for alloc, used, req, w in (
+                (self.alloc_cpu[take], self.nz_cpu[take], sig.score_req[0], weights[0]),
+                (self.alloc_mem[take], self.nz_mem[take], sig.score_req[1], weights[1]),
+            ):
+                free = alloc - (used + req)
+                total += np.where(free < 0, 0, free * MAX_NODE_SCORE // alloc) * w
+            mean: I64 = total // (weights[0] + weights[1])
+            return mean
         for alloc, used, req, w in (
             (self.alloc_cpu[take], self.nz_cpu[take], sig.score_req[0], weights[0]),
             (self.alloc_mem[take], self.nz_mem[take], sig.score_req[1], weights[1]),
@@ -605,6 +619,22 @@ class FastPath:
             counter.counts[codes[i]] += sum(1 for p in info.pods if counter.matches(p))
         self._counters.append(counter)
         return counter
+
+
+class _Names(Sequence[str]):
+    """Node names at some indices, built only when asked for (usually one of them is)."""
+
+    __slots__ = ("_indices", "_names")
+
+    def __init__(self, names: list[str], indices: npt.NDArray[np.intp]) -> None:
+        self._names = names
+        self._indices = indices
+
+    def __len__(self) -> int:
+        return len(self._indices)
+
+    def __getitem__(self, i: int) -> str:  # type: ignore[override]
+        return self._names[int(self._indices[i])]
 
 
 def _fit_request(fit: Any, pod: Pod) -> tuple[int, int, int]:
