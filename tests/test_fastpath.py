@@ -154,6 +154,11 @@ def test_fast_path_decides_as_the_reference_path(
     fast = schedule(scenario, seed=seed, fast=True, percentage_of_nodes_to_score=percentage)
     assert summary(fast) == summary(reference)
     FAST_DECISIONS.append(fast.scheduler.fast_decisions)
+    # Dropping report detail never changes a decision (nor the random draws).
+    lean = schedule(
+        scenario, seed=seed, fast=True, detail=False, percentage_of_nodes_to_score=percentage
+    )
+    assert [(d.key, d.node) for d in lean.attempts] == [(d.key, d.node) for d in fast.attempts]
 
 
 def test_the_fast_path_was_exercised() -> None:
