@@ -33,9 +33,13 @@ conformance: $(STAMP)
 
 test: lint typecheck unit conformance
 
-# Benchmarks measure speed; tests never time anything.
+# Benchmarks measure speed; tests never time anything. Every scheduler_perf-style workload runs
+# in its own process (bench/run.py); pick some or shrink them with BENCH_ARGS, e.g.
+# `make bench BENCH_ARGS="--quick"` or `make bench BENCH_ARGS="TopologySpreading --max-seconds 60"`.
+BENCH_ARGS ?=
 bench: $(STAMP)
 	$(BIN)/python bench/schedule_1000.py 1000 1000
+	$(BIN)/python bench/run.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info

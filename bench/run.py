@@ -1,0 +1,394 @@
+"""Benchmarks mirroring kube-scheduler's scheduler_perf topology-spreading workloads.
+
+    python bench/run.py [--quick] [--max-seconds N] [--no-detail] [--reference] [NAME...]
+
+NAME selects workloads by family (``TopologySpreading``) or full name
+(``TopologySpreading/5000Nodes_5000Pods``); none selects all. ``--quick`` builds every
+workload at a tenth of its size, for smoke runs. ``--list`` prints the names. The Scheduler is
+built as ``schedule()`` builds it (fast path on, detailed Decisions on); ``--no-detail`` and
+``--reference`` turn one off, and the line says so.
+
+Each workload runs in its own child process, so that one workload's memory cannot inflate
+another's figure; the parent reads the child's peak resident set size from ``wait4``'s
+rusage (``ru_maxrss``: the child's whole life, setup included). stdout gets one line per
+workload:
+
+    TopologySpreading/5000Nodes_5000Pods: N pods/s, peak RSS M MiB
+    Load100kPods/YAML: S s, peak RSS M MiB
+
+Progress and setup timings go to stderr.
+
+A scheduling workload runs as scheduler_perf runs it: the default profile and configuration
+(percentageOfNodesToScore adaptive), one Scheduler over the cluster; the init pods are
+enqueued and scheduled first, unmeasured; then the measured pods are enqueued, and only the
+scheduling cycles that follow are timed (enqueueing, with its PreEnqueue checks, is reported
+on stderr). The rate is measured pods bound per second of that loop. After ``--max-seconds``
+(default 300) of either phase the phase stops where it is; the line then reports the rate so
+far and says ``(stopped after N of M pods)``. Past ``--max-rss-mib`` (default: half the
+machine's memory) it stops likewise, ``... at the memory limit``: the scheduler keeps every
+attempt's Decision, scores of every scored node included, so memory grows with each pod.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+import manifests  # bench/manifests.py: the script's directory is first on sys.path
+import msgspec
+from workloads import WORKLOADS, Setup  # bench/workloads.py
+
+from topospread.api.loader import load_manifests
+from topospread.framework.config import default_config
+from topospread.framework.features import DEFAULT_FEATURES
+from topospread.plugins.registry import IN_TREE
+from topospread.simulator.scenario import Scenario
+from topospread.simulator.scheduler import Scheduler
+
+QUICK_DIVISOR: Final = 10
+LOAD_PODS: Final = 100_000
+LOAD_FORMATS: Final = ("YAML", "JSON")
+
+
+class Result(msgspec.Struct, frozen=True, kw_only=True):
+    """What a worker reports to the parent (one JSON line on its stdout)."""
+
+    name: str
+    # Scheduling: measured pods bound, of how many, in how many seconds of the timed loop.
+    bound: int = 0
+    total: int = 0
+    seconds: float = 0.0
+    stopped: str = ""  # what ended the measured phase early: "" (nothing), TIME or MEMORY
+    unschedulable: int = 0  # measured pods tried and left pending
+    init_stopped: str = ""  # "N of M" when a limit ended the init phase early
+
+
+TIME: Final = "time"
+MEMORY: Final = "memory"
+# How many attempts pass between two looks at the peak RSS (a getrusage call).
+RSS_CHECK_EVERY: Final = 32
+
+
+@dataclass(frozen=True, slots=True)
+class Mode:
+    """How the Scheduler is built: ``fast`` lets the vectorised path decide the attempts it
+    supports; ``detail`` records every scored node's scores and every rejected node's reasons in
+    each Decision (what ``topospread schedule`` and ``explain`` report). Both default on, as in
+    ``Scheduler`` and ``schedule()``."""
+
+    fast: bool = True
+    detail: bool = True
+
+    def notes(self) -> list[str]:
+        return [
+            n
+            for on, n in ((self.fast, "(reference path)"), (self.detail, "(detail off)"))
+            if not on
+        ]
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """When a scheduling phase stops early: after ``seconds``, or past ``rss_mib`` of peak RSS
+    (the scheduler keeps every attempt's Decision, so memory grows with the pods scheduled)."""
+
+    seconds: float
+    rss_mib: float
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# In the child: one workload
+
+
+def _own_peak_rss_mib() -> float:
+    return peak_rss_mib(resource.getrusage(resource.RUSAGE_SELF))
+
+
+def _drain(
+    scheduler: Scheduler,
+    keys: set[str],
+    limits: Limits,
+    on_bound: Callable[[int], None] | None = None,
+) -> tuple[int, int, str]:
+    """``Scheduler.run()`` within ``limits``: how many of the pods named by ``keys`` bound,
+    how many of their attempts failed, and which limit stopped it ("" if none did).
+
+    Other pods may be scheduled meanwhile (a pending pod that a binding moved back to the
+    queue, as upstream's queueing hints move it); they are not counted.
+    """
+    deadline = time.perf_counter() + limits.seconds
+    bound = failed = attempts = 0
+    while len(scheduler.active):
+        if time.perf_counter() >= deadline:
+            return bound, failed, TIME
+        attempts += 1
+        if attempts % RSS_CHECK_EVERY == 0 and _own_peak_rss_mib() > limits.rss_mib:
+            return bound, failed, MEMORY
+        decision = scheduler.schedule_one(scheduler.active.pop())
+        if decision.key not in keys:
+            continue
+        if decision.node is None:
+            failed += 1
+        else:
+            bound += 1
+            if on_bound is not None:
+                on_bound(bound)
+    return bound, failed, ""
+
+
+def run_scheduling(name: str, setup: Setup, limits: Limits, mode: Mode) -> Result:
+    started = time.perf_counter()
+    scenario = Scenario(
+        nodes=setup.nodes,
+        pods=setup.bound,
+        queue=[],
+        objects=list(setup.objects),
+        config=default_config(),
+    )
+    cluster = scenario.cluster()
+    scheduler = Scheduler(
+        cluster, scenario.config, IN_TREE, DEFAULT_FEATURES, fast=mode.fast, detail=mode.detail
+    )
+    log(f"  cluster and scheduler ready in {time.perf_counter() - started:.1f} s")
+
+    init_stopped = ""
+    if setup.init:
+        t0 = time.perf_counter()
+        for pod in setup.init:
+            scheduler.add(pod)
+        keys = {pod.key for pod in setup.init}
+        bound, _, stopped = _drain(scheduler, keys, limits)
+        log(
+            f"  init: {bound} of {len(setup.init)} pods bound in "
+            f"{time.perf_counter() - t0:.1f} s (unmeasured)"
+        )
+        if stopped:
+            init_stopped = f"{bound} of {len(setup.init)}"
+            # The rest stay out of the measured phase: only measured pods are timed.
+            while len(scheduler.active):
+                scheduler.active.pop()
+
+    t0 = time.perf_counter()
+    for pod in setup.measured:
+        scheduler.add(pod)
+    log(f"  enqueued {len(setup.measured)} measured pods in {time.perf_counter() - t0:.2f} s")
+    fast_before = scheduler.fast_decisions
+    total = len(setup.measured)
+    progress_every = max(total // 10, 1)
+
+    def progress(bound: int) -> None:
+        if bound % progress_every == 0:
+            elapsed = time.perf_counter() - start
+            log(f"  {bound}/{total} bound, {bound / elapsed:,.1f} pods/s")
+
+    keys = {pod.key for pod in setup.measured}
+    start = time.perf_counter()
+    bound, failed, stopped = _drain(scheduler, keys, limits, progress)
+    seconds = time.perf_counter() - start
+    log(
+        f"  fast path decided {scheduler.fast_decisions - fast_before} of {bound + failed} attempts"
+    )
+    if stopped:
+        log(f"  stopped at the {stopped} limit after {seconds:.1f} s")
+    return Result(
+        name=name,
+        bound=bound,
+        total=total,
+        seconds=seconds,
+        stopped=stopped,
+        unschedulable=sum(1 for key in scheduler.unschedulable if key in keys),
+        init_stopped=init_stopped,
+    )
+
+
+def run_load(name: str, path: Path) -> Result:
+    start = time.perf_counter()
+    objects = load_manifests(path)
+    seconds = time.perf_counter() - start
+    log(f"  {len(objects)} objects from {path.stat().st_size / 2**20:,.0f} MiB")
+    return Result(name=name, bound=len(objects), total=len(objects), seconds=seconds)
+
+
+def worker(name: str, divisor: int, limits: Limits, mode: Mode, manifest: Path | None) -> None:
+    if manifest is not None:
+        result = run_load(name, manifest)
+    else:
+        workload = next(w for w in WORKLOADS if w.name(divisor) == name)
+        t0 = time.perf_counter()
+        setup = workload.build(divisor)
+        log(
+            f"  built {len(setup.nodes)} nodes, {len(setup.bound) + len(setup.init)} + "
+            f"{len(setup.measured)} pods in {time.perf_counter() - t0:.1f} s"
+        )
+        result = run_scheduling(name, setup, limits, mode)
+    sys.stdout.buffer.write(msgspec.json.encode(result) + b"\n")
+
+
+# ---------------------------------------------------------------------------------------------
+# In the parent: select, spawn, measure, print
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    name: str
+    family: str
+    manifest_format: str | None = None  # YAML or JSON for the loading benchmark
+
+
+def jobs(divisor: int) -> list[Job]:
+    out = [Job(w.name(divisor), w.family) for w in WORKLOADS]
+    family = f"Load{LOAD_PODS // divisor // 1000}kPods"
+    out += [Job(f"{family}/{fmt}", family, fmt) for fmt in LOAD_FORMATS]
+    return out
+
+
+def select(all_jobs: Sequence[Job], names: Sequence[str]) -> list[Job]:
+    if not names:
+        return list(all_jobs)
+    unknown = [n for n in names if not any(n in (j.name, j.family) for j in all_jobs)]
+    if unknown:
+        known = ", ".join(j.name for j in all_jobs)
+        raise SystemExit(f"bench: unknown workload {unknown[0]!r}; known: {known}")
+    return [j for j in all_jobs if j.name in names or j.family in names]
+
+
+def peak_rss_mib(rusage: object) -> float:
+    maxrss = float(getattr(rusage, "ru_maxrss", 0))
+    # Linux reports KiB, macOS bytes.
+    return maxrss / 2**20 if sys.platform == "darwin" else maxrss / 2**10
+
+
+def default_max_rss_mib() -> float:
+    """Half the machine's memory. Detailed Decisions at 5,000 nodes take about 0.3 MiB each,
+    so DefaultTopologySpreading's 50,000 measured pods would need some 16 GiB."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 2**21
+    except (ValueError, OSError):
+        return 8192.0
+
+
+def spawn(job: Job, divisor: int, limits: Limits, mode: Mode, manifest: Path | None) -> None:
+    cmd = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--worker",
+        job.name,
+        "--divisor",
+        str(divisor),
+        "--max-seconds",
+        str(limits.seconds),
+        "--max-rss-mib",
+        str(limits.rss_mib),
+    ]
+    if manifest is not None:
+        cmd += ["--manifest", str(manifest)]
+    cmd += [
+        flag for on, flag in ((mode.fast, "--reference"), (mode.detail, "--no-detail")) if not on
+    ]
+    log(f"{job.name}:")
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE)
+    assert proc.stdout is not None
+    out = proc.stdout.read()
+    # wait4 rather than Popen.wait: it returns this child's own resource usage.
+    _, status, rusage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    rss = peak_rss_mib(rusage)
+    if proc.returncode != 0:
+        print(f"{job.name}: FAILED (exit code {proc.returncode}), peak RSS {rss:,.0f} MiB")
+        return
+    r = msgspec.json.decode(out.strip().splitlines()[-1], type=Result)
+    if job.manifest_format is not None:
+        print(f"{r.name}: {r.seconds:.1f} s, peak RSS {rss:,.0f} MiB", flush=True)
+        return
+    rate = r.bound / r.seconds if r.seconds > 0 else 0.0
+    notes = []
+    if r.init_stopped:
+        notes.append(f"(init stopped after {r.init_stopped} pods)")
+    if r.stopped == TIME:
+        notes.append(f"(stopped after {r.bound} of {r.total} pods)")
+    elif r.stopped == MEMORY:
+        notes.append(f"(stopped after {r.bound} of {r.total} pods at the memory limit)")
+    if r.unschedulable:
+        notes.append(f"({r.unschedulable} unschedulable)")
+    notes += mode.notes()
+    suffix = "".join(" " + n for n in notes)
+    print(f"{r.name}: {rate:,.1f} pods/s, peak RSS {rss:,.0f} MiB{suffix}", flush=True)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("names", nargs="*", metavar="NAME", help="workload family or full name")
+    p.add_argument("--quick", action="store_true", help="every workload at 1/10 of its size")
+    p.add_argument(
+        "--max-seconds",
+        type=float,
+        default=300.0,
+        help="per phase: stop scheduling after this long and report the rate so far",
+    )
+    p.add_argument(
+        "--max-rss-mib",
+        type=float,
+        default=default_max_rss_mib(),
+        help="per phase: stop scheduling past this peak RSS (default: half the RAM)",
+    )
+    p.add_argument(
+        "--no-detail",
+        action="store_true",
+        help="build the Scheduler with detail=False (Decisions without per-node scores/reasons)",
+    )
+    p.add_argument(
+        "--reference",
+        action="store_true",
+        help="build the Scheduler with fast=False (every attempt through the plugins)",
+    )
+    p.add_argument("--list", action="store_true", help="print the workload names and exit")
+    p.add_argument("--worker", help=argparse.SUPPRESS)
+    p.add_argument("--divisor", type=int, default=1, help=argparse.SUPPRESS)
+    p.add_argument("--manifest", type=Path, help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+
+    limits = Limits(seconds=args.max_seconds, rss_mib=args.max_rss_mib)
+    mode = Mode(fast=not args.reference, detail=not args.no_detail)
+    if args.worker:
+        worker(args.worker, args.divisor, limits, mode, args.manifest)
+        return
+    divisor = QUICK_DIVISOR if args.quick else 1
+    selected = select(jobs(divisor), args.names)
+    if args.list:
+        for job in selected:
+            print(job.name)
+        return
+    with tempfile.TemporaryDirectory(prefix="topospread-bench-") as tmp:
+        files: dict[str, Path] = {}
+        for job in selected:
+            if job.manifest_format is not None and job.manifest_format not in files:
+                n = LOAD_PODS // divisor
+                path = Path(tmp) / f"pods.{job.manifest_format.lower()}"
+                t0 = time.perf_counter()
+                if job.manifest_format == "YAML":
+                    manifests.check_template()
+                    manifests.write_yaml(path, n)
+                else:
+                    manifests.write_json(path, n)
+                log(f"wrote {n} pods as {job.manifest_format} in {time.perf_counter() - t0:.1f} s")
+                files[job.manifest_format] = path
+        for job in selected:
+            manifest = files.get(job.manifest_format) if job.manifest_format else None
+            spawn(job, divisor, limits, mode, manifest)
+
+
+if __name__ == "__main__":
+    main()
