@@ -159,6 +159,10 @@ class FastPath:
         self.req_mem = np.zeros(n, np.int64)
         self.req_eph = np.zeros(n, np.int64)
         self.pod_count = np.zeros(n, np.int64)
+        self.free_cpu = np.zeros(n, np.int64)  # alloc - req, kept with each bind
+        self.free_mem = np.zeros(n, np.int64)
+        self.free_eph = np.zeros(n, np.int64)
+        self.free_pods = np.zeros(n, np.int64)  # alloc_pods - pod_count - 1 >= 0 means room
         self.nz_cpu = np.zeros(n, np.int64)
         self.nz_mem = np.zeros(n, np.int64)
         self._codes: dict[str, tuple[npt.NDArray[np.int32], dict[str, int]]] = {}
@@ -171,6 +175,10 @@ class FastPath:
             self.alloc_pods[i] = a.allowed_pod_number
             for pod in info.pods:
                 self._account(pod, i, 1)
+        self.free_cpu[:] = self.alloc_cpu - self.req_cpu
+        self.free_mem[:] = self.alloc_mem - self.req_mem
+        self.free_eph[:] = self.alloc_eph - self.req_eph
+        self.free_pods[:] = self.alloc_pods - self.pod_count
         # Two copies of 0..n-1: the visiting order from any start is a slice, not a new array.
         self._double_order = np.concatenate((np.arange(n), np.arange(n)))
         self._all_alloc = bool((self.alloc_cpu != 0).all() and (self.alloc_mem != 0).all())
@@ -182,6 +190,10 @@ class FastPath:
         self.req_cpu[i] += sign * r.resource.milli_cpu
         self.req_mem[i] += sign * r.resource.memory
         self.req_eph[i] += sign * r.resource.ephemeral_storage
+        self.free_cpu[i] -= sign * r.resource.milli_cpu
+        self.free_mem[i] -= sign * r.resource.memory
+        self.free_eph[i] -= sign * r.resource.ephemeral_storage
+        self.free_pods[i] -= sign
         self.nz_cpu[i] += sign * r.non0_cpu
         self.nz_mem[i] += sign * r.non0_mem
         self.pod_count[i] += sign
@@ -282,14 +294,13 @@ class FastPath:
             return None
         n = len(self.names)
         mask = sig.static_ok.copy()
-        if sig.req_cpu or sig.req_mem or sig.req_eph:
-            if sig.req_cpu:
-                mask &= sig.req_cpu <= self.alloc_cpu - self.req_cpu
-            if sig.req_mem:
-                mask &= sig.req_mem <= self.alloc_mem - self.req_mem
-            if sig.req_eph:
-                mask &= sig.req_eph <= self.alloc_eph - self.req_eph
-        mask &= self.pod_count + 1 <= self.alloc_pods
+        if sig.req_cpu:
+            mask &= self.free_cpu >= sig.req_cpu
+        if sig.req_mem:
+            mask &= self.free_mem >= sig.req_mem
+        if sig.req_eph:
+            mask &= self.free_eph >= sig.req_eph
+        mask &= self.free_pods >= 1
         pts_self: list[int] = []
         for c, counter, domains in sig.hard:
             if len(domains) < c.min_domains:

@@ -41,6 +41,7 @@ from topospread.framework.schedule_one import (
 from topospread.framework.types import NodeInfo
 from topospread.labels.selector import SelectorError, label_selector_as_selector
 from topospread.plugins.podtopologyspread.common import NAME as POD_TOPOLOGY_SPREAD
+from topospread.plugins.queuesort import PrioritySort, pod_priority
 from topospread.simulator.fastpath import FastPath
 
 
@@ -77,24 +78,46 @@ class Decision:
 
 
 class _ActiveQueue:
-    """A heap ordered by the profile's QueueSort ``less``, ties by arrival."""
+    """A heap ordered by the profile's QueueSort ``less``, ties by arrival.
 
-    def __init__(self, less: Callable[[QueuedPodInfo, QueuedPodInfo], bool]) -> None:
+    NOTE: with PrioritySort the heap holds (-priority, timestamp) keys instead of calling
+    ``less``: the same strict order (timestamps are unique), without a Python call per
+    comparison.
+    """
+
+    def __init__(
+        self,
+        less: Callable[[QueuedPodInfo, QueuedPodInfo], bool],
+        key: Callable[[QueuedPodInfo], tuple[int, float]] | None = None,
+    ) -> None:
         self._less = less
-        self._heap: list[_Entry] = []
+        self._key = key
+        self._heap: list[Any] = []
+        self._seq = itertools.count()
 
     def push(self, info: QueuedPodInfo) -> None:
-        heapq.heappush(self._heap, _Entry(info, self._less))
+        if self._key is not None:
+            heapq.heappush(self._heap, (self._key(info), next(self._seq), info))
+        else:
+            heapq.heappush(self._heap, _Entry(info, self._less))
 
     def pop(self) -> QueuedPodInfo:
-        return heapq.heappop(self._heap).info
+        item = heapq.heappop(self._heap)
+        info: QueuedPodInfo = item[2] if self._key is not None else item.info
+        return info
 
     def __len__(self) -> int:
         return len(self._heap)
 
     def infos(self) -> list[QueuedPodInfo]:
         """The queued pods, in no particular order."""
+        if self._key is not None:
+            return [item[2] for item in self._heap]
         return [entry.info for entry in self._heap]
+
+
+def _priority_sort_key(info: QueuedPodInfo) -> tuple[int, float]:
+    return (-pod_priority(info.pod), info.timestamp)
 
 
 @dataclass(slots=True)
@@ -158,7 +181,10 @@ class Scheduler:
             percentage_override=percentage_of_nodes_to_score,
         )
         self._clock = itertools.count()
-        self.active = _ActiveQueue(first.queue_sort_less())
+        sort_key = (
+            _priority_sort_key if isinstance(first.queue_sort_plugins[0], PrioritySort) else None
+        )
+        self.active = _ActiveQueue(first.queue_sort_less(), sort_key)
         self.unschedulable: dict[str, QueuedPodInfo] = {}
         self.gated: dict[str, tuple[QueuedPodInfo, str]] = {}
         self.ignored: dict[str, tuple[Pod, str]] = {}
