@@ -48,6 +48,7 @@ class OwnerReference(_Obj, frozen=True):
     name: str = ""
     uid: str = ""
     controller: bool | None = None
+    block_owner_deletion: bool | None = None
 
 
 class ObjectMeta(_Obj, frozen=True):
@@ -257,6 +258,9 @@ class PodSpec(_Obj, frozen=True):
     preemption_policy: str | None = None
     host_network: bool = False
     restart_policy: str = ""
+    # Set by the StatefulSet controller (the pod's stable network identity) and for indexed Jobs.
+    hostname: str = ""
+    subdomain: str = ""
 
 
 class PodCondition(_Obj, frozen=True):
@@ -265,6 +269,16 @@ class PodCondition(_Obj, frozen=True):
     type: str = ""
     status: str = ""
     reason: str = ""
+    # RFC 3339; the Ready condition's is when the pod became ready (controllers rank by it).
+    last_transition_time: str | None = None
+
+
+class ContainerStatus(_Obj, frozen=True):
+    """Read by the workload controllers: pods whose containers restarted more go first."""
+
+    name: str = ""
+    restart_count: int = 0
+    ready: bool = False
 
 
 class PodStatus(_Obj, frozen=True):
@@ -273,6 +287,8 @@ class PodStatus(_Obj, frozen=True):
     # RFC 3339, as the kubelet writes it; preemption prefers victims that started later.
     start_time: str | None = None
     conditions: list[PodCondition] = []
+    container_statuses: list[ContainerStatus] = []
+    init_container_statuses: list[ContainerStatus] = []
 
 
 class Pod(_Obj, frozen=True):
@@ -302,6 +318,13 @@ class Pod(_Obj, frozen=True):
     @property
     def is_terminating(self) -> bool:
         return self.metadata.deletion_timestamp is not None
+
+
+class PodTemplateSpec(_Obj, frozen=True):
+    """core/v1 PodTemplateSpec: the pods a workload controller stamps out."""
+
+    metadata: ObjectMeta = ObjectMeta()
+    spec: PodSpec = PodSpec()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -335,6 +358,8 @@ class ReplicationController(_Obj, frozen=True):
 class ReplicaSetSpec(_Obj, frozen=True):
     replicas: int | None = None
     selector: LabelSelector | None = None
+    template: PodTemplateSpec = PodTemplateSpec()
+    min_ready_seconds: int = 0
 
 
 class ReplicaSet(_Obj, frozen=True):
@@ -344,9 +369,35 @@ class ReplicaSet(_Obj, frozen=True):
     spec: ReplicaSetSpec = ReplicaSetSpec()
 
 
+class RollingUpdateStatefulSetStrategy(_Obj, frozen=True):
+    partition: int | None = None
+    # IntOrString: an integer or a percentage such as "25%".
+    max_unavailable: int | str | None = None
+
+
+class StatefulSetUpdateStrategy(_Obj, frozen=True):
+    type: str = ""  # RollingUpdate (the API server's default) or OnDelete
+    rolling_update: RollingUpdateStatefulSetStrategy | None = None
+
+
+class StatefulSetOrdinals(_Obj, frozen=True):
+    start: int = 0
+
+
 class StatefulSetSpec(_Obj, frozen=True):
     replicas: int | None = None
     selector: LabelSelector | None = None
+    template: PodTemplateSpec = PodTemplateSpec()
+    service_name: str = ""
+    pod_management_policy: str = ""  # OrderedReady (the API server's default) or Parallel
+    update_strategy: StatefulSetUpdateStrategy = StatefulSetUpdateStrategy()
+    min_ready_seconds: int = 0
+    ordinals: StatefulSetOrdinals | None = None
+    revision_history_limit: int | None = None
+
+
+class StatefulSetStatus(_Obj, frozen=True):
+    collision_count: int | None = None
 
 
 class StatefulSet(_Obj, frozen=True):
@@ -354,6 +405,92 @@ class StatefulSet(_Obj, frozen=True):
     kind: str = "StatefulSet"
     metadata: ObjectMeta = ObjectMeta()
     spec: StatefulSetSpec = StatefulSetSpec()
+    status: StatefulSetStatus = StatefulSetStatus()
+
+
+# ---------------------------------------------------------------------------------------------
+# Workloads the simulator's controllers expand into pods (apps/v1, batch/v1)
+
+
+class RollingUpdateDeployment(_Obj, frozen=True):
+    # IntOrString: an integer or a percentage such as "25%".
+    max_unavailable: int | str | None = None
+    max_surge: int | str | None = None
+
+
+class DeploymentStrategy(_Obj, frozen=True):
+    type: str = ""  # RollingUpdate (the API server's default) or Recreate
+    rolling_update: RollingUpdateDeployment | None = None
+
+
+class DeploymentSpec(_Obj, frozen=True):
+    replicas: int | None = None
+    selector: LabelSelector | None = None
+    template: PodTemplateSpec = PodTemplateSpec()
+    strategy: DeploymentStrategy = DeploymentStrategy()
+    min_ready_seconds: int = 0
+    revision_history_limit: int | None = None
+    paused: bool = False
+    progress_deadline_seconds: int | None = None
+
+
+class DeploymentStatus(_Obj, frozen=True):
+    collision_count: int | None = None
+
+
+class Deployment(_Obj, frozen=True):
+    api_version: str = "apps/v1"
+    kind: str = "Deployment"
+    metadata: ObjectMeta = ObjectMeta()
+    spec: DeploymentSpec = DeploymentSpec()
+    status: DeploymentStatus = DeploymentStatus()
+
+
+class RollingUpdateDaemonSet(_Obj, frozen=True):
+    max_unavailable: int | str | None = None
+    max_surge: int | str | None = None
+
+
+class DaemonSetUpdateStrategy(_Obj, frozen=True):
+    type: str = ""  # RollingUpdate (the API server's default) or OnDelete
+    rolling_update: RollingUpdateDaemonSet | None = None
+
+
+class DaemonSetSpec(_Obj, frozen=True):
+    selector: LabelSelector | None = None
+    template: PodTemplateSpec = PodTemplateSpec()
+    update_strategy: DaemonSetUpdateStrategy = DaemonSetUpdateStrategy()
+    min_ready_seconds: int = 0
+    revision_history_limit: int | None = None
+
+
+class DaemonSetStatus(_Obj, frozen=True):
+    collision_count: int | None = None
+
+
+class DaemonSet(_Obj, frozen=True):
+    api_version: str = "apps/v1"
+    kind: str = "DaemonSet"
+    metadata: ObjectMeta = ObjectMeta()
+    spec: DaemonSetSpec = DaemonSetSpec()
+    status: DaemonSetStatus = DaemonSetStatus()
+
+
+class JobSpec(_Obj, frozen=True):
+    parallelism: int | None = None
+    completions: int | None = None
+    completion_mode: str | None = None  # NonIndexed (the API server's default) or Indexed
+    selector: LabelSelector | None = None
+    manual_selector: bool | None = None
+    suspend: bool | None = None
+    template: PodTemplateSpec = PodTemplateSpec()
+
+
+class Job(_Obj, frozen=True):
+    api_version: str = "batch/v1"
+    kind: str = "Job"
+    metadata: ObjectMeta = ObjectMeta()
+    spec: JobSpec = JobSpec()
 
 
 # ---------------------------------------------------------------------------------------------
