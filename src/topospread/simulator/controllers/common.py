@@ -1,0 +1,778 @@
+"""What the workload controllers share: stamping pods out of templates, names, hashes, the
+state of a pod as a controller reads it, the order in which controllers delete pods, claiming.
+
+The controllers are pure functions of a workload object, the pods (and nodes) they see and a
+seeded ``random.Random``; they return the actions the controller would take. Where upstream
+asks the API server to create an object, the action carries the object as the API server would
+store it: ``generateName`` resolved to a name drawn from the seeded source, a ``uid`` drawn from
+it too, and, when the caller passes ``now``, the ``creationTimestamp``. The simulator admits
+created pods like any other (defaulting, priority).
+
+Pod state. The simulator has no kubelet, so a pod whose manifest gives no status is read this
+way: bound (``spec.nodeName`` set) means Running and Ready, unbound means Pending and not ready.
+A pod that carries a status (``phase``, a ``Ready`` condition) is read exactly as upstream reads
+it. Statuses of workloads (a ReplicaSet's available replicas, a Deployment's updated replicas)
+are recomputed from the pods at every sync, as if every status write had already landed.
+
+Time. ``now`` is nanoseconds since the epoch, or None for a simulation without a clock; without
+it, orders that depend on age fall back to upstream's "zero time" rules, and ``minReadySeconds``
+is treated as already elapsed. A pod made ready by the simulator (no Ready condition) has no
+ready time, so it is available at once.
+"""
+
+from __future__ import annotations
+
+import datetime
+import functools
+import math
+import random
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, Generic, Protocol, TypeVar, cast
+
+import msgspec
+
+from topospread.api.types import (
+    LabelSelector,
+    ObjectMeta,
+    OwnerReference,
+    Pod,
+    PodStatus,
+    PodTemplateSpec,
+)
+from topospread.errors import ValidationError
+from topospread.framework.preemption import parse_rfc3339_nanos
+from topospread.labels.selector import Selector, SelectorError, label_selector_as_selector
+from topospread.labels.validation import is_dns1123_subdomain
+
+# ---------------------------------------------------------------------------------------------
+# Constants, spelled as upstream spells them
+
+POD_PENDING: Final = "Pending"
+POD_RUNNING: Final = "Running"
+POD_SUCCEEDED: Final = "Succeeded"
+POD_FAILED: Final = "Failed"
+POD_UNKNOWN: Final = "Unknown"
+POD_READY: Final = "Ready"
+CONDITION_TRUE: Final = "True"
+
+# k8s.io/api/core/v1 annotation_key_constants.go
+POD_DELETION_COST: Final = "controller.kubernetes.io/pod-deletion-cost"
+
+# apimachinery/pkg/util/rand: the characters of generated names and of safe-encoded hashes
+# (vowels left out to avoid bad words).
+ALPHANUMS: Final = "bcdfghjklmnpqrstvwxz2456789"
+_ALPHANUMS_IDX_BITS: Final = 5
+_ALPHANUMS_IDX_MASK: Final = (1 << _ALPHANUMS_IDX_BITS) - 1
+_MAX_ALPHANUMS_PER_INT: Final = 63 // _ALPHANUMS_IDX_BITS
+
+# apiserver/pkg/storage/names: generateName appends 5 random characters to at most 58.
+MAX_NAME_LENGTH: Final = 63
+RANDOM_LENGTH: Final = 5
+MAX_GENERATED_NAME_LENGTH: Final = MAX_NAME_LENGTH - RANDOM_LENGTH
+
+_PHASE_ORDINAL: Final[Mapping[str, int]] = {POD_PENDING: 0, POD_UNKNOWN: 1, POD_RUNNING: 2}
+
+
+class _Workload(Protocol):
+    """Any API object with an identity: what owner references point at."""
+
+    @property
+    def api_version(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def metadata(self) -> ObjectMeta: ...
+
+
+T = TypeVar("T", bound=_Workload)
+
+# ---------------------------------------------------------------------------------------------
+# Actions
+
+
+@dataclass(frozen=True, slots=True)
+class PodActions:
+    """What one sync of a controller does to pods, in the order upstream issues the calls.
+
+    ``create``: new pods, complete; ``delete``: pods to delete, first victim first;
+    ``update``: pods rewritten in place (adopted or released ownerReferences, a StatefulSet
+    pod's identity labels).
+    """
+
+    create: tuple[Pod, ...] = ()
+    delete: tuple[Pod, ...] = ()
+    update: tuple[Pod, ...] = ()
+
+    def __add__(self, other: PodActions) -> PodActions:
+        return PodActions(
+            create=self.create + other.create,
+            delete=self.delete + other.delete,
+            update=self.update + other.update,
+        )
+
+    def __bool__(self) -> bool:
+        return bool(self.create or self.delete or self.update)
+
+
+# ---------------------------------------------------------------------------------------------
+# Owners
+
+
+def get_controller_of(meta: ObjectMeta) -> OwnerReference | None:
+    """The owner reference with ``controller: true``.
+
+    Upstream: GetControllerOfNoCopy (apimachinery/pkg/apis/meta/v1/controller_ref.go, v1.35)
+    """
+    for ref in meta.owner_references:
+        if ref.controller:
+            return ref
+    return None
+
+
+def new_controller_ref(owner: _Workload) -> OwnerReference:
+    """Upstream: NewControllerRef (apimachinery/pkg/apis/meta/v1/controller_ref.go, v1.35)"""
+    return OwnerReference(
+        api_version=owner.api_version,
+        kind=owner.kind,
+        name=owner.metadata.name,
+        uid=owner.metadata.uid,
+        controller=True,
+        block_owner_deletion=True,
+    )
+
+
+def is_controlled_by(meta: ObjectMeta, owner: _Workload) -> bool:
+    """Whether ``owner`` is the object's controller.
+
+    Upstream compares UIDs only. Manifests often leave ``uid`` out, so when either side has no
+    UID the kind and name decide (within a namespace, a kind's names are unique).
+    """
+    ref = get_controller_of(meta)
+    if ref is None:
+        return False
+    if ref.uid and owner.metadata.uid:
+        return ref.uid == owner.metadata.uid
+    return ref.kind == owner.kind and ref.name == owner.metadata.name
+
+
+@dataclass(frozen=True, slots=True)
+class Claim(Generic[T]):
+    """The objects a controller owns after claiming, and those it rewrote to get there."""
+
+    owned: list[T]
+    updated: list[T] = field(default_factory=list)
+
+
+def claim(
+    owner: _Workload,
+    selector: Selector,
+    objects: Iterable[T],
+    match: Callable[[T], bool] | None = None,
+) -> Claim[T]:
+    """Claim objects (pods, or a Deployment's ReplicaSets) as the controller-ref manager does:
+    its own that its selector (and ``match``) still select, plus orphans it selects, which it
+    adopts (their ownerReferences gain its controller reference). Its own that no longer
+    match are released. Objects controlled by another owner are left alone. An owner being
+    deleted neither adopts nor releases. The owned objects come back sorted by name
+    (upstream's order is the informer's).
+
+    Upstream: BaseControllerRefManager.ClaimObject (controller_ref_manager.go, v1.35)
+    """
+    namespace = owner.metadata.namespace
+    deleting = owner.metadata.deletion_timestamp is not None
+    owned: list[T] = []
+    updated: list[T] = []
+
+    def matches(obj: T) -> bool:
+        return selector.matches(obj.metadata.labels) and (match is None or match(obj))
+
+    for obj in sorted(objects, key=lambda o: (o.metadata.namespace, o.metadata.name)):
+        meta = obj.metadata
+        if namespace and meta.namespace != namespace:
+            continue
+        ref = get_controller_of(meta)
+        if ref is not None:
+            if not is_controlled_by(meta, owner):
+                continue
+            if matches(obj):
+                owned.append(obj)
+            elif not deleting:
+                kept = [r for r in meta.owner_references if r is not ref]
+                updated.append(_with_owner_references(obj, kept))
+            continue
+        if deleting or not matches(obj) or meta.deletion_timestamp is not None:
+            continue
+        adopted = _with_owner_references(obj, [*meta.owner_references, new_controller_ref(owner)])
+        updated.append(adopted)
+        owned.append(adopted)
+    return Claim(owned, updated)
+
+
+def claim_pods(
+    owner: _Workload,
+    selector: Selector,
+    pods: Iterable[Pod],
+    match: Callable[[Pod], bool] | None = None,
+) -> Claim[Pod]:
+    """Upstream: PodControllerRefManager.ClaimPods (controller_ref_manager.go, v1.35)"""
+    return claim(owner, selector, pods, match)
+
+
+def _with_owner_references(obj: T, refs: list[OwnerReference]) -> T:
+    meta = msgspec.structs.replace(obj.metadata, owner_references=refs)
+    return cast(T, msgspec.structs.replace(cast(Any, obj), metadata=meta))
+
+
+# ---------------------------------------------------------------------------------------------
+# Names, UIDs and times
+
+
+def random_string(rng: random.Random, n: int) -> str:
+    """``n`` characters of ALPHANUMS, five bits of a 63-bit draw at a time, as upstream draws
+    them (indices past the alphabet are skipped).
+
+    Upstream: String (apimachinery/pkg/util/rand/rand.go, v1.35)
+    """
+    out: list[str] = []
+    bits = rng.getrandbits(63)
+    remaining = _MAX_ALPHANUMS_PER_INT
+    while len(out) < n:
+        if remaining == 0:
+            bits, remaining = rng.getrandbits(63), _MAX_ALPHANUMS_PER_INT
+        idx = bits & _ALPHANUMS_IDX_MASK
+        if idx < len(ALPHANUMS):
+            out.append(ALPHANUMS[idx])
+        bits >>= _ALPHANUMS_IDX_BITS
+        remaining -= 1
+    return "".join(out)
+
+
+def generate_name(base: str, rng: random.Random) -> str:
+    """``metadata.generateName`` resolved as the API server resolves it.
+
+    Upstream: simpleNameGenerator.GenerateName (apiserver/pkg/storage/names/generate.go, v1.35)
+    """
+    if len(base) > MAX_GENERATED_NAME_LENGTH:
+        base = base[:MAX_GENERATED_NAME_LENGTH]
+    return base + random_string(rng, RANDOM_LENGTH)
+
+
+def pods_prefix(controller_name: str) -> str:
+    """``<name>-`` when that is a valid generateName, else the bare name.
+
+    Upstream: getPodsPrefix (pkg/controller/controller_utils.go, v1.35)
+    """
+    prefix = f"{controller_name}-"
+    # ValidatePodName(prefix, true) masks the trailing dash before checking the subdomain.
+    if is_dns1123_subdomain(prefix[:-1] + "a"):
+        return controller_name
+    return prefix
+
+
+def new_uid(rng: random.Random) -> str:
+    """A version 4 UUID drawn from the seeded source, as the API server gives every object."""
+    value = rng.getrandbits(128)
+    value = (value & ~(0xF000 << 64)) | (0x4000 << 64)  # version 4
+    value = (value & ~(0xC000 << 48)) | (0x8000 << 48)  # RFC 4122 variant
+    text = f"{value:032x}"
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
+
+
+def format_time(nanos: int) -> str:
+    """RFC 3339 to the second, as metav1.Time is stored and printed."""
+    epoch = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
+    when = epoch + datetime.timedelta(seconds=nanos // 1_000_000_000)
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_time(text: str | None) -> int | None:
+    """Nanoseconds since the epoch, or None for the zero time (unset or unreadable)."""
+    return parse_rfc3339_nanos(text) if text else None
+
+
+def creation_time(meta: ObjectMeta) -> int | None:
+    return parse_time(meta.creation_timestamp)
+
+
+def stamp(meta: ObjectMeta, rng: random.Random, now: int | None) -> ObjectMeta:
+    """What the API server fills in on create: the uid and the creation timestamp."""
+    return msgspec.structs.replace(
+        meta,
+        uid=meta.uid or new_uid(rng),
+        creation_timestamp=format_time(now) if now is not None else meta.creation_timestamp,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Pods from templates
+
+
+def get_pod_from_template(
+    template: PodTemplateSpec, parent_name: str, controller_ref: OwnerReference | None
+) -> Pod:
+    """A pod with the template's labels, annotations and spec, ``generateName`` from the
+    parent's name and the controller reference.
+
+    Upstream: GetPodFromTemplate (pkg/controller/controller_utils.go, v1.35)
+    """
+    meta = ObjectMeta(
+        generate_name=pods_prefix(parent_name),
+        labels=dict(template.metadata.labels),
+        annotations=dict(template.metadata.annotations),
+        owner_references=[controller_ref] if controller_ref is not None else [],
+    )
+    return Pod(metadata=meta, spec=template.spec)
+
+
+def create_pod(
+    pod: Pod, namespace: str, rng: random.Random, now: int | None, *, name: str = ""
+) -> Pod:
+    """The pod as the API server stores it after a controller's create: in ``namespace``,
+    named ``name`` or from its generateName, with a uid and (given ``now``) its creation time.
+    """
+    meta = pod.metadata
+    resolved = name or meta.name or generate_name(meta.generate_name, rng)
+    meta = msgspec.structs.replace(meta, name=resolved, namespace=namespace)
+    return msgspec.structs.replace(pod, metadata=stamp(meta, rng, now), status=PodStatus())
+
+
+# ---------------------------------------------------------------------------------------------
+# Hashes
+
+
+_FNV32_OFFSET: Final = 0x811C9DC5
+_FNV32_PRIME: Final = 0x01000193
+
+
+def fnv32a(data: bytes, h: int = _FNV32_OFFSET) -> int:
+    """FNV-1a, 32 bits (Go's hash/fnv New32a), continuing from ``h``."""
+    for byte in data:
+        h = ((h ^ byte) * _FNV32_PRIME) & 0xFFFFFFFF
+    return h
+
+
+def fnv32(data: bytes, h: int = _FNV32_OFFSET) -> int:
+    """FNV-1, 32 bits (Go's hash/fnv New32), continuing from ``h``."""
+    for byte in data:
+        h = ((h * _FNV32_PRIME) & 0xFFFFFFFF) ^ byte
+    return h
+
+
+def safe_encode_string(s: str) -> str:
+    """Map each character onto ALPHANUMS by its code point.
+
+    Upstream: SafeEncodeString (apimachinery/pkg/util/rand/rand.go, v1.35)
+    """
+    return "".join(ALPHANUMS[ord(c) % len(ALPHANUMS)] for c in s)
+
+
+def canonical_json(obj: object) -> bytes:
+    """Compact JSON with every key sorted and every unset field left out."""
+    return msgspec.json.encode(obj, order="sorted")
+
+
+def compute_hash(template: PodTemplateSpec, collision_count: int | None) -> str:
+    """The ``pod-template-hash`` of a template: FNV-32a, then the collision count, then the
+    decimal digits safe-encoded (so 1 to 10 characters of ``4-9``, ``b``, ``c``, ``d``, ``f``).
+
+    Upstream hashes the template as Go's spew printer dumps the Go struct, which Python cannot
+    reproduce; this hashes the template's canonical JSON instead (sorted keys, unset fields
+    left out), and follows upstream for everything else: FNV-32a, the collision count appended
+    as 8 little-endian bytes of which only the low 4 are written, SafeEncodeString of the
+    decimal sum. So hashes are stable and shaped like upstream's but not equal to them.
+
+    Upstream: ComputeHash (pkg/controller/controller_utils.go, v1.35)
+    """
+    h = fnv32a(canonical_json(template))
+    if collision_count is not None:
+        h = fnv32a((collision_count & 0xFFFFFFFF).to_bytes(4, "little") + bytes(4), h)
+    return safe_encode_string(str(h))
+
+
+def template_patch(template: PodTemplateSpec) -> bytes:
+    """The ControllerRevision data of a StatefulSet or DaemonSet: its template as a replace
+    patch, ``{"spec":{"template":{...,"$patch":"replace"}}}``, keys sorted.
+
+    Upstream: getPatch (pkg/controller/statefulset/stateful_set_utils.go, v1.35)
+    """
+    raw = msgspec.to_builtins(template, order="sorted")
+    raw["$patch"] = "replace"
+    return canonical_json({"spec": {"template": raw}})
+
+
+def hash_controller_revision(data: bytes, probe: int | None) -> str:
+    """A ControllerRevision's hash: FNV-1 over its data, then the probe's decimal digits.
+
+    Upstream: HashControllerRevision (pkg/controller/history/controller_history.go, v1.35)
+    """
+    h = fnv32(data)
+    if probe is not None:
+        h = fnv32(str(probe).encode(), h)
+    return safe_encode_string(str(h))
+
+
+def equal_ignore_hash(a: PodTemplateSpec, b: PodTemplateSpec, label: str) -> bool:
+    """Templates equal once ``label`` (the hash label) is dropped from both.
+
+    Upstream: EqualIgnoreHash (pkg/controller/deployment/util/deployment_util.go, v1.35)
+    """
+    return _without_label(a, label) == _without_label(b, label)
+
+
+def _without_label(template: PodTemplateSpec, label: str) -> PodTemplateSpec:
+    if label not in template.metadata.labels:
+        return template
+    labels = {k: v for k, v in template.metadata.labels.items() if k != label}
+    meta = msgspec.structs.replace(template.metadata, labels=labels)
+    return msgspec.structs.replace(template, metadata=meta)
+
+
+def with_label(template: PodTemplateSpec, key: str, value: str) -> PodTemplateSpec:
+    """Upstream: CloneAndAddLabel (pkg/util/labels/labels.go, v1.35), on a template."""
+    meta = msgspec.structs.replace(
+        template.metadata, labels={**template.metadata.labels, key: value}
+    )
+    return msgspec.structs.replace(template, metadata=meta)
+
+
+def selector_with_label(selector: LabelSelector | None, key: str, value: str) -> LabelSelector:
+    """Upstream: CloneSelectorAndAddLabel (pkg/util/labels/labels.go, v1.35)"""
+    if selector is None:
+        return LabelSelector(match_labels={key: value})
+    return msgspec.structs.replace(selector, match_labels={**selector.match_labels, key: value})
+
+
+# ---------------------------------------------------------------------------------------------
+# Pod state
+
+
+def _has_status(pod: Pod) -> bool:
+    return bool(pod.status.phase)
+
+
+def pod_phase(pod: Pod) -> str:
+    """``status.phase``; without one, Running when bound and Pending when not."""
+    if pod.status.phase:
+        return pod.status.phase
+    return POD_RUNNING if pod.spec.node_name else POD_PENDING
+
+
+def _ready_condition(pod: Pod) -> tuple[bool, int | None] | None:
+    for c in pod.status.conditions:
+        if c.type == POD_READY:
+            return c.status == CONDITION_TRUE, parse_time(c.last_transition_time)
+    return None
+
+
+def is_pod_ready(pod: Pod) -> bool:
+    """The Ready condition; without one (and without a phase), whether the pod is bound.
+
+    Upstream: IsPodReady (pkg/api/v1/pod/util.go, v1.35)
+    """
+    cond = _ready_condition(pod)
+    if cond is not None:
+        return cond[0]
+    return not _has_status(pod) and bool(pod.spec.node_name)
+
+
+def pod_ready_time(pod: Pod) -> int | None:
+    """When a ready pod became ready; None (the zero time) when unknown or not ready.
+
+    Upstream: podReadyTime (pkg/controller/controller_utils.go, v1.35)
+    """
+    if not is_pod_ready(pod):
+        return None
+    cond = _ready_condition(pod)
+    return cond[1] if cond is not None else None
+
+
+def is_pod_active(pod: Pod) -> bool:
+    """Not finished and not being deleted.
+
+    Upstream: IsPodActive (pkg/controller/controller_utils.go, v1.35)
+    """
+    phase = pod_phase(pod)
+    return (
+        phase != POD_SUCCEEDED and phase != POD_FAILED and pod.metadata.deletion_timestamp is None
+    )
+
+
+def is_pod_terminating(pod: Pod) -> bool:
+    return pod.metadata.deletion_timestamp is not None
+
+
+def is_pod_available(pod: Pod, min_ready_seconds: int, now: int | None) -> bool:
+    """Ready for at least ``min_ready_seconds``.
+
+    Without a clock (``now`` None) or a ready time (a pod the simulator made ready), a ready
+    pod counts as available: the simulation has no notion of how long it has been ready.
+
+    Upstream: IsPodAvailable (pkg/api/v1/pod/util.go, v1.35)
+    """
+    if not is_pod_ready(pod):
+        return False
+    if min_ready_seconds == 0 or now is None:
+        return True
+    cond = _ready_condition(pod)
+    if cond is None:
+        return True
+    since = cond[1]
+    return since is not None and since + min_ready_seconds * 1_000_000_000 < now
+
+
+def deletion_cost(pod: Pod) -> int:
+    """The ``controller.kubernetes.io/pod-deletion-cost`` annotation, 0 when absent or invalid
+    (no sign other than ``-``, no leading zeros, within int32).
+
+    Upstream: GetDeletionCostFromPodAnnotations (pkg/apis/core/helper/helpers.go, v1.35)
+    """
+    value = pod.metadata.annotations.get(POD_DELETION_COST)
+    if value is None or not value:
+        return 0
+    if not (value[0] == "-" or value == "0" or "1" <= value[0] <= "9"):
+        return 0
+    if re.fullmatch(r"-?[0-9]+", value) is None:
+        return 0
+    number = int(value)
+    return number if -(2**31) <= number < 2**31 else 0
+
+
+def max_container_restarts(pod: Pod) -> tuple[int, int]:
+    """The most restarts of any regular container, and of any sidecar (an init container
+    with restartPolicy Always).
+
+    Upstream: maxContainerRestarts (pkg/controller/controller_utils.go, v1.35)
+    """
+    regular = max((c.restart_count for c in pod.status.container_statuses), default=0)
+    sidecars = {c.name for c in pod.spec.init_containers if c.restart_policy == "Always"}
+    sidecar = max(
+        (c.restart_count for c in pod.status.init_container_statuses if c.name in sidecars),
+        default=0,
+    )
+    return regular, sidecar
+
+
+def compare_max_container_restarts(a: Pod, b: Pod) -> bool | None:
+    """True when ``a`` restarted more, False when ``b`` did, None when even (regular
+    containers first, then sidecars).
+
+    Upstream: compareMaxContainerRestarts (pkg/controller/controller_utils.go, v1.35)
+    """
+    regular_a, sidecar_a = max_container_restarts(a)
+    regular_b, sidecar_b = max_container_restarts(b)
+    if regular_a != regular_b:
+        return regular_a > regular_b
+    if sidecar_a != sidecar_b:
+        return sidecar_a > sidecar_b
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# The order in which controllers delete pods
+
+
+def _after_or_zero(t1: int | None, t2: int | None) -> bool:
+    """t1 after t2, the zero time counting as after any other.
+
+    Upstream: afterOrZero (pkg/controller/controller_utils.go, v1.35)
+    """
+    if t1 is None or t2 is None:
+        return t1 is None
+    return t1 > t2
+
+
+def _go_log2(x: float) -> float:
+    # Go's math.Log2: exact for powers of two, else log(frac)/ln2 + exp.
+    frac, exp = math.frexp(x)
+    if frac == 0.5:
+        return float(exp - 1)
+    return math.log(frac) * (1 / math.log(2)) + exp
+
+
+def logarithmic_rank_diff(t1: int, t2: int, now: int) -> int:
+    """The difference of floor(log2(age in ns)) of two times; an age <= 0 ranks -1.
+
+    Upstream: logarithmicRankDiff (pkg/controller/controller_utils.go, v1.35)
+    """
+    d1, d2 = now - t1, now - t2
+    r1 = int(_go_log2(float(d1))) if d1 > 0 else -1
+    r2 = int(_go_log2(float(d2))) if d2 > 0 else -1
+    return r1 - r2
+
+
+def _newer_first(t1: int | None, t2: int | None, uid1: str, uid2: str, now: int | None) -> bool:
+    # LogarithmicScaleDown (GA since v1.31): ages in the same power-of-two bucket are equal,
+    # and the UIDs (random) break the tie.
+    if now is None or t1 is None or t2 is None:
+        return _after_or_zero(t1, t2)
+    diff = logarithmic_rank_diff(t1, t2, now)
+    if diff == 0:
+        return uid1 < uid2
+    return diff < 0
+
+
+def active_pods_with_ranks_less(a: Pod, rank_a: int, b: Pod, rank_b: int, now: int | None) -> bool:
+    """Whether ``a`` should be deleted before ``b``: unassigned first; Pending, then Unknown,
+    then Running; not ready first; lower pod-deletion-cost first; more related pods on the
+    same node (higher rank) first; ready for less time first (logarithmic buckets); more
+    restarts first; newer first (logarithmic buckets, then UID).
+
+    Upstream: ActivePodsWithRanks.Less (pkg/controller/controller_utils.go, v1.35)
+    """
+    node_a, node_b = a.spec.node_name, b.spec.node_name
+    if node_a != node_b and (not node_a or not node_b):
+        return not node_a
+    phase_a = _PHASE_ORDINAL.get(pod_phase(a), 0)
+    phase_b = _PHASE_ORDINAL.get(pod_phase(b), 0)
+    if phase_a != phase_b:
+        return phase_a < phase_b
+    ready_a, ready_b = is_pod_ready(a), is_pod_ready(b)
+    if ready_a != ready_b:
+        return not ready_a
+    cost_a, cost_b = deletion_cost(a), deletion_cost(b)
+    if cost_a != cost_b:
+        return cost_a < cost_b
+    if rank_a != rank_b:
+        return rank_a > rank_b
+    if ready_a and ready_b:
+        time_a, time_b = pod_ready_time(a), pod_ready_time(b)
+        if time_a != time_b:
+            return _newer_first(time_a, time_b, a.metadata.uid, b.metadata.uid, now)
+    restarts = compare_max_container_restarts(a, b)
+    if restarts is not None:
+        return restarts
+    created_a, created_b = creation_time(a.metadata), creation_time(b.metadata)
+    if created_a != created_b:
+        return _newer_first(created_a, created_b, a.metadata.uid, b.metadata.uid, now)
+    return False
+
+
+def active_pods_less(a: Pod, b: Pod) -> bool:
+    """ActivePodsWithRanks' order without ranks, deletion cost or logarithmic buckets.
+
+    Upstream: ActivePods.Less (pkg/controller/controller_utils.go, v1.35)
+    """
+    node_a, node_b = a.spec.node_name, b.spec.node_name
+    if node_a != node_b and (not node_a or not node_b):
+        return not node_a
+    phase_a = _PHASE_ORDINAL.get(pod_phase(a), 0)
+    phase_b = _PHASE_ORDINAL.get(pod_phase(b), 0)
+    if phase_a != phase_b:
+        return phase_a < phase_b
+    ready_a, ready_b = is_pod_ready(a), is_pod_ready(b)
+    if ready_a != ready_b:
+        return not ready_a
+    if ready_a and ready_b:
+        time_a, time_b = pod_ready_time(a), pod_ready_time(b)
+        if time_a != time_b:
+            return _after_or_zero(time_a, time_b)
+    restarts = compare_max_container_restarts(a, b)
+    if restarts is not None:
+        return restarts
+    created_a, created_b = creation_time(a.metadata), creation_time(b.metadata)
+    if created_a != created_b:
+        return _after_or_zero(created_a, created_b)
+    return False
+
+
+def _sorted_by_less(
+    items: Sequence[tuple[Pod, int]], less: Callable[[tuple[Pod, int], tuple[Pod, int]], bool]
+) -> list[Pod]:
+    # NOTE: Go's sort.Sort is not stable, so upstream leaves the order of equal pods to chance
+    # (and to the informer's map order); here equal pods keep the caller's order, which
+    # claim_pods makes the order of names.
+    def cmp(x: tuple[Pod, int], y: tuple[Pod, int]) -> int:
+        if less(x, y):
+            return -1
+        if less(y, x):
+            return 1
+        return 0
+
+    return [pod for pod, _ in sorted(items, key=functools.cmp_to_key(cmp))]
+
+
+def sort_active_pods_with_ranks(
+    pods: Sequence[Pod], ranks: Sequence[int], now: int | None
+) -> list[Pod]:
+    """Pods in deletion order (first victim first).
+
+    Upstream: sort.Sort(ActivePodsWithRanks) (pkg/controller/controller_utils.go, v1.35)
+    """
+    return _sorted_by_less(
+        list(zip(pods, ranks, strict=True)),
+        lambda x, y: active_pods_with_ranks_less(x[0], x[1], y[0], y[1], now),
+    )
+
+
+def sort_active_pods(pods: Sequence[Pod]) -> list[Pod]:
+    """Upstream: sort.Sort(ActivePods) (pkg/controller/controller_utils.go, v1.35)"""
+    return _sorted_by_less([(p, 0) for p in pods], lambda x, y: active_pods_less(x[0], y[0]))
+
+
+# ---------------------------------------------------------------------------------------------
+# Int or percent
+
+
+def get_scaled_value_from_int_or_percent(
+    value: int | str, total: int, round_up: bool, where: str
+) -> int:
+    """An integer as is; ``"N%"`` as N% of ``total``, rounded up or down. ``where`` (the
+    object and field) prefixes the error for anything else.
+
+    Upstream: GetScaledValueFromIntOrPercent (apimachinery/pkg/util/intstr/intstr.go, v1.35)
+    """
+    if isinstance(value, int):
+        return value
+    if not value.endswith("%"):
+        raise ValidationError(
+            f"{where}: Invalid value: {value!r}: invalid type: string is not a percentage"
+        )
+    digits = value[:-1]
+    if re.fullmatch(r"[+-]?[0-9]+", digits) is None:
+        raise ValidationError(f"{where}: Invalid value: {value!r}: not an integer percentage")
+    scaled = float(int(digits)) * float(total) / 100
+    return math.ceil(scaled) if round_up else math.floor(scaled)
+
+
+# ---------------------------------------------------------------------------------------------
+# Selectors
+
+
+def workload_selector(obj: _Workload, selector: LabelSelector | None) -> Selector:
+    """``spec.selector`` compiled; an invalid one is a ValidationError naming the object."""
+    try:
+        return label_selector_as_selector(selector)
+    except SelectorError as err:
+        raise ValidationError(f"{describe(obj)}: spec.selector: {err}") from err
+
+
+def check_selector_matches_template(
+    obj: _Workload, selector: Selector, template: PodTemplateSpec
+) -> None:
+    """The API server rejects a workload without a selector, with an empty one, or with one
+    that does not select its own template (its controller would create pods forever).
+
+    Upstream: ValidateDeploymentSpec, ValidateReplicaSetSpec and friends
+    (pkg/apis/apps/validation/validation.go, v1.35)
+    """
+    if selector.is_nothing:
+        raise ValidationError(f"{describe(obj)}: spec.selector: Required value")
+    if selector.empty:
+        raise ValidationError(
+            f"{describe(obj)}: spec.selector: Invalid value: {{}}: empty selector is invalid "
+            f"for {obj.kind.lower()}"
+        )
+    labels = template.metadata.labels
+    if not selector.matches(labels):
+        shown = ", ".join(f'"{k}":"{v}"' for k, v in sorted(labels.items()))
+        raise ValidationError(
+            f"{describe(obj)}: spec.template.metadata.labels: Invalid value: "
+            f"map[string]string{{{shown}}}: `selector` does not match template `labels`"
+        )
+
+
+def describe(obj: _Workload) -> str:
+    """``kind namespace/name``, as errors name an object."""
+    return f"{obj.kind.lower()} {obj.metadata.namespace}/{obj.metadata.name}"

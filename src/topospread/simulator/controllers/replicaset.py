@@ -1,0 +1,134 @@
+"""The ReplicaSet controller: keep ``spec.replicas`` active pods, creating the missing ones from
+the template and deleting the surplus, the least valuable first.
+
+Pods are named ``<replicaset>-<5 characters>`` (generateName with upstream's alphabet, drawn
+from the seeded source). Scale-down victims are ranked as upstream ranks them
+(ActivePodsWithRanks): the rank of a pod is the number of active pods, among the pods of every
+ReplicaSet that shares this one's controller (its Deployment), on the pod's node. A ReplicaSet
+that no Deployment controls has no related pods upstream, so all its ranks are equal.
+
+Upstream: pkg/controller/replicaset/replica_set.go (v1.35)
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import Final
+
+import msgspec
+
+from topospread.api.types import Pod, ReplicaSet
+from topospread.simulator.controllers.common import (
+    PodActions,
+    check_selector_matches_template,
+    claim_pods,
+    create_pod,
+    get_pod_from_template,
+    is_pod_active,
+    new_controller_ref,
+    sort_active_pods_with_ranks,
+    workload_selector,
+)
+
+BURST_REPLICAS: Final = 500
+"""At most this many pods are created or deleted in one sync (upstream's burstReplicas)."""
+
+
+def set_defaults_replica_set(rs: ReplicaSet) -> ReplicaSet:
+    """``spec.replicas`` defaults to 1.
+
+    Upstream: SetDefaults_ReplicaSet (pkg/apis/apps/v1/defaults.go, v1.35)
+    """
+    if rs.spec.replicas is not None:
+        return rs
+    return msgspec.structs.replace(rs, spec=msgspec.structs.replace(rs.spec, replicas=1))
+
+
+def pods_ranked_by_related_pods_on_same_node(
+    pods: Sequence[Pod], related_pods: Iterable[Pod]
+) -> list[int]:
+    """Each pod's rank: how many active related pods share its node.
+
+    Upstream: getPodsRankedByRelatedPodsOnSameNode (replica_set.go, v1.35)
+    """
+    on_node = Counter(p.spec.node_name for p in related_pods if is_pod_active(p))
+    return [on_node[p.spec.node_name] for p in pods]
+
+
+def get_pods_to_delete(
+    pods: Sequence[Pod], related_pods: Iterable[Pod], diff: int, now: int | None = None
+) -> list[Pod]:
+    """The ``diff`` pods to delete, first victim first; all of them, unsorted, when ``diff``
+    covers every pod.
+
+    Upstream: getPodsToDelete (replica_set.go, v1.35)
+    """
+    if diff < len(pods):
+        ranks = pods_ranked_by_related_pods_on_same_node(pods, related_pods)
+        pods = sort_active_pods_with_ranks(pods, ranks, now)
+    return list(pods[:diff])
+
+
+def manage_replicas(
+    rs: ReplicaSet,
+    active_pods: Sequence[Pod],
+    *,
+    rng: random.Random,
+    now: int | None = None,
+    related_pods: Iterable[Pod] = (),
+) -> PodActions:
+    """Create or delete pods so that ``spec.replicas`` are active, at most BURST_REPLICAS.
+
+    Upstream: ReplicaSetController.manageReplicas (replica_set.go, v1.35)
+    """
+    replicas = rs.spec.replicas if rs.spec.replicas is not None else 1
+    diff = len(active_pods) - replicas
+    if diff < 0:
+        count = min(-diff, BURST_REPLICAS)
+        ref = new_controller_ref(rs)
+        created = tuple(
+            create_pod(
+                get_pod_from_template(rs.spec.template, rs.metadata.name, ref),
+                rs.metadata.namespace,
+                rng,
+                now,
+            )
+            for _ in range(count)
+        )
+        return PodActions(create=created)
+    if diff > 0:
+        count = min(diff, BURST_REPLICAS)
+        return PodActions(delete=tuple(get_pods_to_delete(active_pods, related_pods, count, now)))
+    return PodActions()
+
+
+def sync_replica_set(
+    rs: ReplicaSet,
+    pods: Iterable[Pod],
+    *,
+    rng: random.Random,
+    now: int | None = None,
+    related_pods: Iterable[Pod] | None = None,
+) -> PodActions:
+    """One sync of a ReplicaSet.
+
+    ``pods``: the pods of its namespace (any superset of its own); it claims the active ones
+    (adopting orphans its selector matches, releasing its own that it no longer selects).
+    ``related_pods``: the pods of every ReplicaSet controlled by this one's Deployment, this
+    one's included (None for a ReplicaSet without a controller, as upstream). A ReplicaSet
+    being deleted neither adopts, releases, creates nor deletes.
+
+    Upstream: ReplicaSetController.syncReplicaSet (replica_set.go, v1.35)
+    """
+    rs = set_defaults_replica_set(rs)
+    selector = workload_selector(rs, rs.spec.selector)
+    check_selector_matches_template(rs, selector, rs.spec.template)
+    claim = claim_pods(rs, selector, (p for p in pods if is_pod_active(p)))
+    updates = PodActions(update=tuple(claim.updated))
+    if rs.metadata.deletion_timestamp is not None:
+        return updates
+    return updates + manage_replicas(
+        rs, claim.owned, rng=rng, now=now, related_pods=related_pods or ()
+    )
