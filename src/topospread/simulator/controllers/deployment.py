@@ -1,0 +1,900 @@
+"""The Deployment controller: one ReplicaSet per pod template, rolled from old to new.
+
+A sync claims the Deployment's ReplicaSets (adopting orphans its selector matches), finds the
+one whose template equals the Deployment's (ignoring ``pod-template-hash``) or creates it as
+``<deployment>-<pod-template-hash>`` with the hash label on its selector, template and so its
+pods, and then, as upstream:
+- scales proportionally when ``spec.replicas`` changed mid-rollout or the Deployment is paused;
+- RollingUpdate: scales the new ReplicaSet up to at most ``replicas + maxSurge`` pods in all
+  (maxSurge rounded up), then scales old ReplicaSets down, first their unhealthy replicas,
+  then as far as ``replicas - maxUnavailable`` available pods allow (maxUnavailable rounded
+  down; both 0 after rounding means maxUnavailable 1), oldest ReplicaSet first;
+- Recreate: scales every old ReplicaSet to 0, waits until none of their pods runs, then
+  creates or scales the new one to ``replicas``;
+- once complete, deletes old ReplicaSets beyond ``revisionHistoryLimit``.
+
+It changes ReplicaSets only; their pods follow from the ReplicaSet controller.
+``step_deployment`` runs one Deployment sync and then one sync of each of its ReplicaSets: one
+reconcile step of a rollout. Statuses (available replicas, updated replicas) come from the
+pods at the start of the sync.
+
+Terminating pods: the simulator deletes pods at once, so the terminating-replica accounting
+of v1.35 (DeploymentReplicaSetTerminatingReplicas) has nothing to count.
+
+Upstream: pkg/controller/deployment (deployment_controller.go, sync.go, rolling.go,
+recreate.go, util/deployment_util.go, v1.35)
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+import msgspec
+
+from topospread.api.types import (
+    Deployment,
+    DeploymentStrategy,
+    ObjectMeta,
+    Pod,
+    ReplicaSet,
+    ReplicaSetSpec,
+    RollingUpdateDeployment,
+)
+from topospread.labels.selector import label_selector_as_selector
+from topospread.simulator.controllers.common import (
+    POD_FAILED,
+    POD_SUCCEEDED,
+    PodActions,
+    check_selector_matches_template,
+    claim,
+    claim_pods,
+    compute_hash,
+    creation_time,
+    describe,
+    equal_ignore_hash,
+    get_scaled_value_from_int_or_percent,
+    is_controlled_by,
+    is_pod_active,
+    is_pod_available,
+    new_controller_ref,
+    pod_phase,
+    selector_with_label,
+    stamp,
+    with_label,
+    workload_selector,
+)
+from topospread.simulator.controllers.replicaset import sync_replica_set
+
+DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY: Final = "pod-template-hash"
+ROLLING_UPDATE: Final = "RollingUpdate"
+RECREATE: Final = "Recreate"
+
+REVISION_ANNOTATION: Final = "deployment.kubernetes.io/revision"
+REVISION_HISTORY_ANNOTATION: Final = "deployment.kubernetes.io/revision-history"
+DESIRED_REPLICAS_ANNOTATION: Final = "deployment.kubernetes.io/desired-replicas"
+MAX_REPLICAS_ANNOTATION: Final = "deployment.kubernetes.io/max-replicas"
+_ANNOTATIONS_TO_SKIP: Final = frozenset(
+    {
+        "kubectl.kubernetes.io/last-applied-configuration",
+        REVISION_ANNOTATION,
+        REVISION_HISTORY_ANNOTATION,
+        DESIRED_REPLICAS_ANNOTATION,
+        MAX_REPLICAS_ANNOTATION,
+        "deprecated.deployment.rollback.to",
+    }
+)
+_MAX_REV_HISTORY_LENGTH_IN_CHARS: Final = 2000
+_ZERO_TIME: Final = -(2**63)
+
+
+def set_defaults_deployment(d: Deployment) -> Deployment:
+    """replicas 1, strategy RollingUpdate with maxUnavailable and maxSurge 25%,
+    revisionHistoryLimit 10, progressDeadlineSeconds 600.
+
+    Upstream: SetDefaults_Deployment (pkg/apis/apps/v1/defaults.go, v1.35)
+    """
+    spec = d.spec
+    strategy = spec.strategy
+    if not strategy.type:
+        strategy = msgspec.structs.replace(strategy, type=ROLLING_UPDATE)
+    if strategy.type == ROLLING_UPDATE:
+        ru = strategy.rolling_update or RollingUpdateDeployment()
+        ru = msgspec.structs.replace(
+            ru,
+            max_unavailable="25%" if ru.max_unavailable is None else ru.max_unavailable,
+            max_surge="25%" if ru.max_surge is None else ru.max_surge,
+        )
+        strategy = msgspec.structs.replace(strategy, rolling_update=ru)
+    new_spec = msgspec.structs.replace(
+        spec,
+        replicas=1 if spec.replicas is None else spec.replicas,
+        strategy=strategy,
+        revision_history_limit=(
+            10 if spec.revision_history_limit is None else spec.revision_history_limit
+        ),
+        progress_deadline_seconds=(
+            600 if spec.progress_deadline_seconds is None else spec.progress_deadline_seconds
+        ),
+    )
+    return d if new_spec == spec else msgspec.structs.replace(d, spec=new_spec)
+
+
+# ---------------------------------------------------------------------------------------------
+# deployment_util.go
+
+
+def _replicas(rs: ReplicaSet) -> int:
+    return rs.spec.replicas if rs.spec.replicas is not None else 1
+
+
+def _d_replicas(d: Deployment) -> int:
+    return d.spec.replicas if d.spec.replicas is not None else 1
+
+
+def _rolling(d: Deployment) -> RollingUpdateDeployment | None:
+    strategy: DeploymentStrategy = d.spec.strategy
+    if strategy.type != ROLLING_UPDATE:
+        return None
+    return strategy.rolling_update or RollingUpdateDeployment()
+
+
+def resolve_fenceposts(
+    max_surge: int | str | None, max_unavailable: int | str | None, desired: int, where: str
+) -> tuple[int, int]:
+    """maxSurge rounded up and maxUnavailable rounded down against ``desired``; when both come
+    to 0, maxUnavailable is 1 (surge might be impossible, e.g. under a quota).
+
+    Upstream: ResolveFenceposts (deployment/util/deployment_util.go, v1.35)
+    """
+    surge = get_scaled_value_from_int_or_percent(
+        0 if max_surge is None else max_surge,
+        desired,
+        True,
+        f"{where}: spec.strategy.rollingUpdate.maxSurge",
+    )
+    unavailable = get_scaled_value_from_int_or_percent(
+        0 if max_unavailable is None else max_unavailable,
+        desired,
+        False,
+        f"{where}: spec.strategy.rollingUpdate.maxUnavailable",
+    )
+    if surge == 0 and unavailable == 0:
+        unavailable = 1
+    return surge, unavailable
+
+
+def max_unavailable(d: Deployment) -> int:
+    """Upstream: MaxUnavailable (deployment/util/deployment_util.go, v1.35)"""
+    ru = _rolling(d)
+    replicas = _d_replicas(d)
+    if ru is None or replicas == 0:
+        return 0
+    _, unavailable = resolve_fenceposts(ru.max_surge, ru.max_unavailable, replicas, describe(d))
+    return min(unavailable, replicas)
+
+
+def max_surge(d: Deployment) -> int:
+    """Upstream: MaxSurge (deployment/util/deployment_util.go, v1.35)"""
+    ru = _rolling(d)
+    if ru is None:
+        return 0
+    surge, _ = resolve_fenceposts(ru.max_surge, ru.max_unavailable, _d_replicas(d), describe(d))
+    return surge
+
+
+def new_rs_new_replicas(d: Deployment, all_rss: Sequence[ReplicaSet], new_rs: ReplicaSet) -> int:
+    """How many replicas the new ReplicaSet may have now: RollingUpdate adds as many as keep
+    every ReplicaSet's replicas within ``replicas + maxSurge`` (maxSurge read on its own,
+    rounded up), never beyond ``replicas``; Recreate goes straight to ``replicas``.
+
+    Upstream: NewRSNewReplicas (deployment/util/deployment_util.go, v1.35)
+    """
+    replicas = _d_replicas(d)
+    ru = _rolling(d)
+    if ru is None:
+        return replicas
+    surge = get_scaled_value_from_int_or_percent(
+        0 if ru.max_surge is None else ru.max_surge,
+        replicas,
+        True,
+        f"{describe(d)}: spec.strategy.rollingUpdate.maxSurge",
+    )
+    current = sum(_replicas(rs) for rs in all_rss)
+    max_total = replicas + surge
+    if current >= max_total:
+        return _replicas(new_rs)
+    scale_up = min(max_total - current, replicas - _replicas(new_rs))
+    return _replicas(new_rs) + scale_up
+
+
+def _by_creation_key(rs: ReplicaSet) -> tuple[int, str]:
+    # ReplicaSetsByCreationTimestamp: older first, then by name; the zero time is oldest.
+    t = creation_time(rs.metadata)
+    return (_ZERO_TIME if t is None else t, rs.metadata.name)
+
+
+def _by_creation(rss: Iterable[ReplicaSet]) -> list[ReplicaSet]:
+    return sorted(rss, key=_by_creation_key)
+
+
+def _revision(rs: ReplicaSet) -> int | None:
+    """The revision annotation; 0 without one, None when it does not parse."""
+    text = rs.metadata.annotations.get(REVISION_ANNOTATION)
+    if text is None:
+        return 0
+    try:
+        return int(text, 10)
+    except ValueError:
+        return None
+
+
+def max_revision(rss: Iterable[ReplicaSet]) -> int:
+    """Upstream: MaxRevision (deployment/util/deployment_util.go, v1.35)"""
+    return max((r for r in map(_revision, rss) if r is not None), default=0)
+
+
+def _by_revision(rss: Iterable[ReplicaSet]) -> list[ReplicaSet]:
+    # ReplicaSetsByRevision: by revision, then as ReplicaSetsByCreationTimestamp.
+    def cmp(a: ReplicaSet, b: ReplicaSet) -> int:
+        ra, rb = _revision(a), _revision(b)
+        if ra is None or rb is None or ra == rb:
+            ka, kb = _by_creation_key(a), _by_creation_key(b)
+            return -1 if ka < kb else (1 if kb < ka else 0)
+        return -1 if ra < rb else 1
+
+    return sorted(rss, key=functools.cmp_to_key(cmp))
+
+
+def find_new_replica_set(d: Deployment, rss: Iterable[ReplicaSet]) -> ReplicaSet | None:
+    """The oldest ReplicaSet whose template equals the Deployment's, ignoring the hash label.
+
+    Upstream: FindNewReplicaSet (deployment/util/deployment_util.go, v1.35)
+    """
+    for rs in _by_creation(rss):
+        if equal_ignore_hash(
+            rs.spec.template, d.spec.template, DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY
+        ):
+            return rs
+    return None
+
+
+def _int32_annotation(rs: ReplicaSet, key: str) -> int | None:
+    text = rs.metadata.annotations.get(key)
+    if text is None:
+        return None
+    try:
+        value = int(text, 10)
+    except ValueError:
+        return None
+    return value if -(2**31) <= value < 2**31 else None
+
+
+def _with_annotations(rs: ReplicaSet, annotations: dict[str, str]) -> ReplicaSet:
+    meta = msgspec.structs.replace(rs.metadata, annotations=annotations)
+    return msgspec.structs.replace(rs, metadata=meta)
+
+
+def _with_replicas(rs: ReplicaSet, replicas: int) -> ReplicaSet:
+    return msgspec.structs.replace(rs, spec=msgspec.structs.replace(rs.spec, replicas=replicas))
+
+
+def _round_to_int32(a: float) -> int:
+    # integer.RoundToInt32: half away from zero.
+    return int(a - 0.5) if a < 0 else int(a + 0.5)
+
+
+# ---------------------------------------------------------------------------------------------
+# Results
+
+
+@dataclass(frozen=True, slots=True)
+class DeploymentSync:
+    """What one sync of a Deployment does to ReplicaSets.
+
+    ``replica_sets``: every ReplicaSet the Deployment owns afterwards, oldest first;
+    ``created``, ``updated`` (scaled, annotated, adopted or released) and ``deleted``: the
+    changes, in the order upstream makes them (an object appears once, in its final form);
+    ``collision_count``: the Deployment's ``status.collisionCount`` afterwards (raised when the
+    new ReplicaSet's name was taken by a ReplicaSet with another template).
+    """
+
+    replica_sets: tuple[ReplicaSet, ...]
+    created: tuple[ReplicaSet, ...] = ()
+    updated: tuple[ReplicaSet, ...] = ()
+    deleted: tuple[ReplicaSet, ...] = ()
+    collision_count: int | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.created or self.updated or self.deleted)
+
+
+@dataclass(frozen=True, slots=True)
+class DeploymentStep:
+    """One reconcile step: the Deployment's sync, then one sync of each of its ReplicaSets."""
+
+    sync: DeploymentSync
+    pods: PodActions
+
+    def __bool__(self) -> bool:
+        return bool(self.sync) or bool(self.pods)
+
+
+class _Requeue(Exception):
+    """The sync stops here (upstream returns an error and requeues the Deployment)."""
+
+
+@dataclass(slots=True)
+class _Status:
+    replicas: int
+    available: int
+
+
+class _Sync:
+    """One sync's working state: the ReplicaSets as they stand after each change."""
+
+    def __init__(
+        self,
+        d: Deployment,
+        owned: list[ReplicaSet],
+        namespace_rss: list[ReplicaSet],
+        pods: list[Pod],
+        rng: random.Random,
+        now: int | None,
+    ) -> None:
+        self.d = d
+        self.rng = rng
+        self.now = now
+        self.namespace_rss = namespace_rss
+        self.current: dict[str, ReplicaSet] = {rs.metadata.name: rs for rs in owned}
+        self.changes: dict[str, ReplicaSet] = {}
+        self.created: list[str] = []
+        self.deleted: list[ReplicaSet] = []
+        self.collision_count = d.status.collision_count
+        self.status = {rs.metadata.name: _rs_status(rs, pods, now) for rs in owned}
+        self.pods = pods
+
+    # -- bookkeeping
+
+    def rs(self, name: str) -> ReplicaSet:
+        return self.current[name]
+
+    def put(self, rs: ReplicaSet) -> None:
+        self.current[rs.metadata.name] = rs
+        self.changes[rs.metadata.name] = rs
+
+    def available(self, rs: ReplicaSet) -> int:
+        return self.status[rs.metadata.name].available
+
+    def actual(self, rs: ReplicaSet) -> int:
+        return self.status[rs.metadata.name].replicas
+
+    def all(self) -> list[ReplicaSet]:
+        return list(self.current.values())
+
+    # -- sync.go
+
+    def get_all_replica_sets_and_sync_revision(
+        self, create: bool
+    ) -> tuple[ReplicaSet | None, list[ReplicaSet]]:
+        """Upstream: getAllReplicaSetsAndSyncRevision (sync.go, v1.35)"""
+        new = find_new_replica_set(self.d, self.all())
+        olds = [rs for rs in self.all() if new is None or rs.metadata.name != new.metadata.name]
+        new = self.get_new_replica_set(new, olds, create)
+        return new, olds
+
+    def get_new_replica_set(
+        self, existing: ReplicaSet | None, olds: list[ReplicaSet], create: bool
+    ) -> ReplicaSet | None:
+        """Upstream: getNewReplicaSet (sync.go, v1.35)"""
+        d = self.d
+        new_revision = str(max_revision(olds) + 1)
+        if existing is not None:
+            rs, changed = _set_new_replica_set_annotations(d, existing, new_revision, exists=True)
+            if changed or rs.spec.min_ready_seconds != d.spec.min_ready_seconds:
+                rs = msgspec.structs.replace(
+                    rs,
+                    spec=msgspec.structs.replace(
+                        rs.spec, min_ready_seconds=d.spec.min_ready_seconds
+                    ),
+                )
+                self.put(rs)
+            return rs
+        if not create:
+            return None
+        template_hash = compute_hash(d.spec.template, self.collision_count)
+        template = with_label(d.spec.template, DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY, template_hash)
+        name = f"{d.metadata.name}-{template_hash}"
+        rs = ReplicaSet(
+            metadata=ObjectMeta(
+                name=name,
+                namespace=d.metadata.namespace,
+                owner_references=[new_controller_ref(d)],
+                labels=dict(template.metadata.labels),
+            ),
+            spec=ReplicaSetSpec(
+                replicas=0,
+                min_ready_seconds=d.spec.min_ready_seconds,
+                selector=selector_with_label(
+                    d.spec.selector, DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY, template_hash
+                ),
+                template=template,
+            ),
+        )
+        rs = _with_replicas(rs, new_rs_new_replicas(d, [*olds, rs], rs))
+        rs, _ = _set_new_replica_set_annotations(d, rs, new_revision, exists=False)
+        taken = next(
+            (x for x in self.namespace_rss if x.metadata.name == name),
+            None,
+        )
+        if taken is not None:
+            # AlreadyExists: ours with the same template is the new ReplicaSet; anything else
+            # is a hash collision, resolved by a higher collisionCount on the next sync.
+            if is_controlled_by(taken.metadata, d) and equal_ignore_hash(
+                d.spec.template, taken.spec.template, DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY
+            ):
+                if name not in self.current:
+                    self.current[name] = taken
+                    self.status[name] = _rs_status(taken, self.pods, self.now)
+                return self.current[name]
+            self.collision_count = (self.collision_count or 0) + 1
+            raise _Requeue
+        rs = msgspec.structs.replace(rs, metadata=stamp(rs.metadata, self.rng, self.now))
+        self.current[name] = rs
+        self.status[name] = _Status(0, 0)
+        self.created.append(name)
+        return rs
+
+    def scale_replica_set_and_record_event(self, rs: ReplicaSet, new_scale: int) -> bool:
+        """Upstream: scaleReplicaSetAndRecordEvent (sync.go, v1.35)"""
+        if _replicas(rs) == new_scale:
+            return False
+        return self.scale_replica_set(rs, new_scale)
+
+    def scale_replica_set(self, rs: ReplicaSet, new_scale: int) -> bool:
+        """Set the size and the desired/max replicas annotations; True when the size changed.
+
+        Upstream: scaleReplicaSet (sync.go, v1.35)
+        """
+        d = self.d
+        desired, most = _d_replicas(d), _d_replicas(d) + max_surge(d)
+        size_changed = _replicas(rs) != new_scale
+        annotated = _set_replicas_annotations(rs, desired, most)
+        if size_changed or annotated is not rs:
+            self.put(_with_replicas(annotated, new_scale))
+        return size_changed
+
+    def scale(self, new: ReplicaSet | None, olds: list[ReplicaSet]) -> None:
+        """Proportional scaling: a single active ReplicaSet (or, with none, the newest) gets
+        ``replicas``; otherwise, during a rolling update, the difference to
+        ``replicas + maxSurge`` is shared out in proportion to each ReplicaSet's size (its
+        max-replicas annotation), larger ReplicaSets first, the leftover to the largest.
+
+        Upstream: DeploymentController.scale (sync.go, v1.35)
+        """
+        d = self.d
+        replicas = _d_replicas(d)
+        active_or_latest = _find_active_or_latest(new, olds)
+        if active_or_latest is not None:
+            if _replicas(active_or_latest) != replicas:
+                self.scale_replica_set_and_record_event(active_or_latest, replicas)
+            return
+        if new is not None and self.is_saturated(new):
+            for old in _filter_active(olds):
+                self.scale_replica_set_and_record_event(old, 0)
+            return
+        if _rolling(d) is None:
+            return
+        all_rss = _filter_active([*olds, new])
+        allowed = replicas + max_surge(d) if replicas > 0 else 0
+        to_add = allowed - sum(_replicas(rs) for rs in all_rss)
+        if to_add > 0:
+            all_rss = _sorted_by_size(all_rss, newer_first=True)
+        elif to_add < 0:
+            all_rss = _sorted_by_size(all_rss, newer_first=False)
+        added = 0
+        sizes: dict[str, int] = {}
+        for rs in all_rss:
+            if to_add != 0:
+                proportion = self.replica_set_proportion(rs, to_add, added)
+                sizes[rs.metadata.name] = _replicas(rs) + proportion
+                added += proportion
+            else:
+                sizes[rs.metadata.name] = _replicas(rs)
+        for i, rs in enumerate(all_rss):
+            name = rs.metadata.name
+            if i == 0 and to_add != 0:
+                sizes[name] = max(0, sizes[name] + to_add - added)
+            self.scale_replica_set(self.rs(name), sizes[name])
+
+    def is_saturated(self, rs: ReplicaSet) -> bool:
+        """Upstream: IsSaturated (deployment/util/deployment_util.go, v1.35)"""
+        desired = _int32_annotation(rs, DESIRED_REPLICAS_ANNOTATION)
+        replicas = _d_replicas(self.d)
+        return (
+            desired is not None
+            and _replicas(rs) == replicas
+            and desired == replicas
+            and self.available(rs) == replicas
+        )
+
+    def replica_set_proportion(self, rs: ReplicaSet, to_add: int, added: int) -> int:
+        """Upstream: GetReplicaSetProportion / getReplicaSetFraction (deployment_util.go)"""
+        if _replicas(rs) == 0 or to_add == 0 or to_add == added:
+            return 0
+        d = self.d
+        replicas = _d_replicas(d)
+        if replicas == 0:
+            fraction = -_replicas(rs)
+        else:
+            deployment_max = replicas + max_surge(d)
+            before = _int32_annotation(rs, MAX_REPLICAS_ANNOTATION)
+            if before is None or before == 0:
+                # Without the annotation (an adopted ReplicaSet), the Deployment's actual size.
+                before = sum(self.actual(x) for x in self.all())
+            if before == 0:
+                fraction = 0
+            else:
+                new_size = float(_replicas(rs) * deployment_max) / float(before)
+                fraction = _round_to_int32(new_size) - _replicas(rs)
+        allowed = to_add - added
+        return min(fraction, allowed) if to_add > 0 else max(fraction, allowed)
+
+    def is_scaling_event(self) -> bool:
+        """An active ReplicaSet's desired-replicas annotation differs from ``replicas``.
+
+        Upstream: isScalingEvent (sync.go, v1.35)
+        """
+        new, olds = self.get_all_replica_sets_and_sync_revision(create=False)
+        for rs in _filter_active([*olds, new]):
+            desired = _int32_annotation(rs, DESIRED_REPLICAS_ANNOTATION)
+            if desired is not None and desired != _d_replicas(self.d):
+                return True
+        return False
+
+    def sync(self) -> None:
+        """Scale only (a scaling event, or a paused Deployment).
+
+        Upstream: DeploymentController.sync (sync.go, v1.35)
+        """
+        new, olds = self.get_all_replica_sets_and_sync_revision(create=False)
+        self.scale(new, [self.rs(o.metadata.name) for o in olds])
+        if self.d.spec.paused:
+            self.cleanup_deployment([self.rs(o.metadata.name) for o in olds])
+
+    def deployment_complete(self) -> bool:
+        """Every replica updated, available, and no more (the status before this sync).
+
+        Upstream: DeploymentComplete (deployment/util/deployment_util.go, v1.35)
+        """
+        replicas = _d_replicas(self.d)
+        new = find_new_replica_set(self.d, self.all())
+        updated = self.actual(new) if new is not None and new.metadata.name in self.status else 0
+        total = sum(s.replicas for s in self.status.values())
+        available = sum(s.available for s in self.status.values())
+        return updated == replicas and total == replicas and available == replicas
+
+    def cleanup_deployment(self, olds: list[ReplicaSet]) -> None:
+        """Delete the oldest ReplicaSets, beyond revisionHistoryLimit, that have no replicas.
+
+        Upstream: cleanupDeployment (sync.go, v1.35)
+        """
+        limit = self.d.spec.revision_history_limit
+        if limit is None:
+            return
+        cleanable = [rs for rs in olds if rs.metadata.deletion_timestamp is None]
+        diff = len(cleanable) - limit
+        if diff <= 0:
+            return
+        for rs in _by_revision(cleanable)[:diff]:
+            if self.actual(rs) != 0 or _replicas(rs) != 0:
+                continue
+            del self.current[rs.metadata.name]
+            self.changes.pop(rs.metadata.name, None)
+            self.deleted.append(rs)
+
+    # -- rolling.go
+
+    def rollout_rolling(self) -> None:
+        """Upstream: rolloutRolling (rolling.go, v1.35)"""
+        new, olds = self.get_all_replica_sets_and_sync_revision(create=True)
+        assert new is not None
+        if self.reconcile_new_replica_set(new):
+            return
+        olds = [self.rs(o.metadata.name) for o in olds]
+        new = self.rs(new.metadata.name)
+        if self.reconcile_old_replica_sets(_filter_active(olds), new):
+            return
+        if self.deployment_complete():
+            self.cleanup_deployment([self.rs(o.metadata.name) for o in olds])
+
+    def reconcile_new_replica_set(self, new: ReplicaSet) -> bool:
+        """Upstream: reconcileNewReplicaSet (rolling.go, v1.35)"""
+        replicas = _d_replicas(self.d)
+        if _replicas(new) == replicas:
+            return False
+        if _replicas(new) > replicas:
+            return self.scale_replica_set_and_record_event(new, replicas)
+        count = new_rs_new_replicas(self.d, self.all(), new)
+        return self.scale_replica_set_and_record_event(new, count)
+
+    def reconcile_old_replica_sets(self, olds: list[ReplicaSet], new: ReplicaSet) -> bool:
+        """Upstream: reconcileOldReplicaSets (rolling.go, v1.35)"""
+        if sum(_replicas(rs) for rs in olds) == 0:
+            return False
+        all_count = sum(_replicas(rs) for rs in self.all())
+        min_available = _d_replicas(self.d) - max_unavailable(self.d)
+        new_unavailable = _replicas(new) - self.available(new)
+        max_scaled_down = all_count - min_available - new_unavailable
+        if max_scaled_down <= 0:
+            return False
+        try:
+            olds, cleaned = self.cleanup_unhealthy_replicas(olds, max_scaled_down)
+            scaled = self.scale_down_old_replica_sets_for_rolling_update([*olds, new], olds)
+        except _InvalidScale:
+            return False
+        return cleaned + scaled > 0
+
+    def cleanup_unhealthy_replicas(
+        self, olds: list[ReplicaSet], max_cleanup: int
+    ) -> tuple[list[ReplicaSet], int]:
+        """Scale old ReplicaSets down by their unavailable replicas, oldest first.
+
+        Upstream: cleanupUnhealthyReplicas (rolling.go, v1.35)
+        """
+        olds = _by_creation(olds)
+        total = 0
+        for i, rs in enumerate(olds):
+            if total >= max_cleanup:
+                break
+            if _replicas(rs) == 0 or _replicas(rs) == self.available(rs):
+                continue
+            count = min(max_cleanup - total, _replicas(rs) - self.available(rs))
+            if count < 0:
+                # More available pods than replicas: upstream refuses to "scale down" upwards.
+                raise _InvalidScale
+            self.scale_replica_set_and_record_event(rs, _replicas(rs) - count)
+            olds[i] = self.rs(rs.metadata.name)
+            total += count
+        return olds, total
+
+    def scale_down_old_replica_sets_for_rolling_update(
+        self, all_rss: list[ReplicaSet], olds: list[ReplicaSet]
+    ) -> int:
+        """Scale old ReplicaSets down as far as ``replicas - maxUnavailable`` available pods
+        allow, oldest first.
+
+        Upstream: scaleDownOldReplicaSetsForRollingUpdate (rolling.go, v1.35)
+        """
+        min_available = _d_replicas(self.d) - max_unavailable(self.d)
+        available = sum(self.available(rs) for rs in all_rss)
+        if available <= min_available:
+            return 0
+        total = 0
+        to_scale = available - min_available
+        for rs in _by_creation(olds):
+            if total >= to_scale:
+                break
+            rs = self.rs(rs.metadata.name)
+            if _replicas(rs) == 0:
+                continue
+            count = min(_replicas(rs), to_scale - total)
+            self.scale_replica_set_and_record_event(rs, _replicas(rs) - count)
+            total += count
+        return total
+
+    # -- recreate.go
+
+    def rollout_recreate(self) -> None:
+        """Upstream: rolloutRecreate (recreate.go, v1.35)"""
+        new, olds = self.get_all_replica_sets_and_sync_revision(create=False)
+        scaled = False
+        for rs in _filter_active([self.rs(o.metadata.name) for o in olds]):
+            scaled = self.scale_replica_set_and_record_event(rs, 0) or scaled
+        if scaled:
+            return
+        if self.old_pods_running(new, olds):
+            return
+        if new is None:
+            new, olds = self.get_all_replica_sets_and_sync_revision(create=True)
+            assert new is not None
+        self.scale_replica_set_and_record_event(self.rs(new.metadata.name), _d_replicas(self.d))
+        if self.deployment_complete():
+            self.cleanup_deployment([self.rs(o.metadata.name) for o in olds])
+
+    def old_pods_running(self, new: ReplicaSet | None, olds: list[ReplicaSet]) -> bool:
+        """Upstream: oldPodsRunning (recreate.go, v1.35)"""
+        if sum(self.actual(rs) for rs in olds) > 0:
+            return True
+        for rs in olds:
+            if new is not None and rs.metadata.name == new.metadata.name:
+                continue
+            for pod in self.pods:
+                if is_controlled_by(pod.metadata, rs) and pod_phase(pod) not in (
+                    POD_FAILED,
+                    POD_SUCCEEDED,
+                ):
+                    return True
+        return False
+
+    # -- result
+
+    def result(self, released: list[ReplicaSet]) -> DeploymentSync:
+        created = [self.current[name] for name in self.created if name in self.current]
+        updated = [rs for name, rs in self.changes.items() if name not in self.created]
+        return DeploymentSync(
+            replica_sets=tuple(_by_creation(self.current.values())),
+            created=tuple(created),
+            updated=tuple([*released, *updated]),
+            deleted=tuple(self.deleted),
+            collision_count=self.collision_count,
+        )
+
+
+class _InvalidScale(Exception):
+    """An invalid scale request: upstream logs it and stops reconciling old ReplicaSets."""
+
+
+def _filter_active(rss: Iterable[ReplicaSet | None]) -> list[ReplicaSet]:
+    """Upstream: FilterActiveReplicaSets (pkg/controller/controller_utils.go, v1.35)"""
+    return [rs for rs in rss if rs is not None and _replicas(rs) > 0]
+
+
+def _find_active_or_latest(new: ReplicaSet | None, olds: list[ReplicaSet]) -> ReplicaSet | None:
+    """Upstream: FindActiveOrLatest (deployment/util/deployment_util.go, v1.35)"""
+    if new is None and not olds:
+        return None
+    olds = list(reversed(_by_creation(olds)))
+    active = _filter_active([*olds, new])
+    if not active:
+        return new if new is not None else olds[0]
+    if len(active) == 1:
+        return active[0]
+    return None
+
+
+def _sorted_by_size(rss: list[ReplicaSet], *, newer_first: bool) -> list[ReplicaSet]:
+    """Larger first; equal sizes newer first (scaling up) or older first (scaling down).
+
+    Upstream: ReplicaSetsBySizeNewer / ReplicaSetsBySizeOlder (controller_utils.go, v1.35)
+    """
+    by_age = _by_creation(rss)
+    if newer_first:
+        by_age.reverse()
+    return sorted(by_age, key=lambda rs: -_replicas(rs))
+
+
+def _set_replicas_annotations(rs: ReplicaSet, desired: int, most: int) -> ReplicaSet:
+    """Upstream: SetReplicasAnnotations (deployment/util/deployment_util.go, v1.35)"""
+    want = {DESIRED_REPLICAS_ANNOTATION: str(desired), MAX_REPLICAS_ANNOTATION: str(most)}
+    have = rs.metadata.annotations
+    if all(have.get(k) == v for k, v in want.items()):
+        return rs
+    return _with_annotations(rs, {**have, **want})
+
+
+def _set_new_replica_set_annotations(
+    d: Deployment, rs: ReplicaSet, new_revision: str, *, exists: bool
+) -> tuple[ReplicaSet, bool]:
+    """Copy the Deployment's annotations, raise the revision (keeping the one it replaces in
+    the revision history, as after a rollback) and, for a new ReplicaSet, set the replicas
+    annotations.
+
+    Upstream: SetNewReplicaSetAnnotations (deployment/util/deployment_util.go, v1.35)
+    """
+    annotations = dict(rs.metadata.annotations)
+    changed = False
+    for k, v in sorted(d.metadata.annotations.items()):
+        if k in _ANNOTATIONS_TO_SKIP or annotations.get(k) == v:
+            continue
+        annotations[k] = v
+        changed = True
+    old_revision = annotations.get(REVISION_ANNOTATION)
+    try:
+        old_int = int(old_revision, 10) if old_revision else 0
+    except ValueError:
+        return rs, False
+    new_int = int(new_revision, 10)
+    if old_int < new_int:
+        annotations[REVISION_ANNOTATION] = new_revision
+        changed = True
+        if old_revision is not None:
+            history = annotations.get(REVISION_HISTORY_ANNOTATION, "")
+            revisions = history.split(",")
+            if not revisions[0]:
+                annotations[REVISION_HISTORY_ANNOTATION] = old_revision
+            else:
+                total = len(history) + len(old_revision) + 1
+                start = 0
+                while total > _MAX_REV_HISTORY_LENGTH_IN_CHARS and start < len(revisions):
+                    total -= len(revisions[start]) + 1
+                    start += 1
+                if total <= _MAX_REV_HISTORY_LENGTH_IN_CHARS:
+                    annotations[REVISION_HISTORY_ANNOTATION] = ",".join(
+                        [*revisions[start:], old_revision]
+                    )
+    rs = _with_annotations(rs, annotations)
+    if not exists:
+        replicas = _d_replicas(d)
+        annotated = _set_replicas_annotations(rs, replicas, replicas + max_surge(d))
+        changed = changed or annotated is not rs
+        rs = annotated
+    return rs, changed
+
+
+def _rs_status(rs: ReplicaSet, pods: Sequence[Pod], now: int | None) -> _Status:
+    """A ReplicaSet's status.replicas and status.availableReplicas, from its active pods."""
+    selector = label_selector_as_selector(rs.spec.selector)
+    owned = claim_pods(rs, selector, (p for p in pods if is_pod_active(p))).owned
+    available = sum(1 for p in owned if is_pod_available(p, rs.spec.min_ready_seconds, now))
+    return _Status(len(owned), available)
+
+
+# ---------------------------------------------------------------------------------------------
+# Entry points
+
+
+def sync_deployment(
+    d: Deployment,
+    replica_sets: Iterable[ReplicaSet],
+    pods: Iterable[Pod],
+    *,
+    rng: random.Random,
+    now: int | None = None,
+) -> DeploymentSync:
+    """One sync of a Deployment.
+
+    ``replica_sets``: the ReplicaSets of its namespace (it claims its own and adopts orphans
+    its selector matches); ``pods``: the pods of its namespace (for the ReplicaSets' statuses).
+
+    Upstream: DeploymentController.syncDeployment (deployment_controller.go, v1.35)
+    """
+    d = set_defaults_deployment(d)
+    selector = workload_selector(d, d.spec.selector)
+    check_selector_matches_template(d, selector, d.spec.template)
+    namespace_rss = [rs for rs in replica_sets if rs.metadata.namespace == d.metadata.namespace]
+    claimed = claim(d, selector, namespace_rss)
+    adopted = {rs.metadata.name for rs in claimed.owned} & {
+        rs.metadata.name for rs in claimed.updated
+    }
+    released = [rs for rs in claimed.updated if rs.metadata.name not in adopted]
+    work = _Sync(d, claimed.owned, namespace_rss, list(pods), rng, now)
+    for rs in claimed.updated:
+        if rs.metadata.name in adopted:
+            work.changes[rs.metadata.name] = rs
+    if d.metadata.deletion_timestamp is None:
+        try:
+            if d.spec.paused or work.is_scaling_event():
+                work.sync()
+            elif d.spec.strategy.type == RECREATE:
+                work.rollout_recreate()
+            else:
+                work.rollout_rolling()
+        except _Requeue:
+            pass
+    return work.result(released)
+
+
+def step_deployment(
+    d: Deployment,
+    replica_sets: Iterable[ReplicaSet],
+    pods: Iterable[Pod],
+    *,
+    rng: random.Random,
+    now: int | None = None,
+) -> DeploymentStep:
+    """One reconcile step: ``sync_deployment``, then ``sync_replica_set`` for each of the
+    Deployment's ReplicaSets (oldest first), ranking scale-down victims against the pods of
+    all of them, as the ReplicaSet controller does for a Deployment's ReplicaSets.
+    """
+    pods = list(pods)
+    result = sync_deployment(d, replica_sets, pods, rng=rng, now=now)
+    selectors = [label_selector_as_selector(rs.spec.selector) for rs in result.replica_sets]
+    related = [p for p in pods if any(s.matches(p.metadata.labels) for s in selectors)]
+    actions = PodActions()
+    for rs in result.replica_sets:
+        actions = actions + sync_replica_set(rs, pods, rng=rng, now=now, related_pods=related)
+    return DeploymentStep(result, actions)
