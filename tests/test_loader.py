@@ -251,7 +251,7 @@ def test_an_expected_kind_may_leave_out_apiversion_and_kind() -> None:
 def test_without_an_expected_kind_any_registered_or_unknown_object_comes_back() -> None:
     service = decode_object({"apiVersion": "v1", "kind": "Service"}, None, "case.yaml")
     assert isinstance(service, Service)
-    unknown = decode_object({"apiVersion": "apps/v1", "kind": "Deployment"}, None, "case.yaml")
+    unknown = decode_object({"apiVersion": "batch/v1", "kind": "CronJob"}, None, "case.yaml")
     assert isinstance(unknown, UnknownObject)
 
 
@@ -315,6 +315,9 @@ def test_decode_object_rejects_what_cannot_be_the_expected_object(
         pytest.param("apiVersion: v1\nkind: ReplicationController\n", "default", id="an RC"),
         pytest.param("apiVersion: apps/v1\nkind: ReplicaSet\n", "default", id="a ReplicaSet"),
         pytest.param("apiVersion: apps/v1\nkind: StatefulSet\n", "default", id="a StatefulSet"),
+        pytest.param("apiVersion: apps/v1\nkind: Deployment\n", "default", id="a Deployment"),
+        pytest.param("apiVersion: apps/v1\nkind: DaemonSet\n", "default", id="a DaemonSet"),
+        pytest.param("apiVersion: batch/v1\nkind: Job\n", "default", id="a Job"),
         pytest.param("apiVersion: v1\nkind: Node\nmetadata: {name: a}\n", "", id="a Node"),
         pytest.param("apiVersion: v1\nkind: Namespace\n", "", id="a Namespace"),
     ],
@@ -325,21 +328,21 @@ def test_namespaced_kinds_default_to_the_default_namespace(text: str, expected: 
 
 
 def test_unknown_objects_keep_the_namespace_they_were_given() -> None:
-    text = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n"
+    text = "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: d}\n"
     (obj,) = load_text(text, "x.yaml")
     assert obj == UnknownObject(
-        api_version="apps/v1",
-        kind="Deployment",
+        api_version="batch/v1",
+        kind="CronJob",
         namespace="",
         name="d",
-        raw={"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}},
+        raw={"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "d"}},
     )
 
 
 @pytest.mark.parametrize(
     ("api_version", "kind"),
     [
-        pytest.param("apps/v1", "Deployment", id="an unregistered kind"),
+        pytest.param("batch/v1", "CronJob", id="an unregistered kind"),
         pytest.param("extensions/v1beta1", "ReplicaSet", id="a registered kind in an old group"),
         pytest.param("example.com/v1", "WidgetList", id="a typed list without items"),
     ],
