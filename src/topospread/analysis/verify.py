@@ -94,6 +94,10 @@ Workload = StatefulSet | ReplicaSet | Deployment | Job
 InvariantKind = Literal["maxPerDomain", "distinct"]
 
 
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
 def pod_key(pod: Pod) -> str:
     return f"{pod.metadata.namespace}/{pod.metadata.name}"
 
@@ -116,7 +120,7 @@ class Invariant:
     def describe(self) -> str:
         sel = str(self.selector) or "(every pod)"
         if self.kind == MAX_PER_DOMAIN:
-            return f"at most {self.max} pods matching {sel} per {self.topology_key}"
+            return f"at most {plural(self.max, 'pod')} matching {sel} per {self.topology_key}"
         return (
             f"pods matching {sel} with the same {self.group_by} never share a {self.topology_key}"
         )
@@ -134,7 +138,7 @@ class Invariant:
                 if len(pods) > self.max:
                     names = ", ".join(sorted(pod_key(p) for p in pods))
                     return (
-                        f"{self.topology_key}={domain} holds {len(pods)} matching pods "
+                        f"{self.topology_key}={domain} holds {plural(len(pods), 'matching pod')} "
                         f"(at most {self.max}): {names}"
                     )
                 continue
@@ -470,9 +474,10 @@ class Symmetry:
     def describe(self) -> str:
         shapes = len(set(self.node_shape))
         zones = sum(len(g) for g in self.zone_groups)
-        parts = [f"{self.pod_classes} pod classes", f"{shapes} node shapes"]
+        parts = [plural(self.pod_classes, "pod class"), plural(shapes, "node shape")]
         if self.zone_key:
-            parts.append(f"{zones} {self.zone_key} values in {len(self.zone_groups)} groups")
+            groups = plural(len(self.zone_groups), "group")
+            parts.append(f"{plural(zones, 'zone')} ({self.zone_key}) in {groups}")
         return ", ".join(parts)
 
 
@@ -614,6 +619,7 @@ class VerifyResult:
     depth: int
     orders: int | None = None
     samples: int = 0
+    seed: int = 0
     max_states: int = DEFAULT_MAX_STATES
     counterexample: Counterexample | None = None
     invariants: list[str] = field(default_factory=list)
@@ -644,6 +650,7 @@ class VerifyResult:
             "depth": self.depth,
             "orders": self.orders,
             "samples": self.samples,
+            "seed": self.seed,
             "maxStates": self.max_states,
             "invariants": self.invariants,
             "reduction": self.reduction,
@@ -890,7 +897,8 @@ class _Explorer:
         if kind == "deadlock":
             left = self.remaining(state)
             message = (
-                f"deadlock after {len(path)} bindings: {left} pods left and none can be placed"
+                f"deadlock after {plural(len(path), 'binding')}: {plural(left, 'pod')} left "
+                "and none can be placed"
             )
         else:
             found = self.violation()
@@ -939,6 +947,7 @@ def verify(
         transitions=0,
         depth=0,
         max_states=max_states,
+        seed=seed,
         invariants=[f"{inv.name}: {inv.describe()}" for inv in sc.invariants],
         reduction=sym.describe() if symmetry else "none",
     )
