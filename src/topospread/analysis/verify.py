@@ -957,7 +957,7 @@ def verify(
     states: list[State] = [ex.initial]
     parent: list[tuple[int, int, int]] = [(-1, -1, -1)]
     depth: list[int] = [0]
-    successors: list[list[int]] = []
+    successors: list[list[tuple[int, int]]] = []
     queue: deque[int] = deque([0])
     expanded = 0
     while queue:
@@ -985,7 +985,7 @@ def verify(
                 parent.append((sid, c, i))
                 depth.append(depth[sid] + 1)
                 queue.append(child)
-            children.append(child)
+            children.append((child, len(ex.members[c]) - state[1][c]))
         successors.append(children)
         result.transitions += len(children)
         expanded += 1
@@ -997,10 +997,12 @@ def verify(
         result.depth = max(depth)
         result.orders = _count_orders(successors)
         return result
-    # Every state fewer bindings deep than the first unexpanded one has been checked.
-    result.depth = max(depth[queue[0]] - 1, 0) if queue else max(depth)
     if result.counterexample is not None:
+        # Breadth first: every state with fewer bindings than the counterexample was checked.
+        result.depth = max(len(result.counterexample.steps) - 1, 0)
         return result
+    # Every state fewer bindings deep than the first unexpanded one has been checked.
+    result.depth = max(depth[queue[0]] - 1, 0)
     result.samples, result.counterexample = _sample(ex, samples, seed, progress)
     return result
 
@@ -1014,13 +1016,15 @@ def _path(parent: Sequence[tuple[int, int, int]], sid: int) -> list[tuple[int, i
     return out[::-1]
 
 
-def _count_orders(successors: Sequence[Sequence[int]]) -> int:
-    """Complete scheduling orders (sequences of pod-class-to-node bindings): paths from the
-    first state to a final one. Every binding adds a pod, so children come after parents."""
+def _count_orders(successors: Sequence[Sequence[tuple[int, int]]]) -> int:
+    """Complete scheduling orders: paths from the first state to a final one, a path being a
+    sequence of pod-to-node bindings. ``successors`` holds (child, how many pods of the bound
+    class were pending: each could have been the one). Every binding adds a pod, so children
+    come after their parents."""
     orders = [0] * len(successors)
     for sid in range(len(successors) - 1, -1, -1):
         children = successors[sid]
-        orders[sid] = sum(orders[c] for c in children) if children else 1
+        orders[sid] = sum(orders[c] * n for c, n in children) if children else 1
     return orders[0] if orders else 0
 
 

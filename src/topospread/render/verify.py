@@ -40,7 +40,7 @@ def verify_text(result: VerifyResult, *, zone_key: str | None = None) -> str:
             + (" and keeps every invariant." if result.invariants else "."),
             f"  {figures}",
             f"  {result.orders} complete scheduling orders covered "
-            "(pod-to-node binding sequences; identical pods counted once)",
+            "(sequences of pod-to-node bindings)",
         ]
     else:
         out += [
