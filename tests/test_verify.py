@@ -489,10 +489,17 @@ def small_scenarios(draw: st.DrawFn) -> dict[str, Any]:
         spec = {"nodeName": draw(st.sampled_from(names)), "containers": [{"name": "c"}]}
         pods.append({"metadata": {"name": "old", "labels": {"app": "a", "grp": "0"}}, "spec": spec})
     workloads = []
-    if draw(st.booleans()):
-        sts = stateful_set("s", 2, draw(st.sampled_from(["OrderedReady", "Parallel"])))
-        sts["spec"]["template"]["metadata"]["labels"].update({"grp": "1"})
-        sts["spec"]["template"]["spec"].update(_pod_spec(draw, "1"))
+    # Shards: StatefulSets alike but for their shard label, which their anti-affinity names.
+    policy = draw(st.sampled_from(["OrderedReady", "Parallel"]))
+    spec = _pod_spec(draw, "x")
+    replicas = draw(st.integers(1, 2))
+    for shard in range(draw(st.integers(0, 2))):
+        labels = {"app": "s", "grp": f"s{shard}"}
+        sts = stateful_set(f"s{shard}", replicas if shard == 0 else draw(st.integers(1, 2)), policy)
+        sts["spec"]["selector"]["matchLabels"] = labels
+        sts["spec"]["template"]["metadata"]["labels"] = labels
+        own = json.loads(json.dumps(spec).replace('"x"', f'"s{shard}"'))
+        sts["spec"]["template"]["spec"].update(own)
         workloads.append(sts)
     invariants = [
         {"maxPerDomain": {"selector": {}, "topologyKey": HOST, "max": draw(st.integers(1, 3))}},
@@ -529,3 +536,4 @@ def test_symmetry_reduction_never_changes_the_verdict(
     assert _verdict(reduced) == _verdict(reference)
     assert reduced.states <= reference.states
     event("merged" if reduced.states < reference.states else "not merged")
+    event("interchangeable workloads" if find_symmetry(sc).orbits else "no workload symmetry")

@@ -94,8 +94,8 @@ Workload = StatefulSet | ReplicaSet | Deployment | Job
 InvariantKind = Literal["maxPerDomain", "distinct"]
 
 
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+def plural(n: int, word: str, many: str = "") -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {many or word + 's'}"
 
 
 def pod_key(pod: Pod) -> str:
@@ -228,6 +228,8 @@ class VerifyScenario:
     waits_for: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # Pod key -> its workload, e.g. "StatefulSet default/redis-0".
     origin: dict[str, str] = field(default_factory=dict)
+    # Workload name (as in ``origin``) -> the workload, in file order.
+    workloads: dict[str, Workload] = field(default_factory=dict)
 
 
 def _bound_to(pod: Pod, node: str) -> Pod:
@@ -293,6 +295,7 @@ def load_verify_scenario(path: Path) -> VerifyScenario:
     """Read a verify scenario: the ``schedule`` keys plus ``workloads`` and ``invariants``."""
     waits_for: dict[str, tuple[str, ...]] = {}
     origin: dict[str, str] = {}
+    workloads: dict[str, Workload] = {}
     invariants: list[Invariant] = []
 
     def add_workloads(raw: Any, where: str, builder: ScenarioBuilder) -> None:
@@ -308,6 +311,7 @@ def load_verify_scenario(path: Path) -> VerifyScenario:
                         "Deployments and Jobs"
                     )
                 name = f"{obj.kind} {obj.metadata.namespace}/{obj.metadata.name}"
+                workloads[name] = obj
                 try:
                     pods, rss = expand_workload(obj, random.Random(i))
                 except TopospreadError as err:
@@ -342,7 +346,7 @@ def load_verify_scenario(path: Path) -> VerifyScenario:
                 f'{path}: pod {pod_key(pod)}: spec.schedulerName: no profile has schedulerName "'
                 f"{name}\"; verify explores the scenario's own scheduler"
             )
-    return VerifyScenario(str(path), scenario, invariants, waits_for, origin)
+    return VerifyScenario(str(path), scenario, invariants, waits_for, origin, workloads)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -458,12 +462,25 @@ class Symmetry:
     zone_key: str | None
     identity_keys: list[str]
     pod_classes: int
+    # Interchangeable workloads: per orbit, per workload, its pod classes in pod order.
+    orbits: list[list[tuple[int, ...]]] = field(default_factory=list)
 
     @staticmethod
-    def distinct_nodes(pod_class: dict[str, int], pod_classes: int, nodes: int) -> Symmetry:
+    def distinct_nodes(
+        pod_class: dict[str, int],
+        pod_classes: int,
+        nodes: int,
+        orbits: list[list[tuple[int, ...]]] | None = None,
+    ) -> Symmetry:
         """Pod classes as given, every node on its own (when pods read node names)."""
         return Symmetry(
-            pod_class, list(range(nodes)), [[[i]] for i in range(nodes)], None, [], pod_classes
+            pod_class,
+            list(range(nodes)),
+            [[[i]] for i in range(nodes)],
+            None,
+            [],
+            pod_classes,
+            orbits or [],
         )
 
     @staticmethod
@@ -474,7 +491,10 @@ class Symmetry:
     def describe(self) -> str:
         shapes = len(set(self.node_shape))
         zones = sum(len(g) for g in self.zone_groups)
-        parts = [plural(self.pod_classes, "pod class"), plural(shapes, "node shape")]
+        parts = [plural(self.pod_classes, "pod class", "pod classes"), plural(shapes, "node shape")]
+        if self.orbits:
+            sizes = "+".join(str(len(o)) for o in self.orbits)
+            parts.append(f"interchangeable workloads: {sizes}")
         if self.zone_key:
             groups = plural(len(self.zone_groups), "group")
             parts.append(f"{plural(zones, 'zone')} ({self.zone_key}) in {groups}")
@@ -497,13 +517,14 @@ def find_symmetry(sc: VerifyScenario) -> Symmetry:
             sc.waits_for.get(key, ()),
         )
         pod_class[key] = classes.setdefault(identity, len(classes))
+    orbits = _workload_orbits(sc, pod_class, read)
 
     nodes = sc.scenario.nodes
     node_reads = _NodeReads()
     for pod in (*sc.scenario.pods, *sc.scenario.queue):
         node_reads.add_pod(pod)
     if node_reads.names_read:
-        return Symmetry.distinct_nodes(pod_class, len(classes), len(nodes))
+        return Symmetry.distinct_nodes(pod_class, len(classes), len(nodes), orbits)
     label_keys = sorted({k for n in nodes for k in n.metadata.labels})
     identity_keys = []
     for key in label_keys:
@@ -532,8 +553,160 @@ def find_symmetry(sc: VerifyScenario) -> Symmetry:
         )
         groups.setdefault(sig, []).append(members)
     return Symmetry(
-        pod_class, node_shape, list(groups.values()), zone_key, identity_keys, len(classes)
+        pod_class,
+        node_shape,
+        list(groups.values()),
+        zone_key,
+        identity_keys,
+        len(classes),
+        orbits,
     )
+
+
+# Workload symmetry: two workloads are interchangeable when one becomes the other by renaming
+# it and exchanging the two values of one pod label (shard "0" and "1"), and nothing else in the
+# scenario names either value. Exchanging them then maps the scenario onto itself: pod i of one
+# workload plays pod i of the other.
+
+
+def _swap_label_values(value: Any, key: str, swap: Mapping[str, str]) -> Any:
+    """``value`` with pod label ``key``'s values exchanged as ``swap`` says, in labels and
+    label selectors (node selectors read node labels and are left alone)."""
+    if isinstance(value, LabelSelector):
+        labels = {k: swap.get(v, v) if k == key else v for k, v in value.match_labels.items()}
+        exprs = [
+            msgspec.structs.replace(r, values=[swap.get(v, v) for v in r.values])
+            if r.key == key
+            else r
+            for r in value.match_expressions
+        ]
+        return msgspec.structs.replace(value, match_labels=labels, match_expressions=exprs)
+    if isinstance(value, ObjectMeta):
+        labels = {k: swap.get(v, v) if k == key else v for k, v in value.labels.items()}
+        return msgspec.structs.replace(value, labels=labels)
+    if isinstance(value, msgspec.Struct):
+        changes = {}
+        for name in value.__struct_fields__:
+            old = getattr(value, name)
+            new = _swap_label_values(old, key, swap)
+            if new is not old:
+                changes[name] = new
+        return msgspec.structs.replace(value, **changes) if changes else value
+    if isinstance(value, list):
+        items = [_swap_label_values(v, key, swap) for v in value]
+        return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
+    return value
+
+
+def _anonymous_shape(pod: Pod, read: set[str]) -> bytes:
+    """The pod's shape with its owners named by kind only."""
+    owners = [msgspec.structs.replace(o, name="", uid="") for o in pod.metadata.owner_references]
+    meta = msgspec.structs.replace(pod.metadata, owner_references=owners)
+    return _pod_shape(msgspec.structs.replace(pod, metadata=meta), read)
+
+
+def _mentions(value: Any, out: dict[str, set[str]]) -> None:
+    """Collect the pod label values ``value`` names, per key: its labels and selectors."""
+    if isinstance(value, LabelSelector):
+        for k, v in value.match_labels.items():
+            out.setdefault(k, set()).add(v)
+        for r in value.match_expressions:
+            out.setdefault(r.key, set()).update(r.values)
+    elif isinstance(value, ObjectMeta):
+        for k, v in value.labels.items():
+            out.setdefault(k, set()).add(v)
+    elif isinstance(value, Service | ReplicationController):
+        for k, v in (value.spec.selector or {}).items():
+            out.setdefault(k, set()).add(v)
+    elif isinstance(value, msgspec.Struct):
+        for name in value.__struct_fields__:
+            _mentions(getattr(value, name), out)
+    elif isinstance(value, list):
+        for item in value:
+            _mentions(item, out)
+
+
+def _workload_orbits(
+    sc: VerifyScenario, pod_class: Mapping[str, int], read: set[str]
+) -> list[list[tuple[int, ...]]]:
+    """Groups of interchangeable workloads (Deployments, whose ReplicaSets carry hashes, are
+    left out), each workload given as its pods' classes in pod order."""
+    pods_of: dict[str, list[str]] = {}
+    by_key = {pod_key(p): p for p in sc.scenario.queue}
+    for pod in sc.scenario.queue:
+        name = sc.origin.get(pod_key(pod))
+        if name is not None:
+            pods_of.setdefault(name, []).append(pod_key(pod))
+    names = [n for n, w in sc.workloads.items() if not isinstance(w, Deployment) and n in pods_of]
+    own: dict[str, dict[str, set[str]]] = {}
+    for name in names:
+        own[name] = {}
+        _mentions(sc.workloads[name], own[name])
+    others: dict[str, set[str]] = {}
+    for pod in (*sc.scenario.pods, *sc.scenario.queue):
+        if sc.origin.get(pod_key(pod)) not in own:
+            _mentions(pod, others)
+    workload_ids = {(w.kind, w.metadata.namespace, w.metadata.name) for w in sc.workloads.values()}
+    for obj in sc.scenario.objects:
+        if (obj.kind, obj.metadata.namespace, obj.metadata.name) not in workload_ids:
+            _mentions(obj, others)
+    for inv in sc.invariants:
+        for req in inv.selector.requirements or ():
+            others.setdefault(req.key, set()).update(req.values)
+
+    def interchangeable(a: str, b: str) -> bool:
+        wa, wb = sc.workloads[a], sc.workloads[b]
+        if type(wa) is not type(wb) or len(pods_of[a]) != len(pods_of[b]):
+            return False
+        la, lb = wa.spec.template.metadata.labels, wb.spec.template.metadata.labels
+        differ = [k for k in sorted({*la, *lb}) if la.get(k) != lb.get(k)]
+        renamed = msgspec.structs.replace(
+            wa,
+            metadata=msgspec.structs.replace(
+                wa.metadata, name=wb.metadata.name, uid=wb.metadata.uid
+            ),
+        )
+        if not differ:
+            return bool(renamed == wb) and same_pods(a, b, "", {})
+        if len(differ) != 1 or differ[0] not in la or differ[0] not in lb:
+            return False
+        key = differ[0]
+        va, vb = la[key], lb[key]
+        named = set(others.get(key, set()))
+        for n in names:
+            if n not in (a, b):
+                named |= own[n].get(key, set())
+        if va in named or vb in named:
+            return False
+        swap = {va: vb, vb: va}
+        return bool(_swap_label_values(renamed, key, swap) == wb) and same_pods(a, b, key, swap)
+
+    def same_pods(a: str, b: str, key: str, swap: Mapping[str, str]) -> bool:
+        # The admitted pods too (labels the controllers add, selectors admission merged):
+        # pod i of one, exchanged, is pod i of the other but for its name and owner.
+        for ka, kb in zip(pods_of[a], pods_of[b], strict=True):
+            pa = _swap_label_values(by_key[ka], key, swap) if key else by_key[ka]
+            if _anonymous_shape(pa, read) != _anonymous_shape(by_key[kb], read):
+                return False
+        return True
+
+    def roles(name: str) -> tuple[int, ...]:
+        return tuple(pod_class[k] for k in pods_of[name])
+
+    def shape(name: str) -> tuple[int, ...]:
+        # Which pods share a class: must match for the workloads' classes to correspond.
+        first: dict[int, int] = {}
+        return tuple(first.setdefault(c, i) for i, c in enumerate(roles(name)))
+
+    orbits: list[list[str]] = []
+    for name in names:
+        for orbit in orbits:
+            if shape(orbit[0]) == shape(name) and interchangeable(orbit[0], name):
+                orbit.append(name)
+                break
+        else:
+            orbits.append([name])
+    return [[tuple(dict.fromkeys(roles(n))) for n in orbit] for orbit in orbits if len(orbit) > 1]
 
 
 def _zone_key(nodes: Sequence[Node], keys: Sequence[str], identity: Sequence[str]) -> str | None:
@@ -736,6 +909,18 @@ class _Explorer:
             tuple(0 for _ in range(k)),
         )
         self.total = len(scenario.queue)
+        # A class's id blind to which workload of its orbit it belongs to.
+        self._blind: list[tuple[int, ...]] = [(0, c) for c in range(k)]
+        for o, orbit in enumerate(symmetry.orbits):
+            for roles in orbit:
+                for r, c in enumerate(roles):
+                    self._blind[c] = (1, o, r)
+        self._zones = [zone for group in symmetry.zone_groups for zone in group]
+        self._zone_group = [0] * len(self.nodes)
+        for g, group in enumerate(symmetry.zone_groups):
+            for zone in group:
+                for i in zone:
+                    self._zone_group[i] = g
         self._placed: dict[str, tuple[Pod, int]] = {}
         self._bound_copies: dict[tuple[str, int], Pod] = {}
 
@@ -829,7 +1014,10 @@ class _Explorer:
         return new_contents, new_counts
 
     def canonical(self, state: State) -> Any:
-        contents, counts = state
+        """A key equal for states that are images of each other under the symmetries: the
+        state with its interchangeable workloads put in a standard order, then its zones and
+        nodes sorted. Any image would be sound; the standard order only merges more."""
+        contents, counts = self._order_workloads(state) if self.sym.orbits else state
         shape = self.sym.node_shape
         return (
             counts,
@@ -840,6 +1028,46 @@ class _Explorer:
                 for group in self.sym.zone_groups
             ),
         )
+
+    def _order_workloads(self, state: State) -> State:
+        """The image of ``state`` in which the workloads of each orbit come in the order of a
+        description of their placement that no symmetry changes (ties keep their order)."""
+        contents, counts = state
+        blind = self._blind
+        node_desc = []
+        for zone_members in self._zones:
+            zone_content = tuple(sorted(blind[c] for i in zone_members for c in contents[i]))
+            for i in zone_members:
+                node_desc.append(
+                    (
+                        i,
+                        (
+                            self._zone_group[i],
+                            self.sym.node_shape[i],
+                            zone_content,
+                            tuple(sorted(blind[c] for c in contents[i])),
+                        ),
+                    )
+                )
+        desc_of = dict(node_desc)
+        where: dict[int, list[Any]] = {}
+        for i, classes in enumerate(contents):
+            for c in classes:
+                where.setdefault(c, []).append(desc_of[i])
+        relabel = list(range(len(counts)))
+        for orbit in self.sym.orbits:
+            keyed = sorted(
+                (tuple((counts[c], sorted(where.get(c, ()))) for c in roles), n)
+                for n, roles in enumerate(orbit)
+            )
+            for target, (_, source) in enumerate(keyed):
+                for c_from, c_to in zip(orbit[source], orbit[target], strict=True):
+                    relabel[c_from] = c_to
+        new_contents = tuple(tuple(sorted(relabel[c] for c in classes)) for classes in contents)
+        new_counts = [0] * len(counts)
+        for c, n in enumerate(counts):
+            new_counts[relabel[c]] = n
+        return new_contents, tuple(new_counts)
 
     def transitions(self, state: State) -> tuple[list[tuple[int, int]], list[tuple[str, str]]]:
         """Every (class, node) the scheduler may bind next; and, for the pods that cannot
