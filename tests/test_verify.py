@@ -127,6 +127,17 @@ def test_the_single_zone_and_two_zone_designs_are_proven(name: str, orders: int)
     assert result.orders == orders
 
 
+def test_six_shards_scale_and_the_zone_skew_formula_lets_a_zone_hold_half_the_pods() -> None:
+    result = verify(example("redis-6shards-3zones-4nodes"))
+    cex = result.counterexample
+    assert cex is not None and cex.kind == "invariant"
+    assert cex.invariant == "less-than-half-per-zone"
+    assert len(cex.steps) == 12
+    assert "holds 6 matching pods (at most 5)" in cex.message
+    # Interchangeable shards keep the search small: 12 pods in well under a thousand states.
+    assert result.states < 1000
+
+
 def test_a_broken_invariant_is_reported_with_the_state_that_breaks_it() -> None:
     result = verify(example("redis-3shards-3zones-one-per-node"))
     cex = result.counterexample
@@ -410,6 +421,30 @@ def test_hostname_labels_are_identities_and_zones_with_the_same_nodes_are_interc
     assert sym.zone_key == ZONE
     assert len(set(sym.node_shape)) == 1
     assert [len(g) for g in sym.zone_groups] == [3]
+
+
+def test_shards_alike_but_for_their_shard_label_are_interchangeable() -> None:
+    sym = find_symmetry(example("redis-3shards-3zones-maxskew1"))
+    assert [len(orbit) for orbit in sym.orbits] == [3]
+    # Each shard's master and replica are two classes (the replica waits for the master).
+    assert all(len(roles) == 2 for roles in sym.orbits[0])
+
+
+def test_a_shard_named_by_an_invariant_keeps_its_identity() -> None:
+    doc = yaml.safe_load((EXAMPLES / "redis-3shards-3zones-maxskew1.yaml").read_text())
+    doc["invariants"].append(
+        {
+            "name": "shard-0-apart",
+            "maxPerDomain": {
+                "selector": {"matchLabels": {"shard": "0"}},
+                "topologyKey": ZONE,
+                "max": 1,
+            },
+        }
+    )
+    sym = find_symmetry(load_verify_scenario_text(doc))
+    # Shards 1 and 2 are still interchangeable; shard 0 is not.
+    assert [len(orbit) for orbit in sym.orbits] == [2]
 
 
 def test_a_node_selector_on_one_zone_keeps_that_zone_apart() -> None:

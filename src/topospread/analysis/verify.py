@@ -494,7 +494,7 @@ class Symmetry:
         parts = [plural(self.pod_classes, "pod class", "pod classes"), plural(shapes, "node shape")]
         if self.orbits:
             sizes = "+".join(str(len(o)) for o in self.orbits)
-            parts.append(f"interchangeable workloads: {sizes}")
+            parts.append(f"{sizes} interchangeable workloads")
         if self.zone_key:
             groups = plural(len(self.zone_groups), "group")
             parts.append(f"{plural(zones, 'zone')} ({self.zone_key}) in {groups}")
