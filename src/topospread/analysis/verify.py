@@ -14,9 +14,14 @@ shortest counterexample.
 States equal up to symmetry are merged: pods that differ only in identity (names, labels no
 selector reads) are one pod class and a node's content is a multiset of classes; nodes that
 differ only in hostname-like labels (a distinct value per node, never read by value) are
-interchangeable within their zone, and zones with the same nodes (and the same standing in
-every node selector) are interchangeable. When the state budget runs out, the search says how
-deep it checked every order, then samples complete orders at random (seeded): not a proof.
+interchangeable within their zone; zones with the same nodes (and the same standing in every
+node selector) are interchangeable; and workloads alike but for the value of one pod label
+that nothing else names (shard "0" and "1") are interchangeable. A canonical key is the state
+with its workloads, zones and nodes put in a standard order; any symmetric image would be
+sound, the standard order only decides how much is merged. tests/test_verify.py checks the
+verdicts against the unreduced search on random clusters. When the state budget runs out, the
+search says how deep it checked every order, then samples complete orders at random (seeded):
+not a proof.
 
 Assumptions, reported with every result: every node is evaluated (percentageOfNodesToScore as
 100%; clusters under 100 nodes are evaluated whole anyway); pods are not preempted; every
@@ -450,10 +455,12 @@ class _NodeReads:
 
 @dataclass(slots=True)
 class Symmetry:
-    """Pod classes, node shapes and zones: what the canonical form of a state merges.
+    """Pod classes, node shapes, zones and workloads: what the canonical form of a state
+    merges.
 
-    ``node_shape[i]``: nodes with equal shapes are interchangeable within a zone; ``zones``:
-    the node indexes of each zone, grouped so that zones in one group are interchangeable.
+    ``node_shape[i]``: nodes with equal shapes are interchangeable within a zone;
+    ``zone_groups``: the node indexes of each zone, grouped so that zones in one group are
+    interchangeable; ``orbits``: groups of interchangeable workloads.
     """
 
     pod_class: dict[str, int]
