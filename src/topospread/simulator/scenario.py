@@ -3,8 +3,11 @@
 A scenario is a mapping ``{nodes, pods, queue, objects, config}``: Node manifests, bound pods
 (``spec.nodeName`` set), the pods to schedule in queue order, owner and lookup objects
 (Services, ReplicaSets, StatefulSets, ReplicationControllers, Namespaces, PriorityClasses) and an
-optional KubeSchedulerConfiguration. Plain manifest files are split by kind the same way: bound
-pods are existing, unbound ones are queued in file order.
+optional KubeSchedulerConfiguration. Plain manifest files, and a live cluster read through
+``cluster.live``, are split by kind the same way: bound pods are existing, unbound ones are
+queued in file (or list) order. Pods in a terminal phase (Succeeded, Failed) are kept, as kubectl
+shows them, but kube-scheduler never sees them: they are not in ``Scenario.cluster()`` and, if
+unbound, are reported as not scheduled.
 
 Every pod is admitted as the API server admits it: matchLabelKeys merged into selectors,
 priority resolved from its PriorityClass; then validated with the API server's messages. An
@@ -48,6 +51,7 @@ from topospread.cluster.snapshot import ObjectStore
 from topospread.cluster.state import ClusterState
 from topospread.errors import ManifestError, ValidationError
 from topospread.framework.config import SchedulerConfig, decode_config, default_config
+from topospread.simulator.scheduler import is_terminal
 
 _SCENARIO_KEYS: Final = frozenset({"nodes", "pods", "queue", "objects", "config"})
 
@@ -88,8 +92,14 @@ class Scenario:
     config: SchedulerConfig
     warnings: list[str] = field(default_factory=list)
 
+    @property
+    def terminal_pods(self) -> list[Pod]:
+        """Bound pods that have finished (Succeeded, Failed): kept, but not in the cluster."""
+        return [p for p in self.pods if is_terminal(p)]
+
     def cluster(self) -> ClusterState:
-        """A fresh ClusterState holding the nodes and bound pods."""
+        """A fresh ClusterState holding the nodes and the bound pods kube-scheduler sees: those
+        not in a terminal phase (``terminal_pods`` are the others)."""
         store = ObjectStore(
             services=[o for o in self.objects if isinstance(o, Service)],
             replication_controllers=[
@@ -101,7 +111,7 @@ class Scenario:
         )
         return ClusterState(
             self.nodes,
-            self.pods,
+            [p for p in self.pods if not is_terminal(p)],
             store,
             [o for o in self.objects if isinstance(o, PriorityClass)],
         )
