@@ -22,8 +22,8 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
+from test_cli import run
 from topospread.api.loader import load_manifests
-from topospread.cli import main
 from topospread.cluster import live
 from topospread.errors import ClusterAccessError
 from topospread.simulator.scenario import load_live_scenario, load_manifest_files
@@ -96,6 +96,22 @@ def _pod(name: str, node: str | None, phase: str = "Running") -> dict[str, Any]:
     }
 
 
+def _workload(kind: str, name: str, **metadata: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": kind,
+        "metadata": {"name": name, "namespace": "shop", **metadata},
+        "spec": {
+            "replicas": 5,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]},
+            },
+        },
+    }
+
+
 CLUSTER: list[dict[str, Any]] = [
     _node("node-a1", "zone-a"),
     _node("node-a2", "zone-a"),
@@ -111,32 +127,8 @@ CLUSTER: list[dict[str, Any]] = [
         "metadata": {"name": "web", "namespace": "shop"},
         "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]},
     },
-    {
-        "apiVersion": "apps/v1",
-        "kind": "ReplicaSet",
-        "metadata": {"name": "web-5d9f", "namespace": "shop", "uid": "rs-uid"},
-        "spec": {
-            "replicas": 5,
-            "selector": {"matchLabels": {"app": "web"}},
-            "template": {
-                "metadata": {"labels": {"app": "web"}},
-                "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]},
-            },
-        },
-    },
-    {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": "web", "namespace": "shop"},
-        "spec": {
-            "replicas": 5,
-            "selector": {"matchLabels": {"app": "web"}},
-            "template": {
-                "metadata": {"labels": {"app": "web"}},
-                "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]},
-            },
-        },
-    },
+    _workload("ReplicaSet", "web-5d9f", uid="rs-uid"),
+    _workload("Deployment", "web"),
     {
         "apiVersion": "v1",
         "kind": "Namespace",
@@ -252,6 +244,9 @@ def fake_kubernetes(server: FakeServer) -> dict[str, ModuleType]:
         def __init__(self, context: str) -> None:
             self.configuration = Configuration(server.CONTEXTS[context])
 
+        def close(self) -> None:
+            server.calls.append(("ApiClient", "close", {}))
+
     def make_api(api_name: str) -> type:
         class Api:
             def __init__(self, api_client: ApiClient) -> None:
@@ -350,16 +345,6 @@ def kubectl_file(tmp_path: Path) -> Path:
     return path
 
 
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        main(argv)
-        code = 0
-    except SystemExit as exit_:
-        code = exit_.code if isinstance(exit_.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 # ---------------------------------------------------------------------------------------------
 # Reading
 
@@ -368,7 +353,7 @@ def test_only_list_calls_are_made_one_per_resource_across_all_namespaces(
     server: FakeServer,
 ) -> None:
     live.read_cluster(None, None)
-    api_calls = [(api, method) for api, method, _ in server.calls if api != "config"]
+    api_calls = [(api, method) for api, method, _ in server.calls if api.endswith("V1Api")]
     assert api_calls == [(r.api, r.method) for r in live.RESOURCES]
     assert all(method.startswith("list_") for _, method in api_calls)
     assert {r.name for r in live.RESOURCES} == {
@@ -391,6 +376,16 @@ def test_the_kubeconfig_is_never_written_back(server: FakeServer) -> None:
     live.read_cluster(None, None)
     (connect,) = [kw for _, method, kw in server.calls if method == "new_client_from_config"]
     assert connect["persist_config"] is False
+
+
+def test_the_client_is_closed_after_reading_even_when_a_list_fails(server: FakeServer) -> None:
+    live.read_cluster(None, None)
+    assert server.calls[-1] == ("ApiClient", "close", {})
+    server.calls.clear()
+    server.errors["list_job_for_all_namespaces"] = FakeApiException(500, "Internal Server Error")
+    with pytest.raises(ClusterAccessError, match="list jobs: 500 Internal Server Error$"):
+        live.read_cluster(None, None)
+    assert server.calls[-1] == ("ApiClient", "close", {})
 
 
 def test_pages_are_followed_with_the_continue_token(
@@ -669,6 +664,18 @@ def test_an_invalid_object_in_the_cluster_names_the_cluster_and_the_object(
     assert err == (
         'topospread: error: cluster "kind-dev" (https://127.0.0.1:6443): pods: items[1] '
         '(Pod shop/web-2): spec.priority: expected an integer, got "high"\n'
+    )
+
+
+def test_a_pod_on_a_node_the_cluster_no_longer_has_names_the_cluster_and_the_pod(
+    server: FakeServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server.lists["list_pod_for_all_namespaces"][0]["spec"]["nodeName"] = "node-gone"
+    code, _, err = run(["schedule", "--live"], capsys)
+    assert code == 2
+    assert err == (
+        'topospread: error: cluster "kind-dev" (https://127.0.0.1:6443) (Pod shop/web-1): '
+        'spec.nodeName: Not found: "node-gone": no such node\n'
     )
 
 

@@ -84,7 +84,11 @@ class LiveCluster:
 
     @property
     def source(self) -> str:
-        return f'cluster "{self.context}"'
+        return _cluster_label(self.context, self.server)
+
+
+def _cluster_label(context: str, server: str) -> str:
+    return f'cluster "{context}"' + (f" ({server})" if server else "")
 
 
 class _ListMeta(msgspec.Struct):
@@ -135,14 +139,19 @@ def read_cluster(kubeconfig: str | None, context: str | None) -> LiveCluster:
     config_file = _kubeconfig_location(kubeconfig)
     api_client, context_name = _connect(k8s, config_file, context)
     server = str(getattr(getattr(api_client, "configuration", None), "host", "") or "")
-    where = f'cluster "{context_name}"' + (f" ({server})" if server else "")
+    where = _cluster_label(context_name, server)
     apis: dict[str, Any] = {}
     objects: list[Object] = []
-    for resource in RESOURCES:
-        api = apis.get(resource.api)
-        if api is None:
-            api = apis[resource.api] = getattr(k8s.client, resource.api)(api_client)
-        objects.extend(_list_all(k8s, getattr(api, resource.method), resource, where))
+    try:
+        for resource in RESOURCES:
+            api = apis.get(resource.api)
+            if api is None:
+                api = apis[resource.api] = getattr(k8s.client, resource.api)(api_client)
+            objects.extend(_list_all(k8s, getattr(api, resource.method), resource, where))
+    finally:
+        close = getattr(api_client, "close", None)
+        if callable(close):
+            close()
     return LiveCluster(context=context_name, server=server, objects=objects)
 
 
