@@ -383,7 +383,7 @@ def test_the_client_is_closed_after_reading_even_when_a_list_fails(server: FakeS
     assert server.calls[-1] == ("ApiClient", "close", {})
     server.calls.clear()
     server.errors["list_job_for_all_namespaces"] = FakeApiException(500, "Internal Server Error")
-    with pytest.raises(ClusterAccessError, match="list jobs: 500 Internal Server Error$"):
+    with pytest.raises(ClusterAccessError, match=r"list jobs: 500 Internal Server Error$"):
         live.read_cluster(None, None)
     assert server.calls[-1] == ("ApiClient", "close", {})
 
