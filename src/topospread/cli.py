@@ -94,25 +94,62 @@ class TieBreakOption(StrEnum):
     name = "name"
 
 
+LiveOption = Annotated[
+    bool,
+    typer.Option(
+        "--live", help="Read a live cluster (read-only): the default kubeconfig's current context."
+    ),
+]
+KubeconfigOption = Annotated[
+    str | None,
+    typer.Option(
+        "--kubeconfig", metavar="PATH", help="Read the live cluster of this kubeconfig (read-only)."
+    ),
+]
+ContextOption = Annotated[
+    str | None,
+    typer.Option(
+        "--context", metavar="NAME", help="The kubeconfig context to read (default: current)."
+    ),
+]
+
+
 def _load_inputs(
     scenario: Path | None,
     nodes: list[Path] | None,
     pods: list[Path] | None,
     objects: list[Path] | None,
     config: Path | None,
+    *,
+    live: bool = False,
+    kubeconfig: str | None = None,
+    context: str | None = None,
 ) -> Scenario:
-    from topospread.simulator.scenario import load_config, load_manifest_files, load_scenario
+    from topospread.simulator.scenario import (
+        load_config,
+        load_live_scenario,
+        load_manifest_files,
+        load_scenario,
+    )
 
     files = [*(nodes or []), *(pods or []), *(objects or [])]
+    from_cluster = live or kubeconfig is not None or context is not None
+    if sum((scenario is not None, bool(files), from_cluster)) > 1:
+        raise ManifestError(
+            "give one input: a SCENARIO file, --nodes/--pods/--objects files, "
+            "or a live cluster (--live, --kubeconfig, --context)"
+        )
     if scenario is not None:
-        if files:
-            raise ManifestError("give either a SCENARIO file or --nodes/--pods/--objects, not both")
         loaded = load_scenario(scenario)
         if config is not None:
             loaded.config = load_config(config)
         return loaded
+    if from_cluster:
+        return load_live_scenario(kubeconfig, context, config)
     if not files:
-        raise ManifestError("nothing to schedule: give a SCENARIO file or --nodes and --pods files")
+        raise ManifestError(
+            "nothing to schedule: give a SCENARIO file, --nodes and --pods files, or --live"
+        )
     return load_manifest_files(files, config)
 
 
@@ -154,12 +191,17 @@ def schedule_command(
     zone_key: Annotated[
         str | None, typer.Option(help="Node label to group the topology drawing by.")
     ] = None,
+    live: LiveOption = False,
+    kubeconfig: KubeconfigOption = None,
+    context: ContextOption = None,
 ) -> None:
     """Place every queued pod as kube-scheduler would; show where each landed, or why not."""
     from topospread.render.report import cluster_yaml, human, jsonl
     from topospread.simulator.run import schedule
 
-    loaded = _load_inputs(scenario, nodes, pods, objects, config)
+    loaded = _load_inputs(
+        scenario, nodes, pods, objects, config, live=live, kubeconfig=kubeconfig, context=context
+    )
     for warning in loaded.warnings:
         typer.echo(f"topospread: warning: {warning}", err=True)
     run = schedule(
@@ -179,18 +221,23 @@ def schedule_command(
 
 @app.command("explain")
 def explain_command(
-    scenario: Annotated[Path, typer.Argument(help="A scenario document.")],
     pod: Annotated[str, typer.Option("--pod", help="The queued pod: name or namespace/name.")],
+    scenario: Annotated[Path | None, typer.Argument(help="A scenario document.")] = None,
     output: Annotated[OutputFormat, typer.Option("--output", "-o")] = OutputFormat.text,
     seed: Annotated[int, typer.Option(help="Seed for choosing among equally good nodes.")] = 0,
+    live: LiveOption = False,
+    kubeconfig: KubeconfigOption = None,
+    context: ContextOption = None,
 ) -> None:
     """Explain one pod: every node's Filter and Score results, its spread domains and skews,
     and, when Pending, the smallest single changes that would let it schedule."""
     from topospread.analysis.explain import explain
     from topospread.render.explain import explanation_text
-    from topospread.simulator.scenario import load_scenario
 
-    result = explain(load_scenario(scenario), pod, seed=seed)
+    loaded = _load_inputs(
+        scenario, None, None, None, None, live=live, kubeconfig=kubeconfig, context=context
+    )
+    result = explain(loaded, pod, seed=seed)
     if output is OutputFormat.text:
         typer.echo(explanation_text(result))
     else:

@@ -3,8 +3,11 @@
 A scenario is a mapping ``{nodes, pods, queue, objects, config}``: Node manifests, bound pods
 (``spec.nodeName`` set), the pods to schedule in queue order, owner and lookup objects
 (Services, ReplicaSets, StatefulSets, ReplicationControllers, Namespaces, PriorityClasses) and an
-optional KubeSchedulerConfiguration. Plain manifest files are split by kind the same way: bound
-pods are existing, unbound ones are queued in file order.
+optional KubeSchedulerConfiguration. Plain manifest files, and a live cluster read through
+``cluster.live``, are split by kind the same way: bound pods are existing, unbound ones are
+queued in file (or list) order. Pods in a terminal phase (Succeeded, Failed) are kept, as kubectl
+shows them, but kube-scheduler never sees them: they are not in ``Scenario.cluster()`` and, if
+unbound, are reported as not scheduled.
 
 Every pod is admitted as the API server admits it: matchLabelKeys merged into selectors,
 priority resolved from its PriorityClass; then validated with the API server's messages. An
@@ -24,6 +27,7 @@ import msgspec
 from topospread.api.admission import prepare_for_create
 from topospread.api.defaults import default_node, default_pod
 from topospread.api.loader import (
+    Object,
     UnknownObject,
     decode_manifests,
     decode_object,
@@ -42,10 +46,12 @@ from topospread.api.types import (
     StatefulSet,
 )
 from topospread.api.validation import validate_node, validate_pod
+from topospread.cluster.live import read_cluster
 from topospread.cluster.snapshot import ObjectStore
 from topospread.cluster.state import ClusterState
 from topospread.errors import ManifestError, ValidationError
 from topospread.framework.config import SchedulerConfig, decode_config, default_config
+from topospread.simulator.scheduler import is_terminal
 
 _SCENARIO_KEYS: Final = frozenset({"nodes", "pods", "queue", "objects", "config"})
 
@@ -86,8 +92,14 @@ class Scenario:
     config: SchedulerConfig
     warnings: list[str] = field(default_factory=list)
 
+    @property
+    def terminal_pods(self) -> list[Pod]:
+        """Bound pods that have finished (Succeeded, Failed): kept, but not in the cluster."""
+        return [p for p in self.pods if is_terminal(p)]
+
     def cluster(self) -> ClusterState:
-        """A fresh ClusterState holding the nodes and bound pods."""
+        """A fresh ClusterState holding the nodes and the bound pods kube-scheduler sees: those
+        not in a terminal phase (``terminal_pods`` are the others)."""
         store = ObjectStore(
             services=[o for o in self.objects if isinstance(o, Service)],
             replication_controllers=[
@@ -99,7 +111,7 @@ class Scenario:
         )
         return ClusterState(
             self.nodes,
-            self.pods,
+            [p for p in self.pods if not is_terminal(p)],
             store,
             [o for o in self.objects if isinstance(o, PriorityClass)],
         )
@@ -280,14 +292,47 @@ def load_scenario(path: Path) -> Scenario:
     return b.build(config)
 
 
+def build_scenario(objects: Iterable[tuple[str, Object]], config: SchedulerConfig) -> Scenario:
+    """A scenario from decoded objects, each with where it came from (which prefixes its errors).
+
+    Bound pods are existing, unbound ones are queued in the order given; nodes, owners and lookup
+    objects are collected; every pod is admitted and validated as ``load_scenario`` does.
+    """
+    b = _Builder()
+    for where, obj in objects:
+        b.add(obj, where)
+    return b.build(config)
+
+
 def load_manifest_files(files: Sequence[Path], config_file: Path | None = None) -> Scenario:
     """Nodes, pods and objects from manifest files; unbound pods are queued in file order."""
-    b = _Builder()
-    for path in files:
-        for i, obj in enumerate(load_manifests(path)):
-            b.add(obj, f"{path}: object {i + 1}")
-    config = load_config(config_file) if config_file is not None else default_config()
-    return b.build(config)
+    return build_scenario(
+        (
+            (f"{path}: object {i + 1}", obj)
+            for path in files
+            for i, obj in enumerate(load_manifests(path))
+        ),
+        _config_or_default(config_file),
+    )
+
+
+def load_live_scenario(
+    kubeconfig: str | None, context: str | None, config_file: Path | None = None
+) -> Scenario:
+    """Nodes, pods and objects read from a live cluster, read-only, as from ``kubectl get``
+    files: bound pods are existing, unbound ones are queued in the API server's list order.
+
+    ``kubeconfig``/``context`` None: the default kubeconfig and its current context. Needs the
+    ``live`` extra; without it, a ``ClusterAccessError`` says how to install it.
+    """
+    live = read_cluster(kubeconfig, context)
+    return build_scenario(
+        ((live.source, obj) for obj in live.objects), _config_or_default(config_file)
+    )
+
+
+def _config_or_default(config_file: Path | None) -> SchedulerConfig:
+    return load_config(config_file) if config_file is not None else default_config()
 
 
 def load_config(path: Path) -> SchedulerConfig:
