@@ -211,6 +211,18 @@ def test_explain_shows_domains_skews_and_verified_fixes() -> None:
     assert changes["raise topologySpreadConstraints[1].maxSkew (node) from 1 to 2"] == "node3"
 
 
+@pytest.mark.parametrize("form", ["json", "jsonl"])
+def test_explain_prints_the_same_document_as_indented_json_or_one_line(
+    form: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = SCENARIOS / "docs-conflicting-constraints.yaml"
+    run_cli(["explain", str(path), "--pod", "mypod", "-o", form])
+    out = capsys.readouterr().out
+    assert json.loads(out) == explain(load_scenario(path), "mypod").to_json()
+    lines = len(out.splitlines())
+    assert lines == 1 if form == "jsonl" else lines > 1
+
+
 def test_sampling_stops_at_enough_feasible_nodes_and_the_next_search_starts_after_them() -> None:
     nodes = [node(f"n{i:03d}") for i in range(200)]
     queue = [pod("first"), pod("second")]

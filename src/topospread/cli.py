@@ -89,6 +89,12 @@ class OutputFormat(StrEnum):
     yaml = "yaml"
 
 
+class ExplainFormat(StrEnum):
+    text = "text"
+    json = "json"
+    jsonl = "jsonl"
+
+
 class TieBreakOption(StrEnum):
     random = "random"
     name = "name"
@@ -223,7 +229,9 @@ def schedule_command(
 def explain_command(
     pod: Annotated[str, typer.Option("--pod", help="The queued pod: name or namespace/name.")],
     scenario: Annotated[Path | None, typer.Argument(help="A scenario document.")] = None,
-    output: Annotated[OutputFormat, typer.Option("--output", "-o")] = OutputFormat.text,
+    output: Annotated[
+        ExplainFormat, typer.Option("--output", "-o", help="text, json, or jsonl (one line).")
+    ] = ExplainFormat.text,
     seed: Annotated[int, typer.Option(help="Seed for choosing among equally good nodes.")] = 0,
     live: LiveOption = False,
     kubeconfig: KubeconfigOption = None,
@@ -238,10 +246,12 @@ def explain_command(
         scenario, None, None, None, None, live=live, kubeconfig=kubeconfig, context=context
     )
     result = explain(loaded, pod, seed=seed)
-    if output is OutputFormat.text:
+    if output is ExplainFormat.text:
         typer.echo(explanation_text(result))
     else:
-        typer.echo(json.dumps(result.to_json(), indent=None if output is OutputFormat.jsonl else 2))
+        typer.echo(
+            json.dumps(result.to_json(), indent=None if output is ExplainFormat.jsonl else 2)
+        )
 
 
 def main(argv: list[str] | None = None) -> None:
