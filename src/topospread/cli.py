@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -20,6 +22,7 @@ from topospread.conformance.runner import compare, evaluate
 from topospread.errors import ManifestError, TopospreadError
 
 if TYPE_CHECKING:
+    from topospread.analysis.verify import VerifyProgress
     from topospread.simulator.scenario import Scenario
 
 app = typer.Typer(
@@ -252,6 +255,92 @@ def explain_command(
         typer.echo(
             json.dumps(result.to_json(), indent=None if output is ExplainFormat.jsonl else 2)
         )
+
+
+class VerifyFormat(StrEnum):
+    text = "text"
+    json = "json"
+
+
+@app.command("verify")
+def verify_command(
+    scenario: Annotated[
+        Path,
+        typer.Argument(help="A verify scenario: the schedule keys plus workloads, invariants."),
+    ],
+    any_feasible: Annotated[
+        bool,
+        typer.Option(
+            "--any-feasible",
+            help="Branch over every feasible node, not only the best-scoring ones.",
+        ),
+    ] = False,
+    max_states: Annotated[
+        int | None,
+        typer.Option(
+            "--max-states", min=1, help="State budget before falling back [default: 200000]."
+        ),
+    ] = None,
+    samples: Annotated[
+        int | None,
+        typer.Option(min=0, help="Random complete orders to try past the budget [default: 1000]."),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed for the random sampling.")] = 0,
+    output: Annotated[VerifyFormat, typer.Option("--output", "-o")] = VerifyFormat.text,
+    zone_key: Annotated[
+        str | None, typer.Option(help="Node label to group the topology drawing by.")
+    ] = None,
+) -> None:
+    """Prove that no scheduling order deadlocks or breaks an invariant, or show the shortest
+    counterexample. Exit 0 when proven (or nothing found by a bounded run, which says it is not
+    a proof), 1 when a counterexample is found."""
+    from topospread.analysis.verify import (
+        DEFAULT_MAX_STATES,
+        DEFAULT_SAMPLES,
+        load_verify_scenario,
+        verify,
+    )
+    from topospread.render.verify import verify_text
+
+    loaded = load_verify_scenario(scenario)
+    for warning in loaded.scenario.warnings:
+        typer.echo(f"topospread: warning: {warning}", err=True)
+    with _verify_progress() as progress:
+        result = verify(
+            loaded,
+            any_feasible=any_feasible,
+            max_states=DEFAULT_MAX_STATES if max_states is None else max_states,
+            samples=DEFAULT_SAMPLES if samples is None else samples,
+            seed=seed,
+            progress=progress,
+        )
+    if output is VerifyFormat.json:
+        typer.echo(json.dumps(result.to_json(), indent=2))
+    else:
+        typer.echo(verify_text(result, zone_key=zone_key))
+    if not result.ok:
+        raise typer.Exit(1)
+
+
+@contextmanager
+def _verify_progress() -> Iterator[Callable[[VerifyProgress], None] | None]:
+    """A status line on stderr while the search runs, only when stderr is a terminal."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+
+    with Console(stderr=True).status("verifying") as status:
+
+        def update(p: VerifyProgress) -> None:
+            if p.phase == "search":
+                status.update(
+                    f"searching: {p.states} states, depth {p.depth}, {p.frontier} to expand"
+                )
+            else:
+                status.update(f"state budget reached; sampling: {p.samples} random orders")
+
+        yield update
 
 
 def main(argv: list[str] | None = None) -> None:

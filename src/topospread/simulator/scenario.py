@@ -17,7 +17,7 @@ invalid object stops the run with one message naming the file, the object and th
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -53,7 +53,8 @@ from topospread.errors import ManifestError, ValidationError
 from topospread.framework.config import SchedulerConfig, decode_config, default_config
 from topospread.simulator.scheduler import is_terminal
 
-_SCENARIO_KEYS: Final = frozenset({"nodes", "pods", "queue", "objects", "config"})
+_SCENARIO_ORDER: Final = ("nodes", "pods", "queue", "objects", "config")
+_SCENARIO_KEYS: Final = frozenset(_SCENARIO_ORDER)
 
 # Built-in PriorityClasses every cluster has (pkg/apis/scheduling: SystemPriorityClasses).
 SYSTEM_PRIORITY_CLASSES: Final[Mapping[str, int]] = {
@@ -118,7 +119,7 @@ class Scenario:
 
 
 @dataclass(slots=True)
-class _Builder:
+class ScenarioBuilder:
     """Collects objects from several sources, then checks them together."""
 
     nodes: list[tuple[str, Node]] = field(default_factory=list)
@@ -262,21 +263,28 @@ def _list_of(doc: Mapping[str, Any], key: str, source: str) -> Sequence[Any]:
     return value
 
 
-def load_scenario(path: Path) -> Scenario:
-    """Read a scenario document (YAML or JSON)."""
+def load_scenario(
+    path: Path,
+    *,
+    extensions: Mapping[str, Callable[[Any, str, ScenarioBuilder], None]] | None = None,
+) -> Scenario:
+    """Read a scenario document (YAML or JSON).
+
+    ``extensions`` lets a command accept more keys than ``schedule`` reads: each is called with
+    the key's raw value, its location for error messages, and the builder (to add objects and
+    queued pods, which are then admitted and validated with the rest).
+    """
+    extra = dict(extensions or {})
+    allowed = _SCENARIO_KEYS | set(extra)
+    names = ", ".join([*_SCENARIO_ORDER, *sorted(extra)])
     docs = read_yaml_documents(path)
     if len(docs) != 1 or not isinstance(docs[0], Mapping):
-        raise ManifestError(
-            f"{path}: a scenario is one mapping with keys nodes, pods, queue, objects, config"
-        )
+        raise ManifestError(f"{path}: a scenario is one mapping with keys {names}")
     doc = docs[0]
-    unknown = sorted(set(doc) - _SCENARIO_KEYS)
+    unknown = sorted(set(doc) - allowed)
     if unknown:
-        raise ManifestError(
-            f"{path}: unknown key {unknown[0]!r}; "
-            "a scenario has nodes, pods, queue, objects, config"
-        )
-    b = _Builder()
+        raise ManifestError(f"{path}: unknown key {unknown[0]!r}; a scenario has {names}")
+    b = ScenarioBuilder()
     for i, raw in enumerate(_list_of(doc, "nodes", str(path))):
         b.add(decode_object(raw, Node, f"{path}: nodes[{i}]"), f"{path}: nodes[{i}]")
     for key, queue in (("pods", False), ("queue", True)):
@@ -287,6 +295,9 @@ def load_scenario(path: Path) -> Scenario:
         where = f"{path}: objects[{i}]"
         for obj in decode_manifests(raw, where):
             b.add(obj, where)
+    for key, extend in sorted(extra.items()):
+        if doc.get(key) is not None:
+            extend(doc[key], f"{path}: {key}", b)
     raw_config = doc.get("config")
     config = decode_config(raw_config, f"{path}: config") if raw_config else default_config()
     return b.build(config)
@@ -298,7 +309,7 @@ def build_scenario(objects: Iterable[tuple[str, Object]], config: SchedulerConfi
     Bound pods are existing, unbound ones are queued in the order given; nodes, owners and lookup
     objects are collected; every pod is admitted and validated as ``load_scenario`` does.
     """
-    b = _Builder()
+    b = ScenarioBuilder()
     for where, obj in objects:
         b.add(obj, where)
     return b.build(config)
