@@ -14,6 +14,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from test_cli import run
 from topospread.analysis.design import (
     APP_LABEL,
     SHARD_LABEL,
@@ -32,7 +33,6 @@ from topospread.analysis.design import (
 from topospread.api.loader import decode_object, load_text
 from topospread.api.types import LABEL_HOSTNAME, LABEL_TOPOLOGY_ZONE, Node, StatefulSet
 from topospread.api.validation import validate_node, validate_pod
-from topospread.cli import main
 from topospread.errors import ValidationError
 from topospread.simulator.controllers.common import get_pod_from_template
 from topospread.simulator.run import schedule
@@ -587,16 +587,6 @@ def test_one_scheduling_order_binds_every_pod_within_the_limits(
 # The command line
 
 
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        main(argv)
-        code = 0
-    except SystemExit as exit_:
-        code = exit_.code if isinstance(exit_.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_the_text_output_is_the_arithmetic_as_comments_over_manifests_that_load_back(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -666,51 +656,6 @@ def test_an_unsatisfiable_redis_design_exits_1_and_says_why(
     assert "topospread: warning: cannot be satisfied: a shard has 3 pods" in err
 
 
-@pytest.mark.parametrize(
-    ("argv", "message"),
-    [
-        pytest.param(
-            ["--shards", "0", "--zones", "a"],
-            "design: --shards: Invalid value: 0: must be greater than zero",
-            id="no shards",
-        ),
-        pytest.param(
-            ["--shards", "3", "--zones", ""],
-            "design: --zones: Required value: give at least one zone",
-            id="empty zone list",
-        ),
-        pytest.param(
-            ["--shards", "3", "--zones", "a,b,a"],
-            'design: --zones: Duplicate value: "a"',
-            id="duplicate zones",
-        ),
-        pytest.param(
-            ["--shards", "3", "--zones", "Zone_A"],
-            'design: --zones: Invalid value: "Zone_A": a zone names nodes <zone>-node-<i>: ',
-            id="a zone that cannot name nodes",
-        ),
-        pytest.param(
-            ["--shards", "3", "--zones", "a", "--replicas", "-1"],
-            "design: --replicas: Invalid value: -1: must not be negative",
-            id="negative replicas",
-        ),
-        pytest.param(
-            ["--shards", "3", "--zones", "a", "--nodes-per-zone", "0"],
-            "design: --nodes-per-zone: Invalid value: 0: must be greater than zero",
-            id="no nodes",
-        ),
-    ],
-)
-def test_invalid_redis_arguments_exit_2_with_one_line(
-    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, out, err = run(["design", "redis-cluster", *argv], capsys)
-    assert code == 2
-    assert out == ""
-    assert err.startswith(f"topospread: error: {message}")
-    assert err.count("\n") == 1
-
-
 SPREAD = ["design", "spread", "--selector", "app=web", "--topology-key", LABEL_TOPOLOGY_ZONE]
 
 
@@ -739,31 +684,65 @@ def test_the_spread_command_exits_1_when_no_max_skew_fits(
     assert "no maxSkew ≥ 1 satisfies it" in err
 
 
+REDIS = ["design", "redis-cluster"]
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
         pytest.param(
-            ["--replicas", "6", "--domains", "3", "--max-fraction", "half"],
+            [*REDIS, "--shards", "0", "--zones", "a"],
+            "design: --shards: Invalid value: 0: must be greater than zero",
+            id="no shards",
+        ),
+        pytest.param(
+            [*REDIS, "--shards", "3", "--zones", ""],
+            "design: --zones: Required value: give at least one zone",
+            id="empty zone list",
+        ),
+        pytest.param(
+            [*REDIS, "--shards", "3", "--zones", "a,b,a"],
+            'design: --zones: Duplicate value: "a"',
+            id="duplicate zones",
+        ),
+        pytest.param(
+            [*REDIS, "--shards", "3", "--zones", "Zone_A"],
+            'design: --zones: Invalid value: "Zone_A": a zone names nodes <zone>-node-<i>: ',
+            id="a zone that cannot name nodes",
+        ),
+        pytest.param(
+            [*REDIS, "--shards", "3", "--zones", "a", "--replicas", "-1"],
+            "design: --replicas: Invalid value: -1: must not be negative",
+            id="negative replicas",
+        ),
+        pytest.param(
+            [*REDIS, "--shards", "3", "--zones", "a", "--nodes-per-zone", "0"],
+            "design: --nodes-per-zone: Invalid value: 0: must be greater than zero",
+            id="no nodes",
+        ),
+        pytest.param(
+            [*SPREAD, "--replicas", "6", "--domains", "3", "--max-fraction", "half"],
             'design: --max-fraction: Invalid value: "half": must be a fraction such as 0.5',
             id="bad fraction",
         ),
         pytest.param(
-            ["--replicas", "0", "--domains", "3", "--max-fraction", "0.5"],
+            [*SPREAD, "--replicas", "0", "--domains", "3", "--max-fraction", "0.5"],
             "design: --replicas: Invalid value: 0: must be greater than zero",
             id="no replicas",
         ),
         pytest.param(
-            ["--replicas", "6", "--domains", "0", "--max-fraction", "0.5"],
+            [*SPREAD, "--replicas", "6", "--domains", "0", "--max-fraction", "0.5"],
             "design: --domains: Invalid value: 0: must be greater than zero",
             id="no domains",
         ),
     ],
 )
-def test_invalid_spread_arguments_exit_2_with_one_line(
+def test_invalid_arguments_exit_2_with_one_line(
     argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, _, err = run([*SPREAD, *argv], capsys)
+    code, out, err = run(argv, capsys)
     assert code == 2
+    assert out == ""
     assert err.startswith(f"topospread: error: {message}")
     assert err.count("\n") == 1
 

@@ -136,15 +136,8 @@ class SpreadPlan:
         if self.max_skew is None:
             return None
         d = self.design
-        out: dict[str, Any] = {
-            "maxSkew": self.max_skew,
-            "topologyKey": d.topology_key,
-            "whenUnsatisfiable": DO_NOT_SCHEDULE if d.hard else SCHEDULE_ANYWAY,
-        }
-        if self.min_domains is not None:
-            out["minDomains"] = self.min_domains
-        out["labelSelector"] = {"matchLabels": dict(d.selector)}
-        return out
+        when = DO_NOT_SCHEDULE if d.hard else SCHEDULE_ANYWAY
+        return _spread(d.topology_key, self.max_skew, when, d.selector, self.min_domains)
 
     def to_json(self) -> dict[str, Any]:
         d = self.design
@@ -758,10 +751,16 @@ def _stateful_set(
     }
 
 
-def _spread(key: str, max_skew: int, when: str, selector: Mapping[str, str]) -> dict[str, Any]:
-    return {
-        "maxSkew": max_skew,
-        "topologyKey": key,
-        "whenUnsatisfiable": when,
-        "labelSelector": {"matchLabels": dict(selector)},
-    }
+def _spread(
+    key: str,
+    max_skew: int,
+    when: str,
+    selector: Mapping[str, str],
+    min_domains: int | None = None,
+) -> dict[str, Any]:
+    """A topologySpreadConstraints item, fields in the order the docs write them."""
+    out: dict[str, Any] = {"maxSkew": max_skew, "topologyKey": key, "whenUnsatisfiable": when}
+    if min_domains is not None:
+        out["minDomains"] = min_domains
+    out["labelSelector"] = {"matchLabels": dict(selector)}
+    return out
