@@ -336,11 +336,13 @@ class RedisDesign:
 
 @dataclass(frozen=True, slots=True)
 class Check:
-    """One requirement: whether the constraints guarantee it, and the reasoning."""
+    """One requirement: whether the constraints guarantee it, the reasoning, and the verify
+    invariant that states it (``None`` for what verify need not check: the node affinity)."""
 
     requirement: str
     holds: bool
     reasons: tuple[str, ...]
+    invariant: Mapping[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"requirement": self.requirement, "holds": self.holds, "reasons": list(self.reasons)}
@@ -377,38 +379,9 @@ class RedisPlan:
 
     def invariants(self) -> list[dict[str, Any]]:
         """The rules as verify invariants (the relaxed limits for a relaxed design)."""
-        selector = {"matchLabels": {APP_LABEL: self.design.name}}
-        where = "zone" if self.anti_affinity_key == LABEL_TOPOLOGY_ZONE else "node"
-        out: list[dict[str, Any]] = [
-            {
-                "name": f"a shard's pods never share a {where}",
-                "distinct": {
-                    "selector": selector,
-                    "topologyKey": self.anti_affinity_key,
-                    "groupBy": SHARD_LABEL,
-                },
-            },
-            {
-                "name": self.checks[0].requirement,
-                "maxPerDomain": {
-                    "selector": selector,
-                    "topologyKey": LABEL_HOSTNAME,
-                    "max": self.node_limit,
-                },
-            },
+        return [
+            {"name": c.requirement, **c.invariant} for c in self.checks if c.invariant is not None
         ]
-        if self.zone_limit is not None:
-            out.append(
-                {
-                    "name": self.checks[1].requirement,
-                    "maxPerDomain": {
-                        "selector": selector,
-                        "topologyKey": LABEL_TOPOLOGY_ZONE,
-                        "max": self.zone_limit,
-                    },
-                }
-            )
-        return out
 
     def scenario(self) -> dict[str, Any]:
         """The verify scenario: the nodes, the StatefulSets as workloads, the invariants."""
@@ -585,6 +558,7 @@ def _check_rules(
     shards = design.shards
     problems: list[str] = []
     word = "at most" if design.relaxed else "less than"
+    app = {"matchLabels": {APP_LABEL: design.name}}
 
     node_spread = worst_case_per_domain(total, nodes, host_skew)
     node_bound = min(node_spread, shards)
@@ -599,7 +573,7 @@ def _check_rules(
         f"min({total}, floor(({total} + {nodes - 1}·{host_skew})/{nodes})) = {node_spread}",
         f"the anti-affinity allows one pod per shard: {shards}",
     ]
-    checks = [_bounded(rule, reasons, node_bound, node_limit, total, nodes, "hostname")]
+    checks = [_bounded(rule, reasons, (node_bound, node_limit), (total, nodes), "hostname", app)]
     if node_limit * nodes < total:
         problems.append(
             f"{nodes} nodes × at most {node_limit} pods each hold {node_limit * nodes} < "
@@ -627,7 +601,7 @@ def _check_rules(
             f"the anti-affinity allows one pod per shard: {shards}",
             f"its {k} nodes hold at most {node_bound} each: {k * node_bound}",
         ]
-        checks.append(_bounded(rule, reasons, zone_bound, zone_limit, total, z, "zone"))
+        checks.append(_bounded(rule, reasons, (zone_bound, zone_limit), (total, z), "zone", app))
         if zone_limit * z < total:
             problems.append(
                 f"{z} zones × at most {zone_limit} pods each hold {zone_limit * z} < {total} "
@@ -635,6 +609,7 @@ def _check_rules(
             )
 
     where, domains = ("zone", z) if z > 1 else ("node", nodes)
+    anti_key = LABEL_TOPOLOGY_ZONE if z > 1 else LABEL_HOSTNAME
     checks.append(
         Check(
             requirement=f"a shard's master and replicas never share a {where}",
@@ -643,6 +618,9 @@ def _check_rules(
                 "required pod anti-affinity on the shard label: a pod that cannot keep it "
                 "stays Pending rather than break it",
             ),
+            invariant={
+                "distinct": {"selector": app, "topologyKey": anti_key, "groupBy": SHARD_LABEL}
+            },
         )
     )
     if per_shard > domains:
@@ -661,11 +639,20 @@ def _check_rules(
 
 
 def _bounded(
-    rule: str, reasons: list[str], bound: int, limit: int, total: int, domains: int, what: str
+    rule: str,
+    reasons: list[str],
+    bound_limit: tuple[int, int],
+    pods_domains: tuple[int, int],
+    what: str,
+    app: Mapping[str, Any],
 ) -> Check:
     """The rule holds when the least of the upper bounds is within the limit."""
+    bound, limit = bound_limit
+    total, domains = pods_domains
+    key = LABEL_HOSTNAME if what == "hostname" else LABEL_TOPOLOGY_ZONE
+    invariant = {"maxPerDomain": {"selector": app, "topologyKey": key, "max": limit}}
     if bound <= limit:
-        return Check(rule, True, (*reasons, f"so at most {bound} ≤ {limit}"))
+        return Check(rule, True, (*reasons, f"so at most {bound} ≤ {limit}"), invariant)
     better = largest_max_skew(total, domains, limit)
     unit = "node" if what == "hostname" else what
     advice = (
@@ -673,7 +660,7 @@ def _bounded(
         if better is not None
         else f"no {what} maxSkew guarantees it with {domains} {unit}s"
     )
-    return Check(rule, False, (*reasons, f"so up to {bound} > {limit}: {advice}"))
+    return Check(rule, False, (*reasons, f"so up to {bound} > {limit}: {advice}"), invariant)
 
 
 def _node(zone: str, index: int) -> dict[str, Any]:
