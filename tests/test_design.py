@@ -4,6 +4,7 @@ manifests against the project's own validation and scheduler, and the command li
 from __future__ import annotations
 
 import json
+import sys
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -634,7 +635,7 @@ def test_the_scenario_file_is_written_in_the_verify_format(
 def test_verify_without_the_verify_module_is_one_clear_error(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setitem(__import__("sys").modules, "topospread.analysis.verify", None)
+    monkeypatch.setitem(sys.modules, "topospread.analysis.verify", None)
     code, _, err = run(
         ["design", "redis-cluster", "--shards", "3", "--zones", "a,b,c", "--verify"], capsys
     )
@@ -643,6 +644,40 @@ def test_verify_without_the_verify_module_is_one_clear_error(
         "topospread: error: --verify: verify is not available in this build; write the "
         "scenario with --scenario FILE and check it with `topospread verify FILE`\n"
     )
+
+
+class FakeVerify:
+    """Stands in for analysis.verify and render.verify: records the scenario it was given."""
+
+    def __init__(self, ok: bool) -> None:
+        self.ok = ok
+        self.loaded: dict[str, Any] = {}
+
+    def load_verify_scenario(self, path: Path) -> dict[str, Any]:
+        self.loaded = yaml.safe_load(path.read_text())
+        return self.loaded
+
+    def verify(self, scenario: dict[str, Any]) -> FakeVerify:
+        assert scenario is self.loaded
+        return self
+
+    def verify_text(self, result: FakeVerify) -> str:
+        return f"VERIFY REPORT ok={result.ok}"
+
+
+@pytest.mark.parametrize(("ok", "code"), [(True, 0), (False, 1)])
+def test_verify_runs_verify_on_the_designs_scenario_and_takes_its_verdict(
+    ok: bool, code: int, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake = FakeVerify(ok)
+    monkeypatch.setitem(sys.modules, "topospread.analysis.verify", fake)
+    monkeypatch.setitem(sys.modules, "topospread.render.verify", fake)
+    got, out, _ = run(
+        ["design", "redis-cluster", "--shards", "3", "--zones", "a,b,c", "--verify"], capsys
+    )
+    assert got == code
+    assert fake.loaded == redis(3).scenario()
+    assert out.endswith(f"VERIFY REPORT ok={ok}\n")
 
 
 def test_an_unsatisfiable_redis_design_exits_1_and_says_why(

@@ -232,7 +232,8 @@ def design_redis_command(
     relaxed: Annotated[
         bool,
         typer.Option(
-            "--relaxed", help='The "at most" variant: hostname maxSkew floor(total/3), ...'
+            "--relaxed",
+            help='The "at most" variant: maxSkews floor(total/3) and floor(total/2), no minus 1.',
         ),
     ] = False,
     name: Annotated[str, typer.Option("--name", help="App label value and name prefix.")] = (
@@ -290,16 +291,18 @@ def _write(path: Path, text: str) -> None:
 
 
 def _verify_design(plan: RedisPlan, scenario: Path | None) -> None:
-    """Run ``verify`` on the design's scenario (the --scenario file, or a temporary one).
+    """Run ``verify`` on the design's scenario (the --scenario file, or a temporary one), print
+    its report, and exit 1 when it found a counterexample.
 
-    MERGE: the single call site of `design --verify`. Once src/topospread/analysis/verify.py
-    (wip-verify) is merged, import it directly and print the result with render/verify.py's
-    text renderer instead of the JSON below; the exit code rule stays (1 when not proven ok).
+    MERGE: the single call site of `design --verify`. It uses the verify API as specified
+    (load_verify_scenario, verify, VerifyResult.ok, render.verify.verify_text) through
+    importlib because wip-verify lands separately; once merged, import them directly.
     """
     from topospread.render.design import scenario_yaml
 
     try:
         verify_api: Any = importlib.import_module("topospread.analysis.verify")
+        render_api: Any = importlib.import_module("topospread.render.verify")
     except ImportError as err:
         raise TopospreadError(
             "--verify: verify is not available in this build; write the scenario with "
@@ -311,7 +314,7 @@ def _verify_design(plan: RedisPlan, scenario: Path | None) -> None:
             path = Path(tmp) / "scenario.yaml"
             _write(path, scenario_yaml(plan))
         result = verify_api.verify(verify_api.load_verify_scenario(path))
-    typer.echo(json.dumps(result.to_json(), indent=2))
+    typer.echo(render_api.verify_text(result))
     if not result.ok:
         raise typer.Exit(1)
 
