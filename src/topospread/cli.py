@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
@@ -22,6 +23,7 @@ from topospread.conformance.runner import compare, evaluate
 from topospread.errors import ManifestError, TopospreadError
 
 if TYPE_CHECKING:
+    from topospread.analysis.design import RedisPlan
     from topospread.analysis.verify import VerifyProgress
     from topospread.simulator.scenario import Scenario
 
@@ -341,6 +343,172 @@ def _verify_progress() -> Iterator[Callable[[VerifyProgress], None] | None]:
                 status.update(f"state budget reached; sampling: {p.samples} random orders")
 
         yield update
+
+
+design_app = typer.Typer(
+    name="design",
+    help="Compile availability requirements into topology spread constraints.",
+    no_args_is_help=True,
+)
+app.add_typer(design_app)
+
+
+class DesignFormat(StrEnum):
+    text = "text"
+    yaml = "yaml"
+    json = "json"
+
+
+@design_app.command("redis-cluster")
+def design_redis_command(
+    shards: Annotated[int, typer.Option("--shards", help="Number of shards (masters).")],
+    zones: Annotated[str, typer.Option("--zones", help="Comma-separated zones, e.g. z1,z2,z3.")],
+    replicas: Annotated[
+        int,
+        typer.Option(
+            "--replicas",
+            help="Replicas per master (as redis-cli --cluster-replicas): 1 + R pods per shard.",
+        ),
+    ] = 1,
+    nodes_per_zone: Annotated[
+        int | None,
+        typer.Option("--nodes-per-zone", help="Nodes per zone in the scenario (default: enough)."),
+    ] = None,
+    relaxed: Annotated[
+        bool,
+        typer.Option(
+            "--relaxed",
+            help='The "at most" variant: maxSkews floor(total/3) and floor(total/2), no minus 1.',
+        ),
+    ] = False,
+    name: Annotated[str, typer.Option("--name", help="App label value and name prefix.")] = (
+        "redis-cluster"
+    ),
+    output: Annotated[DesignFormat, typer.Option("--output", "-o")] = DesignFormat.text,
+    scenario: Annotated[
+        Path | None, typer.Option("--scenario", help="Write the verify scenario to FILE.")
+    ] = None,
+    verify: Annotated[
+        bool, typer.Option("--verify", help="Verify the design over every scheduling order.")
+    ] = False,
+) -> None:
+    """StatefulSets (one per shard) with the spread constraints, node affinity and pod
+    anti-affinity the Redis availability rules imply, each number with its arithmetic.
+    Exit 1 when no placement can satisfy the rules."""
+    from topospread.analysis.design import RedisDesign, design_redis_cluster, parse_zones
+    from topospread.render.design import manifests_yaml, redis_text, scenario_yaml
+
+    plan = design_redis_cluster(
+        RedisDesign(
+            shards=shards,
+            replicas=replicas,
+            zones=parse_zones(zones),
+            nodes_per_zone=nodes_per_zone,
+            relaxed=relaxed,
+            name=name,
+        )
+    )
+    if output is DesignFormat.json:
+        typer.echo(json.dumps(plan.to_json(), indent=2, ensure_ascii=False))
+    elif output is DesignFormat.yaml:
+        typer.echo(manifests_yaml(list(plan.stateful_sets)), nl=False)
+        # The manifests alone would hide what the arithmetic found: say it on stderr.
+        for check in plan.checks:
+            if not check.holds:
+                typer.echo(f"topospread: warning: not guaranteed: {check.requirement}", err=True)
+        for problem in plan.problems:
+            typer.echo(f"topospread: warning: cannot be satisfied: {problem}", err=True)
+    else:
+        typer.echo(redis_text(plan), nl=False)
+    if scenario is not None:
+        _write(scenario, scenario_yaml(plan))
+    if verify:
+        _verify_design(plan, scenario)
+    if not plan.satisfiable:
+        raise typer.Exit(1)
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as err:
+        raise ManifestError(f"{path}: cannot write the scenario: {err.strerror}") from err
+
+
+def _verify_design(plan: RedisPlan, scenario: Path | None) -> None:
+    """Run ``verify`` on the design's scenario (the --scenario file, or a temporary one), print
+    its report, and exit 1 when it found a counterexample."""
+    from topospread.analysis.verify import load_verify_scenario, verify
+    from topospread.render.design import scenario_yaml
+    from topospread.render.verify import verify_text
+
+    with tempfile.TemporaryDirectory(prefix="topospread-design-") as tmp:
+        path = scenario
+        if path is None:
+            path = Path(tmp) / "scenario.yaml"
+            _write(path, scenario_yaml(plan))
+        loaded = load_verify_scenario(path)
+    with _verify_progress() as progress:
+        result = verify(loaded, progress=progress)
+    typer.echo(verify_text(result))
+    if not result.ok:
+        raise typer.Exit(1)
+
+
+@design_app.command("spread")
+def design_spread_command(
+    selector: Annotated[
+        str, typer.Option("--selector", help="The pods to spread: key=value[,key=value].")
+    ],
+    topology_key: Annotated[
+        str, typer.Option("--topology-key", help="Node label whose values are the domains.")
+    ],
+    replicas: Annotated[int, typer.Option("--replicas", help="Pods matching the selector.")],
+    domains: Annotated[int, typer.Option("--domains", help="Domains to spread over.")],
+    max_fraction: Annotated[
+        str, typer.Option("--max-fraction", help="Most pods per domain, e.g. 0.5 or 1/3.")
+    ],
+    soft: Annotated[
+        bool, typer.Option("--soft", help="ScheduleAnyway instead of DoNotSchedule.")
+    ] = False,
+    strict: Annotated[
+        bool, typer.Option("--strict", help='"Less than" the fraction instead of "at most".')
+    ] = False,
+    output: Annotated[DesignFormat, typer.Option("--output", "-o")] = DesignFormat.text,
+) -> None:
+    """From "at most a fraction F of the pods per domain" to maxSkew, minDomains and the
+    constraint, with the arithmetic step by step. Exit 1 when no maxSkew satisfies it."""
+    from topospread.analysis.design import (
+        SpreadDesign,
+        design_spread,
+        parse_fraction,
+        parse_selector,
+    )
+    from topospread.render.design import spread_text
+
+    plan = design_spread(
+        SpreadDesign(
+            selector=parse_selector(selector),
+            topology_key=topology_key,
+            replicas=replicas,
+            domains=domains,
+            max_fraction=parse_fraction(max_fraction),
+            hard=not soft,
+            strict=strict,
+        )
+    )
+    constraint = plan.constraint()
+    if output is DesignFormat.json:
+        typer.echo(json.dumps(plan.to_json(), indent=2, ensure_ascii=False))
+    elif output is DesignFormat.yaml and constraint is not None:
+        from topospread.render.design import manifests_yaml
+
+        typer.echo(manifests_yaml([{"topologySpreadConstraints": [constraint]}]), nl=False)
+    else:
+        # Text, or YAML with no constraint to print: the arithmetic says why (on stderr then).
+        typer.echo(spread_text(plan), nl=False, err=output is DesignFormat.yaml)
+    if constraint is None:
+        raise typer.Exit(1)
 
 
 def main(argv: list[str] | None = None) -> None:

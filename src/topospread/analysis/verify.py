@@ -95,7 +95,9 @@ InvariantKind = Literal["maxPerDomain", "distinct"]
 
 
 def plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+    if n == 1:
+        return f"{n} {word}"
+    return f"{n} {word}es" if word.endswith(("s", "x", "ch", "sh")) else f"{n} {word}s"
 
 
 def pod_key(pod: Pod) -> str:
