@@ -144,7 +144,7 @@ class _Builder:
             kinds = ", ".join(f"{k} ({n})" for k, n in sorted(self.ignored.items()))
             warnings.append(f"ignored objects of kinds the scheduler does not read: {kinds}")
         nodes = self._check_nodes()
-        priorities = _priority_classes(o for _, o in self.objects if isinstance(o, PriorityClass))
+        priorities = priority_classes(o for _, o in self.objects if isinstance(o, PriorityClass))
         seen: dict[str, str] = {}
         pods = [
             self._admit(where, pod, priorities, seen, nodes_by_name=nodes)
@@ -184,11 +184,7 @@ class _Builder:
         nodes_by_name: Mapping[str, Node] | None = None,
     ) -> Pod:
         label = f"{where} (Pod {pod.metadata.namespace}/{pod.metadata.name})"
-        pod = prepare_for_create(default_pod(pod))
-        pod = _admit_priority(pod, priorities, label)
-        errors = validate_pod(pod)
-        if errors:
-            raise ValidationError(f"{label}: {errors[0]}")
+        pod = admit_pod(pod, priorities, label)
         key = f"{pod.metadata.namespace}/{pod.metadata.name}"
         if key in seen:
             raise ValidationError(
@@ -203,7 +199,19 @@ class _Builder:
         return pod
 
 
-def _priority_classes(classes: Iterable[PriorityClass]) -> dict[str, PriorityClass | int]:
+def admit_pod(pod: Pod, priorities: Mapping[str, PriorityClass | int], label: str) -> Pod:
+    """The pod as the API server stores it on create: defaulted, matchLabelKeys merged into its
+    selectors, priority resolved; a ValidationError prefixed with ``label`` if it is invalid."""
+    pod = prepare_for_create(default_pod(pod))
+    pod = _admit_priority(pod, priorities, label)
+    errors = validate_pod(pod)
+    if errors:
+        raise ValidationError(f"{label}: {errors[0]}")
+    return pod
+
+
+def priority_classes(classes: Iterable[PriorityClass]) -> dict[str, PriorityClass | int]:
+    """PriorityClasses by name, the system classes included (values for those)."""
     out: dict[str, PriorityClass | int] = dict(SYSTEM_PRIORITY_CLASSES)
     for pc in classes:
         out[pc.metadata.name] = pc
