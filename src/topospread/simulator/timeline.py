@@ -998,18 +998,31 @@ def _step_untaint(sim: Simulation, step: Step) -> list[str]:
     return events
 
 
-def _set_taints(sim: Simulation, node: Node, add: list[Taint], remove: list[Taint]) -> list[str]:
+def _set_taints(
+    sim: Simulation, node: Node, add: Sequence[Taint], remove: Sequence[Taint], what: str = ""
+) -> list[str]:
+    """Replace the node's taints, then let the taint manager evict; one line of report."""
     kept = [t for t in node.spec.taints if t not in remove]
     kept += [t for t in add if not any(k.key == t.key and k.effect == t.effect for k in kept)]
     updated = msgspec.structs.replace(node, spec=msgspec.structs.replace(node.spec, taints=kept))
     sim.update_node(updated)
-    name = node.metadata.name
-    events = [f"tainted {name} {t.key}{'=' + t.value if t.value else ''}:{t.effect}" for t in add]
-    events += [f"removed taint {t.key}:{t.effect} from {name}" for t in remove]
+    parts = [what] if what else []
+    if add:
+        parts.append(f"tainted {_taints_text(add)}")
+    if remove:
+        parts.append(f"untainted {_taints_text(remove)}")
     evicted = sim.evict_for_taints(updated)
     if evicted:
-        events.append(f"evicted from {name} (NoExecute): {_count_text(evicted)}")
-    return events
+        parts.append(f"evicted {_count_text(evicted)}")
+    return [f"{node.metadata.name}: {'; '.join(parts) or 'no change'}"]
+
+
+def _taints_text(taints: Sequence[Taint]) -> str:
+    """``key=value (NoSchedule, NoExecute)``: the effects of one key and value together."""
+    effects: dict[str, list[str]] = {}
+    for t in taints:
+        effects.setdefault(f"{t.key}{'=' + t.value if t.value else ''}", []).append(t.effect)
+    return ", ".join(f"{k} ({', '.join(e)})" for k, e in effects.items())
 
 
 def _step_add_nodes(sim: Simulation, step: Step) -> list[str]:
@@ -1061,8 +1074,7 @@ def _step_lose_zone(sim: Simulation, step: Step) -> list[str]:
     zone, zone_key = _zone_args(step)
     events = []
     for node in sim.zone_nodes(zone, zone_key, step.where):
-        events.append(f"{node.metadata.name} is NotReady (unreachable)")
-        events += _set_taints(sim, node, list(UNREACHABLE_TAINTS), [])
+        events += _set_taints(sim, node, UNREACHABLE_TAINTS, [], "NotReady (unreachable)")
     return events
 
 
@@ -1071,8 +1083,7 @@ def _step_restore_zone(sim: Simulation, step: Step) -> list[str]:
     events = []
     for node in sim.zone_nodes(zone, zone_key, step.where):
         gone = [t for t in node.spec.taints if t.key == TAINT_NODE_UNREACHABLE]
-        events.append(f"{node.metadata.name} is Ready again")
-        events += _set_taints(sim, node, [], gone)
+        events += _set_taints(sim, node, [], gone, "Ready again")
     return events
 
 
