@@ -26,6 +26,7 @@ every pod for ``node.kubernetes.io/unreachable:NoExecute``), so those pods are e
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -249,8 +250,14 @@ def _parse_group(raw: Any, where: str) -> NodeGroup:
             "name, zones, perZone, count, template, zoneKey"
         )
     name = raw.get("name")
-    if not isinstance(name, str) or not name:
+    if name is None or name == "":
         raise ManifestError(f"{where}: name: Required value: a node group needs a name")
+    if not isinstance(name, str):
+        # YAML 1.1, as Kubernetes reads it, makes y, n, yes, no, on and off booleans.
+        raise ManifestError(
+            f"{where}: name: Invalid value: {json.dumps(name)}: expected a string "
+            "(quote it in YAML)"
+        )
     template = decode_object(raw.get("template") or {}, Node, f"{where}: template")
     if not template.status.capacity and not template.status.allocatable:
         status = msgspec.structs.replace(
@@ -359,12 +366,12 @@ def _check_args(step: Step) -> None:
 def _mapping(a: Any, where: str, *, required: Sequence[str], allowed: Sequence[str]) -> None:
     if not isinstance(a, Mapping):
         raise ManifestError(f"{where}: expected a mapping with {', '.join(required)}")
-    for key in required:
-        if key not in a:
-            raise ManifestError(f"{where}: {key}: Required value")
     for key in a:
         if key not in allowed:
             raise ManifestError(f"{where}: {key}: unknown field; expected {', '.join(allowed)}")
+    for key in required:
+        if key not in a:
+            raise ManifestError(f"{where}: {key}: Required value")
 
 
 def _names(a: Any, where: str) -> list[str]:
