@@ -513,3 +513,39 @@ def test_bad_timeline_input_exits_2_with_one_message_naming_file_step_and_field(
 def test_errors_are_topospread_errors_for_library_callers() -> None:
     with pytest.raises(TopospreadError, match=r"t.yaml: nodeGroups\[0\]: perZone"):
         parse_timeline({"nodeGroups": [{"name": "pool", "zones": ["a"], "perZone": -2}]}, "t.yaml")
+
+
+def example(name: str) -> TimelineReport:
+    return run(yaml.safe_load((EXAMPLE.parent / name).read_text()))
+
+
+def spread_of(step: StepReport, workload: str) -> dict[str, int]:
+    ((_, counts),) = zone_counts(step, f"deployment default/{workload}")
+    return counts
+
+
+def test_example_rolling_update_unbalances_only_the_deployment_without_the_hash() -> None:
+    _, plain_rolled, hashed_rolled = example("rolling-update.yaml").steps
+    assert spread_of(plain_rolled, "plain") == {"zone-a": 1, "zone-b": 2, "zone-c": 3}
+    assert spread_of(hashed_rolled, "hashed") == {"zone-a": 2, "zone-b": 2, "zone-c": 2}
+    assert [v.split(":")[0] for v in hashed_rolled.violations] == ["deployment default/plain"]
+
+
+def test_example_tainted_zone_pends_with_ignore_and_schedules_with_honor() -> None:
+    *_, deployed = example("tainted-zone.yaml").steps
+    assert spread_of(deployed, "ignore") == {"zone-a": 1, "zone-b": 1, "zone-c": 0}
+    assert spread_of(deployed, "honor") == {"zone-a": 2, "zone-b": 2}
+    assert sorted(k.split("-")[0] for k in deployed.pending) == ["default/ignore"] * 2
+
+
+def test_example_autoscaler_min_domains_waits_for_the_new_zone() -> None:
+    start, scaled = example("autoscaler-min-domains.yaml").steps
+    assert len(start.pending) == 1 and scaled.pending == {}
+    assert spread_of(scaled, "web") == {"zone-a": 1, "zone-b": 1, "zone-c": 1}
+
+
+def test_readme_shows_exactly_what_make_run_prints(capsys: pytest.CaptureFixture[str]) -> None:
+    readme = (EXAMPLE.parents[2] / "README.md").read_text()
+    shown = readme.split("It prints:\n\n```text\n", 1)[1].split("\n```", 1)[0]
+    _, out, _ = cli(["simulate", str(EXAMPLE)], capsys)
+    assert shown == out.rstrip("\n")

@@ -50,6 +50,7 @@ def step_text(step: StepReport, total: int, *, zone_key: str | None = None) -> s
         )
     out.append("")
     out.append(_grid(step, zone_key))
+    out += _node_states(step)
     out.append(
         f"{len(step.bound) + len(step.pending)} pods: {len(step.bound)} Running, "
         f"{len(step.pending)} Pending" + (" (* placed in this step)" if s.placed else "")
@@ -101,6 +102,17 @@ def _grid(step: StepReport, zone_key: str | None) -> str:
     if max(len(line) for line in grid.splitlines()) > MAX_GRID_WIDTH:
         grid = draw_topology(columns, zone_key=zone_key, highlight=marks, pod_label=_short)
     return grid
+
+
+def _node_states(step: StepReport) -> list[str]:
+    """Cordoned and tainted nodes, grouped by state: the grid does not show them."""
+    by_state: dict[str, list[str]] = {}
+    for node, _ in step.topology:
+        parts = ["cordoned"] if node.spec.unschedulable else []
+        parts += [f"{t.key}{'=' + t.value if t.value else ''}:{t.effect}" for t in node.spec.taints]
+        if parts:
+            by_state.setdefault(", ".join(parts), []).append(node.metadata.name)
+    return [f"{', '.join(names)}: {state}" for state, names in by_state.items()]
 
 
 def _short(pod: Pod) -> str:
