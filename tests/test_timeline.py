@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 import yaml
 
+from test_cli import run as cli
 from topospread.analysis.timeline import StepReport, TimelineReport, simulate
-from topospread.cli import main
 from topospread.errors import TopospreadError
 from topospread.simulator.timeline import Simulation, parse_timeline
 
@@ -63,6 +63,21 @@ def deployment(
     }
 
 
+def daemon_set() -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": "agent"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "agent"}},
+            "template": {
+                "metadata": {"labels": {"app": "agent"}},
+                "spec": {"containers": [{"name": "c", "image": "agent:1"}]},
+            },
+        },
+    }
+
+
 def zones(per_zone: int | dict[str, int] = 2, names: tuple[str, ...] = ("a", "b", "c")) -> Any:
     return [{"name": "pool", "zones": list(names), "perZone": per_zone}]
 
@@ -74,7 +89,7 @@ def run(doc: dict[str, Any], seed: int = 0) -> TimelineReport:
 def zone_counts(step: StepReport, workload: str = "deployment default/web") -> list[Any]:
     """(revisions, counts) of each zone constraint group of the workload."""
     (w,) = [w for w in step.workloads if w.workload == workload]
-    return [(c.revisions, c.counts) for c in w.constraints if c.topology_key == ZONE]
+    return [(c.revisions, c.view.counts) for c in w.constraints if c.view.topology_key == ZONE]
 
 
 def pods_per_zone(step: StepReport) -> dict[str, int]:
@@ -225,19 +240,7 @@ def test_zone_outage_evicts_keeps_the_lost_zone_as_a_domain_and_recovery_resched
 
 
 def test_pods_tolerating_unreachable_for_ever_stay_through_an_outage() -> None:
-    daemon = {
-        "apiVersion": "apps/v1",
-        "kind": "DaemonSet",
-        "metadata": {"name": "agent"},
-        "spec": {
-            "selector": {"matchLabels": {"app": "agent"}},
-            "template": {
-                "metadata": {"labels": {"app": "agent"}},
-                "spec": {"containers": [{"name": "c", "image": "agent:1"}]},
-            },
-        },
-    }
-    doc = {"nodeGroups": zones(1), "objects": [daemon], "timeline": [{"loseZone": "c"}]}
+    doc = {"nodeGroups": zones(1), "objects": [daemon_set()], "timeline": [{"loseZone": "c"}]}
     first, outage = run(doc).steps
     assert len(first.bound) == 3
     # The DaemonSet controller adds NoExecute tolerations without tolerationSeconds.
@@ -248,19 +251,7 @@ def test_pods_tolerating_unreachable_for_ever_stay_through_an_outage() -> None:
 
 
 def test_drain_evicts_all_but_daemon_set_pods_and_cordons_the_node() -> None:
-    daemon = {
-        "apiVersion": "apps/v1",
-        "kind": "DaemonSet",
-        "metadata": {"name": "agent"},
-        "spec": {
-            "selector": {"matchLabels": {"app": "agent"}},
-            "template": {
-                "metadata": {"labels": {"app": "agent"}},
-                "spec": {"containers": [{"name": "c", "image": "agent:1"}]},
-            },
-        },
-    }
-    doc = {"nodeGroups": zones(1), "objects": [deployment(3), daemon], "timeline": [
+    doc = {"nodeGroups": zones(1), "objects": [deployment(3), daemon_set()], "timeline": [
         {"drain": "pool-a-1"}]}  # fmt: skip
     first, drained = run(doc).steps
 
@@ -381,16 +372,6 @@ def test_created_pods_are_admitted_with_default_toleration_seconds_and_merged_se
 
 
 # ------------------------------------------------------------------ the command
-
-
-def cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        main(argv)
-        code = 0
-    except SystemExit as exit_:
-        code = exit_.code if isinstance(exit_.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_simulate_prints_each_step_with_grid_pending_pods_and_spread(

@@ -20,6 +20,7 @@ from typing import Any
 
 import msgspec
 
+from topospread.analysis.explain import DomainView, hard_constraint_view
 from topospread.api.types import DO_NOT_SCHEDULE, Node, Pod
 from topospread.framework.features import DEFAULT_FEATURES, Features
 from topospread.framework.runtime import Registry
@@ -38,34 +39,30 @@ from topospread.simulator.timeline import (
 
 @dataclass(slots=True)
 class ConstraintSpread:
-    """One topology spread constraint of one group of a workload's pods."""
+    """One topology spread constraint of one group of a workload's pods: ``view`` as explain
+    shows a constraint, the revisions (ReplicaSets, controller revisions) of the group, and
+    the skew (largest count minus the global minimum; None without eligible domains)."""
 
-    index: int
-    topology_key: str
-    when_unsatisfiable: str
-    max_skew: int
-    min_domains: int
-    selector: str
+    view: DomainView
     revisions: list[str]
-    counts: dict[str, int]
-    global_min: int | None
     skew: int | None
 
     @property
     def violated(self) -> bool:
-        return self.skew is not None and self.skew > self.max_skew
+        return self.skew is not None and self.skew > self.view.max_skew
 
     def to_json(self) -> dict[str, Any]:
+        v = self.view
         return {
-            "index": self.index,
-            "topologyKey": self.topology_key,
-            "whenUnsatisfiable": self.when_unsatisfiable,
-            "maxSkew": self.max_skew,
-            "minDomains": self.min_domains,
-            "selector": self.selector,
+            "index": v.index,
+            "topologyKey": v.topology_key,
+            "whenUnsatisfiable": v.when_unsatisfiable,
+            "maxSkew": v.max_skew,
+            "minDomains": v.min_domains,
+            "selector": v.selector,
             "revisions": self.revisions,
-            "counts": self.counts,
-            "globalMin": self.global_min,
+            "counts": v.counts,
+            "globalMin": v.global_min,
             "skew": self.skew,
             "violated": self.violated,
         }
@@ -106,9 +103,9 @@ class StepReport:
     @property
     def violations(self) -> list[str]:
         return [
-            f"{w.workload}: topologySpreadConstraints[{c.index}] ({c.topology_key}"
+            f"{w.workload}: topologySpreadConstraints[{c.view.index}] ({c.view.topology_key}"
             f"{', ' + ', '.join(c.revisions) if len(c.revisions) == 1 else ''}): "
-            f"skew {c.skew} > maxSkew {c.max_skew}"
+            f"skew {c.skew} > maxSkew {c.view.max_skew}"
             for w in self.workloads
             for c in w.constraints
             if c.violated
@@ -235,7 +232,7 @@ def _workload(sim: Simulation, name: str, desired: int | None, pods: list[Pod]) 
     for members in groups.values():
         if members[0].spec.topology_spread_constraints:
             constraints += _spread(sim, members)
-    constraints.sort(key=lambda c: (c.index, c.revisions))
+    constraints.sort(key=lambda c: (c.view.index, c.revisions))
     running = sum(1 for p in pods if p.spec.node_name)
     return WorkloadReport(name, desired, running, len(pods) - running, constraints)
 
@@ -264,7 +261,7 @@ def _spread(sim: Simulation, members: list[Pod]) -> list[ConstraintSpread]:
     hard = [i for i, c in enumerate(spec_constraints) if c.when_unsatisfiable == DO_NOT_SCHEDULE]
     state = plugin.cal_pre_filter_state(pod, nodes)
     for j, _ in enumerate(state.constraints):
-        out.append(_view(state, j, hard[j], DO_NOT_SCHEDULE, revisions))
+        out.append(_view(state, j, hard[j], pod, DO_NOT_SCHEDULE, revisions))
     for i, c in enumerate(spec_constraints):
         if c.when_unsatisfiable == DO_NOT_SCHEDULE:
             continue
@@ -273,26 +270,16 @@ def _spread(sim: Simulation, members: list[Pod]) -> list[ConstraintSpread]:
             pod, spec=msgspec.structs.replace(pod.spec, topology_spread_constraints=[alone])
         )
         soft = plugin.cal_pre_filter_state(probe, nodes)
-        out.append(_view(soft, 0, i, c.when_unsatisfiable, revisions))
+        out.append(_view(soft, 0, i, pod, c.when_unsatisfiable, revisions))
     return out
 
 
 def _view(
-    state: PreFilterState, j: int, index: int, when: str, revisions: list[str]
+    state: PreFilterState, j: int, index: int, pod: Pod, when: str, revisions: list[str]
 ) -> ConstraintSpread:
-    c = state.constraints[j]
-    counts = dict(sorted(state.tp_value_to_match_num[j].items()))
-    global_min = state.min_match_num(j, c.min_domains) if counts else None
-    skew = max(counts.values()) - global_min if global_min is not None else None
-    return ConstraintSpread(
-        index=index,
-        topology_key=c.topology_key,
-        when_unsatisfiable=when,
-        max_skew=c.max_skew,
-        min_domains=c.min_domains,
-        selector=str(c.selector) or "<everything>",
-        revisions=revisions,
-        counts=counts,
-        global_min=global_min,
-        skew=skew,
-    )
+    view = hard_constraint_view(state, j, index, pod, ())
+    view.when_unsatisfiable = when
+    if not view.counts:
+        view.global_min = None
+    skew = max(view.counts.values()) - view.global_min if view.global_min is not None else None
+    return ConstraintSpread(view, revisions, skew)

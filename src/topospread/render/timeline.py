@@ -75,24 +75,25 @@ def step_text(step: StepReport, total: int, *, zone_key: str | None = None) -> s
 
 
 def _constraint_line(c: ConstraintSpread, show_revisions: bool) -> str:
-    head = f"[{c.index}] {c.topology_key} {c.when_unsatisfiable} maxSkew {c.max_skew}"
-    if c.min_domains != 1:
-        head += f" minDomains {c.min_domains}"
+    v = c.view
+    head = f"[{v.index}] {v.topology_key} {v.when_unsatisfiable} maxSkew {v.max_skew}"
+    if v.min_domains != 1:
+        head += f" minDomains {v.min_domains}"
     if show_revisions and c.revisions:
         head += f" ({', '.join(c.revisions)})"
-    if not c.counts:
+    if not v.counts:
         return f"{head}: no eligible domain"
-    if len(c.counts) <= MAX_LISTED_DOMAINS:
-        counts = " ".join(f"{d}={n}" for d, n in c.counts.items())
+    if len(v.counts) <= MAX_LISTED_DOMAINS:
+        counts = " ".join(f"{d}={n}" for d, n in v.counts.items())
     else:
-        tally = Counter(c.counts.values())
+        tally = Counter(v.counts.values())
         counts = (
-            f"{len(c.counts)} domains ("
+            f"{len(v.counts)} domains ("
             + ", ".join(f"{tally[n]} with {n}" for n in sorted(tally, reverse=True))
             + ")"
         )
-    verdict = f"VIOLATED (skew {c.skew} > maxSkew {c.max_skew})" if c.violated else f"skew {c.skew}"
-    return f"{head}: {counts}; min {c.global_min}; {verdict}"
+    verdict = f"VIOLATED (skew {c.skew} > maxSkew {v.max_skew})" if c.violated else f"skew {c.skew}"
+    return f"{head}: {counts}; min {v.global_min}; {verdict}"
 
 
 def _grid(step: StepReport, zone_key: str | None) -> str:

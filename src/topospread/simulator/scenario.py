@@ -14,7 +14,7 @@ invalid object stops the run with one message naming the file, the object and th
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -163,15 +163,8 @@ class _Builder:
     def _check_nodes(self) -> dict[str, Node]:
         nodes: dict[str, Node] = {}
         for where, raw in self.nodes:
-            node = default_node(raw)
-            name = node.metadata.name
-            label = f"{where} (Node {name})"
-            errors = validate_node(node)
-            if errors:
-                raise ValidationError(f"{label}: {errors[0]}")
-            if name in nodes:
-                raise ValidationError(f'{label}: metadata.name: Duplicate value: "{name}"')
-            nodes[name] = node
+            node = admit_node(raw, where, nodes)
+            nodes[node.metadata.name] = node
         return nodes
 
     def _admit(
@@ -197,6 +190,20 @@ class _Builder:
                 f'{label}: spec.nodeName: Not found: "{pod.spec.node_name}": no such node'
             )
         return pod
+
+
+def admit_node(raw: Node, where: str, existing: Container[str] = ()) -> Node:
+    """The node as the API server stores it: defaulted and validated, its name not among
+    ``existing``; a ValidationError naming ``where``, the node and the field otherwise."""
+    node = default_node(raw)
+    name = node.metadata.name
+    label = f"{where} (Node {name})"
+    errors = validate_node(node)
+    if errors:
+        raise ValidationError(f"{label}: {errors[0]}")
+    if name in existing:
+        raise ValidationError(f'{label}: metadata.name: Duplicate value: "{name}"')
+    return node
 
 
 def admit_pod(pod: Pod, priorities: Mapping[str, PriorityClass | int], label: str) -> Pod:
@@ -249,12 +256,15 @@ def _admit_priority(pod: Pod, classes: Mapping[str, PriorityClass | int], label:
     return msgspec.structs.replace(pod, spec=spec)
 
 
-def _list_of(doc: Mapping[str, Any], key: str, source: str) -> Sequence[Any]:
+def list_of(
+    doc: Mapping[str, Any], key: str, source: str, what: str = "manifests"
+) -> Sequence[Any]:
+    """The list under ``key`` of a scenario document ([] when absent)."""
     value = doc.get(key)
     if value is None:
         return []
     if not isinstance(value, list):
-        raise ManifestError(f"{source}: {key}: expected a list of manifests")
+        raise ManifestError(f"{source}: {key}: expected a list of {what}")
     return value
 
 
@@ -273,13 +283,13 @@ def load_scenario(path: Path) -> Scenario:
             "a scenario has nodes, pods, queue, objects, config"
         )
     b = _Builder()
-    for i, raw in enumerate(_list_of(doc, "nodes", str(path))):
+    for i, raw in enumerate(list_of(doc, "nodes", str(path))):
         b.add(decode_object(raw, Node, f"{path}: nodes[{i}]"), f"{path}: nodes[{i}]")
     for key, queue in (("pods", False), ("queue", True)):
-        for i, raw in enumerate(_list_of(doc, key, str(path))):
+        for i, raw in enumerate(list_of(doc, key, str(path))):
             where = f"{path}: {key}[{i}]"
             b.add(decode_object(raw, Pod, where), where, queue=queue)
-    for i, raw in enumerate(_list_of(doc, "objects", str(path))):
+    for i, raw in enumerate(list_of(doc, "objects", str(path))):
         where = f"{path}: objects[{i}]"
         for obj in decode_manifests(raw, where):
             b.add(obj, where)

@@ -39,7 +39,6 @@ from topospread.api.admission import (
     TAINT_NODE_UNREACHABLE,
     add_default_toleration_seconds,
 )
-from topospread.api.defaults import default_node
 from topospread.api.loader import (
     UnknownObject,
     decode_manifests,
@@ -64,7 +63,6 @@ from topospread.api.types import (
     StatefulSet,
     Taint,
 )
-from topospread.api.validation import validate_node
 from topospread.cluster.snapshot import ObjectStore
 from topospread.cluster.state import ClusterState
 from topospread.errors import ManifestError, TopospreadError, ValidationError
@@ -87,7 +85,7 @@ from topospread.simulator.controllers.common import (
     workload_selector,
 )
 from topospread.simulator.controllers.statefulset import get_pod_revision, revision_name
-from topospread.simulator.scenario import admit_pod, priority_classes
+from topospread.simulator.scenario import admit_node, admit_pod, list_of, priority_classes
 from topospread.simulator.scheduler import Scheduler
 from topospread.taints import tolerates_taint
 
@@ -213,31 +211,25 @@ def parse_timeline(doc: Mapping[str, Any], source: str) -> TimelineScenario:
         )
     nodes = [
         (f"{source}: nodes[{i}]", decode_object(raw, Node, f"{source}: nodes[{i}]"))
-        for i, raw in enumerate(_list(doc, "nodes", source))
+        for i, raw in enumerate(list_of(doc, "nodes", source))
     ]
     groups: dict[str, NodeGroup] = {}
-    for i, raw in enumerate(_list(doc, "nodeGroups", source)):
+    for i, raw in enumerate(list_of(doc, "nodeGroups", source, "node groups")):
         group = _parse_group(raw, f"{source}: nodeGroups[{i}]")
         if group.name in groups:
             raise ManifestError(f'{source}: nodeGroups[{i}]: name: Duplicate value: "{group.name}"')
         groups[group.name] = group
     objects: list[tuple[str, Any]] = []
-    for i, raw in enumerate(_list(doc, "objects", source)):
+    for i, raw in enumerate(list_of(doc, "objects", source)):
         where = f"{source}: objects[{i}]"
         objects.extend((where, obj) for obj in decode_manifests(raw, where))
     raw_config = doc.get("config")
     config = decode_config(raw_config, f"{source}: config") if raw_config else default_config()
-    steps = [_parse_step(raw, i, source) for i, raw in enumerate(_list(doc, "timeline", source))]
+    steps = [
+        _parse_step(raw, i, source)
+        for i, raw in enumerate(list_of(doc, "timeline", source, "steps"))
+    ]
     return TimelineScenario(source, nodes, groups, objects, config, steps)
-
-
-def _list(doc: Mapping[str, Any], key: str, source: str) -> list[Any]:
-    value = doc.get(key)
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise ManifestError(f"{source}: {key}: expected a list")
-    return value
 
 
 def _parse_group(raw: Any, where: str) -> NodeGroup:
@@ -457,7 +449,7 @@ class Simulation:
     def _priorities(self) -> dict[str, PriorityClass | int]:
         return priority_classes(o for o in self.lookups if isinstance(o, PriorityClass))
 
-    def _refresh_objects(self) -> None:
+    def refresh_objects(self) -> None:
         """The scheduler's object lister (default spreading's owner lookups) follows the
         ReplicaSets, StatefulSets and Services of the simulation."""
         self.cluster.objects = ObjectStore(
@@ -506,7 +498,7 @@ class Simulation:
             self.lookups = [*kept, obj]
             # Preemption reads the budgets from the scheduler's list: keep it in place.
             self.scheduler.pdbs[:] = [o for o in self.lookups if isinstance(o, PodDisruptionBudget)]
-            self._refresh_objects()
+            self.refresh_objects()
             ns = obj.metadata.namespace
             return f"applied {obj.kind.lower()} {ns + '/' if ns else ''}{obj.metadata.name}"
         kind = obj.kind if isinstance(obj, UnknownObject) else type(obj).__name__
@@ -538,7 +530,7 @@ class Simulation:
         if old is None:
             meta = stamp(obj.metadata, self.rng, None)
             self.workloads[key] = msgspec.structs.replace(obj, metadata=meta)
-            self._refresh_objects()
+            self.refresh_objects()
             return f"created {describe_workload(key)}"
         meta = msgspec.structs.replace(obj.metadata, uid=old.metadata.uid)
         new = msgspec.structs.replace(obj, metadata=meta)
@@ -552,7 +544,7 @@ class Simulation:
         if hasattr(old, "status") and hasattr(new, "status"):
             new = msgspec.structs.replace(new, status=old.status)
         self.workloads[key] = new
-        self._refresh_objects()
+        self.refresh_objects()
         return f"configured {describe_workload(key)}"
 
     def find_workload(self, ref: Any, where: str) -> Workload:
@@ -585,23 +577,11 @@ class Simulation:
     # ------------------------------------------------------------------ nodes
 
     def _add_node(self, raw: Node, where: str) -> None:
-        node = default_node(raw)
-        name = node.metadata.name
-        label = f"{where} (Node {name})"
-        errors = validate_node(node)
-        if errors:
-            raise ValidationError(f"{label}: {errors[0]}")
-        if name in self.cluster.infos:
-            raise ValidationError(f'{label}: metadata.name: Duplicate value: "{name}"')
-        self.cluster.add_node(node)
+        self.cluster.add_node(admit_node(raw, where, self.cluster.infos))
         self.scheduler.on_node_change()
 
     def _replace_node(self, node: Node, where: str) -> str:
-        node = default_node(node)
-        errors = validate_node(node)
-        if errors:
-            raise ValidationError(f"{where} (Node {node.metadata.name}): {errors[0]}")
-        self.update_node(node)
+        self.update_node(admit_node(node, where))
         return f"configured node {node.metadata.name}"
 
     def update_node(self, node: Node) -> None:
@@ -784,7 +764,7 @@ class Simulation:
                     )
                     self.workloads[key] = msgspec.structs.replace(obj, status=status)
                 if sync:
-                    self._refresh_objects()
+                    self.refresh_objects()
                 actions = step.pods
                 acted = acted or bool(sync)
             elif isinstance(obj, ReplicaSet):
@@ -892,7 +872,7 @@ def _step_scale(sim: Simulation, step: Step) -> list[str]:
     before = obj.spec.replicas if obj.spec.replicas is not None else 1
     spec = msgspec.structs.replace(obj.spec, replicas=replicas)
     sim.workloads[workload_key(obj)] = msgspec.structs.replace(obj, spec=spec)
-    sim._refresh_objects()
+    sim.refresh_objects()
     return [f"scaled {describe_workload(workload_key(obj))} from {before} to {replicas} replicas"]
 
 
