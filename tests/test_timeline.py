@@ -530,3 +530,13 @@ def test_readme_shows_exactly_what_make_run_prints(capsys: pytest.CaptureFixture
     shown = readme.split("It prints:\n\n```text\n", 1)[1].split("\n```", 1)[0]
     _, out, _ = cli(["simulate", str(EXAMPLE)], capsys)
     assert shown == out.rstrip("\n")
+
+
+@pytest.mark.parametrize(
+    "name", sorted(p.name for p in EXAMPLE.parent.glob("*.yaml")), ids=lambda n: n
+)
+def test_the_fast_path_and_the_reference_scheduler_replay_every_example_alike(name: str) -> None:
+    doc = yaml.safe_load((EXAMPLE.parent / name).read_text())
+    fast = simulate(parse_timeline(doc, name), seed=3, fast=True)
+    reference = simulate(parse_timeline(doc, name), seed=3, fast=False)
+    assert fast.to_json() == reference.to_json()

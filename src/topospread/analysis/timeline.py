@@ -153,12 +153,13 @@ def simulate(
     features: Features = DEFAULT_FEATURES,
     seed: int = 0,
     on_step: Callable[[StepReport, int], None] | None = None,
+    fast: bool = True,
 ) -> TimelineReport:
     """Build the initial state, settle it, then run and settle every step in order.
 
     ``on_step(report, total)`` is called after each step (progress display).
     """
-    sim = Simulation(scenario, registry=registry, features=features, seed=seed)
+    sim = Simulation(scenario, registry=registry, features=features, seed=seed, fast=fast)
     total = len(scenario.steps) + 1
     reports = [_report(sim, 0, "initial state", "start", [], sim.settle(scenario.source))]
     if on_step is not None:

@@ -409,7 +409,9 @@ class Simulation:
         registry: Registry | None = None,
         features: Features = DEFAULT_FEATURES,
         seed: int = 0,
+        fast: bool = True,
     ) -> None:
+        """``fast``: let the scheduler's vectorised path decide the attempts it supports."""
         if registry is None:
             from topospread.plugins.registry import IN_TREE
 
@@ -433,6 +435,7 @@ class Simulation:
             features,
             seed=seed,
             pod_disruption_budgets=[],
+            fast=fast,
         )
         for where, raw in scenario.nodes:
             self._add_node(raw, where)
