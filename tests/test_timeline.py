@@ -16,7 +16,7 @@ import yaml
 from test_cli import run as cli
 from topospread.analysis.timeline import StepReport, TimelineReport, simulate
 from topospread.errors import TopospreadError
-from topospread.simulator.timeline import Simulation, parse_timeline
+from topospread.simulator.timeline import Settled, Simulation, parse_timeline
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "simulations" / "zone-outage.yaml"
 
@@ -153,6 +153,26 @@ def test_rollout_moves_every_pod_to_a_new_replica_set_through_surge_steps() -> N
     assert len(last.settled.created) == 6 and len(last.settled.deleted) == 6
 
 
+def test_rolling_update_stays_within_max_surge_and_max_unavailable_in_every_round() -> None:
+    doc = {
+        "nodeGroups": zones(),
+        "objects": [deployment(6, match_label_keys=True)],
+        "timeline": [ROLLOUT],
+    }
+    sim = Simulation(parse_timeline(doc, "t.yaml"))
+    sim.settle("t.yaml")
+    sim.run_step(sim.scenario.steps[0])
+    out = Settled(rounds=0, settled=False)
+    seen: list[tuple[int, int]] = []
+    while sim.round(out):
+        pods = list(sim.pods.values())
+        seen.append((len(pods), sum(1 for p in pods if p.spec.node_name)))
+    # maxSurge 25% of 6 rounds up to 2; maxUnavailable 25% rounds down to 1.
+    assert all(total <= 8 and running >= 5 for total, running in seen)
+    assert max(total for total, _ in seen) == 8 and len(seen) > 2
+    assert len({p.metadata.labels["pod-template-hash"] for p in sim.pods.values()}) == 1
+
+
 def test_scale_down_leaves_the_spread_unbalanced_and_the_report_flags_it() -> None:
     doc = {
         "nodeGroups": zones(),
@@ -276,14 +296,15 @@ def test_remove_node_deletes_its_pods_and_controllers_recreate_them() -> None:
     assert gone.pending == {}
 
 
-def test_stateful_set_scales_down_from_the_highest_ordinal() -> None:
-    sts = {
+def stateful_set(policy: str = "OrderedReady") -> dict[str, Any]:
+    return {
         "apiVersion": "apps/v1",
         "kind": "StatefulSet",
         "metadata": {"name": "db"},
         "spec": {
             "replicas": 3,
             "serviceName": "db",
+            "podManagementPolicy": policy,
             "selector": {"matchLabels": {"app": "db"}},
             "template": {
                 "metadata": {"labels": {"app": "db"}},
@@ -291,12 +312,21 @@ def test_stateful_set_scales_down_from_the_highest_ordinal() -> None:
             },
         },
     }
-    doc = {"nodeGroups": zones(1), "objects": [sts], "timeline": [
+
+
+@pytest.mark.parametrize(
+    "policy, rounds", [("OrderedReady", 4), ("Parallel", 2)], ids=["OrderedReady", "Parallel"]
+)
+def test_stateful_set_creates_in_order_and_scales_down_from_the_highest_ordinal(
+    policy: str, rounds: int
+) -> None:
+    doc = {"nodeGroups": zones(1), "objects": [stateful_set(policy)], "timeline": [
         {"scale": {"workload": "sts/db", "replicas": 1}}]}  # fmt: skip
     first, last = run(doc).steps
     assert sorted(first.bound) == ["default/db-0", "default/db-1", "default/db-2"]
-    # OrderedReady: one pod per round, each waiting for the previous to be Running and Ready.
-    assert first.settled.rounds >= 3
+    # OrderedReady: one pod per round, each waiting for the previous to be Running and Ready;
+    # Parallel: all at once (then one quiet round).
+    assert first.settled.rounds == rounds
     assert sorted(last.bound) == ["default/db-0"]
     assert last.settled.deleted == ["default/db-2", "default/db-1"]
 
@@ -540,3 +570,39 @@ def test_the_fast_path_and_the_reference_scheduler_replay_every_example_alike(na
     fast = simulate(parse_timeline(doc, name), seed=3, fast=True)
     reference = simulate(parse_timeline(doc, name), seed=3, fast=False)
     assert fast.to_json() == reference.to_json()
+
+
+def test_a_daemon_set_follows_added_and_removed_nodes() -> None:
+    doc = {
+        "nodeGroups": zones(1, ("a",)),
+        "objects": [daemon_set()],
+        "timeline": [{"addNodes": {"group": "pool", "zone": "a", "count": 2}},
+                     {"removeNode": "pool-a-1"}],
+    }  # fmt: skip
+    first, added, removed = run(doc).steps
+    assert sorted(first.bound.values()) == ["pool-a-1"]
+    assert sorted(added.bound.values()) == ["pool-a-1", "pool-a-2", "pool-a-3"]
+    assert sorted(removed.bound.values()) == ["pool-a-2", "pool-a-3"]
+    assert removed.settled.created == []
+
+
+def test_applying_a_changed_deployment_rolls_it_out_and_scales_it() -> None:
+    changed = deployment(4, match_label_keys=True)
+    changed["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:2"
+    doc = {
+        "nodeGroups": zones(),
+        "objects": [deployment(3, match_label_keys=True)],
+        "timeline": [{"apply": changed}],
+    }
+    first, applied = run(doc).steps
+    assert applied.events == ["configured deployment default/web"]
+    ((old, _),) = zone_counts(first)
+    ((new, counts),) = zone_counts(applied)
+    assert old != new and sorted(counts.values()) == [1, 1, 2]
+
+
+def test_progress_is_shown_only_on_a_terminal() -> None:
+    from topospread.cli import _progress
+
+    with _progress(50) as on_step:  # pytest captures stderr: not a terminal
+        assert on_step is None

@@ -731,15 +731,20 @@ class Simulation:
         out = Settled(rounds=0, settled=False)
         try:
             for round_ in range(1, MAX_ROUNDS + 1):
-                acted = self._sync_controllers(out)
-                bound = self._schedule(out)
                 out.rounds = round_
-                if not acted and not bound:
+                if not self.round(out):
                     out.settled = True
                     break
         except TopospreadError as err:
             raise type(err)(f"{where}: {err}") from err
         return out
+
+    def round(self, out: Settled) -> bool:
+        """One round: every controller syncs once, then the scheduler empties its active
+        queue. True when a controller acted or a pod was bound (the loop goes on)."""
+        acted = self._sync_controllers(out)
+        bound = self._schedule(out)
+        return acted or bound
 
     def _pods_in(self, namespace: str) -> list[Pod]:
         return [p for k, p in sorted(self.pods.items()) if p.metadata.namespace == namespace]
