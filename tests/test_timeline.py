@@ -606,3 +606,17 @@ def test_progress_is_shown_only_on_a_terminal() -> None:
 
     with _progress(50) as on_step:  # pytest captures stderr: not a terminal
         assert on_step is None
+
+
+def test_bare_pods_are_scheduled_and_reported_as_pods_of_no_workload() -> None:
+    template = deployment(1)["spec"]["template"]
+    pods = [
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {**template["metadata"], "name": f"p{i}"},
+         "spec": template["spec"]}
+        for i in range(4)
+    ]  # fmt: skip
+    last = run({"nodeGroups": zones(1), "objects": pods}).steps[-1]
+    assert sorted(last.bound) == ["default/p0", "default/p1", "default/p2", "default/p3"]
+    (w,) = last.workloads
+    assert w.workload == "pods of no workload in default" and w.desired is None
+    assert sorted(w.constraints[0].view.counts.values()) == [1, 1, 2]

@@ -204,14 +204,15 @@ def _report(
 
 
 def workload_reports(sim: Simulation) -> list[WorkloadReport]:
-    """Every workload (and bare pods, by namespace) with its constraints' spread."""
+    """Every workload (and the pods of no workload, by namespace) with its constraints'
+    spread."""
     by_owner: dict[tuple[str, str, str], list[Pod]] = {}
     bare: dict[str, list[Pod]] = {}
     for _, pod in sorted(sim.pods.items()):
         owner = sim.owner_of(pod)
         if owner is not None:
             by_owner.setdefault(owner, []).append(pod)
-        elif get_controller_of(pod.metadata) is None:
+        else:  # a bare pod, or one whose controller the scenario does not hold
             bare.setdefault(pod.metadata.namespace, []).append(pod)
     out = []
     for key, obj in iter_controller_refs(sim):
@@ -221,7 +222,7 @@ def workload_reports(sim: Simulation) -> list[WorkloadReport]:
             replicas = 1
         out.append(_workload(sim, describe_workload(key), replicas, pods))
     for namespace, pods in sorted(bare.items()):
-        out.append(_workload(sim, f"bare pods in {namespace}", None, pods))
+        out.append(_workload(sim, f"pods of no workload in {namespace}", None, pods))
     return out
 
 
