@@ -16,7 +16,7 @@ import yaml
 from test_cli import run as cli
 from topospread.analysis.timeline import StepReport, TimelineReport, simulate
 from topospread.errors import TopospreadError
-from topospread.simulator.timeline import Settled, Simulation, parse_timeline
+from topospread.simulator.timeline import Settled, Simulation, merge_patch, parse_timeline
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "simulations" / "zone-outage.yaml"
 
@@ -620,3 +620,30 @@ def test_bare_pods_are_scheduled_and_reported_as_pods_of_no_workload() -> None:
     (w,) = last.workloads
     assert w.workload == "pods of no workload in default" and w.desired is None
     assert sorted(w.constraints[0].view.counts.values()) == [1, 1, 2]
+
+
+MERGE_PATCHES = {
+    "mappings merge, null deletes": (
+        {"a": {"b": 1, "c": 2}, "d": 3},
+        {"a": {"b": 5, "c": None}},
+        {"a": {"b": 5}, "d": 3},
+    ),
+    "containers merge by name": (
+        {"containers": [{"name": "c", "image": "x:1", "ports": [1]}, {"name": "s", "image": "s"}]},
+        {"containers": [{"name": "c", "image": "x:2"}, {"name": "new", "image": "n"}]},
+        {"containers": [{"name": "c", "image": "x:2", "ports": [1]}, {"name": "s", "image": "s"},
+                        {"name": "new", "image": "n"}]},
+    ),
+    "other lists are replaced": (
+        {"tolerations": [{"key": "a"}], "args": ["x"]},
+        {"tolerations": [{"key": "b"}], "args": ["y"]},
+        {"tolerations": [{"key": "b"}], "args": ["y"]},
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "target, patch, expected", MERGE_PATCHES.values(), ids=MERGE_PATCHES.keys()
+)
+def test_rollout_patches_merge_like_kubectl_patch(target: Any, patch: Any, expected: Any) -> None:
+    assert merge_patch(target, patch) == expected

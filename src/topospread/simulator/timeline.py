@@ -127,6 +127,7 @@ _KIND_NAMES: Final[Mapping[str, str]] = {
 # Controllers sync in this order in every round (then each kind's objects by namespace/name).
 _KIND_ORDER: Final = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job")
 
+MIRROR_POD_ANNOTATION: Final = "kubernetes.io/config.mirror"
 EFFECT_NO_SCHEDULE: Final = "NoSchedule"
 EFFECT_NO_EXECUTE: Final = "NoExecute"
 _EFFECTS: Final = ("NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -885,8 +886,14 @@ def _step_scale(sim: Simulation, step: Step) -> list[str]:
 
 
 def merge_patch(target: Any, patch: Any) -> Any:
-    """RFC 7386 JSON merge patch: mappings merge key by key, ``null`` deletes, the rest
-    replaces (lists included)."""
+    """A JSON merge patch (RFC 7386: mappings merge key by key, ``null`` deletes, the rest
+    replaces) that, like kubectl's strategic merge patch for containers, merges lists whose
+    entries all have a ``name`` entry by entry, by name (new names are appended)."""
+    if _named_list(target) and _named_list(patch):
+        merged = {item["name"]: item for item in target}
+        for item in patch:
+            merged[item["name"]] = merge_patch(merged.get(item["name"]), item)
+        return list(merged.values())
     if not isinstance(patch, Mapping):
         return patch
     out = dict(target) if isinstance(target, Mapping) else {}
@@ -896,6 +903,14 @@ def merge_patch(target: Any, patch: Any) -> Any:
         else:
             out[key] = merge_patch(out.get(key), value)
     return out
+
+
+def _named_list(value: Any) -> bool:
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(isinstance(v, Mapping) and "name" in v for v in value)
+    )
 
 
 def _step_rollout(sim: Simulation, step: Step) -> list[str]:
@@ -950,6 +965,8 @@ def _step_drain(sim: Simulation, step: Step) -> list[str]:
             ref = get_controller_of(pod.metadata)
             if ref is not None and ref.kind == "DaemonSet":
                 continue
+            if MIRROR_POD_ANNOTATION in pod.metadata.annotations:
+                continue  # a static pod's mirror: the kubelet owns it, the API cannot evict it
             sim.delete_pod(pod)
             evicted.append(pod.key)
         events.append(f"drained {name}: evicted {_count_text(evicted)}")
