@@ -647,3 +647,28 @@ MERGE_PATCHES = {
 )
 def test_rollout_patches_merge_like_kubectl_patch(target: Any, patch: Any, expected: Any) -> None:
     assert merge_patch(target, patch) == expected
+
+
+def test_the_first_toleration_of_a_no_execute_taint_decides_whether_a_pod_is_evicted() -> None:
+    # DefaultTolerationSeconds adds nothing when a toleration of the key exists already.
+    def pod(name: str, tolerations: list[dict[str, Any]]) -> dict[str, Any]:
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+                "spec": {"nodeName": "pool-a-1", "tolerations": tolerations,
+                         "containers": [{"name": "c", "image": "x"}]}}  # fmt: skip
+
+    forever = {"key": "k", "operator": "Exists", "effect": "NoExecute"}
+    for_a_while = {**forever, "tolerationSeconds": 60}
+    doc = {
+        "nodeGroups": zones(1, ("a",)),
+        "objects": [
+            pod("stays", [forever, for_a_while]),
+            pod("goes", [for_a_while, forever]),
+            pod("untolerated", []),
+        ],
+        "timeline": [{"taint": {"node": "pool-a-1", "key": "k", "effect": "NoExecute"}}],
+    }
+    _, tainted = run(doc).steps
+    assert list(tainted.bound) == ["default/stays"]
+    assert tainted.events == [
+        "pool-a-1: tainted k (NoExecute); evicted 2 pods (default/goes, default/untolerated)"
+    ]

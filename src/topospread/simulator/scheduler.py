@@ -480,7 +480,7 @@ class Scheduler:
     def delete_pending_pod(self, key: str) -> bool:
         """An unbound pod was deleted: it leaves whichever queue or pool holds it.
 
-        Upstream: PriorityQueue.Delete
+        Upstream: PriorityQueue.Delete (backend/queue/scheduling_queue.go, v1.35)
         """
         info = self.unschedulable.pop(key, None) or self.active.remove(key)
         gated = self.gated.pop(key, None)

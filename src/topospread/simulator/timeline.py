@@ -696,7 +696,8 @@ class Simulation:
         """The taint manager: evict the node's pods that do not tolerate a NoExecute taint,
         or tolerate it only for ``tolerationSeconds`` (the step outlasts any such time).
 
-        Upstream: NoExecuteTaintManager / getMinTolerationTime (taint_eviction.go, v1.35)
+        Upstream: processPodOnNode / getMinTolerationTime (pkg/controller/tainteviction/
+        taint_eviction.go, v1.35)
         """
         taints = [t for t in node.spec.taints if t.effect == EFFECT_NO_EXECUTE]
         if not taints:
@@ -704,8 +705,9 @@ class Simulation:
         evicted = []
         for pod in list(self.cluster.infos[node.metadata.name].pods):
             for taint in taints:
-                used = [t for t in pod.spec.tolerations if tolerates_taint(t, taint)]
-                if not used or any(t.toleration_seconds is not None for t in used):
+                # The first toleration of the taint is the one used (GetMatchingTolerations).
+                used = next((t for t in pod.spec.tolerations if tolerates_taint(t, taint)), None)
+                if used is None or used.toleration_seconds is not None:
                     evicted.append(pod)
                     break
         for pod in evicted:
