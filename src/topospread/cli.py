@@ -6,6 +6,7 @@ traceback).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import tempfile
@@ -24,8 +25,12 @@ from topospread.errors import ManifestError, TopospreadError
 
 if TYPE_CHECKING:
     from topospread.analysis.design import RedisPlan
+    from topospread.analysis.timeline import StepReport
     from topospread.analysis.verify import VerifyProgress
     from topospread.simulator.scenario import Scenario
+
+# Timelines with at least this many steps (the initial state included) show progress.
+PROGRESS_MIN_STEPS = 5
 
 app = typer.Typer(
     name="topospread",
@@ -509,6 +514,61 @@ def design_spread_command(
         typer.echo(spread_text(plan), nl=False, err=output is DesignFormat.yaml)
     if constraint is None:
         raise typer.Exit(1)
+
+
+class SimulateFormat(StrEnum):
+    text = "text"
+    json = "json"
+
+
+@app.command("simulate")
+def simulate_command(
+    scenario: Annotated[
+        Path,
+        typer.Argument(help="A timeline scenario {nodes, nodeGroups, objects, config, timeline}."),
+    ],
+    output: Annotated[SimulateFormat, typer.Option("--output", "-o")] = SimulateFormat.text,
+    seed: Annotated[
+        int, typer.Option(help="Seed for controllers' names and the scheduler's tie-breaks.")
+    ] = 0,
+    zone_key: Annotated[
+        str | None, typer.Option(help="Node label to group the topology drawing by.")
+    ] = None,
+) -> None:
+    """Replay a timeline (scale, rollout, drain, taint, zone outage, new nodes, ...): after
+    each step, controllers and scheduler run until nothing changes; report placements,
+    Pending pods and each workload's spread and violated constraints."""
+    from topospread.analysis.timeline import simulate
+    from topospread.render.timeline import timeline_json, timeline_text
+    from topospread.simulator.timeline import load_timeline
+
+    loaded = load_timeline(scenario)
+    with _progress(len(loaded.steps) + 1) as on_step:
+        report = simulate(loaded, seed=seed, on_step=on_step)
+    for warning in report.warnings:
+        typer.echo(f"topospread: warning: {warning}", err=True)
+    if output is SimulateFormat.json:
+        typer.echo(timeline_json(report))
+    else:
+        typer.echo(timeline_text(report, zone_key=zone_key))
+
+
+@contextlib.contextmanager
+def _progress(total: int) -> Iterator[Callable[[StepReport, int], None] | None]:
+    """A rich progress bar on stderr for long timelines, only when stderr is a terminal."""
+    if total < PROGRESS_MIN_STEPS or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import Progress
+
+    with Progress(console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task("simulating", total=total)
+
+        def advance(step: StepReport, _total: int) -> None:
+            progress.update(task, advance=1, description=f"step {step.index}: {step.name}")
+
+        yield advance
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -17,7 +17,7 @@ invalid object stops the run with one message naming the file, the object and th
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -157,7 +157,7 @@ class ScenarioBuilder:
             kinds = ", ".join(f"{k} ({n})" for k, n in sorted(self.ignored.items()))
             warnings.append(f"ignored objects of kinds the scheduler does not read: {kinds}")
         nodes = self._check_nodes()
-        priorities = _priority_classes(o for _, o in self.objects if isinstance(o, PriorityClass))
+        priorities = priority_classes(o for _, o in self.objects if isinstance(o, PriorityClass))
         seen: dict[str, str] = {}
         pods = [
             self._admit(where, pod, priorities, seen, nodes_by_name=nodes)
@@ -176,15 +176,8 @@ class ScenarioBuilder:
     def _check_nodes(self) -> dict[str, Node]:
         nodes: dict[str, Node] = {}
         for where, raw in self.nodes:
-            node = default_node(raw)
-            name = node.metadata.name
-            label = f"{where} (Node {name})"
-            errors = validate_node(node)
-            if errors:
-                raise ValidationError(f"{label}: {errors[0]}")
-            if name in nodes:
-                raise ValidationError(f'{label}: metadata.name: Duplicate value: "{name}"')
-            nodes[name] = node
+            node = admit_node(raw, where, nodes)
+            nodes[node.metadata.name] = node
         return nodes
 
     def _admit(
@@ -197,11 +190,7 @@ class ScenarioBuilder:
         nodes_by_name: Mapping[str, Node] | None = None,
     ) -> Pod:
         label = f"{where} (Pod {pod.metadata.namespace}/{pod.metadata.name})"
-        pod = prepare_for_create(default_pod(pod))
-        pod = _admit_priority(pod, priorities, label)
-        errors = validate_pod(pod)
-        if errors:
-            raise ValidationError(f"{label}: {errors[0]}")
+        pod = admit_pod(pod, priorities, label)
         key = f"{pod.metadata.namespace}/{pod.metadata.name}"
         if key in seen:
             raise ValidationError(
@@ -216,7 +205,33 @@ class ScenarioBuilder:
         return pod
 
 
-def _priority_classes(classes: Iterable[PriorityClass]) -> dict[str, PriorityClass | int]:
+def admit_node(raw: Node, where: str, existing: Container[str] = ()) -> Node:
+    """The node as the API server stores it: defaulted and validated, its name not among
+    ``existing``; a ValidationError naming ``where``, the node and the field otherwise."""
+    node = default_node(raw)
+    name = node.metadata.name
+    label = f"{where} (Node {name})"
+    errors = validate_node(node)
+    if errors:
+        raise ValidationError(f"{label}: {errors[0]}")
+    if name in existing:
+        raise ValidationError(f'{label}: metadata.name: Duplicate value: "{name}"')
+    return node
+
+
+def admit_pod(pod: Pod, priorities: Mapping[str, PriorityClass | int], label: str) -> Pod:
+    """The pod as the API server stores it on create: defaulted, matchLabelKeys merged into its
+    selectors, priority resolved; a ValidationError prefixed with ``label`` if it is invalid."""
+    pod = prepare_for_create(default_pod(pod))
+    pod = _admit_priority(pod, priorities, label)
+    errors = validate_pod(pod)
+    if errors:
+        raise ValidationError(f"{label}: {errors[0]}")
+    return pod
+
+
+def priority_classes(classes: Iterable[PriorityClass]) -> dict[str, PriorityClass | int]:
+    """PriorityClasses by name, the system classes included (values for those)."""
     out: dict[str, PriorityClass | int] = dict(SYSTEM_PRIORITY_CLASSES)
     for pc in classes:
         out[pc.metadata.name] = pc
@@ -254,12 +269,15 @@ def _admit_priority(pod: Pod, classes: Mapping[str, PriorityClass | int], label:
     return msgspec.structs.replace(pod, spec=spec)
 
 
-def _list_of(doc: Mapping[str, Any], key: str, source: str) -> Sequence[Any]:
+def list_of(
+    doc: Mapping[str, Any], key: str, source: str, what: str = "manifests"
+) -> Sequence[Any]:
+    """The list under ``key`` of a scenario document ([] when absent)."""
     value = doc.get(key)
     if value is None:
         return []
     if not isinstance(value, list):
-        raise ManifestError(f"{source}: {key}: expected a list of manifests")
+        raise ManifestError(f"{source}: {key}: expected a list of {what}")
     return value
 
 
@@ -285,13 +303,13 @@ def load_scenario(
     if unknown:
         raise ManifestError(f"{path}: unknown key {unknown[0]!r}; a scenario has {names}")
     b = ScenarioBuilder()
-    for i, raw in enumerate(_list_of(doc, "nodes", str(path))):
+    for i, raw in enumerate(list_of(doc, "nodes", str(path))):
         b.add(decode_object(raw, Node, f"{path}: nodes[{i}]"), f"{path}: nodes[{i}]")
     for key, queue in (("pods", False), ("queue", True)):
-        for i, raw in enumerate(_list_of(doc, key, str(path))):
+        for i, raw in enumerate(list_of(doc, key, str(path))):
             where = f"{path}: {key}[{i}]"
             b.add(decode_object(raw, Pod, where), where, queue=queue)
-    for i, raw in enumerate(_list_of(doc, "objects", str(path))):
+    for i, raw in enumerate(list_of(doc, "objects", str(path))):
         where = f"{path}: objects[{i}]"
         for obj in decode_manifests(raw, where):
             b.add(obj, where)
