@@ -602,9 +602,9 @@ def test_applying_a_changed_deployment_rolls_it_out_and_scales_it() -> None:
 
 
 def test_progress_is_shown_only_on_a_terminal() -> None:
-    from topospread.cli import _progress
+    from topospread.cli import _simulate_progress
 
-    with _progress(50) as on_step:  # pytest captures stderr: not a terminal
+    with _simulate_progress(50) as on_step:  # pytest captures stderr: not a terminal
         assert on_step is None
 
 

@@ -18,7 +18,7 @@ import itertools
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
@@ -43,6 +43,17 @@ from topospread.labels.selector import SelectorError, label_selector_as_selector
 from topospread.plugins.podtopologyspread.common import NAME as POD_TOPOLOGY_SPREAD
 from topospread.plugins.queuesort import PrioritySort, pod_priority
 from topospread.simulator.fastpath import FastPath
+
+# kube-scheduler lists and watches pods with the field selector
+# status.phase!=Succeeded,status.phase!=Failed (newPodInformer, pkg/scheduler/scheduler.go): a
+# pod in a terminal phase is neither in its cache (it takes no resources, counts in no spread
+# domain) nor ever queued, though kubectl, the controllers and so our inputs still show it.
+TERMINAL_POD_PHASES: Final = frozenset({"Succeeded", "Failed"})
+
+
+def is_terminal(pod: Pod) -> bool:
+    """Whether the pod has finished (phase Succeeded or Failed): kube-scheduler never sees it."""
+    return pod.status.phase in TERMINAL_POD_PHASES
 
 
 @dataclass(slots=True)
@@ -223,6 +234,13 @@ class Scheduler:
     def add(self, pod: Pod) -> None:
         """Enqueue an unbound pod (Upstream: PriorityQueue.Add with PreEnqueue checks)."""
         key = f"{pod.metadata.namespace}/{pod.metadata.name}"
+        if is_terminal(pod):
+            self.ignored[key] = (
+                pod,
+                f"the pod is {pod.status.phase}: kube-scheduler does not watch pods in a "
+                "terminal phase",
+            )
+            return
         fwk = self.framework_for(pod)
         if fwk is None:
             self.ignored[key] = (
