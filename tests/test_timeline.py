@@ -602,9 +602,9 @@ def test_applying_a_changed_deployment_rolls_it_out_and_scales_it() -> None:
 
 
 def test_progress_is_shown_only_on_a_terminal() -> None:
-    from topospread.cli import _progress
+    from topospread.cli import _simulate_progress
 
-    with _progress(50) as on_step:  # pytest captures stderr: not a terminal
+    with _simulate_progress(50) as on_step:  # pytest captures stderr: not a terminal
         assert on_step is None
 
 
@@ -672,3 +672,23 @@ def test_the_first_toleration_of_a_no_execute_taint_decides_whether_a_pod_is_evi
     assert tainted.events == [
         "pool-a-1: tainted k (NoExecute); evicted 2 pods (default/goes, default/untolerated)"
     ]
+
+
+def test_a_stateful_set_rollout_replaces_pods_from_the_highest_ordinal_down() -> None:
+    patch = {"spec": {"containers": [{"name": "c", "image": "db:2"}]}}
+    doc = {
+        "nodeGroups": zones(1),
+        "objects": [stateful_set()],
+        "timeline": [{"rollout": {"workload": "statefulset/db", "patch": patch}}],
+    }
+    sim = Simulation(parse_timeline(doc, "t.yaml"))
+    sim.settle("t.yaml")
+    before = {k: p.metadata.labels["controller-revision-hash"] for k, p in sim.pods.items()}
+    sim.run_step(sim.scenario.steps[0])
+    settled = sim.settle("t.yaml")
+    after = {k: p.metadata.labels["controller-revision-hash"] for k, p in sim.pods.items()}
+    assert sorted(after) == sorted(before) == ["default/db-0", "default/db-1", "default/db-2"]
+    assert len(set(before.values())) == len(set(after.values())) == 1 and before != after
+    assert settled.deleted == ["default/db-2", "default/db-1", "default/db-0"]
+    assert all(p.spec.containers[0].image == "db:2" for p in sim.pods.values())
+    assert sim.sts_current == {}  # the update revision is current now

@@ -6,7 +6,6 @@ traceback).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
 import tempfile
@@ -543,7 +542,7 @@ def simulate_command(
     from topospread.simulator.timeline import load_timeline
 
     loaded = load_timeline(scenario)
-    with _progress(len(loaded.steps) + 1) as on_step:
+    with _simulate_progress(len(loaded.steps) + 1) as on_step:
         report = simulate(loaded, seed=seed, on_step=on_step)
     for warning in report.warnings:
         typer.echo(f"topospread: warning: {warning}", err=True)
@@ -553,8 +552,8 @@ def simulate_command(
         typer.echo(timeline_text(report, zone_key=zone_key))
 
 
-@contextlib.contextmanager
-def _progress(total: int) -> Iterator[Callable[[StepReport, int], None] | None]:
+@contextmanager
+def _simulate_progress(total: int) -> Iterator[Callable[[StepReport, int], None] | None]:
     """A rich progress bar on stderr for long timelines, only when stderr is a terminal."""
     if total < PROGRESS_MIN_STEPS or not sys.stderr.isatty():
         yield None
