@@ -660,7 +660,10 @@ def _bounded(
         if better is not None
         else f"no {what} maxSkew guarantees it with {domains} {unit}s"
     )
-    return Check(rule, False, (*reasons, f"so up to {bound} > {limit}: {advice}"), invariant)
+    # The least bound is not always reached (the controllers' order, the other constraints):
+    # say "not guaranteed", and leave "broken" to verify.
+    last = f"so up to {bound} > {limit} is not ruled out (verify tells if it is reached); {advice}"
+    return Check(rule, False, (*reasons, last), invariant)
 
 
 def _node(zone: str, index: int) -> dict[str, Any]:
