@@ -850,6 +850,11 @@ REDIS = ["design", "redis-cluster"]
             id="empty zone list",
         ),
         pytest.param(
+            [*REDIS, "--shards", "3", "--zones", "a,,b"],
+            'design: --zones: Invalid value: "": a zone name must not be empty',
+            id="an empty zone in the list",
+        ),
+        pytest.param(
             [*REDIS, "--shards", "3", "--zones", "a,b,a"],
             'design: --zones: Duplicate value: "a"',
             id="duplicate zones",
@@ -873,6 +878,11 @@ REDIS = ["design", "redis-cluster"]
             [*SPREAD, "--replicas", "6", "--domains", "3", "--max-fraction", "half"],
             'design: --max-fraction: Invalid value: "half": must be a fraction such as 0.5',
             id="bad fraction",
+        ),
+        pytest.param(
+            [*SPREAD[:-1], "bad key", "--replicas", "6", "--domains", "3", "--max-fraction", "1"],
+            'design: --topology-key: Invalid value: "bad key": name part must consist of',
+            id="bad topology key",
         ),
         pytest.param(
             [*SPREAD, "--replicas", "0", "--domains", "3", "--max-fraction", "0.5"],
