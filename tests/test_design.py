@@ -791,6 +791,13 @@ def test_verify_runs_verify_on_the_designs_scenario_and_takes_its_verdict(
     assert got == code
     assert fake.loaded == redis(3).scenario()
     assert out.endswith(f"VERIFY REPORT ok={ok}\n")
+    got, out, err = run(
+        ["design", "redis-cluster", "--shards", "3", "--zones", "a,b,c", "--verify", "-o", "json"],
+        capsys,
+    )
+    assert got == code
+    assert json.loads(out)["total"] == 6  # stdout stays JSON; the report is on stderr
+    assert err == f"VERIFY REPORT ok={ok}\n"
 
 
 def test_an_unsatisfiable_redis_design_exits_1_and_says_why(
