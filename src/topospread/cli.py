@@ -6,13 +6,15 @@ traceback).
 
 from __future__ import annotations
 
-import importlib
+import contextlib
 import json
 import sys
 import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -23,7 +25,12 @@ from topospread.errors import ManifestError, TopospreadError
 
 if TYPE_CHECKING:
     from topospread.analysis.design import RedisPlan
+    from topospread.analysis.timeline import StepReport
+    from topospread.analysis.verify import VerifyProgress
     from topospread.simulator.scenario import Scenario
+
+# Timelines with at least this many steps (the initial state included) show progress.
+PROGRESS_MIN_STEPS = 5
 
 app = typer.Typer(
     name="topospread",
@@ -92,9 +99,35 @@ class OutputFormat(StrEnum):
     yaml = "yaml"
 
 
+class ExplainFormat(StrEnum):
+    text = "text"
+    json = "json"
+    jsonl = "jsonl"
+
+
 class TieBreakOption(StrEnum):
     random = "random"
     name = "name"
+
+
+LiveOption = Annotated[
+    bool,
+    typer.Option(
+        "--live", help="Read a live cluster (read-only): the default kubeconfig's current context."
+    ),
+]
+KubeconfigOption = Annotated[
+    str | None,
+    typer.Option(
+        "--kubeconfig", metavar="PATH", help="Read the live cluster of this kubeconfig (read-only)."
+    ),
+]
+ContextOption = Annotated[
+    str | None,
+    typer.Option(
+        "--context", metavar="NAME", help="The kubeconfig context to read (default: current)."
+    ),
+]
 
 
 def _load_inputs(
@@ -103,19 +136,36 @@ def _load_inputs(
     pods: list[Path] | None,
     objects: list[Path] | None,
     config: Path | None,
+    *,
+    live: bool = False,
+    kubeconfig: str | None = None,
+    context: str | None = None,
 ) -> Scenario:
-    from topospread.simulator.scenario import load_config, load_manifest_files, load_scenario
+    from topospread.simulator.scenario import (
+        load_config,
+        load_live_scenario,
+        load_manifest_files,
+        load_scenario,
+    )
 
     files = [*(nodes or []), *(pods or []), *(objects or [])]
+    from_cluster = live or kubeconfig is not None or context is not None
+    if sum((scenario is not None, bool(files), from_cluster)) > 1:
+        raise ManifestError(
+            "give one input: a SCENARIO file, --nodes/--pods/--objects files, "
+            "or a live cluster (--live, --kubeconfig, --context)"
+        )
     if scenario is not None:
-        if files:
-            raise ManifestError("give either a SCENARIO file or --nodes/--pods/--objects, not both")
         loaded = load_scenario(scenario)
         if config is not None:
             loaded.config = load_config(config)
         return loaded
+    if from_cluster:
+        return load_live_scenario(kubeconfig, context, config)
     if not files:
-        raise ManifestError("nothing to schedule: give a SCENARIO file or --nodes and --pods files")
+        raise ManifestError(
+            "nothing to schedule: give a SCENARIO file, --nodes and --pods files, or --live"
+        )
     return load_manifest_files(files, config)
 
 
@@ -157,12 +207,17 @@ def schedule_command(
     zone_key: Annotated[
         str | None, typer.Option(help="Node label to group the topology drawing by.")
     ] = None,
+    live: LiveOption = False,
+    kubeconfig: KubeconfigOption = None,
+    context: ContextOption = None,
 ) -> None:
     """Place every queued pod as kube-scheduler would; show where each landed, or why not."""
     from topospread.render.report import cluster_yaml, human, jsonl
     from topospread.simulator.run import schedule
 
-    loaded = _load_inputs(scenario, nodes, pods, objects, config)
+    loaded = _load_inputs(
+        scenario, nodes, pods, objects, config, live=live, kubeconfig=kubeconfig, context=context
+    )
     for warning in loaded.warnings:
         typer.echo(f"topospread: warning: {warning}", err=True)
     run = schedule(
@@ -182,22 +237,117 @@ def schedule_command(
 
 @app.command("explain")
 def explain_command(
-    scenario: Annotated[Path, typer.Argument(help="A scenario document.")],
     pod: Annotated[str, typer.Option("--pod", help="The queued pod: name or namespace/name.")],
-    output: Annotated[OutputFormat, typer.Option("--output", "-o")] = OutputFormat.text,
+    scenario: Annotated[Path | None, typer.Argument(help="A scenario document.")] = None,
+    output: Annotated[
+        ExplainFormat, typer.Option("--output", "-o", help="text, json, or jsonl (one line).")
+    ] = ExplainFormat.text,
     seed: Annotated[int, typer.Option(help="Seed for choosing among equally good nodes.")] = 0,
+    live: LiveOption = False,
+    kubeconfig: KubeconfigOption = None,
+    context: ContextOption = None,
 ) -> None:
     """Explain one pod: every node's Filter and Score results, its spread domains and skews,
     and, when Pending, the smallest single changes that would let it schedule."""
     from topospread.analysis.explain import explain
     from topospread.render.explain import explanation_text
-    from topospread.simulator.scenario import load_scenario
 
-    result = explain(load_scenario(scenario), pod, seed=seed)
-    if output is OutputFormat.text:
+    loaded = _load_inputs(
+        scenario, None, None, None, None, live=live, kubeconfig=kubeconfig, context=context
+    )
+    result = explain(loaded, pod, seed=seed)
+    if output is ExplainFormat.text:
         typer.echo(explanation_text(result))
     else:
-        typer.echo(json.dumps(result.to_json(), indent=None if output is OutputFormat.jsonl else 2))
+        typer.echo(
+            json.dumps(result.to_json(), indent=None if output is ExplainFormat.jsonl else 2)
+        )
+
+
+class VerifyFormat(StrEnum):
+    text = "text"
+    json = "json"
+
+
+@app.command("verify")
+def verify_command(
+    scenario: Annotated[
+        Path,
+        typer.Argument(help="A verify scenario: the schedule keys plus workloads, invariants."),
+    ],
+    any_feasible: Annotated[
+        bool,
+        typer.Option(
+            "--any-feasible",
+            help="Branch over every feasible node, not only the best-scoring ones.",
+        ),
+    ] = False,
+    max_states: Annotated[
+        int | None,
+        typer.Option(
+            "--max-states", min=1, help="State budget before falling back [default: 200000]."
+        ),
+    ] = None,
+    samples: Annotated[
+        int | None,
+        typer.Option(min=0, help="Random complete orders to try past the budget [default: 1000]."),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed for the random sampling.")] = 0,
+    output: Annotated[VerifyFormat, typer.Option("--output", "-o")] = VerifyFormat.text,
+    zone_key: Annotated[
+        str | None, typer.Option(help="Node label to group the topology drawing by.")
+    ] = None,
+) -> None:
+    """Prove that no scheduling order deadlocks or breaks an invariant, or show the shortest
+    counterexample. Exit 0 when proven (or nothing found by a bounded run, which says it is not
+    a proof), 1 when a counterexample is found."""
+    from topospread.analysis.verify import (
+        DEFAULT_MAX_STATES,
+        DEFAULT_SAMPLES,
+        load_verify_scenario,
+        verify,
+    )
+    from topospread.render.verify import verify_text
+
+    loaded = load_verify_scenario(scenario)
+    for warning in loaded.scenario.warnings:
+        typer.echo(f"topospread: warning: {warning}", err=True)
+    with _verify_progress() as progress:
+        result = verify(
+            loaded,
+            any_feasible=any_feasible,
+            max_states=DEFAULT_MAX_STATES if max_states is None else max_states,
+            samples=DEFAULT_SAMPLES if samples is None else samples,
+            seed=seed,
+            progress=progress,
+        )
+    if output is VerifyFormat.json:
+        typer.echo(json.dumps(result.to_json(), indent=2))
+    else:
+        typer.echo(verify_text(result, zone_key=zone_key))
+    if not result.ok:
+        raise typer.Exit(1)
+
+
+@contextmanager
+def _verify_progress() -> Iterator[Callable[[VerifyProgress], None] | None]:
+    """A status line on stderr while the search runs, only when stderr is a terminal."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+
+    with Console(stderr=True).status("verifying") as status:
+
+        def update(p: VerifyProgress) -> None:
+            if p.phase == "search":
+                status.update(
+                    f"searching: {p.states} states, depth {p.depth}, {p.frontier} to expand"
+                )
+            else:
+                status.update(f"state budget reached; sampling: {p.samples} random orders")
+
+        yield update
 
 
 design_app = typer.Typer(
@@ -293,29 +443,20 @@ def _write(path: Path, text: str) -> None:
 
 def _verify_design(plan: RedisPlan, scenario: Path | None, *, to_stderr: bool) -> None:
     """Run ``verify`` on the design's scenario (the --scenario file, or a temporary one), print
-    its report, and exit 1 when it found a counterexample.
-
-    MERGE: the single call site of `design --verify`. It uses the verify API as specified
-    (load_verify_scenario, verify, VerifyResult.ok, render.verify.verify_text) through
-    importlib because wip-verify lands separately; once merged, import them directly.
-    """
+    its report, and exit 1 when it found a counterexample."""
+    from topospread.analysis.verify import load_verify_scenario, verify
     from topospread.render.design import scenario_yaml
+    from topospread.render.verify import verify_text
 
-    try:
-        verify_api: Any = importlib.import_module("topospread.analysis.verify")
-        render_api: Any = importlib.import_module("topospread.render.verify")
-    except ImportError as err:
-        raise TopospreadError(
-            "--verify: verify is not available in this build; write the scenario with "
-            "--scenario FILE and check it with `topospread verify FILE`"
-        ) from err
     with tempfile.TemporaryDirectory(prefix="topospread-design-") as tmp:
         path = scenario
         if path is None:
             path = Path(tmp) / "scenario.yaml"
             _write(path, scenario_yaml(plan))
-        result = verify_api.verify(verify_api.load_verify_scenario(path))
-    typer.echo(render_api.verify_text(result), err=to_stderr)
+        loaded = load_verify_scenario(path)
+    with _verify_progress() as progress:
+        result = verify(loaded, progress=progress)
+    typer.echo(verify_text(result), err=to_stderr)
     if not result.ok:
         raise typer.Exit(1)
 
@@ -374,6 +515,61 @@ def design_spread_command(
         typer.echo(spread_text(plan), nl=False, err=output is DesignFormat.yaml)
     if constraint is None:
         raise typer.Exit(1)
+
+
+class SimulateFormat(StrEnum):
+    text = "text"
+    json = "json"
+
+
+@app.command("simulate")
+def simulate_command(
+    scenario: Annotated[
+        Path,
+        typer.Argument(help="A timeline scenario {nodes, nodeGroups, objects, config, timeline}."),
+    ],
+    output: Annotated[SimulateFormat, typer.Option("--output", "-o")] = SimulateFormat.text,
+    seed: Annotated[
+        int, typer.Option(help="Seed for controllers' names and the scheduler's tie-breaks.")
+    ] = 0,
+    zone_key: Annotated[
+        str | None, typer.Option(help="Node label to group the topology drawing by.")
+    ] = None,
+) -> None:
+    """Replay a timeline (scale, rollout, drain, taint, zone outage, new nodes, ...): after
+    each step, controllers and scheduler run until nothing changes; report placements,
+    Pending pods and each workload's spread and violated constraints."""
+    from topospread.analysis.timeline import simulate
+    from topospread.render.timeline import timeline_json, timeline_text
+    from topospread.simulator.timeline import load_timeline
+
+    loaded = load_timeline(scenario)
+    with _progress(len(loaded.steps) + 1) as on_step:
+        report = simulate(loaded, seed=seed, on_step=on_step)
+    for warning in report.warnings:
+        typer.echo(f"topospread: warning: {warning}", err=True)
+    if output is SimulateFormat.json:
+        typer.echo(timeline_json(report))
+    else:
+        typer.echo(timeline_text(report, zone_key=zone_key))
+
+
+@contextlib.contextmanager
+def _progress(total: int) -> Iterator[Callable[[StepReport, int], None] | None]:
+    """A rich progress bar on stderr for long timelines, only when stderr is a terminal."""
+    if total < PROGRESS_MIN_STEPS or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import Progress
+
+    with Progress(console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task("simulating", total=total)
+
+        def advance(step: StepReport, _total: int) -> None:
+            progress.update(task, advance=1, description=f"step {step.index}: {step.name}")
+
+        yield advance
 
 
 def main(argv: list[str] | None = None) -> None:
