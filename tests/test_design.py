@@ -4,6 +4,7 @@ manifests against the project's own validation and scheduler, and the command li
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -188,6 +189,42 @@ def test_an_impossible_spread_design_says_what_would_make_it_fit() -> None:
     assert design_spread(spread(12, 3, "1/3")).max_skew == 1
 
 
+@settings(max_examples=150, deadline=None)
+@given(
+    replicas=st.integers(min_value=1, max_value=30),
+    domains=st.integers(min_value=1, max_value=6),
+    numerator=st.integers(min_value=1, max_value=6),
+    denominator=st.integers(min_value=1, max_value=6),
+    strict=st.booleans(),
+)
+def test_every_remedy_offered_for_an_impossible_spread_really_fits(
+    replicas: int, domains: int, numerator: int, denominator: int, strict: bool
+) -> None:
+    fraction = Fraction(min(numerator, denominator), denominator)
+    design = SpreadDesign(
+        selector={"app": "web"},
+        topology_key=LABEL_TOPOLOGY_ZONE,
+        replicas=replicas,
+        domains=domains,
+        max_fraction=fraction,
+        strict=strict,
+    )
+    plan = design_spread(design)
+    if plan.max_skew is not None:
+        return
+    offered = 0
+    for note in plan.notes:
+        words = note.split()
+        if note.startswith("with ") and words[4] == "domains":
+            offered += 1
+            assert design_spread(replace(design, domains=int(words[1]))).max_skew is not None
+        elif note.startswith("with ") and words[2] == "replicas":
+            offered += 1
+            assert design_spread(replace(design, replicas=int(words[1]))).max_skew is not None
+    if plan.max_per_domain >= 1:
+        assert offered >= 1  # more domains always help while a domain may hold a pod
+
+
 def test_a_fraction_below_the_average_domain_cannot_be_fixed_with_replicas() -> None:
     plan = design_spread(spread(9, 3, "1/4"))
     assert plan.max_skew is None
@@ -317,7 +354,10 @@ def test_more_nodes_per_zone_leave_the_zone_limit_to_the_zone_max_skew_which_is_
     plan = redis(3, nodes_per_zone=4)
     zone = plan.checks[1]
     assert not zone.holds
-    assert zone.reasons[-1] == "so up to 3 > 2: zone maxSkew 1 would guarantee it"
+    assert zone.reasons[-1] == (
+        "so up to 3 > 2 is not ruled out (verify tells if it is reached); "
+        "zone maxSkew 1 would guarantee it"
+    )
     # A placement the constraints allow, 3 + 2 + 1 pods, each step within maxSkew 2:
     assert reachable_worst(6, 3, 2) == 3
 
@@ -351,6 +391,79 @@ def test_less_than_half_per_zone_over_three_zones_needs_enough_pods() -> None:
         "3 zones × at most 1 pods each hold 3 < 4 pods: some pods can never be placed",
     )
     assert redis(2, relaxed=True).satisfiable
+
+
+def reachable_redis_max(plan: RedisPlan) -> tuple[int, int]:
+    """The most pods one node and one zone hold in any state reachable by placing the pods in
+    any order on any node the hard constraints allow: both DoNotSchedule spreads (skew against
+    the global minimum) and the shard anti-affinity. Any order is more than the controllers
+    allow, so this is an upper bound on what verify can reach."""
+    zones = [zone for zone in plan.design.zones for _ in range(plan.nodes_per_zone)]
+    anti_on_zone = plan.anti_affinity_key == LABEL_TOPOLOGY_ZONE
+    start = (tuple(() for _ in zones), (plan.pods_per_shard,) * plan.design.shards)
+    seen = {start}
+    frontier = [start]
+    most_node = most_zone = 0
+    while frontier:
+        nodes, left = frontier.pop()
+        per_zone: dict[str, int] = {}
+        for zone, pods in zip(zones, nodes, strict=True):
+            per_zone[zone] = per_zone.get(zone, 0) + len(pods)
+        most_node = max(most_node, *(len(p) for p in nodes))
+        most_zone = max(most_zone, *per_zone.values())
+        low_node = min(len(p) for p in nodes)
+        low_zone = min(per_zone.values())
+        for shard, count in enumerate(left):
+            if not count:
+                continue
+            for i, (zone, pods) in enumerate(zip(zones, nodes, strict=True)):
+                if len(pods) + 1 - low_node > plan.hostname_max_skew:
+                    continue
+                zone_skew = plan.zone_max_skew
+                if zone_skew is not None and per_zone[zone] + 1 - low_zone > zone_skew:
+                    continue
+                peers = (
+                    [p for z, p in zip(zones, nodes, strict=True) if z == zone]
+                    if anti_on_zone
+                    else [pods]
+                )
+                if any(shard in p for p in peers):
+                    continue
+                placed = tuple(sorted((*pods, shard)))
+                state = (
+                    (*nodes[:i], placed, *nodes[i + 1 :]),
+                    (*left[:shard], count - 1, *left[shard + 1 :]),
+                )
+                if state not in seen:
+                    seen.add(state)
+                    frontier.append(state)
+    return most_node, most_zone
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    shards=st.integers(min_value=1, max_value=3),
+    replicas=st.integers(min_value=0, max_value=2),
+    zones=st.integers(min_value=1, max_value=3),
+    nodes_per_zone=st.integers(min_value=1, max_value=3),
+    relaxed=st.booleans(),
+)
+def test_a_rule_reported_as_guaranteed_holds_in_every_reachable_placement(
+    shards: int, replicas: int, zones: int, nodes_per_zone: int, relaxed: bool
+) -> None:
+    plan = redis(
+        shards,
+        ABC[:zones],
+        replicas=replicas,
+        relaxed=relaxed,
+        nodes_per_zone=nodes_per_zone,
+    )
+    most_node, most_zone = reachable_redis_max(plan)
+    node_check = plan.checks[0]
+    if node_check.holds:
+        assert most_node <= plan.node_limit
+    if plan.zone_limit is not None and plan.checks[1].holds:
+        assert most_zone <= plan.zone_limit
 
 
 # ---------------------------------------------------------------------------------------------
@@ -660,6 +773,16 @@ def test_verify_reads_the_scenario_file_it_wrote(
     assert yaml.safe_load(path.read_text()) == redis(2, zones=("a", "b"), relaxed=True).scenario()
 
 
+def test_after_json_output_the_verify_report_goes_to_stderr(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["design", "redis-cluster", "--shards", "3", "--zones", "a,b,c", "--relaxed"]
+    got, out, err = run([*argv, "--verify", "-o", "json"], capsys)
+    assert got == 0
+    assert json.loads(out)["hostnameMaxSkew"] == 2  # stdout stays one JSON document
+    assert "PROVED: every scheduling order binds every pod" in err
+
+
 def test_an_unsatisfiable_redis_design_exits_1_and_says_why(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -717,6 +840,11 @@ REDIS = ["design", "redis-cluster"]
             id="empty zone list",
         ),
         pytest.param(
+            [*REDIS, "--shards", "3", "--zones", "a,,b"],
+            'design: --zones: Invalid value: "": a zone name must not be empty',
+            id="an empty zone in the list",
+        ),
+        pytest.param(
             [*REDIS, "--shards", "3", "--zones", "a,b,a"],
             'design: --zones: Duplicate value: "a"',
             id="duplicate zones",
@@ -740,6 +868,11 @@ REDIS = ["design", "redis-cluster"]
             [*SPREAD, "--replicas", "6", "--domains", "3", "--max-fraction", "half"],
             'design: --max-fraction: Invalid value: "half": must be a fraction such as 0.5',
             id="bad fraction",
+        ),
+        pytest.param(
+            [*SPREAD[:-1], "bad key", "--replicas", "6", "--domains", "3", "--max-fraction", "1"],
+            'design: --topology-key: Invalid value: "bad key": name part must consist of',
+            id="bad topology key",
         ),
         pytest.param(
             [*SPREAD, "--replicas", "0", "--domains", "3", "--max-fraction", "0.5"],

@@ -427,7 +427,8 @@ def design_redis_command(
     if scenario is not None:
         _write(scenario, scenario_yaml(plan))
     if verify:
-        _verify_design(plan, scenario)
+        # After JSON or bare manifests the report goes to stderr, keeping stdout parseable.
+        _verify_design(plan, scenario, to_stderr=output is not DesignFormat.text)
     if not plan.satisfiable:
         raise typer.Exit(1)
 
@@ -439,7 +440,7 @@ def _write(path: Path, text: str) -> None:
         raise ManifestError(f"{path}: cannot write the scenario: {err.strerror}") from err
 
 
-def _verify_design(plan: RedisPlan, scenario: Path | None) -> None:
+def _verify_design(plan: RedisPlan, scenario: Path | None, *, to_stderr: bool) -> None:
     """Run ``verify`` on the design's scenario (the --scenario file, or a temporary one), print
     its report, and exit 1 when it found a counterexample."""
     from topospread.analysis.verify import load_verify_scenario, verify
@@ -454,7 +455,7 @@ def _verify_design(plan: RedisPlan, scenario: Path | None) -> None:
         loaded = load_verify_scenario(path)
     with _verify_progress() as progress:
         result = verify(loaded, progress=progress)
-    typer.echo(verify_text(result))
+    typer.echo(verify_text(result), err=to_stderr)
     if not result.ok:
         raise typer.Exit(1)
 
