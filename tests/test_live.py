@@ -502,6 +502,48 @@ def test_a_live_cluster_and_files_together_are_refused(
     assert not [c for c in server.calls if c[0] != "config"]
 
 
+@pytest.fixture
+def outage(tmp_path: Path) -> Path:
+    """A timeline with no cluster of its own: zone-a goes dark."""
+    path = tmp_path / "outage.yaml"
+    path.write_text("timeline:\n- {name: zone-a goes dark, loseZone: zone-a}\n")
+    return path
+
+
+def test_simulate_replays_a_timeline_on_a_live_cluster_as_on_its_saved_file(
+    server: FakeServer, kubectl_file: Path, outage: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, from_cluster, _ = run(["simulate", str(outage), "--live", "-o", "json"], capsys)
+    assert code == 0
+    code, from_file, _ = run(
+        ["simulate", str(outage), "--cluster", str(kubectl_file), "-o", "json"], capsys
+    )
+    assert code == 0
+    assert from_cluster == from_file
+    start, lost = json.loads(from_cluster)["steps"]
+    # The cluster's bound pods keep their nodes; the Succeeded one is invisible, as it is to
+    # kube-scheduler; the queued ones are placed.
+    assert (start["bound"]["shop/web-1"], start["bound"]["shop/web-2"]) == ("node-a1", "node-a2")
+    assert "shop/web-3" not in start["bound"] and "shop/web-3" not in start["pending"]
+    assert {"shop/web-4", "shop/web-5"} <= set(start["placed"])
+    # Then the outage evicts zone-a's pods: nothing is left bound there.
+    assert not {k for k, node in lost["bound"].items() if node in ("node-a1", "node-a2")}
+    api_calls = [method for api, method, _ in server.calls if api.endswith("V1Api")]
+    assert api_calls == [r.method for r in live.RESOURCES]  # one read, list calls only
+
+
+def test_simulate_takes_its_cluster_from_files_or_live_not_both(
+    server: FakeServer, kubectl_file: Path, outage: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["simulate", str(outage), "--live", "--cluster", str(kubectl_file)]
+    code, _, err = run(argv, capsys)
+    assert code == 2
+    assert err == (
+        "topospread: error: give the starting cluster either as --cluster files or live "
+        "(--live, --kubeconfig, --context), not both\n"
+    )
+
+
 # ---------------------------------------------------------------------------------------------
 # Errors: one line, exit code 2
 

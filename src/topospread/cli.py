@@ -534,15 +534,48 @@ def simulate_command(
     zone_key: Annotated[
         str | None, typer.Option(help="Node label to group the topology drawing by.")
     ] = None,
+    cluster: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--cluster",
+            metavar="FILE",
+            help="Start from this cluster: `kubectl get nodes,pods,... -A -o yaml|json` output.",
+        ),
+    ] = None,
+    live: LiveOption = False,
+    kubeconfig: KubeconfigOption = None,
+    context: ContextOption = None,
 ) -> None:
     """Replay a timeline (scale, rollout, drain, taint, zone outage, new nodes, ...): after
     each step, controllers and scheduler run until nothing changes; report placements,
-    Pending pods and each workload's spread and violated constraints."""
+    Pending pods and each workload's spread and violated constraints. With --cluster files or
+    a live cluster, the timeline starts from that cluster (read-only)."""
     from topospread.analysis.timeline import simulate
     from topospread.render.timeline import timeline_json, timeline_text
-    from topospread.simulator.timeline import load_timeline
+    from topospread.simulator.timeline import load_timeline, with_cluster
 
     loaded = load_timeline(scenario)
+    if cluster and (live or kubeconfig is not None or context is not None):
+        raise ManifestError(
+            "give the starting cluster either as --cluster files or live "
+            "(--live, --kubeconfig, --context), not both"
+        )
+    if cluster:
+        from topospread.api.loader import load_manifests
+
+        loaded = with_cluster(
+            loaded,
+            (
+                (f"{path}: object {i + 1}", obj)
+                for path in cluster
+                for i, obj in enumerate(load_manifests(path))
+            ),
+        )
+    elif live or kubeconfig is not None or context is not None:
+        from topospread.cluster.live import read_cluster
+
+        found = read_cluster(kubeconfig, context)
+        loaded = with_cluster(loaded, ((found.source, obj) for obj in found.objects))
     with _simulate_progress(len(loaded.steps) + 1) as on_step:
         report = simulate(loaded, seed=seed, on_step=on_step)
     for warning in report.warnings:

@@ -27,6 +27,7 @@ from topospread.framework.runtime import Registry
 from topospread.plugins.podtopologyspread.common import NAME as POD_TOPOLOGY_SPREAD
 from topospread.plugins.podtopologyspread.filtering import Filtering, PreFilterState
 from topospread.simulator.controllers.common import get_controller_of
+from topospread.simulator.scheduler import is_terminal
 from topospread.simulator.timeline import (
     Settled,
     Simulation,
@@ -187,10 +188,9 @@ def _step_name(step: Step) -> str:
 def _report(
     sim: Simulation, index: int, name: str, action: str, events: list[str], settled: Settled
 ) -> StepReport:
-    bound = {k: p.spec.node_name for k, p in sorted(sim.pods.items()) if p.spec.node_name}
-    pending = {
-        k: sim.pending_message(p) for k, p in sorted(sim.pods.items()) if not p.spec.node_name
-    }
+    live = [(k, p) for k, p in sorted(sim.pods.items()) if not is_terminal(p)]
+    bound = {k: p.spec.node_name for k, p in live if p.spec.node_name}
+    pending = {k: sim.pending_message(p) for k, p in live if not p.spec.node_name}
     if not settled.settled:
         events = [
             *events,
@@ -235,8 +235,9 @@ def _workload(sim: Simulation, name: str, desired: int | None, pods: list[Pod]) 
         if members[0].spec.topology_spread_constraints:
             constraints += _spread(sim, members)
     constraints.sort(key=lambda c: (c.view.index, c.revisions))
-    running = sum(1 for p in pods if p.spec.node_name)
-    return WorkloadReport(name, desired, running, len(pods) - running, constraints)
+    active = [p for p in pods if not is_terminal(p)]
+    running = sum(1 for p in active if p.spec.node_name)
+    return WorkloadReport(name, desired, running, len(active) - running, constraints)
 
 
 def _revision(pod: Pod) -> str:

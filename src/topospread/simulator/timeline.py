@@ -26,6 +26,7 @@ every pod for ``node.kubernetes.io/unreachable:NoExecute``), so those pods are e
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -86,7 +87,7 @@ from topospread.simulator.controllers.common import (
 )
 from topospread.simulator.controllers.statefulset import get_pod_revision, revision_name
 from topospread.simulator.scenario import admit_node, admit_pod, list_of, priority_classes
-from topospread.simulator.scheduler import Scheduler
+from topospread.simulator.scheduler import Scheduler, is_terminal
 from topospread.taints import tolerates_taint
 
 MAX_ROUNDS: Final = 200
@@ -231,6 +232,21 @@ def parse_timeline(doc: Mapping[str, Any], source: str) -> TimelineScenario:
         for i, raw in enumerate(list_of(doc, "timeline", source, "steps"))
     ]
     return TimelineScenario(source, nodes, groups, objects, config, steps)
+
+
+def with_cluster(
+    scenario: TimelineScenario, objects: Iterable[tuple[str, Any]]
+) -> TimelineScenario:
+    """The timeline replayed on a given cluster: ``objects`` (each with where it came from: a
+    saved ``kubectl get`` file or a live cluster) come before the scenario's own nodes and
+    objects, so its bound pods keep their nodes and its workloads adopt their pods."""
+    nodes: list[tuple[str, Node]] = []
+    rest: list[tuple[str, Any]] = []
+    for where, obj in objects:
+        (nodes if isinstance(obj, Node) else rest).append((where, obj))
+    return dataclasses.replace(
+        scenario, nodes=[*nodes, *scenario.nodes], objects=[*rest, *scenario.objects]
+    )
 
 
 def _parse_group(raw: Any, where: str) -> NodeGroup:
@@ -648,7 +664,11 @@ class Simulation:
     def _create_pod(self, pod: Pod, where: str) -> Pod:
         label = f"{where} (Pod {pod.key})"
         admitted = add_default_toleration_seconds(admit_pod(pod, self._priorities(), label))
-        if admitted.spec.node_name:
+        if is_terminal(admitted):
+            # Finished (from a cluster or a saved file): controllers read it (a Job counts its
+            # succeeded pods), kube-scheduler never sees it; it holds no node's resources.
+            pass
+        elif admitted.spec.node_name:
             if admitted.spec.node_name not in self.cluster.infos:
                 raise ValidationError(
                     f'{label}: spec.nodeName: Not found: "{admitted.spec.node_name}": no such node'
