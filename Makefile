@@ -13,10 +13,9 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+# The schedule and explain commands have their own examples in README (examples/scenarios/).
 run: $(STAMP)
-	@$(BIN)/topospread schedule examples/scenarios/docs-two-constraints.yaml
-	@echo
-	@$(BIN)/topospread explain examples/scenarios/docs-conflicting-constraints.yaml --pod mypod
+	@$(BIN)/topospread simulate examples/simulations/zone-outage.yaml
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench

@@ -121,3 +121,106 @@ def test_random_manifests_decode_the_same_either_way(
     finally:
         loader.ryml = loader_ryml
     assert fast == slow
+
+
+# ---------------------------------------------------------------------------------------------
+# Large files: cut at item or document boundaries, decoded part by part (forked workers with
+# several cores). Tiny parts here make small texts take those paths.
+
+
+def kubectl_list(pods: list[dict[str, Any]]) -> str:
+    """A List as ``kubectl get pods -o yaml`` prints it: items at column 0, metadata after."""
+    body = yaml.safe_dump({"items": pods}, default_flow_style=False, sort_keys=True)
+    return f"apiVersion: v1\n{body}kind: List\nmetadata:\n  resourceVersion: ''\n"
+
+
+def pod_manifest(i: int, labels: dict[str, str]) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": f"p{i}", "namespace": "ns", "labels": labels},
+        "spec": {"nodeName": f"n{i % 3}", "containers": [{"name": "c", "image": "pause"}]},
+    }
+
+
+def stream(pods: list[dict[str, Any]]) -> str:
+    return yaml.safe_dump_all(pods, default_flow_style=False, explicit_start=True)
+
+
+@pytest.fixture(params=[1, 2], ids=["one core", "two cores"])
+def tiny_parts(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Parts of 300 bytes; records how many parts each fast-path call cut its text into."""
+    monkeypatch.setattr(loader, "_CHUNK_BYTES", 300)
+    monkeypatch.setattr(loader.os, "cpu_count", lambda: request.param)
+    counts: list[int] = []
+    split = loader._split_yaml
+
+    def spy(raw: bytes, parts: int) -> list[bytes] | None:
+        out = split(raw, parts)
+        counts.append(0 if out is None else len(out))
+        return out
+
+    monkeypatch.setattr(loader, "_split_yaml", spy)
+    return counts
+
+
+@pytest.mark.parametrize("form", [kubectl_list, stream], ids=["a kubectl List", "a stream"])
+def test_a_large_file_cut_in_parts_decodes_as_the_exact_path_does(
+    form: Any, tiny_parts: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = form([pod_manifest(i, {"app": "web", "i": str(i)}) for i in range(12)])
+    fast = outcome(text)
+    assert tiny_parts and tiny_parts[0] > 2, "the text was not cut"
+    assert len(fast) == 12 and [o["metadata"]["name"] for o in fast] == [f"p{i}" for i in range(12)]
+    assert fast == exact(text, monkeypatch)
+
+
+def test_one_risky_part_sends_the_whole_file_down_the_exact_path(
+    tiny_parts: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pods = [pod_manifest(i, {"app": "web"}) for i in range(12)]
+    text = kubectl_list(pods).replace("app: web", "app: yes", 1)  # YAML 1.1 reads a bool
+    assert loader._fast_yaml(text, "t.yaml") is None
+    assert outcome(text) == exact(text, monkeypatch)
+
+
+def test_files_that_are_not_cut_at_column_0_items_are_read_whole(
+    tiny_parts: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pods = [pod_manifest(i, {"app": "web"}) for i in range(12)]
+    indented = yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": pods}, indent=4)
+    indented = indented.replace("\n-", "\n  -")  # items indented under items:
+    assert outcome(indented) == exact(indented, monkeypatch)
+    assert tiny_parts == [0]
+
+
+def test_a_cut_inside_a_multi_line_quoted_scalar_never_changes_the_result(
+    tiny_parts: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pods = [pod_manifest(i, {"app": "web"}) for i in range(12)]
+    text = kubectl_list(pods).replace(
+        "  name: p3\n", '  name: p3\n  annotations:\n    note: "one\n- two"\n', 1
+    )
+    assert outcome(text) == exact(text, monkeypatch)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    labels=st.lists(st.dictionaries(st.sampled_from(["app", "yes", "1", "on"]), words), max_size=8),
+    part=st.integers(min_value=1, max_value=600),
+    as_stream=st.booleans(),
+)
+def test_random_lists_cut_anywhere_decode_the_same_either_way(
+    labels: list[dict[str, str]], part: int, as_stream: bool
+) -> None:
+    pods = [pod_manifest(i, ls) for i, ls in enumerate(labels)]
+    text = (stream if as_stream else kubectl_list)(pods) if pods else "apiVersion: v1\n"
+    saved = loader._CHUNK_BYTES, loader.ryml
+    try:
+        loader._CHUNK_BYTES = part
+        fast = outcome(text)
+        loader.ryml = None
+        slow = outcome(text)
+    finally:
+        loader._CHUNK_BYTES, loader.ryml = saved
+    assert fast == slow

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
+import yaml
 
 from topospread.analysis.explain import explain
 from topospread.api.types import Node, Pod, Taint
@@ -210,6 +211,18 @@ def test_explain_shows_domains_skews_and_verified_fixes() -> None:
     assert changes["raise topologySpreadConstraints[1].maxSkew (node) from 1 to 2"] == "node3"
 
 
+@pytest.mark.parametrize("form", ["json", "jsonl"])
+def test_explain_prints_the_same_document_as_indented_json_or_one_line(
+    form: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = SCENARIOS / "docs-conflicting-constraints.yaml"
+    run_cli(["explain", str(path), "--pod", "mypod", "-o", form])
+    out = capsys.readouterr().out
+    assert json.loads(out) == explain(load_scenario(path), "mypod").to_json()
+    lines = len(out.splitlines())
+    assert lines == 1 if form == "jsonl" else lines > 1
+
+
 def test_sampling_stops_at_enough_feasible_nodes_and_the_next_search_starts_after_them() -> None:
     nodes = [node(f"n{i:03d}") for i in range(200)]
     queue = [pod("first"), pod("second")]
@@ -237,3 +250,53 @@ def test_a_higher_priority_pod_preempts_and_the_report_names_the_victim() -> Non
     assert decisions[0].preempted == ["default/low"]
     # A successful preemption adds no PostFilter message to the attempt's FitError.
     assert decisions[0].message == "0/1 nodes are available: 1 Insufficient cpu."
+
+
+def finished(p: Pod, phase: str) -> Pod:
+    return msgspec.structs.replace(p, status=msgspec.structs.replace(p.status, phase=phase))
+
+
+SPREAD_BY_ZONE = {
+    "maxSkew": 1,
+    "topologyKey": "topology.kubernetes.io/zone",
+    "whenUnsatisfiable": "DoNotSchedule",
+    "labelSelector": {"matchLabels": {"app": "web"}},
+}
+
+
+def test_finished_pods_take_no_room_and_count_in_no_spread_domain() -> None:
+    # Counted, the two finished pods would make zone a the fuller zone and fill a1's cpu.
+    whole_node = [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "4"}}}]
+    bound = [
+        finished(pod("done", "a1", containers=whole_node), "Succeeded"),
+        finished(pod("evicted", "a1", containers=whole_node), "Failed"),
+        pod("running", "b1"),
+    ]
+    new = pod("new", topologySpreadConstraints=[SPREAD_BY_ZONE])
+    run = schedule(scenario([node("a1", "a"), node("b1", "b")], [new], bound))
+    assert [(o.key, o.node) for o in run.outcomes] == [("default/new", "a1")]
+    assert [p.metadata.name for info in run.cluster.list() for p in info.pods] == [
+        "new",
+        "running",
+    ]
+
+
+def test_an_unbound_finished_pod_is_not_scheduled_and_says_why() -> None:
+    run = schedule(scenario([node("a1", "a")], [finished(pod("job-x"), "Failed")]))
+    (outcome,) = run.outcomes
+    assert (outcome.node, outcome.message) == (
+        None,
+        "the pod is Failed: kube-scheduler does not watch pods in a terminal phase",
+    )
+
+
+def test_reports_keep_finished_pods_though_the_scheduler_ignores_them() -> None:
+    from topospread.render.report import cluster_yaml, human
+
+    bound = [finished(pod("done", "a1"), "Succeeded"), pod("running", "a1")]
+    run = schedule(scenario([node("a1", "a")], [pod("new")], bound))
+    assert "1 bound pod(s) Succeeded or Failed: not drawn, and ignored by kube-scheduler." in (
+        human(run)
+    )
+    names = [d["metadata"]["name"] for d in yaml.safe_load_all(cluster_yaml(run))]
+    assert sorted(names) == ["a1", "done", "new", "running"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
@@ -22,8 +23,13 @@ from topospread.conformance.runner import compare, evaluate
 from topospread.errors import ManifestError, TopospreadError
 
 if TYPE_CHECKING:
+    from topospread.analysis.design import RedisPlan
+    from topospread.analysis.timeline import StepReport
     from topospread.analysis.verify import VerifyProgress
     from topospread.simulator.scenario import Scenario
+
+# Timelines with at least this many steps (the initial state included) show progress.
+PROGRESS_MIN_STEPS = 5
 
 app = typer.Typer(
     name="topospread",
@@ -92,9 +98,35 @@ class OutputFormat(StrEnum):
     yaml = "yaml"
 
 
+class ExplainFormat(StrEnum):
+    text = "text"
+    json = "json"
+    jsonl = "jsonl"
+
+
 class TieBreakOption(StrEnum):
     random = "random"
     name = "name"
+
+
+LiveOption = Annotated[
+    bool,
+    typer.Option(
+        "--live", help="Read a live cluster (read-only): the default kubeconfig's current context."
+    ),
+]
+KubeconfigOption = Annotated[
+    str | None,
+    typer.Option(
+        "--kubeconfig", metavar="PATH", help="Read the live cluster of this kubeconfig (read-only)."
+    ),
+]
+ContextOption = Annotated[
+    str | None,
+    typer.Option(
+        "--context", metavar="NAME", help="The kubeconfig context to read (default: current)."
+    ),
+]
 
 
 def _load_inputs(
@@ -103,19 +135,36 @@ def _load_inputs(
     pods: list[Path] | None,
     objects: list[Path] | None,
     config: Path | None,
+    *,
+    live: bool = False,
+    kubeconfig: str | None = None,
+    context: str | None = None,
 ) -> Scenario:
-    from topospread.simulator.scenario import load_config, load_manifest_files, load_scenario
+    from topospread.simulator.scenario import (
+        load_config,
+        load_live_scenario,
+        load_manifest_files,
+        load_scenario,
+    )
 
     files = [*(nodes or []), *(pods or []), *(objects or [])]
+    from_cluster = live or kubeconfig is not None or context is not None
+    if sum((scenario is not None, bool(files), from_cluster)) > 1:
+        raise ManifestError(
+            "give one input: a SCENARIO file, --nodes/--pods/--objects files, "
+            "or a live cluster (--live, --kubeconfig, --context)"
+        )
     if scenario is not None:
-        if files:
-            raise ManifestError("give either a SCENARIO file or --nodes/--pods/--objects, not both")
         loaded = load_scenario(scenario)
         if config is not None:
             loaded.config = load_config(config)
         return loaded
+    if from_cluster:
+        return load_live_scenario(kubeconfig, context, config)
     if not files:
-        raise ManifestError("nothing to schedule: give a SCENARIO file or --nodes and --pods files")
+        raise ManifestError(
+            "nothing to schedule: give a SCENARIO file, --nodes and --pods files, or --live"
+        )
     return load_manifest_files(files, config)
 
 
@@ -157,12 +206,17 @@ def schedule_command(
     zone_key: Annotated[
         str | None, typer.Option(help="Node label to group the topology drawing by.")
     ] = None,
+    live: LiveOption = False,
+    kubeconfig: KubeconfigOption = None,
+    context: ContextOption = None,
 ) -> None:
     """Place every queued pod as kube-scheduler would; show where each landed, or why not."""
     from topospread.render.report import cluster_yaml, human, jsonl
     from topospread.simulator.run import schedule
 
-    loaded = _load_inputs(scenario, nodes, pods, objects, config)
+    loaded = _load_inputs(
+        scenario, nodes, pods, objects, config, live=live, kubeconfig=kubeconfig, context=context
+    )
     for warning in loaded.warnings:
         typer.echo(f"topospread: warning: {warning}", err=True)
     run = schedule(
@@ -182,22 +236,31 @@ def schedule_command(
 
 @app.command("explain")
 def explain_command(
-    scenario: Annotated[Path, typer.Argument(help="A scenario document.")],
     pod: Annotated[str, typer.Option("--pod", help="The queued pod: name or namespace/name.")],
-    output: Annotated[OutputFormat, typer.Option("--output", "-o")] = OutputFormat.text,
+    scenario: Annotated[Path | None, typer.Argument(help="A scenario document.")] = None,
+    output: Annotated[
+        ExplainFormat, typer.Option("--output", "-o", help="text, json, or jsonl (one line).")
+    ] = ExplainFormat.text,
     seed: Annotated[int, typer.Option(help="Seed for choosing among equally good nodes.")] = 0,
+    live: LiveOption = False,
+    kubeconfig: KubeconfigOption = None,
+    context: ContextOption = None,
 ) -> None:
     """Explain one pod: every node's Filter and Score results, its spread domains and skews,
     and, when Pending, the smallest single changes that would let it schedule."""
     from topospread.analysis.explain import explain
     from topospread.render.explain import explanation_text
-    from topospread.simulator.scenario import load_scenario
 
-    result = explain(load_scenario(scenario), pod, seed=seed)
-    if output is OutputFormat.text:
+    loaded = _load_inputs(
+        scenario, None, None, None, None, live=live, kubeconfig=kubeconfig, context=context
+    )
+    result = explain(loaded, pod, seed=seed)
+    if output is ExplainFormat.text:
         typer.echo(explanation_text(result))
     else:
-        typer.echo(json.dumps(result.to_json(), indent=None if output is OutputFormat.jsonl else 2))
+        typer.echo(
+            json.dumps(result.to_json(), indent=None if output is ExplainFormat.jsonl else 2)
+        )
 
 
 class VerifyFormat(StrEnum):
@@ -284,6 +347,261 @@ def _verify_progress() -> Iterator[Callable[[VerifyProgress], None] | None]:
                 status.update(f"state budget reached; sampling: {p.samples} random orders")
 
         yield update
+
+
+design_app = typer.Typer(
+    name="design",
+    help="Compile availability requirements into topology spread constraints.",
+    no_args_is_help=True,
+)
+app.add_typer(design_app)
+
+
+class DesignFormat(StrEnum):
+    text = "text"
+    yaml = "yaml"
+    json = "json"
+
+
+@design_app.command("redis-cluster")
+def design_redis_command(
+    shards: Annotated[int, typer.Option("--shards", help="Number of shards (masters).")],
+    zones: Annotated[str, typer.Option("--zones", help="Comma-separated zones, e.g. z1,z2,z3.")],
+    replicas: Annotated[
+        int,
+        typer.Option(
+            "--replicas",
+            help="Replicas per master (as redis-cli --cluster-replicas): 1 + R pods per shard.",
+        ),
+    ] = 1,
+    nodes_per_zone: Annotated[
+        int | None,
+        typer.Option("--nodes-per-zone", help="Nodes per zone in the scenario (default: enough)."),
+    ] = None,
+    relaxed: Annotated[
+        bool,
+        typer.Option(
+            "--relaxed",
+            help='The "at most" variant: maxSkews floor(total/3) and floor(total/2), no minus 1.',
+        ),
+    ] = False,
+    name: Annotated[str, typer.Option("--name", help="App label value and name prefix.")] = (
+        "redis-cluster"
+    ),
+    output: Annotated[DesignFormat, typer.Option("--output", "-o")] = DesignFormat.text,
+    scenario: Annotated[
+        Path | None, typer.Option("--scenario", help="Write the verify scenario to FILE.")
+    ] = None,
+    verify: Annotated[
+        bool, typer.Option("--verify", help="Verify the design over every scheduling order.")
+    ] = False,
+) -> None:
+    """StatefulSets (one per shard) with the spread constraints, node affinity and pod
+    anti-affinity the Redis availability rules imply, each number with its arithmetic.
+    Exit 1 when no placement can satisfy the rules."""
+    from topospread.analysis.design import RedisDesign, design_redis_cluster, parse_zones
+    from topospread.render.design import manifests_yaml, redis_text, scenario_yaml
+
+    plan = design_redis_cluster(
+        RedisDesign(
+            shards=shards,
+            replicas=replicas,
+            zones=parse_zones(zones),
+            nodes_per_zone=nodes_per_zone,
+            relaxed=relaxed,
+            name=name,
+        )
+    )
+    if output is DesignFormat.json:
+        typer.echo(json.dumps(plan.to_json(), indent=2, ensure_ascii=False))
+    elif output is DesignFormat.yaml:
+        typer.echo(manifests_yaml(list(plan.stateful_sets)), nl=False)
+        # The manifests alone would hide what the arithmetic found: say it on stderr.
+        for check in plan.checks:
+            if not check.holds:
+                typer.echo(f"topospread: warning: not guaranteed: {check.requirement}", err=True)
+        for problem in plan.problems:
+            typer.echo(f"topospread: warning: cannot be satisfied: {problem}", err=True)
+    else:
+        typer.echo(redis_text(plan), nl=False)
+    if scenario is not None:
+        _write(scenario, scenario_yaml(plan))
+    if verify:
+        # After JSON or bare manifests the report goes to stderr, keeping stdout parseable.
+        _verify_design(plan, scenario, to_stderr=output is not DesignFormat.text)
+    if not plan.satisfiable:
+        raise typer.Exit(1)
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as err:
+        raise ManifestError(f"{path}: cannot write the scenario: {err.strerror}") from err
+
+
+def _verify_design(plan: RedisPlan, scenario: Path | None, *, to_stderr: bool) -> None:
+    """Run ``verify`` on the design's scenario (the --scenario file, or a temporary one), print
+    its report, and exit 1 when it found a counterexample."""
+    from topospread.analysis.verify import load_verify_scenario, verify
+    from topospread.render.design import scenario_yaml
+    from topospread.render.verify import verify_text
+
+    with tempfile.TemporaryDirectory(prefix="topospread-design-") as tmp:
+        path = scenario
+        if path is None:
+            path = Path(tmp) / "scenario.yaml"
+            _write(path, scenario_yaml(plan))
+        loaded = load_verify_scenario(path)
+    with _verify_progress() as progress:
+        result = verify(loaded, progress=progress)
+    typer.echo(verify_text(result), err=to_stderr)
+    if not result.ok:
+        raise typer.Exit(1)
+
+
+@design_app.command("spread")
+def design_spread_command(
+    selector: Annotated[
+        str, typer.Option("--selector", help="The pods to spread: key=value[,key=value].")
+    ],
+    topology_key: Annotated[
+        str, typer.Option("--topology-key", help="Node label whose values are the domains.")
+    ],
+    replicas: Annotated[int, typer.Option("--replicas", help="Pods matching the selector.")],
+    domains: Annotated[int, typer.Option("--domains", help="Domains to spread over.")],
+    max_fraction: Annotated[
+        str, typer.Option("--max-fraction", help="Most pods per domain, e.g. 0.5 or 1/3.")
+    ],
+    soft: Annotated[
+        bool, typer.Option("--soft", help="ScheduleAnyway instead of DoNotSchedule.")
+    ] = False,
+    strict: Annotated[
+        bool, typer.Option("--strict", help='"Less than" the fraction instead of "at most".')
+    ] = False,
+    output: Annotated[DesignFormat, typer.Option("--output", "-o")] = DesignFormat.text,
+) -> None:
+    """From "at most a fraction F of the pods per domain" to maxSkew, minDomains and the
+    constraint, with the arithmetic step by step. Exit 1 when no maxSkew satisfies it."""
+    from topospread.analysis.design import (
+        SpreadDesign,
+        design_spread,
+        parse_fraction,
+        parse_selector,
+    )
+    from topospread.render.design import spread_text
+
+    plan = design_spread(
+        SpreadDesign(
+            selector=parse_selector(selector),
+            topology_key=topology_key,
+            replicas=replicas,
+            domains=domains,
+            max_fraction=parse_fraction(max_fraction),
+            hard=not soft,
+            strict=strict,
+        )
+    )
+    constraint = plan.constraint()
+    if output is DesignFormat.json:
+        typer.echo(json.dumps(plan.to_json(), indent=2, ensure_ascii=False))
+    elif output is DesignFormat.yaml and constraint is not None:
+        from topospread.render.design import manifests_yaml
+
+        typer.echo(manifests_yaml([{"topologySpreadConstraints": [constraint]}]), nl=False)
+    else:
+        # Text, or YAML with no constraint to print: the arithmetic says why (on stderr then).
+        typer.echo(spread_text(plan), nl=False, err=output is DesignFormat.yaml)
+    if constraint is None:
+        raise typer.Exit(1)
+
+
+class SimulateFormat(StrEnum):
+    text = "text"
+    json = "json"
+
+
+@app.command("simulate")
+def simulate_command(
+    scenario: Annotated[
+        Path,
+        typer.Argument(help="A timeline scenario {nodes, nodeGroups, objects, config, timeline}."),
+    ],
+    output: Annotated[SimulateFormat, typer.Option("--output", "-o")] = SimulateFormat.text,
+    seed: Annotated[
+        int, typer.Option(help="Seed for controllers' names and the scheduler's tie-breaks.")
+    ] = 0,
+    zone_key: Annotated[
+        str | None, typer.Option(help="Node label to group the topology drawing by.")
+    ] = None,
+    cluster: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--cluster",
+            metavar="FILE",
+            help="Start from this cluster: `kubectl get nodes,pods,... -A -o yaml|json` output.",
+        ),
+    ] = None,
+    live: LiveOption = False,
+    kubeconfig: KubeconfigOption = None,
+    context: ContextOption = None,
+) -> None:
+    """Replay a timeline (scale, rollout, drain, taint, zone outage, new nodes, ...): after
+    each step, controllers and scheduler run until nothing changes; report placements,
+    Pending pods and each workload's spread and violated constraints. With --cluster files or
+    a live cluster, the timeline starts from that cluster (read-only)."""
+    from topospread.analysis.timeline import simulate
+    from topospread.render.timeline import timeline_json, timeline_text
+    from topospread.simulator.timeline import load_timeline, with_cluster
+
+    loaded = load_timeline(scenario)
+    if cluster and (live or kubeconfig is not None or context is not None):
+        raise ManifestError(
+            "give the starting cluster either as --cluster files or live "
+            "(--live, --kubeconfig, --context), not both"
+        )
+    if cluster:
+        from topospread.api.loader import load_manifests
+
+        loaded = with_cluster(
+            loaded,
+            (
+                (f"{path}: object {i + 1}", obj)
+                for path in cluster
+                for i, obj in enumerate(load_manifests(path))
+            ),
+        )
+    elif live or kubeconfig is not None or context is not None:
+        from topospread.cluster.live import read_cluster
+
+        found = read_cluster(kubeconfig, context)
+        loaded = with_cluster(loaded, ((found.source, obj) for obj in found.objects))
+    with _simulate_progress(len(loaded.steps) + 1) as on_step:
+        report = simulate(loaded, seed=seed, on_step=on_step)
+    for warning in report.warnings:
+        typer.echo(f"topospread: warning: {warning}", err=True)
+    if output is SimulateFormat.json:
+        typer.echo(timeline_json(report))
+    else:
+        typer.echo(timeline_text(report, zone_key=zone_key))
+
+
+@contextmanager
+def _simulate_progress(total: int) -> Iterator[Callable[[StepReport, int], None] | None]:
+    """A rich progress bar on stderr for long timelines, only when stderr is a terminal."""
+    if total < PROGRESS_MIN_STEPS or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import Progress
+
+    with Progress(console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task("simulating", total=total)
+
+        def advance(step: StepReport, _total: int) -> None:
+            progress.update(task, advance=1, description=f"step {step.index}: {step.name}")
+
+        yield advance
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -13,7 +13,7 @@ dropped node affinity — and keeps only those a re-run of the scheduling cycle 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -34,7 +34,8 @@ from topospread.framework.interface import QueuedPodInfo
 from topospread.framework.runtime import Framework, FrameworkHandle, Registry
 from topospread.framework.schedule_one import FitError, SchedulingAlgorithm, SchedulingError
 from topospread.framework.status import Code
-from topospread.plugins.podtopologyspread.filtering import PRE_FILTER_STATE_KEY
+from topospread.framework.types import NodeInfo
+from topospread.plugins.podtopologyspread.filtering import PRE_FILTER_STATE_KEY, PreFilterState
 from topospread.plugins.podtopologyspread.scoring import PRE_SCORE_STATE_KEY
 from topospread.simulator.scenario import Scenario
 from topospread.simulator.scheduler import Decision, Scheduler
@@ -256,6 +257,34 @@ def _describe(code: Code, message: str) -> str:
     return code.name if not message else f"{code.name}: {message}"
 
 
+def hard_constraint_view(
+    state: PreFilterState, i: int, index: int, pod: Pod, nodes: Sequence[NodeInfo]
+) -> DomainView:
+    """Hard constraint ``i`` as PreFilter counted it for ``pod``: matching pods per eligible
+    domain, the global minimum, and the skew placing the pod on each of ``nodes`` would give.
+    ``index`` is the constraint's position in the pod's spec."""
+    c = state.constraints[i]
+    counts = dict(sorted(state.tp_value_to_match_num[i].items()))
+    gmin = state.min_match_num(i, c.min_domains)
+    self_match = c.selector.matches(pod.metadata.labels)
+    skews: dict[str, int | None] = {}
+    for info in nodes:
+        value = info.node.metadata.labels.get(c.topology_key)
+        skews[info.name] = None if value is None else counts.get(value, 0) + int(self_match) - gmin
+    return DomainView(
+        index=index,
+        topology_key=c.topology_key,
+        when_unsatisfiable=DO_NOT_SCHEDULE,
+        max_skew=c.max_skew,
+        min_domains=c.min_domains,
+        selector=str(c.selector) or "<everything>",
+        counts=counts,
+        global_min=gmin,
+        self_match=self_match,
+        skew_by_node=skews,
+    )
+
+
 def _constraint_views(state: CycleState, pod: Pod, cluster: ClusterState) -> list[DomainView]:
     views: list[DomainView] = []
     spec_constraints = pod.spec.topology_spread_constraints
@@ -267,30 +296,9 @@ def _constraint_views(state: CycleState, pod: Pod, cluster: ClusterState) -> lis
         hard_indexes = [
             i for i, c in enumerate(spec_constraints) if c.when_unsatisfiable == DO_NOT_SCHEDULE
         ]
-        for i, c in enumerate(hard.constraints):
-            counts = dict(sorted(hard.tp_value_to_match_num[i].items()))
-            gmin = hard.min_match_num(i, c.min_domains)
-            self_match = c.selector.matches(pod.metadata.labels)
-            skews: dict[str, int | None] = {}
-            for info in cluster.list():
-                value = info.node.metadata.labels.get(c.topology_key)
-                skews[info.name] = (
-                    None if value is None else counts.get(value, 0) + int(self_match) - gmin
-                )
-            views.append(
-                DomainView(
-                    index=hard_indexes[i] if i < len(hard_indexes) else i,
-                    topology_key=c.topology_key,
-                    when_unsatisfiable=DO_NOT_SCHEDULE,
-                    max_skew=c.max_skew,
-                    min_domains=c.min_domains,
-                    selector=str(c.selector) or "<everything>",
-                    counts=counts,
-                    global_min=gmin,
-                    self_match=self_match,
-                    skew_by_node=skews,
-                )
-            )
+        for i in range(len(hard.constraints)):
+            index = hard_indexes[i] if i < len(hard_indexes) else i
+            views.append(hard_constraint_view(hard, i, index, pod, cluster.list()))
     try:
         soft = state.read(PRE_SCORE_STATE_KEY)
     except KeyError:

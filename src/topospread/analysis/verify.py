@@ -99,8 +99,10 @@ Workload = StatefulSet | ReplicaSet | Deployment | Job
 InvariantKind = Literal["maxPerDomain", "distinct"]
 
 
-def plural(n: int, word: str, many: str = "") -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {many or word + 's'}"
+def plural(n: int, word: str) -> str:
+    if n == 1:
+        return f"{n} {word}"
+    return f"{n} {word}es" if word.endswith(("s", "x", "ch", "sh")) else f"{n} {word}s"
 
 
 def pod_key(pod: Pod) -> str:
@@ -498,7 +500,7 @@ class Symmetry:
     def describe(self) -> str:
         shapes = len(set(self.node_shape))
         zones = sum(len(g) for g in self.zone_groups)
-        parts = [plural(self.pod_classes, "pod class", "pod classes"), plural(shapes, "node shape")]
+        parts = [plural(self.pod_classes, "pod class"), plural(shapes, "node shape")]
         if self.orbits:
             sizes = "+".join(str(len(o)) for o in self.orbits)
             parts.append(f"{sizes} interchangeable workloads")

@@ -31,6 +31,7 @@ from topospread.api.types import (
     PodAffinity,
     PodAffinityTerm,
     PodAntiAffinity,
+    Toleration,
     TopologySpreadConstraint,
     WeightedPodAffinityTerm,
 )
@@ -280,3 +281,37 @@ def prepare_for_create(pod: Pod, *, merge_topology_spread_keys: bool = True) -> 
     """
     pod = apply_pod_affinity_label_keys_merge(pod)
     return apply_match_label_keys_merge(pod, enabled=merge_topology_spread_keys)
+
+
+# The node lifecycle controller's taints for a node that stopped reporting
+# (k8s.io/api/core/v1 well_known_taints.go).
+TAINT_NODE_NOT_READY: Final = "node.kubernetes.io/not-ready"
+TAINT_NODE_UNREACHABLE: Final = "node.kubernetes.io/unreachable"
+DEFAULT_TOLERATION_SECONDS: Final = 300
+
+
+def _tolerates_no_execute(tolerations: Sequence[Toleration], key: str) -> bool:
+    return any((t.key == key or not t.key) and (t.effect in ("NoExecute", "")) for t in tolerations)
+
+
+def add_default_toleration_seconds(pod: Pod) -> Pod:
+    """Tolerate not-ready and unreachable nodes for 300 s, unless the pod already tolerates
+    them (a toleration with that key, or no key, and effect NoExecute or none).
+
+    Upstream: the DefaultTolerationSeconds admission plugin
+    (plugin/pkg/admission/defaulttolerationseconds/admission.go, v1.35)
+    """
+    added = [
+        Toleration(
+            key=key,
+            operator="Exists",
+            effect="NoExecute",
+            toleration_seconds=DEFAULT_TOLERATION_SECONDS,
+        )
+        for key in (TAINT_NODE_NOT_READY, TAINT_NODE_UNREACHABLE)
+        if not _tolerates_no_execute(pod.spec.tolerations, key)
+    ]
+    if not added:
+        return pod
+    spec = msgspec.structs.replace(pod.spec, tolerations=[*pod.spec.tolerations, *added])
+    return msgspec.structs.replace(pod, spec=spec)

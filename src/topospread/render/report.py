@@ -29,6 +29,12 @@ def human(run: ScheduleRun, *, zone_key: str | None = None) -> str:
         summary += f", {len(run.pending)} not bound"
     lines += ["", summary + "."]
     lines += [f"{key} was preempted by {by} and deleted." for key, by in run.preempted_existing]
+    finished = run.scenario.terminal_pods
+    if finished:
+        lines.append(
+            f"{len(finished)} bound pod(s) Succeeded or Failed: not drawn, and ignored by "
+            "kube-scheduler."
+        )
     lines.append("")
     placed = {o.key: "*" for o in run.bound}
     columns = [Column(info.node, info.pods) for info in run.cluster.list()]
@@ -57,6 +63,7 @@ def cluster_yaml(run: ScheduleRun) -> str:
         docs.append(_manifest(info.node))
     for info in run.cluster.list():
         docs.extend(_manifest(p) for p in info.pods)
+    docs.extend(_manifest(p) for p in run.scenario.terminal_pods)
     docs.extend(_manifest(o.pod) for o in run.pending)
     docs.extend(_manifest(o) for o in run.scenario.objects)
     return yaml.safe_dump_all(docs, sort_keys=False, default_flow_style=False)

@@ -3,8 +3,11 @@
 A scenario is a mapping ``{nodes, pods, queue, objects, config}``: Node manifests, bound pods
 (``spec.nodeName`` set), the pods to schedule in queue order, owner and lookup objects
 (Services, ReplicaSets, StatefulSets, ReplicationControllers, Namespaces, PriorityClasses) and an
-optional KubeSchedulerConfiguration. Plain manifest files are split by kind the same way: bound
-pods are existing, unbound ones are queued in file order.
+optional KubeSchedulerConfiguration. Plain manifest files, and a live cluster read through
+``cluster.live``, are split by kind the same way: bound pods are existing, unbound ones are
+queued in file (or list) order. Pods in a terminal phase (Succeeded, Failed) are kept, as kubectl
+shows them, but kube-scheduler never sees them: they are not in ``Scenario.cluster()`` and, if
+unbound, are reported as not scheduled.
 
 Every pod is admitted as the API server admits it: matchLabelKeys merged into selectors,
 priority resolved from its PriorityClass; then validated with the API server's messages. An
@@ -14,7 +17,7 @@ invalid object stops the run with one message naming the file, the object and th
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -24,6 +27,7 @@ import msgspec
 from topospread.api.admission import prepare_for_create
 from topospread.api.defaults import default_node, default_pod
 from topospread.api.loader import (
+    Object,
     UnknownObject,
     decode_manifests,
     decode_object,
@@ -42,10 +46,12 @@ from topospread.api.types import (
     StatefulSet,
 )
 from topospread.api.validation import validate_node, validate_pod
+from topospread.cluster.live import read_cluster
 from topospread.cluster.snapshot import ObjectStore
 from topospread.cluster.state import ClusterState
 from topospread.errors import ManifestError, ValidationError
 from topospread.framework.config import SchedulerConfig, decode_config, default_config
+from topospread.simulator.scheduler import is_terminal
 
 _SCENARIO_ORDER: Final = ("nodes", "pods", "queue", "objects", "config")
 _SCENARIO_KEYS: Final = frozenset(_SCENARIO_ORDER)
@@ -87,8 +93,14 @@ class Scenario:
     config: SchedulerConfig
     warnings: list[str] = field(default_factory=list)
 
+    @property
+    def terminal_pods(self) -> list[Pod]:
+        """Bound pods that have finished (Succeeded, Failed): kept, but not in the cluster."""
+        return [p for p in self.pods if is_terminal(p)]
+
     def cluster(self) -> ClusterState:
-        """A fresh ClusterState holding the nodes and bound pods."""
+        """A fresh ClusterState holding the nodes and the bound pods kube-scheduler sees: those
+        not in a terminal phase (``terminal_pods`` are the others)."""
         store = ObjectStore(
             services=[o for o in self.objects if isinstance(o, Service)],
             replication_controllers=[
@@ -100,7 +112,7 @@ class Scenario:
         )
         return ClusterState(
             self.nodes,
-            self.pods,
+            [p for p in self.pods if not is_terminal(p)],
             store,
             [o for o in self.objects if isinstance(o, PriorityClass)],
         )
@@ -145,7 +157,7 @@ class ScenarioBuilder:
             kinds = ", ".join(f"{k} ({n})" for k, n in sorted(self.ignored.items()))
             warnings.append(f"ignored objects of kinds the scheduler does not read: {kinds}")
         nodes = self._check_nodes()
-        priorities = _priority_classes(o for _, o in self.objects if isinstance(o, PriorityClass))
+        priorities = priority_classes(o for _, o in self.objects if isinstance(o, PriorityClass))
         seen: dict[str, str] = {}
         pods = [
             self._admit(where, pod, priorities, seen, nodes_by_name=nodes)
@@ -164,15 +176,8 @@ class ScenarioBuilder:
     def _check_nodes(self) -> dict[str, Node]:
         nodes: dict[str, Node] = {}
         for where, raw in self.nodes:
-            node = default_node(raw)
-            name = node.metadata.name
-            label = f"{where} (Node {name})"
-            errors = validate_node(node)
-            if errors:
-                raise ValidationError(f"{label}: {errors[0]}")
-            if name in nodes:
-                raise ValidationError(f'{label}: metadata.name: Duplicate value: "{name}"')
-            nodes[name] = node
+            node = admit_node(raw, where, nodes)
+            nodes[node.metadata.name] = node
         return nodes
 
     def _admit(
@@ -185,11 +190,7 @@ class ScenarioBuilder:
         nodes_by_name: Mapping[str, Node] | None = None,
     ) -> Pod:
         label = f"{where} (Pod {pod.metadata.namespace}/{pod.metadata.name})"
-        pod = prepare_for_create(default_pod(pod))
-        pod = _admit_priority(pod, priorities, label)
-        errors = validate_pod(pod)
-        if errors:
-            raise ValidationError(f"{label}: {errors[0]}")
+        pod = admit_pod(pod, priorities, label)
         key = f"{pod.metadata.namespace}/{pod.metadata.name}"
         if key in seen:
             raise ValidationError(
@@ -204,7 +205,33 @@ class ScenarioBuilder:
         return pod
 
 
-def _priority_classes(classes: Iterable[PriorityClass]) -> dict[str, PriorityClass | int]:
+def admit_node(raw: Node, where: str, existing: Container[str] = ()) -> Node:
+    """The node as the API server stores it: defaulted and validated, its name not among
+    ``existing``; a ValidationError naming ``where``, the node and the field otherwise."""
+    node = default_node(raw)
+    name = node.metadata.name
+    label = f"{where} (Node {name})"
+    errors = validate_node(node)
+    if errors:
+        raise ValidationError(f"{label}: {errors[0]}")
+    if name in existing:
+        raise ValidationError(f'{label}: metadata.name: Duplicate value: "{name}"')
+    return node
+
+
+def admit_pod(pod: Pod, priorities: Mapping[str, PriorityClass | int], label: str) -> Pod:
+    """The pod as the API server stores it on create: defaulted, matchLabelKeys merged into its
+    selectors, priority resolved; a ValidationError prefixed with ``label`` if it is invalid."""
+    pod = prepare_for_create(default_pod(pod))
+    pod = _admit_priority(pod, priorities, label)
+    errors = validate_pod(pod)
+    if errors:
+        raise ValidationError(f"{label}: {errors[0]}")
+    return pod
+
+
+def priority_classes(classes: Iterable[PriorityClass]) -> dict[str, PriorityClass | int]:
+    """PriorityClasses by name, the system classes included (values for those)."""
     out: dict[str, PriorityClass | int] = dict(SYSTEM_PRIORITY_CLASSES)
     for pc in classes:
         out[pc.metadata.name] = pc
@@ -242,12 +269,15 @@ def _admit_priority(pod: Pod, classes: Mapping[str, PriorityClass | int], label:
     return msgspec.structs.replace(pod, spec=spec)
 
 
-def _list_of(doc: Mapping[str, Any], key: str, source: str) -> Sequence[Any]:
+def list_of(
+    doc: Mapping[str, Any], key: str, source: str, what: str = "manifests"
+) -> Sequence[Any]:
+    """The list under ``key`` of a scenario document ([] when absent)."""
     value = doc.get(key)
     if value is None:
         return []
     if not isinstance(value, list):
-        raise ManifestError(f"{source}: {key}: expected a list of manifests")
+        raise ManifestError(f"{source}: {key}: expected a list of {what}")
     return value
 
 
@@ -273,13 +303,13 @@ def load_scenario(
     if unknown:
         raise ManifestError(f"{path}: unknown key {unknown[0]!r}; a scenario has {names}")
     b = ScenarioBuilder()
-    for i, raw in enumerate(_list_of(doc, "nodes", str(path))):
+    for i, raw in enumerate(list_of(doc, "nodes", str(path))):
         b.add(decode_object(raw, Node, f"{path}: nodes[{i}]"), f"{path}: nodes[{i}]")
     for key, queue in (("pods", False), ("queue", True)):
-        for i, raw in enumerate(_list_of(doc, key, str(path))):
+        for i, raw in enumerate(list_of(doc, key, str(path))):
             where = f"{path}: {key}[{i}]"
             b.add(decode_object(raw, Pod, where), where, queue=queue)
-    for i, raw in enumerate(_list_of(doc, "objects", str(path))):
+    for i, raw in enumerate(list_of(doc, "objects", str(path))):
         where = f"{path}: objects[{i}]"
         for obj in decode_manifests(raw, where):
             b.add(obj, where)
@@ -291,14 +321,47 @@ def load_scenario(
     return b.build(config)
 
 
+def build_scenario(objects: Iterable[tuple[str, Object]], config: SchedulerConfig) -> Scenario:
+    """A scenario from decoded objects, each with where it came from (which prefixes its errors).
+
+    Bound pods are existing, unbound ones are queued in the order given; nodes, owners and lookup
+    objects are collected; every pod is admitted and validated as ``load_scenario`` does.
+    """
+    b = ScenarioBuilder()
+    for where, obj in objects:
+        b.add(obj, where)
+    return b.build(config)
+
+
 def load_manifest_files(files: Sequence[Path], config_file: Path | None = None) -> Scenario:
     """Nodes, pods and objects from manifest files; unbound pods are queued in file order."""
-    b = ScenarioBuilder()
-    for path in files:
-        for i, obj in enumerate(load_manifests(path)):
-            b.add(obj, f"{path}: object {i + 1}")
-    config = load_config(config_file) if config_file is not None else default_config()
-    return b.build(config)
+    return build_scenario(
+        (
+            (f"{path}: object {i + 1}", obj)
+            for path in files
+            for i, obj in enumerate(load_manifests(path))
+        ),
+        _config_or_default(config_file),
+    )
+
+
+def load_live_scenario(
+    kubeconfig: str | None, context: str | None, config_file: Path | None = None
+) -> Scenario:
+    """Nodes, pods and objects read from a live cluster, read-only, as from ``kubectl get``
+    files: bound pods are existing, unbound ones are queued in the API server's list order.
+
+    ``kubeconfig``/``context`` None: the default kubeconfig and its current context. Needs the
+    ``live`` extra; without it, a ``ClusterAccessError`` says how to install it.
+    """
+    live = read_cluster(kubeconfig, context)
+    return build_scenario(
+        ((live.source, obj) for obj in live.objects), _config_or_default(config_file)
+    )
+
+
+def _config_or_default(config_file: Path | None) -> SchedulerConfig:
+    return load_config(config_file) if config_file is not None else default_config()
 
 
 def load_config(path: Path) -> SchedulerConfig:

@@ -18,7 +18,7 @@ import itertools
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
@@ -43,6 +43,17 @@ from topospread.labels.selector import SelectorError, label_selector_as_selector
 from topospread.plugins.podtopologyspread.common import NAME as POD_TOPOLOGY_SPREAD
 from topospread.plugins.queuesort import PrioritySort, pod_priority
 from topospread.simulator.fastpath import FastPath
+
+# kube-scheduler lists and watches pods with the field selector
+# status.phase!=Succeeded,status.phase!=Failed (newPodInformer, pkg/scheduler/scheduler.go): a
+# pod in a terminal phase is neither in its cache (it takes no resources, counts in no spread
+# domain) nor ever queued, though kubectl, the controllers and so our inputs still show it.
+TERMINAL_POD_PHASES: Final = frozenset({"Succeeded", "Failed"})
+
+
+def is_terminal(pod: Pod) -> bool:
+    """Whether the pod has finished (phase Succeeded or Failed): kube-scheduler never sees it."""
+    return pod.status.phase in TERMINAL_POD_PHASES
 
 
 @dataclass(slots=True)
@@ -108,6 +119,21 @@ class _ActiveQueue:
 
     def __len__(self) -> int:
         return len(self._heap)
+
+    def remove(self, key: str) -> QueuedPodInfo | None:
+        """Take a pod out of the queue (it was deleted); rebuilds the heap, which is rare."""
+        found: QueuedPodInfo | None = None
+        kept = []
+        for item in self._heap:
+            info: QueuedPodInfo = item[2] if self._key is not None else item.info
+            if found is None and pod_key(info.pod) == key:
+                found = info
+            else:
+                kept.append(item)
+        if found is not None:
+            heapq.heapify(kept)
+            self._heap = kept
+        return found
 
     def infos(self) -> list[QueuedPodInfo]:
         """The queued pods, in no particular order."""
@@ -208,6 +234,13 @@ class Scheduler:
     def add(self, pod: Pod) -> None:
         """Enqueue an unbound pod (Upstream: PriorityQueue.Add with PreEnqueue checks)."""
         key = f"{pod.metadata.namespace}/{pod.metadata.name}"
+        if is_terminal(pod):
+            self.ignored[key] = (
+                pod,
+                f"the pod is {pod.status.phase}: kube-scheduler does not watch pods in a "
+                "terminal phase",
+            )
+            return
         fwk = self.framework_for(pod)
         if fwk is None:
             self.ignored[key] = (
@@ -447,6 +480,59 @@ class Scheduler:
         ]
         for key, info in moved:
             del self.unschedulable[key]
+            info.timestamp = float(next(self._clock))
+            self.active.push(info)
+
+    # Cluster events from outside the scheduler (the timeline simulator's controllers and
+    # node changes), as the scheduler's informers would deliver them.
+
+    def delete_assigned_pod(self, pod: Pod) -> bool:
+        """A bound pod was deleted (evicted, scaled down, its node removed): it leaves the
+        cluster and the unschedulable pods it could help move back to the active queue."""
+        if not self.cluster.unbind(pod):
+            return False
+        self.nominator.delete(pod)
+        self._on_assigned_pod_delete(pod)
+        return True
+
+    def delete_pending_pod(self, key: str) -> bool:
+        """An unbound pod was deleted: it leaves whichever queue or pool holds it.
+
+        Upstream: PriorityQueue.Delete (backend/queue/scheduling_queue.go, v1.35)
+        """
+        info = self.unschedulable.pop(key, None) or self.active.remove(key)
+        gated = self.gated.pop(key, None)
+        ignored = self.ignored.pop(key, None)
+        self.last.pop(key, None)
+        pod = info.pod if info is not None else gated[0].pod if gated is not None else None
+        if pod is not None:
+            self.nominator.delete(pod)
+        return info is not None or gated is not None or ignored is not None
+
+    def update_pending_pod(self, pod: Pod) -> None:
+        """An unbound pod was rewritten (a controller adopted or released it): the queued copy
+        follows, keeping its place."""
+        key = pod_key(pod)
+        held = [self.unschedulable.get(key), *self.active.infos()]
+        gated = self.gated.get(key)
+        if gated is not None:
+            held.append(gated[0])
+        for info in held:
+            if info is not None and pod_key(info.pod) == key:
+                info.pod = pod
+                return
+
+    def on_node_change(self) -> None:
+        """A node was added, updated (labels, taints, unschedulable) or deleted: every
+        unschedulable pod moves back to the active queue.
+
+        Upstream moves only the pods a rejecting plugin's queueing hint says the event may
+        help (NodeAdd, UpdateNodeLabel, UpdateNodeTaint, NodeDelete for PodTopologySpread and
+        the node filters); moving them all is a superset: a pod the change did not help fails
+        again with the same message, and nothing that could now bind is left waiting.
+        """
+        for key in sorted(self.unschedulable, key=lambda k: self.unschedulable[k].timestamp):
+            info = self.unschedulable.pop(key)
             info.timestamp = float(next(self._clock))
             self.active.push(info)
 

@@ -1,0 +1,288 @@
+"""``simulate``: replay a timeline and report, after every step, where every pod is and how
+each workload's topology spread constraints stand.
+
+Spread is counted as the scheduler counts it. A workload's pods are grouped by their
+constraints as stored (after the API server merged ``matchLabelKeys``, so each revision of a
+Deployment that lists ``pod-template-hash`` is its own group); for one pod of each group,
+PodTopologySpread's PreFilter counting gives the matching pods per eligible domain (node
+inclusion policies applied) and the global minimum (0 while fewer than ``minDomains`` domains
+are eligible). The constraint's skew is the largest count minus that minimum; a placement
+violates the constraint when the skew exceeds ``maxSkew`` — which the scheduler never causes
+for DoNotSchedule constraints, but scale-downs, evictions and node changes do. A
+ScheduleAnyway constraint is counted as if it were DoNotSchedule, on its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from topospread.analysis.explain import DomainView, hard_constraint_view
+from topospread.api.types import DO_NOT_SCHEDULE, Node, Pod
+from topospread.framework.features import DEFAULT_FEATURES, Features
+from topospread.framework.runtime import Registry
+from topospread.plugins.podtopologyspread.common import NAME as POD_TOPOLOGY_SPREAD
+from topospread.plugins.podtopologyspread.filtering import Filtering, PreFilterState
+from topospread.simulator.controllers.common import get_controller_of
+from topospread.simulator.scheduler import is_terminal
+from topospread.simulator.timeline import (
+    Settled,
+    Simulation,
+    Step,
+    TimelineScenario,
+    describe_workload,
+    iter_controller_refs,
+)
+
+
+@dataclass(slots=True)
+class ConstraintSpread:
+    """One topology spread constraint of one group of a workload's pods: ``view`` as explain
+    shows a constraint, the revisions (ReplicaSets, controller revisions) of the group, and
+    the skew (largest count minus the global minimum; None without eligible domains)."""
+
+    view: DomainView
+    revisions: list[str]
+    skew: int | None
+
+    @property
+    def violated(self) -> bool:
+        return self.skew is not None and self.skew > self.view.max_skew
+
+    def to_json(self) -> dict[str, Any]:
+        v = self.view
+        return {
+            "index": v.index,
+            "topologyKey": v.topology_key,
+            "whenUnsatisfiable": v.when_unsatisfiable,
+            "maxSkew": v.max_skew,
+            "minDomains": v.min_domains,
+            "selector": v.selector,
+            "revisions": self.revisions,
+            "counts": v.counts,
+            "globalMin": v.global_min,
+            "skew": self.skew,
+            "violated": self.violated,
+        }
+
+
+@dataclass(slots=True)
+class WorkloadReport:
+    workload: str
+    desired: int | None
+    running: int
+    pending: int
+    constraints: list[ConstraintSpread]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "workload": self.workload,
+            "desired": self.desired,
+            "running": self.running,
+            "pending": self.pending,
+            "constraints": [c.to_json() for c in self.constraints],
+        }
+
+
+@dataclass(slots=True)
+class StepReport:
+    """The cluster after one step has settled."""
+
+    index: int  # 0: the initial state; step i of the timeline is index i + 1
+    name: str
+    action: str
+    events: list[str]
+    settled: Settled
+    bound: dict[str, str]
+    pending: dict[str, str]
+    workloads: list[WorkloadReport]
+    topology: list[tuple[Node, list[Pod]]] = field(default_factory=list)
+
+    @property
+    def violations(self) -> list[str]:
+        return [
+            f"{w.workload}: topologySpreadConstraints[{c.view.index}] ({c.view.topology_key}"
+            f"{', ' + ', '.join(c.revisions) if len(c.revisions) == 1 else ''}): "
+            f"skew {c.skew} > maxSkew {c.view.max_skew}"
+            for w in self.workloads
+            for c in w.constraints
+            if c.violated
+        ]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "name": self.name,
+            "action": self.action,
+            "events": self.events,
+            "rounds": self.settled.rounds,
+            "settled": self.settled.settled,
+            "created": self.settled.created,
+            "deleted": self.settled.deleted,
+            "preempted": self.settled.preempted,
+            "placed": self.settled.placed,
+            "bound": self.bound,
+            "pending": [{"pod": k, "message": m} for k, m in self.pending.items()],
+            "workloads": [w.to_json() for w in self.workloads],
+            "violations": self.violations,
+        }
+
+
+@dataclass(slots=True)
+class TimelineReport:
+    source: str
+    seed: int
+    steps: list[StepReport]
+    warnings: list[str]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "scenario": self.source,
+            "seed": self.seed,
+            "steps": [s.to_json() for s in self.steps],
+            "warnings": self.warnings,
+        }
+
+
+def simulate(
+    scenario: TimelineScenario,
+    *,
+    registry: Registry | None = None,
+    features: Features = DEFAULT_FEATURES,
+    seed: int = 0,
+    on_step: Callable[[StepReport, int], None] | None = None,
+    fast: bool = True,
+) -> TimelineReport:
+    """Build the initial state, settle it, then run and settle every step in order.
+
+    ``on_step(report, total)`` is called after each step (progress display).
+    """
+    sim = Simulation(scenario, registry=registry, features=features, seed=seed, fast=fast)
+    total = len(scenario.steps) + 1
+    reports = [_report(sim, 0, "initial state", "start", [], sim.settle(scenario.source))]
+    if on_step is not None:
+        on_step(reports[-1], total)
+    for step in scenario.steps:
+        events = sim.run_step(step)
+        settled = sim.settle(step.where)
+        reports.append(_report(sim, step.index + 1, _step_name(step), step.action, events, settled))
+        if on_step is not None:
+            on_step(reports[-1], total)
+    return TimelineReport(scenario.source, seed, reports, list(scenario.warnings))
+
+
+def _step_name(step: Step) -> str:
+    if step.name:
+        return step.name
+    args = step.args
+    if isinstance(args, str):
+        return f"{step.action} {args}"
+    if isinstance(args, list) and all(isinstance(a, str) for a in args):
+        return f"{step.action} {', '.join(args)}"
+    return step.action
+
+
+def _report(
+    sim: Simulation, index: int, name: str, action: str, events: list[str], settled: Settled
+) -> StepReport:
+    live = [(k, p) for k, p in sorted(sim.pods.items()) if not is_terminal(p)]
+    bound = {k: p.spec.node_name for k, p in live if p.spec.node_name}
+    pending = {k: sim.pending_message(p) for k, p in live if not p.spec.node_name}
+    if not settled.settled:
+        events = [
+            *events,
+            f"did not settle: controllers or the scheduler still acted after "
+            f"{settled.rounds} rounds; the report shows the state at that point",
+        ]
+    topology = [(info.node, list(info.pods)) for info in sim.cluster.list()]
+    return StepReport(
+        index, name, action, events, settled, bound, pending, workload_reports(sim), topology
+    )
+
+
+def workload_reports(sim: Simulation) -> list[WorkloadReport]:
+    """Every workload (and the pods of no workload, by namespace) with its constraints'
+    spread."""
+    by_owner: dict[tuple[str, str, str], list[Pod]] = {}
+    bare: dict[str, list[Pod]] = {}
+    for _, pod in sorted(sim.pods.items()):
+        owner = sim.owner_of(pod)
+        if owner is not None:
+            by_owner.setdefault(owner, []).append(pod)
+        else:  # a bare pod, or one whose controller the scenario does not hold
+            bare.setdefault(pod.metadata.namespace, []).append(pod)
+    out = []
+    for key, obj in iter_controller_refs(sim):
+        pods = by_owner.get(key, [])
+        replicas = getattr(obj.spec, "replicas", None)
+        if obj.kind in ("Deployment", "ReplicaSet", "StatefulSet") and replicas is None:
+            replicas = 1
+        out.append(_workload(sim, describe_workload(key), replicas, pods))
+    for namespace, pods in sorted(bare.items()):
+        out.append(_workload(sim, f"pods of no workload in {namespace}", None, pods))
+    return out
+
+
+def _workload(sim: Simulation, name: str, desired: int | None, pods: list[Pod]) -> WorkloadReport:
+    groups: dict[bytes, list[Pod]] = {}
+    for pod in pods:
+        groups.setdefault(msgspec.json.encode(pod.spec.topology_spread_constraints), []).append(pod)
+    constraints: list[ConstraintSpread] = []
+    for members in groups.values():
+        if members[0].spec.topology_spread_constraints:
+            constraints += _spread(sim, members)
+    constraints.sort(key=lambda c: (c.view.index, c.revisions))
+    active = [p for p in pods if not is_terminal(p)]
+    running = sum(1 for p in active if p.spec.node_name)
+    return WorkloadReport(name, desired, running, len(active) - running, constraints)
+
+
+def _revision(pod: Pod) -> str:
+    ref = get_controller_of(pod.metadata)
+    if ref is not None and ref.kind == "ReplicaSet":
+        return ref.name
+    return pod.metadata.labels.get("controller-revision-hash", "")
+
+
+def _spread(sim: Simulation, members: list[Pod]) -> list[ConstraintSpread]:
+    """Count a group's constraints as PreFilter counts them for one of its pods."""
+    pod = members[0]
+    pod = msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, node_name=""))
+    fwk = sim.scheduler.framework_for(pod)
+    if fwk is None:
+        return []
+    plugin = next((p for p in fwk.pre_filter_plugins if p.name == POD_TOPOLOGY_SPREAD), None)
+    if not isinstance(plugin, Filtering):
+        return []
+    revisions = sorted({r for p in members if (r := _revision(p))})
+    nodes = sim.cluster.list()
+    out = []
+    spec_constraints = pod.spec.topology_spread_constraints
+    hard = [i for i, c in enumerate(spec_constraints) if c.when_unsatisfiable == DO_NOT_SCHEDULE]
+    state = plugin.cal_pre_filter_state(pod, nodes)
+    for j, _ in enumerate(state.constraints):
+        out.append(_view(state, j, hard[j], pod, DO_NOT_SCHEDULE, revisions))
+    for i, c in enumerate(spec_constraints):
+        if c.when_unsatisfiable == DO_NOT_SCHEDULE:
+            continue
+        alone = msgspec.structs.replace(c, when_unsatisfiable=DO_NOT_SCHEDULE)
+        probe = msgspec.structs.replace(
+            pod, spec=msgspec.structs.replace(pod.spec, topology_spread_constraints=[alone])
+        )
+        soft = plugin.cal_pre_filter_state(probe, nodes)
+        out.append(_view(soft, 0, i, pod, c.when_unsatisfiable, revisions))
+    return out
+
+
+def _view(
+    state: PreFilterState, j: int, index: int, pod: Pod, when: str, revisions: list[str]
+) -> ConstraintSpread:
+    view = hard_constraint_view(state, j, index, pod, ())
+    view.when_unsatisfiable = when
+    if not view.counts:
+        view.global_min = None
+    skew = max(view.counts.values()) - view.global_min if view.global_min is not None else None
+    return ConstraintSpread(view, revisions, skew)

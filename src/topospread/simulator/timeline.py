@@ -1,0 +1,1174 @@
+"""The what-if timeline: a cluster, its workloads, and a list of steps, replayed.
+
+A timeline scenario is one YAML/JSON mapping::
+
+    nodes: [...]        # Node manifests
+    nodeGroups: [...]   # {name, zones: [..], perZone: N | {zone: N}, count: N, template, zoneKey}
+    objects: [...]      # any manifests: Deployments, ReplicaSets, StatefulSets, DaemonSets,
+                        # Jobs, Pods, Services, PriorityClasses, PodDisruptionBudgets, Namespaces
+    config: {...}       # optional KubeSchedulerConfiguration
+    timeline: [...]     # steps: {name?: str, <action>: args}
+
+After the initial state and after every step, ``Simulation.settle`` runs the workload
+controllers (simulator/controllers) and the scheduler to a fixpoint: every controller syncs once
+per round, in a fixed order, and the scheduler then tries every pod in its active queue; the
+loop ends in the first round in which no controller acted and no pod was bound, or after
+MAX_ROUNDS rounds (the step's report then says it did not settle). Pods a controller creates
+are admitted as the API server admits them (simulator/scenario.py's ``admit_pod``, plus the
+DefaultTolerationSeconds admission), and a pod that binds is Running and Ready from then on
+(controllers/common.py), so a rolling update advances through its surge and unavailable
+steps inside the loop.
+
+There is no wall clock: a step lasts as long as it needs. In particular an outage lasts longer
+than any toleration with ``tolerationSeconds`` (the 300 s that DefaultTolerationSeconds gives
+every pod for ``node.kubernetes.io/unreachable:NoExecute``), so those pods are evicted.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final, TypeAlias
+
+import msgspec
+
+from topospread.api.admission import (
+    TAINT_NODE_UNREACHABLE,
+    add_default_toleration_seconds,
+)
+from topospread.api.loader import (
+    UnknownObject,
+    decode_manifests,
+    decode_object,
+    read_yaml_documents,
+)
+from topospread.api.types import (
+    LABEL_HOSTNAME,
+    LABEL_TOPOLOGY_ZONE,
+    DaemonSet,
+    Deployment,
+    Job,
+    Namespace,
+    Node,
+    Pod,
+    PodDisruptionBudget,
+    PodTemplateSpec,
+    PriorityClass,
+    ReplicaSet,
+    ReplicationController,
+    Service,
+    StatefulSet,
+    Taint,
+)
+from topospread.cluster.snapshot import ObjectStore
+from topospread.cluster.state import ClusterState
+from topospread.errors import ManifestError, TopospreadError, ValidationError
+from topospread.framework.config import SchedulerConfig, decode_config, default_config
+from topospread.framework.features import DEFAULT_FEATURES, Features
+from topospread.framework.runtime import Registry
+from topospread.simulator.controllers import (
+    PodActions,
+    step_deployment,
+    sync_daemon_set,
+    sync_job,
+    sync_replica_set,
+    sync_stateful_set,
+)
+from topospread.simulator.controllers.common import (
+    check_selector_matches_template,
+    get_controller_of,
+    get_pod_from_template,
+    stamp,
+    workload_selector,
+)
+from topospread.simulator.controllers.statefulset import get_pod_revision, revision_name
+from topospread.simulator.scenario import admit_node, admit_pod, list_of, priority_classes
+from topospread.simulator.scheduler import Scheduler, is_terminal
+from topospread.taints import tolerates_taint
+
+MAX_ROUNDS: Final = 200
+
+_KEYS: Final = frozenset({"nodes", "nodeGroups", "objects", "config", "timeline"})
+_GROUP_KEYS: Final = frozenset({"name", "zones", "perZone", "count", "template", "zoneKey"})
+
+Workload: TypeAlias = Deployment | ReplicaSet | StatefulSet | DaemonSet | Job
+_WORKLOAD_TYPES: Final = (Deployment, ReplicaSet, StatefulSet, DaemonSet, Job)
+LookupObject: TypeAlias = (
+    Service | ReplicationController | Namespace | PriorityClass | PodDisruptionBudget
+)
+_LOOKUP_TYPES: Final = (
+    Service,
+    ReplicationController,
+    Namespace,
+    PriorityClass,
+    PodDisruptionBudget,
+)
+
+# Workload kinds as a step names them (`deployment/web`), with kubectl's short names.
+_KIND_NAMES: Final[Mapping[str, str]] = {
+    "deployment": "Deployment",
+    "deployments": "Deployment",
+    "deploy": "Deployment",
+    "replicaset": "ReplicaSet",
+    "replicasets": "ReplicaSet",
+    "rs": "ReplicaSet",
+    "statefulset": "StatefulSet",
+    "statefulsets": "StatefulSet",
+    "sts": "StatefulSet",
+    "daemonset": "DaemonSet",
+    "daemonsets": "DaemonSet",
+    "ds": "DaemonSet",
+    "job": "Job",
+    "jobs": "Job",
+}
+# Controllers sync in this order in every round (then each kind's objects by namespace/name).
+_KIND_ORDER: Final = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job")
+
+MIRROR_POD_ANNOTATION: Final = "kubernetes.io/config.mirror"
+EFFECT_NO_SCHEDULE: Final = "NoSchedule"
+EFFECT_NO_EXECUTE: Final = "NoExecute"
+_EFFECTS: Final = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+
+ACTIONS: Final = (
+    "apply",
+    "scale",
+    "rollout",
+    "cordon",
+    "uncordon",
+    "drain",
+    "taint",
+    "untaint",
+    "addNodes",
+    "removeNode",
+    "loseZone",
+    "restoreZone",
+    "deletePods",
+)
+
+WorkloadKey: TypeAlias = tuple[str, str, str]  # (kind, namespace, name)
+
+
+# ---------------------------------------------------------------------------------------------
+# The scenario document
+
+
+@dataclass(frozen=True, slots=True)
+class NodeGroup:
+    """Nodes stamped from one template: ``<name>-<zone>-<i>`` per zone, or ``<name>-<i>``."""
+
+    name: str
+    template: Node
+    zones: tuple[str, ...]
+    per_zone: Mapping[str, int]
+    count: int
+    zone_key: str = LABEL_TOPOLOGY_ZONE
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One timeline entry: ``action`` with its raw ``args``; ``where`` names it in errors."""
+
+    index: int
+    name: str
+    action: str
+    args: Any
+    where: str
+
+
+@dataclass(slots=True)
+class TimelineScenario:
+    """A parsed timeline scenario (objects decoded, steps checked for shape)."""
+
+    source: str
+    nodes: list[tuple[str, Node]]
+    groups: dict[str, NodeGroup]
+    objects: list[tuple[str, Any]]
+    config: SchedulerConfig
+    steps: list[Step]
+    warnings: list[str] = field(default_factory=list)
+
+
+def load_timeline(path: Path) -> TimelineScenario:
+    """Read and check a timeline scenario; errors name the file, the entry and the field."""
+    source = str(path)
+    docs = read_yaml_documents(path)
+    if len(docs) != 1 or not isinstance(docs[0], Mapping):
+        raise ManifestError(
+            f"{source}: a timeline scenario is one mapping with keys "
+            "nodes, nodeGroups, objects, config, timeline"
+        )
+    return parse_timeline(docs[0], source)
+
+
+def parse_timeline(doc: Mapping[str, Any], source: str) -> TimelineScenario:
+    unknown = sorted(set(doc) - _KEYS)
+    if unknown:
+        raise ManifestError(
+            f"{source}: unknown key {unknown[0]!r}; a timeline scenario has "
+            "nodes, nodeGroups, objects, config, timeline"
+        )
+    nodes = [
+        (f"{source}: nodes[{i}]", decode_object(raw, Node, f"{source}: nodes[{i}]"))
+        for i, raw in enumerate(list_of(doc, "nodes", source))
+    ]
+    groups: dict[str, NodeGroup] = {}
+    for i, raw in enumerate(list_of(doc, "nodeGroups", source, "node groups")):
+        group = _parse_group(raw, f"{source}: nodeGroups[{i}]")
+        if group.name in groups:
+            raise ManifestError(f'{source}: nodeGroups[{i}]: name: Duplicate value: "{group.name}"')
+        groups[group.name] = group
+    objects: list[tuple[str, Any]] = []
+    for i, raw in enumerate(list_of(doc, "objects", source)):
+        where = f"{source}: objects[{i}]"
+        objects.extend((where, obj) for obj in decode_manifests(raw, where))
+    raw_config = doc.get("config")
+    config = decode_config(raw_config, f"{source}: config") if raw_config else default_config()
+    steps = [
+        _parse_step(raw, i, source)
+        for i, raw in enumerate(list_of(doc, "timeline", source, "steps"))
+    ]
+    return TimelineScenario(source, nodes, groups, objects, config, steps)
+
+
+def with_cluster(
+    scenario: TimelineScenario, objects: Iterable[tuple[str, Any]]
+) -> TimelineScenario:
+    """The timeline replayed on a given cluster: ``objects`` (each with where it came from: a
+    saved ``kubectl get`` file or a live cluster) come before the scenario's own nodes and
+    objects, so its bound pods keep their nodes and its workloads adopt their pods."""
+    nodes: list[tuple[str, Node]] = []
+    rest: list[tuple[str, Any]] = []
+    for where, obj in objects:
+        (nodes if isinstance(obj, Node) else rest).append((where, obj))
+    return dataclasses.replace(
+        scenario, nodes=[*nodes, *scenario.nodes], objects=[*rest, *scenario.objects]
+    )
+
+
+def _parse_group(raw: Any, where: str) -> NodeGroup:
+    if not isinstance(raw, Mapping):
+        raise ManifestError(f"{where}: expected a mapping with name, zones, perZone or count")
+    unknown = sorted(set(raw) - _GROUP_KEYS)
+    if unknown:
+        raise ManifestError(
+            f"{where}: {unknown[0]}: unknown field; a node group has "
+            "name, zones, perZone, count, template, zoneKey"
+        )
+    name = raw.get("name")
+    if name is None or name == "":
+        raise ManifestError(f"{where}: name: Required value: a node group needs a name")
+    if not isinstance(name, str):
+        # YAML 1.1, as Kubernetes reads it, makes y, n, yes, no, on and off booleans.
+        raise ManifestError(
+            f"{where}: name: Invalid value: {json.dumps(name)}: expected a string "
+            "(quote it in YAML)"
+        )
+    template = decode_object(raw.get("template") or {}, Node, f"{where}: template")
+    if not template.status.capacity and not template.status.allocatable:
+        status = msgspec.structs.replace(
+            template.status, capacity={"cpu": "4", "memory": "16Gi", "pods": "110"}
+        )
+        template = msgspec.structs.replace(template, status=status)
+    zones = raw.get("zones") or []
+    if not isinstance(zones, list) or not all(isinstance(z, str) and z for z in zones):
+        raise ManifestError(f"{where}: zones: expected a list of zone names")
+    per_zone_raw = raw.get("perZone", 0 if "count" in raw else 1)
+    per_zone: dict[str, int]
+    if isinstance(per_zone_raw, Mapping):
+        per_zone = {}
+        for zone, n in per_zone_raw.items():
+            if zone not in zones:
+                raise ManifestError(f"{where}: perZone.{zone}: zone not listed in zones")
+            per_zone[str(zone)] = _count(n, f"{where}: perZone.{zone}")
+    else:
+        n = _count(per_zone_raw, f"{where}: perZone")
+        per_zone = {zone: n for zone in zones}
+    count = _count(raw.get("count", 0), f"{where}: count")
+    if zones and count:
+        raise ManifestError(f"{where}: count: Forbidden: give zones with perZone, or count alone")
+    zone_key = raw.get("zoneKey", LABEL_TOPOLOGY_ZONE)
+    if not isinstance(zone_key, str) or not zone_key:
+        raise ManifestError(f"{where}: zoneKey: expected a label key")
+    return NodeGroup(name, template, tuple(zones), per_zone, count, zone_key)
+
+
+def _count(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ManifestError(f"{where}: Invalid value: {value!r}: expected a count (0 or more)")
+    return value
+
+
+def _parse_step(raw: Any, index: int, source: str) -> Step:
+    where = f"{source}: timeline[{index}]"
+    if not isinstance(raw, Mapping):
+        raise ManifestError(f"{where}: expected a mapping {{name?: str, <action>: args}}")
+    name = raw.get("name", "")
+    if not isinstance(name, str):
+        raise ManifestError(f"{where}: name: expected a string")
+    actions = [k for k in raw if k != "name"]
+    if len(actions) != 1:
+        found = ", ".join(map(str, actions)) or "none"
+        raise ManifestError(
+            f"{where}: expected exactly one action ({', '.join(ACTIONS)}); found {found}"
+        )
+    action = str(actions[0])
+    if action not in ACTIONS:
+        raise ManifestError(
+            f"{where}: {action}: unknown action; the actions are {', '.join(ACTIONS)}"
+        )
+    step = Step(index, name, action, raw[action], f"{where} ({action})")
+    _check_args(step)
+    return step
+
+
+def _check_args(step: Step) -> None:
+    """Shape checks that need no cluster state; references are resolved when the step runs."""
+    a, where = step.args, step.where
+    if step.action == "apply":
+        if not isinstance(a, (list, Mapping)):
+            raise ManifestError(f"{where}: expected a manifest or a list of manifests")
+    elif step.action == "scale":
+        _mapping(a, where, required=("workload", "replicas"), allowed=("workload", "replicas"))
+        _count(a["replicas"], f"{where}: replicas")
+    elif step.action == "rollout":
+        _mapping(a, where, required=("workload",), allowed=("workload", "patch", "template"))
+        if ("patch" in a) == ("template" in a):
+            raise ManifestError(f"{where}: give exactly one of patch (merged) or template")
+        body = a.get("patch", a.get("template"))
+        if not isinstance(body, Mapping):
+            raise ManifestError(
+                f"{where}: {'patch' if 'patch' in a else 'template'}: expected a mapping"
+            )
+    elif step.action in ("cordon", "uncordon", "drain", "removeNode"):
+        _names(a, where)
+    elif step.action in ("taint", "untaint"):
+        _mapping(
+            a,
+            where,
+            required=("key",) + (("effect",) if step.action == "taint" else ()),
+            allowed=("node", "nodes", "zone", "zoneKey", "key", "value", "effect"),
+        )
+        if sum(k in a for k in ("node", "nodes", "zone")) != 1:
+            raise ManifestError(f"{where}: give exactly one of node, nodes or zone")
+        effect = a.get("effect")
+        if effect is not None and effect not in _EFFECTS:
+            raise ManifestError(
+                f'{where}: effect: Unsupported value: "{effect}": supported values: '
+                + ", ".join(f'"{e}"' for e in _EFFECTS)
+            )
+    elif step.action == "addNodes":
+        _mapping(a, where, required=("group",), allowed=("group", "zone", "count"))
+        _count(a.get("count", 1), f"{where}: count")
+    elif step.action in ("loseZone", "restoreZone"):
+        if isinstance(a, Mapping):
+            _mapping(a, where, required=("zone",), allowed=("zone", "zoneKey"))
+        elif not isinstance(a, str) or not a:
+            raise ManifestError(f"{where}: expected a zone name or {{zone, zoneKey}}")
+    elif step.action == "deletePods":
+        _names(a, where)
+
+
+def _mapping(a: Any, where: str, *, required: Sequence[str], allowed: Sequence[str]) -> None:
+    if not isinstance(a, Mapping):
+        raise ManifestError(f"{where}: expected a mapping with {', '.join(required)}")
+    for key in a:
+        if key not in allowed:
+            raise ManifestError(f"{where}: {key}: unknown field; expected {', '.join(allowed)}")
+    for key in required:
+        if key not in a:
+            raise ManifestError(f"{where}: {key}: Required value")
+
+
+def _names(a: Any, where: str) -> list[str]:
+    names = [a] if isinstance(a, str) else a
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) and n for n in names):
+        raise ManifestError(f"{where}: expected a name or a list of names")
+    return list(names)
+
+
+# ---------------------------------------------------------------------------------------------
+# The simulation
+
+
+@dataclass(slots=True)
+class Settled:
+    """The controllers-and-scheduler loop after one step."""
+
+    rounds: int
+    settled: bool
+    created: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    placed: dict[str, str] = field(default_factory=dict)
+    preempted: list[str] = field(default_factory=list)
+
+
+def workload_key(obj: Workload) -> WorkloadKey:
+    return (obj.kind, obj.metadata.namespace, obj.metadata.name)
+
+
+def describe_workload(key: WorkloadKey) -> str:
+    """``deployment default/web``, as reports name a workload."""
+    return f"{key[0].lower()} {key[1]}/{key[2]}"
+
+
+class Simulation:
+    """The live cluster of a timeline: nodes, every pod (bound or not), the workloads and the
+    one Scheduler that places pods across all steps."""
+
+    def __init__(
+        self,
+        scenario: TimelineScenario,
+        *,
+        registry: Registry | None = None,
+        features: Features = DEFAULT_FEATURES,
+        seed: int = 0,
+        fast: bool = True,
+    ) -> None:
+        """``fast``: let the scheduler's vectorised path decide the attempts it supports."""
+        if registry is None:
+            from topospread.plugins.registry import IN_TREE
+
+            registry = IN_TREE
+        self.scenario = scenario
+        # Controllers draw names and UIDs from this source; the scheduler seeds its own
+        # (host selection) from the same seed.
+        self.rng = random.Random(seed)
+        self.pods: dict[str, Pod] = {}
+        self.workloads: dict[WorkloadKey, Workload] = {}
+        self.lookups: list[LookupObject] = []
+        # A StatefulSet mid-rollout: the template of its current revision, until every pod
+        # runs the update revision (status.currentRevision).
+        self.sts_current: dict[WorkloadKey, PodTemplateSpec] = {}
+        self.group_counters: dict[tuple[str, str], int] = {}
+        self.cluster = ClusterState()
+        self.scheduler = Scheduler(
+            self.cluster,
+            scenario.config,
+            registry,
+            features,
+            seed=seed,
+            pod_disruption_budgets=[],
+            fast=fast,
+        )
+        for where, raw in scenario.nodes:
+            self._add_node(raw, where)
+        for group in scenario.groups.values():
+            zones = group.zones or ("",)
+            for zone in zones:
+                n = group.per_zone.get(zone, 0) if zone else group.count
+                self.add_group_nodes(group, zone, n, f"{scenario.source}: nodeGroups")
+        for where, obj in scenario.objects:
+            self.apply(obj, where)
+
+    # ------------------------------------------------------------------ objects
+
+    def _priorities(self) -> dict[str, PriorityClass | int]:
+        return priority_classes(o for o in self.lookups if isinstance(o, PriorityClass))
+
+    def refresh_objects(self) -> None:
+        """The scheduler's object lister (default spreading's owner lookups) follows the
+        ReplicaSets, StatefulSets and Services of the simulation."""
+        self.cluster.objects = ObjectStore(
+            services=[o for o in self.lookups if isinstance(o, Service)],
+            replication_controllers=[
+                o for o in self.lookups if isinstance(o, ReplicationController)
+            ],
+            replica_sets=[w for w in self.workloads.values() if isinstance(w, ReplicaSet)],
+            stateful_sets=[w for w in self.workloads.values() if isinstance(w, StatefulSet)],
+            namespaces=[o for o in self.lookups if isinstance(o, Namespace)],
+        )
+        self.cluster.priority_classes = {
+            o.metadata.name: o for o in self.lookups if isinstance(o, PriorityClass)
+        }
+
+    def apply(self, obj: Any, where: str) -> str:
+        """Create or replace one object, as ``kubectl apply`` would; returns what happened."""
+        if isinstance(obj, Node):
+            if obj.metadata.name in self.cluster.infos:
+                return self._replace_node(obj, where)
+            self._add_node(obj, where)
+            return f"added node {obj.metadata.name}"
+        if isinstance(obj, Pod):
+            pod = self._namespaced(obj)
+            key = pod.key
+            if key in self.pods:
+                raise ValidationError(
+                    f'{where} (Pod {key}): metadata.name: Duplicate value: "{pod.metadata.name}"'
+                )
+            self._create_pod(pod, where)
+            return f"created pod {key}"
+        if isinstance(obj, _WORKLOAD_TYPES):
+            return self._apply_workload(self._namespaced(obj), where)
+        if isinstance(obj, _LOOKUP_TYPES):
+            if not isinstance(obj, (Namespace, PriorityClass)):
+                obj = self._namespaced(obj)
+            kept = [
+                o
+                for o in self.lookups
+                if not (
+                    o.kind == obj.kind
+                    and o.metadata.name == obj.metadata.name
+                    and o.metadata.namespace == obj.metadata.namespace
+                )
+            ]
+            self.lookups = [*kept, obj]
+            # Preemption reads the budgets from the scheduler's list: keep it in place.
+            self.scheduler.pdbs[:] = [o for o in self.lookups if isinstance(o, PodDisruptionBudget)]
+            self.refresh_objects()
+            ns = obj.metadata.namespace
+            return f"applied {obj.kind.lower()} {ns + '/' if ns else ''}{obj.metadata.name}"
+        kind = obj.kind if isinstance(obj, UnknownObject) else type(obj).__name__
+        self.scenario.warnings.append(f"{where}: ignored a {kind}: the simulator does not model it")
+        return f"ignored a {kind}"
+
+    def _namespaced(self, obj: Any) -> Any:
+        if obj.metadata.namespace:
+            return obj
+        meta = msgspec.structs.replace(obj.metadata, namespace="default")
+        return msgspec.structs.replace(obj, metadata=meta)
+
+    def _apply_workload(self, obj: Workload, where: str) -> str:
+        key = workload_key(obj)
+        label = f"{where} ({obj.kind} {key[1]}/{key[2]})"
+        try:
+            selector = workload_selector(obj, obj.spec.selector)
+            if not isinstance(obj, Job) or obj.spec.selector is not None:
+                check_selector_matches_template(obj, selector, obj.spec.template)
+        except ValidationError as err:
+            raise ValidationError(f"{where}: {err}") from err
+        # The template's pods must pass the API server's validation (checked once, here).
+        probe = get_pod_from_template(obj.spec.template, obj.metadata.name, None)
+        probe_meta = msgspec.structs.replace(
+            probe.metadata, name=f"{obj.metadata.name}-0", namespace=key[1]
+        )
+        admit_pod(msgspec.structs.replace(probe, metadata=probe_meta), self._priorities(), label)
+        old = self.workloads.get(key)
+        if old is None:
+            meta = stamp(obj.metadata, self.rng, None)
+            self.workloads[key] = msgspec.structs.replace(obj, metadata=meta)
+            self.refresh_objects()
+            return f"created {describe_workload(key)}"
+        meta = msgspec.structs.replace(obj.metadata, uid=old.metadata.uid)
+        new = msgspec.structs.replace(obj, metadata=meta)
+        if (
+            isinstance(new, StatefulSet)
+            and isinstance(old, StatefulSet)
+            and old.spec.template != new.spec.template
+            and key not in self.sts_current
+        ):
+            self.sts_current[key] = old.spec.template
+        if hasattr(old, "status") and hasattr(new, "status"):
+            new = msgspec.structs.replace(new, status=old.status)
+        self.workloads[key] = new
+        self.refresh_objects()
+        return f"configured {describe_workload(key)}"
+
+    def find_workload(self, ref: Any, where: str) -> Workload:
+        """A workload named ``[namespace/]kind/name`` (kind as kubectl spells it)."""
+        if not isinstance(ref, str):
+            raise ManifestError(f"{where}: workload: expected [namespace/]kind/name")
+        parts = ref.split("/")
+        if len(parts) == 2:
+            parts = ["default", *parts]
+        if len(parts) != 3 or not all(parts):
+            raise ManifestError(
+                f'{where}: workload: Invalid value: "{ref}": expected [namespace/]kind/name, '
+                "e.g. deployment/web"
+            )
+        namespace, kind_name, name = parts
+        kind = _KIND_NAMES.get(kind_name.lower())
+        if kind is None:
+            raise ManifestError(
+                f'{where}: workload: Invalid value: "{ref}": unknown kind "{kind_name}" '
+                "(deployment, replicaset, statefulset, daemonset, job)"
+            )
+        found = self.workloads.get((kind, namespace, name))
+        if found is None:
+            known = ", ".join(sorted(f"{k[0].lower()}/{k[2]}" for k in self.workloads)) or "none"
+            raise ManifestError(
+                f'{where}: workload: Not found: "{ref}": no such workload (known: {known})'
+            )
+        return found
+
+    # ------------------------------------------------------------------ nodes
+
+    def _add_node(self, raw: Node, where: str) -> None:
+        self.cluster.add_node(admit_node(raw, where, self.cluster.infos))
+        self.scheduler.on_node_change()
+
+    def _replace_node(self, node: Node, where: str) -> str:
+        self.update_node(admit_node(node, where))
+        return f"configured node {node.metadata.name}"
+
+    def update_node(self, node: Node) -> None:
+        self.cluster.update_node(node)
+        self.scheduler.on_node_change()
+
+    def node(self, name: str, where: str) -> Node:
+        info = self.cluster.get(name)
+        if info is None:
+            known = ", ".join(sorted(self.cluster.infos)[:12])
+            raise ManifestError(f'{where}: Not found: node "{name}" (nodes: {known})')
+        return info.node
+
+    def zone_nodes(self, zone: str, zone_key: str, where: str) -> list[Node]:
+        nodes = [
+            info.node
+            for _, info in sorted(self.cluster.infos.items())
+            if info.node.metadata.labels.get(zone_key) == zone
+        ]
+        if not nodes:
+            zones = sorted(
+                {
+                    v
+                    for i in self.cluster.infos.values()
+                    if (v := i.node.metadata.labels.get(zone_key))
+                }
+            )
+            raise ManifestError(
+                f'{where}: zone: Not found: "{zone}": no node has {zone_key}={zone} '
+                f"(zones: {', '.join(zones) or 'none'})"
+            )
+        return nodes
+
+    def add_group_nodes(self, group: NodeGroup, zone: str, count: int, where: str) -> list[str]:
+        """``count`` more nodes of ``group`` (in ``zone``), numbered after the existing ones."""
+        names = []
+        for _ in range(count):
+            n = self.group_counters.get((group.name, zone), 0) + 1
+            self.group_counters[(group.name, zone)] = n
+            name = f"{group.name}-{zone}-{n}" if zone else f"{group.name}-{n}"
+            labels = {**group.template.metadata.labels, LABEL_HOSTNAME: name}
+            if zone:
+                labels[group.zone_key] = zone
+            meta = msgspec.structs.replace(group.template.metadata, name=name, labels=labels)
+            self._add_node(msgspec.structs.replace(group.template, metadata=meta), where)
+            names.append(name)
+        return names
+
+    def remove_node(self, name: str) -> list[str]:
+        """Delete a node; the pod garbage collector deletes the pods bound to it."""
+        pods = list(self.cluster.infos[name].pods)
+        for pod in pods:
+            self.delete_pod(pod)
+        self.cluster.remove_node(name)
+        self.scheduler.on_node_change()
+        return [p.key for p in pods]
+
+    # ------------------------------------------------------------------ pods
+
+    def _create_pod(self, pod: Pod, where: str) -> Pod:
+        label = f"{where} (Pod {pod.key})"
+        admitted = add_default_toleration_seconds(admit_pod(pod, self._priorities(), label))
+        if is_terminal(admitted):
+            # Finished (from a cluster or a saved file): controllers read it (a Job counts its
+            # succeeded pods), kube-scheduler never sees it; it holds no node's resources.
+            pass
+        elif admitted.spec.node_name:
+            if admitted.spec.node_name not in self.cluster.infos:
+                raise ValidationError(
+                    f'{label}: spec.nodeName: Not found: "{admitted.spec.node_name}": no such node'
+                )
+            self.cluster.bind(admitted, admitted.spec.node_name)
+        else:
+            self.scheduler.add(admitted)
+        self.pods[admitted.key] = admitted
+        return admitted
+
+    def delete_pod(self, pod: Pod) -> None:
+        """Delete a pod at once (no graceful termination): bound pods leave their node."""
+        stored = self.pods.pop(pod.key, None)
+        current = stored if stored is not None else pod
+        if current.spec.node_name:
+            self.scheduler.delete_assigned_pod(current)
+        else:
+            self.scheduler.delete_pending_pod(current.key)
+
+    def _update_pod(self, pod: Pod) -> None:
+        old = self.pods.get(pod.key)
+        if old is None:
+            return
+        if old.spec.node_name:
+            pod = msgspec.structs.replace(
+                pod, spec=msgspec.structs.replace(pod.spec, node_name=old.spec.node_name)
+            )
+            self.cluster.unbind(old)
+            self.cluster.bind(pod, old.spec.node_name)
+        else:
+            self.scheduler.update_pending_pod(pod)
+        self.pods[pod.key] = pod
+
+    def find_pod(self, name: str, where: str) -> Pod:
+        if name in self.pods:
+            return self.pods[name]
+        matches = [p for p in self.pods.values() if p.metadata.name == name]
+        if len(matches) == 1:
+            return matches[0]
+        if matches:
+            raise ManifestError(f'{where}: pod "{name}" is ambiguous; use namespace/name')
+        raise ManifestError(f'{where}: Not found: pod "{name}"')
+
+    def evict_for_taints(self, node: Node) -> list[str]:
+        """The taint manager: evict the node's pods that do not tolerate a NoExecute taint,
+        or tolerate it only for ``tolerationSeconds`` (the step outlasts any such time).
+
+        Upstream: processPodOnNode / getMinTolerationTime (pkg/controller/tainteviction/
+        taint_eviction.go, v1.35)
+        """
+        taints = [t for t in node.spec.taints if t.effect == EFFECT_NO_EXECUTE]
+        if not taints:
+            return []
+        evicted = []
+        for pod in list(self.cluster.infos[node.metadata.name].pods):
+            for taint in taints:
+                # The first toleration of the taint is the one used (GetMatchingTolerations).
+                used = next((t for t in pod.spec.tolerations if tolerates_taint(t, taint)), None)
+                if used is None or used.toleration_seconds is not None:
+                    evicted.append(pod)
+                    break
+        for pod in evicted:
+            self.delete_pod(pod)
+        return [p.key for p in evicted]
+
+    def owner_of(self, pod: Pod) -> WorkloadKey | None:
+        """The workload that controls the pod: a Deployment for its ReplicaSets' pods."""
+        ref = get_controller_of(pod.metadata)
+        if ref is None:
+            return None
+        key = (ref.kind, pod.metadata.namespace, ref.name)
+        owner = self.workloads.get(key)
+        if isinstance(owner, ReplicaSet):
+            parent = get_controller_of(owner.metadata)
+            if parent is not None and parent.kind == "Deployment":
+                return (parent.kind, pod.metadata.namespace, parent.name)
+        return key if owner is not None else None
+
+    # ------------------------------------------------------------------ the loop
+
+    def settle(self, where: str) -> Settled:
+        """Controllers and scheduler until neither acts, at most MAX_ROUNDS rounds."""
+        out = Settled(rounds=0, settled=False)
+        try:
+            for round_ in range(1, MAX_ROUNDS + 1):
+                out.rounds = round_
+                if not self.round(out):
+                    out.settled = True
+                    break
+        except TopospreadError as err:
+            raise type(err)(f"{where}: {err}") from err
+        return out
+
+    def round(self, out: Settled) -> bool:
+        """One round: every controller syncs once, then the scheduler empties its active
+        queue. True when a controller acted or a pod was bound (the loop goes on)."""
+        acted = self._sync_controllers(out)
+        bound = self._schedule(out)
+        return acted or bound
+
+    def _pods_in(self, namespace: str) -> list[Pod]:
+        return [p for k, p in sorted(self.pods.items()) if p.metadata.namespace == namespace]
+
+    def _sync_controllers(self, out: Settled) -> bool:
+        acted = False
+        order = {kind: i for i, kind in enumerate(_KIND_ORDER)}
+        for key in sorted(self.workloads, key=lambda k: (order[k[0]], k[1], k[2])):
+            obj = self.workloads.get(key)
+            if obj is None:
+                continue
+            pods = self._pods_in(key[1])
+            actions: PodActions
+            if isinstance(obj, Deployment):
+                rss = [w for w in self.workloads.values() if isinstance(w, ReplicaSet)]
+                step = step_deployment(obj, rss, pods, rng=self.rng)
+                sync = step.sync
+                for rs in (*sync.created, *sync.updated):
+                    self.workloads[workload_key(rs)] = rs
+                for rs in sync.deleted:
+                    self.workloads.pop(workload_key(rs), None)
+                if sync.collision_count != obj.status.collision_count:
+                    status = msgspec.structs.replace(
+                        obj.status, collision_count=sync.collision_count
+                    )
+                    self.workloads[key] = msgspec.structs.replace(obj, status=status)
+                if sync:
+                    self.refresh_objects()
+                actions = step.pods
+                acted = acted or bool(sync)
+            elif isinstance(obj, ReplicaSet):
+                ref = get_controller_of(obj.metadata)
+                if ref is not None and ref.kind == "Deployment":
+                    continue  # its Deployment's step syncs it
+                actions = sync_replica_set(obj, pods, rng=self.rng)
+            elif isinstance(obj, StatefulSet):
+                current = self.sts_current.get(key)
+                actions = sync_stateful_set(obj, pods, rng=self.rng, current_template=current)
+            elif isinstance(obj, DaemonSet):
+                nodes = [info.node for info in self.cluster.list()]
+                actions = sync_daemon_set(obj, pods, nodes, rng=self.rng)
+            else:
+                actions = sync_job(obj, pods, rng=self.rng)
+            if actions:
+                acted = True
+                self._apply_actions(actions, describe_workload(key), out)
+            if isinstance(obj, StatefulSet) and key in self.sts_current:
+                self._maybe_finish_sts_rollout(obj)
+        return acted
+
+    def _apply_actions(self, actions: PodActions, who: str, out: Settled) -> None:
+        for pod in actions.update:
+            self._update_pod(pod)
+        for pod in actions.delete:
+            self.delete_pod(pod)
+            out.deleted.append(pod.key)
+        for pod in actions.create:
+            created = self._create_pod(pod, who)
+            out.created.append(created.key)
+
+    def _maybe_finish_sts_rollout(self, sts: StatefulSet) -> None:
+        key = workload_key(sts)
+        update = revision_name(sts, sts.spec.template)
+        owned = [
+            p
+            for p in self.pods.values()
+            if p.metadata.namespace == key[1]
+            and (ref := get_controller_of(p.metadata)) is not None
+            and ref.kind == "StatefulSet"
+            and ref.name == key[2]
+        ]
+        replicas = sts.spec.replicas if sts.spec.replicas is not None else 1
+        if len(owned) == replicas and all(get_pod_revision(p) == update for p in owned):
+            del self.sts_current[key]
+
+    def _schedule(self, out: Settled) -> bool:
+        bound = False
+        for decision in self.scheduler.run():
+            if decision.node is not None and decision.key in self.pods:
+                self.pods[decision.key] = decision.pod
+                out.placed[decision.key] = decision.node
+                bound = True
+            for victim in decision.preempted:
+                if self.pods.pop(victim, None) is not None:
+                    out.preempted.append(victim)
+                    out.placed.pop(victim, None)
+        return bound
+
+    def pending_message(self, pod: Pod) -> str:
+        """The FailedScheduling text of the pod's last attempt, or why it was not tried."""
+        key = pod.key
+        why = self.scheduler.pending().get(key)
+        if isinstance(why, tuple):
+            return why[1]
+        if why is not None and why.message:
+            return why.message
+        last = self.scheduler.last.get(key)
+        if last is not None and last.message:
+            return last.message
+        return "not yet attempted"
+
+    # ------------------------------------------------------------------ steps
+
+    def run_step(self, step: Step) -> list[str]:
+        """Carry out one step's own change (before the controllers and the scheduler react);
+        returns what it did, one line per change."""
+        try:
+            return _HANDLERS[step.action](self, step)
+        except TopospreadError as err:
+            if str(err).startswith(step.where):
+                raise
+            raise type(err)(f"{step.where}: {err}") from err
+
+
+def _step_apply(sim: Simulation, step: Step) -> list[str]:
+    raw = step.args if isinstance(step.args, list) else [step.args]
+    events = []
+    for i, item in enumerate(raw):
+        where = f"{step.where}[{i}]"
+        for obj in decode_manifests(item, where):
+            events.append(sim.apply(obj, where))
+    return events
+
+
+def _step_scale(sim: Simulation, step: Step) -> list[str]:
+    obj = sim.find_workload(step.args["workload"], step.where)
+    replicas = step.args["replicas"]
+    if not isinstance(obj, (Deployment, ReplicaSet, StatefulSet)):
+        raise ManifestError(
+            f"{step.where}: workload: {obj.kind} {obj.metadata.name} has no replicas to scale "
+            "(Deployments, ReplicaSets and StatefulSets do)"
+        )
+    before = obj.spec.replicas if obj.spec.replicas is not None else 1
+    spec = msgspec.structs.replace(obj.spec, replicas=replicas)
+    sim.workloads[workload_key(obj)] = msgspec.structs.replace(obj, spec=spec)
+    sim.refresh_objects()
+    return [f"scaled {describe_workload(workload_key(obj))} from {before} to {replicas} replicas"]
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """A JSON merge patch (RFC 7386: mappings merge key by key, ``null`` deletes, the rest
+    replaces) that, like kubectl's strategic merge patch for containers, merges lists whose
+    entries all have a ``name`` entry by entry, by name (new names are appended)."""
+    if _named_list(target) and _named_list(patch):
+        merged = {item["name"]: item for item in target}
+        for item in patch:
+            merged[item["name"]] = merge_patch(merged.get(item["name"]), item)
+        return list(merged.values())
+    if not isinstance(patch, Mapping):
+        return patch
+    out = dict(target) if isinstance(target, Mapping) else {}
+    for key, value in patch.items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = merge_patch(out.get(key), value)
+    return out
+
+
+def _named_list(value: Any) -> bool:
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(isinstance(v, Mapping) and "name" in v for v in value)
+    )
+
+
+def _step_rollout(sim: Simulation, step: Step) -> list[str]:
+    obj = sim.find_workload(step.args["workload"], step.where)
+    if not isinstance(obj, (Deployment, StatefulSet, DaemonSet)):
+        raise ManifestError(
+            f"{step.where}: workload: a {obj.kind} does not roll out "
+            "(Deployments, StatefulSets and DaemonSets do)"
+        )
+    if "patch" in step.args:
+        raw = merge_patch(msgspec.to_builtins(obj.spec.template), step.args["patch"])
+        field_name = "patch"
+    else:
+        raw, field_name = step.args["template"], "template"
+    where = f"{step.where}: {field_name}"
+    template = decode_template(raw, where)
+    spec = msgspec.structs.replace(obj.spec, template=template)
+    new = msgspec.structs.replace(obj, spec=spec)
+    if new.spec.template == obj.spec.template:
+        return [f"{describe_workload(workload_key(obj))}: the template is unchanged; no rollout"]
+    sim.apply(new, where)
+    return [f"rolled out a new template for {describe_workload(workload_key(obj))}"]
+
+
+def decode_template(raw: Any, where: str) -> PodTemplateSpec:
+    """A pod template from parsed data, with the loader's errors (field paths, types)."""
+    if not isinstance(raw, Mapping):
+        raise ManifestError(f"{where}: expected a pod template (metadata, spec)")
+    pod = decode_object({**raw, "apiVersion": "v1", "kind": "Pod"}, Pod, where)
+    return PodTemplateSpec(metadata=pod.metadata, spec=pod.spec)
+
+
+def _step_cordon(sim: Simulation, step: Step, *, unschedulable: bool) -> list[str]:
+    events = []
+    for name in _names(step.args, step.where):
+        node = sim.node(name, step.where)
+        sim.update_node(
+            msgspec.structs.replace(
+                node, spec=msgspec.structs.replace(node.spec, unschedulable=unschedulable)
+            )
+        )
+        events.append(f"{'cordoned' if unschedulable else 'uncordoned'} {name}")
+    return events
+
+
+def _step_drain(sim: Simulation, step: Step) -> list[str]:
+    """kubectl drain: cordon, then evict every pod but DaemonSet pods (and mirror pods)."""
+    events = _step_cordon(sim, step, unschedulable=True)
+    for name in _names(step.args, step.where):
+        evicted = []
+        for pod in list(sim.cluster.infos[name].pods):
+            ref = get_controller_of(pod.metadata)
+            if ref is not None and ref.kind == "DaemonSet":
+                continue
+            if MIRROR_POD_ANNOTATION in pod.metadata.annotations:
+                continue  # a static pod's mirror: the kubelet owns it, the API cannot evict it
+            sim.delete_pod(pod)
+            evicted.append(pod.key)
+        events.append(f"drained {name}: evicted {_count_text(evicted)}")
+    return events
+
+
+def _count_text(keys: Sequence[str]) -> str:
+    if not keys:
+        return "no pods"
+    return f"{len(keys)} pod{'s' if len(keys) != 1 else ''} ({', '.join(keys)})"
+
+
+def _targets(sim: Simulation, step: Step) -> list[Node]:
+    a = step.args
+    if "zone" in a:
+        zone_key = a.get("zoneKey", LABEL_TOPOLOGY_ZONE)
+        return sim.zone_nodes(str(a["zone"]), str(zone_key), step.where)
+    names = _names(a["node"] if "node" in a else a["nodes"], step.where)
+    return [sim.node(n, step.where) for n in names]
+
+
+def _step_taint(sim: Simulation, step: Step) -> list[str]:
+    a = step.args
+    taint = Taint(key=str(a["key"]), value=str(a.get("value", "")), effect=str(a["effect"]))
+    events = []
+    for node in _targets(sim, step):
+        events += _set_taints(sim, node, [taint], [])
+    return events
+
+
+def _step_untaint(sim: Simulation, step: Step) -> list[str]:
+    a = step.args
+    events = []
+    for node in _targets(sim, step):
+        gone = [
+            t
+            for t in node.spec.taints
+            if t.key == a["key"] and ("effect" not in a or t.effect == a["effect"])
+        ]
+        events += _set_taints(sim, node, [], gone)
+    return events
+
+
+def _set_taints(
+    sim: Simulation, node: Node, add: Sequence[Taint], remove: Sequence[Taint], what: str = ""
+) -> list[str]:
+    """Replace the node's taints, then let the taint manager evict; one line of report."""
+    kept = [t for t in node.spec.taints if t not in remove]
+    kept += [t for t in add if not any(k.key == t.key and k.effect == t.effect for k in kept)]
+    updated = msgspec.structs.replace(node, spec=msgspec.structs.replace(node.spec, taints=kept))
+    sim.update_node(updated)
+    parts = [what] if what else []
+    if add:
+        parts.append(f"tainted {_taints_text(add)}")
+    if remove:
+        parts.append(f"untainted {_taints_text(remove)}")
+    evicted = sim.evict_for_taints(updated)
+    if evicted:
+        parts.append(f"evicted {_count_text(evicted)}")
+    return [f"{node.metadata.name}: {'; '.join(parts) or 'no change'}"]
+
+
+def _taints_text(taints: Sequence[Taint]) -> str:
+    """``key=value (NoSchedule, NoExecute)``: the effects of one key and value together."""
+    effects: dict[str, list[str]] = {}
+    for t in taints:
+        effects.setdefault(f"{t.key}{'=' + t.value if t.value else ''}", []).append(t.effect)
+    return ", ".join(f"{k} ({', '.join(e)})" for k, e in effects.items())
+
+
+def _step_add_nodes(sim: Simulation, step: Step) -> list[str]:
+    a = step.args
+    group = sim.scenario.groups.get(str(a["group"]))
+    if group is None:
+        known = ", ".join(sorted(sim.scenario.groups)) or "none"
+        raise ManifestError(
+            f'{step.where}: group: Not found: "{a["group"]}": no such node group (groups: {known})'
+        )
+    zone = a.get("zone", "")
+    if group.zones and not zone:
+        raise ManifestError(
+            f"{step.where}: zone: Required value: group {group.name} spreads over zones"
+        )
+    if not isinstance(zone, str):
+        raise ManifestError(f"{step.where}: zone: expected a zone name")
+    names = sim.add_group_nodes(group, zone, a.get("count", 1), step.where)
+    return [f"added node {n}" + (f" ({group.zone_key}={zone})" if zone else "") for n in names]
+
+
+def _step_remove_node(sim: Simulation, step: Step) -> list[str]:
+    events = []
+    for name in _names(step.args, step.where):
+        sim.node(name, step.where)
+        deleted = sim.remove_node(name)
+        events.append(f"removed node {name}; its pods were deleted: {_count_text(deleted)}")
+    return events
+
+
+# The node lifecycle controller's taints for a node whose kubelet stopped reporting.
+UNREACHABLE_TAINTS: Final = (
+    Taint(key=TAINT_NODE_UNREACHABLE, effect=EFFECT_NO_SCHEDULE),
+    Taint(key=TAINT_NODE_UNREACHABLE, effect=EFFECT_NO_EXECUTE),
+)
+
+
+def _zone_args(step: Step) -> tuple[str, str]:
+    a = step.args
+    if isinstance(a, Mapping):
+        return str(a["zone"]), str(a.get("zoneKey", LABEL_TOPOLOGY_ZONE))
+    return str(a), LABEL_TOPOLOGY_ZONE
+
+
+def _step_lose_zone(sim: Simulation, step: Step) -> list[str]:
+    """A zone outage: every node of the zone turns NotReady (Unknown) and the node lifecycle
+    controller taints it node.kubernetes.io/unreachable NoSchedule and NoExecute; the taint
+    manager evicts the pods that do not tolerate that for ever. The nodes remain."""
+    zone, zone_key = _zone_args(step)
+    events = []
+    for node in sim.zone_nodes(zone, zone_key, step.where):
+        events += _set_taints(sim, node, UNREACHABLE_TAINTS, [], "NotReady (unreachable)")
+    return events
+
+
+def _step_restore_zone(sim: Simulation, step: Step) -> list[str]:
+    zone, zone_key = _zone_args(step)
+    events = []
+    for node in sim.zone_nodes(zone, zone_key, step.where):
+        gone = [t for t in node.spec.taints if t.key == TAINT_NODE_UNREACHABLE]
+        events += _set_taints(sim, node, [], gone, "Ready again")
+    return events
+
+
+def _step_delete_pods(sim: Simulation, step: Step) -> list[str]:
+    pods = [sim.find_pod(n, step.where) for n in _names(step.args, step.where)]
+    for pod in pods:
+        sim.delete_pod(pod)
+    return [f"deleted {_count_text([p.key for p in pods])}"]
+
+
+_HANDLERS: Final[Mapping[str, Callable[[Simulation, Step], list[str]]]] = {
+    "apply": _step_apply,
+    "scale": _step_scale,
+    "rollout": _step_rollout,
+    "cordon": lambda sim, step: _step_cordon(sim, step, unschedulable=True),
+    "uncordon": lambda sim, step: _step_cordon(sim, step, unschedulable=False),
+    "drain": _step_drain,
+    "taint": _step_taint,
+    "untaint": _step_untaint,
+    "addNodes": _step_add_nodes,
+    "removeNode": _step_remove_node,
+    "loseZone": _step_lose_zone,
+    "restoreZone": _step_restore_zone,
+    "deletePods": _step_delete_pods,
+}
+
+
+def iter_controller_refs(sim: Simulation) -> Iterable[tuple[WorkloadKey, Workload]]:
+    """Workloads in report order: kind, namespace, name; a Deployment's ReplicaSets left out
+    (their pods are reported under the Deployment)."""
+    order = {kind: i for i, kind in enumerate(_KIND_ORDER)}
+    for key in sorted(sim.workloads, key=lambda k: (order[k[0]], k[1], k[2])):
+        obj = sim.workloads[key]
+        if isinstance(obj, ReplicaSet):
+            ref = get_controller_of(obj.metadata)
+            if ref is not None and ref.kind == "Deployment":
+                continue
+        yield key, obj
+
+
+__all__ = [
+    "ACTIONS",
+    "MAX_ROUNDS",
+    "NodeGroup",
+    "Settled",
+    "Simulation",
+    "Step",
+    "TimelineScenario",
+    "describe_workload",
+    "iter_controller_refs",
+    "load_timeline",
+    "merge_patch",
+    "parse_timeline",
+]
