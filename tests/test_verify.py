@@ -528,9 +528,10 @@ def small_scenarios(draw: st.DrawFn) -> dict[str, Any]:
     policy = draw(st.sampled_from(["OrderedReady", "Parallel"]))
     spec = _pod_spec(draw, "x")
     replicas = draw(st.integers(1, 2))
-    for shard in range(draw(st.integers(0, 2))):
+    for shard in range(draw(st.sampled_from([0, 1, 2, 2]))):
         labels = {"app": "s", "grp": f"s{shard}"}
-        sts = stateful_set(f"s{shard}", replicas if shard == 0 else draw(st.integers(1, 2)), policy)
+        count = replicas if shard == 0 else draw(st.sampled_from([replicas, replicas, 1]))
+        sts = stateful_set(f"s{shard}", count, policy)
         sts["spec"]["selector"]["matchLabels"] = labels
         sts["spec"]["template"]["metadata"]["labels"] = labels
         own = json.loads(json.dumps(spec).replace('"x"', f'"s{shard}"'))

@@ -284,7 +284,7 @@ def verify_command(
     max_states: Annotated[
         int | None,
         typer.Option(
-            "--max-states", min=1, help="State budget before falling back [default: 200000]."
+            "--max-states", min=1, help="State budget before falling back [default: 50000]."
         ),
     ] = None,
     samples: Annotated[

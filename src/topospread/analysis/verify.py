@@ -77,7 +77,8 @@ from topospread.simulator.controllers import (
 from topospread.simulator.scenario import Scenario, ScenarioBuilder, load_scenario
 from topospread.simulator.scheduler import Scheduler
 
-DEFAULT_MAX_STATES: Final = 200_000
+# About half a minute of search for a dozen pods with anti-affinity on a 2-core machine.
+DEFAULT_MAX_STATES: Final = 50_000
 DEFAULT_SAMPLES: Final = 1_000
 MAX_PER_DOMAIN: Final = "maxPerDomain"
 DISTINCT: Final = "distinct"
@@ -1078,20 +1079,43 @@ class _Explorer:
             new_counts[relabel[c]] = n
         return new_contents, tuple(new_counts)
 
-    def transitions(self, state: State) -> tuple[list[tuple[int, int]], list[tuple[str, str]]]:
-        """Every (class, node) the scheduler may bind next; and, for the pods that cannot
-        move, why (their FailedScheduling message, or what they wait for)."""
+    def transitions(
+        self, state: State, skip: set[int] | frozenset[int] = frozenset()
+    ) -> tuple[list[tuple[int, int]], list[tuple[str, str]]]:
+        """Every (class, node) the scheduler may bind next, but for the ``skip`` classes; and,
+        for the pods that cannot move, why (their FailedScheduling message, or what they wait
+        for)."""
         self.goto(state)
         out: list[tuple[int, int]] = []
         stuck: list[tuple[str, str]] = []
         for c, pod, created in self.pending(state):
-            if not created:
+            if not created or c in skip:
                 continue
             opts = self.options(pod)
             out += [(c, i) for i in opts.choices]
             if not opts.choices:
                 stuck.append((pod_key(pod), opts.message))
         return out, stuck
+
+    def idle_twins(self, state: State) -> tuple[set[int], dict[int, int]]:
+        """Classes whose moves mirror another's: of the interchangeable workloads with no pod
+        bound yet, only the first needs exploring, and its moves stand for all of them.
+
+        NOTE: exchanging two workloads of an orbit that have no pod bound leaves ``state``
+        as it is, so it maps the second's moves onto the first's, successor for successor.
+        Returns the classes to skip, and per class kept the number of workloads it stands for.
+        """
+        counts = state[1]
+        skip: set[int] = set()
+        weight: dict[int, int] = {}
+        for orbit in self.sym.orbits:
+            idle = [roles for roles in orbit if not any(counts[c] for c in roles)]
+            if len(idle) > 1:
+                for roles in idle[1:]:
+                    skip.update(roles)
+                for c in idle[0]:
+                    weight[c] = len(idle)
+        return skip, weight
 
     def waiting(self, state: State) -> list[tuple[str, str]]:
         """Pods not yet created in ``state``, with the pods they wait for."""
@@ -1207,7 +1231,8 @@ def verify(
         if broken is not None:
             result.counterexample = ex.replay(_path(parent, sid), "invariant")
             break
-        moves, _ = ex.transitions(state)
+        skip, weight = ex.idle_twins(state)
+        moves, _ = ex.transitions(state, skip)
         if not moves and ex.remaining(state):
             result.counterexample = ex.replay(_path(parent, sid), "deadlock")
             break
@@ -1222,7 +1247,8 @@ def verify(
                 parent.append((sid, c, i))
                 depth.append(depth[sid] + 1)
                 queue.append(child)
-            children.append((child, len(ex.members[c]) - state[1][c]))
+            # Each pending pod of the class, in each idle twin workload, makes its own order.
+            children.append((child, (len(ex.members[c]) - state[1][c]) * weight.get(c, 1)))
         successors.append(children)
         result.transitions += len(children)
         expanded += 1
