@@ -289,7 +289,7 @@ def verify_command(
     ] = None,
     samples: Annotated[
         int | None,
-        typer.Option(min=0, help="Random complete orders to try past the budget [default: 1000]."),
+        typer.Option(min=0, help="Random complete orders to try past the budget [default: 200]."),
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed for the random sampling.")] = 0,
     output: Annotated[VerifyFormat, typer.Option("--output", "-o")] = VerifyFormat.text,
