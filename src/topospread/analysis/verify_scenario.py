@@ -1,0 +1,306 @@
+"""The verify scenario: a ``schedule`` scenario plus ``workloads`` (StatefulSets, ReplicaSets,
+Deployments, Jobs, expanded to their pods by the controllers in simulator/controllers, with
+what each pod waits for before its controller creates it) and ``invariants`` (``maxPerDomain``,
+``distinct``): the properties every reachable state must have.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final, Literal
+
+import msgspec
+
+from topospread.api.loader import decode_manifests
+from topospread.api.types import (
+    Deployment,
+    Job,
+    LabelSelector,
+    Node,
+    Pod,
+    ReplicaSet,
+    StatefulSet,
+)
+from topospread.errors import ManifestError, TopospreadError, ValidationError
+from topospread.framework.config import DEFAULT_SCHEDULER_NAME
+from topospread.labels.selector import Selector, SelectorError, label_selector_as_selector
+from topospread.simulator.controllers import (
+    DeploymentStep,
+    PodActions,
+    step_deployment,
+    sync_job,
+    sync_replica_set,
+    sync_stateful_set,
+)
+from topospread.simulator.scenario import Scenario, ScenarioBuilder, load_scenario
+
+MAX_PER_DOMAIN: Final = "maxPerDomain"
+DISTINCT: Final = "distinct"
+# A controller that keeps creating pods after this many syncs is not converging.
+_MAX_SYNCS: Final = 10_000
+# Where workload pods are bound while their controller is synced to completion (never shown).
+_EXPANDING_NODE: Final = "topospread-verify-expanding"
+
+Workload = StatefulSet | ReplicaSet | Deployment | Job
+InvariantKind = Literal["maxPerDomain", "distinct"]
+
+
+def plural(n: int, word: str) -> str:
+    if n == 1:
+        return f"{n} {word}"
+    return f"{n} {word}es" if word.endswith(("s", "x", "ch", "sh")) else f"{n} {word}s"
+
+
+def pod_key(pod: Pod) -> str:
+    return f"{pod.metadata.namespace}/{pod.metadata.name}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Invariants
+
+
+@dataclass(frozen=True, slots=True)
+class Invariant:
+    """A property every reachable state must have (one of the two kinds)."""
+
+    name: str
+    kind: InvariantKind
+    selector: Selector
+    topology_key: str
+    max: int = 0
+    group_by: str = ""
+
+    def describe(self) -> str:
+        sel = str(self.selector) or "(every pod)"
+        if self.kind == MAX_PER_DOMAIN:
+            return f"at most {plural(self.max, 'pod')} matching {sel} per {self.topology_key}"
+        return (
+            f"pods matching {sel} with the same {self.group_by} never share a {self.topology_key}"
+        )
+
+    def violation(self, placed: Iterable[tuple[Pod, Node]]) -> str | None:
+        """Why the placement breaks the invariant, or None. Nodes without the key are in no
+        domain; pods without the ``groupBy`` label are in no group."""
+        per_domain: dict[str, list[Pod]] = {}
+        for pod, node in placed:
+            domain = node.metadata.labels.get(self.topology_key)
+            if domain is not None and self.selector.matches(pod.metadata.labels):
+                per_domain.setdefault(domain, []).append(pod)
+        for domain, pods in sorted(per_domain.items()):
+            if self.kind == MAX_PER_DOMAIN:
+                if len(pods) > self.max:
+                    names = ", ".join(sorted(pod_key(p) for p in pods))
+                    return (
+                        f"{self.topology_key}={domain} holds {plural(len(pods), 'matching pod')} "
+                        f"(at most {self.max}): {names}"
+                    )
+                continue
+            groups: dict[str, list[str]] = {}
+            for pod in pods:
+                value = pod.metadata.labels.get(self.group_by)
+                if value is not None:
+                    groups.setdefault(value, []).append(pod_key(pod))
+            for value, keys in sorted(groups.items()):
+                if len(keys) > 1:
+                    return (
+                        f"{self.topology_key}={domain} holds {len(keys)} pods with "
+                        f"{self.group_by}={value}: {', '.join(sorted(keys))}"
+                    )
+        return None
+
+
+def parse_invariants(raw: Any, where: str) -> list[Invariant]:
+    """The ``invariants`` list; each item is exactly one of maxPerDomain or distinct."""
+    if not isinstance(raw, list):
+        raise ManifestError(f"{where}: expected a list of invariants (maxPerDomain or distinct)")
+    out = []
+    for i, item in enumerate(raw):
+        at = f"{where}[{i}]"
+        if not isinstance(item, Mapping):
+            raise ManifestError(f"{at}: expected a mapping with maxPerDomain or distinct")
+        kinds = [k for k in (MAX_PER_DOMAIN, DISTINCT) if k in item]
+        unknown = sorted(set(item) - {MAX_PER_DOMAIN, DISTINCT, "name"})
+        if unknown:
+            raise ManifestError(
+                f"{at}: unknown key {unknown[0]!r}; an invariant has name and exactly one of "
+                "maxPerDomain, distinct"
+            )
+        if len(kinds) != 1:
+            raise ManifestError(f"{at}: give exactly one of maxPerDomain, distinct")
+        kind: InvariantKind = MAX_PER_DOMAIN if kinds[0] == MAX_PER_DOMAIN else DISTINCT
+        body = item[kind]
+        at = f"{at}.{kind}"
+        if not isinstance(body, Mapping):
+            raise ManifestError(f"{at}: expected a mapping")
+        needed = ("selector", "topologyKey", "max" if kind == MAX_PER_DOMAIN else "groupBy")
+        extra = sorted(set(body) - set(needed))
+        if extra:
+            raise ManifestError(f"{at}: unknown field {extra[0]!r}; expected {', '.join(needed)}")
+        for key in needed:
+            if key not in body:
+                raise ManifestError(f"{at}.{key}: Required value")
+        try:
+            selector = msgspec.convert(body["selector"], LabelSelector)
+            compiled = label_selector_as_selector(selector)
+        except (msgspec.ValidationError, SelectorError) as err:
+            raise ValidationError(f"{at}.selector: Invalid value: {err}") from err
+        topology_key = body["topologyKey"]
+        if not isinstance(topology_key, str) or not topology_key:
+            raise ValidationError(f"{at}.topologyKey: Invalid value: must be a non-empty string")
+        maximum, group_by = 0, ""
+        if kind == MAX_PER_DOMAIN:
+            maximum = body["max"]
+            if not isinstance(maximum, int) or isinstance(maximum, bool) or maximum < 0:
+                raise ValidationError(
+                    f"{at}.max: Invalid value: {maximum!r}: must be an integer >= 0"
+                )
+        else:
+            group_by = body["groupBy"]
+            if not isinstance(group_by, str) or not group_by:
+                raise ValidationError(f"{at}.groupBy: Invalid value: must be a label key")
+        name = item.get("name") or f"invariants[{i}]"
+        if not isinstance(name, str):
+            raise ManifestError(f"{where}[{i}].name: expected a string")
+        out.append(Invariant(name, kind, compiled, topology_key, maximum, group_by))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The scenario
+
+
+@dataclass(slots=True)
+class VerifyScenario:
+    """A scenario to verify: nodes, bound pods, the pods to place (queue and workload pods),
+    what each pod waits for before its controller creates it, and the invariants."""
+
+    source: str
+    scenario: Scenario
+    invariants: list[Invariant]
+    # Pod key -> keys of the pods that must be bound before the controller creates it.
+    waits_for: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # Pod key -> its workload, e.g. "StatefulSet default/redis-0".
+    origin: dict[str, str] = field(default_factory=dict)
+    # Workload name (as in ``origin``) -> the workload, in file order.
+    workloads: dict[str, Workload] = field(default_factory=dict)
+
+
+def bound_to(pod: Pod, node: str) -> Pod:
+    """The pod with ``spec.nodeName`` set."""
+    return msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, node_name=node))
+
+
+def _sync(
+    workload: Workload, pods: list[Pod], rss: list[ReplicaSet], rng: random.Random
+) -> PodActions | DeploymentStep:
+    if isinstance(workload, StatefulSet):
+        return sync_stateful_set(workload, pods, rng=rng)
+    if isinstance(workload, ReplicaSet):
+        return sync_replica_set(workload, pods, rng=rng)
+    if isinstance(workload, Job):
+        return sync_job(workload, pods, rng=rng)
+    return step_deployment(workload, rss, pods, rng=rng)
+
+
+def expand_workload(
+    workload: Workload, rng: random.Random
+) -> tuple[list[tuple[Pod, tuple[str, ...]]], list[ReplicaSet]]:
+    """The pods the workload's controller creates, each with the pods it waits for, and (for a
+    Deployment) its ReplicaSets.
+
+    The controller is synced until it creates nothing more. Each batch it creates is first
+    offered with the previous batch still unbound: if the controller creates the next batch
+    anyway, that batch waits for nothing more than the previous one did; otherwise (an
+    OrderedReady StatefulSet) it is created once the previous batch is bound and running,
+    and waits for it.
+    """
+    created: list[tuple[Pod, tuple[str, ...]]] = []
+    rss: list[ReplicaSet] = []
+    earlier: list[Pod] = []  # bound (running and ready, as the controllers read it)
+    last: list[Pod] = []  # the latest batch, unbound
+    last_waits: tuple[str, ...] = ()
+    for _ in range(_MAX_SYNCS):
+        result = _sync(workload, [*earlier, *last], rss, rng)
+        waits = last_waits
+        actions: PodActions = result.pods if not isinstance(result, PodActions) else result
+        if not actions.create and last:
+            result = _sync(
+                workload, [*earlier, *(bound_to(p, _EXPANDING_NODE) for p in last)], rss, rng
+            )
+            actions = result.pods if not isinstance(result, PodActions) else result
+            waits = tuple(pod_key(p) for p in last)
+        if not isinstance(result, PodActions):
+            rss = list(result.sync.replica_sets)
+        if not actions.create:
+            if not isinstance(result, PodActions) and result.sync.created:
+                continue  # a Deployment made its ReplicaSet; its pods come with the next sync
+            return created, rss
+        earlier += [bound_to(p, _EXPANDING_NODE) for p in last]
+        last = list(actions.create)
+        last_waits = waits
+        created += [(p, waits) for p in last]
+    raise ValidationError(
+        f"{workload.kind} {workload.metadata.namespace}/{workload.metadata.name}: "
+        f"its controller still creates pods after {_MAX_SYNCS} syncs"
+    )
+
+
+def load_verify_scenario(path: Path) -> VerifyScenario:
+    """Read a verify scenario: the ``schedule`` keys plus ``workloads`` and ``invariants``."""
+    waits_for: dict[str, tuple[str, ...]] = {}
+    origin: dict[str, str] = {}
+    workloads: dict[str, Workload] = {}
+    invariants: list[Invariant] = []
+
+    def add_workloads(raw: Any, where: str, builder: ScenarioBuilder) -> None:
+        if not isinstance(raw, list):
+            raise ManifestError(f"{where}: expected a list of StatefulSets, ReplicaSets, ...")
+        for i, item in enumerate(raw):
+            at = f"{where}[{i}]"
+            for obj in decode_manifests(item, at):
+                if not isinstance(obj, StatefulSet | ReplicaSet | Deployment | Job):
+                    kind = getattr(obj, "kind", type(obj).__name__)
+                    raise ManifestError(
+                        f"{at}: kind {kind}: workloads are StatefulSets, ReplicaSets, "
+                        "Deployments and Jobs"
+                    )
+                name = f"{obj.kind} {obj.metadata.namespace}/{obj.metadata.name}"
+                workloads[name] = obj
+                try:
+                    pods, rss = expand_workload(obj, random.Random(i))
+                except TopospreadError as err:
+                    raise type(err)(f"{at} ({name}): {err}") from err
+                for pod, waits in pods:
+                    key = pod_key(pod)
+                    builder.add(pod, f"{at} ({name}, pod {pod.metadata.name})", queue=True)
+                    waits_for[key] = waits
+                    origin[key] = name
+                # Owners the default spreading constraints read.
+                if isinstance(obj, StatefulSet | ReplicaSet):
+                    builder.add(obj, at)
+                for rs in rss:
+                    builder.add(rs, at)
+
+    def add_invariants(raw: Any, where: str, builder: ScenarioBuilder) -> None:
+        invariants.extend(parse_invariants(raw, where))
+
+    scenario = load_scenario(
+        path, extensions={"workloads": add_workloads, "invariants": add_invariants}
+    )
+    profiles = {p.scheduler_name for p in scenario.config.profiles}
+    for pod in scenario.queue:
+        if pod.spec.scheduling_gates:
+            raise ValidationError(
+                f"{path}: pod {pod_key(pod)}: spec.schedulingGates: verify places pods without "
+                "scheduling gates (a gated pod is never scheduled)"
+            )
+        name = pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME
+        if name not in profiles:
+            raise ValidationError(
+                f'{path}: pod {pod_key(pod)}: spec.schedulerName: no profile has schedulerName "'
+                f"{name}\"; verify explores the scenario's own scheduler"
+            )
+    return VerifyScenario(str(path), scenario, invariants, waits_for, origin, workloads)
