@@ -211,6 +211,17 @@ def test_an_ordered_ready_stateful_set_creates_each_ordinal_once_the_previous_is
     assert any(isinstance(o, StatefulSet) for o in sts.scenario.objects)
 
 
+def test_a_stateful_set_whose_first_ordinal_runs_already_creates_the_next_at_once() -> None:
+    db0 = {
+        "metadata": {"name": "db-0", "labels": {"app": "db"}},
+        "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "i"}]},
+    }
+    doc = {"nodes": [node("n1")], "pods": [db0], "workloads": [stateful_set("db", 3)]}
+    sc = load_verify_scenario_text(doc)
+    assert [p.metadata.name for p in sc.scenario.queue] == ["db-1", "db-2"]
+    assert sc.waits_for == {"default/db-1": (), "default/db-2": ("default/db-1",)}
+
+
 def test_parallel_stateful_sets_replica_sets_deployments_and_jobs_create_pods_at_once() -> None:
     workloads = [
         stateful_set("par", replicas=2, policy="Parallel"),
@@ -337,6 +348,23 @@ def load_verify_scenario_text(doc: dict[str, Any]) -> VerifyScenario:
             "workloads[0]: kind Service: workloads are StatefulSets, ReplicaSets, "
             "Deployments and Jobs",
             id="not a workload",
+        ),
+        pytest.param(
+            {
+                "workloads": [
+                    {**stateful_set("db"), "spec": {**stateful_set("db")["spec"], "selector": {}}}
+                ]
+            },
+            ValidationError,
+            "workloads[0] (StatefulSet default/db): ",
+            id="a workload its controller rejects",
+        ),
+        pytest.param(
+            {"workloads": {"kind": "StatefulSet"}},
+            ManifestError,
+            "workloads: expected a list of workloads (StatefulSets, ReplicaSets, Deployments, "
+            "Jobs)",
+            id="workloads not a list",
         ),
         pytest.param(
             {"workloads": [stateful_set("db", schedulingGates=[{"name": "wait"}])]},

@@ -7,7 +7,7 @@ what each pod waits for before its controller creates it) and ``invariants`` (``
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -206,10 +206,11 @@ def _sync(
 
 
 def expand_workload(
-    workload: Workload, rng: random.Random
+    workload: Workload, rng: random.Random, existing: Sequence[Pod] = ()
 ) -> tuple[list[tuple[Pod, tuple[str, ...]]], list[ReplicaSet]]:
     """The pods the workload's controller creates, each with the pods it waits for, and (for a
-    Deployment) its ReplicaSets.
+    Deployment) its ReplicaSets. ``existing``: the bound pods of its namespace, which the
+    controller claims as running (a StatefulSet whose ordinal 0 runs creates ordinal 1 next).
 
     The controller is synced until it creates nothing more. Each batch it creates is first
     offered with the previous batch still unbound: if the controller creates the next batch
@@ -219,7 +220,7 @@ def expand_workload(
     """
     created: list[tuple[Pod, tuple[str, ...]]] = []
     rss: list[ReplicaSet] = []
-    earlier: list[Pod] = []  # bound (running and ready, as the controllers read it)
+    earlier: list[Pod] = list(existing)  # bound (running and ready, as controllers read it)
     last: list[Pod] = []  # the latest batch, unbound
     last_waits: tuple[str, ...] = ()
     for _ in range(_MAX_SYNCS):
@@ -248,6 +249,11 @@ def expand_workload(
     )
 
 
+def _namespace(pod: Pod) -> str:
+    # Bound pods are read but not yet admitted: an empty namespace is still "default".
+    return pod.metadata.namespace or "default"
+
+
 def load_verify_scenario(path: Path) -> VerifyScenario:
     """Read a verify scenario: the ``schedule`` keys plus ``workloads`` and ``invariants``."""
     waits_for: dict[str, tuple[str, ...]] = {}
@@ -257,7 +263,10 @@ def load_verify_scenario(path: Path) -> VerifyScenario:
 
     def add_workloads(raw: Any, where: str, builder: ScenarioBuilder) -> None:
         if not isinstance(raw, list):
-            raise ManifestError(f"{where}: expected a list of StatefulSets, ReplicaSets, ...")
+            raise ManifestError(
+                f"{where}: expected a list of workloads (StatefulSets, ReplicaSets, Deployments, "
+                "Jobs)"
+            )
         for i, item in enumerate(raw):
             at = f"{where}[{i}]"
             for obj in decode_manifests(item, at):
@@ -270,7 +279,9 @@ def load_verify_scenario(path: Path) -> VerifyScenario:
                 name = f"{obj.kind} {obj.metadata.namespace}/{obj.metadata.name}"
                 workloads[name] = obj
                 try:
-                    pods, rss = expand_workload(obj, random.Random(i))
+                    namespace = obj.metadata.namespace
+                    bound = [p for _, p in builder.pods if _namespace(p) == namespace]
+                    pods, rss = expand_workload(obj, random.Random(i), bound)
                 except TopospreadError as err:
                     raise type(err)(f"{at} ({name}): {err}") from err
                 for pod, waits in pods:
