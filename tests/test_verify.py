@@ -180,6 +180,7 @@ def test_past_the_state_budget_it_samples_and_says_it_is_not_a_proof() -> None:
     assert result.ok and not result.proved and not result.exhaustive
     assert result.samples == 50 and result.orders is None
     assert result.to_json()["verdict"] == "bounded"
+    assert result.to_json()["note"].startswith("not a proof")
     assert "NOT A PROOF" in verify_text(result)
 
 

@@ -182,6 +182,12 @@ class VerifyResult:
             if self.proved
             else ("counterexample" if not self.ok else "bounded"),
             "ok": self.ok,
+            "note": (
+                f"not a proof: the state budget ran out; every state up to {self.depth} "
+                f"bindings deep was checked, then {self.samples} random orders were sampled"
+                if self.ok and not self.exhaustive
+                else None
+            ),
             "proved": self.proved,
             "mode": "any-feasible" if self.any_feasible else "best-score",
             "pods": self.pods,
