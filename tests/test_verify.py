@@ -14,6 +14,7 @@ import yaml
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from test_cli import run
 from topospread.analysis.verify import (
     VerifyResult,
     VerifyScenario,
@@ -23,7 +24,6 @@ from topospread.analysis.verify import (
     verify,
 )
 from topospread.api.types import StatefulSet
-from topospread.cli import main
 from topospread.errors import ManifestError, TopospreadError, ValidationError
 from topospread.render.verify import verify_text
 
@@ -393,16 +393,6 @@ def test_bad_verify_scenarios_raise_one_clear_error(
 
 # ---------------------------------------------------------------------------------------------
 # The command
-
-
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        main(argv)
-        code = 0
-    except SystemExit as exit_:
-        code = exit_.code if isinstance(exit_.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.mark.parametrize(

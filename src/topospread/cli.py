@@ -263,7 +263,9 @@ def explain_command(
         )
 
 
-class VerifyFormat(StrEnum):
+class ReportFormat(StrEnum):
+    """The output of verify and simulate: a text report, or one JSON document."""
+
     text = "text"
     json = "json"
 
@@ -292,7 +294,7 @@ def verify_command(
         typer.Option(min=0, help="Random complete orders to try past the budget [default: 200]."),
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed for the random sampling.")] = 0,
-    output: Annotated[VerifyFormat, typer.Option("--output", "-o")] = VerifyFormat.text,
+    output: Annotated[ReportFormat, typer.Option("--output", "-o")] = ReportFormat.text,
     zone_key: Annotated[
         str | None, typer.Option(help="Node label to group the topology drawing by.")
     ] = None,
@@ -320,7 +322,7 @@ def verify_command(
             seed=seed,
             progress=progress,
         )
-    if output is VerifyFormat.json:
+    if output is ReportFormat.json:
         typer.echo(json.dumps(result.to_json(), indent=2))
     else:
         typer.echo(verify_text(result, zone_key=zone_key))
@@ -516,18 +518,13 @@ def design_spread_command(
         raise typer.Exit(1)
 
 
-class SimulateFormat(StrEnum):
-    text = "text"
-    json = "json"
-
-
 @app.command("simulate")
 def simulate_command(
     scenario: Annotated[
         Path,
         typer.Argument(help="A timeline scenario {nodes, nodeGroups, objects, config, timeline}."),
     ],
-    output: Annotated[SimulateFormat, typer.Option("--output", "-o")] = SimulateFormat.text,
+    output: Annotated[ReportFormat, typer.Option("--output", "-o")] = ReportFormat.text,
     seed: Annotated[
         int, typer.Option(help="Seed for controllers' names and the scheduler's tie-breaks.")
     ] = 0,
@@ -580,7 +577,7 @@ def simulate_command(
         report = simulate(loaded, seed=seed, on_step=on_step)
     for warning in report.warnings:
         typer.echo(f"topospread: warning: {warning}", err=True)
-    if output is SimulateFormat.json:
+    if output is ReportFormat.json:
         typer.echo(timeline_json(report))
     else:
         typer.echo(timeline_text(report, zone_key=zone_key))
