@@ -233,3 +233,32 @@ def test_schedule_without_inputs_exits_2(capsys: pytest.CaptureFixture[str]) -> 
     code, _, err = run(["schedule"], capsys)
     assert code == 2
     assert "nothing to schedule" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        pytest.param(
+            ["design", "redis-cluster", "--shards", "abc", "--zones", "a"],
+            "topospread: error: design redis-cluster: Invalid value for '--shards': Input should "
+            "be a valid integer, unable to parse string as an integer (see --help)\n",
+            id="an option's value of the wrong type",
+        ),
+        pytest.param(
+            ["nosuch"],
+            "topospread: error: No such command 'nosuch'. (see --help)\n",
+            id="an unknown command",
+        ),
+        pytest.param(
+            ["verify", "x.yaml", "--max-states", "0"],
+            "topospread: error: verify: Invalid value for '--max-states': Input should be greater "
+            "than or equal to 1 (see --help)\n",
+            id="a value out of range",
+        ),
+    ],
+)
+def test_bad_command_line_arguments_exit_2_with_one_line(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(argv, capsys)
+    assert (code, out, err) == (2, "", message)

@@ -602,12 +602,27 @@ def _simulate_progress(total: int) -> Iterator[Callable[[StepReport, int], None]
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console entry point: user errors become one line on stderr and exit code 2."""
+    """Console entry point: user errors — bad input files and bad command-line arguments alike —
+    become one line on stderr and exit code 2."""
     try:
-        app(args=argv, standalone_mode=True)
+        code = app(args=argv, prog_name="topospread", standalone_mode=False)
     except TopospreadError as err:
         typer.echo(f"topospread: error: {err}", err=True)
         sys.exit(2)
+    except typer.Abort:
+        typer.echo("topospread: aborted", err=True)
+        sys.exit(1)
+    except typer.exceptions.TyperException as err:
+        # Click's usage errors (an option's bad value, an unknown command or option); a
+        # command run without arguments has printed its help already and has no message.
+        message = " ".join(err.format_message().split())
+        if message:
+            ctx = getattr(err, "ctx", None)
+            path = ctx.command_path.removeprefix("topospread").strip() if ctx else ""
+            where = f"{path}: " if path else ""
+            typer.echo(f"topospread: error: {where}{message} (see --help)", err=True)
+        sys.exit(getattr(err, "exit_code", 2))
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":
