@@ -224,3 +224,31 @@ def test_random_lists_cut_anywhere_decode_the_same_either_way(
     finally:
         loader._CHUNK_BYTES, loader.ryml = saved
     assert fast == slow
+
+
+_DECLINE_OFTEN = """
+from topospread.api import loader
+ok = [b"apiVersion: v1\\nkind: Pod\\nmetadata:\\n  name: p%d\\n" % i for i in range(6)]
+risky = b"apiVersion: v1\\nkind: Pod\\nmetadata:\\n  name: x\\n  labels:\\n    app: yes\\n"
+for i in range(1200):
+    assert loader._fast_yaml_parallel([risky, *ok[1:]], 2) is None
+print("done")
+"""
+
+
+def test_leaving_the_workers_early_never_hangs() -> None:
+    # multiprocessing.Pool.terminate() deadlocked after a few hundred such loads when the first
+    # part declined while the rest were still queued (CI sat there until its own limit; this
+    # test caught it in three runs of four). A separate process, so that a hang here is a
+    # failure with a message, not a stalled suite.
+    import subprocess
+    import sys
+
+    try:
+        run = subprocess.run(
+            [sys.executable, "-c", _DECLINE_OFTEN], capture_output=True, text=True, timeout=120
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("decoding parts in workers hung after a part declined")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "done"

@@ -25,6 +25,7 @@ import math
 import os
 import re
 import struct
+from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Final, NamedTuple, TypeAlias, TypeVar, overload
@@ -695,26 +696,40 @@ def _fast_yaml_worker(index: int) -> tuple[list[str], bytes] | None:
 
 
 def _fast_yaml_parallel(chunks: list[bytes], workers: int) -> list[Object] | None:
-    """The parts decoded by forked workers, streamed back in order as msgpack."""
+    """The parts decoded by forked workers, taken back in order as msgpack.
+
+    A ``concurrent.futures`` pool, not ``multiprocessing.Pool``: leaving a ``Pool`` early (one
+    part declines) calls ``terminate()``, which can hang for ever when its task thread is
+    blocked on the queue lock. Here the parts not yet started are cancelled and the running
+    ones finish before the workers exit.
+    """
     import multiprocessing
+    from concurrent.futures import Future, ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
     global _CHUNKS
     _CHUNKS = chunks  # inherited by the forked workers, never pickled
     classes: list[type[msgspec.Struct]] = [*_BY_CLASS, UnknownObject]
     decoders = {cls.__name__: msgspec.msgpack.Decoder(cls) for cls in classes}
     out: list[Object] = []
+    pool: ProcessPoolExecutor | None = None
     try:
-        ctx = multiprocessing.get_context("fork")
-        with ctx.Pool(workers) as pool:
-            for result in pool.imap(_fast_yaml_worker, range(len(chunks))):
-                if result is None:
-                    return None
-                names, payload = result
-                items = msgspec.msgpack.decode(payload, type=list[msgspec.Raw])
-                out += [decoders[n].decode(i) for n, i in zip(names, items, strict=True)]
-    except (OSError, ValueError, msgspec.DecodeError):
+        pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+        futures: deque[Future[tuple[list[str], bytes] | None]] = deque(
+            pool.submit(_fast_yaml_worker, index) for index in range(len(chunks))
+        )
+        while futures:  # each result is let go once decoded
+            result = futures.popleft().result()
+            if result is None:
+                return None
+            names, payload = result
+            items = msgspec.msgpack.decode(payload, type=list[msgspec.Raw])
+            out += [decoders[n].decode(i) for n, i in zip(names, items, strict=True)]
+    except (OSError, ValueError, BrokenProcessPool, msgspec.DecodeError):
         return None  # no fork here, or a worker died: the exact path still works
     finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
         _CHUNKS = []
     return out or None
 
