@@ -16,6 +16,7 @@ import yaml
 from test_cli import run as cli
 from topospread.analysis.timeline import StepReport, TimelineReport, simulate
 from topospread.errors import TopospreadError
+from topospread.render.timeline import timeline_text
 from topospread.simulator.timeline import Settled, Simulation, merge_patch, parse_timeline
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "simulations" / "zone-outage.yaml"
@@ -190,6 +191,31 @@ def test_scale_down_leaves_the_spread_unbalanced_and_the_report_flags_it() -> No
     assert last.name == "scale in" and last.events == [
         "scaled deployment default/web from 6 to 3 replicas"
     ]
+
+
+def test_a_schedule_anyway_constraint_past_max_skew_is_a_preference_not_a_violation() -> None:
+    soft = deployment(6)
+    spec = soft["spec"]["template"]["spec"]
+    spec["topologySpreadConstraints"][0]["whenUnsatisfiable"] = "ScheduleAnyway"
+    doc = {
+        "nodeGroups": zones(),
+        "objects": [soft],
+        "timeline": [{"name": "scale in", "scale": {"workload": "deployment/web", "replicas": 3}}],
+    }
+    report = run(doc)
+    last = report.steps[-1]
+    assert [c for _, c in zone_counts(last)] == [{"a": 1, "b": 2, "c": 0}]
+    assert last.violations == []
+    (unmet,) = last.preferences_not_met
+    assert unmet.endswith("skew 2 > maxSkew 1")
+    (constraint,) = last.to_json()["workloads"][0]["constraints"]
+    assert constraint["exceeded"] and not constraint["violated"]
+    assert last.to_json()["preferencesNotMet"] == [unmet]
+    out = timeline_text(report)
+    assert "preference not met (skew 2 > maxSkew 1; ScheduleAnyway)" in out
+    assert "VIOLATED" not in out
+    assert "Constraints violated after: none." in out
+    assert "ScheduleAnyway preferences not met after: step 1." in out
 
 
 TAINT_ZONE_C = {"taint": {"zone": "c", "key": "dedicated", "value": "db", "effect": "NoSchedule"}}

@@ -9,7 +9,8 @@ inclusion policies applied) and the global minimum (0 while fewer than ``minDoma
 are eligible). The constraint's skew is the largest count minus that minimum; a placement
 violates the constraint when the skew exceeds ``maxSkew`` — which the scheduler never causes
 for DoNotSchedule constraints, but scale-downs, evictions and node changes do. A
-ScheduleAnyway constraint is counted as if it were DoNotSchedule, on its own.
+ScheduleAnyway constraint is counted as if it were DoNotSchedule, on its own; its skew past
+``maxSkew`` is a preference not met, which the scheduler allows, not a violation.
 """
 
 from __future__ import annotations
@@ -49,8 +50,19 @@ class ConstraintSpread:
     skew: int | None
 
     @property
-    def violated(self) -> bool:
+    def exceeded(self) -> bool:
+        """The skew is past maxSkew (for either kind of constraint)."""
         return self.skew is not None and self.skew > self.view.max_skew
+
+    @property
+    def violated(self) -> bool:
+        """A DoNotSchedule constraint past its maxSkew: a requirement the placement breaks."""
+        return self.exceeded and self.view.when_unsatisfiable == DO_NOT_SCHEDULE
+
+    @property
+    def preference_not_met(self) -> bool:
+        """A ScheduleAnyway constraint past its maxSkew: the scheduler may leave it so."""
+        return self.exceeded and self.view.when_unsatisfiable != DO_NOT_SCHEDULE
 
     def to_json(self) -> dict[str, Any]:
         v = self.view
@@ -65,6 +77,7 @@ class ConstraintSpread:
             "counts": v.counts,
             "globalMin": v.global_min,
             "skew": self.skew,
+            "exceeded": self.exceeded,
             "violated": self.violated,
         }
 
@@ -103,13 +116,22 @@ class StepReport:
 
     @property
     def violations(self) -> list[str]:
+        """DoNotSchedule constraints the placement breaks, one line each."""
+        return self._exceeding(hard=True)
+
+    @property
+    def preferences_not_met(self) -> list[str]:
+        """ScheduleAnyway constraints past their maxSkew, one line each."""
+        return self._exceeding(hard=False)
+
+    def _exceeding(self, *, hard: bool) -> list[str]:
         return [
             f"{w.workload}: topologySpreadConstraints[{c.view.index}] ({c.view.topology_key}"
             f"{', ' + ', '.join(c.revisions) if len(c.revisions) == 1 else ''}): "
             f"skew {c.skew} > maxSkew {c.view.max_skew}"
             for w in self.workloads
             for c in w.constraints
-            if c.violated
+            if (c.violated if hard else c.preference_not_met)
         ]
 
     def to_json(self) -> dict[str, Any]:
@@ -128,6 +150,7 @@ class StepReport:
             "pending": [{"pod": k, "message": m} for k, m in self.pending.items()],
             "workloads": [w.to_json() for w in self.workloads],
             "violations": self.violations,
+            "preferencesNotMet": self.preferences_not_met,
         }
 
 

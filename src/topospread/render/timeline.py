@@ -92,7 +92,12 @@ def _constraint_line(c: ConstraintSpread, show_revisions: bool) -> str:
             + ", ".join(f"{tally[n]} with {n}" for n in sorted(tally, reverse=True))
             + ")"
         )
-    verdict = f"VIOLATED (skew {c.skew} > maxSkew {v.max_skew})" if c.violated else f"skew {c.skew}"
+    if c.violated:
+        verdict = f"VIOLATED (skew {c.skew} > maxSkew {v.max_skew})"
+    elif c.preference_not_met:
+        verdict = f"preference not met (skew {c.skew} > maxSkew {v.max_skew}; ScheduleAnyway)"
+    else:
+        verdict = f"skew {c.skew}"
     return f"{head}: {counts}; min {v.global_min}; {verdict}"
 
 
@@ -127,11 +132,14 @@ def _summary(report: TimelineReport) -> str:
     steps = report.steps
     pending = [s.index for s in steps if s.pending]
     violated = [s.index for s in steps if s.violations]
+    unmet = [s.index for s in steps if s.preferences_not_met]
     unsettled = [s.index for s in steps if not s.settled.settled]
     lines = [
         f"{len(steps) - 1} steps replayed (seed {report.seed}). "
         f"Pods Pending after: {_which(pending)}. Constraints violated after: {_which(violated)}."
     ]
+    if unmet:
+        lines.append(f"ScheduleAnyway preferences not met after: {_which(unmet)}.")
     if unsettled:
         lines.append(f"Did not settle within the round limit: {_which(unsettled)}.")
     return "\n".join(lines)
