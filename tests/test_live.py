@@ -548,29 +548,26 @@ def test_simulate_takes_its_cluster_from_files_or_live_not_both(
 # Errors: one line, exit code 2
 
 
+def forbidden(resource: str, group: str) -> FakeApiException:
+    """The API server's 403 for a list the user's RBAC roles do not allow."""
+    qualified = f"{resource}.{group}" if group else resource
+    message = (
+        f'{qualified} is forbidden: User "dev" cannot list resource "{resource}" in API group '
+        f'"{group}" at the cluster scope'
+    )
+    status = {"kind": "Status", "status": "Failure", "message": message, "reason": "Forbidden"}
+    return FakeApiException(403, "Forbidden", json.dumps({**status, "code": 403}))
+
+
 @pytest.mark.parametrize(
     ("method", "error", "message"),
     [
         pytest.param(
-            "list_pod_disruption_budget_for_all_namespaces",
-            FakeApiException(
-                403,
-                "Forbidden",
-                json.dumps(
-                    {
-                        "kind": "Status",
-                        "status": "Failure",
-                        "message": 'poddisruptionbudgets.policy is forbidden: User "dev" '
-                        'cannot list resource "poddisruptionbudgets" in API group "policy" '
-                        "at the cluster scope",
-                        "reason": "Forbidden",
-                        "code": 403,
-                    }
-                ),
-            ),
-            'cluster "kind-dev" (https://127.0.0.1:6443): list poddisruptionbudgets: '
-            '403 Forbidden: poddisruptionbudgets.policy is forbidden: User "dev" cannot list '
-            'resource "poddisruptionbudgets" in API group "policy" at the cluster scope',
+            "list_pod_for_all_namespaces",
+            forbidden("pods", ""),
+            'cluster "kind-dev" (https://127.0.0.1:6443): list pods: '
+            '403 Forbidden: pods is forbidden: User "dev" cannot list '
+            'resource "pods" in API group "" at the cluster scope',
             id="forbidden names the resource and quotes the API server",
         ),
         pytest.param(
@@ -880,3 +877,59 @@ def test_the_real_client_reads_a_local_api_server_with_get_requests_only(
         f'cluster "local" ({url}): list poddisruptionbudgets: 403 Forbidden: '
         "poddisruptionbudgets is forbidden"
     )
+
+
+def test_an_optional_resource_the_user_may_not_list_is_left_out_with_a_warning(
+    server: FakeServer, kubectl_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A read-only role often lacks poddisruptionbudgets or priorityclasses: the read goes on.
+    server.errors["list_pod_disruption_budget_for_all_namespaces"] = forbidden(
+        "poddisruptionbudgets", "policy"
+    )
+    server.errors["list_priority_class"] = FakeApiException(
+        404,
+        "Not Found",
+        '{"kind":"Status","message":"the server could not find the requested resource","code":404}',
+    )
+    code, out, err = run(["schedule", "--live", "-o", "jsonl"], capsys)
+    assert code == 0
+    assert err.splitlines()[:2] == [
+        'topospread: warning: cluster "kind-dev" (https://127.0.0.1:6443): list priorityclasses: '
+        "404 Not Found: the server could not find the requested resource; read on without "
+        "priorityclasses: a pod's priority is its spec.priority as the API server admitted it",
+        'topospread: warning: cluster "kind-dev" (https://127.0.0.1:6443): list '
+        "poddisruptionbudgets: 403 Forbidden: poddisruptionbudgets.policy is forbidden: User "
+        '"dev" cannot list resource "poddisruptionbudgets" in API group "policy" at the cluster '
+        "scope; read on without poddisruptionbudgets: preemption and drain see no disruption "
+        "budget",
+    ]
+    _, from_file, _ = run(["schedule", "--nodes", str(kubectl_file), "-o", "jsonl"], capsys)
+    assert out == from_file  # this cluster has neither kind
+
+
+def test_the_objects_read_before_and_after_a_left_out_resource_are_all_there(
+    server: FakeServer, kubectl_file: Path
+) -> None:
+    server.errors["list_service_for_all_namespaces"] = forbidden("services", "")
+    found = live.read_cluster(None, None)
+    (warning,) = found.warnings
+    assert warning.endswith(
+        "read on without services: default topology spreading derives no selector from them"
+    )
+    from_file = load_manifests(kubectl_file)
+    assert sorted(map(repr, found.objects)) == sorted(
+        repr(o) for o in from_file if type(o).__name__ != "Service"
+    )
+
+
+@pytest.mark.parametrize(
+    "method", ["list_node", "list_pod_for_all_namespaces"], ids=["nodes", "pods"]
+)
+def test_nodes_and_pods_are_never_left_out(
+    server: FakeServer, capsys: pytest.CaptureFixture[str], method: str
+) -> None:
+    resource = "nodes" if method == "list_node" else "pods"
+    server.errors[method] = forbidden(resource, "")
+    code, out, err = run(["schedule", "--live"], capsys)
+    assert (code, out) == (2, "")
+    assert f"list {resource}: 403 Forbidden" in err and "warning" not in err

@@ -572,6 +572,8 @@ def simulate_command(
         from topospread.cluster.live import read_cluster
 
         found = read_cluster(kubeconfig, context)
+        for warning in found.warnings:
+            typer.echo(f"topospread: warning: {warning}", err=True)
         loaded = with_cluster(loaded, ((found.source, obj) for obj in found.objects))
     with _simulate_progress(len(loaded.steps) + 1) as on_step:
         report = simulate(loaded, seed=seed, on_step=on_step)

@@ -14,7 +14,9 @@ release does not know.
 
 Every failure — client missing, kubeconfig missing or invalid, unknown context, an API error, a
 server out of reach — is one ``ClusterAccessError`` line naming the kubeconfig or the cluster and
-the resource.
+the resource. One exception: a resource other than nodes and pods that the user may not list
+(403) or the server does not serve (404) is left out, with a warning saying what that costs,
+as a read-only user often may not list every kind.
 """
 
 from __future__ import annotations
@@ -43,35 +45,95 @@ class _Resource(NamedTuple):
     method: str  # its list method across all namespaces
     name: str  # the resource as kubectl names it
     list_kind: str  # the kind of a page, e.g. PodList
+    # What is lost when the resource cannot be listed (not allowed, or not served); empty for
+    # the resources nothing can be decided without (nodes, pods): their failure ends the read.
+    without: str = ""
 
+
+_SPREAD_SELECTORS: Final = "default topology spreading derives no selector from them"
+_CONTROLLERS: Final = "simulate does not run their controller"
 
 # Everything the scheduler and the workload controllers read, in the order kubectl would list it.
 RESOURCES: Final = (
     _Resource("CoreV1Api", "list_node", "nodes", "NodeList"),
     _Resource("CoreV1Api", "list_pod_for_all_namespaces", "pods", "PodList"),
-    _Resource("CoreV1Api", "list_service_for_all_namespaces", "services", "ServiceList"),
+    _Resource(
+        "CoreV1Api",
+        "list_service_for_all_namespaces",
+        "services",
+        "ServiceList",
+        _SPREAD_SELECTORS,
+    ),
     _Resource(
         "CoreV1Api",
         "list_replication_controller_for_all_namespaces",
         "replicationcontrollers",
         "ReplicationControllerList",
+        f"{_SPREAD_SELECTORS}, and {_CONTROLLERS}",
     ),
-    _Resource("AppsV1Api", "list_replica_set_for_all_namespaces", "replicasets", "ReplicaSetList"),
     _Resource(
-        "AppsV1Api", "list_stateful_set_for_all_namespaces", "statefulsets", "StatefulSetList"
+        "AppsV1Api",
+        "list_replica_set_for_all_namespaces",
+        "replicasets",
+        "ReplicaSetList",
+        f"{_SPREAD_SELECTORS}, and {_CONTROLLERS}",
     ),
-    _Resource("AppsV1Api", "list_deployment_for_all_namespaces", "deployments", "DeploymentList"),
-    _Resource("AppsV1Api", "list_daemon_set_for_all_namespaces", "daemonsets", "DaemonSetList"),
-    _Resource("BatchV1Api", "list_job_for_all_namespaces", "jobs", "JobList"),
-    _Resource("CoreV1Api", "list_namespace", "namespaces", "NamespaceList"),
-    _Resource("SchedulingV1Api", "list_priority_class", "priorityclasses", "PriorityClassList"),
+    _Resource(
+        "AppsV1Api",
+        "list_stateful_set_for_all_namespaces",
+        "statefulsets",
+        "StatefulSetList",
+        f"{_SPREAD_SELECTORS}, and {_CONTROLLERS}",
+    ),
+    _Resource(
+        "AppsV1Api",
+        "list_deployment_for_all_namespaces",
+        "deployments",
+        "DeploymentList",
+        _CONTROLLERS,
+    ),
+    _Resource(
+        "AppsV1Api",
+        "list_daemon_set_for_all_namespaces",
+        "daemonsets",
+        "DaemonSetList",
+        _CONTROLLERS,
+    ),
+    _Resource("BatchV1Api", "list_job_for_all_namespaces", "jobs", "JobList", _CONTROLLERS),
+    _Resource(
+        "CoreV1Api",
+        "list_namespace",
+        "namespaces",
+        "NamespaceList",
+        "a pod affinity term's namespaceSelector matches no namespace",
+    ),
+    _Resource(
+        "SchedulingV1Api",
+        "list_priority_class",
+        "priorityclasses",
+        "PriorityClassList",
+        "a pod's priority is its spec.priority as the API server admitted it",
+    ),
     _Resource(
         "PolicyV1Api",
         "list_pod_disruption_budget_for_all_namespaces",
         "poddisruptionbudgets",
         "PodDisruptionBudgetList",
+        "preemption and drain see no disruption budget",
     ),
 )
+
+# HTTP statuses after which an optional resource is left out rather than ending the read:
+# not allowed to list it (RBAC), or the API server does not serve it (an API group turned off).
+_SKIPPABLE: Final = frozenset({403, 404})
+
+
+class _ListRefused(ClusterAccessError):
+    """The API server answered a list call with an error status."""
+
+    def __init__(self, message: str, status: int | None) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +143,8 @@ class LiveCluster:
     context: str
     server: str
     objects: list[Object]
+    # One line per optional resource that could not be listed, saying what is lost.
+    warnings: tuple[str, ...] = ()
 
     @property
     def source(self) -> str:
@@ -142,17 +206,25 @@ def read_cluster(kubeconfig: str | None, context: str | None) -> LiveCluster:
     where = _cluster_label(context_name, server)
     apis: dict[str, Any] = {}
     objects: list[Object] = []
+    warnings: list[str] = []
     try:
         for resource in RESOURCES:
             api = apis.get(resource.api)
             if api is None:
                 api = apis[resource.api] = getattr(k8s.client, resource.api)(api_client)
-            objects.extend(_list_all(k8s, getattr(api, resource.method), resource, where))
+            try:
+                objects.extend(_list_all(k8s, getattr(api, resource.method), resource, where))
+            except _ListRefused as err:
+                if not resource.without or err.status not in _SKIPPABLE:
+                    raise
+                warnings.append(f"{err}; read on without {resource.name}: {resource.without}")
     finally:
         close = getattr(api_client, "close", None)
         if callable(close):
             close()
-    return LiveCluster(context=context_name, server=server, objects=objects)
+    return LiveCluster(
+        context=context_name, server=server, objects=objects, warnings=tuple(warnings)
+    )
 
 
 def _kubeconfig_location(kubeconfig: str | None) -> str:
@@ -231,7 +303,10 @@ def _list_all(
             )
             data: bytes = response.data
         except k8s.api_exception as err:
-            raise ClusterAccessError(f"{label}: {_api_message(err)}") from err
+            status = getattr(err, "status", None)
+            raise _ListRefused(
+                f"{label}: {_api_message(err)}", status if isinstance(status, int) else None
+            ) from err
         except k8s.http_error as err:
             raise ClusterAccessError(
                 f"{label}: cannot reach the API server: {_reason(err)}"

@@ -355,9 +355,11 @@ def load_live_scenario(
     ``live`` extra; without it, a ``ClusterAccessError`` says how to install it.
     """
     live = read_cluster(kubeconfig, context)
-    return build_scenario(
+    scenario = build_scenario(
         ((live.source, obj) for obj in live.objects), _config_or_default(config_file)
     )
+    scenario.warnings[:0] = live.warnings
+    return scenario
 
 
 def _config_or_default(config_file: Path | None) -> SchedulerConfig:
