@@ -128,10 +128,13 @@ def _summary(report: TimelineReport) -> str:
     pending = [s.index for s in steps if s.pending]
     violated = [s.index for s in steps if s.violations]
     unsettled = [s.index for s in steps if not s.settled.settled]
+    blocked = [s.index for s in steps if any(not d.complete for d in s.drains)]
     lines = [
         f"{len(steps) - 1} steps replayed (seed {report.seed}). "
         f"Pods Pending after: {_which(pending)}. Constraints violated after: {_which(violated)}."
     ]
+    if blocked:
+        lines.append(f"Drains left pods on their nodes: {_which(blocked)}.")
     if unsettled:
         lines.append(f"Did not settle within the round limit: {_which(unsettled)}.")
     return "\n".join(lines)
