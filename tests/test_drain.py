@@ -246,6 +246,23 @@ def test_force_evicts_pods_without_a_controller_with_kubectls_warning() -> None:
     )
 
 
+def test_a_pod_of_a_missing_daemon_set_is_refused_unless_forced() -> None:
+    orphan = bare("orphan")
+    orphan["metadata"]["ownerReferences"] = [
+        {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "gone", "controller": True}
+    ]
+    _, refused = drain([web(2), orphan])
+    assert refused.drains[0].errors == [
+        'cannot delete daemonsets.apps "gone" not found: default/orphan'
+    ]
+    assert refused.bound["default/orphan"] == "pool-1"
+    _, forced = drain([web(2), orphan], {"node": "pool-1", "force": True})
+    assert forced.drains[0].complete and "default/orphan" not in forced.bound
+    # Only the last filter's verdict is kept, and the later filters find the pod Okay: kubectl
+    # loses this warning (filters.go says so), and so do we.
+    assert forced.drains[0].warnings == []
+
+
 def test_pods_with_empty_dir_need_delete_empty_dir_data() -> None:
     volumes = [{"name": "scratch", "emptyDir": {}}]
     _, refused = drain([web(2, volumes=volumes)])
@@ -295,15 +312,34 @@ def test_bad_drain_arguments_name_the_step_and_field(step: Any, message: str) ->
     assert str(err.value) == message
 
 
-def test_a_budget_with_both_min_available_and_max_unavailable_exits_2(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+BAD_BUDGETS = {
+    "both set": (
+        {"minAvailable": 1, "maxUnavailable": 1},
+        "spec: Invalid value: minAvailable and maxUnavailable cannot be both set",
+    ),
+    "not a percentage": (
+        {"minAvailable": "half"},
+        "spec.minAvailable: Invalid value: \"half\": must be an integer or percentage (e.g '5%')",
+    ),
+    "over 100%": (
+        {"maxUnavailable": "120%"},
+        'spec.maxUnavailable: Invalid value: "120%": must not be greater than 100%',
+    ),
+    "negative": (
+        {"minAvailable": -1},
+        "spec.minAvailable: Invalid value: -1: must be greater than or equal to 0",
+    ),
+}
+
+
+@pytest.mark.parametrize("spec, message", BAD_BUDGETS.values(), ids=BAD_BUDGETS.keys())
+def test_an_invalid_budget_exits_2_naming_the_budget_and_field(
+    spec: dict[str, Any], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    doc = {"nodeGroups": NODES, "objects": [pdb(minAvailable=1, maxUnavailable=1)]}
+    doc = {"nodeGroups": NODES, "objects": [pdb(**spec)]}
     path = tmp_path / "t.yaml"
     path.write_text(yaml.safe_dump(doc))
     code, out, err = cli(["simulate", str(path)], capsys)
     assert code == 2 and out == ""
-    assert err.strip().endswith(
-        "(PodDisruptionBudget default/web-pdb): spec: Invalid value: minAvailable and "
-        "maxUnavailable cannot be both set"
-    )
+    assert err.count("\n") == 1
+    assert err.strip().endswith(f"objects[0] (PodDisruptionBudget default/web-pdb): {message}")

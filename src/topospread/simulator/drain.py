@@ -220,9 +220,10 @@ def drain_node(sim: Simulation, name: str, options: DrainOptions, where: str) ->
     found = get_pods_for_deletion(
         on_node, options, lambda ns, ds: ("DaemonSet", ns, ds) in sim.workloads
     )
-    result = DrainResult(name, options.disable_eviction, 0, [], [], found.warnings, found.errors)
+    result = DrainResult(name, options.disable_eviction, errors=found.errors)
     if found.errors:
-        return result
+        return result  # kubectl reports the errors alone (no warnings) and evicts nothing
+    result.warnings = found.warnings
     if options.disable_eviction:
         result.passes = 1 if found.pods else 0
         for pod in found.pods:
