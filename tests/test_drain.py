@@ -155,6 +155,20 @@ def test_a_pod_matched_by_two_budgets_is_refused_and_not_retried() -> None:
     assert {b.refusal.reason for b in result.blocked} == {"InternalError"}
 
 
+@pytest.mark.parametrize(
+    "selector, blocked",
+    [
+        pytest.param({}, 2, id="an empty selector selects every pod of the namespace"),
+        pytest.param(None, 0, id="no selector selects nothing"),
+    ],
+)
+def test_policy_v1_selectors_in_eviction(selector: Any, blocked: int) -> None:
+    budget = pdb(minAvailable=4)
+    budget["spec"]["selector"] = selector
+    _, drained = drain([web(4), budget])
+    assert len(drained.blocked) == blocked
+
+
 def test_disable_eviction_deletes_without_consulting_budgets() -> None:
     first, drained = drain(
         [web(4), pdb(minAvailable=4)], {"node": "pool-1", "disableEviction": True}

@@ -141,8 +141,9 @@ def budget_status(pdb: PodDisruptionBudget, pods: Sequence[Pod], scale_of: Scale
     spec = pdb.spec
     where = f"poddisruptionbudget {pdb_key(pdb)}: spec"
     healthy = sum(1 for p in pods if is_healthy(p))
+    max_unavailable, min_available = spec.max_unavailable, spec.min_available
     expected, desired = 0, 0
-    if spec.max_unavailable is not None or isinstance(spec.min_available, str):
+    if max_unavailable is not None or isinstance(min_available, str):
         scales: dict[str, int] = {}
         for pod in pods:
             if get_controller_of(pod.metadata) is None:
@@ -153,18 +154,17 @@ def budget_status(pdb: PodDisruptionBudget, pods: Sequence[Pod], scale_of: Scale
                 return BudgetStatus(0, 0, healthy, 0, error)
             scales[found[0]] = found[1]
         expected = sum(scales.values())
-        if spec.max_unavailable is not None:
+        if max_unavailable is not None:
             unavailable = get_scaled_value_from_int_or_percent(
-                spec.max_unavailable, expected, True, f"{where}.maxUnavailable"
+                max_unavailable, expected, True, f"{where}.maxUnavailable"
             )
             desired = max(expected - unavailable, 0)
-        else:
-            assert isinstance(spec.min_available, str)
+        elif min_available is not None:
             desired = get_scaled_value_from_int_or_percent(
-                spec.min_available, expected, True, f"{where}.minAvailable"
+                min_available, expected, True, f"{where}.minAvailable"
             )
-    elif spec.min_available is not None:
-        expected, desired = len(pods), spec.min_available
+    elif min_available is not None:
+        expected, desired = len(pods), min_available
     allowed = healthy - desired
     if expected <= 0 or allowed <= 0:
         allowed = 0
