@@ -28,6 +28,7 @@ from topospread.framework.runtime import Registry
 from topospread.plugins.podtopologyspread.common import NAME as POD_TOPOLOGY_SPREAD
 from topospread.plugins.podtopologyspread.filtering import Filtering, PreFilterState
 from topospread.simulator.controllers.common import get_controller_of
+from topospread.simulator.drain import DrainResult
 from topospread.simulator.scheduler import is_terminal
 from topospread.simulator.timeline import (
     Settled,
@@ -113,6 +114,13 @@ class StepReport:
     pending: dict[str, str]
     workloads: list[WorkloadReport]
     topology: list[tuple[Node, list[Pod]]] = field(default_factory=list)
+    # A drain step's nodes: what was evicted and the pods a budget or kubectl kept there.
+    drains: list[DrainResult] = field(default_factory=list)
+
+    @property
+    def blocked(self) -> list[str]:
+        """The pods a drain in this step could not evict (they are still on their nodes)."""
+        return [b.pod for d in self.drains for b in d.blocked]
 
     @property
     def violations(self) -> list[str]:
@@ -151,6 +159,7 @@ class StepReport:
             "workloads": [w.to_json() for w in self.workloads],
             "violations": self.violations,
             "preferencesNotMet": self.preferences_not_met,
+            "drains": [d.to_json() for d in self.drains],
         }
 
 
@@ -205,6 +214,9 @@ def _step_name(step: Step) -> str:
         return f"{step.action} {args}"
     if isinstance(args, list) and all(isinstance(a, str) for a in args):
         return f"{step.action} {', '.join(args)}"
+    if step.action == "drain" and isinstance(args, dict):
+        nodes = args.get("nodes", args.get("node"))
+        return _step_name(Step(step.index, "", "drain", nodes, step.where))
     return step.action
 
 
@@ -222,7 +234,16 @@ def _report(
         ]
     topology = [(info.node, list(info.pods)) for info in sim.cluster.list()]
     return StepReport(
-        index, name, action, events, settled, bound, pending, workload_reports(sim), topology
+        index,
+        name,
+        action,
+        events,
+        settled,
+        bound,
+        pending,
+        workload_reports(sim),
+        topology,
+        list(sim.step_drains),
     )
 
 

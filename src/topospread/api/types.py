@@ -233,6 +233,8 @@ class Volume(_Obj, frozen=True):
     name: str = ""
     persistent_volume_claim: PersistentVolumeClaimVolumeSource | None = None
     ephemeral: dict[str, Any] | None = None
+    # Read by drain: kubectl refuses pods with local storage without --delete-emptydir-data.
+    empty_dir: dict[str, Any] | None = None
 
 
 class PodResourceClaim(_Obj, frozen=True):

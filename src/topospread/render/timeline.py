@@ -134,12 +134,15 @@ def _summary(report: TimelineReport) -> str:
     violated = [s.index for s in steps if s.violations]
     unmet = [s.index for s in steps if s.preferences_not_met]
     unsettled = [s.index for s in steps if not s.settled.settled]
+    blocked = [s.index for s in steps if any(not d.complete for d in s.drains)]
     lines = [
         f"{len(steps) - 1} steps replayed (seed {report.seed}). "
         f"Pods Pending after: {_which(pending)}. Constraints violated after: {_which(violated)}."
     ]
     if unmet:
         lines.append(f"ScheduleAnyway preferences not met after: {_which(unmet)}.")
+    if blocked:
+        lines.append(f"Drains left pods on their nodes: {_which(blocked)}.")
     if unsettled:
         lines.append(f"Did not settle within the round limit: {_which(unsettled)}.")
     return "\n".join(lines)

@@ -86,6 +86,14 @@ from topospread.simulator.controllers.common import (
     workload_selector,
 )
 from topospread.simulator.controllers.statefulset import get_pod_revision, revision_name
+from topospread.simulator.disruption import (
+    Evictions,
+    budget_status,
+    get_pod_disruption_budgets,
+    pdb_key,
+    validate_pdb,
+)
+from topospread.simulator.drain import OPTION_FLAGS, DrainOptions, DrainResult, drain_node
 from topospread.simulator.scenario import admit_node, admit_pod, list_of, priority_classes
 from topospread.simulator.scheduler import Scheduler, is_terminal
 from topospread.taints import tolerates_taint
@@ -128,7 +136,6 @@ _KIND_NAMES: Final[Mapping[str, str]] = {
 # Controllers sync in this order in every round (then each kind's objects by namespace/name).
 _KIND_ORDER: Final = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job")
 
-MIRROR_POD_ANNOTATION: Final = "kubernetes.io/config.mirror"
 EFFECT_NO_SCHEDULE: Final = "NoSchedule"
 EFFECT_NO_EXECUTE: Final = "NoExecute"
 _EFFECTS: Final = ("NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -343,7 +350,9 @@ def _check_args(step: Step) -> None:
             raise ManifestError(
                 f"{where}: {'patch' if 'patch' in a else 'template'}: expected a mapping"
             )
-    elif step.action in ("cordon", "uncordon", "drain", "removeNode"):
+    elif step.action == "drain":
+        _drain_args(a, where)
+    elif step.action in ("cordon", "uncordon", "removeNode"):
         _names(a, where)
     elif step.action in ("taint", "untaint"):
         _mapping(
@@ -381,6 +390,30 @@ def _mapping(a: Any, where: str, *, required: Sequence[str], allowed: Sequence[s
     for key in required:
         if key not in a:
             raise ManifestError(f"{where}: {key}: Required value")
+
+
+def _drain_args(a: Any, where: str) -> tuple[list[str], DrainOptions]:
+    """``drain``: node names, or ``{node | nodes, force?, disableEviction?,
+    deleteEmptyDirData?}`` (kubectl drain's --force, --disable-eviction and
+    --delete-emptydir-data)."""
+    if not isinstance(a, Mapping):
+        return _names(a, where), DrainOptions()
+    _mapping(a, where, required=(), allowed=("node", "nodes", *OPTION_FLAGS))
+    if ("node" in a) == ("nodes" in a):
+        raise ManifestError(f"{where}: give exactly one of node or nodes")
+    names = _names(a["node"] if "node" in a else a["nodes"], where)
+    for key in OPTION_FLAGS:
+        if key in a and not isinstance(a[key], bool):
+            raise ManifestError(
+                f"{where}: {key}: Invalid value: {json.dumps(a[key])}: expected true or false "
+                f"(kubectl drain {OPTION_FLAGS[key]})"
+            )
+    options = DrainOptions(
+        force=a.get("force", False),
+        disable_eviction=a.get("disableEviction", False),
+        delete_emptydir_data=a.get("deleteEmptyDirData", False),
+    )
+    return names, options
 
 
 def _names(a: Any, where: str) -> list[str]:
@@ -444,6 +477,11 @@ class Simulation:
         # runs the update revision (status.currentRevision).
         self.sts_current: dict[WorkloadKey, PodTemplateSpec] = {}
         self.group_counters: dict[tuple[str, str], int] = {}
+        # The controllers-and-scheduler work a step did before its final settle (a drain
+        # settles between its eviction passes), reported with the step.
+        self._carried: Settled | None = None
+        # The drains of the step being run, one per node, for its report.
+        self.step_drains: list[DrainResult] = []
         self.cluster = ClusterState()
         self.scheduler = Scheduler(
             self.cluster,
@@ -506,6 +544,8 @@ class Simulation:
         if isinstance(obj, _LOOKUP_TYPES):
             if not isinstance(obj, (Namespace, PriorityClass)):
                 obj = self._namespaced(obj)
+            if isinstance(obj, PodDisruptionBudget):
+                validate_pdb(obj, where)
             kept = [
                 o
                 for o in self.lookups
@@ -750,17 +790,76 @@ class Simulation:
     # ------------------------------------------------------------------ the loop
 
     def settle(self, where: str) -> Settled:
-        """Controllers and scheduler until neither acts, at most MAX_ROUNDS rounds."""
-        out = Settled(rounds=0, settled=False)
+        """Controllers and scheduler until neither acts, at most MAX_ROUNDS rounds; what the
+        step's earlier settles (``settle_within_step``) did is added in."""
+        out, self._carried = self._carried, None
+        if out is None:
+            out = Settled(rounds=0, settled=True)
+        settled = False
         try:
-            for round_ in range(1, MAX_ROUNDS + 1):
-                out.rounds = round_
+            for _ in range(MAX_ROUNDS):
+                out.rounds += 1
                 if not self.round(out):
-                    out.settled = True
+                    settled = True
                     break
         except TopospreadError as err:
             raise type(err)(f"{where}: {err}") from err
+        out.settled = out.settled and settled
         return out
+
+    def settle_within_step(self, where: str) -> None:
+        """Settle now, in the middle of a step (a drain waiting to retry its evictions); the
+        work is reported with the step."""
+        self._carried = self.settle(where)
+
+    # ------------------------------------------------------------------ budgets
+
+    def scale_of(self, pod: Pod) -> tuple[str, int] | None:
+        """The controller whose scale a budget counts for the pod (a Deployment for its
+        ReplicaSets' pods) and that scale; None when it has no scale (DaemonSet, Job) or is
+        not in the simulation.
+
+        Upstream: the disruption controller's finders (disruption.go, v1.35)
+        """
+        ref = get_controller_of(pod.metadata)
+        if ref is None:
+            return None
+        ns = pod.metadata.namespace
+        if ref.kind == "ReplicationController":
+            rc = next(
+                (
+                    o
+                    for o in self.lookups
+                    if isinstance(o, ReplicationController)
+                    and o.metadata.namespace == ns
+                    and o.metadata.name == ref.name
+                ),
+                None,
+            )
+            if rc is None:
+                return None
+            replicas = rc.spec.replicas
+            return f"ReplicationController/{ns}/{ref.name}", 1 if replicas is None else replicas
+        key = self.owner_of(pod)
+        owner = self.workloads.get(key) if key is not None else None
+        if key is None or not isinstance(owner, (Deployment, ReplicaSet, StatefulSet)):
+            return None
+        replicas = owner.spec.replicas
+        return "/".join(key), 1 if replicas is None else replicas
+
+    def evictions(self) -> Evictions:
+        """The eviction subresource with every budget's status as the disruption controller
+        computes it from the pods now."""
+        pdbs = [o for o in self.lookups if isinstance(o, PodDisruptionBudget)]
+        live = [p for _, p in sorted(self.pods.items()) if not is_terminal(p)]
+        selected: dict[str, list[Pod]] = {pdb_key(pdb): [] for pdb in pdbs}
+        for pod in live:
+            for pdb in get_pod_disruption_budgets(pod, pdbs):
+                selected[pdb_key(pdb)].append(pod)
+        statuses = {
+            pdb_key(pdb): budget_status(pdb, selected[pdb_key(pdb)], self.scale_of) for pdb in pdbs
+        }
+        return Evictions(statuses, pdbs)
 
     def round(self, out: Settled) -> bool:
         """One round: every controller syncs once, then the scheduler empties its active
@@ -874,6 +973,7 @@ class Simulation:
     def run_step(self, step: Step) -> list[str]:
         """Carry out one step's own change (before the controllers and the scheduler react);
         returns what it did, one line per change."""
+        self.step_drains = []
         try:
             return _HANDLERS[step.action](self, step)
         except TopospreadError as err:
@@ -966,9 +1066,13 @@ def decode_template(raw: Any, where: str) -> PodTemplateSpec:
 
 
 def _step_cordon(sim: Simulation, step: Step, *, unschedulable: bool) -> list[str]:
+    return _cordon(sim, _names(step.args, step.where), step.where, unschedulable=unschedulable)
+
+
+def _cordon(sim: Simulation, names: list[str], where: str, *, unschedulable: bool) -> list[str]:
     events = []
-    for name in _names(step.args, step.where):
-        node = sim.node(name, step.where)
+    for name in names:
+        node = sim.node(name, where)
         sim.update_node(
             msgspec.structs.replace(
                 node, spec=msgspec.structs.replace(node.spec, unschedulable=unschedulable)
@@ -979,20 +1083,39 @@ def _step_cordon(sim: Simulation, step: Step, *, unschedulable: bool) -> list[st
 
 
 def _step_drain(sim: Simulation, step: Step) -> list[str]:
-    """kubectl drain: cordon, then evict every pod but DaemonSet pods (and mirror pods)."""
-    events = _step_cordon(sim, step, unschedulable=True)
-    for name in _names(step.args, step.where):
-        evicted = []
-        for pod in list(sim.cluster.infos[name].pods):
-            ref = get_controller_of(pod.metadata)
-            if ref is not None and ref.kind == "DaemonSet":
-                continue
-            if MIRROR_POD_ANNOTATION in pod.metadata.annotations:
-                continue  # a static pod's mirror: the kubelet owns it, the API cannot evict it
-            sim.delete_pod(pod)
-            evicted.append(pod.key)
-        events.append(f"drained {name}: evicted {_count_text(evicted)}")
+    """kubectl drain --ignore-daemonsets: cordon every node, then drain them one by one
+    (simulator/drain.py)."""
+    names, options = _drain_args(step.args, step.where)
+    events = _cordon(sim, names, step.where, unschedulable=True)
+    for name in names:
+        result = drain_node(sim, name, options, step.where)
+        sim.step_drains.append(result)
+        events += _drain_events(result)
     return events
+
+
+def _drain_events(result: DrainResult) -> list[str]:
+    """One node's drain as report lines: what was evicted, then each group of pods left on
+    the node with the eviction's refusal, then kubectl's warnings."""
+    node = result.node
+    verb = "deleted" if result.deleted_directly else "evicted"
+    if result.errors:
+        lines = [f"drain {node} failed: {verb} no pods; {e}" for e in result.errors]
+    elif result.blocked:
+        lines = [f"drain {node} incomplete: {verb} {_count_text(result.evicted)}"]
+    else:
+        lines = [f"drained {node}: {verb} {_count_text(result.evicted)}"]
+    groups: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+    for b in result.blocked:
+        groups.setdefault((b.refusal.message, b.refusal.pdbs), []).append(b.pod)
+    for (message, pdbs), pods in sorted(groups.items()):
+        what = "PodDisruptionBudget" if len(pdbs) == 1 else "PodDisruptionBudgets"
+        lines.append(
+            f"drain {node} incomplete: {len(pods)} pod{'s' if len(pods) != 1 else ''} "
+            f"blocked by {what} {', '.join(pdbs)} ({message}): {', '.join(pods)}"
+        )
+    lines += [f"drain {node}: Warning: {w}" for w in result.warnings]
+    return lines
 
 
 def _count_text(keys: Sequence[str]) -> str:
