@@ -24,9 +24,11 @@ import pytest
 from builders import exists, make_node, make_pod
 from topospread.api.types import LabelSelector, Node, Pod, PodTopologySpreadArgs
 from topospread.cluster.snapshot import Snapshot, SnapshotHandle
+from topospread.framework.config import default_config
 from topospread.framework.cycle_state import CycleState
 from topospread.framework.features import DEFAULT_FEATURES
 from topospread.framework.interface import QueueingHint
+from topospread.framework.nominator import pod_key
 from topospread.framework.status import Code
 from topospread.labels.selector import label_selector_as_selector
 from topospread.plugins.nodeunschedulable import TAINT_NODE_UNSCHEDULABLE
@@ -37,6 +39,8 @@ from topospread.plugins.podtopologyspread.filtering import (
     CriticalPaths,
 )
 from topospread.plugins.podtopologyspread.plugin import PodTopologySpread
+from topospread.simulator.run import schedule
+from topospread.simulator.scenario import Scenario
 
 FOO = exists("foo")
 BAR = exists("bar")
@@ -910,3 +914,45 @@ def test_a_selector_that_does_not_parse_queues_the_pod() -> None:
     node = _labelled(foo="bar").obj()
     assert plugin.is_schedulable_after_node_change(pod, None, node) is QUEUE
     assert plugin.is_schedulable_after_pod_change(pod, None, _other(FOO_L)) is QUEUE
+
+
+# ---------------------------------------------------------------------------------------------
+# The simulator's scheduler asks these hints before retrying a pod PodTopologySpread rejected.
+
+
+def _blocked_scenario() -> Scenario:
+    """web-new must go to zone b (zone a already holds 2 web pods, maxSkew 1), whose only node
+    is tainted: PodTopologySpread rejects node-a and TaintToleration node-b."""
+    zone = "topology.kubernetes.io/zone"
+    nodes = [
+        make_node("node-a").label(zone, "a").capacity().obj(),
+        make_node("node-b").label(zone, "b").capacity().taint("dedicated", "x").obj(),
+    ]
+    bound = [
+        make_pod("web-1").label("app", "web").node("node-a").obj(),
+        make_pod("web-2").label("app", "web").node("node-a").obj(),
+        make_pod("batch").label("app", "batch").node("node-a").obj(),
+    ]
+    blocked = (
+        make_pod("web-new")
+        .label("app", "web")
+        .spread_constraint(1, zone, selector={"matchLabels": {"app": "web"}})
+        .obj()
+    )
+    return Scenario(nodes=nodes, pods=bound, queue=[blocked], objects=[], config=default_config())
+
+
+def test_deleting_a_pod_the_selectors_ignore_does_not_retry_a_spread_rejected_pod() -> None:
+    run = schedule(_blocked_scenario())
+    sched = run.scheduler
+    assert sched.unschedulable["default/web-new"].unschedulable_plugins == {
+        "PodTopologySpread",
+        "TaintToleration",
+    }
+    bound = {p.metadata.name: p for p in run.cluster.pods()}
+    assert sched.delete_assigned_pod(bound["batch"])
+    assert "default/web-new" in sched.unschedulable
+    assert len(sched.active) == 0
+    assert sched.delete_assigned_pod(bound["web-1"])
+    assert "default/web-new" not in sched.unschedulable
+    assert [pod_key(i.pod) for i in sched.active.infos()] == ["default/web-new"]

@@ -27,7 +27,7 @@ from topospread.cluster.state import ClusterState
 from topospread.framework.config import DEFAULT_SCHEDULER_NAME, SchedulerConfig
 from topospread.framework.cycle_state import CycleState
 from topospread.framework.features import Features
-from topospread.framework.interface import PostFilterResult, QueuedPodInfo
+from topospread.framework.interface import PostFilterResult, QueuedPodInfo, QueueingHint
 from topospread.framework.nominator import Nominator, pod_key
 from topospread.framework.runtime import Framework, FrameworkHandle, Registry
 from topospread.framework.schedule_one import (
@@ -41,6 +41,7 @@ from topospread.framework.schedule_one import (
 from topospread.framework.types import NodeInfo
 from topospread.labels.selector import SelectorError, label_selector_as_selector
 from topospread.plugins.podtopologyspread.common import NAME as POD_TOPOLOGY_SPREAD
+from topospread.plugins.podtopologyspread.plugin import PodTopologySpread
 from topospread.plugins.queuesort import PrioritySort, pod_priority
 from topospread.simulator.fastpath import FastPath
 
@@ -447,13 +448,28 @@ class Scheduler:
         self.unschedulable[decision.key] = info
         self.last[decision.key] = decision
 
+    def _spread_hint(self, info: QueuedPodInfo, old: Pod | None, new: Pod | None) -> bool:
+        """Whether PodTopologySpread's queueing hint requeues a pod it rejected for this pod
+        event; a profile without the plugin (or with a custom one) keeps requeueing."""
+        if POD_TOPOLOGY_SPREAD not in info.unschedulable_plugins:
+            return False
+        fwk = self.framework_for(info.pod)
+        plugin = fwk.plugins.get(POD_TOPOLOGY_SPREAD) if fwk is not None else None
+        if not isinstance(plugin, PodTopologySpread):
+            return True
+        return plugin.is_schedulable_after_pod_change(info.pod, old, new) is QueueingHint.Queue
+
     def _on_assigned_pod_add(self, pod: Pod) -> None:
         """Move back the unschedulable pods that the new pod could help.
 
         Upstream: the queueing hints of PodTopologySpread and InterPodAffinity for an
         AssignedPodAdd event (a pod matching one of the pending pod's selectors).
         """
-        moved = [(key, info) for key, info in self.unschedulable.items() if _could_help(info, pod)]
+        moved = [
+            (key, info)
+            for key, info in self.unschedulable.items()
+            if self._spread_hint(info, None, pod) or _could_help(info, pod)
+        ]
         for key, info in moved:
             del self.unschedulable[key]
             info.timestamp = float(next(self._clock))
@@ -469,14 +485,14 @@ class Scheduler:
             "NodeResourcesFit",
             "NodePorts",
             "InterPodAffinity",
-            POD_TOPOLOGY_SPREAD,
             "VolumeRestrictions",
             "NodeVolumeLimits",
         }
         moved = [
             (key, info)
             for key, info in self.unschedulable.items()
-            if info.unschedulable_plugins & helped and pod_key(info.pod) != pod_key(pod)
+            if pod_key(info.pod) != pod_key(pod)
+            and (info.unschedulable_plugins & helped or self._spread_hint(info, pod, None))
         ]
         for key, info in moved:
             del self.unschedulable[key]
@@ -558,19 +574,10 @@ def _with_nominated_node_name(pod: Pod, node: str) -> Pod:
 
 
 def _could_help(info: QueuedPodInfo, added: Pod) -> bool:
+    """InterPodAffinity's side of an AssignedPodAdd: a required affinity term selects the pod
+    (a superset of its hint). PodTopologySpread's side is its own hint (``_spread_hint``)."""
     pending = info.pod
-    if added.metadata.namespace != pending.metadata.namespace and (
-        "InterPodAffinity" not in info.unschedulable_plugins
-    ):
-        return False
-    plugins = info.unschedulable_plugins
-    if POD_TOPOLOGY_SPREAD in plugins:
-        for c in pending.spec.topology_spread_constraints:
-            if _selects(c.label_selector, added.metadata.labels):
-                return True
-        if not pending.spec.topology_spread_constraints:
-            return True  # default constraints: the selector comes from owners; be generous
-    if "InterPodAffinity" in plugins:
+    if "InterPodAffinity" in info.unschedulable_plugins:
         affinity = pending.spec.affinity
         terms = (
             affinity.pod_affinity.required_during_scheduling_ignored_during_execution
