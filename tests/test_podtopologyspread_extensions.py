@@ -41,6 +41,7 @@ from topospread.plugins.podtopologyspread.filtering import (
 from topospread.plugins.podtopologyspread.plugin import PodTopologySpread
 from topospread.simulator.run import schedule
 from topospread.simulator.scenario import Scenario
+from topospread.simulator.timeline import Simulation, parse_timeline
 
 FOO = exists("foo")
 BAR = exists("bar")
@@ -956,3 +957,56 @@ def test_deleting_a_pod_the_selectors_ignore_does_not_retry_a_spread_rejected_po
     assert sched.delete_assigned_pod(bound["web-1"])
     assert "default/web-new" not in sched.unschedulable
     assert [pod_key(i.pod) for i in sched.active.infos()] == ["default/web-new"]
+
+
+def test_only_a_node_change_the_hint_accepts_retries_a_pod_only_spread_rejected() -> None:
+    """minDomains 2 with one zone makes the global minimum 0, so zone a's node is too full and
+    node-b, without a zone label, is unresolvable: PodTopologySpread alone rejects web-new."""
+    zone = "topology.kubernetes.io/zone"
+    node_b = make_node("node-b").capacity().obj()
+    web = {"matchLabels": {"app": "web"}}
+    blocked = (
+        make_pod("web-new")
+        .label("app", "web")
+        .spread_constraint(1, zone, selector=web, min_domains=2)
+        .obj()
+    )
+    scenario = Scenario(
+        nodes=[make_node("node-a").label(zone, "a").capacity().obj(), node_b],
+        pods=[make_pod(f"web-{i}").label("app", "web").node("node-a").obj() for i in (1, 2)],
+        queue=[blocked],
+        objects=[],
+        config=default_config(),
+    )
+    run = schedule(scenario)
+    sched = run.scheduler
+    assert sched.unschedulable["default/web-new"].unschedulable_plugins == {"PodTopologySpread"}
+
+    relabelled = make_node("node-b").capacity().label("disk", "ssd").obj()
+    run.cluster.update_node(relabelled)
+    sched.on_node_change(node_b, relabelled)
+    assert "default/web-new" in sched.unschedulable
+
+    zoned = make_node("node-b").capacity().label("disk", "ssd").label(zone, "b").obj()
+    run.cluster.update_node(zoned)
+    sched.on_node_change(relabelled, zoned)
+    assert "default/web-new" not in sched.unschedulable
+    assert [d.node for d in sched.run()] == ["node-b"]
+
+
+def test_the_timeline_tells_the_scheduler_which_node_changed_and_how(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The old node is read before the update (the NodeInfo changes in place)."""
+    sim = Simulation(parse_timeline({"nodeGroups": [{"name": "pool", "count": 2}]}, "t.yaml"))
+    calls: list[tuple[Node | None, Node | None]] = []
+    monkeypatch.setattr(
+        sim.scheduler, "on_node_change", lambda old=None, new=None: calls.append((old, new))
+    )
+    before, gone = sim.node("pool-1", "test"), sim.node("pool-2", "test")
+    labelled = msgspec.structs.replace(
+        before, metadata=msgspec.structs.replace(before.metadata, labels={"x": "1"})
+    )
+    sim.update_node(labelled)
+    sim.remove_node("pool-2")
+    assert calls == [(before, labelled), (gone, None)]

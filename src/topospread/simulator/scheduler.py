@@ -22,7 +22,7 @@ from typing import Any, Final
 
 import msgspec
 
-from topospread.api.types import Pod, PodDisruptionBudget
+from topospread.api.types import Node, Pod, PodDisruptionBudget
 from topospread.cluster.state import ClusterState
 from topospread.framework.config import DEFAULT_SCHEDULER_NAME, SchedulerConfig
 from topospread.framework.cycle_state import CycleState
@@ -453,11 +453,17 @@ class Scheduler:
         event; a profile without the plugin (or with a custom one) keeps requeueing."""
         if POD_TOPOLOGY_SPREAD not in info.unschedulable_plugins:
             return False
-        fwk = self.framework_for(info.pod)
-        plugin = fwk.plugins.get(POD_TOPOLOGY_SPREAD) if fwk is not None else None
-        if not isinstance(plugin, PodTopologySpread):
+        plugin = self._spread_plugin(info)
+        if plugin is None:
             return True
         return plugin.is_schedulable_after_pod_change(info.pod, old, new) is QueueingHint.Queue
+
+    def _spread_plugin(self, info: QueuedPodInfo) -> PodTopologySpread | None:
+        """The pod's profile's PodTopologySpread, whose hints apply (None: a custom plugin
+        under that name, whose pods keep being retried)."""
+        fwk = self.framework_for(info.pod)
+        plugin = fwk.plugins.get(POD_TOPOLOGY_SPREAD) if fwk is not None else None
+        return plugin if isinstance(plugin, PodTopologySpread) else None
 
     def _on_assigned_pod_add(self, pod: Pod) -> None:
         """Move back the unschedulable pods that the new pod could help.
@@ -538,19 +544,37 @@ class Scheduler:
                 info.pod = pod
                 return
 
-    def on_node_change(self) -> None:
-        """A node was added, updated (labels, taints, unschedulable) or deleted: every
-        unschedulable pod moves back to the active queue.
+    def on_node_change(self, old: Node | None = None, new: Node | None = None) -> None:
+        """A node was added (``new``), updated (``old`` and ``new``) or deleted (``old``): the
+        unschedulable pods it may help move back to the active queue.
 
-        Upstream moves only the pods a rejecting plugin's queueing hint says the event may
-        help (NodeAdd, UpdateNodeLabel, UpdateNodeTaint, NodeDelete for PodTopologySpread and
-        the node filters); moving them all is a superset: a pod the change did not help fails
-        again with the same message, and nothing that could now bind is left waiting.
+        A pod only PodTopologySpread rejected moves when the plugin's queueing hint says the
+        change may help (a node carrying every topology key of its constraints appears,
+        disappears or changes a topology value or its taints). Any other pod moves: upstream
+        asks each rejecting plugin's hint (NodeAdd, UpdateNodeLabel, UpdateNodeTaint,
+        NodeDelete for the node filters); moving them all is a superset: a pod the change did
+        not help fails again with the same message, and nothing that could now bind is left
+        waiting. Without ``old`` and ``new`` the change is unknown and every pod moves.
         """
         for key in sorted(self.unschedulable, key=lambda k: self.unschedulable[k].timestamp):
-            info = self.unschedulable.pop(key)
+            info = self.unschedulable[key]
+            if (old is not None or new is not None) and not self._node_change_may_help(
+                info, old, new
+            ):
+                continue
+            del self.unschedulable[key]
             info.timestamp = float(next(self._clock))
             self.active.push(info)
+
+    def _node_change_may_help(
+        self, info: QueuedPodInfo, old: Node | None, new: Node | None
+    ) -> bool:
+        if info.unschedulable_plugins != {POD_TOPOLOGY_SPREAD}:
+            return True
+        plugin = self._spread_plugin(info)
+        if plugin is None:
+            return True
+        return plugin.is_schedulable_after_node_change(info.pod, old, new) is QueueingHint.Queue
 
     def pending(self) -> dict[str, Decision | tuple[Pod, str]]:
         """Pods not bound at the end, with their last decision or why they never ran."""
