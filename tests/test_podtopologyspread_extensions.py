@@ -84,6 +84,11 @@ def _on(name: str, node: str) -> Any:
     return make_pod(name).node(node)
 
 
+def _foo(name: str, node: str) -> Pod:
+    """``st.MakePod().Name(name).Node(node).Label("foo", "")``."""
+    return _on(name, node).label("foo").obj()
+
+
 Path = tuple[str, int]
 
 
@@ -136,6 +141,10 @@ def _preemptor(*constraints: tuple[str, dict[str, Any]]) -> Any:
     return p
 
 
+ZONE_P = _preemptor(("zone", FOO)).obj()
+NODE_P = _preemptor(("node", FOO)).obj()
+ZONE_NODE_P = _preemptor(("zone", FOO), ("node", FOO)).obj()
+
 # The nodes and pods of upstream's NodeInclusionPolicy rows.
 AFFINITY_NODES = [
     _node("node-a", "zone1").label("foo", "bar").obj(),
@@ -157,6 +166,9 @@ NOT_IN_BAR = _preemptor(("zone", FOO)).node_affinity("foo", "NotIn", ["bar"]).ob
 A_B_X = [_node("node-a", "zone1").obj(), _node("node-x", "zone2").obj()]
 A_B_X3 = [_node("node-a", "zone1").obj(), _node("node-b", "zone1").obj(), A_B_X[1]]
 A_B = [_node("node-a", "zone1").obj(), _node("node-b", "zone1").obj()]
+A_B_X_Y = [*A_B_X3, _node("node-y", "zone2").obj()]
+P_A1, P_A0 = _foo("p-a1", "node-a"), _on("p-a0", "node-a").label("bar").obj()
+B1_X1_Y1 = [_foo("p-b1", "node-b"), _foo("p-x1", "node-x"), _foo("p-y1", "node-y")]
 
 
 def _inclusion_rows(verb: str, base: tuple[StateUpdate, StateUpdate]) -> list[Any]:
@@ -173,10 +185,10 @@ def _inclusion_rows(verb: str, base: tuple[StateUpdate, StateUpdate]) -> list[An
 ADD_POD_CASES = [
     pytest.param(
         StateUpdate(
-            preemptor=_preemptor(("node", FOO)).obj(),
+            preemptor=NODE_P,
             nodes=A_B,
             existing=[],
-            pod=_on("p-a1", "node-a").label("foo").obj(),
+            pod=_foo("p-a1", "node-a"),
             node="node-a",
             constraints=[NODE],
             paths=_paths((("node-b", 0), ("node-a", 1))),
@@ -186,10 +198,10 @@ ADD_POD_CASES = [
     ),
     pytest.param(
         StateUpdate(
-            preemptor=_preemptor(("node", FOO)).obj(),
+            preemptor=NODE_P,
             nodes=A_B,
-            existing=[_on("p-b1", "node-b").label("foo").obj()],
-            pod=_on("p-a1", "node-a").label("foo").obj(),
+            existing=[_foo("p-b1", "node-b")],
+            pod=_foo("p-a1", "node-a"),
             node="node-a",
             constraints=[NODE],
             paths=_paths((("node-a", 1), ("node-b", 1))),
@@ -199,9 +211,9 @@ ADD_POD_CASES = [
     ),
     pytest.param(
         StateUpdate(
-            preemptor=_preemptor(("node", FOO)).obj(),
+            preemptor=NODE_P,
             nodes=A_B,
-            existing=[_on("p-b1", "node-b").label("foo").obj()],
+            existing=[_foo("p-b1", "node-b")],
             pod=_on("p-a1", "node-a").namespace("ns1").label("foo").obj(),
             node="node-a",
             constraints=[NODE],
@@ -212,10 +224,10 @@ ADD_POD_CASES = [
     ),
     pytest.param(
         StateUpdate(
-            preemptor=_preemptor(("node", FOO)).obj(),
+            preemptor=NODE_P,
             nodes=A_B,
-            existing=[_on("p-b1", "node-b").label("foo").obj()],
-            pod=_on("p-b2", "node-b").label("foo").obj(),
+            existing=[_foo("p-b1", "node-b")],
+            pod=_foo("p-b2", "node-b"),
             node="node-b",
             constraints=[NODE],
             paths=_paths((("node-a", 0), ("node-b", 2))),
@@ -225,10 +237,10 @@ ADD_POD_CASES = [
     ),
     pytest.param(
         StateUpdate(
-            preemptor=_preemptor(("zone", FOO), ("node", FOO)).obj(),
+            preemptor=ZONE_NODE_P,
             nodes=A_B_X,
             existing=[],
-            pod=_on("p-a1", "node-a").label("foo").obj(),
+            pod=_foo("p-a1", "node-a"),
             node="node-a",
             constraints=[ZONE, NODE],
             paths=_paths((("zone2", 0), ("zone1", 1)), (("node-x", 0), ("node-a", 1))),
@@ -238,10 +250,10 @@ ADD_POD_CASES = [
     ),
     pytest.param(
         StateUpdate(
-            preemptor=_preemptor(("zone", FOO), ("node", FOO)).obj(),
+            preemptor=ZONE_NODE_P,
             nodes=A_B_X,
-            existing=[_on("p-x1", "node-x").label("foo").obj()],
-            pod=_on("p-a1", "node-a").label("foo").obj(),
+            existing=[_foo("p-x1", "node-x")],
+            pod=_foo("p-a1", "node-a"),
             node="node-a",
             constraints=[ZONE, NODE],
             paths=_paths((("zone1", 1), ("zone2", 1)), (("node-a", 1), ("node-x", 1))),
@@ -251,14 +263,14 @@ ADD_POD_CASES = [
     ),
     pytest.param(
         StateUpdate(
-            preemptor=_preemptor(("zone", FOO), ("node", FOO)).obj(),
+            preemptor=ZONE_NODE_P,
             nodes=A_B_X3,
             existing=[
-                _on("p-b1", "node-b").label("foo").obj(),
-                _on("p-b2", "node-b").label("foo").obj(),
-                _on("p-x1", "node-x").label("foo").obj(),
+                _foo("p-b1", "node-b"),
+                _foo("p-b2", "node-b"),
+                _foo("p-x1", "node-x"),
             ],
-            pod=_on("p-a1", "node-a").label("foo").obj(),
+            pod=_foo("p-a1", "node-a"),
             node="node-a",
             constraints=[ZONE, NODE],
             paths=_paths((("zone2", 1), ("zone1", 3)), (("node-a", 1), ("node-x", 1))),
@@ -276,7 +288,7 @@ ADD_POD_CASES = [
                 _on("p-x1", "node-x").label("foo").label("bar").obj(),
                 _on("p-x2", "node-x").label("bar").obj(),
             ],
-            pod=_on("p-a1", "node-a").label("foo").obj(),
+            pod=_foo("p-a1", "node-a"),
             node="node-a",
             constraints=[ZONE, NODE_BAR],
             paths=_paths((("zone2", 1), ("zone1", 2)), (("node-a", 0), ("node-b", 1))),
@@ -320,7 +332,7 @@ ADD_POD_CASES = [
                 counts=[{"zone2": 1}],
             ),
             StateUpdate(
-                preemptor=_preemptor(("zone", FOO)).obj(),
+                preemptor=ZONE_P,
                 nodes=AFFINITY_NODES,
                 existing=A1_B2,
                 pod=_on("p-b1", "node-b").label("foo").label("zone", "zone2").obj(),
@@ -333,7 +345,7 @@ ADD_POD_CASES = [
     ),
     pytest.param(
         StateUpdate(
-            preemptor=_preemptor(("zone", FOO)).obj(),
+            preemptor=ZONE_P,
             nodes=AFFINITY_NODES,
             existing=A1_B2,
             pod=_on("p-b1", "node-b").label("zone", "zone2").obj(),
@@ -348,7 +360,7 @@ ADD_POD_CASES = [
     # preemptor tolerates its taint.
     pytest.param(
         StateUpdate(
-            preemptor=_preemptor(("zone", FOO)).obj(),
+            preemptor=ZONE_P,
             nodes=TAINTED_NODES,
             existing=A1_B2,
             pod=_on("p-b1", "node-b").label("foo").label("zone", "zone2").obj(),
@@ -380,14 +392,10 @@ ADD_POD_CASES = [
 REMOVE_POD_CASES = [
     pytest.param(
         StateUpdate(
-            preemptor=_preemptor(("zone", FOO)).obj(),
+            preemptor=ZONE_P,
             nodes=A_B_X3,
-            existing=[
-                p_a1 := _on("p-a1", "node-a").label("foo").obj(),
-                _on("p-b1", "node-b").label("foo").obj(),
-                _on("p-x1", "node-x").label("foo").obj(),
-            ],
-            pod=p_a1,
+            existing=[P_A1, *B1_X1_Y1[:2]],
+            pod=P_A1,
             node="node-a",
             constraints=[ZONE],
             paths=_paths((("zone1", 1), ("zone2", 1))),
@@ -397,15 +405,10 @@ REMOVE_POD_CASES = [
     ),
     pytest.param(
         StateUpdate(
-            preemptor=_preemptor(("zone", FOO)).obj(),
-            nodes=[*A_B_X3, _node("node-y", "zone2").obj()],
-            existing=[
-                p_a1,
-                _on("p-b1", "node-b").label("foo").obj(),
-                _on("p-x1", "node-x").label("foo").obj(),
-                _on("p-y1", "node-y").label("foo").obj(),
-            ],
-            pod=p_a1,
+            preemptor=ZONE_P,
+            nodes=A_B_X_Y,
+            existing=[P_A1, *B1_X1_Y1],
+            pod=P_A1,
             node="node-a",
             constraints=[ZONE],
             paths=_paths((("zone1", 1), ("zone2", 2))),
@@ -415,16 +418,10 @@ REMOVE_POD_CASES = [
     ),
     pytest.param(
         StateUpdate(
-            preemptor=_preemptor(("zone", FOO)).obj(),
-            nodes=[*A_B_X3, _node("node-y", "zone2").obj()],
-            existing=[
-                p_a0 := _on("p-a0", "node-a").label("bar").obj(),
-                p_a1,
-                _on("p-b1", "node-b").label("foo").obj(),
-                _on("p-x1", "node-x").label("foo").obj(),
-                _on("p-y1", "node-y").label("foo").obj(),
-            ],
-            pod=p_a0,
+            preemptor=ZONE_P,
+            nodes=A_B_X_Y,
+            existing=[P_A0, P_A1, *B1_X1_Y1],
+            pod=P_A0,
             node="node-a",
             constraints=[ZONE],
             paths=_paths((("zone1", 2), ("zone2", 2))),
@@ -434,15 +431,10 @@ REMOVE_POD_CASES = [
     ),
     pytest.param(
         StateUpdate(
-            preemptor=_preemptor(("zone", FOO)).obj(),
-            nodes=[*A_B_X3, _node("node-y", "zone2").obj()],
-            existing=[
-                p_a1,
-                _on("p-b1", "node-b").label("foo").obj(),
-                _on("p-x1", "node-x").label("foo").obj(),
-                _on("p-y1", "node-y").label("foo").obj(),
-            ],
-            pod=p_a0,
+            preemptor=ZONE_P,
+            nodes=A_B_X_Y,
+            existing=[P_A1, *B1_X1_Y1],
+            pod=P_A0,
             node="node-a",
             constraints=[ZONE],
             paths=_paths((("zone1", 2), ("zone2", 2))),
@@ -452,14 +444,14 @@ REMOVE_POD_CASES = [
     ),
     pytest.param(
         StateUpdate(
-            preemptor=_preemptor(("zone", FOO), ("node", FOO)).obj(),
+            preemptor=ZONE_NODE_P,
             nodes=A_B_X3,
             existing=[
-                p_a1,
-                _on("p-a2", "node-a").label("foo").obj(),
-                _on("p-b1", "node-b").label("foo").obj(),
-                p_x1 := _on("p-x1", "node-x").label("foo").obj(),
-                _on("p-x2", "node-x").label("foo").obj(),
+                P_A1,
+                _foo("p-a2", "node-a"),
+                _foo("p-b1", "node-b"),
+                p_x1 := _foo("p-x1", "node-x"),
+                _foo("p-x2", "node-x"),
             ],
             pod=p_x1,
             node="node-x",
@@ -486,7 +478,7 @@ REMOVE_POD_CASES = [
                 counts=[{"zone2": 1}],
             ),
             StateUpdate(
-                preemptor=_preemptor(("zone", FOO)).obj(),
+                preemptor=ZONE_P,
                 nodes=AFFINITY_NODES,
                 existing=A1_B2,
                 pod=A1_B2[0],
