@@ -19,6 +19,10 @@ class PodBuilder:
         self._meta["namespace"] = ns
         return self
 
+    def uid(self, uid: str) -> PodBuilder:
+        self._meta["uid"] = uid
+        return self
+
     def label(self, key: str, value: str = "") -> PodBuilder:
         self._meta["labels"][key] = value
         return self

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from enum import IntEnum
 from typing import Protocol, runtime_checkable
 
 from topospread.api.types import (
@@ -95,6 +96,16 @@ class QueuedPodInfo:
     unschedulable_plugins: frozenset[str] = frozenset()
     pending_plugins: frozenset[str] = frozenset()
     gated: bool = False
+
+
+class QueueingHint(IntEnum):
+    """Whether a cluster event may make a pod that a plugin rejected schedulable.
+
+    Upstream: fwk.QueueingHint (QueueSkip 0, Queue 1)
+    """
+
+    QueueSkip = 0
+    Queue = 1
 
 
 @runtime_checkable

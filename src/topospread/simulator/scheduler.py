@@ -22,12 +22,12 @@ from typing import Any, Final
 
 import msgspec
 
-from topospread.api.types import Pod, PodDisruptionBudget
+from topospread.api.types import Node, Pod, PodDisruptionBudget
 from topospread.cluster.state import ClusterState
 from topospread.framework.config import DEFAULT_SCHEDULER_NAME, SchedulerConfig
 from topospread.framework.cycle_state import CycleState
 from topospread.framework.features import Features
-from topospread.framework.interface import PostFilterResult, QueuedPodInfo
+from topospread.framework.interface import PostFilterResult, QueuedPodInfo, QueueingHint
 from topospread.framework.nominator import Nominator, pod_key
 from topospread.framework.runtime import Framework, FrameworkHandle, Registry
 from topospread.framework.schedule_one import (
@@ -41,6 +41,7 @@ from topospread.framework.schedule_one import (
 from topospread.framework.types import NodeInfo
 from topospread.labels.selector import SelectorError, label_selector_as_selector
 from topospread.plugins.podtopologyspread.common import NAME as POD_TOPOLOGY_SPREAD
+from topospread.plugins.podtopologyspread.plugin import PodTopologySpread
 from topospread.plugins.queuesort import PrioritySort, pod_priority
 from topospread.simulator.fastpath import FastPath
 
@@ -447,13 +448,34 @@ class Scheduler:
         self.unschedulable[decision.key] = info
         self.last[decision.key] = decision
 
+    def _spread_hint(self, info: QueuedPodInfo, old: Pod | None, new: Pod | None) -> bool:
+        """Whether PodTopologySpread's queueing hint requeues a pod it rejected for this pod
+        event; a profile without the plugin (or with a custom one) keeps requeueing."""
+        if POD_TOPOLOGY_SPREAD not in info.unschedulable_plugins:
+            return False
+        plugin = self._spread_plugin(info)
+        if plugin is None:
+            return True
+        return plugin.is_schedulable_after_pod_change(info.pod, old, new) is QueueingHint.Queue
+
+    def _spread_plugin(self, info: QueuedPodInfo) -> PodTopologySpread | None:
+        """The pod's profile's PodTopologySpread, whose hints apply (None: a custom plugin
+        under that name, whose pods keep being retried)."""
+        fwk = self.framework_for(info.pod)
+        plugin = fwk.plugins.get(POD_TOPOLOGY_SPREAD) if fwk is not None else None
+        return plugin if isinstance(plugin, PodTopologySpread) else None
+
     def _on_assigned_pod_add(self, pod: Pod) -> None:
         """Move back the unschedulable pods that the new pod could help.
 
         Upstream: the queueing hints of PodTopologySpread and InterPodAffinity for an
         AssignedPodAdd event (a pod matching one of the pending pod's selectors).
         """
-        moved = [(key, info) for key, info in self.unschedulable.items() if _could_help(info, pod)]
+        moved = [
+            (key, info)
+            for key, info in self.unschedulable.items()
+            if self._spread_hint(info, None, pod) or _could_help(info, pod)
+        ]
         for key, info in moved:
             del self.unschedulable[key]
             info.timestamp = float(next(self._clock))
@@ -469,14 +491,14 @@ class Scheduler:
             "NodeResourcesFit",
             "NodePorts",
             "InterPodAffinity",
-            POD_TOPOLOGY_SPREAD,
             "VolumeRestrictions",
             "NodeVolumeLimits",
         }
         moved = [
             (key, info)
             for key, info in self.unschedulable.items()
-            if info.unschedulable_plugins & helped and pod_key(info.pod) != pod_key(pod)
+            if pod_key(info.pod) != pod_key(pod)
+            and (info.unschedulable_plugins & helped or self._spread_hint(info, pod, None))
         ]
         for key, info in moved:
             del self.unschedulable[key]
@@ -522,19 +544,37 @@ class Scheduler:
                 info.pod = pod
                 return
 
-    def on_node_change(self) -> None:
-        """A node was added, updated (labels, taints, unschedulable) or deleted: every
-        unschedulable pod moves back to the active queue.
+    def on_node_change(self, old: Node | None = None, new: Node | None = None) -> None:
+        """A node was added (``new``), updated (``old`` and ``new``) or deleted (``old``): the
+        unschedulable pods it may help move back to the active queue.
 
-        Upstream moves only the pods a rejecting plugin's queueing hint says the event may
-        help (NodeAdd, UpdateNodeLabel, UpdateNodeTaint, NodeDelete for PodTopologySpread and
-        the node filters); moving them all is a superset: a pod the change did not help fails
-        again with the same message, and nothing that could now bind is left waiting.
+        A pod only PodTopologySpread rejected moves when the plugin's queueing hint says the
+        change may help (a node carrying every topology key of its constraints appears,
+        disappears or changes a topology value or its taints). Any other pod moves: upstream
+        asks each rejecting plugin's hint (NodeAdd, UpdateNodeLabel, UpdateNodeTaint,
+        NodeDelete for the node filters); moving them all is a superset: a pod the change did
+        not help fails again with the same message, and nothing that could now bind is left
+        waiting. Without ``old`` and ``new`` the change is unknown and every pod moves.
         """
         for key in sorted(self.unschedulable, key=lambda k: self.unschedulable[k].timestamp):
-            info = self.unschedulable.pop(key)
+            info = self.unschedulable[key]
+            if (old is not None or new is not None) and not self._node_change_may_help(
+                info, old, new
+            ):
+                continue
+            del self.unschedulable[key]
             info.timestamp = float(next(self._clock))
             self.active.push(info)
+
+    def _node_change_may_help(
+        self, info: QueuedPodInfo, old: Node | None, new: Node | None
+    ) -> bool:
+        if info.unschedulable_plugins != {POD_TOPOLOGY_SPREAD}:
+            return True
+        plugin = self._spread_plugin(info)
+        if plugin is None:
+            return True
+        return plugin.is_schedulable_after_node_change(info.pod, old, new) is QueueingHint.Queue
 
     def pending(self) -> dict[str, Decision | tuple[Pod, str]]:
         """Pods not bound at the end, with their last decision or why they never ran."""
@@ -558,19 +598,10 @@ def _with_nominated_node_name(pod: Pod, node: str) -> Pod:
 
 
 def _could_help(info: QueuedPodInfo, added: Pod) -> bool:
+    """InterPodAffinity's side of an AssignedPodAdd: a required affinity term selects the pod
+    (a superset of its hint). PodTopologySpread's side is its own hint (``_spread_hint``)."""
     pending = info.pod
-    if added.metadata.namespace != pending.metadata.namespace and (
-        "InterPodAffinity" not in info.unschedulable_plugins
-    ):
-        return False
-    plugins = info.unschedulable_plugins
-    if POD_TOPOLOGY_SPREAD in plugins:
-        for c in pending.spec.topology_spread_constraints:
-            if _selects(c.label_selector, added.metadata.labels):
-                return True
-        if not pending.spec.topology_spread_constraints:
-            return True  # default constraints: the selector comes from owners; be generous
-    if "InterPodAffinity" in plugins:
+    if "InterPodAffinity" in info.unschedulable_plugins:
         affinity = pending.spec.affinity
         terms = (
             affinity.pod_affinity.required_during_scheduling_ignored_during_execution

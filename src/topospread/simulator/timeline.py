@@ -637,16 +637,19 @@ class Simulation:
     # ------------------------------------------------------------------ nodes
 
     def _add_node(self, raw: Node, where: str) -> None:
-        self.cluster.add_node(admit_node(raw, where, self.cluster.infos))
-        self.scheduler.on_node_change()
+        node = admit_node(raw, where, self.cluster.infos)
+        self.cluster.add_node(node)
+        self.scheduler.on_node_change(new=node)
 
     def _replace_node(self, node: Node, where: str) -> str:
         self.update_node(admit_node(node, where))
         return f"configured node {node.metadata.name}"
 
     def update_node(self, node: Node) -> None:
+        # Read before the update: the NodeInfo is updated in place.
+        old = self.cluster.infos[node.metadata.name].node
         self.cluster.update_node(node)
-        self.scheduler.on_node_change()
+        self.scheduler.on_node_change(old, node)
 
     def node(self, name: str, where: str) -> Node:
         info = self.cluster.get(name)
@@ -692,11 +695,12 @@ class Simulation:
 
     def remove_node(self, name: str) -> list[str]:
         """Delete a node; the pod garbage collector deletes the pods bound to it."""
-        pods = list(self.cluster.infos[name].pods)
+        gone = self.cluster.infos[name]
+        pods = list(gone.pods)
         for pod in pods:
             self.delete_pod(pod)
         self.cluster.remove_node(name)
-        self.scheduler.on_node_change()
+        self.scheduler.on_node_change(old=gone.node)
         return [p.key for p in pods]
 
     # ------------------------------------------------------------------ pods
