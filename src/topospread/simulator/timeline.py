@@ -881,8 +881,10 @@ class Simulation:
                 self._write_budget(synced)
 
     def evictions(self) -> Evictions:
-        """The eviction subresource over the budgets as the disruption controller (and earlier
-        evictions since its last sync) left them."""
+        """The eviction subresource for one drain pass. kubectl waits for each evicted pod to
+        be deleted before it goes on, and the disruption controller catches up meanwhile: the
+        budgets are synced first, then each eviction of the pass takes from them."""
+        self.sync_budgets()
         return Evictions(self.budgets(), self._write_budget)
 
     def round(self, out: Settled) -> bool:
