@@ -10,19 +10,12 @@ from typing import Any
 import pytest
 import yaml
 
-from builders import make_pod
 from test_cli import run as cli
 from test_timeline import daemon_set, run
 from topospread.analysis.timeline import StepReport
-from topospread.api.types import LabelSelector, ObjectMeta, PodDisruptionBudget
-from topospread.api.types import PodDisruptionBudgetSpec as Spec
 from topospread.errors import TopospreadError
 from topospread.render.timeline import timeline_text
-from topospread.simulator.disruption import (
-    EVICTION_REFUSED,
-    MULTIPLE_PDBS,
-    budget_status,
-)
+from topospread.simulator.disruption import EVICTION_REFUSED, MULTIPLE_PDBS
 from topospread.simulator.timeline import parse_timeline
 
 NODES = [{"name": "pool", "count": 2}]
@@ -179,29 +172,6 @@ def test_disable_eviction_deletes_without_consulting_budgets() -> None:
     assert on(drained, "pool-1") == [] and len(on(drained, "pool-2")) == 4
 
 
-def test_budget_status_follows_the_disruption_controller() -> None:
-    def budget(**spec: Any) -> PodDisruptionBudget:
-        selector = LabelSelector(match_labels={"app": "web"})
-        return PodDisruptionBudget(
-            metadata=ObjectMeta(name="b", namespace="default"),
-            spec=Spec(selector=selector, **spec),
-        )
-
-    owned = [make_pod(f"p{i}").label("app", "web").owner("ReplicaSet", "rs") for i in range(3)]
-    pods = [p.node("n").obj() for p in owned[:2]] + [owned[2].obj()]  # one not bound yet
-    scale = lambda pod: ("Deployment/default/web", 5)  # noqa: E731
-    # minAvailable as a number counts the selected pods; healthy means bound.
-    got = budget_status(budget(min_available=1), pods, scale)
-    assert (got.expected_pods, got.desired_healthy, got.current_healthy) == (3, 1, 2)
-    assert got.disruptions_allowed == 1
-    # maxUnavailable counts the controller's scale: 5 - ceil(20% of 5) = 4 desired > 2 healthy.
-    got = budget_status(budget(max_unavailable="20%"), pods, scale)
-    assert (got.expected_pods, got.desired_healthy, got.disruptions_allowed) == (5, 4, 0)
-    # A controller without a scale (a DaemonSet here) fails the sync: no disruption allowed.
-    got = budget_status(budget(max_unavailable=1), pods, lambda pod: None)
-    assert got.sync_error == 'found no controllers for pod "p0"' and got.disruptions_allowed == 0
-
-
 def test_a_budget_over_pods_of_a_controller_without_scale_fails_safe() -> None:
     pod_spec = {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}
     template = {"metadata": {"labels": {"app": "web"}}, "spec": pod_spec}
@@ -214,9 +184,10 @@ def test_a_budget_over_pods_of_a_controller_without_scale_fails_safe() -> None:
     first, drained = drain([job, pdb(maxUnavailable=1)])
     (result,) = drained.drains
     assert result.evicted == [] and [b.pod for b in result.blocked] == on(first, "pool-1") != []
-    assert result.blocked[0].refusal.cause.startswith(
+    # Upstream's scale finder: a Job has no scale subresource.
+    assert result.blocked[0].refusal.cause == (
         "The disruption budget web-pdb does not allow evicting pods currently because it "
-        'failed sync: found no controllers for pod "batch-'
+        "failed sync: jobs.batch does not implement the scale subresource"
     )
 
 

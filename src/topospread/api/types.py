@@ -507,10 +507,28 @@ class PodDisruptionBudgetSpec(_Obj, frozen=True):
     selector: LabelSelector | None = None
 
 
+class Condition(_Obj, frozen=True):
+    """metav1.Condition: a budget's ``DisruptionAllowed`` condition."""
+
+    type: str = ""
+    status: str = ""
+    reason: str = ""
+    message: str = ""
+    last_transition_time: str | None = None
+
+
 class PodDisruptionBudgetStatus(_Obj, frozen=True):
+    """What the disruption controller writes (in ``simulate``, simulator/controllers/
+    disruption.py) and kube-scheduler's preemption reads (``disruptionsAllowed``,
+    ``disruptedPods``)."""
+
     disruptions_allowed: int = 0
     # Pod name -> when its eviction was processed; such pods no longer count against the budget.
     disrupted_pods: dict[str, str] = {}
+    current_healthy: int = 0
+    desired_healthy: int = 0
+    expected_pods: int = 0
+    conditions: list[Condition] = []
 
 
 class PodDisruptionBudget(_Obj, frozen=True):

@@ -1,22 +1,19 @@
 """PodDisruptionBudgets as the eviction subresource enforces them, for ``drain``.
 
-Two upstream pieces meet here. The disruption controller keeps each budget's status
-(``disruptionsAllowed = currentHealthy - desiredHealthy``); the API server's eviction
-subresource refuses to evict a pod whose budget allows no disruption (429) and decrements the
-allowance of each eviction it grants. The simulator has no separate controller loop for
-budgets: :func:`budget_status` computes the status from the pods as they are when a drain pass
-starts (the controller being caught up, ``observedGeneration`` always current), and
-:class:`Evictions` plays the API server for one pass.
-
-Preemption reads ``status.disruptionsAllowed`` as given in the manifest
-(plugins/defaultpreemption); only drains compute it.
+The API server's eviction subresource refuses to evict a pod whose budget allows no
+disruption (429) and takes one disruption from the budget's status for each eviction it
+grants. The statuses it reads are the disruption controller's (simulator/controllers/
+disruption.py), which ``simulate`` runs in every round of its settle loop; preemption reads the
+same statuses from the scheduler's list.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Final, TypeAlias
+from typing import Final
+
+import msgspec
 
 from topospread.api.types import Pod, PodDisruptionBudget
 from topospread.errors import ValidationError
@@ -25,10 +22,11 @@ from topospread.simulator.controllers.common import (
     POD_FAILED,
     POD_PENDING,
     POD_SUCCEEDED,
-    get_controller_of,
-    get_scaled_value_from_int_or_percent,
-    is_pod_ready,
     pod_phase,
+)
+from topospread.simulator.controllers.disruption import (
+    sync_failure,
+    update_disruption_allowed_condition,
 )
 
 # The API server's eviction refusals, byte for byte (pkg/registry/core/pod/storage/eviction.go).
@@ -40,10 +38,6 @@ MULTIPLE_PDBS: Final = (
 # Status reasons: 429 TooManyRequests is retried by kubectl drain, 500 is not.
 REASON_TOO_MANY_REQUESTS: Final = "TooManyRequests"
 REASON_INTERNAL_ERROR: Final = "InternalError"
-
-# A pod's controller as the disruption controller's finders see it: (kind/namespace/name of
-# the controller whose scale counts, its scale), or None when no finder knows the controller.
-ScaleOf: TypeAlias = Callable[[Pod], tuple[str, int] | None]
 
 
 def pdb_key(pdb: PodDisruptionBudget) -> str:
@@ -109,69 +103,6 @@ def validate_pdb(pdb: PodDisruptionBudget, where: str) -> None:
 
 
 @dataclass(frozen=True, slots=True)
-class BudgetStatus:
-    """A budget's status as the disruption controller would write it; ``sync_error`` set when
-    the controller could not sync it (it then allows no disruption: fail safe)."""
-
-    expected_pods: int
-    desired_healthy: int
-    current_healthy: int
-    disruptions_allowed: int
-    sync_error: str = ""
-
-
-def is_healthy(pod: Pod) -> bool:
-    """Counted as healthy: Ready and not being deleted. The simulator has no readiness delays:
-    a pod is Ready from the moment it binds (controllers/common.py's ``is_pod_ready``), so
-    a replacement restores a budget's health as soon as it is bound."""
-    return pod.metadata.deletion_timestamp is None and is_pod_ready(pod)
-
-
-def budget_status(pdb: PodDisruptionBudget, pods: Sequence[Pod], scale_of: ScaleOf) -> BudgetStatus:
-    """``pods``: the pods the budget selects (its namespace, its selector), bound or not.
-
-    An integer ``minAvailable`` counts against the selected pods; ``maxUnavailable`` and a
-    percentage ``minAvailable`` against the sum of the scales of the pods' controllers
-    (percentages rounded up). Pods without a controller are left out of that sum; a pod whose
-    controller has no scale (a DaemonSet, a Job) fails the sync.
-
-    Upstream: getExpectedPodCount, getExpectedScale, countHealthyPods and updatePdbStatus
-    (pkg/controller/disruption/disruption.go, v1.35)
-    """
-    spec = pdb.spec
-    where = f"poddisruptionbudget {pdb_key(pdb)}: spec"
-    healthy = sum(1 for p in pods if is_healthy(p))
-    max_unavailable, min_available = spec.max_unavailable, spec.min_available
-    expected, desired = 0, 0
-    if max_unavailable is not None or isinstance(min_available, str):
-        scales: dict[str, int] = {}
-        for pod in pods:
-            if get_controller_of(pod.metadata) is None:
-                continue  # unmanaged: only a warning upstream
-            found = scale_of(pod)
-            if found is None:
-                error = f'found no controllers for pod "{pod.metadata.name}"'
-                return BudgetStatus(0, 0, healthy, 0, error)
-            scales[found[0]] = found[1]
-        expected = sum(scales.values())
-        if max_unavailable is not None:
-            unavailable = get_scaled_value_from_int_or_percent(
-                max_unavailable, expected, True, f"{where}.maxUnavailable"
-            )
-            desired = max(expected - unavailable, 0)
-        elif min_available is not None:
-            desired = get_scaled_value_from_int_or_percent(
-                min_available, expected, True, f"{where}.minAvailable"
-            )
-    elif min_available is not None:
-        expected, desired = len(pods), min_available
-    allowed = healthy - desired
-    if expected <= 0 or allowed <= 0:
-        allowed = 0
-    return BudgetStatus(expected, desired, healthy, allowed)
-
-
-@dataclass(frozen=True, slots=True)
 class Refusal:
     """An eviction the API server refused: ``reason`` (TooManyRequests is retried, an
     InternalError is not), its message, the cause it details, and the budgets involved."""
@@ -183,16 +114,23 @@ class Refusal:
 
 
 class Evictions:
-    """The eviction subresource over one drain pass: each granted eviction lowers its budget's
-    allowance for the rest of the pass (as the API server's status update does)."""
+    """The eviction subresource over the budgets as they stand: each granted eviction takes
+    one disruption from its budget's status and hands the budget to ``write`` (the status
+    update the disruption controller's next sync replaces)."""
 
-    def __init__(self, statuses: dict[str, BudgetStatus], pdbs: Sequence[PodDisruptionBudget]):
-        self.statuses = statuses
-        self.pdbs = pdbs
-        self.allowed = {key: s.disruptions_allowed for key, s in statuses.items()}
+    def __init__(
+        self,
+        pdbs: Sequence[PodDisruptionBudget],
+        write: Callable[[PodDisruptionBudget], None] = lambda pdb: None,
+    ):
+        self.pdbs = list(pdbs)
+        self.write = write
 
     def evict(self, pod: Pod) -> Refusal | None:
         """None when the pod may be evicted (the budget's allowance then taken), else why not.
+
+        The pod is not recorded in ``status.disruptedPods``: the simulator deletes an evicted
+        pod at once, and the controller's next sync would drop the entry of a pod that is gone.
 
         Upstream: EvictionREST.Create and checkAndDecrement
         (pkg/registry/core/pod/storage/eviction.go, v1.35)
@@ -211,34 +149,38 @@ class Evictions:
             keys = tuple(sorted(pdb_key(p) for p in pdbs))
             return Refusal(REASON_INTERNAL_ERROR, MULTIPLE_PDBS, "", keys)
         pdb = pdbs[0]
-        key = pdb_key(pdb)
-        if self.allowed[key] > 0:
-            self.allowed[key] -= 1
+        status = pdb.status
+        if status.disruptions_allowed > 0:
+            status = msgspec.structs.replace(
+                status, disruptions_allowed=status.disruptions_allowed - 1
+            )
+            if status.disruptions_allowed == 0:
+                status = update_disruption_allowed_condition(status)
+            updated = msgspec.structs.replace(pdb, status=status)
+            self.pdbs[self.pdbs.index(pdb)] = updated
+            self.write(updated)
             return None
-        status = self.statuses[key]
         name = pdb.metadata.name
-        if status.sync_error:
+        failure = sync_failure(status)
+        if failure is not None:
             cause = (
                 f"The disruption budget {name} does not allow evicting pods currently because "
-                f"it failed sync: {status.sync_error}"
+                f"it failed sync: {failure}"
             )
         else:
             cause = (
                 f"The disruption budget {name} needs {status.desired_healthy} healthy pods and "
                 f"has {status.current_healthy} currently"
             )
-        return Refusal(REASON_TOO_MANY_REQUESTS, EVICTION_REFUSED, cause, (key,))
+        return Refusal(REASON_TOO_MANY_REQUESTS, EVICTION_REFUSED, cause, (pdb_key(pdb),))
 
 
 __all__ = [
     "EVICTION_REFUSED",
     "MULTIPLE_PDBS",
-    "BudgetStatus",
     "Evictions",
     "Refusal",
-    "budget_status",
     "get_pod_disruption_budgets",
-    "is_healthy",
     "pdb_key",
     "validate_pdb",
 ]

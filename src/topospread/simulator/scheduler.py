@@ -196,9 +196,11 @@ class Scheduler:
                 features,
                 nominator=self.nominator,
                 rng=rng,
-                pdbs=self.pdbs,
                 client=self,
             )
+            # One list shared by every profile's handle, so that a caller replacing the budgets
+            # in place (``simulate``'s disruption controller) is seen by preemption.
+            handle.pdbs = self.pdbs
             self.frameworks[profile.scheduler_name] = Framework(profile, registry, handle, features)
         first = self.frameworks[config.profiles[0].scheduler_name]
         self.algorithm = SchedulingAlgorithm(

@@ -85,17 +85,12 @@ from topospread.simulator.controllers.common import (
     stamp,
     workload_selector,
 )
+from topospread.simulator.controllers.disruption import sync_budget
 from topospread.simulator.controllers.statefulset import get_pod_revision, revision_name
-from topospread.simulator.disruption import (
-    Evictions,
-    budget_status,
-    get_pod_disruption_budgets,
-    pdb_key,
-    validate_pdb,
-)
+from topospread.simulator.disruption import Evictions, validate_pdb
 from topospread.simulator.drain import OPTION_FLAGS, DrainOptions, DrainResult, drain_node
 from topospread.simulator.scenario import admit_node, admit_pod, list_of, priority_classes
-from topospread.simulator.scheduler import Scheduler, is_terminal
+from topospread.simulator.scheduler import Decision, Scheduler, is_terminal
 from topospread.taints import tolerates_taint
 
 MAX_ROUNDS: Final = 200
@@ -556,8 +551,7 @@ class Simulation:
                 )
             ]
             self.lookups = [*kept, obj]
-            # Preemption reads the budgets from the scheduler's list: keep it in place.
-            self.scheduler.pdbs[:] = [o for o in self.lookups if isinstance(o, PodDisruptionBudget)]
+            self._publish_budgets()
             self.refresh_objects()
             ns = obj.metadata.namespace
             return f"applied {obj.kind.lower()} {ns + '/' if ns else ''}{obj.metadata.name}"
@@ -809,6 +803,8 @@ class Simulation:
         except TopospreadError as err:
             raise type(err)(f"{where}: {err}") from err
         out.settled = out.settled and settled
+        # The scheduler's last attempts may have deleted victims: the budgets catch up.
+        self.sync_budgets()
         return out
 
     def settle_within_step(self, where: str) -> None:
@@ -820,8 +816,9 @@ class Simulation:
 
     def scale_of(self, pod: Pod) -> tuple[str, int] | None:
         """The controller whose scale a budget counts for the pod (a Deployment for its
-        ReplicaSets' pods) and that scale; None when it has no scale (DaemonSet, Job) or is
-        not in the simulation.
+        ReplicaSets' pods) and that scale; None when it is not in the simulation (the
+        disruption controller turns away controllers without a scale, DaemonSets and Jobs,
+        before it asks).
 
         Upstream: the disruption controller's finders (disruption.go, v1.35)
         """
@@ -851,24 +848,56 @@ class Simulation:
         replicas = owner.spec.replicas
         return "/".join(key), 1 if replicas is None else replicas
 
+    def budgets(self) -> list[PodDisruptionBudget]:
+        return [o for o in self.lookups if isinstance(o, PodDisruptionBudget)]
+
+    def _publish_budgets(self) -> None:
+        # Preemption reads the budgets from the scheduler's list: keep it in place.
+        self.scheduler.pdbs[:] = self.budgets()
+
+    def _write_budget(self, pdb: PodDisruptionBudget) -> None:
+        """A budget's status update (the controller's, or an eviction's)."""
+        self.lookups = [
+            pdb
+            if isinstance(o, PodDisruptionBudget)
+            and o.metadata.namespace == pdb.metadata.namespace
+            and o.metadata.name == pdb.metadata.name
+            else o
+            for o in self.lookups
+        ]
+        self._publish_budgets()
+
+    def sync_budgets(self) -> None:
+        """The disruption controller: every budget's status recomputed from the pods now
+        (simulator/controllers/disruption.py). In a cluster it reacts to each pod change on
+        its own; here it runs in every round after the workload controllers, after each
+        preemption, and when a settle ends, so whatever reads a status (preemption, the
+        eviction subresource) reads it caught up, except within one controller round."""
+        budgets = self.budgets()
+        if not budgets:
+            return
+        by_namespace: dict[str, list[Pod]] = {}
+        for _, pod in sorted(self.pods.items()):
+            by_namespace.setdefault(pod.metadata.namespace, []).append(pod)
+        for pdb in budgets:
+            synced = sync_budget(pdb, by_namespace.get(pdb.metadata.namespace, []), self.scale_of)
+            if synced is not pdb:
+                self._write_budget(synced)
+
     def evictions(self) -> Evictions:
-        """The eviction subresource with every budget's status as the disruption controller
-        computes it from the pods now."""
-        pdbs = [o for o in self.lookups if isinstance(o, PodDisruptionBudget)]
-        live = [p for _, p in sorted(self.pods.items()) if not is_terminal(p)]
-        selected: dict[str, list[Pod]] = {pdb_key(pdb): [] for pdb in pdbs}
-        for pod in live:
-            for pdb in get_pod_disruption_budgets(pod, pdbs):
-                selected[pdb_key(pdb)].append(pod)
-        statuses = {
-            pdb_key(pdb): budget_status(pdb, selected[pdb_key(pdb)], self.scale_of) for pdb in pdbs
-        }
-        return Evictions(statuses, pdbs)
+        """The eviction subresource for one drain pass. kubectl waits for each evicted pod to
+        be deleted before it goes on, and the disruption controller catches up meanwhile: the
+        budgets are synced first, then each eviction of the pass takes from them."""
+        self.sync_budgets()
+        return Evictions(self.budgets(), self._write_budget)
 
     def round(self, out: Settled) -> bool:
         """One round: every controller syncs once, then the scheduler empties its active
         queue. True when a controller acted or a pod was bound (the loop goes on)."""
         acted = self._sync_controllers(out)
+        # Budget statuses are written for readers only: syncing them is not an action that
+        # keeps the loop going.
+        self.sync_budgets()
         bound = self._schedule(out)
         return acted or bound
 
@@ -948,7 +977,9 @@ class Simulation:
 
     def _schedule(self, out: Settled) -> bool:
         bound = False
-        for decision in self.scheduler.run():
+
+        def record(decision: Decision) -> None:
+            nonlocal bound
             if decision.node is not None and decision.key in self.pods:
                 self.pods[decision.key] = decision.pod
                 out.placed[decision.key] = decision.node
@@ -957,6 +988,11 @@ class Simulation:
                 if self.pods.pop(victim, None) is not None:
                     out.preempted.append(victim)
                     out.placed.pop(victim, None)
+            if decision.preempted:
+                # The victims' budgets lost healthy pods before the next scheduling cycle.
+                self.sync_budgets()
+
+        self.scheduler.run(record)
         return bound
 
     def pending_message(self, pod: Pod) -> str:
