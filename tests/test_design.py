@@ -31,6 +31,7 @@ from topospread.analysis.design import (
     parse_zones,
     worst_case_per_domain,
 )
+from topospread.analysis.verify import load_verify_scenario, verify
 from topospread.api.loader import decode_object, load_text
 from topospread.api.types import LABEL_HOSTNAME, LABEL_TOPOLOGY_ZONE, Node, StatefulSet
 from topospread.api.validation import validate_node, validate_pod
@@ -823,6 +824,79 @@ def test_the_spread_command_exits_1_when_no_max_skew_fits(
     assert "no maxSkew ≥ 1 satisfies it" in err
 
 
+def test_the_spread_scenario_has_the_domains_the_deployment_and_the_limit() -> None:
+    plan = design_spread(replace(spread(6, 3, "0.5"), nodes_per_domain=2))
+    doc = plan.scenario()
+    assert doc is not None
+    nodes = [decode_object(n, Node, "n") for n in doc["nodes"]]
+    assert [n.metadata.name for n in nodes][:3] == [
+        "zone-1-node-1",
+        "zone-1-node-2",
+        "zone-2-node-1",
+    ]
+    assert [n.metadata.labels[LABEL_TOPOLOGY_ZONE] for n in nodes] == [
+        "zone-1", "zone-1", "zone-2", "zone-2", "zone-3", "zone-3"
+    ]  # fmt: skip
+    for node in nodes:
+        validate_node(node)
+    (deployment,) = doc["workloads"]
+    assert deployment["spec"]["replicas"] == 6
+    template = deployment["spec"]["template"]
+    assert template["spec"]["topologySpreadConstraints"] == [plan.constraint()]
+    assert template["metadata"]["labels"] == {"app": "web"}
+    (invariant,) = doc["invariants"]
+    assert invariant["maxPerDomain"] == {
+        "selector": {"matchLabels": {"app": "web"}},
+        "topologyKey": LABEL_TOPOLOGY_ZONE,
+        "max": 3,
+    }
+
+
+def test_a_hostname_spread_scenario_has_one_node_per_domain() -> None:
+    design = replace(spread(4, 4, "0.5"), topology_key=LABEL_HOSTNAME)
+    doc = design_spread(design).scenario()
+    assert doc is not None
+    assert [n["metadata"]["name"] for n in doc["nodes"]] == ["node-1", "node-2", "node-3", "node-4"]
+
+
+def test_the_spread_command_verifies_its_design_and_writes_the_scenario(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "spread.yaml"
+    argv = [*SPREAD, "--replicas", "6", "--domains", "3", "--max-fraction", "0.5"]
+    code, out, _ = run(
+        [*argv, "--nodes-per-domain", "2", "--scenario", str(path), "--verify"], capsys
+    )
+    assert code == 0
+    assert "PROVED: every scheduling order binds every pod and keeps every invariant" in out
+    assert "at most 3 pods per topology.kubernetes.io/zone" in out
+    expected = design_spread(replace(spread(6, 3, "0.5"), nodes_per_domain=2)).scenario()
+    assert yaml.safe_load(path.read_text()) == expected
+
+
+def test_the_spread_scenario_catches_a_max_skew_looser_than_the_design(tmp_path: Path) -> None:
+    # The invariant is checked for real: with maxSkew 4 instead of the designed 2, some order
+    # of feasible choices puts 4 of the 6 pods in one zone. (The default scores alone would
+    # still balance them: LeastAllocated prefers the emptier nodes.)
+    doc = design_spread(spread(6, 3, "0.5")).scenario()
+    assert doc is not None
+    doc["workloads"][0]["spec"]["template"]["spec"]["topologySpreadConstraints"][0]["maxSkew"] = 4
+    path = tmp_path / "loose.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    result = verify(load_verify_scenario(path), any_feasible=True)
+    assert not result.ok and result.counterexample is not None
+    assert "at most 3 pods per" in json.dumps(result.to_json())
+
+
+def test_a_spread_design_that_does_not_fit_has_nothing_to_verify(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = [*SPREAD, "--replicas", "10", "--domains", "3", "--max-fraction", "1/3", "--verify"]
+    code, _, err = run(argv, capsys)
+    assert code == 1
+    assert err == "topospread: warning: no constraint fits: nothing to verify\n"
+
+
 REDIS = ["design", "redis-cluster"]
 
 
@@ -883,6 +957,38 @@ REDIS = ["design", "redis-cluster"]
             [*SPREAD, "--replicas", "6", "--domains", "0", "--max-fraction", "0.5"],
             "design: --domains: Invalid value: 0: must be greater than zero",
             id="no domains",
+        ),
+        pytest.param(
+            [
+                *SPREAD,
+                "--replicas",
+                "6",
+                "--domains",
+                "3",
+                "--max-fraction",
+                "0.5",
+                "--nodes-per-domain",
+                "0",
+            ],
+            "design: --nodes-per-domain: Invalid value: 0: must be greater than zero",
+            id="no nodes per domain",
+        ),
+        pytest.param(
+            [
+                *SPREAD[:-1],
+                LABEL_HOSTNAME,
+                "--replicas",
+                "6",
+                "--domains",
+                "3",
+                "--max-fraction",
+                "0.5",
+                "--nodes-per-domain",
+                "2",
+            ],
+            "design: --nodes-per-domain: Invalid value: 2: a kubernetes.io/hostname domain is "
+            "one node",
+            id="several nodes in a hostname domain",
         ),
     ],
 )

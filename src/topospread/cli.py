@@ -23,7 +23,7 @@ from topospread.conformance.runner import compare, evaluate
 from topospread.errors import ManifestError, TopospreadError
 
 if TYPE_CHECKING:
-    from topospread.analysis.design import RedisPlan
+    from topospread.analysis.design import RedisPlan, SpreadPlan
     from topospread.analysis.timeline import StepReport
     from topospread.analysis.verify import VerifyProgress
     from topospread.simulator.scenario import Scenario
@@ -442,7 +442,7 @@ def _write(path: Path, text: str) -> None:
         raise ManifestError(f"{path}: cannot write the scenario: {err.strerror}") from err
 
 
-def _verify_design(plan: RedisPlan, scenario: Path | None, *, to_stderr: bool) -> None:
+def _verify_design(plan: RedisPlan | SpreadPlan, scenario: Path | None, *, to_stderr: bool) -> None:
     """Run ``verify`` on the design's scenario (the --scenario file, or a temporary one), print
     its report, and exit 1 when it found a counterexample."""
     from topospread.analysis.verify import load_verify_scenario, verify
@@ -481,10 +481,21 @@ def design_spread_command(
     strict: Annotated[
         bool, typer.Option("--strict", help='"Less than" the fraction instead of "at most".')
     ] = False,
+    nodes_per_domain: Annotated[
+        int,
+        typer.Option("--nodes-per-domain", help="Nodes per domain in the verify scenario."),
+    ] = 1,
     output: Annotated[DesignFormat, typer.Option("--output", "-o")] = DesignFormat.text,
+    scenario: Annotated[
+        Path | None, typer.Option("--scenario", help="Write the verify scenario to FILE.")
+    ] = None,
+    verify: Annotated[
+        bool, typer.Option("--verify", help="Verify the design over every scheduling order.")
+    ] = False,
 ) -> None:
     """From "at most a fraction F of the pods per domain" to maxSkew, minDomains and the
-    constraint, with the arithmetic step by step. Exit 1 when no maxSkew satisfies it."""
+    constraint, with the arithmetic step by step. Exit 1 when no maxSkew satisfies it (or
+    when --verify finds a counterexample)."""
     from topospread.analysis.design import (
         SpreadDesign,
         design_spread,
@@ -502,6 +513,7 @@ def design_spread_command(
             max_fraction=parse_fraction(max_fraction),
             hard=not soft,
             strict=strict,
+            nodes_per_domain=nodes_per_domain,
         )
     )
     constraint = plan.constraint()
@@ -515,7 +527,15 @@ def design_spread_command(
         # Text, or YAML with no constraint to print: the arithmetic says why (on stderr then).
         typer.echo(spread_text(plan), nl=False, err=output is DesignFormat.yaml)
     if constraint is None:
+        if scenario is not None or verify:
+            typer.echo("topospread: warning: no constraint fits: nothing to verify", err=True)
         raise typer.Exit(1)
+    if scenario is not None:
+        from topospread.render.design import scenario_yaml
+
+        _write(scenario, scenario_yaml(plan))
+    if verify:
+        _verify_design(plan, scenario, to_stderr=output is not DesignFormat.text)
 
 
 @app.command("simulate")

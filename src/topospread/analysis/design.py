@@ -46,6 +46,7 @@ from topospread.labels.validation import (
 APP_LABEL: Final = "app.kubernetes.io/name"
 SHARD_LABEL: Final = "shard"
 REDIS_IMAGE: Final = "redis:7.4"
+PAUSE_IMAGE: Final = "registry.k8s.io/pause:3.10"
 # Small requests and roomy nodes: the scenario is about spreading, so CPU, memory and the pod
 # count per node must never be what stops a pod (16 CPUs / 100m = 160 pods > 110 pods per node).
 POD_REQUESTS: Final[Mapping[str, str]] = {"cpu": "100m", "memory": "256Mi"}
@@ -117,6 +118,9 @@ class SpreadDesign:
     max_fraction: Fraction
     hard: bool = True
     strict: bool = False
+    # Nodes per domain in the verify scenario (one for kubernetes.io/hostname, by definition).
+    nodes_per_domain: int = 1
+    name: str = "spread"
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +143,80 @@ class SpreadPlan:
         when = DO_NOT_SCHEDULE if d.hard else SCHEDULE_ANYWAY
         return _spread(d.topology_key, self.max_skew, when, d.selector, self.min_domains)
 
+    def domain_values(self) -> list[str]:
+        """The scenario's domains: ``zone-1``, ``zone-2``, … named after the key's last part."""
+        stem = self.design.topology_key.rsplit("/", 1)[-1][:50].strip("-_.")
+        values = [f"{stem}-{i}" for i in range(1, self.design.domains + 1)]
+        if not stem or any(is_valid_label_value(v) for v in values):
+            values = [f"domain-{i}" for i in range(1, self.design.domains + 1)]
+        return values
+
+    def nodes(self) -> list[dict[str, Any]]:
+        """Node manifests: ``nodes_per_domain`` per domain; one node per domain, named as its
+        hostname, when the key is kubernetes.io/hostname."""
+        d = self.design
+        if d.topology_key == LABEL_HOSTNAME:
+            return [_node_manifest(f"node-{i}", {}) for i in range(1, d.domains + 1)]
+        out = []
+        for i, value in enumerate(self.domain_values(), 1):
+            for j in range(1, d.nodes_per_domain + 1):
+                name = f"{value.lower()}-node-{j}"
+                if is_dns1123_subdomain(name):
+                    name = f"node-{i}-{j}"
+                out.append(_node_manifest(name, {d.topology_key: value}))
+        return out
+
+    def workload(self) -> dict[str, Any] | None:
+        """A Deployment of ``replicas`` pods labelled with the selector, with the constraint."""
+        constraint = self.constraint()
+        if constraint is None:
+            return None
+        d = self.design
+        return {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": d.name, "namespace": "default"},
+            "spec": {
+                "replicas": d.replicas,
+                "selector": {"matchLabels": dict(d.selector)},
+                "template": {
+                    "metadata": {"labels": dict(d.selector)},
+                    "spec": {
+                        "topologySpreadConstraints": [constraint],
+                        "containers": [
+                            {
+                                "name": "app",
+                                "image": PAUSE_IMAGE,
+                                "resources": {"requests": dict(POD_REQUESTS)},
+                            }
+                        ],
+                    },
+                },
+            },
+        }
+
+    def scenario(self) -> dict[str, Any] | None:
+        """The verify scenario (the nodes, the Deployment, "at most the limit per domain"), or
+        ``None`` when no constraint fits."""
+        workload = self.workload()
+        if workload is None:
+            return None
+        d = self.design
+        return {
+            "nodes": self.nodes(),
+            "workloads": [workload],
+            "invariants": [
+                {
+                    "name": f"at most {self.max_per_domain} pods per {d.topology_key}",
+                    "maxPerDomain": {
+                        "selector": {"matchLabels": dict(d.selector)},
+                        "topologyKey": d.topology_key,
+                        "max": self.max_per_domain,
+                    },
+                }
+            ],
+        }
+
     def to_json(self) -> dict[str, Any]:
         d = self.design
         return {
@@ -156,6 +234,7 @@ class SpreadPlan:
             "steps": list(self.steps),
             "notes": list(self.notes),
             "constraint": self.constraint(),
+            "scenario": self.scenario(),
         }
 
 
@@ -200,6 +279,18 @@ def design_spread(design: SpreadDesign) -> SpreadPlan:
     """The largest maxSkew whose worst case keeps every domain within the allowed fraction."""
     _check_positive(design.replicas, "--replicas")
     _check_positive(design.domains, "--domains")
+    _check_positive(design.nodes_per_domain, "--nodes-per-domain")
+    if design.topology_key == LABEL_HOSTNAME and design.nodes_per_domain != 1:
+        raise _fail(
+            invalid(
+                Path.root("--nodes-per-domain"),
+                design.nodes_per_domain,
+                f"a {LABEL_HOSTNAME} domain is one node",
+            )
+        )
+    name_errors = is_dns1123_subdomain(design.name)
+    if name_errors:
+        raise _fail(invalid(Path.root("--name"), design.name, name_errors[0]))
     if not design.selector:
         raise _fail(required(Path.root("--selector"), "give key=value labels to spread"))
     key_errors = is_qualified_name(design.topology_key)
@@ -671,11 +762,15 @@ def _bounded(
 
 
 def _node(zone: str, index: int) -> dict[str, Any]:
-    name = f"{zone}-node-{index}"
+    return _node_manifest(f"{zone}-node-{index}", {LABEL_TOPOLOGY_ZONE: zone})
+
+
+def _node_manifest(name: str, labels: Mapping[str, str]) -> dict[str, Any]:
+    """A roomy Node (see NODE_ALLOCATABLE) labelled with its hostname and ``labels``."""
     return {
         "apiVersion": "v1",
         "kind": "Node",
-        "metadata": {"name": name, "labels": {LABEL_HOSTNAME: name, LABEL_TOPOLOGY_ZONE: zone}},
+        "metadata": {"name": name, "labels": {LABEL_HOSTNAME: name, **labels}},
         "status": {"capacity": dict(NODE_ALLOCATABLE), "allocatable": dict(NODE_ALLOCATABLE)},
     }
 

@@ -21,11 +21,12 @@ def manifests_yaml(docs: Sequence[dict[str, Any]]) -> str:
     return yaml.safe_dump_all(docs, sort_keys=False, default_flow_style=False, explicit_start=True)
 
 
-def scenario_yaml(plan: RedisPlan) -> str:
+def scenario_yaml(plan: RedisPlan | SpreadPlan) -> str:
     """The verify scenario as one YAML mapping, with a comment saying what it checks."""
+    headline = _headline(plan) if isinstance(plan, RedisPlan) else _spread_headline(plan)
     head = _comment(
         [
-            f"verify scenario for {_headline(plan)}",
+            f"verify scenario for {headline}",
             "check every scheduling order with: topospread verify THIS-FILE",
         ]
     )
@@ -67,14 +68,7 @@ def redis_text(plan: RedisPlan) -> str:
 
 def spread_text(plan: SpreadPlan) -> str:
     """The arithmetic, the notes, then the constraint (or why there is none)."""
-    d = plan.design
-    selector = ",".join(f"{k}={v}" for k, v in d.selector.items())
-    kind = "DoNotSchedule" if d.hard else "ScheduleAnyway"
-    lines = [
-        f"spread {selector} across {d.topology_key} ({d.domains} domains, {d.replicas} pods, "
-        f"{kind})",
-        "",
-    ]
+    lines = [_spread_headline(plan), ""]
     lines += [f"{i}. {s}" for i, s in enumerate(plan.steps, 1)]
     if plan.notes:
         lines.append("")
@@ -91,3 +85,13 @@ def spread_text(plan: SpreadPlan) -> str:
         {"topologySpreadConstraints": [constraint]}, sort_keys=False, default_flow_style=False
     )
     return "\n".join(_comment(lines)) + "\n" + body
+
+
+def _spread_headline(plan: SpreadPlan) -> str:
+    d = plan.design
+    selector = ",".join(f"{k}={v}" for k, v in d.selector.items())
+    kind = "DoNotSchedule" if d.hard else "ScheduleAnyway"
+    return (
+        f"spread {selector} across {d.topology_key} ({d.domains} domains, {d.replicas} pods, "
+        f"{kind})"
+    )
