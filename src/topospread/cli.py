@@ -365,6 +365,15 @@ class DesignFormat(StrEnum):
     json = "json"
 
 
+# Both designs write and verify their scenario the same way.
+DesignScenarioOption = Annotated[
+    Path | None, typer.Option("--scenario", help="Write the verify scenario to FILE.")
+]
+DesignVerifyOption = Annotated[
+    bool, typer.Option("--verify", help="Verify the design over every scheduling order.")
+]
+
+
 @design_app.command("redis-cluster")
 def design_redis_command(
     shards: Annotated[int, typer.Option("--shards", help="Number of shards (masters).")],
@@ -391,12 +400,8 @@ def design_redis_command(
         "redis-cluster"
     ),
     output: Annotated[DesignFormat, typer.Option("--output", "-o")] = DesignFormat.text,
-    scenario: Annotated[
-        Path | None, typer.Option("--scenario", help="Write the verify scenario to FILE.")
-    ] = None,
-    verify: Annotated[
-        bool, typer.Option("--verify", help="Verify the design over every scheduling order.")
-    ] = False,
+    scenario: DesignScenarioOption = None,
+    verify: DesignVerifyOption = False,
 ) -> None:
     """StatefulSets (one per shard) with the spread constraints, node affinity and pod
     anti-affinity the Redis availability rules imply, each number with its arithmetic.
@@ -486,12 +491,8 @@ def design_spread_command(
         typer.Option("--nodes-per-domain", help="Nodes per domain in the verify scenario."),
     ] = 1,
     output: Annotated[DesignFormat, typer.Option("--output", "-o")] = DesignFormat.text,
-    scenario: Annotated[
-        Path | None, typer.Option("--scenario", help="Write the verify scenario to FILE.")
-    ] = None,
-    verify: Annotated[
-        bool, typer.Option("--verify", help="Verify the design over every scheduling order.")
-    ] = False,
+    scenario: DesignScenarioOption = None,
+    verify: DesignVerifyOption = False,
 ) -> None:
     """From "at most a fraction F of the pods per domain" to maxSkew, minDomains and the
     constraint, with the arithmetic step by step. Exit 1 when no maxSkew satisfies it (or
