@@ -534,6 +534,25 @@ BAD_TIMELINES = {
         "t.yaml: timeline[0] (rollout): patch (Deployment default/web): "
         "spec.topologySpreadConstraints[0].maxSkew: Invalid value: 0",
     ),
+    "wait with an unknown unit": (
+        "timeline: [{wait: 5x}]",
+        't.yaml: timeline[0] (wait): wait: Invalid value: "5x": time: unknown unit "x" in '
+        'duration "5x"; expected a duration such as 90s, 5m or 1h30m',
+    ),
+    "wait without a unit": (
+        "timeline: [{wait: 90}]",
+        "t.yaml: timeline[0] (wait): wait: Invalid value: 90: expected a duration such as 90s",
+    ),
+    "negative wait": (
+        "timeline: [{wait: -5m}]",
+        't.yaml: timeline[0] (wait): wait: Invalid value: "-5m": must not be negative',
+    ),
+    "taint timeAdded that is no time": (
+        "nodes: [{metadata: {name: n1}, spec: {taints: [{key: k, effect: NoExecute, "
+        "timeAdded: yesterday}]}}]",
+        "t.yaml: nodes[0] (Node n1): spec.taints[0].timeAdded: Invalid value: "
+        '"yesterday": expected an RFC 3339 time',
+    ),
     "unknown top-level key": (
         "steps: []",
         "t.yaml: unknown key 'steps'",
