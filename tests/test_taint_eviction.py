@@ -123,12 +123,18 @@ def test_pods_tolerating_unreachable_for_ever_stay_however_long_the_outage() -> 
     assert lost.events[0].endswith("tainted node.kubernetes.io/unreachable (NoSchedule, NoExecute)")
 
 
-def bare_pod(name: str, seconds: int | None, key: str = "k") -> dict[str, Any]:
-    toleration: dict[str, Any] = {"key": key, "operator": "Exists", "effect": "NoExecute"}
-    if seconds is not None:
-        toleration["tolerationSeconds"] = seconds
+def bare_pod(
+    name: str, seconds: int | None, key: str = "k", *, node: str = "pool-a-1", **more: int
+) -> dict[str, Any]:
+    """A pod bound to ``node`` tolerating NoExecute ``key`` (for ``seconds``; None: for ever)
+    and each key of ``more`` for its seconds."""
+    tolerations = [
+        {"key": k, "operator": "Exists", "effect": "NoExecute"}
+        | ({"tolerationSeconds": v} if v is not None else {})
+        for k, v in [(key, seconds), *more.items()]
+    ]
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
-            "spec": {"nodeName": "pool-a-1", "tolerations": [toleration],
+            "spec": {"nodeName": node, "tolerations": tolerations,
                      "containers": [{"name": "c", "image": "x"}]}}  # fmt: skip
 
 
@@ -157,12 +163,9 @@ def test_a_wait_carries_out_each_eviction_at_its_own_time_in_order() -> None:
 
 def test_an_eviction_once_scheduled_keeps_its_time_when_another_taint_is_tolerated_less() -> None:
     # Upstream keeps the work created first (processPodOnNode compares its start with now).
-    both = {**bare_pod("p", 300), "spec": {**bare_pod("p", 300)["spec"], "tolerations": [
-        {"key": "k", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
-        {"key": "k2", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 10}]}}  # fmt: skip
     doc = {
         "nodeGroups": zones(1, ("a",)),
-        "objects": [both],
+        "objects": [bare_pod("p", 300, k2=10)],
         "timeline": [taint("k"), {"wait": "1m"}, taint("k2"), {"wait": "3m"}, {"wait": "1m"}],
     }
     steps = run(doc).steps
@@ -189,11 +192,10 @@ def test_taints_in_the_input_count_from_their_time_added() -> None:
             {"key": "k", "effect": "NoExecute", "timeAdded": added}]}}  # fmt: skip
 
     pods = [
-        {**bare_pod("early", 300), "spec": {**bare_pod("early", 300)["spec"], "nodeName": "n1"}},
-        {**bare_pod("late", 300), "spec": {**bare_pod("late", 300)["spec"], "nodeName": "n2"}},
-        {**bare_pod("gone", None, key="x"), "spec": {**bare_pod("gone", None, "x")["spec"],
-                                                     "nodeName": "n2"}},
-    ]  # fmt: skip
+        bare_pod("early", 300, node="n1"),
+        bare_pod("late", 300, node="n2"),
+        bare_pod("gone", None, "x", node="n2"),
+    ]
     doc = {
         "nodes": [node("n1", "2025-01-01T00:00:00Z"), node("n2", "2025-01-01T00:01:40Z")],
         "objects": pods,

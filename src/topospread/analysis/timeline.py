@@ -27,8 +27,8 @@ from topospread.framework.features import DEFAULT_FEATURES, Features
 from topospread.framework.runtime import Registry
 from topospread.plugins.podtopologyspread.common import NAME as POD_TOPOLOGY_SPREAD
 from topospread.plugins.podtopologyspread.filtering import Filtering, PreFilterState
-from topospread.simulator.controllers.common import get_controller_of
 from topospread.simulator.clock import seconds
+from topospread.simulator.controllers.common import get_controller_of
 from topospread.simulator.drain import DrainResult
 from topospread.simulator.scheduler import is_terminal
 from topospread.simulator.timeline import (
