@@ -506,7 +506,9 @@ def test_a_live_cluster_and_files_together_are_refused(
 def outage(tmp_path: Path) -> Path:
     """A timeline with no cluster of its own: zone-a goes dark."""
     path = tmp_path / "outage.yaml"
-    path.write_text("timeline:\n- {name: zone-a goes dark, loseZone: zone-a}\n")
+    path.write_text(
+        "timeline:\n- {name: zone-a goes dark, loseZone: zone-a}\n- {name: 5 minutes, wait: 5m}\n"
+    )
     return path
 
 
@@ -520,13 +522,13 @@ def test_simulate_replays_a_timeline_on_a_live_cluster_as_on_its_saved_file(
     )
     assert code == 0
     assert from_cluster == from_file
-    start, lost = json.loads(from_cluster)["steps"]
+    start, _, lost = json.loads(from_cluster)["steps"]
     # The cluster's bound pods keep their nodes; the Succeeded one is invisible, as it is to
     # kube-scheduler; the queued ones are placed.
     assert (start["bound"]["shop/web-1"], start["bound"]["shop/web-2"]) == ("node-a1", "node-a2")
     assert "shop/web-3" not in start["bound"] and "shop/web-3" not in start["pending"]
     assert {"shop/web-4", "shop/web-5"} <= set(start["placed"])
-    # Then the outage evicts zone-a's pods: nothing is left bound there.
+    # Then the outage evicts zone-a's pods after 5 minutes: nothing is left bound there.
     assert not {k for k, node in lost["bound"].items() if node in ("node-a1", "node-a2")}
     api_calls = [method for api, method, _ in server.calls if api.endswith("V1Api")]
     assert api_calls == [r.method for r in live.RESOURCES]  # one read, list calls only

@@ -272,11 +272,16 @@ def test_min_domains_keeps_pods_pending_until_a_node_arrives_in_a_new_zone() -> 
 def test_zone_outage_evicts_keeps_the_lost_zone_as_a_domain_and_recovery_reschedules() -> None:
     doc = yaml.safe_load(EXAMPLE.read_text())
     report = run(doc)
-    start, outage, recovery, scale_down = report.steps
+    start, lost, outage, recovery, scale_down = report.steps
     assert pods_per_zone(start) == {"zone-a": 2, "zone-b": 2, "zone-c": 2}
+    assert lost.events[0].startswith("node-zone-c-1: NotReady (unreachable); tainted ")
+    assert lost.events[0].endswith(") due at 5m0s")
     # Evicted after their 300 s unreachable toleration; recreated, but zone-c still counts.
-    assert outage.events[0].startswith("node-zone-c-1: NotReady (unreachable); tainted ")
-    assert "evicted 1 pod" in outage.events[0]
+    assert outage.time == 300 * 10**9
+    assert outage.events[0].startswith(
+        "waited 5m (now 5m0s): evicted 2 pods whose tolerations of "
+        "node.kubernetes.io/unreachable:NoExecute ran out (default/web-"
+    )
     assert len(outage.settled.created) == 2 and len(outage.pending) == 2
     assert pods_per_zone(outage) == {"zone-a": 2, "zone-b": 2, "zone-c": 0}
     assert [c for _, c in zone_counts(outage)] == [{"zone-a": 2, "zone-b": 2, "zone-c": 0}]
@@ -435,15 +440,16 @@ def test_simulate_prints_each_step_with_grid_pending_pods_and_spread(
 ) -> None:
     code, out, err = cli(["simulate", str(EXAMPLE)], capsys)
     assert code == 0 and err == ""
-    assert out.count("== ") == 4
-    assert "== Step 1/3: zone-c goes dark (loseZone) ==" in out
+    assert out.count("== ") == 5
+    assert "== Step 1/4: zone-c goes dark (loseZone) at 0s ==" in out
+    assert "== Step 2/4: zone-c stays dark (wait) at 5m0s ==" in out
     assert "|             zone-a            |" in out
     assert "6 pods: 4 Running, 2 Pending" in out
     assert "2 node(s) had untolerated taint(s), 4 node(s) didn't match pod topology" in out
     assert "zone-a=2 zone-b=2 zone-c=0; min 0; VIOLATED (skew 2 > maxSkew 1)" in out
     assert out.rstrip().endswith(
-        "3 steps replayed (seed 0). Pods Pending after: step 1. "
-        "Constraints violated after: step 1, step 3."
+        "4 steps replayed (seed 0). Pods Pending after: step 2. "
+        "Constraints violated after: step 2, step 4."
     )
 
 
@@ -459,10 +465,12 @@ def test_simulate_json_is_one_document_with_a_list_of_steps_and_is_deterministic
     assert [s["name"] for s in doc["steps"]] == [
         "initial state",
         "zone-c goes dark",
+        "zone-c stays dark",
         "zone-c comes back",
         "scale down to 4",
     ]
-    outage = doc["steps"][1]
+    assert [s["time"] for s in doc["steps"]] == [0, 0, 300, 300, 300]
+    outage = doc["steps"][2]
     assert set(outage) >= {"events", "bound", "pending", "workloads", "violations", "settled"}
     (constraint, _) = outage["workloads"][0]["constraints"]
     assert constraint["counts"] == {"zone-a": 2, "zone-b": 2, "zone-c": 0}
@@ -525,6 +533,25 @@ BAD_TIMELINES = {
         "whenUnsatisfiable: DoNotSchedule}]}}}}]",
         "t.yaml: timeline[0] (rollout): patch (Deployment default/web): "
         "spec.topologySpreadConstraints[0].maxSkew: Invalid value: 0",
+    ),
+    "wait with an unknown unit": (
+        "timeline: [{wait: 5x}]",
+        't.yaml: timeline[0] (wait): wait: Invalid value: "5x": time: unknown unit "x" in '
+        'duration "5x"; expected a duration such as 90s, 5m or 1h30m',
+    ),
+    "wait without a unit": (
+        "timeline: [{wait: 90}]",
+        "t.yaml: timeline[0] (wait): wait: Invalid value: 90: expected a duration such as 90s",
+    ),
+    "negative wait": (
+        "timeline: [{wait: -5m}]",
+        't.yaml: timeline[0] (wait): wait: Invalid value: "-5m": must not be negative',
+    ),
+    "taint timeAdded that is no time": (
+        "nodes: [{metadata: {name: n1}, spec: {taints: [{key: k, effect: NoExecute, "
+        "timeAdded: yesterday}]}}]",
+        "t.yaml: nodes[0] (Node n1): spec.taints[0].timeAdded: Invalid value: "
+        '"yesterday": expected an RFC 3339 time',
     ),
     "unknown top-level key": (
         "steps: []",
@@ -691,12 +718,20 @@ def test_the_first_toleration_of_a_no_execute_taint_decides_whether_a_pod_is_evi
             pod("goes", [for_a_while, forever]),
             pod("untolerated", []),
         ],
-        "timeline": [{"taint": {"node": "pool-a-1", "key": "k", "effect": "NoExecute"}}],
+        "timeline": [
+            {"taint": {"node": "pool-a-1", "key": "k", "effect": "NoExecute"}},
+            {"wait": "1m"},
+        ],
     }
-    _, tainted = run(doc).steps
-    assert list(tainted.bound) == ["default/stays"]
+    _, tainted, waited = run(doc).steps
+    assert list(tainted.bound) == ["default/goes", "default/stays"]
     assert tainted.events == [
-        "pool-a-1: tainted k (NoExecute); evicted 2 pods (default/goes, default/untolerated)"
+        "pool-a-1: tainted k (NoExecute); evicted 1 pod (default/untolerated); "
+        "eviction of 1 pod (default/goes) due at 1m0s"
+    ]
+    assert list(waited.bound) == ["default/stays"]
+    assert waited.events == [
+        "waited 1m (now 1m0s): evicted 1 pod whose toleration of k:NoExecute ran out (default/goes)"
     ]
 
 

@@ -27,6 +27,7 @@ from topospread.framework.features import DEFAULT_FEATURES, Features
 from topospread.framework.runtime import Registry
 from topospread.plugins.podtopologyspread.common import NAME as POD_TOPOLOGY_SPREAD
 from topospread.plugins.podtopologyspread.filtering import Filtering, PreFilterState
+from topospread.simulator.clock import seconds
 from topospread.simulator.controllers.common import get_controller_of
 from topospread.simulator.drain import DrainResult
 from topospread.simulator.scheduler import is_terminal
@@ -116,6 +117,8 @@ class StepReport:
     topology: list[tuple[Node, list[Pod]]] = field(default_factory=list)
     # A drain step's nodes: what was evicted and the pods a budget or kubectl kept there.
     drains: list[DrainResult] = field(default_factory=list)
+    # The simulated clock after the step (nanoseconds since the timeline's start).
+    time: int = 0
 
     @property
     def blocked(self) -> list[str]:
@@ -147,12 +150,14 @@ class StepReport:
             "index": self.index,
             "name": self.name,
             "action": self.action,
+            "time": seconds(self.time),
             "events": self.events,
             "rounds": self.settled.rounds,
             "settled": self.settled.settled,
             "created": self.settled.created,
             "deleted": self.settled.deleted,
             "preempted": self.settled.preempted,
+            "evicted": self.settled.evicted,
             "placed": self.settled.placed,
             "bound": self.bound,
             "pending": [{"pod": k, "message": m} for k, m in self.pending.items()],
@@ -169,6 +174,11 @@ class TimelineReport:
     seed: int
     steps: list[StepReport]
     warnings: list[str]
+
+    @property
+    def uses_clock(self) -> bool:
+        """The timeline moves the clock (a ``wait`` step): reports show the time."""
+        return any(s.action == "wait" for s in self.steps)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -194,7 +204,8 @@ def simulate(
     """
     sim = Simulation(scenario, registry=registry, features=features, seed=seed, fast=fast)
     total = len(scenario.steps) + 1
-    reports = [_report(sim, 0, "initial state", "start", [], sim.settle(scenario.source))]
+    initial = sim.settle(scenario.source)
+    reports = [_report(sim, 0, "initial state", "start", list(sim.start_events), initial)]
     if on_step is not None:
         on_step(reports[-1], total)
     for step in scenario.steps:
@@ -244,6 +255,7 @@ def _report(
         workload_reports(sim),
         topology,
         list(sim.step_drains),
+        sim.now,
     )
 
 

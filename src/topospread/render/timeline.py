@@ -11,6 +11,7 @@ from typing import Final
 from topospread.analysis.timeline import ConstraintSpread, StepReport, TimelineReport
 from topospread.api.types import Pod
 from topospread.render.topology import Column, draw_topology
+from topospread.simulator.clock import format_duration
 
 # Wider grids switch to short pod labels (the generated suffix of the name).
 MAX_GRID_WIDTH: Final = 100
@@ -20,7 +21,8 @@ MAX_LISTED_DOMAINS: Final = 4
 
 def timeline_text(report: TimelineReport, *, zone_key: str | None = None) -> str:
     total = len(report.steps) - 1
-    blocks = [step_text(s, total, zone_key=zone_key) for s in report.steps]
+    clock = report.uses_clock
+    blocks = [step_text(s, total, zone_key=zone_key, clock=clock) for s in report.steps]
     return "\n\n".join([*blocks, _summary(report)])
 
 
@@ -28,12 +30,17 @@ def timeline_json(report: TimelineReport) -> str:
     return json.dumps(report.to_json(), indent=2)
 
 
-def step_text(step: StepReport, total: int, *, zone_key: str | None = None) -> str:
+def step_text(
+    step: StepReport, total: int, *, zone_key: str | None = None, clock: bool = False
+) -> str:
+    """One step's block; ``clock`` adds the simulated time after the step to its header."""
     title = (
         "Initial state"
         if step.index == 0
         else f"Step {step.index}/{total}: {step.name} ({step.action})"
     )
+    if clock:
+        title += f" at {format_duration(step.time)}"
     out = [f"== {title} =="]
     out += [f"  {e}" for e in step.events]
     s = step.settled
@@ -44,6 +51,8 @@ def step_text(step: StepReport, total: int, *, zone_key: str | None = None) -> s
         churn.append(f"deleted {len(s.deleted)}")
     if s.preempted:
         churn.append(f"preempted {len(s.preempted)}")
+    if s.evicted:
+        churn.append(f"taint manager evicted {len(s.evicted)}")
     if churn or s.placed:
         out.append(
             f"  controllers: {', '.join(churn) or 'no changes'}; scheduler: {len(s.placed)} placed"

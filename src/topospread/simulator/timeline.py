@@ -19,9 +19,12 @@ DefaultTolerationSeconds admission), and a pod that binds is Running and Ready f
 (controllers/common.py), so a rolling update advances through its surge and unavailable
 steps inside the loop.
 
-There is no wall clock: a step lasts as long as it needs. In particular an outage lasts longer
-than any toleration with ``tolerationSeconds`` (the 300 s that DefaultTolerationSeconds gives
-every pod for ``node.kubernetes.io/unreachable:NoExecute``), so those pods are evicted.
+A simulated clock (simulator/clock.py) counts from 0 at the timeline's start and moves only in
+``wait`` steps; every other step takes no time. The taint manager (simulator/tainteviction.py)
+evicts at once the pods that do not tolerate a node's NoExecute taints and schedules the
+eviction of those that tolerate them for ``tolerationSeconds`` (DefaultTolerationSeconds gives
+every pod 300 s for ``node.kubernetes.io/unreachable`` and ``not-ready``); a ``wait`` carries out
+the evictions that fall due, each at its time, and removing the taints first cancels them.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import json
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final, TypeAlias
 
@@ -70,6 +74,15 @@ from topospread.errors import ManifestError, TopospreadError, ValidationError
 from topospread.framework.config import SchedulerConfig, decode_config, default_config
 from topospread.framework.features import DEFAULT_FEATURES, Features
 from topospread.framework.runtime import Registry
+from topospread.simulator.clock import (
+    DurationError,
+    format_duration,
+    format_time,
+    instant,
+    parse_duration,
+    parse_time,
+    since,
+)
 from topospread.simulator.controllers import (
     PodActions,
     step_deployment,
@@ -91,7 +104,12 @@ from topospread.simulator.disruption import Evictions, validate_pdb
 from topospread.simulator.drain import OPTION_FLAGS, DrainOptions, DrainResult, drain_node
 from topospread.simulator.scenario import admit_node, admit_pod, list_of, priority_classes
 from topospread.simulator.scheduler import Decision, Scheduler, is_terminal
-from topospread.taints import tolerates_taint
+from topospread.simulator.tainteviction import (
+    ScheduledEviction,
+    TaintEvictionQueue,
+    get_no_execute_taints,
+    process_pod_on_node,
+)
 
 MAX_ROUNDS: Final = 200
 
@@ -149,7 +167,12 @@ ACTIONS: Final = (
     "loseZone",
     "restoreZone",
     "deletePods",
+    "wait",
 )
+
+# The clock's 0 when no input taint carries a timeAdded (Unix time 0: timeAdded then reads as
+# the time since the timeline's start).
+DEFAULT_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 
 WorkloadKey: TypeAlias = tuple[str, str, str]  # (kind, namespace, name)
 
@@ -374,6 +397,24 @@ def _check_args(step: Step) -> None:
             raise ManifestError(f"{where}: expected a zone name or {{zone, zoneKey}}")
     elif step.action == "deletePods":
         _names(a, where)
+    elif step.action == "wait":
+        _wait_args(a, where)
+
+
+def _wait_args(a: Any, where: str) -> int:
+    """``wait``: a Go duration, not negative (the clock only moves on); nanoseconds."""
+    expected = "expected a duration such as 90s, 5m or 1h30m"
+    if not isinstance(a, str):
+        raise ManifestError(f"{where}: wait: Invalid value: {json.dumps(a)}: {expected}")
+    try:
+        nanos = parse_duration(a)
+    except DurationError as err:
+        raise ManifestError(f'{where}: wait: Invalid value: "{a}": {err}; {expected}') from err
+    if nanos < 0:
+        raise ManifestError(
+            f'{where}: wait: Invalid value: "{a}": must not be negative (the clock only moves on)'
+        )
+    return nanos
 
 
 def _mapping(a: Any, where: str, *, required: Sequence[str], allowed: Sequence[str]) -> None:
@@ -432,6 +473,27 @@ class Settled:
     deleted: list[str] = field(default_factory=list)
     placed: dict[str, str] = field(default_factory=dict)
     preempted: list[str] = field(default_factory=list)
+    # Pods the taint manager evicted in the loop (a pod bound to a node whose NoExecute taint it
+    # tolerates for 0 s).
+    evicted: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class TaintChanges:
+    """What the taint manager did after a node's NoExecute taints changed."""
+
+    evicted: list[str] = field(default_factory=list)
+    scheduled: dict[int, list[str]] = field(default_factory=dict)  # firing time: pods
+    cancelled: list[str] = field(default_factory=list)
+
+    def text(self) -> list[str]:
+        """Report fragments: evicted now, evictions scheduled (by time), evictions cancelled."""
+        parts = [f"evicted {_count_text(self.evicted)}"] if self.evicted else []
+        for at, keys in sorted(self.scheduled.items()):
+            parts.append(f"eviction of {_count_text(keys)} due at {format_duration(at)}")
+        if self.cancelled:
+            parts.append(f"cancelled the scheduled eviction of {_count_text(self.cancelled)}")
+        return parts
 
 
 def workload_key(obj: Workload) -> WorkloadKey:
@@ -462,6 +524,16 @@ class Simulation:
 
             registry = IN_TREE
         self.scenario = scenario
+        self.features = features
+        # The clock (nanoseconds since the timeline's start) and the taint manager's timed
+        # evictions. The clock's 0 is the latest timeAdded of the input's NoExecute taints
+        # (a cluster read at that moment at the earliest), so older taints count from before.
+        self.now = 0
+        self.epoch = _epoch(scenario)
+        self.taint_evictions = TaintEvictionQueue()
+        # Only evictions decided before the clock starts, reported with the initial state.
+        self.start_events: list[str] = []
+        self._started = False
         # Controllers draw names and UIDs from this source; the scheduler seeds its own
         # (host selection) from the same seed.
         self.rng = random.Random(seed)
@@ -496,6 +568,8 @@ class Simulation:
                 self.add_group_nodes(group, zone, n, f"{scenario.source}: nodeGroups")
         for where, obj in scenario.objects:
             self.apply(obj, where)
+        self._start_taint_manager()
+        self._started = True
 
     # ------------------------------------------------------------------ objects
 
@@ -632,18 +706,139 @@ class Simulation:
 
     def _add_node(self, raw: Node, where: str) -> None:
         node = admit_node(raw, where, self.cluster.infos)
+        _taint_times(node, where)
         self.cluster.add_node(node)
         self.scheduler.on_node_change(new=node)
 
     def _replace_node(self, node: Node, where: str) -> str:
-        self.update_node(admit_node(node, where))
-        return f"configured node {node.metadata.name}"
+        admitted = admit_node(node, where)
+        _taint_times(admitted, where)
+        changes = self.update_node(admitted)
+        return "; ".join([f"configured node {node.metadata.name}", *changes.text()])
 
-    def update_node(self, node: Node) -> None:
+    def update_node(self, node: Node) -> TaintChanges:
+        """Store the node; if its NoExecute taints changed, the taint manager acts."""
         # Read before the update: the NodeInfo is updated in place.
         old = self.cluster.infos[node.metadata.name].node
         self.cluster.update_node(node)
         self.scheduler.on_node_change(old, node)
+        if get_no_execute_taints(old.spec.taints) == get_no_execute_taints(node.spec.taints):
+            return TaintChanges()
+        return self.node_taints_changed(node)
+
+    def node_taints_changed(self, node: Node, at: int | None = None) -> TaintChanges:
+        """The taint manager after the node's NoExecute taints changed (at ``at``, now by
+        default): evict the pods that do not tolerate them, schedule or keep the eviction of
+        those that tolerate them for a while, cancel it for the others (all of them when the
+        node has no NoExecute taint left).
+
+        Upstream: handleNodeUpdate (pkg/controller/tainteviction/taint_eviction.go, v1.35)
+        """
+        now = self.now if at is None else at
+        taints = get_no_execute_taints(node.spec.taints)
+        pods = sorted(self.cluster.infos[node.metadata.name].pods, key=lambda p: p.key)
+        out = TaintChanges()
+        for pod in pods:
+            was_scheduled = pod.key in self.taint_evictions.work
+            if not taints:
+                outcome = "forever"
+                self.taint_evictions.cancel(pod.key)
+            else:
+                outcome = self._process(pod, taints, now)
+            if outcome == "evict":
+                out.evicted.append(pod.key)
+                self.delete_pod(pod)
+            elif outcome == "scheduled":
+                fire_at = self.taint_evictions.work[pod.key].fire_at
+                out.scheduled.setdefault(fire_at, []).append(pod.key)
+            elif outcome == "forever" and was_scheduled:
+                out.cancelled.append(pod.key)
+        return out
+
+    def _process(self, pod: Pod, taints: Sequence[Taint], now: int) -> str:
+        return process_pod_on_node(
+            self.taint_evictions,
+            pod,
+            taints,
+            now,
+            comparison=self.features.enable_taint_toleration_comparison_operators,
+        )
+
+    def _pod_bound(self, pod: Pod) -> None:
+        """A pod bound (mid-timeline) to a node with NoExecute taints it tolerates: its
+        eviction is scheduled from now; one due at once fires in the same settle round.
+
+        Upstream: handlePodUpdate (taint_eviction.go, v1.35)
+        """
+        taints = get_no_execute_taints(self.cluster.infos[pod.spec.node_name].node.spec.taints)
+        if taints and self._process(pod, taints, self.now) == "evict":
+            # The scheduler does not bind a pod to a taint it does not tolerate; a pod created
+            # with spec.nodeName may be.
+            self.taint_evictions.work[pod.key] = ScheduledEviction(
+                pod.key, pod.spec.node_name, self.now, self.now, ()
+            )
+
+    def _start_taint_manager(self) -> None:
+        """The taint manager on the initial nodes, replayed as it acted while their NoExecute
+        taints arrived (in timeAdded order, none before the clock's 0 when it has none), then
+        the evictions due by the clock's 0. What it did goes into ``start_events``."""
+        for info in self.cluster.list():
+            node = info.node
+            taints = get_no_execute_taints(node.spec.taints)
+            if not taints:
+                continue
+            added = sorted(
+                (min(self._taint_time(t), 0), i)
+                for i, t in enumerate(node.spec.taints)
+                if t in taints
+            )
+            for at in sorted({t for t, _ in added}):
+                spec_taints = [node.spec.taints[i] for t, i in added if t <= at]
+                partial = msgspec.structs.replace(
+                    node, spec=msgspec.structs.replace(node.spec, taints=spec_taints)
+                )
+                changes = self.node_taints_changed(partial, at)
+                if changes.evicted:
+                    self.start_events.append(
+                        f"{node.metadata.name}: {changes.text()[0]}: they do not tolerate its "
+                        "NoExecute taints"
+                    )
+        self.start_events += [
+            f"{_ran_out(keys, taints)} at {format_duration(at)}"
+            for at, taints, keys in self.fire_due_evictions(0, self.scenario.source)
+        ]
+        scheduled: dict[tuple[str, int], list[str]] = {}
+        for work in self.taint_evictions.work.values():
+            scheduled.setdefault((work.node, work.fire_at), []).append(work.pod)
+        for (name, at), keys in sorted(scheduled.items()):
+            self.start_events.append(
+                f"{name}: eviction of {_count_text(sorted(keys))} due at {format_duration(at)}"
+            )
+
+    def _taint_time(self, taint: Taint) -> int:
+        """When the taint manager saw the taint: its timeAdded on the clock, else the start."""
+        if taint.time_added is None:
+            return 0
+        return since(self.epoch, parse_time(taint.time_added))
+
+    def fire_due_evictions(
+        self, until: int, where: str
+    ) -> list[tuple[int, tuple[str, ...], list[str]]]:
+        """Carry out the scheduled evictions due by ``until``, each at its time (the clock
+        moves there, and the controllers and the scheduler settle before the next falls due);
+        returns the evicted pods by time and by the taints tolerated for a while."""
+        groups: dict[tuple[int, tuple[str, ...]], list[str]] = {}
+        while (at := self.taint_evictions.next_due(until)) is not None:
+            self.now = max(self.now, at)
+            for work in self.taint_evictions.pop_due(at):
+                pod = self.pods.get(work.pod)
+                if pod is None:
+                    continue
+                self.delete_pod(pod)
+                groups.setdefault((at, work.taints), []).append(work.pod)
+            if self._started:
+                self.settle_within_step(where)
+        return [(at, taints, keys) for (at, taints), keys in sorted(groups.items())]
 
     def node(self, name: str, where: str) -> Node:
         info = self.cluster.get(name)
@@ -712,6 +907,8 @@ class Simulation:
                     f'{label}: spec.nodeName: Not found: "{admitted.spec.node_name}": no such node'
                 )
             self.cluster.bind(admitted, admitted.spec.node_name)
+            if self._started:
+                self._pod_bound(admitted)
         else:
             self.scheduler.add(admitted)
         self.pods[admitted.key] = admitted
@@ -720,6 +917,7 @@ class Simulation:
     def delete_pod(self, pod: Pod) -> None:
         """Delete a pod at once (no graceful termination): bound pods leave their node."""
         stored = self.pods.pop(pod.key, None)
+        self.taint_evictions.cancel(pod.key)
         current = stored if stored is not None else pod
         if current.spec.node_name:
             self.scheduler.delete_assigned_pod(current)
@@ -749,28 +947,6 @@ class Simulation:
         if matches:
             raise ManifestError(f'{where}: pod "{name}" is ambiguous; use namespace/name')
         raise ManifestError(f'{where}: Not found: pod "{name}"')
-
-    def evict_for_taints(self, node: Node) -> list[str]:
-        """The taint manager: evict the node's pods that do not tolerate a NoExecute taint,
-        or tolerate it only for ``tolerationSeconds`` (the step outlasts any such time).
-
-        Upstream: processPodOnNode / getMinTolerationTime (pkg/controller/tainteviction/
-        taint_eviction.go, v1.35)
-        """
-        taints = [t for t in node.spec.taints if t.effect == EFFECT_NO_EXECUTE]
-        if not taints:
-            return []
-        evicted = []
-        for pod in list(self.cluster.infos[node.metadata.name].pods):
-            for taint in taints:
-                # The first toleration of the taint is the one used (GetMatchingTolerations).
-                used = next((t for t in pod.spec.tolerations if tolerates_taint(t, taint)), None)
-                if used is None or used.toleration_seconds is not None:
-                    evicted.append(pod)
-                    break
-        for pod in evicted:
-            self.delete_pod(pod)
-        return [p.key for p in evicted]
 
     def owner_of(self, pod: Pod) -> WorkloadKey | None:
         """The workload that controls the pod: a Deployment for its ReplicaSets' pods."""
@@ -899,7 +1075,13 @@ class Simulation:
         # keeps the loop going.
         self.sync_budgets()
         bound = self._schedule(out)
-        return acted or bound
+        # Evictions due now: pods bound in this round to a node whose NoExecute taint they
+        # tolerate for 0 s.
+        fired = [w.pod for w in self.taint_evictions.pop_due(self.now) if w.pod in self.pods]
+        for key in fired:
+            self.delete_pod(self.pods[key])
+        out.evicted += fired
+        return acted or bound or bool(fired)
 
     def _pods_in(self, namespace: str) -> list[Pod]:
         return [p for k, p in sorted(self.pods.items()) if p.metadata.namespace == namespace]
@@ -984,6 +1166,7 @@ class Simulation:
                 self.pods[decision.key] = decision.pod
                 out.placed[decision.key] = decision.node
                 bound = True
+                self._pod_bound(decision.pod)
             for victim in decision.preempted:
                 if self.pods.pop(victim, None) is not None:
                     out.preempted.append(victim)
@@ -1158,6 +1341,15 @@ def _drain_events(result: DrainResult) -> list[str]:
     return lines
 
 
+def _ran_out(keys: Sequence[str], taints: Sequence[str]) -> str:
+    """``evicted 2 pods whose tolerations of <taints> ran out (<pods>)``."""
+    if not taints:  # bound to a node whose NoExecute taint it does not tolerate
+        return f"evicted {_count_text(keys)}"
+    n = len(keys)
+    whose = f"whose toleration{'s' if n != 1 else ''} of {', '.join(taints)} ran out"
+    return f"evicted {n} pod{'s' if n != 1 else ''} {whose} ({', '.join(keys)})"
+
+
 def _count_text(keys: Sequence[str]) -> str:
     if not keys:
         return "no pods"
@@ -1198,19 +1390,24 @@ def _step_untaint(sim: Simulation, step: Step) -> list[str]:
 def _set_taints(
     sim: Simulation, node: Node, add: Sequence[Taint], remove: Sequence[Taint], what: str = ""
 ) -> list[str]:
-    """Replace the node's taints, then let the taint manager evict; one line of report."""
+    """Replace the node's taints (a NoExecute one added records its timeAdded, as kubectl
+    and the node lifecycle controller write it), then let the taint manager act; one line of
+    report."""
+    stamp_time = format_time(instant(sim.epoch, sim.now))
+    added = [
+        msgspec.structs.replace(t, time_added=stamp_time) if t.effect == EFFECT_NO_EXECUTE else t
+        for t in add
+    ]
     kept = [t for t in node.spec.taints if t not in remove]
-    kept += [t for t in add if not any(k.key == t.key and k.effect == t.effect for k in kept)]
+    kept += [t for t in added if not any(k.key == t.key and k.effect == t.effect for k in kept)]
     updated = msgspec.structs.replace(node, spec=msgspec.structs.replace(node.spec, taints=kept))
-    sim.update_node(updated)
+    changes = sim.update_node(updated)
     parts = [what] if what else []
     if add:
         parts.append(f"tainted {_taints_text(add)}")
     if remove:
         parts.append(f"untainted {_taints_text(remove)}")
-    evicted = sim.evict_for_taints(updated)
-    if evicted:
-        parts.append(f"evicted {_count_text(evicted)}")
+    parts += changes.text()
     return [f"{node.metadata.name}: {'; '.join(parts) or 'no change'}"]
 
 
@@ -1284,6 +1481,28 @@ def _step_restore_zone(sim: Simulation, step: Step) -> list[str]:
     return events
 
 
+def _step_wait(sim: Simulation, step: Step) -> list[str]:
+    """Move the clock on; the evictions that fall due meanwhile happen at their times."""
+    until = sim.now + _wait_args(step.args, step.where)
+    fired = sim.fire_due_evictions(until, step.where)
+    sim.now = until
+    head = f"waited {step.args} (now {format_duration(until)})"
+    parts = [
+        _ran_out(keys, taints) + (f" at {format_duration(at)}" if at != until else "")
+        for at, taints, keys in fired
+    ]
+    if not parts:
+        parts.append("no eviction fell due")
+    if sim.taint_evictions.work:
+        n = len(sim.taint_evictions.work)
+        next_at = min(w.fire_at for w in sim.taint_evictions.work.values())
+        parts.append(
+            f"{n} more eviction{'s' if n != 1 else ''} scheduled, the next at "
+            f"{format_duration(next_at)}"
+        )
+    return [f"{head}: {'; '.join(parts)}"]
+
+
 def _step_delete_pods(sim: Simulation, step: Step) -> list[str]:
     pods = [sim.find_pod(n, step.where) for n in _names(step.args, step.where)]
     for pod in pods:
@@ -1305,7 +1524,38 @@ _HANDLERS: Final[Mapping[str, Callable[[Simulation, Step], list[str]]]] = {
     "loseZone": _step_lose_zone,
     "restoreZone": _step_restore_zone,
     "deletePods": _step_delete_pods,
+    "wait": _step_wait,
 }
+
+
+def _taint_times(node: Node, where: str) -> None:
+    """Check that every taint's timeAdded is a time, as the API server decodes it."""
+    for i, taint in enumerate(node.spec.taints):
+        if taint.time_added is None:
+            continue
+        try:
+            parse_time(taint.time_added)
+        except ValueError as err:
+            raise ManifestError(
+                f"{where} (Node {node.metadata.name}): spec.taints[{i}].timeAdded: Invalid "
+                f'value: "{taint.time_added}": expected an RFC 3339 time such as '
+                "2025-01-01T00:00:00Z"
+            ) from err
+
+
+def _epoch(scenario: TimelineScenario) -> datetime:
+    """The clock's 0: the latest timeAdded of the initial nodes' NoExecute taints, else
+    DEFAULT_EPOCH. Unreadable times are left to the node checks (``_taint_times``)."""
+    templates = [g.template for g in scenario.groups.values()]
+    times = []
+    for node in [n for _, n in scenario.nodes] + templates:
+        for taint in get_no_execute_taints(node.spec.taints):
+            if taint.time_added is not None:
+                try:
+                    times.append(parse_time(taint.time_added))
+                except ValueError:
+                    continue
+    return max(times, default=DEFAULT_EPOCH)
 
 
 def iter_controller_refs(sim: Simulation) -> Iterable[tuple[WorkloadKey, Workload]]:

@@ -1,0 +1,139 @@
+"""The simulated clock of ``simulate``: durations as Go writes them, and instants.
+
+The clock counts nanoseconds since the timeline's start (an int, so sums stay exact); a
+``wait`` step moves it on. Taints record ``timeAdded`` as a timestamp: the clock's 0 is the
+``epoch`` (simulator/timeline.py picks it).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from typing import Final
+
+SECOND: Final = 1_000_000_000
+
+# Go's units (time.unitMap), µ as both MICRO SIGN and GREEK SMALL LETTER MU.
+_UNITS: Final = {
+    "ns": 1,
+    "us": 1_000,
+    "\u00b5s": 1_000,
+    "\u03bcs": 1_000,
+    "ms": 1_000_000,
+    "s": SECOND,
+    "m": 60 * SECOND,
+    "h": 3600 * SECOND,
+}
+_PART: Final = re.compile(r"(\d*)(?:\.(\d*))?([^\d.]*)")
+
+
+class DurationError(ValueError):
+    """Text that is no Go duration; the message is Go's."""
+
+
+def parse_duration(text: str) -> int:
+    """Nanoseconds of a duration such as ``90s``, ``5m``, ``1h30m`` or ``1.5h``.
+
+    Upstream: time.ParseDuration (Go standard library)
+    """
+    quoted = f'"{text}"'
+    s = text
+    negative = s[:1] == "-"
+    if s[:1] in ("-", "+"):
+        s = s[1:]
+    if s == "0":
+        return 0
+    if not s:
+        raise DurationError(f"time: invalid duration {quoted}")
+    total = Decimal(0)
+    while s:
+        match = _PART.match(s)
+        assert match is not None  # every group may be empty
+        whole, fraction, unit = match.groups()
+        if not whole and not fraction:  # no digits: "h", "."
+            raise DurationError(f"time: invalid duration {quoted}")
+        if not unit:
+            raise DurationError(f"time: missing unit in duration {quoted}")
+        if unit not in _UNITS:
+            raise DurationError(f'time: unknown unit "{unit}" in duration {quoted}')
+        total += Decimal(f"{whole or 0}.{fraction or 0}") * _UNITS[unit]
+        s = s[match.end() :]
+    if total >= 2**63:
+        raise DurationError(f"time: invalid duration {quoted}")
+    # Go truncates a fraction of a nanosecond.
+    nanos = int(total)
+    return -nanos if negative else nanos
+
+
+def format_duration(nanos: int) -> str:
+    """``5m0s``, ``1h30m0s``, ``1.5s``, ``300ms``: a duration as Go prints it.
+
+    Upstream: time.Duration.String (Go standard library)
+    """
+    if nanos == 0:
+        return "0s"
+    sign = "-" if nanos < 0 else ""
+    u = abs(nanos)
+    if u < SECOND:
+        for unit, size in (("ms", 1_000_000), ("\u00b5s", 1_000), ("ns", 1)):
+            if u >= size:
+                return f"{sign}{_decimal(u, size)}{unit}"
+    hours, rest = divmod(u, 3600 * SECOND)
+    minutes, rest = divmod(rest, 60 * SECOND)
+    out = f"{_decimal(rest, SECOND)}s"
+    if hours or minutes:
+        out = f"{minutes}m{out}"
+    if hours:
+        out = f"{hours}h{out}"
+    return sign + out
+
+
+def _decimal(value: int, size: int) -> str:
+    whole, fraction = divmod(value, size)
+    if not fraction:
+        return str(whole)
+    digits = str(fraction).rjust(len(str(size)) - 1, "0").rstrip("0")
+    return f"{whole}.{digits}"
+
+
+def seconds(nanos: int) -> int | float:
+    """The clock in seconds, as JSON shows it: whole seconds as an int."""
+    whole, fraction = divmod(nanos, SECOND)
+    return whole if not fraction else nanos / SECOND
+
+
+def parse_time(text: str) -> datetime:
+    """An RFC 3339 timestamp (``metav1.Time``); ValueError if it is none."""
+    parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    if parsed.tzinfo is None:
+        raise ValueError(f"{text}: no time zone")
+    return parsed.astimezone(UTC)
+
+
+def format_time(at: datetime) -> str:
+    """A ``metav1.Time`` as it marshals: RFC 3339 in UTC, to the second."""
+    return at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def instant(epoch: datetime, nanos: int) -> datetime:
+    return epoch + timedelta(microseconds=nanos // 1_000)
+
+
+def since(epoch: datetime, at: datetime) -> int:
+    """Nanoseconds from ``epoch`` to ``at`` (negative before it)."""
+    delta = at - epoch
+    return (delta.days * 86_400 + delta.seconds) * SECOND + delta.microseconds * 1_000
+
+
+__all__ = [
+    "SECOND",
+    "DurationError",
+    "format_duration",
+    "format_time",
+    "instant",
+    "parse_duration",
+    "parse_time",
+    "seconds",
+    "since",
+]
