@@ -797,6 +797,7 @@ def test_an_unsatisfiable_redis_design_exits_1_and_says_why(
 
 
 SPREAD = ["design", "spread", "--selector", "app=web", "--topology-key", LABEL_TOPOLOGY_ZONE]
+SIX_OVER_THREE = ["--replicas", "6", "--domains", "3", "--max-fraction", "0.5"]
 
 
 def test_the_spread_command_prints_the_arithmetic_and_the_constraint(
@@ -959,33 +960,12 @@ REDIS = ["design", "redis-cluster"]
             id="no domains",
         ),
         pytest.param(
-            [
-                *SPREAD,
-                "--replicas",
-                "6",
-                "--domains",
-                "3",
-                "--max-fraction",
-                "0.5",
-                "--nodes-per-domain",
-                "0",
-            ],
+            [*SPREAD, *SIX_OVER_THREE, "--nodes-per-domain", "0"],
             "design: --nodes-per-domain: Invalid value: 0: must be greater than zero",
             id="no nodes per domain",
         ),
         pytest.param(
-            [
-                *SPREAD[:-1],
-                LABEL_HOSTNAME,
-                "--replicas",
-                "6",
-                "--domains",
-                "3",
-                "--max-fraction",
-                "0.5",
-                "--nodes-per-domain",
-                "2",
-            ],
+            [*SPREAD[:-1], LABEL_HOSTNAME, *SIX_OVER_THREE, "--nodes-per-domain", "2"],
             "design: --nodes-per-domain: Invalid value: 2: a kubernetes.io/hostname domain is "
             "one node",
             id="several nodes in a hostname domain",
