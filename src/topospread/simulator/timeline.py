@@ -558,6 +558,11 @@ class Simulation:
             seed=seed,
             pod_disruption_budgets=[],
             fast=fast,
+            # The report shows where pods went and why the Pending ones wait (a failed attempt
+            # always runs the reference path, which words the message); the per-node scores
+            # and reasons of successful attempts are never shown, and asking the reference
+            # plugins for them recounts every pod on every node.
+            detail=False,
         )
         for where, raw in scenario.nodes:
             self._add_node(raw, where)
