@@ -224,6 +224,9 @@ def schedule_command(
         seed=seed,
         tie_break=tie_break.value,
         percentage_of_nodes_to_score=percentage_of_nodes_to_score,
+        # Only jsonl shows every node's scores and reasons; gathering them for a successful
+        # attempt costs a reference recount, and changes no decision.
+        detail=output is OutputFormat.jsonl,
     )
     if output is OutputFormat.jsonl:
         for line in jsonl(run):
