@@ -25,16 +25,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from topospread.api.types import Pod
-from topospread.simulator.controllers.common import (
-    POD_FAILED,
-    POD_SUCCEEDED,
-    get_controller_of,
-    pod_phase,
-)
+from topospread.simulator.controllers.common import get_controller_of
 from topospread.simulator.disruption import (
     REASON_TOO_MANY_REQUESTS,
     Refusal,
 )
+from topospread.simulator.scheduler import is_terminal
 
 if TYPE_CHECKING:
     from topospread.simulator.timeline import Simulation
@@ -75,15 +71,11 @@ class _Status:
 _OKAY: Final = _Status(True)
 
 
-def _finished(pod: Pod) -> bool:
-    return pod_phase(pod) in (POD_SUCCEEDED, POD_FAILED)
-
-
 def _daemon_set_filter(
     pod: Pod, options: DrainOptions, daemon_set_exists: Callable[[str, str], bool]
 ) -> _Status:
     ref = get_controller_of(pod.metadata)
-    if ref is None or ref.kind != "DaemonSet" or _finished(pod):
+    if ref is None or ref.kind != "DaemonSet" or is_terminal(pod):
         return _OKAY
     if not daemon_set_exists(pod.metadata.namespace, ref.name):
         # An orphan: the Get's NotFound error is the message; --force deletes it.
@@ -103,7 +95,7 @@ def _mirror_pod_filter(pod: Pod) -> _Status:
 
 
 def _local_storage_filter(pod: Pod, options: DrainOptions) -> _Status:
-    if not any(v.empty_dir is not None for v in pod.spec.volumes) or _finished(pod):
+    if not any(v.empty_dir is not None for v in pod.spec.volumes) or is_terminal(pod):
         return _OKAY
     if not options.delete_emptydir_data:
         return _Status(False, "Error", LOCAL_STORAGE_FATAL)
@@ -111,7 +103,7 @@ def _local_storage_filter(pod: Pod, options: DrainOptions) -> _Status:
 
 
 def _unreplicated_filter(pod: Pod, options: DrainOptions) -> _Status:
-    if _finished(pod) or get_controller_of(pod.metadata) is not None:
+    if is_terminal(pod) or get_controller_of(pod.metadata) is not None:
         return _OKAY
     if options.force:
         return _Status(True, "Warning", UNMANAGED_WARNING)

@@ -620,15 +620,7 @@ class Simulation:
                 obj = self._namespaced(obj)
             if isinstance(obj, PodDisruptionBudget):
                 validate_pdb(obj, where)
-            kept = [
-                o
-                for o in self.lookups
-                if not (
-                    o.kind == obj.kind
-                    and o.metadata.name == obj.metadata.name
-                    and o.metadata.namespace == obj.metadata.namespace
-                )
-            ]
+            kept = [o for o in self.lookups if not _same_object(o, obj)]
             self.lookups = [*kept, obj]
             self._publish_budgets()
             self.refresh_objects()
@@ -1008,16 +1000,7 @@ class Simulation:
             return None
         ns = pod.metadata.namespace
         if ref.kind == "ReplicationController":
-            rc = next(
-                (
-                    o
-                    for o in self.lookups
-                    if isinstance(o, ReplicationController)
-                    and o.metadata.namespace == ns
-                    and o.metadata.name == ref.name
-                ),
-                None,
-            )
+            rc = self.cluster.objects.replication_controller(ns, ref.name)
             if rc is None:
                 return None
             replicas = rc.spec.replicas
@@ -1038,14 +1021,7 @@ class Simulation:
 
     def _write_budget(self, pdb: PodDisruptionBudget) -> None:
         """A budget's status update (the controller's, or an eviction's)."""
-        self.lookups = [
-            pdb
-            if isinstance(o, PodDisruptionBudget)
-            and o.metadata.namespace == pdb.metadata.namespace
-            and o.metadata.name == pdb.metadata.name
-            else o
-            for o in self.lookups
-        ]
+        self.lookups = [pdb if _same_object(o, pdb) else o for o in self.lookups]
         self._publish_budgets()
 
     def sync_budgets(self) -> None:
@@ -1320,6 +1296,15 @@ def _step_drain(sim: Simulation, step: Step) -> list[str]:
         sim.step_drains.append(result)
         events += _drain_events(result)
     return events
+
+
+def _same_object(a: LookupObject, b: LookupObject) -> bool:
+    """The same API object: kind, namespace and name."""
+    return (
+        a.kind == b.kind
+        and a.metadata.namespace == b.metadata.namespace
+        and a.metadata.name == b.metadata.name
+    )
 
 
 def _drain_events(result: DrainResult) -> list[str]:

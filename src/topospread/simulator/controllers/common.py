@@ -56,6 +56,7 @@ POD_FAILED: Final = "Failed"
 POD_UNKNOWN: Final = "Unknown"
 POD_READY: Final = "Ready"
 CONDITION_TRUE: Final = "True"
+CONDITION_FALSE: Final = "False"
 
 # k8s.io/api/core/v1 annotation_key_constants.go
 POD_DELETION_COST: Final = "controller.kubernetes.io/pod-deletion-cost"

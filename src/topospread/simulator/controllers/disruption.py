@@ -25,6 +25,7 @@ import msgspec
 from topospread.api.types import Condition, Pod, PodDisruptionBudget, PodDisruptionBudgetStatus
 from topospread.labels.selector import SelectorError, label_selector_as_selector
 from topospread.simulator.controllers.common import (
+    CONDITION_FALSE,
     CONDITION_TRUE,
     get_controller_of,
     get_scaled_value_from_int_or_percent,
@@ -36,7 +37,6 @@ DISRUPTION_ALLOWED_CONDITION: Final = "DisruptionAllowed"
 SYNC_FAILED_REASON: Final = "SyncFailed"
 SUFFICIENT_PODS_REASON: Final = "SufficientPods"
 INSUFFICIENT_PODS_REASON: Final = "InsufficientPods"
-CONDITION_FALSE: Final = "False"
 
 # Controllers the scale finder maps to a resource that has no scale subresource: a budget
 # that needs their scale fails its sync with "<resource> does not implement the scale
