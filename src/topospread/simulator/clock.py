@@ -1,14 +1,14 @@
-"""The simulated clock of ``simulate``: durations as Go writes them, and instants.
+"""The simulated clock of ``simulate``: durations as Go writes them.
 
 The clock counts nanoseconds since the timeline's start (an int, so sums stay exact); a
 ``wait`` step moves it on. Taints record ``timeAdded`` as a timestamp: the clock's 0 is the
-``epoch`` (simulator/timeline.py picks it).
+``epoch``, nanoseconds since the Unix epoch (simulator/timeline.py picks it; timestamps are
+read and written by controllers/common.py's ``parse_time`` and ``format_time``).
 """
 
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Final
 
@@ -103,37 +103,10 @@ def seconds(nanos: int) -> int | float:
     return whole if not fraction else nanos / SECOND
 
 
-def parse_time(text: str) -> datetime:
-    """An RFC 3339 timestamp (``metav1.Time``); ValueError if it is none."""
-    parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    if parsed.tzinfo is None:
-        raise ValueError(f"{text}: no time zone")
-    return parsed.astimezone(UTC)
-
-
-def format_time(at: datetime) -> str:
-    """A ``metav1.Time`` as it marshals: RFC 3339 in UTC, to the second."""
-    return at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def instant(epoch: datetime, nanos: int) -> datetime:
-    return epoch + timedelta(microseconds=nanos // 1_000)
-
-
-def since(epoch: datetime, at: datetime) -> int:
-    """Nanoseconds from ``epoch`` to ``at`` (negative before it)."""
-    delta = at - epoch
-    return (delta.days * 86_400 + delta.seconds) * SECOND + delta.microseconds * 1_000
-
-
 __all__ = [
     "SECOND",
     "DurationError",
     "format_duration",
-    "format_time",
-    "instant",
     "parse_duration",
-    "parse_time",
     "seconds",
-    "since",
 ]
