@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import msgspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from topospread.api.types import Node, Pod, Service
+from topospread.api.types import Namespace, Node, Pod, Service
 from topospread.framework.config import default_config
 from topospread.simulator.run import ScheduleRun, schedule
 from topospread.simulator.scenario import Scenario
@@ -16,6 +17,7 @@ from topospread.simulator.scenario import Scenario
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"
 FAST_DECISIONS: list[int] = []
+FAST_KINDS: Counter[str] = Counter()
 
 
 @st.composite
@@ -61,27 +63,74 @@ def requests(draw: st.DrawFn) -> dict[str, Any]:
     return {"requests": req}
 
 
+SELECTORS: list[Any] = [{"matchLabels": {"app": "a"}}, {}, {"matchLabels": {"app": "b"}}]
+
+
+def affinity_term(draw: st.DrawFn) -> dict[str, Any]:
+    term: dict[str, Any] = {
+        "topologyKey": draw(st.sampled_from([ZONE, HOST])),
+        "labelSelector": draw(st.sampled_from(SELECTORS)),
+    }
+    scope = draw(st.integers(0, 5))
+    if scope == 1:
+        term["namespaces"] = ["other"]
+    elif scope == 2:
+        term["namespaceSelector"] = {}
+    elif scope == 3:
+        term["namespaceSelector"] = {"matchLabels": {"team": "x"}}
+    return term
+
+
+def pod_affinity(draw: st.DrawFn) -> dict[str, Any] | None:
+    """Required and preferred pod (anti-)affinity, as charts and operators write them."""
+    if draw(st.integers(0, 2)):
+        return None
+    out: dict[str, Any] = {}
+    for kind in ("podAffinity", "podAntiAffinity"):
+        if draw(st.booleans()):
+            continue
+        stanza: dict[str, Any] = {}
+        if draw(st.integers(0, 2)) == 0:
+            stanza["requiredDuringSchedulingIgnoredDuringExecution"] = [
+                affinity_term(draw) for _ in range(draw(st.integers(1, 2)))
+            ]
+        if draw(st.booleans()):
+            stanza["preferredDuringSchedulingIgnoredDuringExecution"] = [
+                {
+                    "weight": draw(st.sampled_from([1, 50, 100])),
+                    "podAffinityTerm": affinity_term(draw),
+                }
+                for _ in range(draw(st.integers(1, 2)))
+            ]
+        out[kind] = stanza
+    return out or None
+
+
 @st.composite
 def pod(draw: st.DrawFn, name: str, node: str | None = None) -> Pod:
     labels = draw(st.sampled_from([{"app": "a"}, {"app": "b"}, {}]))
     spec: dict[str, Any] = {
         "containers": [{"name": "c", "image": "web:1", "resources": requests(draw)}],
-        "priority": 0,
+        # Queued pods outrank bound ones often enough for preemption to find victims.
+        "priority": draw(st.sampled_from([0, 0, 10] if node is not None else [0, 10, 100, 1000])),
     }
+    if draw(st.integers(0, 12)) == 0:
+        spec["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": 8080}]
+    affinity = pod_affinity(draw)
+    if affinity is not None:
+        spec["affinity"] = affinity
     if node is not None:
         spec["nodeName"] = node
     else:
+        if draw(st.integers(0, 5)) == 0:
+            spec["preemptionPolicy"] = "Never"
         constraints = []
         for _ in range(draw(st.integers(0, 2))):
             c: dict[str, Any] = {
                 "maxSkew": draw(st.integers(1, 3)),
                 "topologyKey": draw(st.sampled_from([ZONE, HOST])),
                 "whenUnsatisfiable": draw(st.sampled_from(["DoNotSchedule", "ScheduleAnyway"])),
-                "labelSelector": draw(
-                    st.sampled_from(
-                        [{"matchLabels": {"app": "a"}}, {}, {"matchLabels": {"app": "b"}}]
-                    )
-                ),
+                "labelSelector": draw(st.sampled_from(SELECTORS)),
             }
             if c["whenUnsatisfiable"] == "DoNotSchedule" and draw(st.booleans()):
                 c["minDomains"] = draw(st.integers(1, 4))
@@ -99,7 +148,8 @@ def pod(draw: st.DrawFn, name: str, node: str | None = None) -> Pod:
             spec["tolerations"] = [{"key": "dedicated", "operator": "Exists"}]
         if draw(st.integers(0, 4)) == 0:
             spec["nodeSelector"] = {ZONE: draw(st.sampled_from(["z0", "z1"]))}
-    meta: dict[str, Any] = {"name": name, "namespace": "default", "labels": labels}
+    namespace = "other" if draw(st.integers(0, 4)) == 0 else "default"
+    meta: dict[str, Any] = {"name": name, "namespace": namespace, "labels": labels}
     if node is not None and draw(st.integers(0, 8)) == 0:
         meta["deletionTimestamp"] = "2024-01-01T00:00:00Z"
     return msgspec.convert({"metadata": meta, "spec": spec}, Pod)
@@ -124,6 +174,14 @@ def scenarios(draw: st.DrawFn) -> Scenario:
                 Service,
             )
         )
+    if draw(st.booleans()):
+        objects.append(
+            msgspec.convert(
+                {"metadata": {"name": draw(st.sampled_from(["default", "other"])),
+                              "labels": {"team": "x"}}},
+                Namespace,
+            )
+        )  # fmt: skip
     return Scenario(
         nodes=cluster, pods=bound, queue=queue, objects=objects, config=default_config()
     )
@@ -154,6 +212,12 @@ def test_fast_path_decides_as_the_reference_path(
     fast = schedule(scenario, seed=seed, fast=True, percentage_of_nodes_to_score=percentage)
     assert summary(fast) == summary(reference)
     FAST_DECISIONS.append(fast.scheduler.fast_decisions)
+    if fast.scheduler.fast_decisions:
+        FAST_KINDS["affinity"] += any(p.spec.affinity for p in (*scenario.pods, *scenario.queue))
+        FAST_KINDS["failed"] += fast.scheduler.fast_failures
+        FAST_KINDS["preempted"] += fast.scheduler.fast_failures > 0 and any(
+            d.preempted for d in fast.attempts
+        )
     # Dropping report detail never changes a decision (nor the random draws).
     lean = schedule(
         scenario, seed=seed, fast=True, detail=False, percentage_of_nodes_to_score=percentage
@@ -164,3 +228,11 @@ def test_fast_path_decides_as_the_reference_path(
 def test_the_fast_path_was_exercised() -> None:
     # Runs after the property test in file order: most attempts must have taken the fast path.
     assert sum(FAST_DECISIONS) > 100
+
+
+def test_affinity_failures_and_preemption_were_exercised() -> None:
+    # The random scenarios must reach what issue 9 moved onto the fast path: pods with pod
+    # (anti-)affinity in the cluster and in the queue, failed attempts, and preemption.
+    assert FAST_KINDS["affinity"] > 20
+    assert FAST_KINDS["failed"] > 20
+    assert FAST_KINDS["preempted"] > 0

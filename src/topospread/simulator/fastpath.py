@@ -3,26 +3,35 @@
 The reference path (framework/runtime.py, schedule_one.py) calls every plugin for every node, as
 upstream does. This path computes the same cycle over numpy columns of the node table:
 
-- static per pod signature (the pod without its name): the verdicts and raw scores of the
-  plugins that depend only on the pod and the node (NodeUnschedulable, NodeName,
-  TaintToleration, NodeAffinity, ImageLocality), taken once from the reference plugins;
+- static, per pod shape: the verdicts and raw scores of the plugins that read only the pod's
+  scheduling fields and the node (NodeUnschedulable, NodeName, TaintToleration, NodeAffinity,
+  ImageLocality), taken once from the reference plugins. The shape is what those plugins read
+  (namespace, node selector and affinity, tolerations, images, ports, requests, volume
+  sources): names, labels and per-pod token volumes never make a pod a new shape;
 - dynamic, per decision: NodeResourcesFit (filter and LeastAllocated score), BalancedAllocation,
-  and PodTopologySpread, whose matching-pod counts per domain are kept incrementally on every
-  bind and unbind instead of being recounted over every pod of every node;
-- then upstream's sampling (nodes visited from the rotating start index until enough are
-  feasible), normalisation and weights, and host selection with the same random draws.
+  PodTopologySpread and InterPodAffinity. Their pod counts are kept incrementally on every bind
+  and unbind — spread selectors' matching pods per domain; for inter-pod affinity, per node,
+  the pods matching each term an incoming pod asks about, and the pods carrying each distinct
+  term of existing pods (what upstream's PreFilter and PreScore collect by walking every pod) —
+  and summed per topology domain with one vector operation, instead of recounted over every
+  pod of every node;
+- every filter yields, per node, the index of the status it rejects with (0: passes), in the
+  profile's filter order, so that a failed attempt gets its per-node statuses and
+  FailedScheduling message from the same vectors (the scheduler then runs the reference
+  PostFilter over them); then upstream's sampling (nodes visited from the rotating start index
+  until enough are feasible), normalisation and weights, and host selection with the same
+  random draws.
 
 It handles the pods and profiles it can prove equal and returns None for everything else —
-pods with pod (anti-)affinity, host ports, extended resources, claims or a nomination; any
-non-default plugin or scoring strategy; a cluster with nominated pods or pods with affinity
-terms; and every attempt where no node fits (the reference then writes the exact
-FailedScheduling message and runs preemption). tests/test_fastpath.py checks it against the
-reference path on random clusters, decision for decision.
+pods with host ports, extended resources, claims, persistent volumes or a nomination, a pod
+whose affinity does not parse, any non-default plugin or scoring strategy, and a cluster with
+nominated pods. tests/test_fastpath.py checks it against the reference path on random
+clusters, decision for decision, failures and preemption included.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -34,27 +43,62 @@ from topospread.api.types import (
     DO_NOT_SCHEDULE,
     LABEL_HOSTNAME,
     SCHEDULE_ANYWAY,
+    Container,
     Pod,
 )
 from topospread.cluster.state import ClusterState
 from topospread.framework.cycle_state import CycleState
 from topospread.framework.features import Features
+from topospread.framework.nominator import pod_priority
 from topospread.framework.runtime import Framework
-from topospread.framework.schedule_one import SchedulingAlgorithm, num_feasible_nodes_to_find
+from topospread.framework.schedule_one import (
+    Diagnosis,
+    SchedulingAlgorithm,
+    num_feasible_nodes_to_find,
+)
+from topospread.framework.status import SUCCESS, Code, Status, new_status
 from topospread.framework.types import MAX_NODE_SCORE
+from topospread.labels.selector import SelectorError
 from topospread.nodeaffinity import get_required_node_affinity
+from topospread.plugins.interpodaffinity.filtering import (
+    ERR_REASON_AFFINITY_RULES_NOT_MATCH,
+    ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
+    ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
+    pod_matches_all_affinity_terms,
+)
+from topospread.plugins.interpodaffinity.plugin import InterPodAffinity
+from topospread.plugins.interpodaffinity.terms import (
+    AffinityTerm,
+    NamespaceLabels,
+    PodAffinityTerms,
+    has_pod_affinity,
+    parse_pod_affinity_terms,
+)
+from topospread.plugins.noderesources.fit import (
+    REASON_INSUFFICIENT_CPU,
+    REASON_INSUFFICIENT_EPHEMERAL_STORAGE,
+    REASON_INSUFFICIENT_MEMORY,
+    REASON_TOO_MANY_PODS,
+    compute_pod_resource_request,
+)
 from topospread.plugins.noderesources.resource_helpers import (
     allocatable_resource,
     calculate_resource,
 )
-from topospread.plugins.podtopologyspread.common import InternalConstraint
+from topospread.plugins.podtopologyspread.common import (
+    ERR_REASON_CONSTRAINTS_NOT_MATCH,
+    ERR_REASON_NODE_LABEL_NOT_MATCH,
+    InternalConstraint,
+)
 from topospread.plugins.podtopologyspread.plugin import PodTopologySpread
 
+I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]
 B = npt.NDArray[np.bool_]
 
 _STATIC_FILTERS: Final = ("NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity")
+# Filters whose PreFilter must Skip for this path to apply (they read only the pod's spec).
 _SKIPPING_FILTERS: Final = (
     "NodePorts",
     "VolumeRestrictions",
@@ -62,12 +106,27 @@ _SKIPPING_FILTERS: Final = (
     "VolumeBinding",
     "VolumeZone",
     "DynamicResources",
-    "InterPodAffinity",
 )
-_DYNAMIC_FILTERS: Final = ("NodeResourcesFit", "PodTopologySpread")
+_DYNAMIC_FILTERS: Final = ("NodeResourcesFit", "PodTopologySpread", "InterPodAffinity")
 _STATIC_SCORES: Final = ("TaintToleration", "NodeAffinity", "ImageLocality")
 _NORMALIZED_STATIC: Final = {"TaintToleration": True, "NodeAffinity": False}  # name -> reverse
 _MAX_INT32: Final = 2**31 - 1
+_IPA: Final = "InterPodAffinity"
+
+# Kinds of inter-pod affinity terms carried by existing pods.
+_REQUIRED_AFFINITY: Final = 0
+_REQUIRED_ANTI_AFFINITY: Final = 1
+_PREFERRED_AFFINITY: Final = 2
+_PREFERRED_ANTI_AFFINITY: Final = 3
+
+# NodeResourcesFit's reasons by bit, in fitsRequest's order.
+_FIT_REASONS: Final = (
+    REASON_TOO_MANY_PODS,
+    REASON_INSUFFICIENT_CPU,
+    REASON_INSUFFICIENT_MEMORY,
+    REASON_INSUFFICIENT_EPHEMERAL_STORAGE,
+)
+_FIT_UNRESOLVABLE: Final = 16
 
 
 @dataclass(slots=True)
@@ -76,9 +135,17 @@ class FastResult:
 
     host: str
     feasible: list[str]
-    rejected: list[str] = field(default_factory=list)  # visited and rejected (with detail)
+    # The nodes visited and rejected, with the status each was rejected with (with detail).
+    rejected: dict[str, Status] = field(default_factory=dict)
     totals: dict[str, int] = field(default_factory=dict)
     plugin_scores: dict[str, dict[str, int]] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class FastFailure:
+    """No node fits: the diagnosis the reference filters would have written."""
+
+    diagnosis: Diagnosis
 
 
 class _Counter:
@@ -90,7 +157,7 @@ class _Counter:
 
     __slots__ = ("codes", "counts", "eligible", "has", "namespace", "safe_codes", "selector")
 
-    def __init__(self, c: InternalConstraint, namespace: str, codes: npt.NDArray[np.int32],
+    def __init__(self, c: InternalConstraint, namespace: str, codes: I32,
                  eligible: B, n_domains: int) -> None:  # fmt: skip
         self.selector = c.selector
         self.namespace = namespace
@@ -110,23 +177,49 @@ class _Counter:
         )
 
 
+class _PodCounts:
+    """Per node, the bound pods a predicate holds for (terminating pods included, as
+    InterPodAffinity counts them).
+
+    NOTE: kept exact by on_bind/on_unbind; the predicate must not change its answer for a pod
+    while the counter lives (namespace labels are the one outside input: the counters are
+    dropped when the namespaces change).
+    """
+
+    __slots__ = ("match", "per_node")
+
+    def __init__(self, match: Callable[[Pod], bool], n: int) -> None:
+        self.match = match
+        self.per_node: I64 = np.zeros(n, np.int64)
+
+
 @dataclass(slots=True)
-class _Signature:
+class _Static:
     """Everything about one pod shape that does not change between its decisions."""
 
-    static_ok: B
+    filter_status: dict[str, I32]  # static filter -> status index per node (0: passes)
+    skip_filters: frozenset[str]  # filters whose PreFilter skipped
     static_scores: dict[str, I64]
-    skipped_scores: set[str]
+    skipped_scores: frozenset[str]
     req_cpu: int
     req_mem: int
     req_eph: int
     score_req: tuple[int, int]  # LeastAllocated's non-zero cpu, memory request
     balanced_req: tuple[int, int] | None  # None: BalancedAllocation skips (best effort)
+    terms: PodAffinityTerms
+    has_preferred_terms: bool  # the spec has preferred (anti-)affinity terms
+
+
+@dataclass(slots=True)
+class _Signature:
+    """A pod shape and its spread constraints, resolved against the node table."""
+
+    static: _Static
     hard: list[tuple[InternalConstraint, _Counter, I64]]  # constraint, counter, its domains
     soft: list[tuple[InternalConstraint, _Counter | None]]  # None: hostname (per node)
     soft_require_all: bool
     soft_eligible_all: B  # nodes holding every soft topology key
-    host_counter: _Counter | None = None
+    skipped_scores: frozenset[str]
     host_counters: list[_Counter] = field(default_factory=list)
 
 
@@ -138,11 +231,57 @@ class FastPath:
         self.fwk = fwk
         self.features = features
         self.supported = self._profile_supported()
-        self._signatures: dict[bytes, _Signature | None] = {}
+        ipa = fwk.plugins.get(_IPA)
+        self._ipa: InterPodAffinity | None = ipa if isinstance(ipa, InterPodAffinity) else None
+        self._statics: dict[bytes, _Static | None] = {}
+        self._signatures: dict[tuple[bytes, Any], _Signature | None] = {}
         self._counters: list[_Counter] = []
-        self._affinity_pods = 0
+        self._pod_counts: dict[Any, _PodCounts] = {}
+        # (kind, term, weight) -> per node, the bound pods carrying that term.
+        self._carried: dict[tuple[int, AffinityTerm, int], I64] = {}
+        self._carried_matching: dict[Any, list[tuple[int, AffinityTerm, int, I64]]] = {}
+        self._objects: Any = None
+        self._namespaces: Any = None
+        # Statuses by index (0: SUCCESS), so that filters can answer with int arrays.
+        self._status_table: list[Status] = [SUCCESS]
+        self._status_index: dict[Status, int] = {SUCCESS: 0}
+        self._fit_table = np.zeros(32, np.int32)
+        for bits in range(1, 32):
+            if bits & 15:
+                reasons = [r for b, r in enumerate(_FIT_REASONS) if bits & (1 << b)]
+                code = Code.UnschedulableAndUnresolvable if bits & 16 else Code.Unschedulable
+                self._fit_table[bits] = self._intern(
+                    new_status(code, *reasons).with_plugin("NodeResourcesFit")
+                )
+        spread, ipa_name = "PodTopologySpread", _IPA
+        self._spread_missing = self._intern(
+            new_status(Code.UnschedulableAndUnresolvable, ERR_REASON_NODE_LABEL_NOT_MATCH)
+            .with_plugin(spread)
+        )  # fmt: skip
+        self._spread_skew = self._intern(
+            new_status(Code.Unschedulable, ERR_REASON_CONSTRAINTS_NOT_MATCH).with_plugin(spread)
+        )
+        self._ipa_affinity = self._intern(
+            new_status(Code.UnschedulableAndUnresolvable, ERR_REASON_AFFINITY_RULES_NOT_MATCH)
+            .with_plugin(ipa_name)
+        )  # fmt: skip
+        self._ipa_anti = self._intern(
+            new_status(Code.Unschedulable, ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH)
+            .with_plugin(ipa_name)
+        )  # fmt: skip
+        self._ipa_existing = self._intern(
+            new_status(Code.Unschedulable, ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)
+            .with_plugin(ipa_name)
+        )  # fmt: skip
         self._rebuild()
         cluster.listeners.append(self)
+
+    def _intern(self, status: Status) -> int:
+        index = self._status_index.get(status)
+        if index is None:
+            index = self._status_index[status] = len(self._status_table)
+            self._status_table.append(status)
+        return index
 
     # ------------------------------------------------------------------ the node table
 
@@ -165,8 +304,11 @@ class FastPath:
         self.free_pods = np.zeros(n, np.int64)  # alloc_pods - pod_count - 1 >= 0 means room
         self.nz_cpu = np.zeros(n, np.int64)
         self.nz_mem = np.zeros(n, np.int64)
-        self._codes: dict[str, tuple[npt.NDArray[np.int32], dict[str, int]]] = {}
-        self._affinity_pods = 0
+        # The lowest priority among each node's pods (preemption can only take lower ones).
+        self.min_priority = np.full(n, _MAX_INT32 + 1, np.int64)
+        self._codes: dict[str, tuple[I32, dict[str, int]]] = {}
+        self._carried = {}
+        self._carried_matching = {}
         for i, info in enumerate(infos):
             a = allocatable_resource(info.node)
             self.alloc_cpu[i] = a.milli_cpu
@@ -182,8 +324,10 @@ class FastPath:
         # Two copies of 0..n-1: the visiting order from any start is a slice, not a new array.
         self._double_order = np.concatenate((np.arange(n), np.arange(n)))
         self._all_alloc = bool((self.alloc_cpu != 0).all() and (self.alloc_mem != 0).all())
+        self._statics.clear()
         self._signatures.clear()
         self._counters.clear()
+        self._pod_counts.clear()
 
     def _account(self, pod: Pod, i: int, sign: int) -> None:
         r = calculate_resource(pod, self.features)
@@ -197,13 +341,43 @@ class FastPath:
         self.nz_cpu[i] += sign * r.non0_cpu
         self.nz_mem[i] += sign * r.non0_mem
         self.pod_count[i] += sign
-        affinity = pod.spec.affinity
-        if affinity is not None and (
-            affinity.pod_affinity is not None or affinity.pod_anti_affinity is not None
-        ):
-            self._affinity_pods += sign
+        priority = pod_priority(pod)
+        if sign > 0:
+            self.min_priority[i] = min(int(self.min_priority[i]), priority)
+        elif priority == self.min_priority[i]:
+            # The pod has left the NodeInfo already: the minimum of those that remain.
+            pods = self.cluster.infos[self.names[i]].pods
+            self.min_priority[i] = min((pod_priority(p) for p in pods), default=_MAX_INT32 + 1)
+        if self._ipa is not None and has_pod_affinity(pod):
+            self._carry(pod, i, sign)
 
-    def codes(self, key: str) -> tuple[npt.NDArray[np.int32], dict[str, int]]:
+    def _carry(self, pod: Pod, i: int, sign: int) -> None:
+        """Count the inter-pod affinity terms a bound pod carries on its node."""
+        assert self._ipa is not None
+        terms = self._ipa.terms_cache.get(pod)
+        n = len(self.names)
+        kinds: tuple[tuple[int, Sequence[Any]], ...] = (
+            (_REQUIRED_AFFINITY, terms.required_affinity_terms),
+            (_REQUIRED_ANTI_AFFINITY, terms.required_anti_affinity_terms),
+        )
+        for kind, required in kinds:
+            for t in required:
+                self._carried_row((kind, t, 0), n)[i] += sign
+        for kind, preferred in (
+            (_PREFERRED_AFFINITY, terms.preferred_affinity_terms),
+            (_PREFERRED_ANTI_AFFINITY, terms.preferred_anti_affinity_terms),
+        ):
+            for wt in preferred:
+                self._carried_row((kind, wt.term, wt.weight), n)[i] += sign
+
+    def _carried_row(self, key: tuple[int, AffinityTerm, int], n: int) -> I64:
+        row = self._carried.get(key)
+        if row is None:
+            row = self._carried[key] = np.zeros(n, np.int64)
+            self._carried_matching.clear()  # a new term: every pod's matches are stale
+        return row
+
+    def codes(self, key: str) -> tuple[I32, dict[str, int]]:
         """Each node's domain code for ``key`` (-1: no such label) and the value -> code map."""
         cached = self._codes.get(key)
         if cached is None:
@@ -226,6 +400,9 @@ class FastPath:
         for c in self._counters:
             if c.eligible[i] and c.matches(pod):
                 c.counts[c.codes[i]] += 1
+        for pc in self._pod_counts.values():
+            if pc.match(pod):
+                pc.per_node[i] += 1
 
     def on_unbind(self, pod: Pod, node_name: str) -> None:
         i = self.index[node_name]
@@ -233,6 +410,9 @@ class FastPath:
         for c in self._counters:
             if c.eligible[i] and c.matches(pod):
                 c.counts[c.codes[i]] -= 1
+        for pc in self._pod_counts.values():
+            if pc.match(pod):
+                pc.per_node[i] -= 1
 
     # ------------------------------------------------------------------ applicability
 
@@ -246,9 +426,15 @@ class FastPath:
             "NodeResourcesFit",
             "NodeResourcesBalancedAllocation",
             "PodTopologySpread",
-            "InterPodAffinity",
+            _IPA,
         }
         if any(pl.name not in scores for pl in self.fwk.score_plugins):
+            return False
+        ipa = self.fwk.plugins.get(_IPA)
+        if ipa is not None and not isinstance(ipa, InterPodAffinity):
+            return False
+        spread = self.fwk.plugins.get("PodTopologySpread")
+        if spread is not None and not isinstance(spread, PodTopologySpread):
             return False
         fit: Any = self.fwk.plugins.get("NodeResourcesFit")
         if fit is not None:
@@ -268,57 +454,53 @@ class FastPath:
         spec = pod.spec
         if spec.node_name or pod.status.nominated_node_name:
             return False
-        affinity = spec.affinity
-        if affinity is not None and (
-            affinity.pod_affinity is not None or affinity.pod_anti_affinity is not None
-        ):
-            return False
         if any(v.persistent_volume_claim is not None or v.ephemeral is not None
                for v in spec.volumes) or spec.resource_claims:  # fmt: skip
             return False
         for c in (*spec.init_containers, *spec.containers):
             if any(p.host_port for p in c.ports):
                 return False
-        return self._affinity_pods == 0
+        return True
+
+    def preemption_may_find_victims(self, pod: Pod, diagnosis: Diagnosis) -> bool:
+        """Whether a node that preemption would dry-run holds a pod of lower priority (only
+        then does the dry run read the cycle state the PreFilter plugins write)."""
+        priority = pod_priority(pod)
+        for name, status in diagnosis.node_to_status.items():
+            if status.code is Code.Unschedulable and self.min_priority[self.index[name]] < priority:
+                return True
+        return False
 
     # ------------------------------------------------------------------ one decision
 
     def try_schedule(
         self, pod: Pod, algorithm: SchedulingAlgorithm, *, detail: bool = True
-    ) -> FastResult | None:
+    ) -> FastResult | FastFailure | None:
         """The reference cycle's outcome, or None where this path does not apply."""
         if not self.supported or not self.names or not self._pod_supported(pod):
             return None
+        self._follow_namespaces()
         sig = self._signature(pod)
         if sig is None:
             return None
         n = len(self.names)
-        mask = sig.static_ok.copy()
-        if sig.req_cpu:
-            mask &= self.free_cpu >= sig.req_cpu
-        if sig.req_mem:
-            mask &= self.free_mem >= sig.req_mem
-        if sig.req_eph:
-            mask &= self.free_eph >= sig.req_eph
-        mask &= self.free_pods >= 1
-        pts_self: list[int] = []
-        for c, counter, domains in sig.hard:
-            if len(domains) < c.min_domains:
-                min_match = 0
-            elif len(domains):
-                min_match = int(counter.counts[domains].min())
-            else:
-                min_match = _MAX_INT32
-            self_match = 1 if c.selector.matches(pod.metadata.labels) else 0
-            pts_self.append(self_match)
-            # Nodes without the key are rejected anyway: their count can be anything.
-            count = counter.counts[counter.safe_codes]
-            mask &= counter.has & (count + self_match - min_match <= c.max_skew)
+        rejected_with = self._filter(pod, sig)
+        mask = rejected_with == 0
         start = algorithm.next_start_node_index % n
         order = self._double_order[start : start + n]
         feasible_in_order = order[mask[order]]
+        names = self.names
+        table = self._status_table
         if len(feasible_in_order) == 0:
-            return None  # the reference writes the FailedScheduling text and preempts
+            # Every node was visited: the search starts where this one did.
+            algorithm.next_start_node_index = start
+            diagnosis = Diagnosis()
+            for i in order:
+                status = table[rejected_with[i]]
+                diagnosis.node_to_status[names[i]] = status
+                if status.is_rejected:
+                    diagnosis.unschedulable_plugins.add(status.plugin)
+            return FastFailure(diagnosis)
         to_find = num_feasible_nodes_to_find(algorithm.percentage_for(self.fwk), n)
         take = feasible_in_order[:to_find]
         if len(feasible_in_order) >= to_find:
@@ -326,10 +508,13 @@ class FastPath:
         else:
             visited = n
         algorithm.next_start_node_index = (start + visited) % n
-        names = self.names
         # Names are built only for reports; decisions work on indices.
         feasible = [names[i] for i in take] if detail else []
-        rejected = [names[i] for i in order[:visited] if not mask[i]] if detail else []
+        rejected = (
+            {names[i]: table[rejected_with[i]] for i in order[:visited] if rejected_with[i]}
+            if detail
+            else {}
+        )
         if len(take) == 1:
             return FastResult(names[int(take[0])], feasible, rejected)
         totals, per_plugin = self._scores(pod, sig, take)
@@ -343,6 +528,163 @@ class FastPath:
             }
         return result
 
+    # ------------------------------------------------------------------ filters
+
+    def _filter(self, pod: Pod, sig: _Signature) -> I32:
+        """Per node, the index of the status its first failing filter returns (0: feasible).
+
+        Upstream: RunFilterPlugins (framework.go, v1.35), over every node at once.
+        """
+        n = len(self.names)
+        first = np.zeros(n, np.int32)
+        static = sig.static
+        for pl in self.fwk.filter_plugins:
+            name = pl.name
+            if name in static.skip_filters:
+                continue
+            if name in static.filter_status:
+                status = static.filter_status[name]
+            elif name == "NodeResourcesFit":
+                status = self._fit_filter(static)
+            elif name == "PodTopologySpread":
+                status = self._spread_filter(pod, sig, first)
+            elif name == _IPA:
+                status = self._ipa_filter(pod, static)
+            else:
+                continue  # a skipping filter (its PreFilter skipped)
+            first = np.where(first == 0, status, first)
+        return first
+
+    def _fit_filter(self, static: _Static) -> I32:
+        """Upstream: Fit.Filter / fitsRequest (fit.go, v1.35)."""
+        bits = (self.free_pods < 1).astype(np.int32)
+        for bit, req, free, alloc in (
+            (2, static.req_cpu, self.free_cpu, self.alloc_cpu),
+            (4, static.req_mem, self.free_mem, self.alloc_mem),
+            (8, static.req_eph, self.free_eph, self.alloc_eph),
+        ):
+            if req > 0:
+                short = free < req
+                bits |= np.where(short, bit, 0).astype(np.int32)
+                bits |= np.where(short & (alloc < req), _FIT_UNRESOLVABLE, 0).astype(np.int32)
+        status: I32 = self._fit_table[bits]
+        return status
+
+    def _spread_filter(self, pod: Pod, sig: _Signature, first: I32) -> I32:
+        """Upstream: PodTopologySpread.Filter (filtering.go, v1.35), constraint by constraint."""
+        status = np.zeros(len(self.names), np.int32)
+        undecided = np.ones(len(self.names), np.bool_)
+        for c, counter, domains in sig.hard:
+            if len(domains) < c.min_domains:
+                min_match = 0
+            elif len(domains):
+                min_match = int(counter.counts[domains].min())
+            else:
+                min_match = _MAX_INT32
+            self_match = 1 if c.selector.matches(pod.metadata.labels) else 0
+            missing = undecided & ~counter.has
+            status[missing] = self._spread_missing
+            undecided &= counter.has
+            count = counter.counts[counter.safe_codes]
+            over = undecided & (count + self_match - min_match > c.max_skew)
+            status[over] = self._spread_skew
+            undecided &= ~over
+        return status
+
+    def _ipa_filter(self, pod: Pod, static: _Static) -> I32:
+        """Upstream: InterPodAffinity.Filter (filtering.go, v1.35): the pod's required
+        affinity, its required anti-affinity, then existing pods' required anti-affinity."""
+        n = len(self.names)
+        terms = static.terms
+        ns = self._namespace_labels()
+        affinity_fails = np.zeros(n, np.bool_)
+        if terms.required_affinity_terms:
+            required = terms.required_affinity_terms
+            matching = self._counts_of(
+                ("all", required),
+                lambda p: pod_matches_all_affinity_terms(required, p, ns),
+            )
+            has_all = np.ones(n, np.bool_)
+            exist = np.ones(n, np.bool_)
+            any_counted = False
+            for t in required:
+                has, at, total = self._domain_sums(t.topology_key, matching)
+                has_all &= has
+                exist &= at > 0
+                any_counted = any_counted or total > 0
+            ok = exist
+            if not any_counted and pod_matches_all_affinity_terms(required, pod, ns):
+                ok = np.ones(n, np.bool_)  # the first pod of a group that selects itself
+            affinity_fails = ~(has_all & ok)
+        anti_fails = np.zeros(n, np.bool_)
+        for t in terms.required_anti_affinity_terms:
+            counts = self._counts_of(("term", t), _matcher(t, ns))
+            anti_fails |= self._domain_sums(t.topology_key, counts)[1] > 0
+        existing_fails = np.zeros(n, np.bool_)
+        for kind, term, _, carriers in self._carried_matching_pod(pod):
+            if kind == _REQUIRED_ANTI_AFFINITY:
+                existing_fails |= self._domain_sums(term.topology_key, carriers)[1] > 0
+        status = np.where(existing_fails, self._ipa_existing, 0).astype(np.int32)
+        status = np.where(anti_fails, self._ipa_anti, status).astype(np.int32)
+        status = np.where(affinity_fails, self._ipa_affinity, status).astype(np.int32)
+        return status
+
+    def _domain_sums(self, key: str, per_node: I64) -> tuple[B, I64, int]:
+        """For each node: whether it has ``key``, and the sum of ``per_node`` over its domain
+        (0 without the key); and the sum over every node that has the key."""
+        codes, values = self.codes(key)
+        has = codes >= 0
+        if not values:
+            return has, np.zeros(len(codes), np.int64), 0
+        sums = np.bincount(codes[has], weights=per_node[has], minlength=len(values))
+        sums_int = sums.astype(np.int64)  # exact: counts are far below 2**53
+        at = np.where(has, sums_int[np.where(has, codes, 0)], 0)
+        return has, at, int(sums_int.sum())
+
+    def _counts_of(self, key: Any, match: Callable[[Pod], bool]) -> I64:
+        """Per node, the bound pods ``match`` holds for; counted once, then kept current."""
+        pc = self._pod_counts.get(key)
+        if pc is None:
+            pc = self._pod_counts[key] = _PodCounts(match, len(self.names))
+            for i, info in enumerate(self.cluster.list()):
+                pc.per_node[i] = sum(1 for p in info.pods if match(p))
+        return pc.per_node
+
+    def _carried_matching_pod(self, pod: Pod) -> list[tuple[int, AffinityTerm, int, I64]]:
+        """The terms existing pods carry that select the incoming pod, with their carriers."""
+        meta = pod.metadata
+        key = (meta.namespace, tuple(sorted(meta.labels.items())))
+        found = self._carried_matching.get(key)
+        if found is None:
+            ns = self._namespace_labels()
+            found = [
+                (kind, term, weight, row)
+                for (kind, term, weight), row in self._carried.items()
+                if term.matches(pod, ns)
+            ]
+            if len(self._carried_matching) > 4096:
+                self._carried_matching.clear()
+            self._carried_matching[key] = found
+        return found
+
+    def _namespace_labels(self) -> NamespaceLabels:
+        assert self._ipa is not None
+        return self._ipa.namespace_labels()
+
+    def _follow_namespaces(self) -> None:
+        """Drop what was counted with namespace labels that have since changed."""
+        objects = self.cluster.objects
+        if objects is self._objects:
+            return
+        self._objects = objects
+        namespaces = [(ns.metadata.name, ns.metadata.labels) for ns in objects.namespaces()]
+        if namespaces != self._namespaces:
+            self._namespaces = namespaces
+            self._pod_counts.clear()
+            self._carried_matching.clear()
+
+    # ------------------------------------------------------------------ scores
+
     def _scores(
         self, pod: Pod, sig: _Signature, take: npt.NDArray[np.intp]
     ) -> tuple[I64, dict[str, I64]]:
@@ -353,13 +695,18 @@ class FastPath:
             if name in sig.skipped_scores:
                 continue
             if name in _STATIC_SCORES:
-                raw = sig.static_scores[name][take]
+                raw = sig.static.static_scores[name][take]
                 if name in _NORMALIZED_STATIC:
                     raw = _default_normalize(raw, reverse=_NORMALIZED_STATIC[name])
             elif name == "NodeResourcesFit":
-                raw = self._least_allocated(sig, take)
+                raw = self._least_allocated(sig.static, take)
             elif name == "NodeResourcesBalancedAllocation":
-                raw = self._balanced(sig, take)
+                raw = self._balanced(sig.static, take)
+            elif name == _IPA:
+                ipa = self._ipa_scores(pod, sig.static, take)
+                if ipa is None:
+                    continue  # PreScore skipped: nothing to score
+                raw = ipa
             else:  # PodTopologySpread
                 raw = self._spread_scores(sig, take)
             weighted = raw * self.fwk.score_plugin_weight[name]
@@ -367,7 +714,7 @@ class FastPath:
             total += weighted
         return total, per_plugin
 
-    def _least_allocated(self, sig: _Signature, take: npt.NDArray[np.intp]) -> I64:
+    def _least_allocated(self, static: _Static, take: npt.NDArray[np.intp]) -> I64:
         fit: Any = self.fwk.plugins["NodeResourcesFit"]
         weights = [r.weight for r in fit.scorer.resources]
         score = np.zeros(len(take), np.int64)
@@ -375,16 +722,16 @@ class FastPath:
         if self._all_alloc:
             total = np.zeros(len(take), np.int64)
             for alloc, used, req, w in (
-                (self.alloc_cpu[take], self.nz_cpu[take], sig.score_req[0], weights[0]),
-                (self.alloc_mem[take], self.nz_mem[take], sig.score_req[1], weights[1]),
+                (self.alloc_cpu[take], self.nz_cpu[take], static.score_req[0], weights[0]),
+                (self.alloc_mem[take], self.nz_mem[take], static.score_req[1], weights[1]),
             ):
                 free = alloc - (used + req)
                 total += np.where(free < 0, 0, free * MAX_NODE_SCORE // alloc) * w
             mean: I64 = total // (weights[0] + weights[1])
             return mean
         for alloc, used, req, w in (
-            (self.alloc_cpu[take], self.nz_cpu[take], sig.score_req[0], weights[0]),
-            (self.alloc_mem[take], self.nz_mem[take], sig.score_req[1], weights[1]),
+            (self.alloc_cpu[take], self.nz_cpu[take], static.score_req[0], weights[0]),
+            (self.alloc_mem[take], self.nz_mem[take], static.score_req[1], weights[1]),
         ):
             requested = used + req
             has = alloc != 0
@@ -394,13 +741,13 @@ class FastPath:
             weight_sum += np.where(has, w, 0)
         return np.where(weight_sum == 0, 0, score // np.where(weight_sum == 0, 1, weight_sum))
 
-    def _balanced(self, sig: _Signature, take: npt.NDArray[np.intp]) -> I64:
-        assert sig.balanced_req is not None
+    def _balanced(self, static: _Static, take: npt.NDArray[np.intp]) -> I64:
+        assert static.balanced_req is not None
         fractions = []
         present = []
         for alloc, used, req in (
-            (self.alloc_cpu[take], self.req_cpu[take], sig.balanced_req[0]),
-            (self.alloc_mem[take], self.req_mem[take], sig.balanced_req[1]),
+            (self.alloc_cpu[take], self.req_cpu[take], static.balanced_req[0]),
+            (self.alloc_mem[take], self.req_mem[take], static.balanced_req[1]),
         ):
             has = alloc != 0
             f = (used + req).astype(np.float64) / np.where(has, alloc, 1).astype(np.float64)
@@ -409,6 +756,54 @@ class FastPath:
         both = present[0] & present[1]
         std = np.where(both, np.abs((fractions[0] - fractions[1]) / 2), 0.0)
         return ((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
+
+    def _ipa_scores(self, pod: Pod, static: _Static, take: npt.NDArray[np.intp]) -> I64 | None:
+        """InterPodAffinity's normalized scores, or None when its PreScore skips.
+
+        The weights PreScore accumulates per topology pair are, per term, a weight times the
+        pods counted in the pair's domain: the incoming pod's preferred terms against existing
+        pods, and existing pods' required affinity (the hard weight) and preferred terms
+        against the incoming pod.
+        Upstream: InterPodAffinity.PreScore, Score, NormalizeScore (scoring.go, v1.35)
+        """
+        assert self._ipa is not None
+        args = self._ipa.args
+        if args.ignore_preferred_terms_of_existing_pods and not static.has_preferred_terms:
+            return None
+        ns = self._namespace_labels()
+        terms = static.terms
+        contributions: list[tuple[str, int, I64]] = []
+        for sign, preferred in (
+            (1, terms.preferred_affinity_terms),
+            (-1, terms.preferred_anti_affinity_terms),
+        ):
+            for wt in preferred:
+                t = wt.term
+                counts = self._counts_of(("term", t), _matcher(t, ns))
+                contributions.append((t.topology_key, sign * wt.weight, counts))
+        hard_weight = args.weight
+        for kind, term, weight, carriers in self._carried_matching_pod(pod):
+            if kind == _REQUIRED_AFFINITY and hard_weight > 0:
+                contributions.append((term.topology_key, hard_weight, carriers))
+            elif kind == _PREFERRED_AFFINITY:
+                contributions.append((term.topology_key, weight, carriers))
+            elif kind == _PREFERRED_ANTI_AFFINITY:
+                contributions.append((term.topology_key, -weight, carriers))
+        raw = np.zeros(len(take), np.int64)
+        counted = False
+        for key, weight, per_node in contributions:
+            _, at, total = self._domain_sums(key, per_node)
+            if total:
+                counted = True
+                raw += weight * at[take]
+        if not counted:
+            return None  # no pair was counted: PreScore skips
+        lo, hi = int(raw.min()), int(raw.max())
+        diff = hi - lo
+        if diff <= 0:
+            return np.zeros(len(take), np.int64)
+        scaled = float(MAX_NODE_SCORE) * ((raw - lo).astype(np.float64) / float(diff))
+        return scaled.astype(np.int64)  # truncation toward zero, as Go's int64(float64)
 
     def _spread_scores(self, sig: _Signature, take: npt.NDArray[np.intp]) -> I64:
         if sig.soft_require_all:
@@ -419,7 +814,6 @@ class FastPath:
         raw = np.zeros(len(take), np.float64)
         for c, counter in sig.soft:
             if c.topology_key == LABEL_HOSTNAME:
-                assert sig.host_counter is not None
                 size = len(kept)
                 weight = float(np.log(size + 2))
                 counts = self._node_counts(sig, c)[take]
@@ -454,21 +848,36 @@ class FastPath:
     # ------------------------------------------------------------------ signatures
 
     def _signature(self, pod: Pod) -> _Signature | None:
-        key = msgspec.json.encode(
-            (pod.metadata.namespace, pod.metadata.labels, pod.metadata.owner_references, pod.spec)
-        )
-        if key in self._signatures:
-            return self._signatures[key]
-        sig = self._build_signature(pod)
-        self._signatures[key] = sig
+        key = _static_key(pod)
+        static = self._statics.get(key, _MISSING)
+        if static is _MISSING:
+            static = self._statics[key] = self._build_static(pod)
+        if static is None:
+            return None
+        assert isinstance(static, _Static)
+        spread = self.fwk.plugins.get("PodTopologySpread")
+        constraints: Any = None
+        if isinstance(spread, PodTopologySpread):
+            try:
+                constraints = (
+                    tuple(spread.get_constraints(pod, DO_NOT_SCHEDULE)),
+                    tuple(spread.get_constraints(pod, SCHEDULE_ANYWAY)),
+                    bool(pod.spec.topology_spread_constraints),
+                )
+            except SelectorError:
+                return None  # the reference reports the parse error
+        sig_key = (key, constraints)
+        sig = self._signatures.get(sig_key, _MISSING)
+        if sig is _MISSING:
+            sig = self._signatures[sig_key] = self._build_signature(pod, static, constraints)
+        assert sig is None or isinstance(sig, _Signature)
         return sig
 
-    def _build_signature(self, pod: Pod) -> _Signature | None:
+    def _build_static(self, pod: Pod) -> _Static | None:
         fwk = self.fwk
         infos = self.cluster.list()
         n = len(infos)
         state = CycleState()
-        static_ok = np.ones(n, np.bool_)
         for pre in fwk.pre_filter_plugins:
             if pre.name in _DYNAMIC_FILTERS:
                 continue
@@ -480,45 +889,50 @@ class FastPath:
                 return None
             if pre.name in _SKIPPING_FILTERS:
                 return None  # a plugin this path cannot evaluate is in play
+        filter_status: dict[str, I32] = {}
         for flt in fwk.filter_plugins:
             if flt.name not in _STATIC_FILTERS or flt.name in state.skip_filter_plugins:
                 continue
+            arr = np.zeros(n, np.int32)
             for i, info in enumerate(infos):
-                if static_ok[i] and not flt.filter(state, pod, info).is_success:
-                    static_ok[i] = False
+                status = flt.filter(state, pod, info)
+                if not status.is_success:
+                    if not status.is_rejected:
+                        return None  # an error: the reference reports it
+                    arr[i] = self._intern(status.with_plugin(flt.name))
+            filter_status[flt.name] = arr
         static_scores: dict[str, I64] = {}
         skipped: set[str] = set()
         for prs in fwk.pre_score_plugins:
-            if prs.name not in _STATIC_SCORES and prs.name != "InterPodAffinity":
+            if prs.name not in _STATIC_SCORES:
                 continue
             status = prs.pre_score(state, pod, infos)
             if status.is_skip:
                 skipped.add(prs.name)
-            elif not status.is_success or prs.name == "InterPodAffinity":
+            elif not status.is_success:
                 return None
         for scr in fwk.score_plugins:
             if scr.name in _STATIC_SCORES and scr.name not in skipped:
-                arr = np.zeros(n, np.int64)
+                scores = np.zeros(n, np.int64)
                 for i, info in enumerate(infos):
                     score, status = scr.score(state, pod, info)
                     if not status.is_success:
                         return None
-                    arr[i] = score
-                static_scores[scr.name] = arr
+                    scores[i] = score
+                static_scores[scr.name] = scores
         r = calculate_resource(pod, self.features)
         if r.resource.scalar_resources:
             return None
         fit: Any = fwk.plugins.get("NodeResourcesFit")
         score_req = (0, 0)
+        request = (0, 0, 0)
         if fit is not None:
             reqs = fit.scorer.calculate_pod_resource_request_list(pod)
             score_req = (reqs[0], reqs[1])
-            pre = fit.pre_filter(CycleState(), pod, infos)[1]
-            if not pre.is_success:
+            if not fit.pre_filter(CycleState(), pod, infos)[1].is_success:
                 return None
-            request = _fit_request(fit, pod)
-        else:
-            request = (0, 0, 0)
+            req = compute_pod_resource_request(pod, fit.enable_pod_level_resources)
+            request = (req.milli_cpu, req.memory, req.ephemeral_storage)
         balanced_req: tuple[int, int] | None = None
         balanced: Any = fwk.plugins.get("NodeResourcesBalancedAllocation")
         if balanced is not None:
@@ -527,19 +941,51 @@ class FastPath:
                 balanced_req = (reqs[0], reqs[1])
             else:
                 skipped.add("NodeResourcesBalancedAllocation")
-        spread = fwk.plugins.get("PodTopologySpread")
+        terms = parse_pod_affinity_terms(pod)
+        if terms.parse_error:
+            return None  # InterPodAffinity's PreFilter rejects it with the parse error
+        affinity = pod.spec.affinity
+        has_preferred = affinity is not None and bool(
+            (
+                affinity.pod_affinity is not None
+                and affinity.pod_affinity.preferred_during_scheduling_ignored_during_execution
+            )
+            or (
+                affinity.pod_anti_affinity is not None
+                and affinity.pod_anti_affinity.preferred_during_scheduling_ignored_during_execution
+            )
+        )
+        skip_filters = set(state.skip_filter_plugins)
+        if self._ipa is None:
+            skipped.add(_IPA)
+        return _Static(
+            filter_status=filter_status,
+            skip_filters=frozenset(skip_filters),
+            static_scores=static_scores,
+            skipped_scores=frozenset(skipped),
+            req_cpu=request[0],
+            req_mem=request[1],
+            req_eph=request[2],
+            score_req=score_req,
+            balanced_req=balanced_req,
+            terms=terms,
+            has_preferred_terms=has_preferred,
+        )
+
+    def _build_signature(self, pod: Pod, static: _Static, constraints: Any) -> _Signature | None:
+        n = len(self.names)
+        skipped = set(static.skipped_scores)
         hard: list[tuple[InternalConstraint, _Counter, I64]] = []
         soft: list[tuple[InternalConstraint, _Counter | None]] = []
         soft_require_all = True
         soft_all = np.ones(n, np.bool_)
         host_counters: list[_Counter] = []
-        if isinstance(spread, PodTopologySpread):
-            hard_cs = spread.get_constraints(pod, DO_NOT_SCHEDULE)
-            soft_cs = spread.get_constraints(pod, SCHEDULE_ANYWAY)
-            required = get_required_node_affinity(pod)
-            inclusion = self.features.enable_node_inclusion_policy_in_pod_topology_spread
-            if not inclusion:
+        spread = self.fwk.plugins.get("PodTopologySpread")
+        if isinstance(spread, PodTopologySpread) and constraints is not None:
+            hard_cs, soft_cs, own = constraints
+            if not self.features.enable_node_inclusion_policy_in_pod_topology_spread:
                 return None
+            required = get_required_node_affinity(pod)
             hard_all = self._has_all(hard_cs)
             for c in hard_cs:
                 eligible = hard_all & self._policy_mask(c, pod, required)
@@ -549,9 +995,7 @@ class FastPath:
             if not soft_cs:
                 skipped.add("PodTopologySpread")
             else:
-                soft_require_all = bool(pod.spec.topology_spread_constraints) or not (
-                    spread.system_defaulted
-                )
+                soft_require_all = own or not spread.system_defaulted
                 soft_all = self._has_all(soft_cs)
                 if not soft_require_all and not soft_all.all():
                     return None  # nodes without a key form a "" domain: left to the reference
@@ -570,19 +1014,12 @@ class FastPath:
         else:
             skipped.add("PodTopologySpread")
         return _Signature(
-            static_ok=static_ok,
-            static_scores=static_scores,
-            skipped_scores=skipped,
-            req_cpu=request[0],
-            req_mem=request[1],
-            req_eph=request[2],
-            score_req=score_req,
-            balanced_req=balanced_req,
+            static=static,
             hard=hard,
             soft=soft,
             soft_require_all=soft_require_all,
             soft_eligible_all=soft_all,
-            host_counter=host_counters[0] if host_counters else None,
+            skipped_scores=frozenset(skipped),
             host_counters=host_counters,
         )
 
@@ -632,6 +1069,47 @@ class FastPath:
         return counter
 
 
+_MISSING: Final[Any] = object()
+
+
+def _static_key(pod: Pod) -> bytes:
+    """What the static plugins and the requests read of a pod, as bytes.
+
+    NOTE: it leaves out what no filter or score plugin reads — the pod's name, labels and
+    owners (PodTopologySpread's constraints are resolved per pod and keyed separately;
+    InterPodAffinity's counts are read per decision), container names, volume names (each pod
+    read from a cluster has its own ``kube-api-access-<random>`` token volume), hostname and
+    subdomain, scheduling gates and priority — so that the pods of one template share it.
+    """
+    spec = pod.spec
+    view = msgspec.structs.replace(
+        spec,
+        containers=[_unnamed(c) for c in spec.containers],
+        init_containers=[_unnamed(c) for c in spec.init_containers],
+        volumes=[msgspec.structs.replace(v, name="") for v in spec.volumes],
+        hostname="",
+        subdomain="",
+        scheduling_gates=[],
+        priority=None,
+        priority_class_name="",
+        preemption_policy=None,
+    )
+    return msgspec.json.encode((pod.metadata.namespace, view))
+
+
+def _matcher(term: AffinityTerm, ns: NamespaceLabels) -> Callable[[Pod], bool]:
+    """Whether a pod is one the term selects."""
+
+    def match(pod: Pod) -> bool:
+        return term.matches(pod, ns)
+
+    return match
+
+
+def _unnamed(c: Container) -> Container:
+    return msgspec.structs.replace(c, name="") if c.name else c
+
+
 class _Names(Sequence[str]):
     """Node names at some indices, built only when asked for (usually one of them is)."""
 
@@ -646,14 +1124,6 @@ class _Names(Sequence[str]):
 
     def __getitem__(self, i: int) -> str:  # type: ignore[override]
         return self._names[int(self._indices[i])]
-
-
-def _fit_request(fit: Any, pod: Pod) -> tuple[int, int, int]:
-    """The pod's request as NodeResourcesFit's PreFilter computes it (cpu, memory, storage)."""
-    from topospread.plugins.noderesources.fit import compute_pod_resource_request
-
-    r = compute_pod_resource_request(pod, fit.enable_pod_level_resources)
-    return r.milli_cpu, r.memory, r.ephemeral_storage
 
 
 def _default_normalize(raw: I64, *, reverse: bool) -> I64:
@@ -672,4 +1142,4 @@ def _go_round(x: F64) -> I64:
     return (t + np.where(frac >= 0.5, np.sign(x), 0)).astype(np.int64)
 
 
-__all__ = ["FastPath", "FastResult"]
+__all__ = ["FastFailure", "FastPath", "FastResult"]

@@ -38,12 +38,13 @@ from topospread.framework.schedule_one import (
     TieBreak,
     statuses_by_node,
 )
+from topospread.framework.status import Status
 from topospread.framework.types import NodeInfo
 from topospread.labels.selector import SelectorError, label_selector_as_selector
 from topospread.plugins.podtopologyspread.common import NAME as POD_TOPOLOGY_SPREAD
 from topospread.plugins.podtopologyspread.plugin import PodTopologySpread
 from topospread.plugins.queuesort import PrioritySort, pod_priority
-from topospread.simulator.fastpath import FastPath
+from topospread.simulator.fastpath import FastFailure, FastPath, FastResult
 
 # kube-scheduler lists and watches pods with the field selector
 # status.phase!=Succeeded,status.phase!=Failed (newPodInformer, pkg/scheduler/scheduler.go): a
@@ -229,7 +230,8 @@ class Scheduler:
                     self.fast[name] = path
                 else:
                     cluster.listeners.remove(path)
-        self.fast_decisions = 0
+        self.fast_decisions = 0  # attempts the fast path decided, failures included
+        self.fast_failures = 0
 
     def framework_for(self, pod: Pod) -> Framework | None:
         return self.frameworks.get(pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME)
@@ -288,39 +290,27 @@ class Scheduler:
         path = self.fast.get(fwk.profile_name)
         if path is not None and not len(self.nominator):
             fast = path.try_schedule(pod, self.algorithm, detail=self.detail)
-            if fast is not None:
+            if isinstance(fast, FastResult):
                 self.fast_decisions += 1
                 decision.feasible = sorted(fast.feasible) if self.detail else []
                 decision.scores = fast.totals
                 decision.plugin_scores = fast.plugin_scores
-                if self.detail:
-                    decision.reasons = self._reasons(fwk, pod, nodes, fast.rejected)
+                decision.reasons = {name: _reasons(s) for name, s in fast.rejected.items()}
                 return self._bind(fwk, info, decision, state, fast.host)
+            if isinstance(fast, FastFailure):
+                self.fast_decisions += 1
+                self.fast_failures += 1
+                diagnosis = fast.diagnosis
+                if fwk.post_filter_plugins and path.preemption_may_find_victims(pod, diagnosis):
+                    # Preemption's dry run reads what the PreFilter plugins wrote.
+                    fwk.run_pre_filter_plugins(state, pod, nodes)
+                return self._fit_failure(
+                    fwk, info, decision, state, FitError(pod, len(nodes), diagnosis), nodes
+                )
         try:
             result = self.algorithm.schedule_pod(fwk, state, pod, nodes)
         except FitError as err:
-            statuses = statuses_by_node(err.diagnosis, [n.name for n in nodes])
-            nominated: PostFilterResult | None = None
-            if fwk.post_filter_plugins:
-                self._victims = decision.preempted
-                try:
-                    nominated, status = fwk.run_post_filter_plugins(state, pod, statuses)
-                finally:
-                    self._victims = None
-                err.diagnosis.post_filter_msg = status.message
-                # A result sets (or, empty, clears) the nomination; None keeps it.
-                self._nominate(info, None if nominated is None else nominated.nominated_node_name)
-                decision.pod = info.pod
-            decision.reasons = {
-                name: [f"{s.plugin}: {r}" if s.plugin else r for r in s.reasons]
-                for name, s in statuses.items()
-            }
-            decision.message = str(err)
-            if nominated is not None and nominated.nominated_node_name and decision.preempted:
-                self._requeue_preemptor(info, decision)
-                return decision
-            self._failed(info, err.diagnosis.unschedulable_plugins, decision)
-            return decision
+            return self._fit_failure(fwk, info, decision, state, err, nodes)
         except NoNodesAvailableError as err:
             decision.message = str(err)
             self._nominate(info, "")
@@ -334,8 +324,7 @@ class Scheduler:
 
         decision.feasible = sorted(result.feasible)
         decision.reasons = {
-            name: [f"{s.plugin}: {r}" if s.plugin else r for r in s.reasons]
-            for name, s in result.diagnosis.node_to_status.items()
+            name: _reasons(s) for name, s in result.diagnosis.node_to_status.items()
         }
         for node_scores in result.scores:
             decision.scores[node_scores.name] = node_scores.total_score
@@ -344,22 +333,41 @@ class Scheduler:
             }
         return self._bind(fwk, info, decision, state, result.suggested_host)
 
-    def _reasons(
-        self, fwk: Framework, pod: Pod, nodes: Sequence[NodeInfo], rejected: Sequence[str]
-    ) -> dict[str, list[str]]:
-        """Why the nodes a fast attempt visited were rejected, asked of the reference plugins
-        (their first failing filter, as a reference attempt reports it)."""
-        if not rejected:
-            return {}
-        state = CycleState()
-        fwk.run_pre_filter_plugins(state, pod, nodes)
-        out: dict[str, list[str]] = {}
-        for name in rejected:
-            info = self.cluster.get(name)
-            assert info is not None
-            s = fwk.run_filter_plugins(state, pod, info)
-            out[name] = [f"{s.plugin}: {r}" if s.plugin else r for r in s.reasons]
-        return out
+    def _fit_failure(
+        self,
+        fwk: Framework,
+        info: QueuedPodInfo,
+        decision: Decision,
+        state: CycleState,
+        err: FitError,
+        nodes: Sequence[NodeInfo],
+    ) -> Decision:
+        """No node fits: PostFilter (preemption) over every node's status, then the pod waits
+        as unschedulable or, when preemption made room, goes straight back to the queue.
+
+        Upstream: the FitError branch of schedulingCycle and handleSchedulingFailure
+        (schedule_one.go, v1.35)
+        """
+        pod = info.pod
+        statuses = statuses_by_node(err.diagnosis, [n.name for n in nodes])
+        nominated: PostFilterResult | None = None
+        if fwk.post_filter_plugins:
+            self._victims = decision.preempted
+            try:
+                nominated, status = fwk.run_post_filter_plugins(state, pod, statuses)
+            finally:
+                self._victims = None
+            err.diagnosis.post_filter_msg = status.message
+            # A result sets (or, empty, clears) the nomination; None keeps it.
+            self._nominate(info, None if nominated is None else nominated.nominated_node_name)
+            decision.pod = info.pod
+        decision.reasons = {name: _reasons(s) for name, s in statuses.items()}
+        decision.message = str(err)
+        if nominated is not None and nominated.nominated_node_name and decision.preempted:
+            self._requeue_preemptor(info, decision)
+            return decision
+        self._failed(info, err.diagnosis.unschedulable_plugins, decision)
+        return decision
 
     def _bind(
         self, fwk: Framework, info: QueuedPodInfo, decision: Decision, state: CycleState, host: str
@@ -588,6 +596,11 @@ class Scheduler:
         for key, (pod, why) in self.ignored.items():
             out[key] = (pod, why)
         return out
+
+
+def _reasons(status: Status) -> list[str]:
+    """A node's rejection reasons as reports show them, each after the plugin's name."""
+    return [f"{status.plugin}: {r}" if status.plugin else r for r in status.reasons]
 
 
 def _with_node_name(pod: Pod, node: str) -> Pod:
