@@ -242,6 +242,9 @@ class FastPath:
         self._carried_matching: dict[Any, list[tuple[int, AffinityTerm, int, I64]]] = {}
         self._objects: Any = None
         self._namespaces: Any = None
+        self._constraints_objects: Any = None
+        self._constraints_memo: dict[bytes, Any] = {}
+        self._encoder = msgspec.json.Encoder()
         # Statuses by index (0: SUCCESS), so that filters can answer with int arrays.
         self._status_table: list[Status] = [SUCCESS]
         self._status_index: dict[Status, int] = {SUCCESS: 0}
@@ -307,6 +310,7 @@ class FastPath:
         # The lowest priority among each node's pods (preemption can only take lower ones).
         self.min_priority = np.full(n, _MAX_INT32 + 1, np.int64)
         self._codes: dict[str, tuple[I32, dict[str, int]]] = {}
+        self._single_valued: dict[str, bool] = {}
         self._carried = {}
         self._carried_matching = {}
         for i, info in enumerate(infos):
@@ -636,10 +640,21 @@ class FastPath:
         has = codes >= 0
         if not values:
             return has, np.zeros(len(codes), np.int64), 0
+        if self._one_node_per_value(key):
+            # NOTE: each domain is one node (hostname): its sum is the node's own count.
+            at: I64 = np.where(has, per_node, 0)
+            return has, at, int(at.sum())
         sums = np.bincount(codes[has], weights=per_node[has], minlength=len(values))
         sums_int = sums.astype(np.int64)  # exact: counts are far below 2**53
         at = np.where(has, sums_int[np.where(has, codes, 0)], 0)
         return has, at, int(sums_int.sum())
+
+    def _one_node_per_value(self, key: str) -> bool:
+        single = self._single_valued.get(key)
+        if single is None:
+            codes, values = self.codes(key)
+            single = self._single_valued[key] = len(values) == int((codes >= 0).sum())
+        return single
 
     def _counts_of(self, key: Any, match: Callable[[Pod], bool]) -> I64:
         """Per node, the bound pods ``match`` holds for; counted once, then kept current."""
@@ -855,23 +870,55 @@ class FastPath:
         if static is None:
             return None
         assert isinstance(static, _Static)
-        spread = self.fwk.plugins.get("PodTopologySpread")
-        constraints: Any = None
-        if isinstance(spread, PodTopologySpread):
-            try:
-                constraints = (
-                    tuple(spread.get_constraints(pod, DO_NOT_SCHEDULE)),
-                    tuple(spread.get_constraints(pod, SCHEDULE_ANYWAY)),
-                    bool(pod.spec.topology_spread_constraints),
-                )
-            except SelectorError:
-                return None  # the reference reports the parse error
+        constraints = self._constraints(pod)
+        if constraints is _MISSING:
+            return None  # a selector does not parse: the reference reports it
         sig_key = (key, constraints)
         sig = self._signatures.get(sig_key, _MISSING)
         if sig is _MISSING:
             sig = self._signatures[sig_key] = self._build_signature(pod, static, constraints)
         assert sig is None or isinstance(sig, _Signature)
         return sig
+
+    def _constraints(self, pod: Pod) -> Any:
+        """The pod's hard and soft spread constraints as PodTopologySpread resolves them, and
+        whether they are its own; None without the plugin, _MISSING when one does not parse.
+
+        NOTE: memoised by what getConstraints reads — the pod's namespace, labels, owners and
+        constraints — for as long as the object lister (default constraints' Services and
+        controllers) stays the same object.
+        """
+        spread = self.fwk.plugins.get("PodTopologySpread")
+        if not isinstance(spread, PodTopologySpread):
+            return None
+        objects = self.cluster.objects
+        if objects is not self._constraints_objects:
+            self._constraints_objects = objects
+            self._constraints_memo.clear()
+        meta = pod.metadata
+        memo_key = self._encoder.encode(
+            (
+                meta.namespace,
+                meta.labels,
+                meta.owner_references,
+                pod.spec.topology_spread_constraints,
+            )
+        )
+        found = self._constraints_memo.get(memo_key, _MISSING)
+        if found is not _MISSING:
+            return found
+        try:
+            found = (
+                tuple(spread.get_constraints(pod, DO_NOT_SCHEDULE)),
+                tuple(spread.get_constraints(pod, SCHEDULE_ANYWAY)),
+                bool(pod.spec.topology_spread_constraints),
+            )
+        except SelectorError:
+            found = _MISSING
+        if len(self._constraints_memo) > 65536:
+            self._constraints_memo.clear()
+        self._constraints_memo[memo_key] = found
+        return found
 
     def _build_static(self, pod: Pod) -> _Static | None:
         fwk = self.fwk
@@ -1070,6 +1117,7 @@ class FastPath:
 
 
 _MISSING: Final[Any] = object()
+_KEY_ENCODER: Final = msgspec.json.Encoder()
 
 
 def _static_key(pod: Pod) -> bytes:
@@ -1094,7 +1142,7 @@ def _static_key(pod: Pod) -> bytes:
         priority_class_name="",
         preemption_policy=None,
     )
-    return msgspec.json.encode((pod.metadata.namespace, view))
+    return _KEY_ENCODER.encode((pod.metadata.namespace, view))
 
 
 def _matcher(term: AffinityTerm, ns: NamespaceLabels) -> Callable[[Pod], bool]:

@@ -20,6 +20,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+import msgspec
+
 from topospread.api.types import (
     Affinity,
     Namespace,
@@ -216,15 +218,19 @@ class PodTermsCache:
     """Parsed terms of the cluster's pods, so that each pod is parsed once, not every cycle.
 
     NOTE: entries are keyed by ``id(pod)`` and keep the pod itself, so an id is never reused
-    while its entry lives; a hit is confirmed by identity. Pods are immutable, so the parsed
-    terms stay valid. The cache is dropped whole when it grows past ``max_entries``.
+    while its entry lives; a hit is confirmed by identity. Behind them, parsed terms are kept by
+    what parsing reads (the pod's namespace and its affinity), so the pods of one template are
+    parsed once. Pods are immutable, so the parsed terms stay valid. Each map is dropped whole
+    when it grows past ``max_entries``.
     Upstream keeps the same data on each PodInfo in the scheduler cache.
     """
 
-    __slots__ = ("_entries", "_max_entries")
+    __slots__ = ("_by_content", "_encoder", "_entries", "_max_entries")
 
     def __init__(self, max_entries: int = 1 << 17) -> None:
         self._entries: dict[int, tuple[Pod, PodAffinityTerms]] = {}
+        self._by_content: dict[bytes, PodAffinityTerms] = {}
+        self._encoder = msgspec.json.Encoder()
         self._max_entries = max_entries
 
     def get(self, pod: Pod) -> PodAffinityTerms:
@@ -233,7 +239,13 @@ class PodTermsCache:
         entry = self._entries.get(id(pod))
         if entry is not None and entry[0] is pod:
             return entry[1]
-        terms = parse_pod_affinity_terms(pod)
+        content = self._encoder.encode((pod.metadata.namespace, pod.spec.affinity))
+        terms = self._by_content.get(content)
+        if terms is None:
+            terms = parse_pod_affinity_terms(pod)
+            if len(self._by_content) >= self._max_entries:
+                self._by_content.clear()
+            self._by_content[content] = terms
         if len(self._entries) >= self._max_entries:
             self._entries.clear()
         self._entries[id(pod)] = (pod, terms)

@@ -30,6 +30,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
+import msgspec
+
 from topospread.api.resource import ZERO, Quantity, parse_quantity
 from topospread.api.types import Container, Node, Pod
 from topospread.framework.features import Features
@@ -362,6 +364,24 @@ def _calculate_resource(pod: Pod, pod_level: bool) -> PodResource:
 # while the same object lives; the entry keeps the pod alive, so its id cannot be reused.
 _POD_RESOURCE_CACHE: dict[tuple[int, bool], tuple[Pod, PodResource]] = {}
 _POD_RESOURCE_CACHE_LIMIT: Final = 1 << 18
+# NOTE: behind it, keyed by what _calculate_resource reads (containers' and init containers'
+# requests and restart policies, overhead, pod-level resources): the pods of one template, and
+# a pod and its bound copy, share one result. Results are never mutated by their readers.
+_POD_RESOURCE_BY_CONTENT: dict[bytes, PodResource] = {}
+_RESOURCE_KEY_ENCODER: Final = msgspec.json.Encoder()
+
+
+def _resource_key(pod: Pod, pod_level: bool) -> bytes:
+    spec = pod.spec
+    return _RESOURCE_KEY_ENCODER.encode(
+        (
+            pod_level,
+            [(c.resources.requests, c.restart_policy) for c in spec.containers],
+            [(c.resources.requests, c.restart_policy) for c in spec.init_containers],
+            spec.overhead,
+            spec.resources,
+        )
+    )
 
 
 def calculate_resource(pod: Pod, features: Features) -> PodResource:
@@ -374,7 +394,13 @@ def calculate_resource(pod: Pod, features: Features) -> PodResource:
     hit = _POD_RESOURCE_CACHE.get(key)
     if hit is not None and hit[0] is pod:
         return hit[1]
-    result = _calculate_resource(pod, pod_level)
+    content = _resource_key(pod, pod_level)
+    result = _POD_RESOURCE_BY_CONTENT.get(content)
+    if result is None:
+        result = _calculate_resource(pod, pod_level)
+        if len(_POD_RESOURCE_BY_CONTENT) >= _POD_RESOURCE_CACHE_LIMIT:
+            _POD_RESOURCE_BY_CONTENT.clear()
+        _POD_RESOURCE_BY_CONTENT[content] = result
     if len(_POD_RESOURCE_CACHE) >= _POD_RESOURCE_CACHE_LIMIT:
         _POD_RESOURCE_CACHE.clear()
     _POD_RESOURCE_CACHE[key] = (pod, result)
