@@ -58,6 +58,11 @@ SUCCESS: Final = Status()
 SKIP: Final = Status(Code.Skip)
 
 
+def format_reasons(status: Status) -> list[str]:
+    """A rejection's reasons as reports show them, each after the plugin's name."""
+    return [f"{status.plugin}: {r}" if status.plugin else r for r in status.reasons]
+
+
 def new_status(code: Code, *reasons: str) -> Status:
     """Upstream: NewStatus (framework/interface.go)."""
     return Status(code, tuple(reasons))

@@ -56,7 +56,7 @@ from topospread.framework.schedule_one import (
     SchedulingAlgorithm,
     num_feasible_nodes_to_find,
 )
-from topospread.framework.status import SUCCESS, Code, Status, new_status
+from topospread.framework.status import SUCCESS, Code, Status, format_reasons, new_status
 from topospread.framework.types import MAX_NODE_SCORE
 from topospread.labels.selector import SelectorError
 from topospread.nodeaffinity import get_required_node_affinity
@@ -135,8 +135,8 @@ class FastResult:
 
     host: str
     feasible: list[str]
-    # The nodes visited and rejected, with the status each was rejected with (with detail).
-    rejected: dict[str, Status] = field(default_factory=dict)
+    # The nodes visited and rejected, with their reasons as reports show them (with detail).
+    rejected: dict[str, list[str]] = field(default_factory=dict)
     totals: dict[str, int] = field(default_factory=dict)
     plugin_scores: dict[str, dict[str, int]] = field(default_factory=dict)
 
@@ -248,6 +248,7 @@ class FastPath:
         # Statuses by index (0: SUCCESS), so that filters can answer with int arrays.
         self._status_table: list[Status] = [SUCCESS]
         self._status_index: dict[Status, int] = {SUCCESS: 0}
+        self._formatted_table: list[list[str]] = []
         self._fit_table = np.zeros(32, np.int32)
         for bits in range(1, 32):
             if bits & 15:
@@ -513,24 +514,38 @@ class FastPath:
             visited = n
         algorithm.next_start_node_index = (start + visited) % n
         # Names are built only for reports; decisions work on indices.
-        feasible = [names[i] for i in take] if detail else []
-        rejected = (
-            {names[i]: table[rejected_with[i]] for i in order[:visited] if rejected_with[i]}
-            if detail
-            else {}
-        )
+        take_names = [names[i] for i in take.tolist()] if detail else []
+        rejected: dict[str, list[str]] = {}
+        if detail:
+            seen = order[:visited]
+            seen = seen[rejected_with[seen] != 0]
+            rejected = dict(
+                zip(
+                    [names[i] for i in seen.tolist()],
+                    map(self._formatted, rejected_with[seen].tolist()),
+                    strict=True,
+                )
+            )
         if len(take) == 1:
-            return FastResult(names[int(take[0])], feasible, rejected)
+            return FastResult(names[int(take[0])], take_names, rejected)
         totals, per_plugin = self._scores(pod, sig, take)
         best = totals.max()
         host = algorithm.choose(_Names(names, take[totals == best]))
-        result = FastResult(host, feasible, rejected)
+        result = FastResult(host, take_names, rejected)
         if detail:
-            result.totals = {names[i]: int(t) for i, t in zip(take, totals, strict=True)}
-            result.plugin_scores = {
-                names[i]: {p: int(v[j]) for p, v in per_plugin.items()} for j, i in enumerate(take)
-            }
+            result.totals = dict(zip(take_names, totals.tolist(), strict=True))
+            plugins = list(per_plugin)
+            columns = [v.tolist() for v in per_plugin.values()]
+            rows = [dict(zip(plugins, row, strict=True)) for row in zip(*columns, strict=True)]
+            result.plugin_scores = dict(zip(take_names, rows, strict=True))
         return result
+
+    def _formatted(self, index: int) -> list[str]:
+        """A status's reasons as reports show them (shared: never mutated)."""
+        while len(self._formatted_table) <= index:
+            status = self._status_table[len(self._formatted_table)]
+            self._formatted_table.append(format_reasons(status))
+        return self._formatted_table[index]
 
     # ------------------------------------------------------------------ filters
 

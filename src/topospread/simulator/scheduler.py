@@ -38,7 +38,7 @@ from topospread.framework.schedule_one import (
     TieBreak,
     statuses_by_node,
 )
-from topospread.framework.status import Status
+from topospread.framework.status import format_reasons
 from topospread.framework.types import NodeInfo
 from topospread.labels.selector import SelectorError, label_selector_as_selector
 from topospread.plugins.podtopologyspread.common import NAME as POD_TOPOLOGY_SPREAD
@@ -295,7 +295,7 @@ class Scheduler:
                 decision.feasible = sorted(fast.feasible) if self.detail else []
                 decision.scores = fast.totals
                 decision.plugin_scores = fast.plugin_scores
-                decision.reasons = {name: _reasons(s) for name, s in fast.rejected.items()}
+                decision.reasons = fast.rejected
                 return self._bind(fwk, info, decision, state, fast.host)
             if isinstance(fast, FastFailure):
                 self.fast_decisions += 1
@@ -324,7 +324,7 @@ class Scheduler:
 
         decision.feasible = sorted(result.feasible)
         decision.reasons = {
-            name: _reasons(s) for name, s in result.diagnosis.node_to_status.items()
+            name: format_reasons(s) for name, s in result.diagnosis.node_to_status.items()
         }
         for node_scores in result.scores:
             decision.scores[node_scores.name] = node_scores.total_score
@@ -361,7 +361,7 @@ class Scheduler:
             # A result sets (or, empty, clears) the nomination; None keeps it.
             self._nominate(info, None if nominated is None else nominated.nominated_node_name)
             decision.pod = info.pod
-        decision.reasons = {name: _reasons(s) for name, s in statuses.items()}
+        decision.reasons = {name: format_reasons(s) for name, s in statuses.items()}
         decision.message = str(err)
         if nominated is not None and nominated.nominated_node_name and decision.preempted:
             self._requeue_preemptor(info, decision)
@@ -596,11 +596,6 @@ class Scheduler:
         for key, (pod, why) in self.ignored.items():
             out[key] = (pod, why)
         return out
-
-
-def _reasons(status: Status) -> list[str]:
-    """A node's rejection reasons as reports show them, each after the plugin's name."""
-    return [f"{status.plugin}: {r}" if status.plugin else r for r in status.reasons]
 
 
 def _with_node_name(pod: Pod, node: str) -> Pod:
