@@ -12,7 +12,9 @@ bytes of the UTF-8 encoding, as Go's ``len`` does.
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
 from typing import Final
 
 # Label keys ("qualified names") and label values.
@@ -48,6 +50,18 @@ _DNS1123_SUBDOMAIN_ERR: Final = (
 )
 DNS1123_SUBDOMAIN_MAX_LENGTH: Final = 253
 _DNS1123_SUBDOMAIN_RE: Final = re.compile(_DNS1123_SUBDOMAIN_FMT)
+
+
+def _memoised(check: Callable[[str], list[str]]) -> Callable[[str], list[str]]:
+    """A string check remembered per value (manifests repeat the same keys and values); each
+    call returns a list of its own, which the caller may extend."""
+    cached = functools.lru_cache(maxsize=1 << 16)(lambda value: tuple(check(value)))
+
+    @functools.wraps(check)
+    def checked(value: str) -> list[str]:
+        return list(cached(value))
+
+    return checked
 
 
 def _byte_len(value: str) -> int:
@@ -103,6 +117,7 @@ def _dns1123_subdomain_errors(value: str, too_long: str) -> list[str]:
     return errs
 
 
+@_memoised
 def is_dns1123_subdomain(value: str) -> list[str]:
     """Problems with ``value`` as a lowercase RFC 1123 subdomain (the rule for object names).
 
@@ -111,6 +126,7 @@ def is_dns1123_subdomain(value: str) -> list[str]:
     return _dns1123_subdomain_errors(value, legacy_max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH))
 
 
+@_memoised
 def is_dns1123_label(value: str) -> list[str]:
     """Problems with ``value`` as a lowercase RFC 1123 label (the rule for namespace names).
 
@@ -130,6 +146,7 @@ def is_dns1123_label(value: str) -> list[str]:
     return errs
 
 
+@_memoised
 def is_qualified_name(value: str) -> list[str]:
     """Problems with ``value`` as a label key: an optional DNS-subdomain prefix, ``/``, a name.
 
@@ -167,6 +184,7 @@ def is_qualified_name(value: str) -> list[str]:
     return errs
 
 
+@_memoised
 def is_valid_label_value(value: str) -> list[str]:
     """Problems with ``value`` as a label value (the empty string is valid).
 
