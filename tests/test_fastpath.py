@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
@@ -107,7 +108,9 @@ def pod_affinity(draw: st.DrawFn) -> dict[str, Any] | None:
 
 
 @st.composite
-def pod(draw: st.DrawFn, name: str, node: str | None = None) -> Pod:
+def pod(
+    draw: st.DrawFn, name: str, node: str | None = None, nominate_to: Sequence[str] = ()
+) -> Pod:
     labels = draw(st.sampled_from([{"app": "a"}, {"app": "b"}, {}]))
     spec: dict[str, Any] = {
         "containers": [{"name": "c", "image": "web:1", "resources": requests(draw)}],
@@ -152,7 +155,11 @@ def pod(draw: st.DrawFn, name: str, node: str | None = None) -> Pod:
     meta: dict[str, Any] = {"name": name, "namespace": namespace, "labels": labels}
     if node is not None and draw(st.integers(0, 8)) == 0:
         meta["deletionTimestamp"] = "2024-01-01T00:00:00Z"
-    return msgspec.convert({"metadata": meta, "spec": spec}, Pod)
+    raw: dict[str, Any] = {"metadata": meta, "spec": spec}
+    if nominate_to and draw(st.integers(0, 5)) == 0:
+        # A pod read from a cluster while it waits for the room its preemption made.
+        raw["status"] = {"nominatedNodeName": draw(st.sampled_from([*nominate_to, "gone"]))}
+    return msgspec.convert(raw, Pod)
 
 
 @st.composite
@@ -162,7 +169,7 @@ def scenarios(draw: st.DrawFn) -> Scenario:
     bound = [
         draw(pod(f"b{i}", draw(st.sampled_from(names)))) for i in range(draw(st.integers(0, 8)))
     ]
-    queue = [draw(pod(f"q{i}")) for i in range(draw(st.integers(1, 10)))]
+    queue = [draw(pod(f"q{i}", nominate_to=names)) for i in range(draw(st.integers(1, 10)))]
     objects = []
     if draw(st.booleans()):
         objects.append(
@@ -218,6 +225,7 @@ def test_fast_path_decides_as_the_reference_path(
         FAST_KINDS["preempted"] += fast.scheduler.fast_failures > 0 and any(
             d.preempted for d in fast.attempts
         )
+        FAST_KINDS["nominated"] += fast.scheduler.fast_nominated
     # Dropping report detail never changes a decision (nor the random draws).
     lean = schedule(
         scenario, seed=seed, fast=True, detail=False, percentage_of_nodes_to_score=percentage
@@ -236,3 +244,5 @@ def test_affinity_failures_and_preemption_were_exercised() -> None:
     assert FAST_KINDS["affinity"] > 20
     assert FAST_KINDS["failed"] > 20
     assert FAST_KINDS["preempted"] > 0
+    # Attempts decided while nominated pods wait (the pod's own nomination or others').
+    assert FAST_KINDS["nominated"] > 20

@@ -8,6 +8,7 @@ nominator.go, v1.35), kept by the scheduling queue and reached through the frame
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from typing import Final
 
 from topospread.api.types import Pod
@@ -71,6 +72,11 @@ class Nominator:
         """Upstream: nominator.NominatedPodsForNode (nominator.go, v1.35)."""
         pods = self._pods.get(node_name)
         return list(pods.values()) if pods else []
+
+    def by_node(self) -> Iterator[tuple[str, Iterable[Pod]]]:
+        """Each node that has nominated pods, with them, in the order nodes were first used."""
+        for name, pods in self._pods.items():
+            yield name, pods.values()
 
     def nominated_node(self, pod: Pod) -> str | None:
         return self._node_of.get(pod_key(pod))

@@ -31,7 +31,7 @@ clusters, decision for decision, failures and preemption included.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -455,9 +455,13 @@ class FastPath:
                 return False
         return True
 
+    def accepts(self, pod: Pod) -> bool:
+        """Whether this path may decide the pod's attempt (its signature may still decline)."""
+        return self.supported and bool(self.names) and self._pod_supported(pod)
+
     def _pod_supported(self, pod: Pod) -> bool:
         spec = pod.spec
-        if spec.node_name or pod.status.nominated_node_name:
+        if spec.node_name:
             return False
         if any(v.persistent_volume_claim is not None or v.ephemeral is not None
                for v in spec.volumes) or spec.resource_claims:  # fmt: skip
@@ -479,10 +483,22 @@ class FastPath:
     # ------------------------------------------------------------------ one decision
 
     def try_schedule(
-        self, pod: Pod, algorithm: SchedulingAlgorithm, *, detail: bool = True
+        self,
+        pod: Pod,
+        algorithm: SchedulingAlgorithm,
+        *,
+        detail: bool = True,
+        overrides: Mapping[str, Status] | None = None,
+        prior: Mapping[str, Status] | None = None,
     ) -> FastResult | FastFailure | None:
-        """The reference cycle's outcome, or None where this path does not apply."""
-        if not self.supported or not self.names or not self._pod_supported(pod):
+        """The reference cycle's outcome, or None where this path does not apply.
+
+        ``overrides`` are the statuses of the nodes that hold nominated pods of at least the
+        pod's priority, as the reference RunFilterPluginsWithNominatedPods gave them (the
+        vectors count bound pods only); ``prior`` is the status of the pod's own nominated node
+        when it was tried alone first and failed (the reference diagnosis keeps it).
+        """
+        if not self.accepts(pod):
             return None
         self._follow_namespaces()
         sig = self._signature(pod)
@@ -490,6 +506,9 @@ class FastPath:
             return None
         n = len(self.names)
         rejected_with = self._filter(pod, sig)
+        if overrides:
+            for name, status in overrides.items():
+                rejected_with[self.index[name]] = self._intern(status)
         mask = rejected_with == 0
         start = algorithm.next_start_node_index % n
         order = self._double_order[start : start + n]
@@ -500,11 +519,12 @@ class FastPath:
             # Every node was visited: the search starts where this one did.
             algorithm.next_start_node_index = start
             diagnosis = Diagnosis()
+            for status in (prior or {}).values():
+                diagnosis.add_plugin_status(status)
             for i in order:
                 status = table[rejected_with[i]]
                 diagnosis.node_to_status[names[i]] = status
-                if status.is_rejected:
-                    diagnosis.unschedulable_plugins.add(status.plugin)
+                diagnosis.add_plugin_status(status)
             return FastFailure(diagnosis)
         to_find = num_feasible_nodes_to_find(algorithm.percentage_for(self.fwk), n)
         take = feasible_in_order[:to_find]
@@ -517,9 +537,10 @@ class FastPath:
         take_names = [names[i] for i in take.tolist()] if detail else []
         rejected: dict[str, list[str]] = {}
         if detail:
+            rejected = {name: format_reasons(status) for name, status in (prior or {}).items()}
             seen = order[:visited]
             seen = seen[rejected_with[seen] != 0]
-            rejected = dict(
+            rejected.update(
                 zip(
                     [names[i] for i in seen.tolist()],
                     map(self._formatted, rejected_with[seen].tolist()),

@@ -38,7 +38,7 @@ from topospread.framework.schedule_one import (
     TieBreak,
     statuses_by_node,
 )
-from topospread.framework.status import format_reasons
+from topospread.framework.status import Code, Status, format_reasons
 from topospread.framework.types import NodeInfo
 from topospread.labels.selector import SelectorError, label_selector_as_selector
 from topospread.plugins.podtopologyspread.common import NAME as POD_TOPOLOGY_SPREAD
@@ -232,6 +232,7 @@ class Scheduler:
                     cluster.listeners.remove(path)
         self.fast_decisions = 0  # attempts the fast path decided, failures included
         self.fast_failures = 0
+        self.fast_nominated = 0  # of those, attempts that met nominated pods
 
     def framework_for(self, pod: Pod) -> Framework | None:
         return self.frameworks.get(pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME)
@@ -288,25 +289,11 @@ class Scheduler:
         nodes = self.cluster.list()
         decision = Decision(pod=pod, node=None, attempt=info.attempts)
         path = self.fast.get(fwk.profile_name)
-        if path is not None and not len(self.nominator):
-            fast = path.try_schedule(pod, self.algorithm, detail=self.detail)
-            if isinstance(fast, FastResult):
-                self.fast_decisions += 1
-                decision.feasible = sorted(fast.feasible) if self.detail else []
-                decision.scores = fast.totals
-                decision.plugin_scores = fast.plugin_scores
-                decision.reasons = fast.rejected
-                return self._bind(fwk, info, decision, state, fast.host)
-            if isinstance(fast, FastFailure):
-                self.fast_decisions += 1
-                self.fast_failures += 1
-                diagnosis = fast.diagnosis
-                if fwk.post_filter_plugins and path.preemption_may_find_victims(pod, diagnosis):
-                    # Preemption's dry run reads what the PreFilter plugins wrote.
-                    fwk.run_pre_filter_plugins(state, pod, nodes)
-                return self._fit_failure(
-                    fwk, info, decision, state, FitError(pod, len(nodes), diagnosis), nodes
-                )
+        if path is not None and path.accepts(pod):
+            done = self._fast_cycle(path, fwk, info, decision, state, nodes)
+            if done is not None:
+                return done
+            state = CycleState()  # the reference cycle starts afresh
         try:
             result = self.algorithm.schedule_pod(fwk, state, pod, nodes)
         except FitError as err:
@@ -332,6 +319,94 @@ class Scheduler:
                 ps.name: ps.score for ps in node_scores.scores
             }
         return self._bind(fwk, info, decision, state, result.suggested_host)
+
+    def _fast_cycle(
+        self,
+        path: FastPath,
+        fwk: Framework,
+        info: QueuedPodInfo,
+        decision: Decision,
+        state: CycleState,
+        nodes: Sequence[NodeInfo],
+    ) -> Decision | None:
+        """The attempt decided on the fast path, or None to leave it to the reference cycle.
+
+        Nominated pods are what the vectors do not count: where a node holds some of at least
+        the pod's priority (and when the pod has a nominated node of its own, tried alone
+        first), those nodes get the reference filters, over the state the reference PreFilter
+        plugins write; every other node's filter verdict is the vectors'.
+        Upstream: findNodesThatFitPod and evaluateNominatedNode (schedule_one.go, v1.35)
+        """
+        pod = info.pod
+        overrides: dict[str, Status] = {}
+        prior: dict[str, Status] = {}
+        prefiltered = False
+        own = pod.status.nominated_node_name
+        crowded = self._nodes_with_ge_nominated_pods(pod, path.index) if len(self.nominator) else []
+        if crowded or own:
+            pre_result, status, _ = fwk.run_pre_filter_plugins(state, pod, nodes)
+            if not status.is_success or (
+                pre_result is not None and pre_result.node_names is not None
+            ):
+                return None
+            prefiltered = True
+            own_info = self.cluster.get(own) if own else None
+            if own_info is not None:
+                status = fwk.run_filter_plugins_with_nominated_pods(state, pod, own_info)
+                if status.code is Code.Error:
+                    return None
+                if status.is_success:
+                    # The node preemption made room on: taken without a search or scores.
+                    self.fast_decisions += 1
+                    self.fast_nominated += 1
+                    decision.feasible = [own]
+                    return self._bind(fwk, info, decision, state, own)
+                prior[own] = status
+            for info_ in (self.cluster.get(name) for name in crowded):
+                assert info_ is not None
+                status = fwk.run_filter_plugins_with_nominated_pods(state, pod, info_)
+                if status.code is Code.Error:
+                    return None
+                overrides[info_.name] = status
+        fast = path.try_schedule(
+            pod, self.algorithm, detail=self.detail, overrides=overrides, prior=prior
+        )
+        if isinstance(fast, FastResult):
+            self.fast_decisions += 1
+            self.fast_nominated += prefiltered
+            decision.feasible = sorted(fast.feasible) if self.detail else []
+            decision.scores = fast.totals
+            decision.plugin_scores = fast.plugin_scores
+            decision.reasons = fast.rejected
+            return self._bind(fwk, info, decision, state, fast.host)
+        if isinstance(fast, FastFailure):
+            self.fast_decisions += 1
+            self.fast_failures += 1
+            self.fast_nominated += prefiltered
+            diagnosis = fast.diagnosis
+            if (
+                fwk.post_filter_plugins
+                and not prefiltered
+                and path.preemption_may_find_victims(pod, diagnosis)
+            ):
+                # Preemption's dry run reads what the PreFilter plugins wrote.
+                fwk.run_pre_filter_plugins(state, pod, nodes)
+            return self._fit_failure(
+                fwk, info, decision, state, FitError(pod, len(nodes), diagnosis), nodes
+            )
+        return None
+
+    def _nodes_with_ge_nominated_pods(self, pod: Pod, known: Mapping[str, int]) -> list[str]:
+        """The nodes where other pods of at least the pod's priority are nominated (what
+        RunFilterPluginsWithNominatedPods adds before filtering)."""
+        priority = pod_priority(pod)
+        key = pod_key(pod)
+        return [
+            name
+            for name, pods in self.nominator.by_node()
+            if name in known
+            and any(pod_priority(p) >= priority and pod_key(p) != key for p in pods)
+        ]
 
     def _fit_failure(
         self,
