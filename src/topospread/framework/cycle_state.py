@@ -43,6 +43,9 @@ class CycleState:
     def write(self, key: StateKey[T], value: T) -> None:
         self._storage[key.name] = value
 
+    def has(self, key: StateKey[T]) -> bool:
+        return key.name in self._storage
+
     def read(self, key: StateKey[T]) -> T:
         try:
             return cast(T, self._storage[key.name])

@@ -339,12 +339,22 @@ class Framework:
         for pl in self.filter_plugins:
             if pl.name in skip:
                 continue
-            status = _guard_status(lambda pl=pl: pl.filter(state, pod, node_info))  # type: ignore[misc]
+            status = self.run_filter_plugin(pl, state, pod, node_info)
             if not status.is_success:
-                if not status.is_rejected:
-                    status = as_status(f'running "{pl.name}" filter plugin: {status.message}')
-                return status.with_plugin(pl.name)
+                return status
         return SUCCESS
+
+    def run_filter_plugin(
+        self, pl: FilterPlugin, state: CycleState, pod: Pod, node_info: NodeInfo
+    ) -> Status:
+        """One filter's status as RunFilterPlugins reports it: tagged with the plugin's name,
+        anything but a rejection made an error. Upstream: runFilterPlugin (framework.go)."""
+        status = _guard_status(lambda: pl.filter(state, pod, node_info))
+        if status.is_success:
+            return SUCCESS
+        if not status.is_rejected:
+            status = as_status(f'running "{pl.name}" filter plugin: {status.message}')
+        return status.with_plugin(pl.name)
 
     def run_filter_plugins_with_nominated_pods(
         self, state: CycleState, pod: Pod, node_info: NodeInfo

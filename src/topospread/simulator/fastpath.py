@@ -60,6 +60,7 @@ from topospread.framework.status import SUCCESS, Code, Status, format_reasons, n
 from topospread.framework.types import MAX_NODE_SCORE
 from topospread.labels.selector import SelectorError
 from topospread.nodeaffinity import get_required_node_affinity
+from topospread.plugins import NODE_ONLY_FILTERS
 from topospread.plugins.interpodaffinity.filtering import (
     ERR_REASON_AFFINITY_RULES_NOT_MATCH,
     ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
@@ -97,7 +98,6 @@ I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]
 B = npt.NDArray[np.bool_]
 
-_STATIC_FILTERS: Final = ("NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity")
 # Filters whose PreFilter must Skip for this path to apply (they read only the pod's spec).
 _SKIPPING_FILTERS: Final = (
     "NodePorts",
@@ -422,7 +422,7 @@ class FastPath:
     # ------------------------------------------------------------------ applicability
 
     def _profile_supported(self) -> bool:
-        known = set(_STATIC_FILTERS) | set(_SKIPPING_FILTERS) | set(_DYNAMIC_FILTERS)
+        known = set(NODE_ONLY_FILTERS) | set(_SKIPPING_FILTERS) | set(_DYNAMIC_FILTERS)
         if any(pl.name not in known for pl in self.fwk.filter_plugins):
             return False
         if any(pl.name not in known for pl in self.fwk.pre_filter_plugins):
@@ -974,7 +974,7 @@ class FastPath:
                 return None  # a plugin this path cannot evaluate is in play
         filter_status: dict[str, I32] = {}
         for flt in fwk.filter_plugins:
-            if flt.name not in _STATIC_FILTERS or flt.name in state.skip_filter_plugins:
+            if flt.name not in NODE_ONLY_FILTERS or flt.name in state.skip_filter_plugins:
                 continue
             arr = np.zeros(n, np.int32)
             for i, info in enumerate(infos):

@@ -41,6 +41,8 @@ from topospread.framework.schedule_one import (
 from topospread.framework.status import Code, Status, format_reasons
 from topospread.framework.types import NodeInfo
 from topospread.labels.selector import SelectorError, label_selector_as_selector
+from topospread.plugins.defaultpreemption.plugin import NAME as DEFAULT_PREEMPTION
+from topospread.plugins.defaultpreemption.plugin import DefaultPreemption
 from topospread.plugins.podtopologyspread.common import NAME as POD_TOPOLOGY_SPREAD
 from topospread.plugins.podtopologyspread.plugin import PodTopologySpread
 from topospread.plugins.queuesort import PrioritySort, pod_priority
@@ -180,7 +182,9 @@ class Scheduler:
         detail: bool = True,
     ) -> None:
         """``fast`` lets the vectorised path (simulator/fastpath.py) decide the attempts it
-        supports; ``detail`` records every node's scores and rejection reasons in Decisions."""
+        supports, and preemption's dry run give victims back by NodeResourcesFit's arithmetic
+        where it can (off: the reference path throughout); ``detail`` records every node's
+        scores and rejection reasons in Decisions."""
         self.cluster = cluster
         self.detail = detail
         self.config = config
@@ -223,6 +227,10 @@ class Scheduler:
         self.preempted: dict[str, tuple[Pod, str]] = {}
         self._victims: list[str] | None = None  # the running attempt's Decision.preempted
         self.fast: dict[str, FastPath] = {}
+        for fwk in self.frameworks.values():
+            preemption = fwk.plugins.get(DEFAULT_PREEMPTION)
+            if isinstance(preemption, DefaultPreemption):
+                preemption.reprieve_by_fit = fast
         if fast:
             for name, fwk in self.frameworks.items():
                 path = FastPath(cluster, fwk, features)

@@ -14,7 +14,7 @@ validation/validation_pluginargs.go), v1.35.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Final
 
 import msgspec
@@ -35,6 +35,15 @@ from topospread.framework.runtime import Framework, FrameworkHandle
 from topospread.framework.status import SUCCESS, Code, Status, as_status, new_status
 from topospread.framework.types import NodeInfo
 from topospread.labels.selector import Selector, SelectorError, label_selector_as_selector
+from topospread.plugins import NODE_ONLY_FILTERS
+from topospread.plugins.noderesources.fit import NAME as FIT
+from topospread.plugins.noderesources.fit import PRE_FILTER_STATE_KEY as FIT_PRE_FILTER_STATE_KEY
+from topospread.plugins.noderesources.fit import Fit
+from topospread.plugins.noderesources.resource_helpers import (
+    NodeResources,
+    calculate_resource,
+    node_resources,
+)
 
 NAME: Final = "DefaultPreemption"
 
@@ -222,6 +231,11 @@ class DefaultPreemption:
         self.args = args
         self.handle = handle
         self.features = features
+        # Give victims back by NodeResourcesFit's arithmetic where that is the only filter
+        # the victims can sway (``_fit_alone``); off, every step runs the filters (the
+        # reference path, which tests/test_fastpath.py compares it with).
+        self.reprieve_by_fit = True
+        self._fit_alone_memo: dict[tuple[int, frozenset[str]], Fit | None] = {}
 
     @property
     def name(self) -> str:
@@ -350,6 +364,9 @@ class DefaultPreemption:
             return fwk.run_pre_filter_extension_add_pod(state, pod, victim, node_info)
 
         potential = [p for p in node_info.pods if self.is_preemption_allowed(node_info, p, pod)]
+        fit = self._fit_alone(fwk, state) if potential and self.reprieve_by_fit else None
+        if fit is not None:
+            return self._select_victims_by_fit(fwk, fit, state, pod, node_info, potential, pdbs)
         for victim in potential:
             status = remove(victim)
             if not status.is_success:
@@ -393,6 +410,92 @@ class DefaultPreemption:
 
         if violating and non_violating:
             # Keep the victims most important first across both groups.
+            rank = {pod_key(p): i for i, p in enumerate(potential)}
+            victims.sort(key=lambda p: rank[pod_key(p)])
+        return victims, num_violating, SUCCESS
+
+    def _fit_alone(self, fwk: Framework, state: CycleState) -> Fit | None:
+        """NodeResourcesFit, when it is the only filter of this cycle whose verdict depends on
+        the pods of a node: every other filter that runs reads only the pod and the node (the
+        rest skipped at PreFilter), and no PreFilter extension would see pods come and go.
+        None otherwise."""
+        key = (id(fwk), frozenset(state.skip_filter_plugins))
+        if key not in self._fit_alone_memo:
+            self._fit_alone_memo[key] = self._find_fit_alone(fwk, state.skip_filter_plugins)
+        fit = self._fit_alone_memo[key]
+        return fit if fit is not None and state.has(FIT_PRE_FILTER_STATE_KEY) else None
+
+    @staticmethod
+    def _find_fit_alone(fwk: Framework, skip: Collection[str]) -> Fit | None:
+        fit: Fit | None = None
+        for pl in fwk.filter_plugins:
+            if pl.name in skip or pl.name in NODE_ONLY_FILTERS:
+                continue
+            if pl.name != FIT or not isinstance(pl, Fit):
+                return None
+            fit = pl
+        for pre in fwk.pre_filter_plugins:
+            if pre.name not in skip and pre.pre_filter_extensions() is not None:
+                return None
+        return fit
+
+    def _select_victims_by_fit(
+        self,
+        fwk: Framework,
+        fit: Fit,
+        state: CycleState,
+        pod: Pod,
+        node_info: NodeInfo,
+        potential: list[Pod],
+        pdbs: Sequence[PodDisruptionBudget],
+    ) -> tuple[list[Pod], int, Status]:
+        """``select_victims_on_node`` where only NodeResourcesFit can change its verdict: the
+        filters run once with every potential victim gone; then each pod given back is judged
+        by Fit's arithmetic on the node's running totals, the node's nominated pods of at least
+        the pod's priority counted in — the verdict the filters would give (the others passed
+        and cannot change; with fewer pods, the pass without the nominated pods fits too)."""
+        for victim in potential:
+            node_info.remove_pod(victim)
+        request = state.read(FIT_PRE_FILTER_STATE_KEY)
+        totals = node_resources(node_info, fit.features)
+        requested, count = totals.requested.clone(), totals.pod_count
+        priority, key = pod_priority(pod), pod_key(pod)
+        for p in fwk.handle.nominated_pods_for_node(node_info.name):
+            if pod_priority(p) >= priority and pod_key(p) != key:
+                requested.add_resource(calculate_resource(p, fit.features).resource)
+                count += 1
+        # RunFilterPluginsWithNominatedPods with every potential victim gone: the filters in
+        # order, Fit over the totals with the nominated pods in (if that passes, the pass
+        # without them passes too).
+        for pl in fwk.filter_plugins:
+            if pl.name in state.skip_filter_plugins:
+                continue
+            if pl is fit:
+                with_nominated = NodeResources(
+                    totals.allocatable, requested, totals.non_zero_requested, count
+                )
+                status = fit.filter_totals(request, with_nominated).with_plugin(pl.name)
+            else:
+                status = fwk.run_filter_plugin(pl, state, pod, node_info)
+            if not status.is_success:
+                return [], 0, status
+        potential = importance_order(potential)
+        violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
+        victims: list[Pod] = []
+        num_violating = 0
+        for group, violates in ((violating, 1), (non_violating, 0)):
+            for candidate in group:
+                trial = requested.clone()
+                trial.add_resource(calculate_resource(candidate, fit.features).resource)
+                after = NodeResources(
+                    totals.allocatable, trial, totals.non_zero_requested, count + 1
+                )
+                if fit.filter_totals(request, after).is_success:
+                    requested, count = trial, count + 1
+                else:
+                    victims.append(candidate)
+                    num_violating += violates
+        if violating and non_violating:
             rank = {pod_key(p): i for i, p in enumerate(potential)}
             victims.sort(key=lambda p: rank[pod_key(p)])
         return victims, num_violating, SUCCESS

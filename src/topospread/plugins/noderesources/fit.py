@@ -47,6 +47,7 @@ from topospread.plugins.noderesources.resource_helpers import (
     RESOURCE_EPHEMERAL_STORAGE,
     RESOURCE_MEMORY,
     RESOURCE_PODS,
+    NodeResources,
     Resource,
     has_restartable_init_container,
     is_extended_resource_name,
@@ -138,7 +139,21 @@ def fits_request(
 
     Upstream: fitsRequest (fit.go, v1.35)
     """
-    totals = node_resources(node_info, features)
+    return fits_totals(
+        pod_request,
+        node_resources(node_info, features),
+        ignored_extended_resources,
+        ignored_resource_groups,
+    )
+
+
+def fits_totals(
+    pod_request: Resource,
+    totals: NodeResources,
+    ignored_extended_resources: Collection[str] = (),
+    ignored_resource_groups: Collection[str] = (),
+) -> list[InsufficientResource]:
+    """``fits_request`` over a node's totals (its allocatable and the sums over its pods)."""
     alloc = totals.allocatable
     used = totals.requested
     out: list[InsufficientResource] = []
@@ -302,12 +317,13 @@ class Fit:
             s = state.read(PRE_FILTER_STATE_KEY)
         except StateNotFoundError as err:
             return as_status(f'error reading "{err.args[0]}" from cycleState: not found')
-        insufficient = fits_request(
-            s.resource,
-            node_info,
-            self.features,
-            self.ignored_resources,
-            self.ignored_resource_groups,
+        return self.filter_totals(s, node_resources(node_info, self.features))
+
+    def filter_totals(self, s: PreFilterState, totals: NodeResources) -> Status:
+        """Filter's verdict on a node with these totals (what preemption's dry run asks as it
+        gives victims back, without rebuilding the node)."""
+        insufficient = fits_totals(
+            s.resource, totals, self.ignored_resources, self.ignored_resource_groups
         )
         if not insufficient:
             return SUCCESS
@@ -366,6 +382,7 @@ __all__ = [
     "compute_pod_resource_request",
     "fits",
     "fits_request",
+    "fits_totals",
     "insufficient_reason",
     "new",
 ]
