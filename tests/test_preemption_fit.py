@@ -24,12 +24,13 @@ from topospread.simulator.run import ScheduleRun, schedule
 from topospread.simulator.scenario import Scenario
 
 SEEN: Counter[str] = Counter()
+GPU = "example.com/gpu"
 
 
-def node(name: str, cpu: str, pods: str) -> Node:
+def node(name: str, cpu: str, pods: str, gpus: str) -> Node:
     raw = {
         "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-        "status": {"allocatable": {"cpu": cpu, "memory": "4Gi", "pods": pods}},
+        "status": {"allocatable": {"cpu": cpu, "memory": "4Gi", "pods": pods, GPU: gpus}},
     }
     return msgspec.convert(raw, Node)
 
@@ -37,8 +38,15 @@ def node(name: str, cpu: str, pods: str) -> Node:
 @st.composite
 def pod(draw: st.DrawFn, name: str, nodes: list[str], bound: bool) -> Pod:
     cpu = draw(st.sampled_from(["300m", "500m", "900m", "1500m"]))
+    requests = {"cpu": cpu}
+    if draw(st.integers(0, 3)) == 0:
+        requests[GPU] = (
+            "1"  # an extended resource: Fit's general arithmetic, not the cpu/memory one
+        )
     spec: dict[str, Any] = {
-        "containers": [{"name": "c", "image": "app:1", "resources": {"requests": {"cpu": cpu}}}],
+        "containers": [
+            {"name": "c", "image": "app:1", "resources": {"requests": requests, "limits": requests}}
+        ],
         "priority": draw(st.sampled_from([0, 5, 10] if bound else [5, 10, 100])),
     }
     raw: dict[str, Any] = {
@@ -62,7 +70,12 @@ def pod(draw: st.DrawFn, name: str, nodes: list[str], bound: bool) -> Pod:
 def scenarios(draw: st.DrawFn) -> Scenario:
     names = [f"n{i}" for i in range(draw(st.integers(1, 5)))]
     nodes = [
-        node(n, draw(st.sampled_from(["2", "3"])), draw(st.sampled_from(["3", "110"])))
+        node(
+            n,
+            draw(st.sampled_from(["2", "3"])),
+            draw(st.sampled_from(["3", "110"])),
+            draw(st.sampled_from(["0", "2"])),
+        )
         for n in names
     ]
     bound = [draw(pod(f"b{i}", names, True)) for i in range(draw(st.integers(0, 12)))]
@@ -100,9 +113,15 @@ def test_reprieve_by_fit_picks_the_reference_victims(scenario: Scenario, seed: i
         assert isinstance(plugin, DefaultPreemption) and plugin.reprieve_by_fit
     SEEN["preempted"] += sum(len(d.preempted) for d in fast.attempts)
     SEEN["nominated"] += fast.scheduler.fast_nominated
+    queued = {p.metadata.name: p for p in scenario.queue}
+    SEEN["gpu preemptor"] += sum(
+        bool(d.preempted) and GPU in str(queued[d.pod.metadata.name].spec.containers)
+        for d in fast.attempts
+    )
 
 
 def test_preemption_by_fit_was_exercised() -> None:
     # Runs after the property test in file order.
     assert SEEN["preempted"] > 50
     assert SEEN["nominated"] > 20
+    assert SEEN["gpu preemptor"] > 10

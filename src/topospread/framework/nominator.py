@@ -9,7 +9,7 @@ nominator.go, v1.35), kept by the scheduling queue and reached through the frame
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Final
+from typing import Final, Protocol
 
 from topospread.api.types import Pod
 
@@ -30,17 +30,24 @@ def pod_key(pod: Pod) -> str:
     return f"{pod.metadata.namespace}/{pod.metadata.name}"
 
 
+class NominatorListener(Protocol):
+    """Told of every nomination made (``sign`` 1) and dropped (-1), with the pod as stored."""
+
+    def on_nominated(self, pod: Pod, node_name: str, sign: int) -> None: ...
+
+
 class Nominator:
     """Pods nominated to nodes, per node in the order they were nominated.
 
     Each pod is nominated to at most one node; nominating it again replaces the old entry.
     """
 
-    __slots__ = ("_node_of", "_pods")
+    __slots__ = ("_node_of", "_pods", "listeners")
 
     def __init__(self) -> None:
         self._node_of: dict[str, str] = {}
         self._pods: dict[str, dict[str, Pod]] = {}
+        self.listeners: list[NominatorListener] = []
 
     def add(self, pod: Pod, node_name: str | None = None) -> None:
         """Nominate ``pod`` to ``node_name``; ``None`` keeps what ``status.nominatedNodeName``
@@ -56,6 +63,8 @@ class Nominator:
         key = pod_key(pod)
         self._node_of[key] = name
         self._pods.setdefault(name, {})[key] = pod
+        for listener in self.listeners:
+            listener.on_nominated(pod, name, 1)
 
     def delete(self, pod: Pod) -> None:
         """Upstream: nominator.deleteUnlocked (nominator.go, v1.35)."""
@@ -64,9 +73,11 @@ class Nominator:
         if name is None:
             return
         pods = self._pods[name]
-        del pods[key]
+        stored = pods.pop(key)
         if not pods:
             del self._pods[name]
+        for listener in self.listeners:
+            listener.on_nominated(stored, name, -1)
 
     def nominated_pods_for_node(self, node_name: str) -> list[Pod]:
         """Upstream: nominator.NominatedPodsForNode (nominator.go, v1.35)."""
@@ -85,4 +96,4 @@ class Nominator:
         return len(self._node_of)
 
 
-__all__ = ["DEFAULT_PRIORITY", "Nominator", "pod_key", "pod_priority"]
+__all__ = ["DEFAULT_PRIORITY", "Nominator", "NominatorListener", "pod_key", "pod_priority"]

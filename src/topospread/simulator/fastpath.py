@@ -49,7 +49,7 @@ from topospread.api.types import (
 from topospread.cluster.state import ClusterState
 from topospread.framework.cycle_state import CycleState
 from topospread.framework.features import Features
-from topospread.framework.nominator import pod_priority
+from topospread.framework.nominator import pod_key, pod_priority
 from topospread.framework.runtime import Framework
 from topospread.framework.schedule_one import (
     Diagnosis,
@@ -223,8 +223,20 @@ class _Signature:
     host_counters: list[_Counter] = field(default_factory=list)
 
 
+@dataclass(slots=True)
+class _Nominated:
+    """The nominated pods of one priority, their requests summed per node."""
+
+    cpu: I64
+    mem: I64
+    eph: I64
+    pods: I64
+    with_affinity: int = 0  # how many carry pod (anti-)affinity
+
+
 class FastPath:
-    """The vectorised cycle over one ClusterState; registers itself as the state's listener."""
+    """The vectorised cycle over one ClusterState; registers itself as the state's listener
+    (and as its scheduler's Nominator's)."""
 
     def __init__(self, cluster: ClusterState, fwk: Framework, features: Features) -> None:
         self.cluster = cluster
@@ -277,6 +289,9 @@ class FastPath:
             new_status(Code.Unschedulable, ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)
             .with_plugin(ipa_name)
         )  # fmt: skip
+        # Nominated pods: key -> (pod, node), and their requests per priority, per node.
+        self._nominations: dict[str, tuple[Pod, str]] = {}
+        self._nominated: dict[int, _Nominated] = {}
         self._rebuild()
         cluster.listeners.append(self)
 
@@ -333,6 +348,9 @@ class FastPath:
         self._signatures.clear()
         self._counters.clear()
         self._pod_counts.clear()
+        self._nominated.clear()
+        for pod, node_name in self._nominations.values():
+            self._count_nominated(pod, node_name, 1)
 
     def _account(self, pod: Pod, i: int, sign: int) -> None:
         r = calculate_resource(pod, self.features)
@@ -419,6 +437,72 @@ class FastPath:
             if pc.match(pod):
                 pc.per_node[i] -= 1
 
+    # NominatorListener
+    def on_nominated(self, pod: Pod, node_name: str, sign: int) -> None:
+        if sign > 0:
+            self._nominations[pod_key(pod)] = (pod, node_name)
+        else:
+            self._nominations.pop(pod_key(pod), None)
+        self._count_nominated(pod, node_name, sign)
+
+    def _count_nominated(self, pod: Pod, node_name: str, sign: int) -> None:
+        i = self.index.get(node_name)
+        if i is None:
+            return  # a node the cluster does not have: no filter ever sees the pod
+        priority = pod_priority(pod)
+        level = self._nominated.get(priority)
+        if level is None:
+            n = len(self.names)
+            zeros = [np.zeros(n, np.int64) for _ in range(4)]
+            level = _Nominated(zeros[0], zeros[1], zeros[2], zeros[3])
+            self._nominated[priority] = level
+        r = calculate_resource(pod, self.features).resource
+        level.cpu[i] += sign * r.milli_cpu
+        level.mem[i] += sign * r.memory
+        level.eph[i] += sign * r.ephemeral_storage
+        level.pods[i] += sign
+        if has_pod_affinity(pod):
+            level.with_affinity += sign
+
+    def counts_nominated(self, pod: Pod) -> bool:
+        """Whether the vectors can take the nominated pods into account for this pod: only
+        NodeResourcesFit can then tell a node with them from one without (no DoNotSchedule
+        spread constraint, no required inter-pod term of the pod's own, none of the nominated
+        pods of at least its priority carrying pod (anti-)affinity)."""
+        sig = self._signature(pod) if self.accepts(pod) else None
+        if sig is None or sig.hard:
+            return False
+        terms = sig.static.terms
+        if terms.required_affinity_terms or terms.required_anti_affinity_terms:
+            return False
+        priority = pod_priority(pod)
+        return not any(level.with_affinity for p, level in self._nominated.items() if p >= priority)
+
+    def _nominated_requests(self, pod: Pod) -> tuple[I64, I64, I64, I64]:
+        """Per node, what the nominated pods of at least the pod's priority (the pod aside)
+        request: cpu, memory, ephemeral storage, and how many they are.
+
+        Upstream: addGENominatedPods (framework.go, v1.35), over every node at once
+        """
+        n = len(self.names)
+        cpu, mem, eph, pods = (np.zeros(n, np.int64) for _ in range(4))
+        priority = pod_priority(pod)
+        for p, level in self._nominated.items():
+            if p >= priority:
+                cpu += level.cpu
+                mem += level.mem
+                eph += level.eph
+                pods += level.pods
+        own = self._nominations.get(pod_key(pod))
+        i = self.index.get(own[1]) if own is not None else None
+        if own is not None and i is not None and pod_priority(own[0]) >= priority:
+            r = calculate_resource(own[0], self.features).resource
+            cpu[i] -= r.milli_cpu
+            mem[i] -= r.memory
+            eph[i] -= r.ephemeral_storage
+            pods[i] -= 1
+        return cpu, mem, eph, pods
+
     # ------------------------------------------------------------------ applicability
 
     def _profile_supported(self) -> bool:
@@ -490,6 +574,7 @@ class FastPath:
         detail: bool = True,
         overrides: Mapping[str, Status] | None = None,
         prior: Mapping[str, Status] | None = None,
+        count_nominated: bool = False,
     ) -> FastResult | FastFailure | None:
         """The reference cycle's outcome, or None where this path does not apply.
 
@@ -497,6 +582,9 @@ class FastPath:
         pod's priority, as the reference RunFilterPluginsWithNominatedPods gave them (the
         vectors count bound pods only); ``prior`` is the status of the pod's own nominated node
         when it was tried alone first and failed (the reference diagnosis keeps it).
+        ``count_nominated`` (where ``counts_nominated`` allows it) filters with the nominated
+        pods of at least the pod's priority counted on their nodes, as the reference's first
+        pass does; where that passes, the second pass, without them, passes too.
         """
         if not self.accepts(pod):
             return None
@@ -505,7 +593,8 @@ class FastPath:
         if sig is None:
             return None
         n = len(self.names)
-        rejected_with = self._filter(pod, sig)
+        nominated = self._nominated_requests(pod) if count_nominated else None
+        rejected_with = self._filter(pod, sig, nominated)
         if overrides:
             for name, status in overrides.items():
                 rejected_with[self.index[name]] = self._intern(status)
@@ -570,7 +659,9 @@ class FastPath:
 
     # ------------------------------------------------------------------ filters
 
-    def _filter(self, pod: Pod, sig: _Signature) -> I32:
+    def _filter(
+        self, pod: Pod, sig: _Signature, nominated: tuple[I64, I64, I64, I64] | None = None
+    ) -> I32:
         """Per node, the index of the status its first failing filter returns (0: feasible).
 
         Upstream: RunFilterPlugins (framework.go, v1.35), over every node at once.
@@ -585,7 +676,7 @@ class FastPath:
             if name in static.filter_status:
                 status = static.filter_status[name]
             elif name == "NodeResourcesFit":
-                status = self._fit_filter(static)
+                status = self._fit_filter(static, nominated)
             elif name == "PodTopologySpread":
                 status = self._spread_filter(pod, sig, first)
             elif name == _IPA:
@@ -595,13 +686,27 @@ class FastPath:
             first = np.where(first == 0, status, first)
         return first
 
-    def _fit_filter(self, static: _Static) -> I32:
-        """Upstream: Fit.Filter / fitsRequest (fit.go, v1.35)."""
-        bits = (self.free_pods < 1).astype(np.int32)
+    def _fit_filter(
+        self, static: _Static, nominated: tuple[I64, I64, I64, I64] | None = None
+    ) -> I32:
+        """Upstream: Fit.Filter / fitsRequest (fit.go, v1.35); ``nominated``: requests that
+        nominated pods hold on each node, taken off the free room."""
+        free_cpu, free_mem, free_eph, free_pods = (
+            self.free_cpu,
+            self.free_mem,
+            self.free_eph,
+            self.free_pods,
+        )
+        if nominated is not None:
+            free_cpu = free_cpu - nominated[0]
+            free_mem = free_mem - nominated[1]
+            free_eph = free_eph - nominated[2]
+            free_pods = free_pods - nominated[3]
+        bits = (free_pods < 1).astype(np.int32)
         for bit, req, free, alloc in (
-            (2, static.req_cpu, self.free_cpu, self.alloc_cpu),
-            (4, static.req_mem, self.free_mem, self.alloc_mem),
-            (8, static.req_eph, self.free_eph, self.alloc_eph),
+            (2, static.req_cpu, free_cpu, self.alloc_cpu),
+            (4, static.req_mem, free_mem, self.alloc_mem),
+            (8, static.req_eph, free_eph, self.alloc_eph),
         ):
             if req > 0:
                 short = free < req

@@ -236,6 +236,7 @@ class Scheduler:
                 path = FastPath(cluster, fwk, features)
                 if path.supported:
                     self.fast[name] = path
+                    self.nominator.listeners.append(path)
                 else:
                     cluster.listeners.remove(path)
         self.fast_decisions = 0  # attempts the fast path decided, failures included
@@ -350,7 +351,12 @@ class Scheduler:
         prior: dict[str, Status] = {}
         prefiltered = False
         own = pod.status.nominated_node_name
-        crowded = self._nodes_with_ge_nominated_pods(pod, path.index) if len(self.nominator) else []
+        counted = bool(len(self.nominator)) and path.counts_nominated(pod)
+        crowded = (
+            self._nodes_with_ge_nominated_pods(pod, path.index)
+            if len(self.nominator) and not counted
+            else []
+        )
         if crowded or own:
             pre_result, status, _ = fwk.run_pre_filter_plugins(state, pod, nodes)
             if not status.is_success or (
@@ -377,11 +383,16 @@ class Scheduler:
                     return None
                 overrides[info_.name] = status
         fast = path.try_schedule(
-            pod, self.algorithm, detail=self.detail, overrides=overrides, prior=prior
+            pod,
+            self.algorithm,
+            detail=self.detail,
+            overrides=overrides,
+            prior=prior,
+            count_nominated=counted,
         )
         if isinstance(fast, FastResult):
             self.fast_decisions += 1
-            self.fast_nominated += prefiltered
+            self.fast_nominated += prefiltered or counted
             decision.feasible = sorted(fast.feasible) if self.detail else []
             decision.scores = fast.totals
             decision.plugin_scores = fast.plugin_scores
@@ -390,7 +401,7 @@ class Scheduler:
         if isinstance(fast, FastFailure):
             self.fast_decisions += 1
             self.fast_failures += 1
-            self.fast_nominated += prefiltered
+            self.fast_nominated += prefiltered or counted
             diagnosis = fast.diagnosis
             if (
                 fwk.post_filter_plugins

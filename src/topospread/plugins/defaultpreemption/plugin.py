@@ -483,6 +483,37 @@ class DefaultPreemption:
         violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
         victims: list[Pod] = []
         num_violating = 0
+        need = request.resource
+        if not need.scalar_resources:
+            # Fit's test spelled out for a request of cpu, memory and ephemeral storage alone
+            # (fitsRequest: a pod more must be allowed; a zero request is never short).
+            alloc = totals.allocatable
+            pods_room = alloc.allowed_pod_number - count
+            cpu_room = alloc.milli_cpu - requested.milli_cpu
+            mem_room = alloc.memory - requested.memory
+            eph_room = alloc.ephemeral_storage - requested.ephemeral_storage
+            for group, violates in ((violating, 1), (non_violating, 0)):
+                for candidate in group:
+                    r = calculate_resource(candidate, fit.features).resource
+                    cpu, mem, eph = (
+                        cpu_room - r.milli_cpu,
+                        mem_room - r.memory,
+                        eph_room - r.ephemeral_storage,
+                    )
+                    if (
+                        pods_room - 1 >= 1
+                        and (need.milli_cpu == 0 or need.milli_cpu <= cpu)
+                        and (need.memory == 0 or need.memory <= mem)
+                        and (need.ephemeral_storage == 0 or need.ephemeral_storage <= eph)
+                    ):
+                        pods_room, cpu_room, mem_room, eph_room = pods_room - 1, cpu, mem, eph
+                    else:
+                        victims.append(candidate)
+                        num_violating += violates
+            if violating and non_violating:
+                rank = {pod_key(p): i for i, p in enumerate(potential)}
+                victims.sort(key=lambda p: rank[pod_key(p)])
+            return victims, num_violating, SUCCESS
         for group, violates in ((violating, 1), (non_violating, 0)):
             for candidate in group:
                 trial = requested.clone()
