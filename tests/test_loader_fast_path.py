@@ -58,6 +58,14 @@ def pod_text(labels: str = "app: web", node: str = "n1", cpu: str = "100m") -> s
         pytest.param(pod_text(labels="app: ~"), id="tilde as null"),
         pytest.param(pod_text(labels="app: 0755"), id="octal-looking value"),
         pytest.param(pod_text(labels="app: 1_000"), id="underscored number"),
+        pytest.param(pod_text(labels="app: 0789"), id="leading-zero decimal"),
+        pytest.param(pod_text(labels="app: 041e8"), id="leading-zero float"),
+        pytest.param(pod_text(labels="app: 0b101"), id="binary-looking value"),
+        pytest.param(pod_text(labels="app: 0o17"), id="0o octal-looking value"),
+        pytest.param(pod_text(labels="app: 041e824e121f9b3b2332c397fbc4edf1"), id="machine id"),
+        pytest.param(pod_text(labels="app: 00ff"), id="leading-zero hex string"),
+        pytest.param(pod_text(labels="app: 0bde35c14466871aecdc2c98e770d8ce"), id="0b machine id"),
+        pytest.param(pod_text(labels="app: 0x1g"), id="not quite hex"),
         pytest.param(pod_text(labels="'0123': x"), id="quoted leading-zero key"),
         pytest.param(pod_text(labels="0123: x"), id="plain leading-zero key"),
         pytest.param(pod_text(labels="1e3: x"), id="float-looking key"),
@@ -87,12 +95,20 @@ def test_fast_and_exact_paths_agree(text: str, monkeypatch: pytest.MonkeyPatch) 
 
 def test_the_fast_path_really_runs_on_kubectl_style_yaml() -> None:
     assert loader._fast_yaml(pod_text(), "t.yaml") is not None
+    # A node's machineID is 32 hex digits, plain in kubectl's output; one that starts with 0
+    # and a digit must not send a whole cluster down the exact path.
+    machine_id = pod_text(labels="app: 041e824e121f9b3b2332c397fbc4edf1")
+    assert loader._fast_yaml(machine_id, "t.yaml") is not None
+    machine_id = pod_text(labels="app: 0bde35c14466871aecdc2c98e770d8ce")
+    assert loader._fast_yaml(machine_id, "t.yaml") is not None
     assert loader._fast_yaml(pod_text(labels="app: yes"), "t.yaml") is None
 
 
 words = st.sampled_from(
     ["web", "yes", "no", "on", "off", "y", "n", "true", "True", "null", "~", "0755", "12",
-     "1.5", "1e3", "0x1F", "1_000", "-", "a b", "x: y", "#x", "", "é", "on-call"]
+     "1.5", "1e3", "0x1F", "1_000", "-", "a b", "x: y", "#x", "", "é", "on-call", "0789",
+     "041e8", "0b101", "0o17", "00ff", "041e824e121f9b3b2332c397fbc4edf1", "0_1", "-012",
+     "0bde35c1", "0b1", "0o8", "0x1g"]
 )  # fmt: skip
 
 

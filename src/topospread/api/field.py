@@ -186,41 +186,76 @@ def render_value(value: BadValue) -> str:
 # Paths
 
 
-@dataclass(frozen=True, slots=True)
 class Path:
-    """field.Path: a root name followed by ``.child`` names and ``[index]``/``[key]`` subscripts."""
+    """field.Path: a root name followed by ``.child`` names and ``[index]``/``[key]`` subscripts.
 
-    _segments: tuple[tuple[bool, str], ...]  # (is_subscript, text)
+    Each step links to its parent, so that validation builds the path of every field it visits
+    in constant time; the text is made only when an error is printed.
+    """
+
+    __slots__ = ("_parent", "_subscript", "_text")
+
+    def __init__(self, parent: Path | None, subscript: bool, text: str | None) -> None:
+        self._parent = parent
+        self._subscript = subscript
+        self._text = text
+
+    @classmethod
+    def nil(cls) -> Path:
+        """A path with no steps: its first index prints as ``[0]``."""
+        return cls(None, False, None)
 
     @classmethod
     def root(cls, name: str, *more: str) -> Path:
         """Upstream: NewPath (apimachinery/pkg/util/validation/field/path.go, v1.35)"""
-        return cls(((False, name),)).child(*more)
+        return cls(None, False, name).child(*more)
 
     def child(self, *names: str) -> Path:
         """Upstream: Path.Child (apimachinery/pkg/util/validation/field/path.go, v1.35)"""
-        return Path(self._segments + tuple((False, name) for name in names))
+        path = self
+        for name in names:
+            path = Path(path, False, name)
+        return path
 
     def index(self, i: int) -> Path:
         """Upstream: Path.Index (apimachinery/pkg/util/validation/field/path.go, v1.35)"""
-        return Path((*self._segments, (True, str(i))))
+        return Path(self, True, str(i))
 
     def key(self, k: str) -> Path:
         """A map key subscript, printed unquoted: ``metadata.labels[app]``.
 
         Upstream: Path.Key (apimachinery/pkg/util/validation/field/path.go, v1.35)
         """
-        return Path((*self._segments, (True, k)))
+        return Path(self, True, k)
+
+    def _steps(self) -> list[tuple[bool, str]]:
+        steps: list[tuple[bool, str]] = []
+        path: Path | None = self
+        while path is not None:
+            if path._text is not None:
+                steps.append((path._subscript, path._text))
+            path = path._parent
+        steps.reverse()
+        return steps
 
     def __str__(self) -> str:
         """Upstream: Path.String (apimachinery/pkg/util/validation/field/path.go, v1.35)"""
         out: list[str] = []
-        for i, (subscript, text) in enumerate(self._segments):
+        for i, (subscript, text) in enumerate(self._steps()):
             if subscript or not text:
                 out.append(f"[{text}]")
             else:
                 out.append(("." if i else "") + text)
         return "".join(out)
+
+    def __repr__(self) -> str:
+        return f"Path({str(self)!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Path) and self._steps() == other._steps()
+
+    def __hash__(self) -> int:
+        return hash(tuple(self._steps()))
 
 
 def as_path(path: Path | str) -> Path:

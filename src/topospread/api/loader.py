@@ -530,7 +530,10 @@ def _line_column(text: str, index: int) -> tuple[int, int]:
 
 _RISKY_SCALAR: Final = (
     rb"(?:y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF|True|TRUE|False|FALSE|~|Null|NULL"
-    rb"|[-+]?\.(?:inf|Inf|INF|nan|NaN|NAN)|[-+]?0[0-9_xXoObB][0-9a-fA-F_]*"
+    rb"|[-+]?\.(?:inf|Inf|INF|nan|NaN|NAN)"
+    # Leading zero: octal, decimal (0789 is a float to go-yaml), 041e8, 0x1F, 0o17, 0b101;
+    # not a hex string such as a node's machineID (041e824e…, 0bde35c1…): both read a string.
+    rb"|[-+]?0(?:[0-9_]+(?:[eE][-+]?[0-9]+)?|[xX][0-9a-fA-F_]*|[oO][0-7_]*|[bB][01_]*)"
     rb"|\+[0-9.][0-9a-zA-Z_.+-]*|[0-9]+_[0-9a-zA-Z_.+-]*|[0-9]+\.|\.[0-9][0-9a-zA-Z_.+-]*)"
 )
 # A plain risky scalar as a block mapping value or block sequence item.

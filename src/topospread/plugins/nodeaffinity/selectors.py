@@ -31,7 +31,7 @@ _NODE_SELECTOR_OPERATORS: Final = ("In", "NotIn", "Exists", "DoesNotExist", "Gt"
 _FIELD_SELECTOR_OPERATORS: Final = ("In", "NotIn")
 
 # A nil field path: its first index prints as "[0]" (how upstream reports a pod's own terms).
-_NIL_PATH: Final = Path(())
+_NIL_PATH: Final = Path.nil()
 
 
 def to_path(path: Path | str) -> Path:
