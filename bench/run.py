@@ -40,7 +40,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -50,6 +50,7 @@ import msgspec
 from workloads import WORKLOADS, Setup  # bench/workloads.py
 
 from topospread.api.loader import load_manifests
+from topospread.api.types import Pod
 from topospread.framework.config import default_config
 from topospread.framework.features import DEFAULT_FEATURES
 from topospread.plugins.registry import IN_TREE
@@ -72,6 +73,8 @@ class Result(msgspec.Struct, frozen=True, kw_only=True):
     stopped: str = ""  # what ended the measured phase early: "" (nothing), TIME or MEMORY
     unschedulable: int = 0  # measured pods tried and left pending
     init_stopped: str = ""  # "N of M" when a limit ended the init phase early
+    other_unschedulable: int = 0  # init and churn pods left pending at the end
+    preempted: int = 0  # pods preemption evicted during the measured phase
 
 
 TIME: Final = "time"
@@ -121,12 +124,20 @@ def _drain(
     keys: set[str],
     limits: Limits,
     on_bound: Callable[[int], None] | None = None,
+    churn: Iterator[Pod] | None = None,
+    churn_every: int = 0,
 ) -> tuple[int, int, str]:
     """``Scheduler.run()`` within ``limits``: how many of the pods named by ``keys`` bound,
     how many of their attempts failed, and which limit stopped it ("" if none did).
 
     Other pods may be scheduled meanwhile (a pending pod that a binding moved back to the
-    queue, as upstream's queueing hints move it); they are not counted.
+    queue, as upstream's queueing hints move it); they are not counted. After every
+    ``churn_every`` pods of ``keys`` bound, the next ``churn`` pod is enqueued.
+
+    A preemptor's attempt that evicts victims fails (it counts as a failed attempt): the
+    Scheduler deletes the victims at once and puts the pod straight back in the active queue,
+    where its priority puts it first, so its next attempt binds it, as ``Scheduler.run()``
+    (``topospread schedule``) goes on.
     """
     deadline = time.perf_counter() + limits.seconds
     bound = failed = attempts = 0
@@ -145,6 +156,10 @@ def _drain(
             bound += 1
             if on_bound is not None:
                 on_bound(bound)
+            if churn is not None and churn_every and bound % churn_every == 0:
+                pod = next(churn, None)
+                if pod is not None:
+                    scheduler.add(pod)
     return bound, failed, ""
 
 
@@ -181,9 +196,15 @@ def run_scheduling(name: str, setup: Setup, limits: Limits, mode: Mode) -> Resul
                 scheduler.active.pop()
 
     t0 = time.perf_counter()
+    churn = iter(setup.churn)
+    # Upstream's churn op starts before the measured pods are created.
+    first = next(churn, None)
+    if first is not None:
+        scheduler.add(first)
     for pod in setup.measured:
         scheduler.add(pod)
     log(f"  enqueued {len(setup.measured)} measured pods in {time.perf_counter() - t0:.2f} s")
+    preempted_before = len(scheduler.preempted)
     fast_before = scheduler.fast_decisions
     total = len(setup.measured)
     progress_every = max(total // 10, 1)
@@ -195,10 +216,17 @@ def run_scheduling(name: str, setup: Setup, limits: Limits, mode: Mode) -> Resul
 
     keys = {pod.key for pod in setup.measured}
     start = time.perf_counter()
-    bound, failed, stopped = _drain(scheduler, keys, limits, progress)
+    bound, failed, stopped = _drain(scheduler, keys, limits, progress, churn, setup.churn_every)
     seconds = time.perf_counter() - start
+    fast_decided = scheduler.fast_decisions - fast_before
+    log(f"  fast path decided {fast_decided} attempts ({bound + failed} were measured pods')")
+    unschedulable = sum(1 for key in scheduler.unschedulable if key in keys)
+    other = len(scheduler.unschedulable) - unschedulable
+    preempted = len(scheduler.preempted) - preempted_before
     log(
-        f"  fast path decided {scheduler.fast_decisions - fast_before} of {bound + failed} attempts"
+        f"  measured: {bound} bound, {unschedulable} unschedulable, {failed} failed attempts; "
+        f"{preempted} pods preempted; {other} other pods unschedulable "
+        f"(of {len(setup.churn)} churn pods)"
     )
     if stopped:
         log(f"  stopped at the {stopped} limit after {seconds:.1f} s")
@@ -208,8 +236,10 @@ def run_scheduling(name: str, setup: Setup, limits: Limits, mode: Mode) -> Resul
         total=total,
         seconds=seconds,
         stopped=stopped,
-        unschedulable=sum(1 for key in scheduler.unschedulable if key in keys),
+        unschedulable=unschedulable,
         init_stopped=init_stopped,
+        other_unschedulable=other,
+        preempted=preempted,
     )
 
 
@@ -321,6 +351,8 @@ def spawn(job: Job, divisor: int, limits: Limits, mode: Mode, manifest: Path | N
         notes.append(f"(stopped after {r.bound} of {r.total} pods at the memory limit)")
     if r.unschedulable:
         notes.append(f"({r.unschedulable} unschedulable)")
+    if r.preempted:
+        notes.append(f"({r.preempted} preempted)")
     notes += mode.notes()
     suffix = "".join(" " + n for n in notes)
     print(f"{r.name}: {rate:,.1f} pods/s, peak RSS {rss:,.0f} MiB{suffix}", flush=True)
