@@ -34,8 +34,10 @@ attempt's Decision, scores of every scored node included, so memory grows with e
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -45,6 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+import chart  # bench/chart.py
 import manifests  # bench/manifests.py: the script's directory is first on sys.path
 import msgspec
 from workloads import WORKLOADS, Setup  # bench/workloads.py
@@ -275,10 +278,30 @@ class Job:
     name: str
     family: str
     manifest_format: str | None = None  # YAML or JSON for the loading benchmark
+    cli: str | None = None  # CHART or TIMELINE: the topospread CLI on written files
+
+
+CHART: Final = "chart"
+TIMELINE: Final = "timeline"
 
 
 def jobs(divisor: int) -> list[Job]:
     out = [Job(w.name(divisor), w.family) for w in WORKLOADS]
+    out.append(
+        Job(
+            f"ChartCluster/{1000 // divisor}Nodes_{10_000 // divisor}BoundPods_"
+            f"{2000 // divisor}Pods",
+            "ChartCluster",
+            cli=CHART,
+        )
+    )
+    out.append(
+        Job(
+            f"SimulateTimeline/{3000 // divisor}Nodes_{30_000 // divisor}Pods",
+            "SimulateTimeline",
+            cli=TIMELINE,
+        )
+    )
     family = f"Load{LOAD_PODS // divisor // 1000}kPods"
     out += [Job(f"{family}/{fmt}", family, fmt) for fmt in LOAD_FORMATS]
     return out
@@ -358,6 +381,97 @@ def spawn(job: Job, divisor: int, limits: Limits, mode: Mode, manifest: Path | N
     print(f"{r.name}: {rate:,.1f} pods/s, peak RSS {rss:,.0f} MiB{suffix}", flush=True)
 
 
+# ---------------------------------------------------------------------------------------------
+# End to end: the topospread CLI on written files
+
+# How often the parent looks whether the CLI has exited (the wall time's resolution).
+CLI_POLL_SECONDS: Final = 0.01
+
+
+def topospread_command() -> list[str]:
+    """The ``topospread`` entry point of this interpreter's environment."""
+    script = Path(sys.executable).with_name("topospread")
+    if script.exists():
+        return [str(script)]
+    found = shutil.which("topospread")
+    if found is None:
+        raise SystemExit("bench: no topospread command next to the interpreter or on PATH")
+    return [found]
+
+
+def _run_cli(cmd: list[str], out: Path, seconds: float) -> tuple[float, float, int | None]:
+    """Run ``cmd`` with stdout to ``out``: wall seconds, the child's peak RSS (MiB) and its exit
+    code (None: killed at the time limit)."""
+    with out.open("wb") as f:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=f)
+        deadline = start + seconds
+        while True:
+            # wait4 rather than Popen.wait: it returns this child's own resource usage.
+            pid, status, rusage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                wall = time.perf_counter() - start
+                proc.returncode = os.waitstatus_to_exitcode(status)
+                return wall, peak_rss_mib(rusage), proc.returncode
+            if time.perf_counter() >= deadline:
+                proc.kill()
+                _, status, rusage = os.wait4(proc.pid, 0)
+                proc.returncode = os.waitstatus_to_exitcode(status)
+                return time.perf_counter() - start, peak_rss_mib(rusage), None
+            time.sleep(CLI_POLL_SECONDS)
+
+
+def run_chart(job: Job, tmp: Path, divisor: int, limits: Limits) -> None:
+    """``topospread schedule --nodes LIST -o jsonl``: pods/s over the CLI's whole run."""
+    path = tmp / "chart-cluster.yaml"
+    t0 = time.perf_counter()
+    bound, queued = chart.write_chart_cluster(path, divisor)
+    log(
+        f"{job.name}:\n  wrote {bound} bound and {queued} queued pods "
+        f"({path.stat().st_size / 2**20:,.0f} MiB) in {time.perf_counter() - t0:.1f} s"
+    )
+    out = tmp / "chart-cluster.jsonl"
+    cmd = [*topospread_command(), "schedule", "--nodes", str(path), "-o", "jsonl"]
+    wall, rss, code = _run_cli(cmd, out, limits.seconds)
+    if code is None:
+        print(f"{job.name}: stopped after {wall:.0f} s, peak RSS {rss:,.0f} MiB", flush=True)
+        return
+    if code != 0:
+        print(f"{job.name}: FAILED (exit code {code}), peak RSS {rss:,.0f} MiB", flush=True)
+        return
+    outcomes = [json.loads(line) for line in out.read_text().splitlines()]
+    placed = [o for o in outcomes if "pod" in o]
+    pending = sum(1 for o in placed if o.get("node") is None)
+    log(f"  {len(placed) - pending} of {len(placed)} pods bound, {pending} pending, {wall:.1f} s")
+    note = f" ({pending} unschedulable)" if pending else ""
+    print(f"{job.name}: {queued / wall:,.1f} pods/s, peak RSS {rss:,.0f} MiB{note}", flush=True)
+
+
+def run_timeline(job: Job, tmp: Path, divisor: int, limits: Limits) -> None:
+    """``topospread simulate SCENARIO -o json``: the CLI's wall seconds."""
+    path = tmp / "timeline.yaml"
+    pods = chart.write_timeline(path, divisor)
+    log(f"{job.name}:\n  wrote a timeline of {pods} pods")
+    out = tmp / "timeline.json"
+    cmd = [*topospread_command(), "simulate", str(path), "-o", "json"]
+    wall, rss, code = _run_cli(cmd, out, limits.seconds)
+    if code is None:
+        print(f"{job.name}: stopped after {wall:.0f} s, peak RSS {rss:,.0f} MiB", flush=True)
+        return
+    if code != 0:
+        print(f"{job.name}: FAILED (exit code {code}), peak RSS {rss:,.0f} MiB", flush=True)
+        return
+    steps = json.loads(out.read_bytes())["steps"]
+    for step in steps:
+        log(
+            f"  {step['name']}: {len(step['placed'])} placed, {len(step['bound'])} bound, "
+            f"{len(step['pending'])} pending, settled {step['settled']} in {step['rounds']} rounds"
+        )
+    pending = len(steps[-1]["pending"])
+    note = f" ({pending} pending at the end)" if pending else ""
+    print(f"{job.name}: {wall:.1f} s, peak RSS {rss:,.0f} MiB{note}", flush=True)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("names", nargs="*", metavar="NAME", help="workload family or full name")
@@ -416,6 +530,12 @@ def main(argv: Sequence[str] | None = None) -> None:
                 log(f"wrote {n} pods as {job.manifest_format} in {time.perf_counter() - t0:.1f} s")
                 files[job.manifest_format] = path
         for job in selected:
+            if job.cli == CHART:
+                run_chart(job, Path(tmp), divisor, limits)
+                continue
+            if job.cli == TIMELINE:
+                run_timeline(job, Path(tmp), divisor, limits)
+                continue
             manifest = files.get(job.manifest_format) if job.manifest_format else None
             spawn(job, divisor, limits, mode, manifest)
 
