@@ -1,4 +1,4 @@
-"""Benchmarks mirroring kube-scheduler's scheduler_perf topology-spreading workloads.
+"""Benchmarks mirroring kube-scheduler's scheduler_perf workloads, plus end-to-end CLI runs.
 
     python bench/run.py [--quick] [--max-seconds N] [--detail] [--reference] [NAME...]
 
@@ -10,13 +10,28 @@ fast path on and report detail off (``detail=False`` changes no decision: tests/
 checks it). ``--detail`` turns the per-node scores and reasons that ``topospread schedule``
 reports back on; ``--reference`` turns the fast path off; the line says so.
 
+The scheduling workloads (bench/workloads.py) are scheduler_perf's topology-spreading, pod
+(anti-)affinity, Unschedulable and PreemptionBasic workloads, and Scale. Two more run the CLI
+end to end on files written to a temporary directory (bench/chart.py):
+``ChartCluster`` runs ``topospread schedule --nodes LIST -o jsonl`` on an EKS-like cluster (one
+``kubectl get -o yaml`` List) and reports its Pending pods per second of the whole command,
+loading and output included; ``SimulateTimeline`` runs ``topospread simulate SCENARIO -o json``
+on a timeline (scale up, rollout, zone loss, wait, restore) and reports its wall seconds.
+
 Each workload runs in its own child process, so that one workload's memory cannot inflate
 another's figure; the parent reads the child's peak resident set size from ``wait4``'s
 rusage (``ru_maxrss``: the child's whole life, setup included). stdout gets one line per
 workload:
 
     TopologySpreading/5000Nodes_5000Pods: N pods/s, peak RSS M MiB
+    ChartCluster/1000Nodes_10000BoundPods_2000Pods: N pods/s, peak RSS M MiB
+    SimulateTimeline/3000Nodes_30000Pods: S s, peak RSS M MiB
     Load100kPods/YAML: S s, peak RSS M MiB
+
+The CLI workloads are the ``topospread`` command itself as the child: the parent times it from
+spawn to exit and reads its peak RSS the same way; its stdout goes to a file, read afterwards to
+count the pods left Pending. Past ``--max-seconds`` the parent kills it and says ``stopped
+after S s``.
 
 Progress and setup timings go to stderr.
 
@@ -29,6 +44,13 @@ on stderr). The rate is measured pods bound per second of that loop. After ``--m
 far and says ``(stopped after N of M pods)``. Past ``--max-rss-mib`` (default: half the
 machine's memory) it stops likewise, ``... at the memory limit``: the scheduler keeps every
 attempt's Decision, scores of every scored node included, so memory grows with each pod.
+
+Unschedulable enqueues its churn pods (9 CPU, priority 10, never schedulable) during the
+measured phase, one after every 120 measured pods bound. In PreemptionBasic each measured pod's
+first attempt preempts (a failed attempt: the victims are deleted at once and the pod goes back
+to the active queue) and a later one binds it, as ``topospread schedule`` drives the Scheduler;
+the line adds ``(N preempted)``. The worker logs the measured pods bound and left
+unschedulable, the pods preempted and the other (init, churn) pods left unschedulable.
 """
 
 from __future__ import annotations
