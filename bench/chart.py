@@ -656,6 +656,16 @@ def _place(rng: random.Random, nodes: list[_Node], cpu_milli: int, avoid: set[st
 def chart_cluster(divisor: int = 1) -> Iterator[dict[str, Any]]:
     """The List's items: nodes, namespaces, workloads, bound pods, then the queued pods."""
     rng = random.Random(SEED)
+    used: set[str] = set()
+
+    def pod_name(prefix: str) -> str:
+        """``prefix`` and five random letters, drawn again on a clash as the API server's
+        generateName retries (27**5 names: 2,000 pods of one ReplicaSet would clash)."""
+        while (name := f"{prefix}-{suffix(rng)}") in used:
+            pass
+        used.add(name)
+        return name
+
     node_objs, nodes = _nodes(rng, divisor)
     yield from node_objs
     namespaces = sorted({"kube-system", "monitoring", QUEUED_APP[1]} | {c[1] for c in CHARTS})
@@ -709,7 +719,7 @@ def chart_cluster(divisor: int = 1) -> Iterator[dict[str, Any]]:
             placed += 1
             yield _pod(
                 rng,
-                name=f"{name}-{suffix(rng)}",
+                name=pod_name(name),
                 namespace=ns,
                 labels={
                     "k8s-app": name,
@@ -767,7 +777,7 @@ def chart_cluster(divisor: int = 1) -> Iterator[dict[str, Any]]:
         placed += 1
         yield _pod(
             rng,
-            name=f"coredns-{pod_hash}-{suffix(rng)}",
+            name=pod_name(f"coredns-{pod_hash}"),
             namespace="kube-system",
             labels={**dns_labels, "pod-template-hash": pod_hash},
             owner=owner,
@@ -838,7 +848,7 @@ def chart_cluster(divisor: int = 1) -> Iterator[dict[str, Any]]:
                 }
             yield _pod(
                 rng,
-                name=f"{name}-{pod_hash}-{suffix(rng)}",
+                name=pod_name(f"{name}-{pod_hash}"),
                 namespace=ns,
                 labels={**labels, "pod-template-hash": pod_hash},
                 owner=owner,
@@ -882,7 +892,7 @@ def chart_cluster(divisor: int = 1) -> Iterator[dict[str, Any]]:
     for _ in range(queued):
         yield _pod(
             rng,
-            name=f"{name}-{pod_hash}-{suffix(rng)}",
+            name=pod_name(f"{name}-{pod_hash}"),
             namespace=ns,
             labels={**labels, "pod-template-hash": pod_hash},
             owner=owner,
