@@ -814,7 +814,7 @@ def chart_cluster(divisor: int = 1) -> Iterator[dict[str, Any]]:
     for (name, ns, image, cpu, mem), replicas in zip(CHARTS, sizes, strict=True):
         labels = {"app.kubernetes.io/instance": name, "app.kubernetes.io/name": name}
         gpu = name == GPU_CHART
-        tolerations = (
+        tolerations: list[dict[str, Any]] | None = (
             [
                 {"effect": "NoSchedule", "key": "dedicated", "operator": "Equal", "value": "gpu"},
                 *DEFAULT_TOLERATIONS,
