@@ -1,4 +1,4 @@
-"""Benchmarks mirroring kube-scheduler's scheduler_perf topology-spreading workloads.
+"""Benchmarks mirroring kube-scheduler's scheduler_perf workloads, plus end-to-end CLI runs.
 
     python bench/run.py [--quick] [--max-seconds N] [--detail] [--reference] [NAME...]
 
@@ -10,13 +10,28 @@ fast path on and report detail off (``detail=False`` changes no decision: tests/
 checks it). ``--detail`` turns the per-node scores and reasons that ``topospread schedule``
 reports back on; ``--reference`` turns the fast path off; the line says so.
 
+The scheduling workloads (bench/workloads.py) are scheduler_perf's topology-spreading, pod
+(anti-)affinity, Unschedulable and PreemptionBasic workloads, and Scale. Two more run the CLI
+end to end on files written to a temporary directory (bench/chart.py):
+``ChartCluster`` runs ``topospread schedule --nodes LIST -o jsonl`` on an EKS-like cluster (one
+``kubectl get -o yaml`` List) and reports its Pending pods per second of the whole command,
+loading and output included; ``SimulateTimeline`` runs ``topospread simulate SCENARIO -o json``
+on a timeline (scale up, rollout, zone loss, wait, restore) and reports its wall seconds.
+
 Each workload runs in its own child process, so that one workload's memory cannot inflate
 another's figure; the parent reads the child's peak resident set size from ``wait4``'s
 rusage (``ru_maxrss``: the child's whole life, setup included). stdout gets one line per
 workload:
 
     TopologySpreading/5000Nodes_5000Pods: N pods/s, peak RSS M MiB
+    ChartCluster/1000Nodes_10000BoundPods_2000Pods: N pods/s, peak RSS M MiB
+    SimulateTimeline/3000Nodes_30000Pods: S s, peak RSS M MiB
     Load100kPods/YAML: S s, peak RSS M MiB
+
+The CLI workloads are the ``topospread`` command itself as the child: the parent times it from
+spawn to exit and reads its peak RSS the same way; its stdout goes to a file, read afterwards to
+count the pods left Pending. Past ``--max-seconds`` the parent kills it and says ``stopped
+after S s``.
 
 Progress and setup timings go to stderr.
 
@@ -29,27 +44,38 @@ on stderr). The rate is measured pods bound per second of that loop. After ``--m
 far and says ``(stopped after N of M pods)``. Past ``--max-rss-mib`` (default: half the
 machine's memory) it stops likewise, ``... at the memory limit``: the scheduler keeps every
 attempt's Decision, scores of every scored node included, so memory grows with each pod.
+
+Unschedulable enqueues its churn pods (9 CPU, priority 10, never schedulable) during the
+measured phase, one after every 120 measured pods bound. In PreemptionBasic each measured pod's
+first attempt preempts (a failed attempt: the victims are deleted at once and the pod goes back
+to the active queue) and a later one binds it, as ``topospread schedule`` drives the Scheduler;
+the line adds ``(N preempted)``. The worker logs the measured pods bound and left
+unschedulable, the pods preempted and the other (init, churn) pods left unschedulable.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+import chart  # bench/chart.py
 import manifests  # bench/manifests.py: the script's directory is first on sys.path
 import msgspec
 from workloads import WORKLOADS, Setup  # bench/workloads.py
 
 from topospread.api.loader import load_manifests
+from topospread.api.types import Pod
 from topospread.framework.config import default_config
 from topospread.framework.features import DEFAULT_FEATURES
 from topospread.plugins.registry import IN_TREE
@@ -72,6 +98,8 @@ class Result(msgspec.Struct, frozen=True, kw_only=True):
     stopped: str = ""  # what ended the measured phase early: "" (nothing), TIME or MEMORY
     unschedulable: int = 0  # measured pods tried and left pending
     init_stopped: str = ""  # "N of M" when a limit ended the init phase early
+    other_unschedulable: int = 0  # init and churn pods left pending at the end
+    preempted: int = 0  # pods preemption evicted during the measured phase
 
 
 TIME: Final = "time"
@@ -121,12 +149,20 @@ def _drain(
     keys: set[str],
     limits: Limits,
     on_bound: Callable[[int], None] | None = None,
+    churn: Iterator[Pod] | None = None,
+    churn_every: int = 0,
 ) -> tuple[int, int, str]:
     """``Scheduler.run()`` within ``limits``: how many of the pods named by ``keys`` bound,
     how many of their attempts failed, and which limit stopped it ("" if none did).
 
     Other pods may be scheduled meanwhile (a pending pod that a binding moved back to the
-    queue, as upstream's queueing hints move it); they are not counted.
+    queue, as upstream's queueing hints move it); they are not counted. After every
+    ``churn_every`` pods of ``keys`` bound, the next ``churn`` pod is enqueued.
+
+    A preemptor's attempt that evicts victims fails (it counts as a failed attempt): the
+    Scheduler deletes the victims at once and puts the pod straight back in the active queue,
+    where its priority puts it first, so its next attempt binds it, as ``Scheduler.run()``
+    (``topospread schedule``) goes on.
     """
     deadline = time.perf_counter() + limits.seconds
     bound = failed = attempts = 0
@@ -145,6 +181,10 @@ def _drain(
             bound += 1
             if on_bound is not None:
                 on_bound(bound)
+            if churn is not None and churn_every and bound % churn_every == 0:
+                pod = next(churn, None)
+                if pod is not None:
+                    scheduler.add(pod)
     return bound, failed, ""
 
 
@@ -181,9 +221,15 @@ def run_scheduling(name: str, setup: Setup, limits: Limits, mode: Mode) -> Resul
                 scheduler.active.pop()
 
     t0 = time.perf_counter()
+    churn = iter(setup.churn)
+    # Upstream's churn op starts before the measured pods are created.
+    first = next(churn, None)
+    if first is not None:
+        scheduler.add(first)
     for pod in setup.measured:
         scheduler.add(pod)
     log(f"  enqueued {len(setup.measured)} measured pods in {time.perf_counter() - t0:.2f} s")
+    preempted_before = len(scheduler.preempted)
     fast_before = scheduler.fast_decisions
     total = len(setup.measured)
     progress_every = max(total // 10, 1)
@@ -195,10 +241,17 @@ def run_scheduling(name: str, setup: Setup, limits: Limits, mode: Mode) -> Resul
 
     keys = {pod.key for pod in setup.measured}
     start = time.perf_counter()
-    bound, failed, stopped = _drain(scheduler, keys, limits, progress)
+    bound, failed, stopped = _drain(scheduler, keys, limits, progress, churn, setup.churn_every)
     seconds = time.perf_counter() - start
+    fast_decided = scheduler.fast_decisions - fast_before
+    log(f"  fast path decided {fast_decided} attempts ({bound + failed} were measured pods')")
+    unschedulable = sum(1 for key in scheduler.unschedulable if key in keys)
+    other = len(scheduler.unschedulable) - unschedulable
+    preempted = len(scheduler.preempted) - preempted_before
     log(
-        f"  fast path decided {scheduler.fast_decisions - fast_before} of {bound + failed} attempts"
+        f"  measured: {bound} bound, {unschedulable} unschedulable, {failed} failed attempts; "
+        f"{preempted} pods preempted; {other} other pods unschedulable "
+        f"(of {len(setup.churn)} churn pods)"
     )
     if stopped:
         log(f"  stopped at the {stopped} limit after {seconds:.1f} s")
@@ -208,8 +261,10 @@ def run_scheduling(name: str, setup: Setup, limits: Limits, mode: Mode) -> Resul
         total=total,
         seconds=seconds,
         stopped=stopped,
-        unschedulable=sum(1 for key in scheduler.unschedulable if key in keys),
+        unschedulable=unschedulable,
         init_stopped=init_stopped,
+        other_unschedulable=other,
+        preempted=preempted,
     )
 
 
@@ -245,10 +300,30 @@ class Job:
     name: str
     family: str
     manifest_format: str | None = None  # YAML or JSON for the loading benchmark
+    cli: str | None = None  # CHART or TIMELINE: the topospread CLI on written files
+
+
+CHART: Final = "chart"
+TIMELINE: Final = "timeline"
 
 
 def jobs(divisor: int) -> list[Job]:
     out = [Job(w.name(divisor), w.family) for w in WORKLOADS]
+    out.append(
+        Job(
+            f"ChartCluster/{1000 // divisor}Nodes_{10_000 // divisor}BoundPods_"
+            f"{2000 // divisor}Pods",
+            "ChartCluster",
+            cli=CHART,
+        )
+    )
+    out.append(
+        Job(
+            f"SimulateTimeline/{3000 // divisor}Nodes_{30_000 // divisor}Pods",
+            "SimulateTimeline",
+            cli=TIMELINE,
+        )
+    )
     family = f"Load{LOAD_PODS // divisor // 1000}kPods"
     out += [Job(f"{family}/{fmt}", family, fmt) for fmt in LOAD_FORMATS]
     return out
@@ -321,9 +396,102 @@ def spawn(job: Job, divisor: int, limits: Limits, mode: Mode, manifest: Path | N
         notes.append(f"(stopped after {r.bound} of {r.total} pods at the memory limit)")
     if r.unschedulable:
         notes.append(f"({r.unschedulable} unschedulable)")
+    if r.preempted:
+        notes.append(f"({r.preempted} preempted)")
     notes += mode.notes()
     suffix = "".join(" " + n for n in notes)
     print(f"{r.name}: {rate:,.1f} pods/s, peak RSS {rss:,.0f} MiB{suffix}", flush=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# End to end: the topospread CLI on written files
+
+# How often the parent looks whether the CLI has exited (the wall time's resolution).
+CLI_POLL_SECONDS: Final = 0.01
+
+
+def topospread_command() -> list[str]:
+    """The ``topospread`` entry point of this interpreter's environment."""
+    script = Path(sys.executable).with_name("topospread")
+    if script.exists():
+        return [str(script)]
+    found = shutil.which("topospread")
+    if found is None:
+        raise SystemExit("bench: no topospread command next to the interpreter or on PATH")
+    return [found]
+
+
+def _run_cli(cmd: list[str], out: Path, seconds: float) -> tuple[float, float, int | None]:
+    """Run ``cmd`` with stdout to ``out``: wall seconds, the child's peak RSS (MiB) and its exit
+    code (None: killed at the time limit)."""
+    with out.open("wb") as f:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=f)
+        deadline = start + seconds
+        while True:
+            # wait4 rather than Popen.wait: it returns this child's own resource usage.
+            pid, status, rusage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                wall = time.perf_counter() - start
+                proc.returncode = os.waitstatus_to_exitcode(status)
+                return wall, peak_rss_mib(rusage), proc.returncode
+            if time.perf_counter() >= deadline:
+                proc.kill()
+                _, status, rusage = os.wait4(proc.pid, 0)
+                proc.returncode = os.waitstatus_to_exitcode(status)
+                return time.perf_counter() - start, peak_rss_mib(rusage), None
+            time.sleep(CLI_POLL_SECONDS)
+
+
+def run_chart(job: Job, tmp: Path, divisor: int, limits: Limits) -> None:
+    """``topospread schedule --nodes LIST -o jsonl``: pods/s over the CLI's whole run."""
+    path = tmp / "chart-cluster.yaml"
+    t0 = time.perf_counter()
+    bound, queued = chart.write_chart_cluster(path, divisor)
+    log(
+        f"{job.name}:\n  wrote {bound} bound and {queued} queued pods "
+        f"({path.stat().st_size / 2**20:,.0f} MiB) in {time.perf_counter() - t0:.1f} s"
+    )
+    out = tmp / "chart-cluster.jsonl"
+    cmd = [*topospread_command(), "schedule", "--nodes", str(path), "-o", "jsonl"]
+    wall, rss, code = _run_cli(cmd, out, limits.seconds)
+    if code is None:
+        print(f"{job.name}: stopped after {wall:.0f} s, peak RSS {rss:,.0f} MiB", flush=True)
+        return
+    if code != 0:
+        print(f"{job.name}: FAILED (exit code {code}), peak RSS {rss:,.0f} MiB", flush=True)
+        return
+    outcomes = [json.loads(line) for line in out.read_text().splitlines()]
+    placed = [o for o in outcomes if "pod" in o]
+    pending = sum(1 for o in placed if o.get("node") is None)
+    log(f"  {len(placed) - pending} of {len(placed)} pods bound, {pending} pending, {wall:.1f} s")
+    note = f" ({pending} unschedulable)" if pending else ""
+    print(f"{job.name}: {queued / wall:,.1f} pods/s, peak RSS {rss:,.0f} MiB{note}", flush=True)
+
+
+def run_timeline(job: Job, tmp: Path, divisor: int, limits: Limits) -> None:
+    """``topospread simulate SCENARIO -o json``: the CLI's wall seconds."""
+    path = tmp / "timeline.yaml"
+    pods = chart.write_timeline(path, divisor)
+    log(f"{job.name}:\n  wrote a timeline of {pods} pods")
+    out = tmp / "timeline.json"
+    cmd = [*topospread_command(), "simulate", str(path), "-o", "json"]
+    wall, rss, code = _run_cli(cmd, out, limits.seconds)
+    if code is None:
+        print(f"{job.name}: stopped after {wall:.0f} s, peak RSS {rss:,.0f} MiB", flush=True)
+        return
+    if code != 0:
+        print(f"{job.name}: FAILED (exit code {code}), peak RSS {rss:,.0f} MiB", flush=True)
+        return
+    steps = json.loads(out.read_bytes())["steps"]
+    for step in steps:
+        log(
+            f"  {step['name']}: {len(step['placed'])} placed, {len(step['bound'])} bound, "
+            f"{len(step['pending'])} pending, settled {step['settled']} in {step['rounds']} rounds"
+        )
+    pending = len(steps[-1]["pending"])
+    note = f" ({pending} pending at the end)" if pending else ""
+    print(f"{job.name}: {wall:.1f} s, peak RSS {rss:,.0f} MiB{note}", flush=True)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -384,6 +552,12 @@ def main(argv: Sequence[str] | None = None) -> None:
                 log(f"wrote {n} pods as {job.manifest_format} in {time.perf_counter() - t0:.1f} s")
                 files[job.manifest_format] = path
         for job in selected:
+            if job.cli == CHART:
+                run_chart(job, Path(tmp), divisor, limits)
+                continue
+            if job.cli == TIMELINE:
+                run_timeline(job, Path(tmp), divisor, limits)
+                continue
             manifest = files.get(job.manifest_format) if job.manifest_format else None
             spawn(job, divisor, limits, mode, manifest)
 

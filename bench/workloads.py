@@ -1,17 +1,29 @@
-"""The clusters and pods of the benchmarks: upstream scheduler_perf's topology-spreading shapes.
+"""The clusters and pods of the benchmarks: upstream scheduler_perf's shapes.
 
 Mirrors kube-scheduler's test/integration/scheduler_perf/topology_spreading/
 performance-config.yaml and the templates it references (templates/node-default.yaml,
 node-with-taint.yaml, pod-default.yaml, pod-with-topology-spreading.yaml,
 pod-with-preferred-topology-spreading.yaml, pod-with-label.yaml,
-pod-with-node-inclusion-policy.yaml, service.yaml), plus a Scale workload of our own. Objects
+pod-with-node-inclusion-policy.yaml, service.yaml), plus a Scale workload of our own; the
+pod (anti-)affinity workloads of affinity/performance-config.yaml (templates/
+pod-with-pod-anti-affinity.yaml, pod-with-pod-affinity.yaml, pod-with-preferred-pod-affinity.yaml,
+pod-with-preferred-pod-anti-affinity.yaml); and Unschedulable and PreemptionBasic from
+misc/performance-config.yaml (the base pod of scheduler_perf's util.go, pod-default.yaml,
+pod-high-priority-large-cpu.yaml, pod-low-priority.yaml, pod-high-priority.yaml). Each workload
+is built at upstream's largest ``performance``-labelled size (the ``_QueueingHintsEnabled`` and
+``_AsyncAPICallsEnabled`` twins have the same shape and are left out). Objects
 are built as typed structs with ``msgspec.convert`` (no YAML), then admitted as the API server
 admits them (requests from limits, matchLabelKeys merged), as the scenario loader does.
 
 Where upstream's harness draws at random, these builders are deterministic:
 - ``generateName`` gets a counter instead of five random letters;
 - ``labelNodePrepareStrategy`` assigns the zone values round robin (node i gets value i mod n);
-- a ``createPods`` op without a namespace uses ``namespace-<op index>``, as scheduler_perf does.
+- a ``createPods`` op without a namespace uses ``namespace-<op index>``, as scheduler_perf does;
+- a ``churn`` op (Unschedulable) creates a pod every 200 ms of wall time; here one churn pod is
+  enqueued after every ``churn_every`` measured pods bound, the rate upstream's threshold implies.
+
+The ChartCluster and SimulateTimeline workloads (bench/chart.py) are not built here: they write
+manifests and run the ``topospread`` CLI end to end.
 """
 
 from __future__ import annotations
@@ -54,6 +66,10 @@ class Setup:
     init: list[Pod] = field(default_factory=list)
     measured: list[Pod] = field(default_factory=list)
     objects: list[Service] = field(default_factory=list)
+    # Pods enqueued while the measured ones are scheduled, one after every ``churn_every``
+    # measured pods bound (upstream's churn op); they are not measured.
+    churn: list[Pod] = field(default_factory=list)
+    churn_every: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,24 +117,36 @@ def make_pod(
     constraints: list[dict[str, Any]] | None = None,
     node_name: str = "",
     port: bool = True,
+    affinity: dict[str, Any] | None = None,
+    priority: int = 0,
+    limits: bool = True,
 ) -> Pod:
     """A pause pod as scheduler_perf's templates write it, admitted as the API server would.
 
     With ``cpu``/``memory`` the container sets limits equal to requests (pod-default.yaml);
-    ``port`` adds ``containerPort: 80`` (no hostPort: the NodePorts plugin has nothing to do).
+    ``port`` adds ``containerPort: 80`` (no hostPort: the NodePorts plugin has nothing to do);
+    ``limits=False`` sets requests only (pod-high-priority-large-cpu.yaml).
+
+    ``priority`` is written to ``spec.priority`` as the Priority admission plugin resolves it:
+    scheduler_perf's templates set ``spec.priority`` themselves (pod-high-priority.yaml: 10) and
+    name no PriorityClass, so a pod without it gets the default 0.
     """
     container: dict[str, Any] = {"name": "pause", "image": PAUSE_IMAGE}
     if port:
         container["ports"] = [{"containerPort": 80}]
     resources = {k: v for k, v in (("cpu", cpu), ("memory", memory)) if v is not None}
     if resources:
-        container["resources"] = {"limits": dict(resources), "requests": resources}
+        container["resources"] = {"requests": resources}
+        if limits:
+            container["resources"]["limits"] = dict(resources)
     spec: dict[str, Any] = {
         "containers": [container],
-        # What the Priority admission plugin writes when no PriorityClass is named.
-        "priority": 0,
+        # What the Priority admission plugin writes (no PriorityClass is named).
+        "priority": priority,
         "preemptionPolicy": "PreemptLowerPriority",
     }
+    if affinity:
+        spec["affinity"] = affinity
     if constraints:
         spec["topologySpreadConstraints"] = constraints
     if node_name:
@@ -255,6 +283,114 @@ def _scale(d: int) -> Setup:
     )
 
 
+# ---------------------------------------------------------------------------------------------
+# Workloads (upstream: affinity/performance-config.yaml)
+
+# The namespaces every (anti-)affinity template's term names: createNamespaces prefix sched,
+# count 2; the init pods go to sched-0, the measured ones to sched-1.
+SCHED_NAMESPACES: Final = ["sched-1", "sched-0"]
+ZONE1: Final = ("zone1",)
+
+
+def _affinity_term(color: str, key: str) -> dict[str, Any]:
+    return {
+        "labelSelector": {"matchLabels": {"color": color}},
+        "topologyKey": key,
+        "namespaces": list(SCHED_NAMESPACES),
+    }
+
+
+def _affinity(kind: str, color: str, key: str, *, preferred: bool) -> dict[str, Any]:
+    """``{kind: {required...: [term]}}`` or ``{kind: {preferred...: [{weight 1, term}]}}``."""
+    term = _affinity_term(color, key)
+    if preferred:
+        terms = {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 1, "podAffinityTerm": term}
+            ]
+        }
+    else:
+        terms = {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
+    return {kind: terms}
+
+
+def _pod_affinity_workload(
+    prefix: str,
+    color: str,
+    affinity: dict[str, Any],
+    *,
+    nodes: int,
+    init: int,
+    measured: int,
+    zones: tuple[str, ...] = (),
+) -> Callable[[int], Setup]:
+    """One template for init (sched-0) and measured (sched-1) pods; nodes from
+    node-default.yaml, labelled ``zone1`` when the workload's createNodes op says so."""
+
+    def pods(n: int, namespace: str) -> list[Pod]:
+        labels = {"color": color}
+        return [
+            make_pod(f"{prefix}{i}", namespace, labels=labels, affinity=affinity) for i in range(n)
+        ]
+
+    def build(d: int) -> Setup:
+        node_list = (
+            zoned_nodes(nodes // d, zones)
+            if zones
+            else [make_node(f"scheduler-perf-{i}") for i in range(nodes // d)]
+        )
+        return Setup(
+            nodes=node_list,
+            init=pods(init // d, "sched-0"),
+            measured=pods(measured // d, "sched-1"),
+        )
+
+    return build
+
+
+# ---------------------------------------------------------------------------------------------
+# Workloads (upstream: misc/performance-config.yaml)
+
+# Upstream's churn op creates one pod every 200 ms; at the ~600 pods/s of Unschedulable's
+# threshold that is one churn pod per 120 measured pods.
+UNSCHEDULABLE_CHURN_EVERY: Final = 120
+
+
+def _unschedulable(d: int) -> Setup:
+    # ops: 0 createNodes, 1 createPods (init: the base pod, 100m / 500Mi, schedulable),
+    # 2 churn (pod-high-priority-large-cpu.yaml: 9 CPU on 4-CPU nodes, never schedulable),
+    # 3 createPods (measured: pod-default.yaml)
+    measured = 10_000 // d
+    return Setup(
+        nodes=[make_node(f"scheduler-perf-{i}") for i in range(5000 // d)],
+        init=default_pods(20_000 // d, "namespace-1"),
+        measured=default_pods(measured, "namespace-3"),
+        churn=[
+            make_pod(f"pod-h-{i}", "namespace-2", cpu="9", priority=10, limits=False)
+            for i in range(measured // UNSCHEDULABLE_CHURN_EVERY + 1)
+        ],
+        churn_every=UNSCHEDULABLE_CHURN_EVERY,
+    )
+
+
+def _preemption_basic(d: int) -> Setup:
+    # ops: 0 createNodes, 1 createPods (init: pod-low-priority.yaml, 900m, 4 fill a 4-CPU
+    # node), 2 createPods (measured: pod-high-priority.yaml, 3 CPU, priority 10: each preempts
+    # three low-priority pods of one node)
+    return Setup(
+        nodes=[make_node(f"scheduler-perf-{i}") for i in range(1000 // d)],
+        init=[make_pod(f"pod-{i}", "namespace-1", cpu="900m") for i in range(4000 // d)],
+        measured=[
+            make_pod(f"pod-{i}", "namespace-2", cpu="3000m", priority=10) for i in range(1000 // d)
+        ],
+    )
+
+
+def _k(n: int) -> str:
+    """scheduler_perf's short counts: 5000 -> 5k, 500 -> 500."""
+    return f"{n // 1000}k" if n >= 1000 and n % 1000 == 0 else str(n)
+
+
 WORKLOADS: Final = (
     Workload(
         "TopologySpreading",
@@ -280,5 +416,64 @@ WORKLOADS: Final = (
         "Scale",
         lambda d: f"{65_000 // d}Nodes_{500_000 // d}BoundPods_{10_000 // d}Pods",
         _scale,
+    ),
+    Workload(
+        "SchedulingPodAntiAffinity",
+        lambda d: f"{5000 // d}Nodes_{2000 // d}Pods",
+        _pod_affinity_workload(
+            "anti-affinity-pod-",
+            "green",
+            _affinity("podAntiAffinity", "green", LABEL_HOSTNAME, preferred=False),
+            nodes=5000,
+            init=1000,
+            measured=2000,
+        ),
+    ),
+    Workload(
+        "SchedulingPodAffinity",
+        lambda d: f"{5000 // d}Nodes_{5000 // d}Pods",
+        _pod_affinity_workload(
+            "affinity-pod-",
+            "blue",
+            _affinity("podAffinity", "blue", LABEL_TOPOLOGY_ZONE, preferred=False),
+            nodes=5000,
+            init=5000,
+            measured=5000,
+            zones=ZONE1,
+        ),
+    ),
+    Workload(
+        "SchedulingPreferredPodAffinity",
+        lambda d: f"{5000 // d}Nodes_{5000 // d}Pods",
+        _pod_affinity_workload(
+            "preferred-affinity-pod-",
+            "red",
+            _affinity("podAffinity", "red", LABEL_HOSTNAME, preferred=True),
+            nodes=5000,
+            init=5000,
+            measured=5000,
+        ),
+    ),
+    Workload(
+        "SchedulingPreferredPodAntiAffinity",
+        lambda d: f"{5000 // d}Nodes_{5000 // d}Pods",
+        _pod_affinity_workload(
+            "preferred-anti-affinity-pod-",
+            "yellow",
+            _affinity("podAntiAffinity", "yellow", LABEL_HOSTNAME, preferred=True),
+            nodes=5000,
+            init=5000,
+            measured=5000,
+        ),
+    ),
+    Workload(
+        "Unschedulable",
+        lambda d: f"{_k(5000 // d)}Nodes/{_k(20_000 // d)}Init/{_k(10_000 // d)}Pods",
+        _unschedulable,
+    ),
+    Workload(
+        "PreemptionBasic",
+        lambda d: f"{1000 // d}Nodes",
+        _preemption_basic,
     ),
 )
