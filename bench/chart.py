@@ -922,10 +922,17 @@ def write_chart_cluster(path: Path, divisor: int = 1) -> tuple[int, int]:
     return bound, queued
 
 
+class _KubectlDumper(yaml.CSafeDumper):
+    """No anchors and aliases for objects the generator shares (kubectl never writes them)."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
 def _write_item(f: Any, item: dict[str, Any]) -> None:
     # kubectl's YAML has sorted keys (sigs.k8s.io/yaml goes through a map).
     text = yaml.dump(
-        item, Dumper=yaml.CSafeDumper, default_flow_style=False, sort_keys=True, width=1 << 30
+        item, Dumper=_KubectlDumper, default_flow_style=False, sort_keys=True, width=1 << 30
     )
     lines = text.splitlines(keepends=True)
     f.write("- " + lines[0] + "".join("  " + line for line in lines[1:]))
