@@ -101,6 +101,11 @@ class ClusterListener(Protocol):
 
     def on_nodes_changed(self) -> None: ...
 
+    def on_node_updated(self, old: Node, new: Node) -> None:
+        """One node changed in place (same name, same position); ``on_nodes_changed`` is
+        for nodes added or removed."""
+        ...
+
     def on_bind(self, pod: Pod, node_name: str) -> None: ...
 
     def on_unbind(self, pod: Pod, node_name: str) -> None: ...
@@ -155,11 +160,12 @@ class ClusterState:
 
     def update_node(self, node: Node) -> None:
         info = self.infos[node.metadata.name]
-        self.tree.update(info.node, node)
+        old = info.node
+        self.tree.update(old, node)
         info.set_node(node)
         self._list = None
         for listener in self.listeners:
-            listener.on_nodes_changed()
+            listener.on_node_updated(old, node)
 
     def remove_node(self, name: str) -> builtins.list[Pod]:
         """Remove a node; returns the pods that were bound to it."""

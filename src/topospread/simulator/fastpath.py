@@ -42,8 +42,10 @@ import numpy.typing as npt
 from topospread.api.types import (
     DO_NOT_SCHEDULE,
     LABEL_HOSTNAME,
+    NODE_INCLUSION_POLICY_HONOR,
     SCHEDULE_ANYWAY,
     Container,
+    Node,
     Pod,
 )
 from topospread.cluster.state import ClusterState
@@ -57,7 +59,7 @@ from topospread.framework.schedule_one import (
     num_feasible_nodes_to_find,
 )
 from topospread.framework.status import SUCCESS, Code, Status, format_reasons, new_status
-from topospread.framework.types import MAX_NODE_SCORE
+from topospread.framework.types import MAX_NODE_SCORE, NodeInfo
 from topospread.labels.selector import SelectorError
 from topospread.nodeaffinity import get_required_node_affinity
 from topospread.plugins import NODE_ONLY_FILTERS
@@ -208,6 +210,9 @@ class _Static:
     balanced_req: tuple[int, int] | None  # None: BalancedAllocation skips (best effort)
     terms: PodAffinityTerms
     has_preferred_terms: bool  # the spec has preferred (anti-)affinity terms
+    # What a node's row is recomputed from when that node changes in place.
+    pod: Pod
+    state: CycleState
 
 
 @dataclass(slots=True)
@@ -416,6 +421,61 @@ class FastPath:
     # ClusterListener
     def on_nodes_changed(self) -> None:
         self._rebuild()
+
+    def on_node_updated(self, old: Node, new: Node) -> None:
+        """A node changed in place. Where its labels and images stay (a taint, cordoning, its
+        allocatable: what a zone outage or a drain changes on many nodes at once), only its
+        row is recomputed — allocatable, and each pod shape's static verdicts and scores on
+        it; signatures whose spread constraints honour taints are dropped (rebuilt on their
+        next pod). Anything else rebuilds the table."""
+        i = self.index.get(new.metadata.name)
+        if (
+            i is None
+            or old.metadata.labels != new.metadata.labels
+            or old.status.images != new.status.images
+        ):
+            self._rebuild()
+            return
+        a = allocatable_resource(new)
+        self.alloc_cpu[i], self.alloc_mem[i] = a.milli_cpu, a.memory
+        self.alloc_eph[i], self.alloc_pods[i] = a.ephemeral_storage, a.allowed_pod_number
+        self.free_cpu[i] = self.alloc_cpu[i] - self.req_cpu[i]
+        self.free_mem[i] = self.alloc_mem[i] - self.req_mem[i]
+        self.free_eph[i] = self.alloc_eph[i] - self.req_eph[i]
+        self.free_pods[i] = self.alloc_pods[i] - self.pod_count[i]
+        self._all_alloc = bool((self.alloc_cpu != 0).all() and (self.alloc_mem != 0).all())
+        info = self.cluster.infos[new.metadata.name]
+        stale = {
+            key
+            for key, static in self._statics.items()
+            if not isinstance(static, _Static) or not self._refresh_row(static, info, i)
+        }
+        for key in stale:
+            del self._statics[key]
+        for sig_key in list(self._signatures):
+            shape, constraints = sig_key
+            if shape in stale or _honours_taints(constraints):
+                del self._signatures[sig_key]
+
+    def _refresh_row(self, static: _Static, info: NodeInfo, i: int) -> bool:
+        """Recompute one node's static filter verdicts and scores for a pod shape; False
+        when a plugin errs there (the shape is then rebuilt, and declined, on its next pod)."""
+        filters = {pl.name: pl for pl in self.fwk.filter_plugins}
+        scorers = {pl.name: pl for pl in self.fwk.score_plugins}
+        for name, arr in static.filter_status.items():
+            status = filters[name].filter(static.state, static.pod, info)
+            if status.is_success:
+                arr[i] = 0
+            elif status.is_rejected:
+                arr[i] = self._intern(status.with_plugin(name))
+            else:
+                return False
+        for name, scores in static.static_scores.items():
+            score, status = scorers[name].score(static.state, static.pod, info)
+            if not status.is_success:
+                return False
+            scores[i] = score
+        return True
 
     def on_bind(self, pod: Pod, node_name: str) -> None:
         i = self.index[node_name]
@@ -1158,6 +1218,8 @@ class FastPath:
             balanced_req=balanced_req,
             terms=terms,
             has_preferred_terms=has_preferred,
+            pod=pod,
+            state=state,
         )
 
     def _build_signature(self, pod: Pod, static: _Static, constraints: Any) -> _Signature | None:
@@ -1258,6 +1320,16 @@ class FastPath:
 
 
 _MISSING: Final[Any] = object()
+
+
+def _honours_taints(constraints: Any) -> bool:
+    """Whether resolved spread constraints (hard, soft, own) count nodes by their taints."""
+    if not isinstance(constraints, tuple):
+        return False
+    hard, soft, _ = constraints
+    return any(c.node_taints_policy == NODE_INCLUSION_POLICY_HONOR for c in (*hard, *soft))
+
+
 _KEY_ENCODER: Final = msgspec.json.Encoder()
 
 
