@@ -84,6 +84,12 @@ class PreemptionInterface(Protocol):
 
     def ordered_score_funcs(self, nodes_to_victims: Mapping[str, Victims]) -> list[ScoreFunc]: ...
 
+    def no_victims_status(self, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """What ``select_victims_on_node`` would return for a node where no pod may be evicted
+        for ``pod``, or None when some may: asked of the cluster's own NodeInfo before the dry
+        run copies it (topospread's: most nodes of a large cluster have nothing to offer)."""
+        ...
+
 
 # ---------------------------------------------------------------------------------------------
 # Ordering helpers
@@ -350,7 +356,12 @@ class Evaluator:
         errors: list[str] = []
         n = len(potential_nodes)
         for i in range(n):
-            node_copy = potential_nodes[(offset + i) % n].snapshot()
+            node = potential_nodes[(offset + i) % n]
+            nothing = self.interface.no_victims_status(pod, node)
+            if nothing is not None:
+                node_statuses[node.name] = nothing
+                continue
+            node_copy = node.snapshot()
             state_copy = state.clone()
             pods, num_pdb_violations, status = self.interface.select_victims_on_node(
                 state_copy, pod, node_copy, pdbs

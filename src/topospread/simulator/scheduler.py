@@ -16,13 +16,13 @@ from __future__ import annotations
 import heapq
 import itertools
 import random
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 import msgspec
 
-from topospread.api.types import Node, Pod, PodDisruptionBudget
+from topospread.api.types import DO_NOT_SCHEDULE, Node, Pod, PodDisruptionBudget
 from topospread.cluster.state import ClusterState
 from topospread.framework.config import DEFAULT_SCHEDULER_NAME, SchedulerConfig
 from topospread.framework.cycle_state import CycleState
@@ -146,6 +146,84 @@ class _ActiveQueue:
         return [entry.info for entry in self._heap]
 
 
+class _UnschedulablePool(dict[str, QueuedPodInfo]):
+    """The unschedulable pods by key, in arrival order, also grouped by everything the
+    queueing hints for pod and node events read of them (``group_of``): the pods of one
+    Deployment share a group, so an event asks each hint once per group, not once per pod.
+
+    The grouping is an index only: iteration, lookups and order are the dict's.
+    """
+
+    def __init__(self, group_of: Callable[[str, QueuedPodInfo], Hashable]) -> None:
+        super().__init__()
+        self._group_of = group_of
+        self.groups: dict[Hashable, dict[str, QueuedPodInfo]] = {}
+        self._group: dict[str, Hashable] = {}
+        self._seq: dict[str, int] = {}
+        self._uids: dict[str, set[str]] = {}
+        self._counter = itertools.count()
+
+    def __setitem__(self, key: str, info: QueuedPodInfo) -> None:
+        if key in self:
+            self._leave(key)  # the dict keeps its place, and so does the order
+        else:
+            self._seq[key] = next(self._counter)
+        super().__setitem__(key, info)
+        self._join(key, info)
+
+    def __delitem__(self, key: str) -> None:
+        super().__delitem__(key)
+        self._leave(key)
+        del self._seq[key]
+
+    def pop(self, key: str, *default: Any) -> Any:
+        if key in self:
+            info = self[key]
+            del self[key]
+            return info
+        if default:
+            return default[0]
+        raise KeyError(key)
+
+    def regroup(self, key: str) -> None:
+        """The pod of ``key`` was rewritten in place: file it again."""
+        if key in self:
+            self._leave(key)
+            self._join(key, self[key])
+
+    def in_order(self, keys: Iterable[str]) -> list[str]:
+        """``keys`` (members) in the order the dict iterates them."""
+        return sorted(keys, key=self._seq.__getitem__)
+
+    def same_pod_candidates(self, pod: Pod) -> list[str]:
+        """Members that may be ``pod`` itself (same UID, or same namespace and name)."""
+        out = list(self._uids.get(pod.metadata.uid, ())) if pod.metadata.uid else []
+        key = pod_key(pod)
+        if key in self and key not in out:
+            out.append(key)
+        return out
+
+    def _join(self, key: str, info: QueuedPodInfo) -> None:
+        group = self._group_of(key, info)
+        self._group[key] = group
+        self.groups.setdefault(group, {})[key] = info
+        if info.pod.metadata.uid:
+            self._uids.setdefault(info.pod.metadata.uid, set()).add(key)
+
+    def _leave(self, key: str) -> None:
+        group = self._group.pop(key)
+        members = self.groups[group]
+        info = members.pop(key)
+        if not members:
+            del self.groups[group]
+        uid = info.pod.metadata.uid
+        if uid:
+            keys = self._uids[uid]
+            keys.discard(key)
+            if not keys:
+                del self._uids[uid]
+
+
 def _priority_sort_key(info: QueuedPodInfo) -> tuple[int, float]:
     return (-pod_priority(info.pod), info.timestamp)
 
@@ -219,7 +297,7 @@ class Scheduler:
             _priority_sort_key if isinstance(first.queue_sort_plugins[0], PrioritySort) else None
         )
         self.active = _ActiveQueue(first.queue_sort_less(), sort_key)
-        self.unschedulable: dict[str, QueuedPodInfo] = {}
+        self.unschedulable = _UnschedulablePool(self._hint_group)
         self.gated: dict[str, tuple[QueuedPodInfo, str]] = {}
         self.ignored: dict[str, tuple[Pod, str]] = {}
         self.last: dict[str, Decision] = {}
@@ -545,6 +623,7 @@ class Scheduler:
         for info in queued:
             if info is not None and pod_key(info.pod) == key:
                 info.pod = _with_nominated_node_name(info.pod, "")
+                self.unschedulable.regroup(key)
                 break
 
     def _failed(self, info: QueuedPodInfo, plugins: Iterable[str], decision: Decision) -> None:
@@ -569,21 +648,67 @@ class Scheduler:
         plugin = fwk.plugins.get(POD_TOPOLOGY_SPREAD) if fwk is not None else None
         return plugin if isinstance(plugin, PodTopologySpread) else None
 
+    def _hint_group(self, key: str, info: QueuedPodInfo) -> Hashable:
+        """What the pod and node queueing hints read of a waiting pod: its rejecting plugins,
+        profile and namespace, its hard spread constraints as PodTopologySpread resolves them,
+        and the selectors of its required pod affinity. A pod whose constraints come from the
+        profile's hard default constraints (which depend on the Services and controllers of
+        the moment) stays in a group of its own."""
+        pod = info.pod
+        plugins = info.unschedulable_plugins
+        spread: Hashable = None
+        if POD_TOPOLOGY_SPREAD in plugins:
+            plugin = self._spread_plugin(info)
+            if plugin is None:
+                spread = "custom"
+            elif not pod.spec.topology_spread_constraints and not plugin.system_defaulted:
+                return ("own", key)
+            else:
+                try:
+                    spread = tuple(plugin.get_constraints(pod, DO_NOT_SCHEDULE))
+                except SelectorError:
+                    spread = "unparsable"
+        affinity: bytes = b""
+        if "InterPodAffinity" in plugins:
+            pa = pod.spec.affinity.pod_affinity if pod.spec.affinity is not None else None
+            if pa is not None:
+                affinity = msgspec.json.encode(
+                    [
+                        t.label_selector
+                        for t in pa.required_during_scheduling_ignored_during_execution
+                    ]
+                )
+        return (plugins, pod.spec.scheduler_name, pod.metadata.namespace, spread, affinity)
+
+    def _move_where(self, helped: Callable[[QueuedPodInfo], bool], changed: Pod) -> list[str]:
+        """The unschedulable pods ``helped`` says the event helps, in pool order: asked once
+        per group, and on its own for each pod that may be ``changed`` itself."""
+        pool = self.unschedulable
+        own = set(pool.same_pod_candidates(changed))
+        moved = [key for key in own if helped(pool[key])]
+        for members in pool.groups.values():
+            first = next((k for k in members if k not in own), None)
+            if first is not None and helped(members[first]):
+                moved.extend(k for k in members if k not in own)
+        return pool.in_order(moved)
+
+    def _requeue(self, keys: Iterable[str]) -> None:
+        for key in keys:
+            info = self.unschedulable.pop(key)
+            info.timestamp = float(next(self._clock))
+            self.active.push(info)
+
     def _on_assigned_pod_add(self, pod: Pod) -> None:
         """Move back the unschedulable pods that the new pod could help.
 
         Upstream: the queueing hints of PodTopologySpread and InterPodAffinity for an
         AssignedPodAdd event (a pod matching one of the pending pod's selectors).
         """
-        moved = [
-            (key, info)
-            for key, info in self.unschedulable.items()
-            if self._spread_hint(info, None, pod) or _could_help(info, pod)
-        ]
-        for key, info in moved:
-            del self.unschedulable[key]
-            info.timestamp = float(next(self._clock))
-            self.active.push(info)
+        self._requeue(
+            self._move_where(
+                lambda info: self._spread_hint(info, None, pod) or _could_help(info, pod), pod
+            )
+        )
 
     def _on_assigned_pod_delete(self, pod: Pod) -> None:
         """Move back the unschedulable pods a deleted pod could help: those rejected by a
@@ -598,16 +723,17 @@ class Scheduler:
             "VolumeRestrictions",
             "NodeVolumeLimits",
         }
-        moved = [
-            (key, info)
-            for key, info in self.unschedulable.items()
-            if pod_key(info.pod) != pod_key(pod)
-            and (info.unschedulable_plugins & helped or self._spread_hint(info, pod, None))
-        ]
-        for key, info in moved:
-            del self.unschedulable[key]
-            info.timestamp = float(next(self._clock))
-            self.active.push(info)
+        self._requeue(
+            self._move_where(
+                lambda info: (
+                    pod_key(info.pod) != pod_key(pod)
+                    and bool(
+                        info.unschedulable_plugins & helped or self._spread_hint(info, pod, None)
+                    )
+                ),
+                pod,
+            )
+        )
 
     # Cluster events from outside the scheduler (the timeline simulator's controllers and
     # node changes), as the scheduler's informers would deliver them.
@@ -646,6 +772,7 @@ class Scheduler:
         for info in held:
             if info is not None and pod_key(info.pod) == key:
                 info.pod = pod
+                self.unschedulable.regroup(key)
                 return
 
     def on_node_change(self, old: Node | None = None, new: Node | None = None) -> None:
@@ -660,15 +787,17 @@ class Scheduler:
         not help fails again with the same message, and nothing that could now bind is left
         waiting. Without ``old`` and ``new`` the change is unknown and every pod moves.
         """
-        for key in sorted(self.unschedulable, key=lambda k: self.unschedulable[k].timestamp):
-            info = self.unschedulable[key]
-            if (old is not None or new is not None) and not self._node_change_may_help(
-                info, old, new
-            ):
-                continue
-            del self.unschedulable[key]
-            info.timestamp = float(next(self._clock))
-            self.active.push(info)
+        pool = self.unschedulable
+        if old is None and new is None:
+            moved = list(pool)
+        else:
+            moved = [
+                key
+                for members in pool.groups.values()
+                if self._node_change_may_help(next(iter(members.values())), old, new)
+                for key in members
+            ]
+        self._requeue(sorted(moved, key=lambda k: pool[k].timestamp))
 
     def _node_change_may_help(
         self, info: QueuedPodInfo, old: Node | None, new: Node | None

@@ -334,6 +334,17 @@ class DefaultPreemption:
                         return False, ERR_TERMINATING_ON_NOMINATED_NODE
         return True, ""
 
+    def no_victims_status(self, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """UnschedulableAndUnresolvable when every pod of the node has at least the pod's
+        priority (the node's lowest priority is remembered until the node changes)."""
+        lowest = node_info.cache.get(_LOWEST_PRIORITY_KEY)
+        if lowest is None:
+            lowest = min((pod_priority(p) for p in node_info.pods), default=None)
+            node_info.cache[_LOWEST_PRIORITY_KEY] = lowest = (lowest,)
+        if lowest[0] is None or lowest[0] >= pod_priority(pod):
+            return new_status(Code.UnschedulableAndUnresolvable, ERR_NO_VICTIMS)
+        return None
+
     def select_victims_on_node(
         self,
         state: CycleState,
@@ -530,6 +541,9 @@ class DefaultPreemption:
             rank = {pod_key(p): i for i, p in enumerate(potential)}
             victims.sort(key=lambda p: rank[pod_key(p)])
         return victims, num_violating, SUCCESS
+
+
+_LOWEST_PRIORITY_KEY: Final = "defaultpreemption.lowest-priority"
 
 
 def _as_error(status: Status) -> Status:
