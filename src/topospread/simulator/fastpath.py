@@ -670,10 +670,14 @@ class FastPath:
             diagnosis = Diagnosis()
             for status in (prior or {}).values():
                 diagnosis.add_plugin_status(status)
-            for i in order:
-                status = table[rejected_with[i]]
-                diagnosis.node_to_status[names[i]] = status
-                diagnosis.add_plugin_status(status)
+            visited = rejected_with[order].tolist()
+            diagnosis.node_to_status.update(
+                zip(
+                    [names[i] for i in order.tolist()], map(table.__getitem__, visited), strict=True
+                )
+            )
+            for index in sorted(set(visited)):
+                diagnosis.add_plugin_status(table[index])
             return FastFailure(diagnosis)
         to_find = num_feasible_nodes_to_find(algorithm.percentage_for(self.fwk), n)
         take = feasible_in_order[:to_find]

@@ -533,7 +533,12 @@ class Scheduler:
             # A result sets (or, empty, clears) the nomination; None keeps it.
             self._nominate(info, None if nominated is None else nominated.nominated_node_name)
             decision.pod = info.pod
-        decision.reasons = {name: format_reasons(s) for name, s in statuses.items()}
+        # Each distinct status formatted once (nodes share its list; reports never mutate it).
+        formatted: dict[int, list[str]] = {}
+        decision.reasons = {
+            name: formatted.get(id(s)) or formatted.setdefault(id(s), format_reasons(s))
+            for name, s in statuses.items()
+        }
         decision.message = str(err)
         if nominated is not None and nominated.nominated_node_name and decision.preempted:
             self._requeue_preemptor(info, decision)

@@ -498,6 +498,43 @@ def describe_workload(key: WorkloadKey) -> str:
     return f"{key[0].lower()} {key[1]}/{key[2]}"
 
 
+class _Pods(dict[str, Pod]):
+    """The simulation's pods by key, counting every change (``version``) so that views of
+    them (the pods of a namespace, sorted) are rebuilt only after one."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.version = 0
+
+    def __setitem__(self, key: str, pod: Pod) -> None:
+        self.version += 1
+        super().__setitem__(key, pod)
+
+    def __delitem__(self, key: str) -> None:
+        self.version += 1
+        super().__delitem__(key)
+
+    def pop(self, key: str, *default: Any) -> Any:
+        self.version += 1
+        return super().pop(key, *default)
+
+    def clear(self) -> None:
+        self.version += 1
+        super().clear()
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        self.version += 1
+        super().update(*args, **kwargs)
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        self.version += 1
+        return super().setdefault(key, default)
+
+    def popitem(self) -> tuple[str, Pod]:
+        self.version += 1
+        return super().popitem()
+
+
 class Simulation:
     """The live cluster of a timeline: nodes, every pod (bound or not), the workloads and the
     one Scheduler that places pods across all steps."""
@@ -530,7 +567,8 @@ class Simulation:
         # Controllers draw names and UIDs from this source; the scheduler seeds its own
         # (host selection) from the same seed.
         self.rng = random.Random(seed)
-        self.pods: dict[str, Pod] = {}
+        self.pods = _Pods()
+        self._by_namespace: tuple[int, dict[str, list[Pod]]] = (-1, {})
         self.workloads: dict[WorkloadKey, Workload] = {}
         self.lookups: list[LookupObject] = []
         # A StatefulSet mid-rollout: the template of its current revision, until every pod
@@ -1060,7 +1098,14 @@ class Simulation:
         return acted or bound or bool(fired)
 
     def _pods_in(self, namespace: str) -> list[Pod]:
-        return [p for k, p in sorted(self.pods.items()) if p.metadata.namespace == namespace]
+        """The namespace's pods by key; sorted once per change of the pods, not per call."""
+        version, groups = self._by_namespace
+        if version != self.pods.version:
+            groups = {}
+            for _, p in sorted(self.pods.items()):
+                groups.setdefault(p.metadata.namespace, []).append(p)
+            self._by_namespace = (self.pods.version, groups)
+        return list(groups.get(namespace, ()))
 
     def _sync_controllers(self, out: Settled) -> bool:
         acted = False

@@ -342,7 +342,7 @@ class DefaultPreemption:
             lowest = min((pod_priority(p) for p in node_info.pods), default=None)
             node_info.cache[_LOWEST_PRIORITY_KEY] = lowest = (lowest,)
         if lowest[0] is None or lowest[0] >= pod_priority(pod):
-            return new_status(Code.UnschedulableAndUnresolvable, ERR_NO_VICTIMS)
+            return _NO_VICTIMS
         return None
 
     def select_victims_on_node(
@@ -544,6 +544,7 @@ class DefaultPreemption:
 
 
 _LOWEST_PRIORITY_KEY: Final = "defaultpreemption.lowest-priority"
+_NO_VICTIMS: Final = new_status(Code.UnschedulableAndUnresolvable, ERR_NO_VICTIMS)
 
 
 def _as_error(status: Status) -> Status:

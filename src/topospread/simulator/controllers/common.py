@@ -189,10 +189,16 @@ def claim(
     def matches(obj: T) -> bool:
         return selector.matches(obj.metadata.labels) and (match is None or match(obj))
 
-    for obj in sorted(objects, key=lambda o: (o.metadata.namespace, o.metadata.name)):
+    # Objects another owner controls are never touched: leave them out before sorting.
+    candidates = [
+        obj
+        for obj in objects
+        if not (namespace and obj.metadata.namespace != namespace)
+        and (get_controller_of(obj.metadata) is None or is_controlled_by(obj.metadata, owner))
+    ]
+    candidates.sort(key=lambda o: (o.metadata.namespace, o.metadata.name))
+    for obj in candidates:
         meta = obj.metadata
-        if namespace and meta.namespace != namespace:
-            continue
         ref = get_controller_of(meta)
         if ref is not None:
             if not is_controlled_by(meta, owner):
