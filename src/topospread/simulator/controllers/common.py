@@ -171,13 +171,16 @@ def claim(
     selector: Selector,
     objects: Iterable[T],
     match: Callable[[T], bool] | None = None,
+    *,
+    keep: Callable[[T], bool] | None = None,
 ) -> Claim[T]:
     """Claim objects (pods, or a Deployment's ReplicaSets) as the controller-ref manager does:
     its own that its selector (and ``match``) still select, plus orphans it selects, which it
     adopts (their ownerReferences gain its controller reference). Its own that no longer
     match are released. Objects controlled by another owner are left alone. An owner being
     deleted neither adopts nor releases. The owned objects come back sorted by name
-    (upstream's order is the informer's).
+    (upstream's order is the informer's). ``keep`` narrows ``objects`` first (the active
+    pods, say), asked only of those the owner may claim.
 
     Upstream: BaseControllerRefManager.ClaimObject (controller_ref_manager.go, v1.35)
     """
@@ -189,12 +192,24 @@ def claim(
     def matches(obj: T) -> bool:
         return selector.matches(obj.metadata.labels) and (match is None or match(obj))
 
-    # Objects another owner controls are never touched: leave them out before sorting.
+    # Objects another owner controls are never touched: leave them out before sorting (one
+    # pass over the owner references: get_controller_of, then is_controlled_by).
+    uid, kind, name = owner.metadata.uid, owner.kind, owner.metadata.name
+
+    def mine_or_orphan(meta: ObjectMeta) -> bool:
+        for ref in meta.owner_references:
+            if ref.controller:
+                if ref.uid and uid:
+                    return ref.uid == uid
+                return ref.kind == kind and ref.name == name
+        return True
+
     candidates = [
         obj
         for obj in objects
         if not (namespace and obj.metadata.namespace != namespace)
-        and (get_controller_of(obj.metadata) is None or is_controlled_by(obj.metadata, owner))
+        and mine_or_orphan(obj.metadata)
+        and (keep is None or keep(obj))
     ]
     candidates.sort(key=lambda o: (o.metadata.namespace, o.metadata.name))
     for obj in candidates:
@@ -222,9 +237,11 @@ def claim_pods(
     selector: Selector,
     pods: Iterable[Pod],
     match: Callable[[Pod], bool] | None = None,
+    *,
+    keep: Callable[[Pod], bool] | None = None,
 ) -> Claim[Pod]:
     """Upstream: PodControllerRefManager.ClaimPods (controller_ref_manager.go, v1.35)"""
-    return claim(owner, selector, pods, match)
+    return claim(owner, selector, pods, match, keep=keep)
 
 
 def _with_owner_references(obj: T, refs: list[OwnerReference]) -> T:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import functools
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -828,7 +828,7 @@ def _set_new_replica_set_annotations(
 def _rs_status(rs: ReplicaSet, pods: Sequence[Pod], now: int | None) -> _Status:
     """A ReplicaSet's status.replicas and status.availableReplicas, from its active pods."""
     selector = label_selector_as_selector(rs.spec.selector)
-    owned = claim_pods(rs, selector, (p for p in pods if is_pod_active(p))).owned
+    owned = claim_pods(rs, selector, pods, keep=is_pod_active).owned
     available = sum(1 for p in owned if is_pod_available(p, rs.spec.min_ready_seconds, now))
     return _Status(len(owned), available)
 
@@ -893,7 +893,16 @@ def step_deployment(
     pods = list(pods)
     result = sync_deployment(d, replica_sets, pods, rng=rng, now=now)
     selectors = [label_selector_as_selector(rs.spec.selector) for rs in result.replica_sets]
-    related = [p for p in pods if any(s.matches(p.metadata.labels) for s in selectors)]
+    selected: dict[tuple[tuple[str, str], ...], bool] = {}  # by label set: replicas share one
+
+    def related_pod(labels: Mapping[str, str]) -> bool:
+        key = tuple(labels.items())
+        found = selected.get(key)
+        if found is None:
+            found = selected[key] = any(s.matches(labels) for s in selectors)
+        return found
+
+    related = [p for p in pods if related_pod(p.metadata.labels)]
     actions = PodActions()
     for rs in result.replica_sets:
         actions = actions + sync_replica_set(rs, pods, rng=rng, now=now, related_pods=related)

@@ -125,7 +125,7 @@ def sync_replica_set(
     rs = set_defaults_replica_set(rs)
     selector = workload_selector(rs, rs.spec.selector)
     check_selector_matches_template(rs, selector, rs.spec.template)
-    claim = claim_pods(rs, selector, (p for p in pods if is_pod_active(p)))
+    claim = claim_pods(rs, selector, pods, keep=is_pod_active)
     updates = PodActions(update=tuple(claim.updated))
     if rs.metadata.deletion_timestamp is not None:
         return updates
