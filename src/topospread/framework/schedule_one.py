@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
@@ -83,9 +83,12 @@ def fit_error_message(num_all_nodes: int, diagnosis: Diagnosis) -> str:
         msg += f" {diagnosis.pre_filter_msg}."
     else:
         reasons: Counter[str] = Counter()
-        for status in diagnosis.node_to_status.values():
-            for reason in status.reasons:
-                reasons[reason] += 1
+        # Nodes share status objects: count each distinct one, then its reasons.
+        statuses = diagnosis.node_to_status.values()
+        distinct = dict(zip(map(id, statuses), statuses, strict=True))
+        for key, n in Counter(map(id, statuses)).items():
+            for reason in distinct[key].reasons:
+                reasons[reason] += n
         absent = num_all_nodes - len(diagnosis.node_to_status)
         if absent > 0:
             for reason in diagnosis.absent_status.reasons:
@@ -325,5 +328,32 @@ class SchedulingAlgorithm:
 
 
 def statuses_by_node(diagnosis: Diagnosis, node_names: Sequence[str]) -> Mapping[str, Status]:
-    """Every node's status after a failed attempt (absent nodes get the default status)."""
-    return {name: diagnosis.status_of(name) for name in node_names}
+    """Every node's status after a failed attempt (absent nodes get the default status): a
+    view over the diagnosis, in node order, built without a pass over the nodes."""
+    return _NodeStatuses(diagnosis, node_names)
+
+
+class _NodeStatuses(Mapping[str, Status]):
+    """Upstream: NodeToStatus (framework/types.go, v1.35) over a list of nodes."""
+
+    __slots__ = ("_diagnosis", "_known", "_names")
+
+    def __init__(self, diagnosis: Diagnosis, names: Sequence[str]) -> None:
+        self._diagnosis = diagnosis
+        self._names = names
+        self._known: set[str] | None = None
+
+    def __getitem__(self, name: str) -> Status:
+        if name in self._diagnosis.node_to_status:
+            return self._diagnosis.node_to_status[name]
+        if self._known is None:
+            self._known = set(self._names)
+        if name in self._known:
+            return self._diagnosis.absent_status
+        raise KeyError(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)

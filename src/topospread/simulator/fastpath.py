@@ -145,9 +145,11 @@ class FastResult:
 
 @dataclass(slots=True)
 class FastFailure:
-    """No node fits: the diagnosis the reference filters would have written."""
+    """No node fits: the diagnosis the reference filters would have written, and each node's
+    status as an index into the path's status table."""
 
     diagnosis: Diagnosis
+    rejected_with: I32 | None = None
 
 
 class _Counter:
@@ -615,11 +617,20 @@ class FastPath:
                 return False
         return True
 
-    def preemption_may_find_victims(self, pod: Pod, diagnosis: Diagnosis) -> bool:
+    def preemption_may_find_victims(self, pod: Pod, failure: FastFailure) -> bool:
         """Whether a node that preemption would dry-run holds a pod of lower priority (only
         then does the dry run read the cycle state the PreFilter plugins write)."""
         priority = pod_priority(pod)
-        for name, status in diagnosis.node_to_status.items():
+        if failure.rejected_with is not None:
+            unresolved = np.fromiter(
+                (s.code is Code.Unschedulable for s in self._status_table),
+                np.bool_,
+                len(self._status_table),
+            )
+            # Every node was visited: its status is its index's.
+            tried = unresolved[failure.rejected_with] & (self.min_priority < priority)
+            return bool(tried.any())
+        for name, status in failure.diagnosis.node_to_status.items():
             if status.code is Code.Unschedulable and self.min_priority[self.index[name]] < priority:
                 return True
         return False
@@ -678,7 +689,7 @@ class FastPath:
             )
             for index in sorted(set(visited)):
                 diagnosis.add_plugin_status(table[index])
-            return FastFailure(diagnosis)
+            return FastFailure(diagnosis, rejected_with)
         to_find = num_feasible_nodes_to_find(algorithm.percentage_for(self.fwk), n)
         take = feasible_in_order[:to_find]
         if len(feasible_in_order) >= to_find:

@@ -484,7 +484,7 @@ class Scheduler:
             if (
                 fwk.post_filter_plugins
                 and not prefiltered
-                and path.preemption_may_find_victims(pod, diagnosis)
+                and path.preemption_may_find_victims(pod, fast)
             ):
                 # Preemption's dry run reads what the PreFilter plugins wrote.
                 fwk.run_pre_filter_plugins(state, pod, nodes)
@@ -533,12 +533,13 @@ class Scheduler:
             # A result sets (or, empty, clears) the nomination; None keeps it.
             self._nominate(info, None if nominated is None else nominated.nominated_node_name)
             decision.pod = info.pod
-        # Each distinct status formatted once (nodes share its list; reports never mutate it).
-        formatted: dict[int, list[str]] = {}
-        decision.reasons = {
-            name: formatted.get(id(s)) or formatted.setdefault(id(s), format_reasons(s))
-            for name, s in statuses.items()
-        }
+        if self.detail:
+            # Each distinct status formatted once (nodes share its list; reports never mutate it).
+            formatted: dict[int, list[str]] = {}
+            decision.reasons = {
+                name: formatted.get(id(s)) or formatted.setdefault(id(s), format_reasons(s))
+                for name, s in statuses.items()
+            }
         decision.message = str(err)
         if nominated is not None and nominated.nominated_node_name and decision.preempted:
             self._requeue_preemptor(info, decision)
