@@ -13,7 +13,7 @@ import random
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 from topospread.api.types import Pod
 from topospread.framework.cycle_state import CycleState
@@ -351,6 +351,15 @@ class _NodeStatuses(Mapping[str, Status]):
         if name in self._known:
             return self._diagnosis.absent_status
         raise KeyError(name)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        found = self._diagnosis.node_to_status.get(name)
+        if found is not None:
+            return found
+        try:
+            return self[name]
+        except KeyError:
+            return default
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._names)

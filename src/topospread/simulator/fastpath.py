@@ -299,6 +299,7 @@ class FastPath:
         # Nominated pods: key -> (pod, node), and their requests per priority, per node.
         self._nominations: dict[str, tuple[Pod, str]] = {}
         self._nominated: dict[int, _Nominated] = {}
+        self._stale = False  # nodes came or went: the table is rebuilt before its next use
         self._rebuild()
         cluster.listeners.append(self)
 
@@ -312,6 +313,7 @@ class FastPath:
     # ------------------------------------------------------------------ the node table
 
     def _rebuild(self) -> None:
+        self._stale = False
         infos = self.cluster.list()
         self.names = [i.name for i in infos]
         self.index = {name: i for i, name in enumerate(self.names)}
@@ -422,7 +424,12 @@ class FastPath:
 
     # ClusterListener
     def on_nodes_changed(self) -> None:
-        self._rebuild()
+        # NOTE: rebuilt on next use, so that adding a thousand nodes costs one rebuild.
+        self._stale = True
+
+    def _fresh(self) -> None:
+        if self._stale:
+            self._rebuild()
 
     def on_node_updated(self, old: Node, new: Node) -> None:
         """A node changed in place. Where its labels and images stay (a taint, cordoning, its
@@ -430,6 +437,8 @@ class FastPath:
         row is recomputed — allocatable, and each pod shape's static verdicts and scores on
         it; signatures whose spread constraints honour taints are dropped (rebuilt on their
         next pod). Anything else rebuilds the table."""
+        if self._stale:
+            return  # the rebuild will read the node as it is
         i = self.index.get(new.metadata.name)
         if (
             i is None
@@ -480,6 +489,8 @@ class FastPath:
         return True
 
     def on_bind(self, pod: Pod, node_name: str) -> None:
+        if self._stale:
+            return
         i = self.index[node_name]
         self._account(pod, i, 1)
         for c in self._counters:
@@ -490,6 +501,8 @@ class FastPath:
                 pc.per_node[i] += 1
 
     def on_unbind(self, pod: Pod, node_name: str) -> None:
+        if self._stale:
+            return
         i = self.index[node_name]
         self._account(pod, i, -1)
         for c in self._counters:
@@ -508,6 +521,8 @@ class FastPath:
         self._count_nominated(pod, node_name, sign)
 
     def _count_nominated(self, pod: Pod, node_name: str, sign: int) -> None:
+        if self._stale:
+            return  # the rebuild counts self._nominations
         i = self.index.get(node_name)
         if i is None:
             return  # a node the cluster does not have: no filter ever sees the pod
@@ -603,6 +618,7 @@ class FastPath:
 
     def accepts(self, pod: Pod) -> bool:
         """Whether this path may decide the pod's attempt (its signature may still decline)."""
+        self._fresh()
         return self.supported and bool(self.names) and self._pod_supported(pod)
 
     def _pod_supported(self, pod: Pod) -> bool:
@@ -620,6 +636,7 @@ class FastPath:
     def preemption_may_find_victims(self, pod: Pod, failure: FastFailure) -> bool:
         """Whether a node that preemption would dry-run holds a pod of lower priority (only
         then does the dry run read the cycle state the PreFilter plugins write)."""
+        self._fresh()
         priority = pod_priority(pod)
         if failure.rejected_with is not None:
             unresolved = np.fromiter(
