@@ -9,6 +9,7 @@ memory as soon as the attempt ends, so memory stays flat in the number of pods.
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from collections.abc import Iterable, Iterator
 from typing import IO, Any, Final
@@ -219,7 +220,47 @@ def cluster_yaml(run: ScheduleRun) -> str:
 
 
 def _dump_all(documents: Iterable[Any], out: IO[str]) -> None:
-    yaml.dump_all(documents, out, Dumper=_YAML_DUMPER, sort_keys=False, default_flow_style=False)
+    """``yaml.safe_dump_all(documents, out, sort_keys=False, default_flow_style=False)``, the
+    same bytes, one document at a time, through libyaml's emitter where that is the same.
+
+    NOTE: libyaml folds long double-quoted scalars and chooses key styles differently from
+    PyYAML's Python emitter for strings with non-ASCII or control characters, carriage returns
+    and tabs, and for empty keys; a document holding any of these (or a look-alike: the check is
+    on its JSON encoding and errs towards the Python emitter) is written by the Python emitter.
+    For documents of printable ASCII both emitters write the same bytes.
+    """
+    dumper: type[yaml.SafeDumper]
+    for n, document in enumerate(documents):
+        if _YAML_DUMPER is not yaml.SafeDumper and _libyaml_safe(msgspec.json.encode(document)):
+            dumper = _YAML_DUMPER
+        else:
+            dumper = yaml.SafeDumper
+        # dump_all starts every document after the first with "---"; so does explicit_start.
+        yaml.dump(
+            document,
+            out,
+            Dumper=dumper,
+            explicit_start=n > 0,
+            sort_keys=False,
+            default_flow_style=False,
+        )
+
+
+def _libyaml_safe(encoded: bytes) -> bool:
+    """Whether a document's JSON encoding shows only what both YAML emitters write alike:
+    printable ASCII and newlines (msgspec writes any other character as UTF-8 or an escape),
+    and no empty key."""
+    if not encoded.isascii():
+        return False
+    # Escaped backslashes go first, so that each backslash left starts an escape.
+    return _LIBYAML_UNSAFE.search(encoded.replace(b"\\\\", b"")) is None
+
+
+# An escape other than \n, \" or \/ (a control character), DEL, an empty key (or a key of
+# backslashes) or a key of 100 characters or more (the emitters disagree on when a key is too
+# long for the simple ``key: value`` form; upstream label and annotation keys may reach 317).
+# A false match only sends the document to the Python emitter.
+_LIBYAML_UNSAFE: Final = re.compile(rb'\\[^n"/]|\x7f|"":|"(?:[^"\\]|\\.){100,}":')
 
 
 def _manifest(obj: msgspec.Struct) -> Any:
