@@ -8,6 +8,7 @@ memory as soon as the attempt ends, so memory stays flat in the number of pods.
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import tempfile
@@ -207,19 +208,17 @@ def cluster_documents(run: ScheduleRun) -> Iterator[Any]:
 def write_cluster_yaml(run: ScheduleRun, out: IO[str]) -> None:
     """The cluster after the run as a multi-document manifest stream, ready to feed back in,
     written document by document."""
-    _dump_all(cluster_documents(run), out)
+    dump_yaml_documents(cluster_documents(run), out)
 
 
 def cluster_yaml(run: ScheduleRun) -> str:
     """``write_cluster_yaml`` into one string (for small runs and tests)."""
-    text = yaml.dump_all(
-        cluster_documents(run), Dumper=_YAML_DUMPER, sort_keys=False, default_flow_style=False
-    )
-    assert isinstance(text, str)
-    return text
+    out = io.StringIO()
+    write_cluster_yaml(run, out)
+    return out.getvalue()
 
 
-def _dump_all(documents: Iterable[Any], out: IO[str]) -> None:
+def dump_yaml_documents(documents: Iterable[Any], out: IO[str]) -> None:
     """``yaml.safe_dump_all(documents, out, sort_keys=False, default_flow_style=False)``, the
     same bytes, one document at a time, through libyaml's emitter where that is the same.
 
