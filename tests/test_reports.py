@@ -231,7 +231,21 @@ def test_documents_libyaml_would_fold_differently_are_still_the_same_bytes() -> 
 _TEXT = st.one_of(
     st.text(max_size=40),
     st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=140),
-    st.sampled_from(["", "yes", "null", "1e3", "a: b", "- x", "#c", "a\nb", "x" * 128, " a "]),
+    st.sampled_from(
+        [
+            "",
+            "yes",
+            "null",
+            "1e3",
+            "a: b",
+            "- x",
+            "#c",
+            "a\nb",
+            "x" * 128,
+            " a ",
+            "x" * 100 + " a\n ",
+        ]
+    ),
 )
 _VALUES = st.recursive(
     st.one_of(_TEXT, st.integers(), st.booleans(), st.none(), st.floats()),

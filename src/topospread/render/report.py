@@ -222,27 +222,24 @@ def dump_yaml_documents(documents: Iterable[Any], out: IO[str]) -> None:
     """``yaml.safe_dump_all(documents, out, sort_keys=False, default_flow_style=False)``, the
     same bytes, one document at a time, through libyaml's emitter where that is the same.
 
-    NOTE: libyaml folds long double-quoted scalars and chooses key styles differently from
-    PyYAML's Python emitter for strings with non-ASCII or control characters, carriage returns
-    and tabs, and for empty keys; a document holding any of these (or a look-alike: the check is
-    on its JSON encoding and errs towards the Python emitter) is written by the Python emitter.
-    For documents of printable ASCII both emitters write the same bytes.
+    NOTE: libyaml folds long double-quoted scalars differently from PyYAML's Python emitter,
+    and disagrees on which keys fit the simple ``key: value`` form (empty keys, keys near 128
+    characters, keys with carriage returns). A document whose JSON encoding shows a character
+    other than printable ASCII and newlines, an empty or long key (``_libyaml_safe``), or whose
+    libyaml output holds a double quote at all, is written by the Python emitter. Random
+    documents (tests/test_reports.py) check that the result is safe_dump_all's, byte for byte.
     """
-    dumper: type[yaml.SafeDumper]
+    options: dict[str, Any] = {"sort_keys": False, "default_flow_style": False}
     for n, document in enumerate(documents):
-        if _YAML_DUMPER is not yaml.SafeDumper and _libyaml_safe(msgspec.json.encode(document)):
-            dumper = _YAML_DUMPER
-        else:
-            dumper = yaml.SafeDumper
         # dump_all starts every document after the first with "---"; so does explicit_start.
-        yaml.dump(
-            document,
-            out,
-            Dumper=dumper,
-            explicit_start=n > 0,
-            sort_keys=False,
-            default_flow_style=False,
-        )
+        text = None
+        if _YAML_DUMPER is not yaml.SafeDumper and _libyaml_safe(msgspec.json.encode(document)):
+            text = yaml.dump(document, Dumper=_YAML_DUMPER, explicit_start=n > 0, **options)
+            if '"' in text:
+                text = None
+        if text is None:
+            text = yaml.dump(document, Dumper=yaml.SafeDumper, explicit_start=n > 0, **options)
+        out.write(text)
 
 
 def _libyaml_safe(encoded: bytes) -> bool:
