@@ -220,7 +220,9 @@ def test_documents_libyaml_would_fold_differently_are_still_the_same_bytes() -> 
         },
     }
     plain = {"kind": "Node", "metadata": {"name": "n", "labels": {"a/b": "c"}}}
-    documents = [plain, pod, plain]
+    # Printable ASCII, but double-quoted, and so folded differently.
+    folded = {"kind": "ConfigMap", "data": {"folded": "x" * 100 + " a\n "}}
+    documents = [plain, pod, plain, folded]
     out = io.StringIO()
     dump_yaml_documents(documents, out)
     assert out.getvalue() == yaml.safe_dump_all(
