@@ -224,39 +224,55 @@ def dump_yaml_documents(documents: Iterable[Any], out: IO[str]) -> None:
 
     NOTE: libyaml folds long double-quoted scalars differently from PyYAML's Python emitter,
     and disagrees on which keys fit the simple ``key: value`` form (empty keys, keys near 128
-    characters, keys with carriage returns). A document whose JSON encoding shows a character
-    other than printable ASCII and newlines, an empty or long key (``_libyaml_safe``), or whose
-    libyaml output holds a double quote at all, is written by the Python emitter. Random
-    documents (tests/test_reports.py) check that the result is safe_dump_all's, byte for byte.
+    characters, keys with line breaks). A document whose JSON encoding shows a character
+    other than printable ASCII and newlines, or an empty, long or multi-line key
+    (``_libyaml_safe``), or whose libyaml output holds a double quote at all, is written by the
+    Python emitter. Random documents (tests/test_reports.py) check that the result is
+    safe_dump_all's, byte for byte.
     """
     options: dict[str, Any] = {"sort_keys": False, "default_flow_style": False}
+    if _YAML_DUMPER is yaml.SafeDumper:
+        yaml.dump_all(documents, out, Dumper=yaml.SafeDumper, **options)
+        return
+    # One libyaml dumper for the whole stream, writing each document into ``buffer`` (libyaml
+    # flushes at every document end). Every document starts with "---", as dump_all starts
+    # every document after the first; the first one's is dropped.
+    buffer = io.StringIO()
+    fast = _YAML_DUMPER(buffer, explicit_start=True, **options)
+    fast.open()
     for n, document in enumerate(documents):
-        # dump_all starts every document after the first with "---"; so does explicit_start.
         text = None
-        if _YAML_DUMPER is not yaml.SafeDumper and _libyaml_safe(msgspec.json.encode(document)):
-            text = yaml.dump(document, Dumper=_YAML_DUMPER, explicit_start=n > 0, **options)
-            if '"' in text:
+        if _libyaml_safe(msgspec.json.encode(document)):
+            buffer.seek(0)
+            buffer.truncate()
+            fast.represent(document)
+            text = buffer.getvalue()
+            if '"' in text or (n == 0 and not text.startswith("---\n")):
                 text = None
+            elif n == 0:
+                text = text[4:]
         if text is None:
             text = yaml.dump(document, Dumper=yaml.SafeDumper, explicit_start=n > 0, **options)
         out.write(text)
+    fast.close()
 
 
 def _libyaml_safe(encoded: bytes) -> bool:
     """Whether a document's JSON encoding shows only what both YAML emitters write alike:
     printable ASCII and newlines (msgspec writes any other character as UTF-8 or an escape),
-    and no empty key."""
+    and keys that are not empty, shorter than 100 characters and on one line."""
     if not encoded.isascii():
         return False
-    # Escaped backslashes go first, so that each backslash left starts an escape.
-    return _LIBYAML_UNSAFE.search(encoded.replace(b"\\\\", b"")) is None
+    # Escaped backslashes and quotes become two plain characters (as long, and with no quote
+    # left inside a string): every backslash left starts an escape of another character.
+    plain = encoded.replace(b"\\\\", b"xx").replace(b'\\"', b"xx")
+    return _LIBYAML_UNSAFE.search(plain) is None
 
 
-# An escape other than \n, \" or \/ (a control character), DEL, an empty key (or a key of
-# backslashes) or a key of 100 characters or more (the emitters disagree on when a key is too
-# long for the simple ``key: value`` form; upstream label and annotation keys may reach 317).
+# An escape other than \n (a control character), DEL, an empty key, a key of 100 characters
+# or more (upstream label and annotation keys may reach 317), or a key holding a newline.
 # A false match only sends the document to the Python emitter.
-_LIBYAML_UNSAFE: Final = re.compile(rb'\\[^n"/]|\x7f|"":|"(?:[^"\\]|\\.){100,}":')
+_LIBYAML_UNSAFE: Final = re.compile(rb'\\[^n]|\x7f|"":|"[^"\\]{100,}":|\\n[^"]*":')
 
 
 def _manifest(obj: msgspec.Struct) -> Any:
