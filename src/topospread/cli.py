@@ -211,7 +211,7 @@ def schedule_command(
     context: ContextOption = None,
 ) -> None:
     """Place every queued pod as kube-scheduler would; show where each landed, or why not."""
-    from topospread.render.report import cluster_yaml, human, jsonl
+    from topospread.render.report import DetailSpill, human, write_cluster_yaml, write_jsonl
     from topospread.simulator.run import schedule
 
     loaded = _load_inputs(
@@ -219,22 +219,26 @@ def schedule_command(
     )
     for warning in loaded.warnings:
         typer.echo(f"topospread: warning: {warning}", err=True)
-    run = schedule(
-        loaded,
-        seed=seed,
-        tie_break=tie_break.value,
-        percentage_of_nodes_to_score=percentage_of_nodes_to_score,
-        # Only jsonl shows every node's scores and reasons; gathering them for a successful
-        # attempt costs a reference recount, and changes no decision.
-        detail=output is OutputFormat.jsonl,
-    )
-    if output is OutputFormat.jsonl:
-        for line in jsonl(run):
-            typer.echo(line)
-    elif output is OutputFormat.yaml:
-        typer.echo(cluster_yaml(run), nl=False)
-    else:
-        typer.echo(human(run, zone_key=zone_key))
+    with DetailSpill() as spill:
+        run = schedule(
+            loaded,
+            seed=seed,
+            tie_break=tie_break.value,
+            percentage_of_nodes_to_score=percentage_of_nodes_to_score,
+            # Only jsonl shows every node's scores and reasons; gathering them for a successful
+            # attempt costs a reference recount, and changes no decision. The spill takes each
+            # attempt's detail out of memory as soon as it is decided.
+            detail=output is OutputFormat.jsonl,
+            on_decision=spill.record if output is OutputFormat.jsonl else None,
+        )
+        if output is OutputFormat.jsonl:
+            sys.stdout.flush()
+            write_jsonl(run, sys.stdout.buffer, spill)
+        elif output is OutputFormat.yaml:
+            write_cluster_yaml(run, sys.stdout)
+            sys.stdout.flush()
+        else:
+            typer.echo(human(run, zone_key=zone_key))
 
 
 @app.command("explain")
@@ -261,9 +265,14 @@ def explain_command(
     if output is ExplainFormat.text:
         typer.echo(explanation_text(result))
     else:
-        typer.echo(
-            json.dumps(result.to_json(), indent=None if output is ExplainFormat.jsonl else 2)
-        )
+        import msgspec
+
+        encoded = msgspec.json.encode(result.to_json())
+        if output is ExplainFormat.json:
+            encoded = msgspec.json.format(encoded, indent=2)
+        sys.stdout.flush()
+        sys.stdout.buffer.write(encoded + b"\n")
+        sys.stdout.buffer.flush()
 
 
 class ReportFormat(StrEnum):

@@ -1,16 +1,33 @@
-"""Reports of a scheduling run: human text, JSON lines, and the resulting cluster as YAML."""
+"""Reports of a scheduling run: human text, JSON lines, and the resulting cluster as YAML.
+
+The machine-readable reports stream: ``write_jsonl`` and ``write_cluster_yaml`` write one line
+or one document at a time to a binary or text stream, and never hold the whole output. With a
+``DetailSpill`` recording each attempt as it is decided, every node's scores and reasons leave
+memory as soon as the attempt ends, so memory stays flat in the number of pods.
+"""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
-from typing import Any
+import io
+import os
+import re
+import tempfile
+from collections.abc import Iterable, Iterator
+from typing import IO, Any, Final
 
 import msgspec
 import yaml
 
 from topospread.render.topology import Column, draw_topology
-from topospread.simulator.run import ScheduleRun
+from topospread.simulator.run import PodOutcome, ScheduleRun
+from topospread.simulator.scheduler import Decision
+
+# libyaml's emitter where PyYAML was built with it: the same documents, byte for byte, several
+# times faster than the pure-Python emitter.
+_YAML_DUMPER: Final[type[yaml.SafeDumper]] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+# What a pod never attempted (gated, ignored) reports in place of a Decision's detail.
+_NO_DETAIL: Final = b'"feasible":[],"scores":{},"pluginScores":{},"reasons":{}'
 
 
 def human(run: ScheduleRun, *, zone_key: str | None = None) -> str:
@@ -44,29 +61,218 @@ def human(run: ScheduleRun, *, zone_key: str | None = None) -> str:
     return "\n".join(lines)
 
 
-def jsonl(run: ScheduleRun) -> Iterator[str]:
-    """A header with the profile's plugins, then one line per queued pod, in queue order."""
+class _Detail(msgspec.Struct):
+    """A Decision's per-node detail, encoded in the report's key order."""
+
+    feasible: list[str]
+    scores: dict[str, int]
+    plugin_scores: dict[str, dict[str, int]] = msgspec.field(name="pluginScores")
+    reasons: dict[str, list[str]]
+
+
+def _detail_fragment(encoder: msgspec.json.Encoder, decision: Decision) -> bytes:
+    """``"feasible":…,"scores":…,"pluginScores":…,"reasons":…``: the middle of a report line."""
+    detail = _Detail(decision.feasible, decision.scores, decision.plugin_scores, decision.reasons)
+    # Encoded from the Decision's own containers: no per-pod dict is built around them.
+    return encoder.encode(detail)[1:-1]
+
+
+class DetailSpill:
+    """Takes every attempt's per-node detail as the scheduler decides it, for ``write_jsonl``.
+
+    Pass ``record`` as ``schedule(..., on_decision=...)``. Each attempt's feasible nodes,
+    scores and reasons are encoded at once into an unnamed temporary file, and the Decision's
+    containers are replaced by empty ones, so no attempt's detail stays in memory: a pod's
+    report line cannot be written before the run ends (a later binding may send it back to the
+    queue, a later preemption may evict it), but its bytes wait on disk, not in the heap.
+
+    NOTE: relies on the scheduler never reading a Decision's feasible, scores, plugin_scores
+    or reasons after the attempt (``on_decision`` runs once the attempt is over): emptying them
+    changes no decision. A recorded Decision reports its detail only through this spill.
+    """
+
+    def __init__(self) -> None:
+        self._file: IO[bytes] | None = None  # opened by the first record
+        self._end = 0
+        self._encoder = msgspec.json.Encoder()
+        # key -> (the pod's latest recorded decision, offset, length); an earlier attempt's
+        # bytes stay in the file unread.
+        self._where: dict[str, tuple[Decision, int, int]] = {}
+
+    def record(self, decision: Decision) -> None:
+        fragment = _detail_fragment(self._encoder, decision)
+        if self._file is None:
+            self._file = tempfile.TemporaryFile()  # noqa: SIM115 -- closed by close()
+        self._file.write(fragment)
+        self._where[decision.key] = (decision, self._end, len(fragment))
+        self._end += len(fragment)
+        decision.feasible = []
+        decision.scores = {}
+        decision.plugin_scores = {}
+        decision.reasons = {}
+
+    def fragment(self, decision: Decision) -> bytes | None:
+        """The recorded detail of this very decision, or None if it was not recorded."""
+        found = self._where.get(decision.key)
+        if found is None or found[0] is not decision or self._file is None:
+            return None
+        _, offset, length = found
+        self._file.flush()
+        return os.pread(self._file.fileno(), length, offset)
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+        self._where.clear()
+
+    def __enter__(self) -> DetailSpill:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def jsonl(run: ScheduleRun, spill: DetailSpill | None = None) -> Iterator[bytes]:
+    """A header with the profile's plugins, then one line per queued pod, in queue order.
+
+    Lines are bytes ending in a newline, encoded one at a time as they are consumed; a pod's
+    detail comes from ``spill`` when it recorded the pod's decision, else from the Decision.
+    """
+    encoder = msgspec.json.Encoder()
     frameworks = run.scheduler.frameworks
     first = next(iter(frameworks.values()))
     header: dict[str, Any] = {"plugins": first.describe()}
     if len(frameworks) > 1:
         header["profiles"] = {name: f.describe() for name, f in frameworks.items()}
-    yield json.dumps(header)
-    for o in run.outcomes:
-        yield json.dumps(o.to_json())
+    yield encoder.encode(header) + b"\n"
+    buf = bytearray()
+    for outcome in run.outcomes:
+        buf.clear()
+        _encode_outcome(encoder, outcome, spill, buf)
+        yield bytes(buf)
+
+
+def _encode_outcome(
+    encoder: msgspec.json.Encoder,
+    outcome: PodOutcome,
+    spill: DetailSpill | None,
+    buf: bytearray,
+) -> None:
+    """Append the outcome's line: the keys and values of ``PodOutcome.to_json``, in its order."""
+    decision = outcome.decision
+    buf += b'{"pod":'
+    if decision is None:
+        encoder.encode_into(outcome.key, buf, -1)
+        buf += b',"node":null,'
+        buf += _NO_DETAIL
+    else:
+        encoder.encode_into(decision.key, buf, -1)
+        buf += b',"node":'
+        encoder.encode_into(decision.node, buf, -1)
+        buf += b","
+        fragment = spill.fragment(decision) if spill is not None else None
+        buf += fragment if fragment is not None else _detail_fragment(encoder, decision)
+    buf += b',"message":'
+    encoder.encode_into(outcome.message, buf, -1)
+    if decision is not None:
+        buf += b',"preempted":'
+        encoder.encode_into(decision.preempted, buf, -1)
+    buf += b"}\n"
+
+
+def write_jsonl(run: ScheduleRun, out: IO[bytes], spill: DetailSpill | None = None) -> None:
+    """Write ``jsonl(run, spill)`` to a binary stream, line by line."""
+    for line in jsonl(run, spill):
+        out.write(line)
+    out.flush()
+
+
+def cluster_documents(run: ScheduleRun) -> Iterator[Any]:
+    """The cluster after the run, one manifest at a time: nodes, bound pods, finished pods,
+    pods left pending, then the other objects."""
+    infos = run.cluster.list()
+    for info in infos:
+        yield _manifest(info.node)
+    for info in infos:
+        for p in info.pods:
+            yield _manifest(p)
+    for p in run.scenario.terminal_pods:
+        yield _manifest(p)
+    for o in run.pending:
+        yield _manifest(o.pod)
+    for obj in run.scenario.objects:
+        yield _manifest(obj)
+
+
+def write_cluster_yaml(run: ScheduleRun, out: IO[str]) -> None:
+    """The cluster after the run as a multi-document manifest stream, ready to feed back in,
+    written document by document."""
+    dump_yaml_documents(cluster_documents(run), out)
 
 
 def cluster_yaml(run: ScheduleRun) -> str:
-    """The cluster after the run as a multi-document manifest stream, ready to feed back in."""
-    docs: list[Any] = []
-    for info in run.cluster.list():
-        docs.append(_manifest(info.node))
-    for info in run.cluster.list():
-        docs.extend(_manifest(p) for p in info.pods)
-    docs.extend(_manifest(p) for p in run.scenario.terminal_pods)
-    docs.extend(_manifest(o.pod) for o in run.pending)
-    docs.extend(_manifest(o) for o in run.scenario.objects)
-    return yaml.safe_dump_all(docs, sort_keys=False, default_flow_style=False)
+    """``write_cluster_yaml`` into one string (for small runs and tests)."""
+    out = io.StringIO()
+    write_cluster_yaml(run, out)
+    return out.getvalue()
+
+
+def dump_yaml_documents(documents: Iterable[Any], out: IO[str]) -> None:
+    """``yaml.safe_dump_all(documents, out, sort_keys=False, default_flow_style=False)``, the
+    same bytes, one document at a time, through libyaml's emitter where that is the same.
+
+    NOTE: libyaml folds long double-quoted scalars differently from PyYAML's Python emitter,
+    and disagrees on which keys fit the simple ``key: value`` form (empty keys, keys near 128
+    characters, keys with line breaks). A document whose JSON encoding shows a character
+    other than printable ASCII and newlines, or an empty, long or multi-line key
+    (``_libyaml_safe``), or whose libyaml output holds a double quote at all, is written by the
+    Python emitter. Random documents (tests/test_reports.py) check that the result is
+    safe_dump_all's, byte for byte.
+    """
+    options: dict[str, Any] = {"sort_keys": False, "default_flow_style": False}
+    if _YAML_DUMPER is yaml.SafeDumper:
+        yaml.dump_all(documents, out, Dumper=yaml.SafeDumper, **options)
+        return
+    # One libyaml dumper for the whole stream, writing each document into ``buffer`` (libyaml
+    # flushes at every document end). Every document starts with "---", as dump_all starts
+    # every document after the first; the first one's is dropped.
+    buffer = io.StringIO()
+    fast = _YAML_DUMPER(buffer, explicit_start=True, **options)
+    fast.open()
+    for n, document in enumerate(documents):
+        text = None
+        if _libyaml_safe(msgspec.json.encode(document)):
+            buffer.seek(0)
+            buffer.truncate()
+            fast.represent(document)
+            text = buffer.getvalue()
+            if '"' in text or (n == 0 and not text.startswith("---\n")):
+                text = None
+            elif n == 0:
+                text = text[4:]
+        if text is None:
+            text = yaml.dump(document, Dumper=yaml.SafeDumper, explicit_start=n > 0, **options)
+        out.write(text)
+    fast.close()
+
+
+def _libyaml_safe(encoded: bytes) -> bool:
+    """Whether a document's JSON encoding shows only what both YAML emitters write alike:
+    printable ASCII and newlines (msgspec writes any other character as UTF-8 or an escape),
+    and keys that are not empty, shorter than 100 characters and on one line."""
+    if not encoded.isascii():
+        return False
+    # Escaped backslashes and quotes become two plain characters (as long, and with no quote
+    # left inside a string): every backslash left starts an escape of another character.
+    plain = encoded.replace(b"\\\\", b"xx").replace(b'\\"', b"xx")
+    return _LIBYAML_UNSAFE.search(plain) is None
+
+
+# An escape other than \n (a control character), DEL, an empty key, a key of 100 characters
+# or more (upstream label and annotation keys may reach 317), or a key holding a newline.
+# A false match only sends the document to the Python emitter.
+_LIBYAML_UNSAFE: Final = re.compile(rb'\\[^n]|\x7f|"":|"[^"\\]{100,}":|\\n[^"]*":')
 
 
 def _manifest(obj: msgspec.Struct) -> Any:
