@@ -30,7 +30,7 @@ from topospread.framework.cycle_state import CycleState
 from topospread.framework.interface import PostFilterResult
 from topospread.framework.nominator import pod_priority
 from topospread.framework.runtime import FrameworkHandle
-from topospread.framework.schedule_one import Diagnosis, fit_error_message
+from topospread.framework.schedule_one import Diagnosis, NodeStatuses, fit_error_message
 from topospread.framework.status import SUCCESS, Code, Status, as_status, new_status
 from topospread.framework.types import NodeInfo
 
@@ -256,6 +256,8 @@ def nodes_where_preemption_might_help(
     Upstream: NodeToStatus.NodesForStatusCode(..., Unschedulable) in findCandidates
     (preemption.go, v1.35)
     """
+    if isinstance(statuses, NodeStatuses) and statuses.unschedulable is not None:
+        return [all_nodes[i] for i in statuses.unschedulable]
     return [
         info
         for info in all_nodes
@@ -331,6 +333,13 @@ class Evaluator:
             return [], {}, []
         pdbs = self.handle.pod_disruption_budgets()
         offset, num_candidates = self.interface.get_offset_and_num_candidates(len(potential))
+        if isinstance(statuses, NodeStatuses) and statuses.victimless:
+            # Every node visited would say it has no victim: the dry run's outcome, at once.
+            n = len(potential)
+            nothing = self.interface.no_victims_status(pod, potential[offset % n])
+            if nothing is not None:
+                visited = (potential[(offset + i) % n].name for i in range(n))
+                return [], dict.fromkeys(visited, nothing), []
         return self.dry_run_preemption(state, pod, potential, pdbs, offset, num_candidates)
 
     def dry_run_preemption(

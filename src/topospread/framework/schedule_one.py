@@ -327,21 +327,40 @@ class SchedulingAlgorithm:
         return top[self.rng.randrange(len(top))] if len(top) > 1 else top[0]
 
 
-def statuses_by_node(diagnosis: Diagnosis, node_names: Sequence[str]) -> Mapping[str, Status]:
+def statuses_by_node(
+    diagnosis: Diagnosis,
+    node_names: Sequence[str],
+    *,
+    unschedulable: Sequence[int] | None = None,
+    victimless: bool = False,
+) -> NodeStatuses:
     """Every node's status after a failed attempt (absent nodes get the default status): a
-    view over the diagnosis, in node order, built without a pass over the nodes."""
-    return _NodeStatuses(diagnosis, node_names)
+    view over the diagnosis, in node order, built without a pass over the nodes.
+
+    A caller that knows more may say so: ``unschedulable``, the positions (in node order) of
+    the nodes whose status is Unschedulable; ``victimless``, that none of those holds a pod
+    of lower priority than the pod (so preemption's dry run can find no victim on any).
+    """
+    return NodeStatuses(diagnosis, node_names, unschedulable, victimless)
 
 
-class _NodeStatuses(Mapping[str, Status]):
+class NodeStatuses(Mapping[str, Status]):
     """Upstream: NodeToStatus (framework/types.go, v1.35) over a list of nodes."""
 
-    __slots__ = ("_diagnosis", "_known", "_names")
+    __slots__ = ("_diagnosis", "_known", "_names", "unschedulable", "victimless")
 
-    def __init__(self, diagnosis: Diagnosis, names: Sequence[str]) -> None:
+    def __init__(
+        self,
+        diagnosis: Diagnosis,
+        names: Sequence[str],
+        unschedulable: Sequence[int] | None = None,
+        victimless: bool = False,
+    ) -> None:
         self._diagnosis = diagnosis
         self._names = names
         self._known: set[str] | None = None
+        self.unschedulable = unschedulable
+        self.victimless = victimless and unschedulable is not None
 
     def __getitem__(self, name: str) -> Status:
         if name in self._diagnosis.node_to_status:

@@ -268,6 +268,7 @@ class FastPath:
         self._status_table: list[Status] = [SUCCESS]
         self._status_index: dict[Status, int] = {SUCCESS: 0}
         self._formatted_table: list[list[str]] = []
+        self._unresolved_codes: B = np.zeros(0, np.bool_)
         self._fit_table = np.zeros(32, np.int32)
         for bits in range(1, 32):
             if bits & 15:
@@ -633,19 +634,30 @@ class FastPath:
                 return False
         return True
 
+    def _unresolved(self) -> B:
+        """Per status index: whether its code is Unschedulable (preemption may help)."""
+        table = self._status_table
+        if len(self._unresolved_codes) != len(table):
+            self._unresolved_codes = np.fromiter(
+                (s.code is Code.Unschedulable for s in table), np.bool_, len(table)
+            )
+        return self._unresolved_codes
+
+    def unschedulable_positions(self, failure: FastFailure) -> list[int] | None:
+        """The positions, in node order, of the nodes a failure rejected as Unschedulable."""
+        if failure.rejected_with is None:
+            return None
+        positions: list[int] = np.flatnonzero(self._unresolved()[failure.rejected_with]).tolist()
+        return positions
+
     def preemption_may_find_victims(self, pod: Pod, failure: FastFailure) -> bool:
         """Whether a node that preemption would dry-run holds a pod of lower priority (only
         then does the dry run read the cycle state the PreFilter plugins write)."""
         self._fresh()
         priority = pod_priority(pod)
         if failure.rejected_with is not None:
-            unresolved = np.fromiter(
-                (s.code is Code.Unschedulable for s in self._status_table),
-                np.bool_,
-                len(self._status_table),
-            )
             # Every node was visited: its status is its index's.
-            tried = unresolved[failure.rejected_with] & (self.min_priority < priority)
+            tried = self._unresolved()[failure.rejected_with] & (self.min_priority < priority)
             return bool(tried.any())
         for name, status in failure.diagnosis.node_to_status.items():
             if status.code is Code.Unschedulable and self.min_priority[self.index[name]] < priority:

@@ -481,15 +481,23 @@ class Scheduler:
             self.fast_failures += 1
             self.fast_nominated += prefiltered or counted
             diagnosis = fast.diagnosis
-            if (
-                fwk.post_filter_plugins
-                and not prefiltered
-                and path.preemption_may_find_victims(pod, fast)
-            ):
+            if not fwk.post_filter_plugins:
+                return self._fit_failure(
+                    fwk, info, decision, state, FitError(pod, len(nodes), diagnosis), nodes
+                )
+            victimless = not path.preemption_may_find_victims(pod, fast)
+            if not prefiltered and not victimless:
                 # Preemption's dry run reads what the PreFilter plugins wrote.
                 fwk.run_pre_filter_plugins(state, pod, nodes)
             return self._fit_failure(
-                fwk, info, decision, state, FitError(pod, len(nodes), diagnosis), nodes
+                fwk,
+                info,
+                decision,
+                state,
+                FitError(pod, len(nodes), diagnosis),
+                nodes,
+                unschedulable=path.unschedulable_positions(fast),
+                victimless=victimless,
             )
         return None
 
@@ -513,15 +521,25 @@ class Scheduler:
         state: CycleState,
         err: FitError,
         nodes: Sequence[NodeInfo],
+        *,
+        unschedulable: Sequence[int] | None = None,
+        victimless: bool = False,
     ) -> Decision:
         """No node fits: PostFilter (preemption) over every node's status, then the pod waits
         as unschedulable or, when preemption made room, goes straight back to the queue.
+        ``unschedulable`` and ``victimless`` are what the fast path knows of the statuses
+        (see ``statuses_by_node``).
 
         Upstream: the FitError branch of schedulingCycle and handleSchedulingFailure
         (schedule_one.go, v1.35)
         """
         pod = info.pod
-        statuses = statuses_by_node(err.diagnosis, [n.name for n in nodes])
+        statuses = statuses_by_node(
+            err.diagnosis,
+            [n.name for n in nodes],
+            unschedulable=unschedulable,
+            victimless=victimless,
+        )
         nominated: PostFilterResult | None = None
         if fwk.post_filter_plugins:
             self._victims = decision.preempted
@@ -814,6 +832,18 @@ class Scheduler:
         if plugin is None:
             return True
         return plugin.is_schedulable_after_node_change(info.pod, old, new) is QueueingHint.Queue
+
+    def pending_of(self, key: str) -> Decision | tuple[Pod, str] | None:
+        """One pod's entry of ``pending()`` (where a key is in several pools, the later one
+        there wins here too), without building the others'."""
+        if key in self.ignored:
+            return self.ignored[key]
+        if key in self.gated:
+            info, why = self.gated[key]
+            return (info.pod, why)
+        if key in self.unschedulable:
+            return self.last[key]
+        return None
 
     def pending(self) -> dict[str, Decision | tuple[Pod, str]]:
         """Pods not bound at the end, with their last decision or why they never ran."""

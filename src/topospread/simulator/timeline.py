@@ -1202,7 +1202,7 @@ class Simulation:
     def pending_message(self, pod: Pod) -> str:
         """The FailedScheduling text of the pod's last attempt, or why it was not tried."""
         key = pod.key
-        why = self.scheduler.pending().get(key)
+        why = self.scheduler.pending_of(key)
         if isinstance(why, tuple):
             return why[1]
         if why is not None and why.message:
