@@ -20,13 +20,19 @@ upstream does. This path computes the same cycle over numpy columns of the node 
   FailedScheduling message from the same vectors (the scheduler then runs the reference
   PostFilter over them); then upstream's sampling (nodes visited from the rotating start index
   until enough are feasible), normalisation and weights, and host selection with the same
-  random draws.
+  random draws;
+- nominated pods: their requests per node, per priority, kept as the Nominator nominates and
+  drops; where only NodeResourcesFit can tell a node with them from one without, the filters
+  take them off the free room (the scheduler runs the reference filters on the few nodes
+  holding them otherwise, and on the pod's own nominated node, tried first).
 
 It handles the pods and profiles it can prove equal and returns None for everything else —
-pods with host ports, extended resources, claims, persistent volumes or a nomination, a pod
-whose affinity does not parse, any non-default plugin or scoring strategy, and a cluster with
-nominated pods. tests/test_fastpath.py checks it against the reference path on random
-clusters, decision for decision, failures and preemption included.
+pods with host ports, extended resources, claims or persistent volumes, a pod whose PreFilter
+narrows the nodes (a DaemonSet pod's node affinity on metadata.name), a pod whose affinity does
+not parse, any non-default plugin or scoring strategy. tests/test_fastpath.py checks it against
+the reference path on random clusters, decision for decision, with affinity, ports, failures,
+priorities, preemption and nominations; tests/test_preemption_fit.py checks preemption's
+Fit-only dry run the same way.
 """
 
 from __future__ import annotations
@@ -202,6 +208,7 @@ class _Static:
     """Everything about one pod shape that does not change between its decisions."""
 
     filter_status: dict[str, I32]  # static filter -> status index per node (0: passes)
+    rejects: dict[str, bool]  # static filter -> whether it rejects any node
     skip_filters: frozenset[str]  # filters whose PreFilter skipped
     static_scores: dict[str, I64]
     skipped_scores: frozenset[str]
@@ -482,6 +489,7 @@ class FastPath:
                 arr[i] = self._intern(status.with_plugin(name))
             else:
                 return False
+            static.rejects[name] = bool(arr.any())
         for name, scores in static.static_scores.items():
             score, status = scorers[name].score(static.state, static.pod, info)
             if not status.is_success:
@@ -770,31 +778,37 @@ class FastPath:
 
         Upstream: RunFilterPlugins (framework.go, v1.35), over every node at once.
         """
-        n = len(self.names)
-        first = np.zeros(n, np.int32)
+        # None: every node passes so far (most filters pass everywhere for most pods).
+        first: I32 | None = None
         static = sig.static
         for pl in self.fwk.filter_plugins:
             name = pl.name
             if name in static.skip_filters:
                 continue
+            status: I32 | None
             if name in static.filter_status:
-                status = static.filter_status[name]
+                status = static.filter_status[name] if static.rejects[name] else None
             elif name == "NodeResourcesFit":
                 status = self._fit_filter(static, nominated)
             elif name == "PodTopologySpread":
-                status = self._spread_filter(pod, sig, first)
+                status = self._spread_filter(pod, sig)
             elif name == _IPA:
                 status = self._ipa_filter(pod, static)
             else:
                 continue  # a skipping filter (its PreFilter skipped)
-            first = np.where(first == 0, status, first)
-        return first
+            if status is None:
+                continue
+            first = status if first is None else np.where(first == 0, status, first)
+        if first is None:
+            return np.zeros(len(self.names), np.int32)
+        # A fresh array: callers write overrides into it, and static rows must not change.
+        return first.copy() if any(first is a for a in static.filter_status.values()) else first
 
     def _fit_filter(
         self, static: _Static, nominated: tuple[I64, I64, I64, I64] | None = None
-    ) -> I32:
+    ) -> I32 | None:
         """Upstream: Fit.Filter / fitsRequest (fit.go, v1.35); ``nominated``: requests that
-        nominated pods hold on each node, taken off the free room."""
+        nominated pods hold on each node, taken off the free room. None: every node fits."""
         free_cpu, free_mem, free_eph, free_pods = (
             self.free_cpu,
             self.free_mem,
@@ -806,23 +820,33 @@ class FastPath:
             free_mem = free_mem - nominated[1]
             free_eph = free_eph - nominated[2]
             free_pods = free_pods - nominated[3]
-        bits = (free_pods < 1).astype(np.int32)
-        for bit, req, free, alloc in (
-            (2, static.req_cpu, free_cpu, self.alloc_cpu),
-            (4, static.req_mem, free_mem, self.alloc_mem),
-            (8, static.req_eph, free_eph, self.alloc_eph),
-        ):
-            if req > 0:
-                short = free < req
-                bits |= np.where(short, bit, 0).astype(np.int32)
-                bits |= np.where(short & (alloc < req), _FIT_UNRESOLVABLE, 0).astype(np.int32)
+        short_pods = free_pods < 1
+        shorts = [
+            (bit, req, free < req, alloc)
+            for bit, req, free, alloc in (
+                (2, static.req_cpu, free_cpu, self.alloc_cpu),
+                (4, static.req_mem, free_mem, self.alloc_mem),
+                (8, static.req_eph, free_eph, self.alloc_eph),
+            )
+            if req > 0
+        ]
+        any_short = short_pods
+        for _, _, short, _ in shorts:
+            any_short = any_short | short
+        if not any_short.any():
+            return None
+        bits = short_pods.astype(np.int32)
+        for bit, req, short, alloc in shorts:
+            bits |= np.where(short, bit, 0).astype(np.int32)
+            bits |= np.where(short & (alloc < req), _FIT_UNRESOLVABLE, 0).astype(np.int32)
         status: I32 = self._fit_table[bits]
         return status
 
-    def _spread_filter(self, pod: Pod, sig: _Signature, first: I32) -> I32:
-        """Upstream: PodTopologySpread.Filter (filtering.go, v1.35), constraint by constraint."""
-        status = np.zeros(len(self.names), np.int32)
-        undecided = np.ones(len(self.names), np.bool_)
+    def _spread_filter(self, pod: Pod, sig: _Signature) -> I32 | None:
+        """Upstream: PodTopologySpread.Filter (filtering.go, v1.35), constraint by constraint.
+        None: every node passes (no hard constraint, or none rejects)."""
+        status: I32 | None = None
+        undecided: B | None = None  # None: every node
         for c, counter, domains in sig.hard:
             if len(domains) < c.min_domains:
                 min_match = 0
@@ -831,20 +855,37 @@ class FastPath:
             else:
                 min_match = _MAX_INT32
             self_match = 1 if c.selector.matches(pod.metadata.labels) else 0
-            missing = undecided & ~counter.has
-            status[missing] = self._spread_missing
-            undecided &= counter.has
+            has = counter.has
+            if not has.all():
+                missing = ~has if undecided is None else undecided & ~has
+                if missing.any():
+                    if status is None:
+                        status = np.zeros(len(self.names), np.int32)
+                    status[missing] = self._spread_missing
+                undecided = has if undecided is None else undecided & has
             count = counter.counts[counter.safe_codes]
-            over = undecided & (count + self_match - min_match > c.max_skew)
-            status[over] = self._spread_skew
-            undecided &= ~over
+            over = count > c.max_skew - self_match + min_match
+            if undecided is not None:
+                over &= undecided
+            if over.any():
+                if status is None:
+                    status = np.zeros(len(self.names), np.int32)
+                status[over] = self._spread_skew
+                undecided = ~over if undecided is None else undecided & ~over
         return status
 
-    def _ipa_filter(self, pod: Pod, static: _Static) -> I32:
+    def _ipa_filter(self, pod: Pod, static: _Static) -> I32 | None:
         """Upstream: InterPodAffinity.Filter (filtering.go, v1.35): the pod's required
-        affinity, its required anti-affinity, then existing pods' required anti-affinity."""
+        affinity, its required anti-affinity, then existing pods' required anti-affinity.
+        None: no required term on either side, so every node passes."""
         n = len(self.names)
         terms = static.terms
+        if (
+            not terms.required_affinity_terms
+            and not terms.required_anti_affinity_terms
+            and not any(k == _REQUIRED_ANTI_AFFINITY for k, *_ in self._carried_matching_pod(pod))
+        ):
+            return None
         ns = self._namespace_labels()
         affinity_fails = np.zeros(n, np.bool_)
         if terms.required_affinity_terms:
@@ -1252,6 +1293,7 @@ class FastPath:
             skipped.add(_IPA)
         return _Static(
             filter_status=filter_status,
+            rejects={name: bool(arr.any()) for name, arr in filter_status.items()},
             skip_filters=frozenset(skip_filters),
             static_scores=static_scores,
             skipped_scores=frozenset(skipped),
