@@ -266,6 +266,10 @@ class FastPath:
         # (kind, term, weight) -> per node, the bound pods carrying that term.
         self._carried: dict[tuple[int, AffinityTerm, int], I64] = {}
         self._carried_matching: dict[Any, list[tuple[int, AffinityTerm, int, I64]]] = {}
+        self._last_carried: tuple[Pod | None, list[tuple[int, AffinityTerm, int, I64]]] = (
+            None,
+            [],
+        )
         self._objects: Any = None
         self._namespaces: Any = None
         self._constraints_objects: Any = None
@@ -346,6 +350,7 @@ class FastPath:
         self._single_valued: dict[str, bool] = {}
         self._carried = {}
         self._carried_matching = {}
+        self._last_carried = (None, [])
         for i, info in enumerate(infos):
             a = allocatable_resource(info.node)
             self.alloc_cpu[i] = a.milli_cpu
@@ -415,6 +420,7 @@ class FastPath:
         if row is None:
             row = self._carried[key] = np.zeros(n, np.int64)
             self._carried_matching.clear()  # a new term: every pod's matches are stale
+            self._last_carried = (None, [])
         return row
 
     def codes(self, key: str) -> tuple[I32, dict[str, int]]:
@@ -953,6 +959,8 @@ class FastPath:
 
     def _carried_matching_pod(self, pod: Pod) -> list[tuple[int, AffinityTerm, int, I64]]:
         """The terms existing pods carry that select the incoming pod, with their carriers."""
+        if pod is self._last_carried[0]:
+            return self._last_carried[1]  # Filter and Score of one attempt ask alike
         meta = pod.metadata
         key = (meta.namespace, tuple(sorted(meta.labels.items())))
         found = self._carried_matching.get(key)
@@ -966,6 +974,7 @@ class FastPath:
             if len(self._carried_matching) > 4096:
                 self._carried_matching.clear()
             self._carried_matching[key] = found
+        self._last_carried = (pod, found)
         return found
 
     def _namespace_labels(self) -> NamespaceLabels:
@@ -983,6 +992,7 @@ class FastPath:
             self._namespaces = namespaces
             self._pod_counts.clear()
             self._carried_matching.clear()
+            self._last_carried = (None, [])
 
     # ------------------------------------------------------------------ scores
 
@@ -1090,6 +1100,8 @@ class FastPath:
                 contributions.append((term.topology_key, weight, carriers))
             elif kind == _PREFERRED_ANTI_AFFINITY:
                 contributions.append((term.topology_key, -weight, carriers))
+        if not contributions:
+            return None  # no pair can be counted: PreScore skips
         raw = np.zeros(len(take), np.int64)
         counted = False
         for key, weight, per_node in contributions:
