@@ -753,3 +753,59 @@ def test_a_stateful_set_rollout_replaces_pods_from_the_highest_ordinal_down() ->
     assert settled.deleted == ["default/db-2", "default/db-1", "default/db-0"]
     assert all(p.spec.containers[0].image == "db:2" for p in sim.pods.values())
     assert sim.sts_current == {}  # the update revision is current now
+
+
+def _all_namespace_pods(sim: Simulation, d: Any, rss: Any) -> Any:
+    return sim._pods_in(d.metadata.namespace)
+
+
+def _overlapping_selectors() -> dict[str, Any]:
+    # Pods of "wide"'s revision that it does not own: an orphan it adopts, and one that a
+    # ReplicaSet no longer in the cluster still controls (its ReplicaSet ranks scale-down
+    # victims against it). Their pod-template-hash is read off a first run.
+    wide = deployment(4, name="wide")
+    wide["spec"]["template"]["spec"]["topologySpreadConstraints"] = []
+    doc: dict[str, Any] = {
+        "nodeGroups": zones(1),
+        "objects": [deployment(5, match_label_keys=True), wide],
+        "timeline": [{"scale": {"workload": "deployment/wide", "replicas": 1}}],
+    }
+    first = simulate(parse_timeline(doc, "t.yaml"), seed=3).steps[0]
+    (pod_hash,) = {k.split("-")[1] for k in first.bound if k.startswith("default/wide-")}
+    labels = {"app": "wide", "pod-template-hash": pod_hash}
+
+    def stray(name: str, owner: str | None) -> dict[str, Any]:
+        meta: dict[str, Any] = {"name": name, "namespace": "default", "labels": labels}
+        if owner is not None:
+            meta["ownerReferences"] = [
+                {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": owner, "uid": "gone",
+                 "controller": True}
+            ]  # fmt: skip
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": meta,
+            "spec": {"containers": [{"name": "c", "image": "nginx:1"}], "nodeName": "pool-a-1"},
+        }
+
+    doc["objects"] += [stray("orphan", None), stray("held", "gone-rs")]
+    doc["timeline"] = [ROLLOUT, {"scale": {"workload": "deployment/wide", "replicas": 1}}]
+    return doc
+
+
+@pytest.mark.parametrize(
+    "name", [*sorted(p.name for p in EXAMPLE.parent.glob("*.yaml")), "overlapping selectors"]
+)
+def test_a_deployment_step_on_its_indexed_pods_replays_as_on_every_pod(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Deployments read their pods through the simulation's controller and label indexes;
+    handing them every pod of the namespace instead changes nothing."""
+    if name == "overlapping selectors":
+        doc = _overlapping_selectors()
+    else:
+        doc = yaml.safe_load((EXAMPLE.parent / name).read_text())
+    indexed = simulate(parse_timeline(doc, name), seed=3)
+    monkeypatch.setattr(Simulation, "_deployment_pods", _all_namespace_pods)
+    every = simulate(parse_timeline(doc, name), seed=3)
+    assert indexed.to_json() == every.to_json()

@@ -55,6 +55,7 @@ from topospread.api.types import (
     DaemonSet,
     Deployment,
     Job,
+    LabelSelector,
     Namespace,
     Node,
     Pod,
@@ -87,6 +88,7 @@ from topospread.simulator.controllers.common import (
     format_time,
     get_controller_of,
     get_pod_from_template,
+    is_controlled_by,
     parse_time,
     stamp,
     workload_selector,
@@ -500,39 +502,111 @@ def describe_workload(key: WorkloadKey) -> str:
 
 class _Pods(dict[str, Pod]):
     """The simulation's pods by key, counting every change (``version``) so that views of
-    them (the pods of a namespace, sorted) are rebuilt only after one."""
+    them (the pods of a namespace, sorted) are rebuilt only after one, and indexed by
+    controller and by label so that a Deployment's sync reads its own pods, not every pod."""
 
     def __init__(self) -> None:
         super().__init__()
         self.version = 0
+        # (namespace, kind, name) and uid of the controller -> pod keys; orphans by namespace;
+        # (namespace, label key, label value) -> pod keys.
+        self.by_owner: dict[tuple[str, str, str], set[str]] = {}
+        self.by_owner_uid: dict[str, set[str]] = {}
+        self.orphans: dict[str, set[str]] = {}
+        self.by_label: dict[tuple[str, str, str], set[str]] = {}
+
+    def _index(self, key: str, pod: Pod, add: bool) -> None:
+        meta = pod.metadata
+        ns = meta.namespace
+        buckets: list[tuple[dict[Any, set[str]], Any]] = [
+            (self.by_label, (ns, k, v)) for k, v in meta.labels.items()
+        ]
+        ref = get_controller_of(meta)
+        if ref is None:
+            buckets.append((self.orphans, ns))
+        else:
+            buckets.append((self.by_owner, (ns, ref.kind, ref.name)))
+            if ref.uid:
+                buckets.append((self.by_owner_uid, ref.uid))
+        for index, bucket in buckets:
+            if add:
+                index.setdefault(bucket, set()).add(key)
+            else:
+                keys = index.get(bucket)
+                if keys is not None:
+                    keys.discard(key)
+                    if not keys:
+                        del index[bucket]
 
     def __setitem__(self, key: str, pod: Pod) -> None:
         self.version += 1
+        old = self.get(key)
+        if old is not None:
+            self._index(key, old, False)
         super().__setitem__(key, pod)
+        self._index(key, pod, True)
 
     def __delitem__(self, key: str) -> None:
         self.version += 1
+        self._index(key, self[key], False)
         super().__delitem__(key)
 
     def pop(self, key: str, *default: Any) -> Any:
-        self.version += 1
+        if key in self:
+            pod = self[key]
+            del self[key]
+            return pod
         return super().pop(key, *default)
 
     def clear(self) -> None:
         self.version += 1
         super().clear()
+        for index in (self.by_owner, self.by_owner_uid, self.orphans, self.by_label):
+            index.clear()
 
     def update(self, *args: Any, **kwargs: Any) -> None:
-        self.version += 1
-        super().update(*args, **kwargs)
+        for key, pod in dict(*args, **kwargs).items():
+            self[key] = pod
 
     def setdefault(self, key: str, default: Any = None) -> Any:
-        self.version += 1
-        return super().setdefault(key, default)
+        if key not in self:
+            self[key] = default
+        return self[key]
 
     def popitem(self) -> tuple[str, Pod]:
-        self.version += 1
-        return super().popitem()
+        key = next(reversed(self))
+        return key, self.pop(key)
+
+    def owned_by(self, namespace: str, owner: Any) -> set[str]:
+        """Keys of the pods whose controller reference names ``owner`` (by kind and name, or
+        by UID): a superset of those ``is_controlled_by`` accepts."""
+        keys = set(self.by_owner.get((namespace, owner.kind, owner.metadata.name), ()))
+        if owner.metadata.uid:
+            keys |= self.by_owner_uid.get(owner.metadata.uid, set())
+        return keys
+
+    def selectable_by(self, namespace: str, selector: LabelSelector | None) -> set[str] | None:
+        """Keys of a superset of the namespace's pods the selector matches: those carrying the
+        rarest of its ``matchLabels`` (or of one ``In`` expression's values); None when it
+        names no such label (then any pod may match)."""
+        if selector is None:
+            return None
+        options: list[set[str]] = [
+            self.by_label.get((namespace, k, v), set()) for k, v in selector.match_labels.items()
+        ]
+        for e in selector.match_expressions:
+            if e.operator == "In":
+                union: set[str] = set()
+                for v in e.values:
+                    union |= self.by_label.get((namespace, e.key, v), set())
+                options.append(union)
+        if not options:
+            return None
+        rarest = options[0]
+        for keys in options[1:]:
+            if len(keys) < len(rarest):
+                rarest = keys
+        return set(rarest)
 
 
 class Simulation:
@@ -1107,6 +1181,30 @@ class Simulation:
             self._by_namespace = (self.pods.version, groups)
         return list(groups.get(namespace, ()))
 
+    def _deployment_pods(self, d: Deployment, rss: list[ReplicaSet]) -> list[Pod]:
+        """What a Deployment's step reads of the namespace's pods, in key order: a superset
+        of the pods its ReplicaSets (its own and the orphans it may adopt) own or may adopt,
+        and of those their selectors and its own select (the ReplicaSet controller ranks
+        victims against those). Pods of other owners that none of them selects play no part.
+        """
+        ns = d.metadata.namespace
+        pods = self.pods
+        mine = [
+            rs
+            for rs in rss
+            if rs.metadata.namespace == ns
+            and (get_controller_of(rs.metadata) is None or is_controlled_by(rs.metadata, d))
+        ]
+        keys = set(pods.orphans.get(ns, ()))
+        for selector in (d.spec.selector, *(rs.spec.selector for rs in mine)):
+            selected = pods.selectable_by(ns, selector)
+            if selected is None:
+                return self._pods_in(ns)
+            keys |= selected
+        for rs in mine:
+            keys |= pods.owned_by(ns, rs)
+        return [pods[k] for k in sorted(keys)]
+
     def _sync_controllers(self, out: Settled) -> bool:
         acted = False
         order = {kind: i for i, kind in enumerate(_KIND_ORDER)}
@@ -1114,11 +1212,10 @@ class Simulation:
             obj = self.workloads.get(key)
             if obj is None:
                 continue
-            pods = self._pods_in(key[1])
             actions: PodActions
             if isinstance(obj, Deployment):
                 rss = [w for w in self.workloads.values() if isinstance(w, ReplicaSet)]
-                step = step_deployment(obj, rss, pods, rng=self.rng)
+                step = step_deployment(obj, rss, self._deployment_pods(obj, rss), rng=self.rng)
                 sync = step.sync
                 for rs in (*sync.created, *sync.updated):
                     self.workloads[workload_key(rs)] = rs
@@ -1137,15 +1234,17 @@ class Simulation:
                 ref = get_controller_of(obj.metadata)
                 if ref is not None and ref.kind == "Deployment":
                     continue  # its Deployment's step syncs it
-                actions = sync_replica_set(obj, pods, rng=self.rng)
+                actions = sync_replica_set(obj, self._pods_in(key[1]), rng=self.rng)
             elif isinstance(obj, StatefulSet):
                 current = self.sts_current.get(key)
-                actions = sync_stateful_set(obj, pods, rng=self.rng, current_template=current)
+                actions = sync_stateful_set(
+                    obj, self._pods_in(key[1]), rng=self.rng, current_template=current
+                )
             elif isinstance(obj, DaemonSet):
                 nodes = [info.node for info in self.cluster.list()]
-                actions = sync_daemon_set(obj, pods, nodes, rng=self.rng)
+                actions = sync_daemon_set(obj, self._pods_in(key[1]), nodes, rng=self.rng)
             else:
-                actions = sync_job(obj, pods, rng=self.rng)
+                actions = sync_job(obj, self._pods_in(key[1]), rng=self.rng)
             if actions:
                 acted = True
                 self._apply_actions(actions, describe_workload(key), out)
