@@ -348,6 +348,8 @@ class FastPath:
         self.min_priority = np.full(n, _MAX_INT32 + 1, np.int64)
         self._codes: dict[str, tuple[I32, dict[str, int]]] = {}
         self._single_valued: dict[str, bool] = {}
+        self._every_node_has: dict[str, bool] = {}
+        self._sums_memo: dict[tuple[str, int], tuple[I64, tuple[B, I64, int]]] = {}
         self._carried = {}
         self._carried_matching = {}
         self._last_carried = (None, [])
@@ -702,6 +704,7 @@ class FastPath:
         """
         if not self.accepts(pod):
             return None
+        self._sums_memo.clear()
         self._follow_namespaces()
         sig = self._signature(pod)
         if sig is None:
@@ -928,18 +931,36 @@ class FastPath:
     def _domain_sums(self, key: str, per_node: I64) -> tuple[B, I64, int]:
         """For each node: whether it has ``key``, and the sum of ``per_node`` over its domain
         (0 without the key); and the sum over every node that has the key."""
+        memo_key = (key, id(per_node))
+        found = self._sums_memo.get(memo_key)
+        if found is not None and found[0] is per_node:
+            return found[1]  # one attempt's Filter and Score sum the same counts
         codes, values = self.codes(key)
         has = codes >= 0
+        out: tuple[B, I64, int]
         if not values:
-            return has, np.zeros(len(codes), np.int64), 0
-        if self._one_node_per_value(key):
+            out = has, np.zeros(len(codes), np.int64), 0
+        elif self._one_node_per_value(key):
             # NOTE: each domain is one node (hostname): its sum is the node's own count.
             at: I64 = np.where(has, per_node, 0)
-            return has, at, int(at.sum())
-        sums = np.bincount(codes[has], weights=per_node[has], minlength=len(values))
-        sums_int = sums.astype(np.int64)  # exact: counts are far below 2**53
-        at = np.where(has, sums_int[np.where(has, codes, 0)], 0)
-        return has, at, int(sums_int.sum())
+            out = has, at, int(at.sum())
+        elif self._all_have(key):
+            sums = np.bincount(codes, weights=per_node, minlength=len(values))
+            sums_int = sums.astype(np.int64)  # exact: counts are far below 2**53
+            out = has, sums_int[codes], int(sums_int.sum())
+        else:
+            sums = np.bincount(codes[has], weights=per_node[has], minlength=len(values))
+            sums_int = sums.astype(np.int64)
+            at = np.where(has, sums_int[np.where(has, codes, 0)], 0)
+            out = has, at, int(sums_int.sum())
+        self._sums_memo[memo_key] = (per_node, out)
+        return out
+
+    def _all_have(self, key: str) -> bool:
+        every = self._every_node_has.get(key)
+        if every is None:
+            every = self._every_node_has[key] = bool((self.codes(key)[0] >= 0).all())
+        return every
 
     def _one_node_per_value(self, key: str) -> bool:
         single = self._single_valued.get(key)
