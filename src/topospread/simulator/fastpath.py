@@ -37,6 +37,7 @@ Fit-only dry run the same way.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -767,7 +768,9 @@ class FastPath:
             result.totals = dict(zip(take_names, totals.tolist(), strict=True))
             plugins = list(per_plugin)
             columns = [v.tolist() for v in per_plugin.values()]
-            rows = [dict(zip(plugins, row, strict=True)) for row in zip(*columns, strict=True)]
+            # Rows built by map() over zip(): no Python frame per node (columns are all
+            # len(take) long).
+            rows = map(dict, map(zip, itertools.repeat(plugins), zip(*columns, strict=True)))
             result.plugin_scores = dict(zip(take_names, rows, strict=True))
         return result
 
