@@ -14,7 +14,7 @@ validation/validation_pluginargs.go), v1.35.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, Final
 
 import msgspec
@@ -39,8 +39,10 @@ from topospread.plugins import NODE_ONLY_FILTERS
 from topospread.plugins.noderesources.fit import NAME as FIT
 from topospread.plugins.noderesources.fit import PRE_FILTER_STATE_KEY as FIT_PRE_FILTER_STATE_KEY
 from topospread.plugins.noderesources.fit import Fit
+from topospread.plugins.noderesources.fit import PreFilterState as FitPreFilterState
 from topospread.plugins.noderesources.resource_helpers import (
     NodeResources,
+    Resource,
     calculate_resource,
     node_resources,
 )
@@ -421,8 +423,7 @@ class DefaultPreemption:
 
         if violating and non_violating:
             # Keep the victims most important first across both groups.
-            rank = {pod_key(p): i for i, p in enumerate(potential)}
-            victims.sort(key=lambda p: rank[pod_key(p)])
+            _most_important_first(victims, potential)
         return victims, num_violating, SUCCESS
 
     def _fit_alone(self, fwk: Framework, state: CycleState) -> Fit | None:
@@ -492,55 +493,72 @@ class DefaultPreemption:
                 return [], 0, status
         potential = importance_order(potential)
         violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
+        fits_back = _fit_reprieve(fit, request, NodeResources(
+            totals.allocatable, requested, totals.non_zero_requested, count
+        ))  # fmt: skip
         victims: list[Pod] = []
         num_violating = 0
-        need = request.resource
-        if not need.scalar_resources:
-            # Fit's test spelled out for a request of cpu, memory and ephemeral storage alone
-            # (fitsRequest: a pod more must be allowed; a zero request is never short).
-            alloc = totals.allocatable
-            pods_room = alloc.allowed_pod_number - count
-            cpu_room = alloc.milli_cpu - requested.milli_cpu
-            mem_room = alloc.memory - requested.memory
-            eph_room = alloc.ephemeral_storage - requested.ephemeral_storage
-            for group, violates in ((violating, 1), (non_violating, 0)):
-                for candidate in group:
-                    r = calculate_resource(candidate, fit.features).resource
-                    cpu, mem, eph = (
-                        cpu_room - r.milli_cpu,
-                        mem_room - r.memory,
-                        eph_room - r.ephemeral_storage,
-                    )
-                    if (
-                        pods_room - 1 >= 1
-                        and (need.milli_cpu == 0 or need.milli_cpu <= cpu)
-                        and (need.memory == 0 or need.memory <= mem)
-                        and (need.ephemeral_storage == 0 or need.ephemeral_storage <= eph)
-                    ):
-                        pods_room, cpu_room, mem_room, eph_room = pods_room - 1, cpu, mem, eph
-                    else:
-                        victims.append(candidate)
-                        num_violating += violates
-            if violating and non_violating:
-                rank = {pod_key(p): i for i, p in enumerate(potential)}
-                victims.sort(key=lambda p: rank[pod_key(p)])
-            return victims, num_violating, SUCCESS
         for group, violates in ((violating, 1), (non_violating, 0)):
             for candidate in group:
-                trial = requested.clone()
-                trial.add_resource(calculate_resource(candidate, fit.features).resource)
-                after = NodeResources(
-                    totals.allocatable, trial, totals.non_zero_requested, count + 1
-                )
-                if fit.filter_totals(request, after).is_success:
-                    requested, count = trial, count + 1
-                else:
+                if not fits_back(calculate_resource(candidate, fit.features).resource):
                     victims.append(candidate)
                     num_violating += violates
         if violating and non_violating:
-            rank = {pod_key(p): i for i, p in enumerate(potential)}
-            victims.sort(key=lambda p: rank[pod_key(p)])
+            _most_important_first(victims, potential)
         return victims, num_violating, SUCCESS
+
+
+def _fit_reprieve(
+    fit: Fit, request: FitPreFilterState, totals: NodeResources
+) -> Callable[[Resource], bool]:
+    """A judge of pods given back one by one to a node with these totals: whether the pod
+    still fits with the next one back (which then stays), by Fit's own test."""
+    need = request.resource
+    if need.scalar_resources:
+        requested, count = totals.requested.clone(), totals.pod_count
+
+        def general(back: Resource) -> bool:
+            nonlocal requested, count
+            trial = requested.clone()
+            trial.add_resource(back)
+            after = NodeResources(totals.allocatable, trial, totals.non_zero_requested, count + 1)
+            if not fit.filter_totals(request, after).is_success:
+                return False
+            requested, count = trial, count + 1
+            return True
+
+        return general
+    # Fit's test spelled out for a request of cpu, memory and ephemeral storage alone
+    # (fitsRequest: a pod more must be allowed; a zero request is never short).
+    alloc, used = totals.allocatable, totals.requested
+    pods_room = alloc.allowed_pod_number - totals.pod_count
+    cpu_room = alloc.milli_cpu - used.milli_cpu
+    mem_room = alloc.memory - used.memory
+    eph_room = alloc.ephemeral_storage - used.ephemeral_storage
+
+    def lean(back: Resource) -> bool:
+        nonlocal pods_room, cpu_room, mem_room, eph_room
+        cpu = cpu_room - back.milli_cpu
+        mem = mem_room - back.memory
+        eph = eph_room - back.ephemeral_storage
+        if (
+            pods_room - 1 >= 1
+            and (need.milli_cpu == 0 or need.milli_cpu <= cpu)
+            and (need.memory == 0 or need.memory <= mem)
+            and (need.ephemeral_storage == 0 or need.ephemeral_storage <= eph)
+        ):
+            pods_room, cpu_room, mem_room, eph_room = pods_room - 1, cpu, mem, eph
+            return True
+        return False
+
+    return lean
+
+
+def _most_important_first(victims: list[Pod], ranked: Sequence[Pod]) -> None:
+    """Sort victims in place as ``ranked`` (most important first) orders them: the
+    PDB-violating ones were collected before the others."""
+    rank = {pod_key(p): i for i, p in enumerate(ranked)}
+    victims.sort(key=lambda p: rank[pod_key(p)])
 
 
 _LOWEST_PRIORITY_KEY: Final = "defaultpreemption.lowest-priority"
