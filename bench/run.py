@@ -443,6 +443,19 @@ def _run_cli(cmd: list[str], out: Path, seconds: float) -> tuple[float, float, i
             time.sleep(CLI_POLL_SECONDS)
 
 
+def _run_cli_job(job: Job, cmd: list[str], out: Path, limits: Limits) -> tuple[float, float] | None:
+    """``_run_cli``, with the job's line printed when it was stopped or failed: wall seconds
+    and peak RSS when it finished."""
+    wall, rss, code = _run_cli(cmd, out, limits.seconds)
+    if code is None:
+        print(f"{job.name}: stopped after {wall:.0f} s, peak RSS {rss:,.0f} MiB", flush=True)
+        return None
+    if code != 0:
+        print(f"{job.name}: FAILED (exit code {code}), peak RSS {rss:,.0f} MiB", flush=True)
+        return None
+    return wall, rss
+
+
 def run_chart(job: Job, tmp: Path, divisor: int, limits: Limits) -> None:
     """``topospread schedule --nodes LIST -o jsonl``: pods/s over the CLI's whole run."""
     path = tmp / "chart-cluster.yaml"
@@ -454,13 +467,10 @@ def run_chart(job: Job, tmp: Path, divisor: int, limits: Limits) -> None:
     )
     out = tmp / "chart-cluster.jsonl"
     cmd = [*topospread_command(), "schedule", "--nodes", str(path), "-o", "jsonl"]
-    wall, rss, code = _run_cli(cmd, out, limits.seconds)
-    if code is None:
-        print(f"{job.name}: stopped after {wall:.0f} s, peak RSS {rss:,.0f} MiB", flush=True)
+    finished = _run_cli_job(job, cmd, out, limits)
+    if finished is None:
         return
-    if code != 0:
-        print(f"{job.name}: FAILED (exit code {code}), peak RSS {rss:,.0f} MiB", flush=True)
-        return
+    wall, rss = finished
     outcomes = [json.loads(line) for line in out.read_text().splitlines()]
     placed = [o for o in outcomes if "pod" in o]
     pending = sum(1 for o in placed if o.get("node") is None)
@@ -476,13 +486,10 @@ def run_timeline(job: Job, tmp: Path, divisor: int, limits: Limits) -> None:
     log(f"{job.name}:\n  wrote a timeline of {pods} pods")
     out = tmp / "timeline.json"
     cmd = [*topospread_command(), "simulate", str(path), "-o", "json"]
-    wall, rss, code = _run_cli(cmd, out, limits.seconds)
-    if code is None:
-        print(f"{job.name}: stopped after {wall:.0f} s, peak RSS {rss:,.0f} MiB", flush=True)
+    finished = _run_cli_job(job, cmd, out, limits)
+    if finished is None:
         return
-    if code != 0:
-        print(f"{job.name}: FAILED (exit code {code}), peak RSS {rss:,.0f} MiB", flush=True)
-        return
+    wall, rss = finished
     steps = json.loads(out.read_bytes())["steps"]
     for step in steps:
         log(
