@@ -332,7 +332,8 @@ def _nodes(rng: random.Random, divisor: int) -> tuple[list[dict[str, Any]], list
 # Pods
 
 
-def _api_access_volume(name: str) -> dict[str, Any]:
+def api_access_volume(name: str) -> dict[str, Any]:
+    """The ``kube-api-access-…`` projected volume the API server adds to every pod."""
     return {
         "name": name,
         "projected": {
@@ -464,7 +465,7 @@ def _pod(
         "serviceAccountName": service_account,
         "terminationGracePeriodSeconds": 30,
         "tolerations": tolerations if tolerations is not None else DEFAULT_TOLERATIONS,
-        "volumes": [_api_access_volume(token)],
+        "volumes": [api_access_volume(token)],
     }
     if priority:
         spec["priorityClassName"] = priority[0]

@@ -15,6 +15,7 @@ from typing import Any, Final
 
 import msgspec
 import yaml
+from chart import api_access_volume  # bench/chart.py: the script's directory is on sys.path
 
 # The values that vary from pod to pod; each placeholder is a plain YAML scalar, and so are the
 # values put in its place (names, hex, dotted IPs), so neither needs quoting.
@@ -118,36 +119,7 @@ def pod(v: dict[str, str]) -> dict[str, Any]:
                     "whenUnsatisfiable": "ScheduleAnyway",
                 }
             ],
-            "volumes": [
-                {
-                    "name": token,
-                    "projected": {
-                        "defaultMode": 420,
-                        "sources": [
-                            {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
-                            {
-                                "configMap": {
-                                    "items": [{"key": "ca.crt", "path": "ca.crt"}],
-                                    "name": "kube-root-ca.crt",
-                                }
-                            },
-                            {
-                                "downwardAPI": {
-                                    "items": [
-                                        {
-                                            "fieldRef": {
-                                                "apiVersion": "v1",
-                                                "fieldPath": "metadata.namespace",
-                                            },
-                                            "path": "namespace",
-                                        }
-                                    ]
-                                }
-                            },
-                        ],
-                    },
-                }
-            ],
+            "volumes": [api_access_volume(token)],
         },
         "status": {
             "conditions": [
