@@ -418,10 +418,11 @@ class Scheduler:
     ) -> Decision | None:
         """The attempt decided on the fast path, or None to leave it to the reference cycle.
 
-        Nominated pods are what the vectors do not count: where a node holds some of at least
-        the pod's priority (and when the pod has a nominated node of its own, tried alone
-        first), those nodes get the reference filters, over the state the reference PreFilter
-        plugins write; every other node's filter verdict is the vectors'.
+        Nominated pods: where only NodeResourcesFit can tell a node holding them from one
+        without (``FastPath.counts_nominated``), the vectors count their requests. Otherwise the
+        nodes holding nominated pods of at least the pod's priority get the reference filters,
+        over the state the reference PreFilter plugins write; so does the pod's own nominated
+        node, tried alone first. Every other node's filter verdict is the vectors'.
         Upstream: findNodesThatFitPod and evaluateNominatedNode (schedule_one.go, v1.35)
         """
         pod = info.pod
