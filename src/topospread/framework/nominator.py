@@ -30,6 +30,19 @@ def pod_key(pod: Pod) -> str:
     return f"{pod.metadata.namespace}/{pod.metadata.name}"
 
 
+def ge_nominated_pods(nominated: Iterable[Pod], pod: Pod) -> Iterator[Pod]:
+    """The nominated pods a filter of ``pod`` counts as running: those of at least its
+    priority, itself aside.
+
+    Upstream: the selection in addGENominatedPods (framework.go, v1.35)
+    """
+    priority = pod_priority(pod)
+    key = pod_key(pod)
+    for p in nominated:
+        if pod_priority(p) >= priority and pod_key(p) != key:
+            yield p
+
+
 class NominatorListener(Protocol):
     """Told of every nomination made (``sign`` 1) and dropped (-1), with the pod as stored."""
 
@@ -96,4 +109,11 @@ class Nominator:
         return len(self._node_of)
 
 
-__all__ = ["DEFAULT_PRIORITY", "Nominator", "NominatorListener", "pod_key", "pod_priority"]
+__all__ = [
+    "DEFAULT_PRIORITY",
+    "Nominator",
+    "NominatorListener",
+    "ge_nominated_pods",
+    "pod_key",
+    "pod_priority",
+]

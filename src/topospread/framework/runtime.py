@@ -40,7 +40,7 @@ from topospread.framework.interface import (
     ScorePlugin,
     SharedLister,
 )
-from topospread.framework.nominator import Nominator, pod_key, pod_priority
+from topospread.framework.nominator import Nominator, ge_nominated_pods
 from topospread.framework.status import SKIP, SUCCESS, Code, Status, as_status, new_status
 from topospread.framework.types import MAX_NODE_SCORE, MIN_NODE_SCORE, NodeInfo, NodeScore
 
@@ -392,11 +392,7 @@ class Framework:
         info_out = node_info.snapshot()
         state_out = state.clone()
         added = False
-        priority = pod_priority(pod)
-        key = pod_key(pod)
-        for p in nominated:
-            if pod_priority(p) < priority or pod_key(p) == key:
-                continue
+        for p in ge_nominated_pods(nominated, pod):
             info_out.add_pod(p)
             status = self.run_pre_filter_extension_add_pod(state_out, pod, p, info_out)
             if not status.is_success:

@@ -28,7 +28,7 @@ from topospread.framework.config import DEFAULT_SCHEDULER_NAME, SchedulerConfig
 from topospread.framework.cycle_state import CycleState
 from topospread.framework.features import Features
 from topospread.framework.interface import PostFilterResult, QueuedPodInfo, QueueingHint
-from topospread.framework.nominator import Nominator, pod_key
+from topospread.framework.nominator import Nominator, ge_nominated_pods, pod_key
 from topospread.framework.runtime import Framework, FrameworkHandle, Registry
 from topospread.framework.schedule_one import (
     FitError,
@@ -505,13 +505,10 @@ class Scheduler:
     def _nodes_with_ge_nominated_pods(self, pod: Pod, known: Mapping[str, int]) -> list[str]:
         """The nodes where other pods of at least the pod's priority are nominated (what
         RunFilterPluginsWithNominatedPods adds before filtering)."""
-        priority = pod_priority(pod)
-        key = pod_key(pod)
         return [
             name
             for name, pods in self.nominator.by_node()
-            if name in known
-            and any(pod_priority(p) >= priority and pod_key(p) != key for p in pods)
+            if name in known and any(ge_nominated_pods(pods, pod))
         ]
 
     def _fit_failure(

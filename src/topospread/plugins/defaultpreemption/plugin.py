@@ -24,7 +24,7 @@ from topospread.errors import ConfigError
 from topospread.framework.cycle_state import CycleState
 from topospread.framework.features import Features
 from topospread.framework.interface import Handle, PostFilterResult
-from topospread.framework.nominator import pod_key, pod_priority
+from topospread.framework.nominator import ge_nominated_pods, pod_key, pod_priority
 from topospread.framework.preemption import (
     Evaluator,
     ScoreFunc,
@@ -471,11 +471,9 @@ class DefaultPreemption:
         request = state.read(FIT_PRE_FILTER_STATE_KEY)
         totals = node_resources(node_info, fit.features)
         requested, count = totals.requested.clone(), totals.pod_count
-        priority, key = pod_priority(pod), pod_key(pod)
-        for p in fwk.handle.nominated_pods_for_node(node_info.name):
-            if pod_priority(p) >= priority and pod_key(p) != key:
-                requested.add_resource(calculate_resource(p, fit.features).resource)
-                count += 1
+        for p in ge_nominated_pods(fwk.handle.nominated_pods_for_node(node_info.name), pod):
+            requested.add_resource(calculate_resource(p, fit.features).resource)
+            count += 1
         # RunFilterPluginsWithNominatedPods with every potential victim gone: the filters in
         # order, Fit over the totals with the nominated pods in (if that passes, the pass
         # without them passes too).
