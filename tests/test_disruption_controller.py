@@ -34,7 +34,9 @@ from topospread.simulator.controllers.disruption import (
 from topospread.simulator.disruption import EVICTION_REFUSED, Evictions
 from topospread.simulator.run import schedule
 from topospread.simulator.scenario import build_scenario
-from topospread.simulator.timeline import Simulation, parse_timeline
+from topospread.simulator.simulation import Simulation
+from topospread.simulator.steps import apply_step
+from topospread.simulator.timeline import parse_timeline
 
 HOSTNAME = "kubernetes.io/hostname"
 
@@ -302,7 +304,7 @@ def test_budget_statuses_follow_each_settle() -> None:
     assert counts(statuses["mid-pdb"]) == (1, 0, 1, 1)
     assert statuses["mid-pdb"].status.conditions == [condition(SUFFICIENT_PODS_REASON)]
     assert sim.scheduler.pdbs == sim.budgets()
-    sim.run_step(sim.scenario.steps[0])
+    apply_step(sim, sim.scenario.steps[0])
     sim.settle("t.yaml")
     statuses = {p.metadata.name: p for p in sim.scheduler.pdbs}
     # mid's pod was preempted and its replacement is Pending: nothing more may go.

@@ -41,7 +41,8 @@ from topospread.plugins.podtopologyspread.filtering import (
 from topospread.plugins.podtopologyspread.plugin import PodTopologySpread
 from topospread.simulator.run import schedule
 from topospread.simulator.scenario import Scenario
-from topospread.simulator.timeline import Simulation, parse_timeline
+from topospread.simulator.simulation import Simulation
+from topospread.simulator.timeline import parse_timeline
 
 FOO = exists("foo")
 BAR = exists("bar")

@@ -17,7 +17,9 @@ from test_cli import run as cli
 from topospread.analysis.timeline import StepReport, TimelineReport, simulate
 from topospread.errors import TopospreadError
 from topospread.render.timeline import timeline_text
-from topospread.simulator.timeline import Settled, Simulation, merge_patch, parse_timeline
+from topospread.simulator.simulation import Settled, Simulation
+from topospread.simulator.steps import apply_step, merge_patch
+from topospread.simulator.timeline import parse_timeline
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "simulations" / "zone-outage.yaml"
 
@@ -162,7 +164,7 @@ def test_rolling_update_stays_within_max_surge_and_max_unavailable_in_every_roun
     }
     sim = Simulation(parse_timeline(doc, "t.yaml"))
     sim.settle("t.yaml")
-    sim.run_step(sim.scenario.steps[0])
+    apply_step(sim, sim.scenario.steps[0])
     out = Settled(rounds=0, settled=False)
     seen: list[tuple[int, int]] = []
     while sim.round(out):
@@ -407,9 +409,9 @@ def test_uncordon_and_untaint_requeue_pending_pods() -> None:
 
 
 def test_a_runaway_loop_is_bounded_and_reported(monkeypatch: pytest.MonkeyPatch) -> None:
-    import topospread.simulator.timeline as timeline
+    import topospread.simulator.simulation as simulation
 
-    monkeypatch.setattr(timeline, "MAX_ROUNDS", 2)
+    monkeypatch.setattr(simulation, "MAX_ROUNDS", 2)
     doc = {"nodeGroups": zones(), "objects": [deployment(6, match_label_keys=True)],
            "timeline": [ROLLOUT]}  # fmt: skip
     last = run(doc).steps[-1]
@@ -745,7 +747,7 @@ def test_a_stateful_set_rollout_replaces_pods_from_the_highest_ordinal_down() ->
     sim = Simulation(parse_timeline(doc, "t.yaml"))
     sim.settle("t.yaml")
     before = {k: p.metadata.labels["controller-revision-hash"] for k, p in sim.pods.items()}
-    sim.run_step(sim.scenario.steps[0])
+    apply_step(sim, sim.scenario.steps[0])
     settled = sim.settle("t.yaml")
     after = {k: p.metadata.labels["controller-revision-hash"] for k, p in sim.pods.items()}
     assert sorted(after) == sorted(before) == ["default/db-0", "default/db-1", "default/db-2"]

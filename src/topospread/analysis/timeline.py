@@ -31,14 +31,14 @@ from topospread.simulator.clock import seconds
 from topospread.simulator.controllers.common import get_controller_of
 from topospread.simulator.drain import DrainResult
 from topospread.simulator.scheduler import is_terminal
-from topospread.simulator.timeline import (
+from topospread.simulator.simulation import (
     Settled,
     Simulation,
-    Step,
-    TimelineScenario,
     describe_workload,
     iter_controller_refs,
 )
+from topospread.simulator.steps import apply_step
+from topospread.simulator.timeline import Step, TimelineScenario
 
 
 @dataclass(slots=True)
@@ -209,9 +209,19 @@ def simulate(
     if on_step is not None:
         on_step(reports[-1], total)
     for step in scenario.steps:
-        events = sim.run_step(step)
+        done = apply_step(sim, step)
         settled = sim.settle(step.where)
-        reports.append(_report(sim, step.index + 1, _step_name(step), step.action, events, settled))
+        reports.append(
+            _report(
+                sim,
+                step.index + 1,
+                _step_name(step),
+                step.action,
+                done.events,
+                settled,
+                done.drains,
+            )
+        )
         if on_step is not None:
             on_step(reports[-1], total)
     return TimelineReport(scenario.source, seed, reports, list(scenario.warnings))
@@ -232,7 +242,13 @@ def _step_name(step: Step) -> str:
 
 
 def _report(
-    sim: Simulation, index: int, name: str, action: str, events: list[str], settled: Settled
+    sim: Simulation,
+    index: int,
+    name: str,
+    action: str,
+    events: list[str],
+    settled: Settled,
+    drains: list[DrainResult] | None = None,
 ) -> StepReport:
     live = [(k, p) for k, p in sorted(sim.pods.items()) if not is_terminal(p)]
     bound = {k: p.spec.node_name for k, p in live if p.spec.node_name}
@@ -254,7 +270,7 @@ def _report(
         pending,
         workload_reports(sim),
         topology,
-        list(sim.step_drains),
+        list(drains or ()),
         sim.now,
     )
 

@@ -22,18 +22,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final, Protocol
 
 from topospread.api.types import Pod
+from topospread.cluster.state import ClusterState
 from topospread.simulator.controllers.common import get_controller_of
 from topospread.simulator.disruption import (
     REASON_TOO_MANY_REQUESTS,
+    Evictions,
     Refusal,
 )
 from topospread.simulator.scheduler import is_terminal
-
-if TYPE_CHECKING:
-    from topospread.simulator.timeline import Simulation
 
 MIRROR_POD_ANNOTATION: Final = "kubernetes.io/config.mirror"
 
@@ -202,7 +201,21 @@ class DrainResult:
         }
 
 
-def drain_node(sim: Simulation, name: str, options: DrainOptions, where: str) -> DrainResult:
+class DrainTarget(Protocol):
+    """What a drain reads and does of the simulated cluster (a Simulation)."""
+
+    @property
+    def cluster(self) -> ClusterState: ...
+    @property
+    def workloads(self) -> Mapping[tuple[str, str, str], Any]: ...
+    @property
+    def pods(self) -> Mapping[str, Pod]: ...
+    def evictions(self) -> Evictions: ...
+    def delete_pod(self, pod: Pod) -> None: ...
+    def settle_within_step(self, where: str) -> None: ...
+
+
+def drain_node(sim: DrainTarget, name: str, options: DrainOptions, where: str) -> DrainResult:
     """Drain one (cordoned) node; see the module docstring.
 
     Upstream: RunDrain's deleteOrEvictPodsSimple and Helper.DeleteOrEvictPods / evictPods
@@ -258,6 +271,7 @@ __all__ = [
     "BlockedPod",
     "DrainOptions",
     "DrainResult",
+    "DrainTarget",
     "PodsForDeletion",
     "drain_node",
     "get_pods_for_deletion",

@@ -275,7 +275,6 @@ class FastPath:
         self._namespaces: Any = None
         self._constraints_objects: Any = None
         self._constraints_memo: dict[bytes, Any] = {}
-        self._encoder = msgspec.json.Encoder()
         # Statuses by index (0: SUCCESS), so that filters can answer with int arrays.
         self._status_table: list[Status] = [SUCCESS]
         self._status_index: dict[Status, int] = {SUCCESS: 0}
@@ -1218,7 +1217,7 @@ class FastPath:
             self._constraints_objects = objects
             self._constraints_memo.clear()
         meta = pod.metadata
-        memo_key = self._encoder.encode(
+        memo_key = _KEY_ENCODER.encode(
             (
                 meta.namespace,
                 meta.labels,

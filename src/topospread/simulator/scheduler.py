@@ -14,7 +14,6 @@ to the active queue, where its priority puts it before the pods it may displace.
 from __future__ import annotations
 
 import heapq
-import itertools
 import random
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -47,6 +46,7 @@ from topospread.plugins.podtopologyspread.common import NAME as POD_TOPOLOGY_SPR
 from topospread.plugins.podtopologyspread.plugin import PodTopologySpread
 from topospread.plugins.queuesort import PrioritySort, pod_priority
 from topospread.simulator.fastpath import FastFailure, FastPath, FastResult
+from topospread.simulator.snapshot import restore_dict_subclass
 
 # kube-scheduler lists and watches pods with the field selector
 # status.phase!=Succeeded,status.phase!=Failed (newPodInformer, pkg/scheduler/scheduler.go): a
@@ -108,11 +108,12 @@ class _ActiveQueue:
         self._less = less
         self._key = key
         self._heap: list[Any] = []
-        self._seq = itertools.count()
+        self._seq = 0
 
     def push(self, info: QueuedPodInfo) -> None:
         if self._key is not None:
-            heapq.heappush(self._heap, (self._key(info), next(self._seq), info))
+            self._seq += 1
+            heapq.heappush(self._heap, (self._key(info), self._seq, info))
         else:
             heapq.heappush(self._heap, _Entry(info, self._less))
 
@@ -161,13 +162,14 @@ class _UnschedulablePool(dict[str, QueuedPodInfo]):
         self._group: dict[str, Hashable] = {}
         self._seq: dict[str, int] = {}
         self._uids: dict[str, set[str]] = {}
-        self._counter = itertools.count()
+        self._counter = 0
 
     def __setitem__(self, key: str, info: QueuedPodInfo) -> None:
         if key in self:
             self._leave(key)  # the dict keeps its place, and so does the order
         else:
-            self._seq[key] = next(self._counter)
+            self._counter += 1
+            self._seq[key] = self._counter
         super().__setitem__(key, info)
         self._join(key, info)
 
@@ -184,6 +186,10 @@ class _UnschedulablePool(dict[str, QueuedPodInfo]):
         if default:
             return default[0]
         raise KeyError(key)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickling (Simulation.snapshot) must not replay __setitem__ before the indexes exist.
+        return (restore_dict_subclass, (type(self), dict(self), self.__dict__))
 
     def regroup(self, key: str) -> None:
         """The pod of ``key`` was rewritten in place: file it again."""
@@ -292,7 +298,7 @@ class Scheduler:
             tie_break=tie_break,
             percentage_override=percentage_of_nodes_to_score,
         )
-        self._clock = itertools.count()
+        self._clock = -1
         sort_key = (
             _priority_sort_key if isinstance(first.queue_sort_plugins[0], PrioritySort) else None
         )
@@ -321,6 +327,11 @@ class Scheduler:
         self.fast_failures = 0
         self.fast_nominated = 0  # of those, attempts that met nominated pods
 
+    def _tick(self) -> float:
+        """The queue's clock: a strictly increasing timestamp per arrival."""
+        self._clock += 1
+        return float(self._clock)
+
     def framework_for(self, pod: Pod) -> Framework | None:
         return self.frameworks.get(pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME)
 
@@ -342,7 +353,7 @@ class Scheduler:
                 "kube-scheduler leaves this pod to another scheduler",
             )
             return
-        now = float(next(self._clock))
+        now = self._tick()
         info = QueuedPodInfo(pod=pod, timestamp=now, initial_attempt_timestamp=now)
         status = fwk.run_pre_enqueue_plugins(pod)
         if not status.is_success:
@@ -616,7 +627,7 @@ class Scheduler:
         self.last[decision.key] = decision
         self.unschedulable.pop(decision.key, None)
         info.unschedulable_plugins = frozenset()
-        info.timestamp = float(next(self._clock))
+        info.timestamp = self._tick()
         self.active.push(info)
 
     # ClusterClient: the writes preemption makes.
@@ -717,7 +728,7 @@ class Scheduler:
     def _requeue(self, keys: Iterable[str]) -> None:
         for key in keys:
             info = self.unschedulable.pop(key)
-            info.timestamp = float(next(self._clock))
+            info.timestamp = self._tick()
             self.active.push(info)
 
     def _on_assigned_pod_add(self, pod: Pod) -> None:

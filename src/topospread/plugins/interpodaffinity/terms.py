@@ -35,6 +35,7 @@ NamespaceLabels = Callable[[str], Mapping[str, str]]
 """The labels of a namespace by name (a namespace that is not listed has none)."""
 
 _NO_LABELS: Final[Mapping[str, str]] = {}
+_CONTENT_ENCODER: Final = msgspec.json.Encoder()
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,12 +226,11 @@ class PodTermsCache:
     Upstream keeps the same data on each PodInfo in the scheduler cache.
     """
 
-    __slots__ = ("_by_content", "_encoder", "_entries", "_max_entries")
+    __slots__ = ("_by_content", "_entries", "_max_entries")
 
     def __init__(self, max_entries: int = 1 << 17) -> None:
         self._entries: dict[int, tuple[Pod, PodAffinityTerms]] = {}
         self._by_content: dict[bytes, PodAffinityTerms] = {}
-        self._encoder = msgspec.json.Encoder()
         self._max_entries = max_entries
 
     def get(self, pod: Pod) -> PodAffinityTerms:
@@ -239,7 +239,7 @@ class PodTermsCache:
         entry = self._entries.get(id(pod))
         if entry is not None and entry[0] is pod:
             return entry[1]
-        content = self._encoder.encode((pod.metadata.namespace, pod.spec.affinity))
+        content = _CONTENT_ENCODER.encode((pod.metadata.namespace, pod.spec.affinity))
         terms = self._by_content.get(content)
         if terms is None:
             terms = parse_pod_affinity_terms(pod)

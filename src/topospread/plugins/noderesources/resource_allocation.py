@@ -41,6 +41,27 @@ from topospread.plugins.noderesources.resource_helpers import (
 Scorer = Callable[[Sequence[int], Sequence[int]], int]
 
 
+@dataclass(frozen=True, slots=True)
+class _WeightedMean:
+    """A picklable Scorer (simulations are copied by pickling): see weighted_mean_scorer."""
+
+    per_resource: Callable[[int, int], int]
+    weights: tuple[int, ...]
+
+    def __call__(self, requested: Sequence[int], allocatable: Sequence[int]) -> int:
+        weights = self.weights
+        node_score = 0
+        weight_sum = 0
+        for i, req in enumerate(requested):
+            if allocatable[i] == 0:
+                continue
+            node_score += self.per_resource(req, allocatable[i]) * weights[i]
+            weight_sum += weights[i]
+        if weight_sum == 0:
+            return 0
+        return go_div(go_int64(node_score), weight_sum)
+
+
 def weighted_mean_scorer(
     per_resource: Callable[[int, int], int], resources: Sequence[ResourceSpec]
 ) -> Scorer:
@@ -49,21 +70,7 @@ def weighted_mean_scorer(
 
     Upstream: the shared shape of leastResourceScorer and mostResourceScorer (v1.35)
     """
-    weights = [r.weight for r in resources]
-
-    def scorer(requested: Sequence[int], allocatable: Sequence[int]) -> int:
-        node_score = 0
-        weight_sum = 0
-        for i, req in enumerate(requested):
-            if allocatable[i] == 0:
-                continue
-            node_score += per_resource(req, allocatable[i]) * weights[i]
-            weight_sum += weights[i]
-        if weight_sum == 0:
-            return 0
-        return go_div(go_int64(node_score), weight_sum)
-
-    return scorer
+    return _WeightedMean(per_resource, tuple(r.weight for r in resources))
 
 
 ERR_RESOURCES_NOT_FOUND: Final = "resources not found"

@@ -3,7 +3,7 @@
 In a cluster, kube-controller-manager's disruption controller recomputes a budget's status
 whenever one of its pods (or the budget) changes, and the API server's eviction subresource
 and kube-scheduler's preemption read that status. ``simulate`` runs :func:`sync_budget` for
-every budget in each round of its settle loop (simulator/timeline.py), so the statuses are
+every budget in each round of its settle loop (simulator/simulation.py), so the statuses are
 caught up whenever anything reads them; ``schedule``, ``explain`` and ``verify`` read the
 status as the cluster reported it.
 
