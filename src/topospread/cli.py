@@ -6,6 +6,7 @@ traceback).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 import tempfile
@@ -13,7 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -24,9 +25,11 @@ from topospread.errors import ManifestError, TopospreadError
 
 if TYPE_CHECKING:
     from topospread.analysis.design import RedisPlan, SpreadPlan
+    from topospread.analysis.sweep import Outcome
     from topospread.analysis.timeline import StepReport
     from topospread.analysis.verify import VerifyProgress
     from topospread.simulator.scenario import Scenario
+    from topospread.simulator.timeline import TimelineScenario
 
 # Timelines with at least this many steps (the initial state included) show progress.
 PROGRESS_MIN_STEPS = 5
@@ -582,9 +585,38 @@ def simulate_command(
     a live cluster, the timeline starts from that cluster (read-only)."""
     from topospread.analysis.timeline import simulate
     from topospread.render.timeline import timeline_json, timeline_text
-    from topospread.simulator.timeline import load_timeline, with_cluster
 
-    loaded = load_timeline(scenario)
+    loaded = _timeline_input(scenario, cluster, live, kubeconfig, context)
+    with _simulate_progress(len(loaded.steps) + 1) as on_step:
+        report = simulate(loaded, seed=seed, on_step=on_step)
+    for warning in report.warnings:
+        typer.echo(f"topospread: warning: {warning}", err=True)
+    if output is ReportFormat.json:
+        typer.echo(timeline_json(report))
+    else:
+        typer.echo(timeline_text(report, zone_key=zone_key))
+
+
+def _timeline_input(
+    scenario: Path | None,
+    cluster: list[Path] | None,
+    live: bool,
+    kubeconfig: str | None,
+    context: str | None,
+) -> TimelineScenario:
+    """A timeline scenario (or none: an empty one), started from --cluster files or a live
+    cluster when given (read-only)."""
+    from topospread.simulator.timeline import load_timeline, parse_timeline, with_cluster
+
+    if scenario is not None:
+        loaded = load_timeline(scenario)
+    elif cluster or live or kubeconfig is not None or context is not None:
+        loaded = parse_timeline({}, "cluster")
+    else:
+        raise ManifestError(
+            "give a timeline scenario, --cluster files or a live cluster "
+            "(--live, --kubeconfig, --context)"
+        )
     if cluster and (live or kubeconfig is not None or context is not None):
         raise ManifestError(
             "give the starting cluster either as --cluster files or live "
@@ -608,14 +640,228 @@ def simulate_command(
         for warning in found.warnings:
             typer.echo(f"topospread: warning: {warning}", err=True)
         loaded = with_cluster(loaded, ((found.source, obj) for obj in found.objects))
-    with _simulate_progress(len(loaded.steps) + 1) as on_step:
-        report = simulate(loaded, seed=seed, on_step=on_step)
+    return loaded
+
+
+class SweepFormat(StrEnum):
+    """A text report, or every run as one JSON or YAML document."""
+
+    text = "text"
+    json = "json"
+    yaml = "yaml"
+
+
+@app.command("sweep")
+def sweep_command(
+    scenario: Annotated[
+        Path | None,
+        typer.Argument(
+            help="A timeline scenario {nodes, nodeGroups, objects, config, timeline}; its "
+            "timeline's steps lead to the base state. Optional with --cluster or a live cluster."
+        ),
+    ] = None,
+    zones: Annotated[bool, typer.Option("--zones", help="Each zone lost, then restored.")] = False,
+    nodes: Annotated[bool, typer.Option("--nodes", help="Each node lost, then restored.")] = False,
+    drains: Annotated[
+        bool, typer.Option("--drains", help="Each node drained (budgets honoured), uncordoned.")
+    ] = False,
+    max_failures: Annotated[
+        int,
+        typer.Option(
+            "--max-failures", min=1, metavar="K", help="Also every combination of up to K nodes."
+        ),
+    ] = 1,
+    seeds: Annotated[
+        int,
+        typer.Option(
+            "--seeds", min=1, metavar="N", help="Tie-break seeds 0..N-1 (or from --seed)."
+        ),
+    ] = 1,
+    seed: Annotated[int, typer.Option(help="The first seed.")] = 0,
+    then: Annotated[
+        Path | None,
+        typer.Option(
+            "--then",
+            metavar="FILE",
+            help="Timeline steps (a YAML list) to apply after each failure, e.g. a scale-up.",
+        ),
+    ] = None,
+    wait: Annotated[
+        str | None,
+        typer.Option(
+            metavar="DURATION",
+            help="How long a lost zone or node stays lost before the requirements are read "
+            "(default: until the last toleration of the unreachable taint runs out).",
+        ),
+    ] = None,
+    zone_key: Annotated[str, typer.Option(help="The node label that names zones.")] = (
+        "topology.kubernetes.io/zone"
+    ),
+    after_timeline: Annotated[
+        bool,
+        typer.Option(
+            "--after-timeline",
+            help="Replay the scenario's own timeline first: its end is the base state "
+            "(by default the sweep's failures replace it).",
+        ),
+    ] = False,
+    require: Annotated[
+        str | None,
+        typer.Option(
+            metavar="LIST",
+            help="Exit 1 when a run breaks any of: no-pending, no-violation, "
+            "no-blocked-drain, recovers (comma-separated).",
+        ),
+    ] = None,
+    jobs: Annotated[
+        int | None,
+        typer.Option("--jobs", "-j", min=1, help="Worker processes (default: every core)."),
+    ] = None,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            metavar="ADDRESS",
+            help="Run on a Ray cluster (its address, or 'local' to start one here); needs "
+            "the ray extra: pip install 'topospread[ray]'.",
+        ),
+    ] = None,
+    output: Annotated[SweepFormat, typer.Option("--output", "-o")] = SweepFormat.text,
+    cluster: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--cluster",
+            metavar="FILE",
+            help="Start from this cluster: `kubectl get nodes,pods,... -A -o yaml|json` output.",
+        ),
+    ] = None,
+    live: LiveOption = False,
+    kubeconfig: KubeconfigOption = None,
+    context: ContextOption = None,
+) -> None:
+    """Replay every failure of the chosen families (zones, nodes, drains, node combinations)
+    from one settled base state, in parallel: which failures leave pods Pending, violate a
+    constraint, block a drain, or do not recover once undone. Worst first."""
+    from topospread.analysis.sweep import (
+        REQUIREMENTS,
+        Backend,
+        SweepOptions,
+        serial_backend,
+        sweep,
+    )
+    from topospread.analysis.sweep_pool import default_workers, process_backend
+    from topospread.render.sweep import sweep_json, sweep_text, sweep_yaml
+
+    requirements = [r.strip() for r in (require or "").split(",") if r.strip()]
+    for r in requirements:
+        if r not in REQUIREMENTS:
+            raise ManifestError(
+                f'--require: Unsupported value: "{r}": supported values: '
+                + ", ".join(f'"{x}"' for x in REQUIREMENTS)
+            )
+    if not (zones or nodes or drains or max_failures > 1):
+        raise ManifestError("choose what fails: --zones, --nodes, --drains or --max-failures K")
+    loaded = _timeline_input(scenario, cluster, live, kubeconfig, context)
+    options = SweepOptions(
+        then=tuple(_then_steps(then)) if then is not None else (),
+        wait=_duration_option("--wait", wait) if wait is not None else None,
+        source=loaded.source,
+    )
+    backend: Backend = serial_backend
+    if ray is not None:
+        from topospread.analysis.sweep_ray import ray_backend
+
+        backend = ray_backend(ray)
+    elif (workers := jobs or default_workers()) > 1:
+        backend = process_backend(workers)
+    if not after_timeline:
+        loaded = dataclasses.replace(loaded, steps=[])
+    with _sweep_progress() as (on_planned, on_run):
+        report = sweep(
+            loaded,
+            zones=zones,
+            nodes=nodes,
+            drains=drains,
+            max_failures=max_failures,
+            zone_key=zone_key,
+            seeds=list(range(seed, seed + seeds)),
+            options=options,
+            on_planned=on_planned,
+            on_run=on_run,
+            backend=backend,
+        )
     for warning in report.warnings:
         typer.echo(f"topospread: warning: {warning}", err=True)
-    if output is ReportFormat.json:
-        typer.echo(timeline_json(report))
+    if output is SweepFormat.json:
+        typer.echo(sweep_json(report))
+    elif output is SweepFormat.yaml:
+        typer.echo(sweep_yaml(report), nl=False)
     else:
-        typer.echo(timeline_text(report, zone_key=zone_key))
+        typer.echo(sweep_text(report, requirements=requirements), nl=False)
+    if report.interrupted:
+        typer.echo(
+            f"topospread: interrupted: {len(report.outcomes)} of {report.planned} runs completed",
+            err=True,
+        )
+        raise typer.Exit(130)
+    if requirements and report.failing(requirements):
+        raise typer.Exit(1)
+
+
+def _then_steps(path: Path) -> list[dict[str, Any]]:
+    """The --then file: a YAML list of timeline steps, checked as the timeline checks them."""
+    from topospread.api.loader import read_yaml_documents
+    from topospread.simulator.timeline import parse_step
+
+    docs = read_yaml_documents(path)
+    steps = docs[0] if len(docs) == 1 else None
+    if isinstance(steps, dict) and set(steps) == {"timeline"}:
+        steps = steps["timeline"]
+    if not isinstance(steps, list):
+        raise ManifestError(f"{path}: expected a list of timeline steps ({{<action>: args}})")
+    for i, raw in enumerate(steps):
+        parse_step(raw, i, str(path))
+    return steps
+
+
+def _duration_option(flag: str, text: str) -> int:
+    from topospread.simulator.clock import DurationError, parse_duration
+
+    try:
+        nanos = parse_duration(text)
+    except DurationError as err:
+        raise ManifestError(f'{flag}: Invalid value: "{text}": {err}') from err
+    if nanos < 0:
+        raise ManifestError(f'{flag}: Invalid value: "{text}": must not be negative')
+    return nanos
+
+
+@contextmanager
+def _sweep_progress() -> Iterator[
+    tuple[Callable[[int], None] | None, Callable[[Outcome], None] | None]
+]:
+    """A rich progress bar on stderr, only when stderr is a terminal."""
+    if not sys.stderr.isatty():
+        yield None, None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    columns = (
+        "{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task("settling the base state", total=None)
+
+        def planned(total: int) -> None:
+            progress.update(task, total=total, description="replaying failures")
+
+        def ran(outcome: Outcome) -> None:
+            progress.update(task, advance=1, description=outcome.failure.name)
+
+        yield planned, ran
 
 
 @contextmanager

@@ -205,29 +205,27 @@ def simulate(
     sim = Simulation(scenario, registry=registry, features=features, seed=seed, fast=fast)
     total = len(scenario.steps) + 1
     initial = sim.settle(scenario.source)
-    reports = [_report(sim, 0, "initial state", "start", list(sim.start_events), initial)]
+    reports = [step_report(sim, 0, "initial state", "start", list(sim.start_events), initial)]
     if on_step is not None:
         on_step(reports[-1], total)
     for step in scenario.steps:
-        done = apply_step(sim, step)
-        settled = sim.settle(step.where)
-        reports.append(
-            _report(
-                sim,
-                step.index + 1,
-                _step_name(step),
-                step.action,
-                done.events,
-                settled,
-                done.drains,
-            )
-        )
+        reports.append(replay_step(sim, step))
         if on_step is not None:
             on_step(reports[-1], total)
     return TimelineReport(scenario.source, seed, reports, list(scenario.warnings))
 
 
-def _step_name(step: Step) -> str:
+def replay_step(sim: Simulation, step: Step) -> StepReport:
+    """Carry out one step and let the cluster settle: the step's report, as ``simulate``
+    makes it (``sweep`` replays its failures through this too)."""
+    done = apply_step(sim, step)
+    settled = sim.settle(step.where)
+    return step_report(
+        sim, step.index + 1, step_name(step), step.action, done.events, settled, done.drains
+    )
+
+
+def step_name(step: Step) -> str:
     if step.name:
         return step.name
     args = step.args
@@ -237,11 +235,11 @@ def _step_name(step: Step) -> str:
         return f"{step.action} {', '.join(args)}"
     if step.action == "drain" and isinstance(args, dict):
         nodes = args.get("nodes", args.get("node"))
-        return _step_name(Step(step.index, "", "drain", nodes, step.where))
+        return step_name(Step(step.index, "", "drain", nodes, step.where))
     return step.action
 
 
-def _report(
+def step_report(
     sim: Simulation,
     index: int,
     name: str,

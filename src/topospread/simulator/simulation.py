@@ -65,6 +65,7 @@ from topospread.cluster.state import ClusterState
 from topospread.errors import ManifestError, TopospreadError, ValidationError
 from topospread.framework.features import DEFAULT_FEATURES, Features
 from topospread.framework.runtime import Registry
+from topospread.labels.selector import Selector, SelectorError, label_selector_as_selector
 from topospread.simulator.clock import format_duration
 from topospread.simulator.controllers import (
     PodActions,
@@ -84,7 +85,11 @@ from topospread.simulator.controllers.common import (
     workload_selector,
 )
 from topospread.simulator.controllers.disruption import sync_budget
-from topospread.simulator.controllers.statefulset import get_pod_revision, revision_name
+from topospread.simulator.controllers.statefulset import (
+    get_parent_name_and_ordinal,
+    get_pod_revision,
+    revision_name,
+)
 from topospread.simulator.disruption import Evictions, validate_pdb
 from topospread.simulator.scenario import admit_node, admit_pod, priority_classes
 from topospread.simulator.scheduler import Decision, Scheduler, is_terminal
@@ -194,6 +199,12 @@ class _Pods(dict[str, Pod]):
         self.by_owner_uid: dict[str, set[str]] = {}
         self.orphans: dict[str, set[str]] = {}
         self.by_label: dict[tuple[str, str, str], set[str]] = {}
+        # Every pod stored or removed (before and after) since the last take_changed().
+        self.changed: list[Pod] = []
+
+    def take_changed(self) -> list[Pod]:
+        changed, self.changed = self.changed, []
+        return changed
 
     def _index(self, key: str, pod: Pod, add: bool) -> None:
         meta = pod.metadata
@@ -223,12 +234,16 @@ class _Pods(dict[str, Pod]):
         old = self.get(key)
         if old is not None:
             self._index(key, old, False)
+            self.changed.append(old)
         super().__setitem__(key, pod)
         self._index(key, pod, True)
+        self.changed.append(pod)
 
     def __delitem__(self, key: str) -> None:
         self.version += 1
-        self._index(key, self[key], False)
+        old = self[key]
+        self._index(key, old, False)
+        self.changed.append(old)
         super().__delitem__(key)
 
     def pop(self, key: str, *default: Any) -> Any:
@@ -240,6 +255,7 @@ class _Pods(dict[str, Pod]):
 
     def clear(self) -> None:
         self.version += 1
+        self.changed += self.values()
         super().clear()
         for index in (self.by_owner, self.by_owner_uid, self.orphans, self.by_label):
             index.clear()
@@ -293,6 +309,64 @@ class _Pods(dict[str, Pod]):
         return set(rarest)
 
 
+class _Workloads(dict[WorkloadKey, Workload]):
+    """The workloads by key, counting every change per namespace (``versions``): a
+    controller's sync reads the workloads of its own namespace (a Deployment, its
+    ReplicaSets), so a sync that did nothing need not run again until one changes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.versions: dict[str, int] = {}
+
+    def _bump(self, key: WorkloadKey) -> None:
+        self.versions[key[1]] = self.versions.get(key[1], 0) + 1
+
+    def __setitem__(self, key: WorkloadKey, obj: Workload) -> None:
+        self._bump(key)
+        super().__setitem__(key, obj)
+
+    def __delitem__(self, key: WorkloadKey) -> None:
+        self._bump(key)
+        super().__delitem__(key)
+
+    def pop(self, key: WorkloadKey, *default: Any) -> Any:
+        if key in self:
+            self._bump(key)
+        return super().pop(key, *default)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        for key, obj in dict(*args, **kwargs).items():
+            self[key] = obj
+
+    def setdefault(self, key: WorkloadKey, default: Any = None) -> Any:
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def popitem(self) -> tuple[WorkloadKey, Workload]:
+        key = next(reversed(self))
+        return key, self.pop(key)
+
+    def clear(self) -> None:
+        for key in self:
+            self._bump(key)
+        super().clear()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (restore_dict_subclass, (type(self), dict(self), self.__dict__))
+
+
+@dataclass(frozen=True, slots=True)
+class _Quiet:
+    """A workload whose last sync did nothing: the inputs that sync read (``inputs``), and
+    what tells whether a pod is one it reads (its selectors, its owners' names)."""
+
+    inputs: tuple[object, ...]
+    selectors: tuple[Selector | None, ...]
+    owners: frozenset[tuple[str, str]]
+    sts_name: str
+
+
 class Simulation:
     """The live cluster of a timeline: nodes, every pod (bound or not), the workloads and the
     one Scheduler that places pods across all steps (the module docstring gives the API)."""
@@ -327,7 +401,12 @@ class Simulation:
         self.rng = random.Random(seed)
         self.pods = _Pods()
         self._by_namespace: tuple[int, dict[str, list[Pod]]] = (-1, {})
-        self.workloads: dict[WorkloadKey, Workload] = {}
+        self.workloads = _Workloads()
+        # Only when ``fast``: workloads whose last sync did nothing, skipped until what their
+        # sync reads changes (``_sync_controllers``); the reference path syncs every one.
+        self._skip_quiet = fast
+        self._quiet: dict[WorkloadKey, _Quiet] = {}
+        self._node_version = 0
         self.lookups: list[LookupObject] = []
         # A StatefulSet mid-rollout: the template of its current revision, until every pod
         # runs the update revision (status.currentRevision).
@@ -498,6 +577,7 @@ class Simulation:
         node = admit_node(raw, where, self.cluster.infos)
         check_taint_times(node, where)
         self.cluster.add_node(node)
+        self._node_version += 1
         self.scheduler.on_node_change(new=node)
 
     def _replace_node(self, node: Node, where: str) -> str:
@@ -511,6 +591,7 @@ class Simulation:
         # Read before the update: the NodeInfo is updated in place.
         old = self.cluster.infos[node.metadata.name].node
         self.cluster.update_node(node)
+        self._node_version += 1
         self.scheduler.on_node_change(old, node)
         if get_no_execute_taints(old.spec.taints) == get_no_execute_taints(node.spec.taints):
             return TaintChanges()
@@ -681,6 +762,7 @@ class Simulation:
         for pod in pods:
             self.delete_pod(pod)
         self.cluster.remove_node(name)
+        self._node_version += 1
         self.scheduler.on_node_change(old=gone.node)
         return [p.key for p in pods]
 
@@ -900,44 +982,131 @@ class Simulation:
             obj = self.workloads.get(key)
             if obj is None:
                 continue
-            actions: PodActions
-            if isinstance(obj, Deployment):
-                rss = [w for w in self.workloads.values() if isinstance(w, ReplicaSet)]
-                step = step_deployment(obj, rss, self._deployment_pods(obj, rss), rng=self.rng)
-                sync = step.sync
-                for rs in (*sync.created, *sync.updated):
-                    self.workloads[workload_key(rs)] = rs
-                for rs in sync.deleted:
-                    self.workloads.pop(workload_key(rs), None)
-                if sync.collision_count != obj.status.collision_count:
-                    status = msgspec.structs.replace(
-                        obj.status, collision_count=sync.collision_count
-                    )
-                    self.workloads[key] = msgspec.structs.replace(obj, status=status)
-                if sync:
-                    self.refresh_objects()
-                actions = step.pods
-                acted = acted or bool(sync)
-            elif isinstance(obj, ReplicaSet):
+            if isinstance(obj, ReplicaSet):
                 ref = get_controller_of(obj.metadata)
                 if ref is not None and ref.kind == "Deployment":
                     continue  # its Deployment's step syncs it
-                actions = sync_replica_set(obj, self._pods_in(key[1]), rng=self.rng)
-            elif isinstance(obj, StatefulSet):
-                current = self.sts_current.get(key)
-                actions = sync_stateful_set(
-                    obj, self._pods_in(key[1]), rng=self.rng, current_template=current
-                )
-            elif isinstance(obj, DaemonSet):
-                nodes = [info.node for info in self.cluster.list()]
-                actions = sync_daemon_set(obj, self._pods_in(key[1]), nodes, rng=self.rng)
-            else:
-                actions = sync_job(obj, self._pods_in(key[1]), rng=self.rng)
-            if actions:
-                acted = True
-                self._apply_actions(actions, describe_workload(key), out)
-            if isinstance(obj, StatefulSet) and key in self.sts_current:
-                self._maybe_finish_sts_rollout(obj)
+            self._forget_quiet()
+            inputs = self._sync_inputs(key, obj)
+            quiet = self._quiet.get(key)
+            if quiet is not None and quiet.inputs == inputs:
+                continue
+            self._quiet.pop(key, None)
+            did = self._sync_one(key, obj, out)
+            acted = acted or did
+            unchanged = not did and not self.pods.changed
+            if self._skip_quiet and unchanged and self._sync_inputs(key, obj) == inputs:
+                self._quiet[key] = self._quiet_for(key, obj, inputs)
+        return acted
+
+    def _sync_inputs(self, key: WorkloadKey, obj: Workload) -> tuple[object, ...]:
+        """What a sync of ``obj`` reads besides pods (which ``_forget_quiet`` follows): the
+        object; for a Deployment the ReplicaSets it owns or may adopt; for a DaemonSet the
+        nodes; for a StatefulSet mid-rollout its current revision. Controllers read no clock
+        (their ``now`` is unset)."""
+        if isinstance(obj, Deployment):
+            return (obj, *self._replica_sets_of(obj))
+        if isinstance(obj, DaemonSet):
+            return (obj, self._node_version)
+        if isinstance(obj, StatefulSet):
+            return (obj, self.sts_current.get(key))
+        return (obj,)
+
+    def _replica_sets_of(self, d: Deployment) -> list[ReplicaSet]:
+        """The ReplicaSets of the Deployment's namespace that it controls or may adopt."""
+        ns = d.metadata.namespace
+        return [
+            w
+            for w in self.workloads.values()
+            if isinstance(w, ReplicaSet)
+            and w.metadata.namespace == ns
+            and (get_controller_of(w.metadata) is None or is_controlled_by(w.metadata, d))
+        ]
+
+    def _quiet_for(self, key: WorkloadKey, obj: Workload, inputs: tuple[object, ...]) -> _Quiet:
+        """The pods a sync of ``obj`` reads, described: those it or (a Deployment) one of its
+        ReplicaSets owns, by name, or that one of their selectors matches (a selector that
+        cannot be compiled is None: every pod of the namespace), and for a StatefulSet those
+        named after it."""
+        owned: list[Workload] = [obj]
+        if isinstance(obj, Deployment):
+            owned += self._replica_sets_of(obj)
+        selectors: list[Selector | None] = []
+        for w in owned:
+            try:
+                compiled = label_selector_as_selector(w.spec.selector)
+            except SelectorError:
+                compiled = None
+            # No selector (a Job's is generated): every pod of the namespace, to be safe.
+            selectors.append(compiled if w.spec.selector is not None else None)
+        return _Quiet(
+            inputs,
+            tuple(selectors),
+            frozenset((w.kind, w.metadata.name) for w in owned),
+            key[2] if isinstance(obj, StatefulSet) else "",
+        )
+
+    def _forget_quiet(self) -> None:
+        """Pods stored or removed since the last call wake the quiet workloads that read them."""
+        changed = self.pods.take_changed()
+        if not changed or not self._quiet:
+            return
+        seen: set[tuple[object, ...]] = set()
+        for pod in changed:
+            meta = pod.metadata
+            ref = get_controller_of(meta)
+            owner = (ref.kind, ref.name) if ref is not None else None
+            sts_name = get_parent_name_and_ordinal(pod)[0]
+            labels = tuple(meta.labels.items())
+            group = (meta.namespace, owner, sts_name, labels)
+            if group in seen:
+                continue
+            seen.add(group)
+            for key in [k for k in self._quiet if k[1] == meta.namespace]:
+                quiet = self._quiet[key]
+                if (
+                    (owner is not None and owner in quiet.owners)
+                    or (sts_name and sts_name == quiet.sts_name)
+                    or any(s is None or s.matches(meta.labels) for s in quiet.selectors)
+                ):
+                    del self._quiet[key]
+
+    def _sync_one(self, key: WorkloadKey, obj: Workload, out: Settled) -> bool:
+        """One controller's sync of ``obj``; True when it acted."""
+        acted = False
+        actions: PodActions
+        if isinstance(obj, Deployment):
+            rss = [w for w in self.workloads.values() if isinstance(w, ReplicaSet)]
+            step = step_deployment(obj, rss, self._deployment_pods(obj, rss), rng=self.rng)
+            sync = step.sync
+            for rs in (*sync.created, *sync.updated):
+                self.workloads[workload_key(rs)] = rs
+            for rs in sync.deleted:
+                self.workloads.pop(workload_key(rs), None)
+            if sync.collision_count != obj.status.collision_count:
+                status = msgspec.structs.replace(obj.status, collision_count=sync.collision_count)
+                self.workloads[key] = msgspec.structs.replace(obj, status=status)
+            if sync:
+                self.refresh_objects()
+            actions = step.pods
+            acted = bool(sync)
+        elif isinstance(obj, ReplicaSet):
+            actions = sync_replica_set(obj, self._pods_in(key[1]), rng=self.rng)
+        elif isinstance(obj, StatefulSet):
+            current = self.sts_current.get(key)
+            actions = sync_stateful_set(
+                obj, self._pods_in(key[1]), rng=self.rng, current_template=current
+            )
+        elif isinstance(obj, DaemonSet):
+            nodes = [info.node for info in self.cluster.list()]
+            actions = sync_daemon_set(obj, self._pods_in(key[1]), nodes, rng=self.rng)
+        else:
+            actions = sync_job(obj, self._pods_in(key[1]), rng=self.rng)
+        if actions:
+            acted = True
+            self._apply_actions(actions, describe_workload(key), out)
+        if isinstance(obj, StatefulSet) and key in self.sts_current:
+            self._maybe_finish_sts_rollout(obj)
         return acted
 
     def _apply_actions(self, actions: PodActions, who: str, out: Settled) -> None:

@@ -10,8 +10,14 @@ caller would.
 
 from __future__ import annotations
 
+import functools
+import io
 import pickle
 from typing import Any, Final, Generic, TypeVar
+
+import msgspec
+
+import topospread.api.types
 
 _PROTOCOL: Final = pickle.HIGHEST_PROTOCOL
 
@@ -28,6 +34,42 @@ def restore_dict_subclass(cls: type[D], items: dict[Any, Any], state: dict[str, 
     return obj
 
 
+@functools.cache
+def _struct_defaults() -> dict[str, Any]:
+    """The Struct-valued field defaults of the API types by ``Class.field``. msgspec leaves a
+    field out of JSON (``omit_defaults``) when it *is* its default object, so a copy of one
+    would show up in encodings, and in the template hashes taken of them."""
+    found: dict[str, Any] = {}
+    todo = list(msgspec.Struct.__subclasses__())
+    while todo:
+        cls = todo.pop()
+        todo += cls.__subclasses__()
+        if cls.__module__ != topospread.api.types.__name__:
+            continue
+        for f in msgspec.structs.fields(cls):
+            if isinstance(f.default, msgspec.Struct):
+                found[f"{cls.__qualname__}.{f.name}"] = f.default
+    return found
+
+
+@functools.cache
+def _struct_default_ids() -> dict[int, str]:
+    return {id(obj): key for key, obj in _struct_defaults().items()}
+
+
+def struct_default(key: str) -> Any:
+    """The default object itself, in the unpickling process (see ``_struct_defaults``)."""
+    return _struct_defaults()[key]
+
+
+class _Pickler(pickle.Pickler):
+    def reducer_override(self, obj: Any) -> Any:
+        key = _struct_default_ids().get(id(obj))
+        if key is not None and _struct_defaults()[key] is obj:
+            return (struct_default, (key,))
+        return NotImplemented
+
+
 class Snapshot(Generic[T]):
     """A simulation's state frozen as bytes; ``restore()`` any number of times."""
 
@@ -38,7 +80,9 @@ class Snapshot(Generic[T]):
 
     @classmethod
     def of(cls, obj: T) -> Snapshot[T]:
-        return cls(pickle.dumps(obj, protocol=_PROTOCOL))
+        out = io.BytesIO()
+        _Pickler(out, protocol=_PROTOCOL).dump(obj)
+        return cls(out.getvalue())
 
     def restore(self) -> T:
         obj: T = pickle.loads(self.data)

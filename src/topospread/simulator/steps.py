@@ -294,16 +294,34 @@ def _step_lose_zone(sim: Simulation, step: Step) -> list[str]:
     controller taints it node.kubernetes.io/unreachable NoSchedule and NoExecute; the taint
     manager evicts the pods that do not tolerate that for ever. The nodes remain."""
     zone, zone_key = _zone_args(step)
-    events = []
-    for node in sim.zone_nodes(zone, zone_key, step.where):
-        events += _set_taints(sim, node, UNREACHABLE_TAINTS, [], "NotReady (unreachable)")
-    return events
+    return _lose(sim, sim.zone_nodes(zone, zone_key, step.where))
 
 
 def _step_restore_zone(sim: Simulation, step: Step) -> list[str]:
     zone, zone_key = _zone_args(step)
+    return _restore(sim, sim.zone_nodes(zone, zone_key, step.where))
+
+
+def _step_lose_nodes(sim: Simulation, step: Step) -> list[str]:
+    """Nodes whose kubelet stopped reporting (a crashed or cut-off machine): NotReady and
+    tainted unreachable, as in a zone outage; the nodes remain."""
+    return _lose(sim, [sim.node(n, step.where) for n in names_arg(step.args, step.where)])
+
+
+def _step_restore_nodes(sim: Simulation, step: Step) -> list[str]:
+    return _restore(sim, [sim.node(n, step.where) for n in names_arg(step.args, step.where)])
+
+
+def _lose(sim: Simulation, nodes: list[Node]) -> list[str]:
     events = []
-    for node in sim.zone_nodes(zone, zone_key, step.where):
+    for node in nodes:
+        events += _set_taints(sim, node, UNREACHABLE_TAINTS, [], "NotReady (unreachable)")
+    return events
+
+
+def _restore(sim: Simulation, nodes: list[Node]) -> list[str]:
+    events = []
+    for node in nodes:
         gone = [t for t in node.spec.taints if t.key == TAINT_NODE_UNREACHABLE]
         events += _set_taints(sim, node, [], gone, "Ready again")
     return events
@@ -350,6 +368,8 @@ _HANDLERS: Final[Mapping[str, Callable[[Simulation, Step], list[str]]]] = {
     "removeNode": _step_remove_node,
     "loseZone": _step_lose_zone,
     "restoreZone": _step_restore_zone,
+    "loseNode": _step_lose_nodes,
+    "restoreNode": _step_restore_nodes,
     "deletePods": _step_delete_pods,
     "wait": _step_wait,
 }

@@ -57,6 +57,10 @@ ACTIONS: Final = (
     "removeNode",
     "loseZone",
     "restoreZone",
+    "loseNode",
+    "restoreNode",
+    "loseNode",
+    "restoreNode",
     "deletePods",
     "wait",
 )
@@ -138,7 +142,7 @@ def parse_timeline(doc: Mapping[str, Any], source: str) -> TimelineScenario:
     raw_config = doc.get("config")
     config = decode_config(raw_config, f"{source}: config") if raw_config else default_config()
     steps = [
-        _parse_step(raw, i, source)
+        parse_step(raw, i, source)
         for i, raw in enumerate(list_of(doc, "timeline", source, "steps"))
     ]
     return TimelineScenario(source, nodes, groups, objects, config, steps)
@@ -212,7 +216,7 @@ def _count(value: Any, where: str) -> int:
     return value
 
 
-def _parse_step(raw: Any, index: int, source: str) -> Step:
+def parse_step(raw: Any, index: int, source: str) -> Step:
     where = f"{source}: timeline[{index}]"
     if not isinstance(raw, Mapping):
         raise ManifestError(f"{where}: expected a mapping {{name?: str, <action>: args}}")
@@ -255,7 +259,7 @@ def _check_args(step: Step) -> None:
             )
     elif step.action == "drain":
         drain_args(a, where)
-    elif step.action in ("cordon", "uncordon", "removeNode"):
+    elif step.action in ("cordon", "uncordon", "removeNode", "loseNode", "restoreNode"):
         names_arg(a, where)
     elif step.action in ("taint", "untaint"):
         _mapping(
@@ -352,6 +356,7 @@ __all__ = [
     "drain_args",
     "load_timeline",
     "names_arg",
+    "parse_step",
     "parse_timeline",
     "wait_args",
     "with_cluster",

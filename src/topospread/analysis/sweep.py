@@ -1,0 +1,495 @@
+"""``sweep``: every failure of the chosen families, each replayed from one settled base state.
+
+The base state is the input's cluster settled by controllers and scheduler, after the input's
+own timeline steps if it has any, once per tie-break seed. Each failure then starts from a
+restored copy of that state (simulator/snapshot.py) and runs as a short timeline, step by step
+exactly as ``simulate`` runs steps:
+
+- ``zone Z``: ``loseZone`` (the zone's nodes NotReady, tainted unreachable), then a ``wait``
+  until the last toleration of the taint has run out and the pods are evicted;
+- ``node N`` (and ``nodes A + B`` for combinations): ``loseNode``, then the same ``wait``;
+- ``drain N``: ``drain`` (kubectl drain, budgets honoured; blocked evictions reported);
+
+then the user's own steps (``--then``), after which the *during* phase is read: pods Pending
+with their FailedScheduling text, DoNotSchedule constraints violated, ScheduleAnyway
+preferences not met, pods a drain could not evict. The failure is then undone
+(``restoreZone``, ``restoreNode``, ``uncordon``) and the *after* phase read; the cluster
+recovers when no workload has more Pending pods than in the base state and no constraint is
+violated that was not violated there.
+
+Every run records the steps it applied (``timeline``), so appending them to the input's
+timeline and running ``simulate`` replays that failure alone.
+"""
+
+from __future__ import annotations
+
+import gc
+import itertools
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import msgspec
+
+from topospread.analysis.timeline import StepReport, step_report
+from topospread.api.types import LABEL_TOPOLOGY_ZONE
+from topospread.framework.features import DEFAULT_FEATURES, Features
+from topospread.simulator.clock import format_duration
+from topospread.simulator.drain import DrainResult
+from topospread.simulator.simulation import Settled, Simulation
+from topospread.simulator.snapshot import Snapshot
+from topospread.simulator.steps import apply_step
+from topospread.simulator.timeline import TimelineScenario, parse_step
+
+KINDS: Final = ("zone", "node", "nodes", "drain")
+REQUIREMENTS: Final = ("no-pending", "no-violation", "no-blocked-drain", "recovers")
+
+
+class Failure(msgspec.Struct, frozen=True, order=True):
+    """One failure: ``kind`` (zone, node, nodes, drain) of ``targets``."""
+
+    kind: str
+    targets: tuple[str, ...]
+    zone_key: str = LABEL_TOPOLOGY_ZONE
+
+    @property
+    def name(self) -> str:
+        return f"{self.kind} {' + '.join(self.targets)}"
+
+    def loss(self) -> list[dict[str, Any]]:
+        if self.kind == "zone":
+            zone = {"zone": self.targets[0], "zoneKey": self.zone_key}
+            return [{"name": f"lose zone {self.targets[0]}", "loseZone": zone}]
+        if self.kind == "drain":
+            return [{"name": f"drain {self.targets[0]}", "drain": self.targets[0]}]
+        return [{"name": f"lose {self.name}", "loseNode": list(self.targets)}]
+
+    def recovery(self) -> list[dict[str, Any]]:
+        if self.kind == "zone":
+            zone = {"zone": self.targets[0], "zoneKey": self.zone_key}
+            return [{"name": f"restore zone {self.targets[0]}", "restoreZone": zone}]
+        if self.kind == "drain":
+            return [{"name": f"uncordon {self.targets[0]}", "uncordon": self.targets[0]}]
+        return [{"name": f"restore {self.name}", "restoreNode": list(self.targets)}]
+
+
+class WorkloadOutcome(msgspec.Struct, frozen=True, rename="camel"):
+    """One workload in one phase: Pending pods, constraints violated / preferences not met."""
+
+    pending: int = 0
+    violated: int = 0
+    preferences_not_met: int = 0
+
+
+class Phase(msgspec.Struct, frozen=True, rename="camel"):
+    """The cluster at one point of a run (or the base state)."""
+
+    running: int
+    pending: dict[str, str]
+    violations: list[str]
+    preferences_not_met: list[str]
+    blocked: list[str]
+    workloads: dict[str, WorkloadOutcome]
+    # Each violated constraint as "<workload> [<index>] <topologyKey>", whatever its skew and
+    # revision: what a failure's violations are compared by with the base state's.
+    violated: list[str]
+
+
+class Run(msgspec.Struct, frozen=True, rename="camel"):
+    """One failure replayed under one seed."""
+
+    failure: Failure
+    seed: int
+    timeline: list[dict[str, Any]]
+    during: Phase
+    after: Phase
+    settled: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SweepOptions:
+    """How each failure runs: ``wait`` (nanoseconds; None: until the last toleration of the
+    unreachable taint runs out), the user's steps after the failure, the scenario's source
+    (for messages)."""
+
+    then: tuple[dict[str, Any], ...] = ()
+    wait: int | None = None
+    source: str = "sweep"
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    index: int
+    seed: int
+    failure: Failure
+
+
+def phase(report: StepReport, drains: Iterable[DrainResult] = ()) -> Phase:
+    workloads: dict[str, WorkloadOutcome] = {}
+    violated = sorted(
+        {
+            f"{w.workload} [{c.view.index}] {c.view.topology_key}"
+            for w in report.workloads
+            for c in w.constraints
+            if c.violated
+        }
+    )
+    for w in report.workloads:
+        hard = sum(1 for c in w.constraints if c.violated)
+        soft = sum(1 for c in w.constraints if c.preference_not_met)
+        if w.pending or hard or soft:
+            workloads[w.workload] = WorkloadOutcome(w.pending, hard, soft)
+    blocked = [f"{b.pod} on {d.node}: {b.refusal.message}" for d in drains for b in d.blocked] + [
+        f"drain {d.node}: {e}" for d in drains for e in d.errors
+    ]
+    return Phase(
+        running=len(report.bound),
+        pending=dict(report.pending),
+        violations=report.violations,
+        preferences_not_met=report.preferences_not_met,
+        blocked=blocked,
+        workloads=workloads,
+        violated=violated,
+    )
+
+
+def settle_base(scenario: TimelineScenario, seed: int, features: Features) -> Simulation:
+    """The base state of one seed: the input loaded and settled, its own steps replayed."""
+    sim = Simulation(scenario, features=features, seed=seed)
+    sim.settle(scenario.source)
+    for step in scenario.steps:
+        apply_step(sim, step)
+        sim.settle(step.where)
+    return sim
+
+
+def base_phase(sim: Simulation) -> Phase:
+    return phase(step_report(sim, 0, "base", "base", [], Settled(0, True)))
+
+
+def enumerate_failures(
+    sim: Simulation,
+    *,
+    zones: bool,
+    nodes: bool,
+    drains: bool,
+    max_failures: int = 1,
+    zone_key: str = LABEL_TOPOLOGY_ZONE,
+) -> list[Failure]:
+    """The failures of the chosen families, in a fixed order: zones, single nodes (and every
+    combination of up to ``max_failures`` nodes), drains; each by name."""
+    names = sorted(sim.cluster.infos)
+    out: list[Failure] = []
+    if zones:
+        found = sorted(
+            {
+                v
+                for info in sim.cluster.infos.values()
+                if (v := info.node.metadata.labels.get(zone_key))
+            }
+        )
+        out += [Failure("zone", (z,), zone_key) for z in found]
+    if nodes or max_failures > 1:
+        out += [Failure("node", (n,)) for n in names]
+        for k in range(2, max_failures + 1):
+            out += [Failure("nodes", combo) for combo in itertools.combinations(names, k)]
+    if drains:
+        out += [Failure("drain", (n,)) for n in names]
+    return out
+
+
+def _until_evictions(sim: Simulation) -> int:
+    """How long until the last scheduled eviction falls due (0 when none is scheduled)."""
+    work = sim.taint_evictions.work
+    if not work:
+        return 0
+    return max(0, max(w.fire_at for w in work.values()) - sim.now)
+
+
+def run_failure(sim: Simulation, failure: Failure, seed: int, options: SweepOptions) -> Run:
+    """Replay one failure on ``sim`` (a restored copy of the base state, consumed)."""
+    applied: list[dict[str, Any]] = []
+    drains: list[DrainResult] = []
+    settled = True
+
+    def do(doc: dict[str, Any]) -> None:
+        nonlocal settled
+        index = len(applied)
+        step = parse_step(doc, index, f"{options.source} [{failure.name}]")
+        done = apply_step(sim, step)
+        settled = sim.settle(step.where).settled and settled
+        drains.extend(done.drains)
+        applied.append(doc)
+
+    for doc in failure.loss():
+        do(doc)
+    if failure.kind != "drain":
+        wait = options.wait if options.wait is not None else _until_evictions(sim)
+        if wait > 0:
+            do({"name": "tolerations run out", "wait": format_duration(wait)})
+    for doc in options.then:
+        do(dict(doc))
+    during = phase(_report(sim), drains)
+    for doc in failure.recovery():
+        do(doc)
+    after = phase(_report(sim))
+    return Run(failure, seed, applied, during, after, settled)
+
+
+def _report(sim: Simulation) -> StepReport:
+    return step_report(sim, 0, "", "", [], Settled(0, True))
+
+
+# ------------------------------------------------------------------ the worker side
+
+# The base state of every seed in a worker process, set once per process.
+_BASES: dict[int, Snapshot[Simulation]] = {}
+_OPTIONS: list[SweepOptions] = []
+
+
+def init_worker(bases: dict[int, bytes], options: SweepOptions) -> None:
+    _BASES.clear()
+    _BASES.update({seed: Snapshot(data) for seed, data in bases.items()})
+    _OPTIONS[:] = [options]
+
+
+def run_job(job: Job) -> tuple[int, Run]:
+    """One job in a worker: restore the seed's base (with the garbage collector paused, as
+    unpickling makes many objects at once), replay, and free the copy."""
+    gc.disable()
+    try:
+        sim = _BASES[job.seed].restore()
+    finally:
+        gc.enable()
+    run = run_failure(sim, job.failure, job.seed, _OPTIONS[0])
+    del sim
+    gc.collect()
+    return job.index, run
+
+
+def run_jobs(
+    bases: dict[int, bytes], options: SweepOptions, jobs: Sequence[Job]
+) -> list[tuple[int, Run]]:
+    """A batch of jobs in one call (a Ray task)."""
+    init_worker(bases, options)
+    return [run_job(job) for job in jobs]
+
+
+# ------------------------------------------------------------------ the summary
+
+
+@dataclass(slots=True)
+class Outcome:
+    """A run compared with its seed's base state."""
+
+    run: Run
+    new_pending: int
+    new_violations: list[str]
+    recovered: bool
+
+    @property
+    def failure(self) -> Failure:
+        return self.run.failure
+
+    def severity(self) -> tuple[int, ...]:
+        """Worst first: not recovered, new Pending pods, violations, blocked drains,
+        preferences not met."""
+        d = self.run.during
+        return (
+            int(not self.recovered),
+            self.new_pending,
+            len(self.new_violations),
+            len(d.blocked),
+            len(d.preferences_not_met),
+        )
+
+    def breaks(self, requirement: str) -> bool:
+        d = self.run.during
+        if requirement == "no-pending":
+            return self.new_pending > 0
+        if requirement == "no-violation":
+            return bool(self.new_violations)
+        if requirement == "no-blocked-drain":
+            return bool(d.blocked)
+        return not self.recovered  # recovers
+
+
+def compare(run: Run, base: Phase) -> Outcome:
+    def pending_by_workload(p: Phase) -> dict[str, int]:
+        return {w: o.pending for w, o in p.workloads.items()}
+
+    base_pending = pending_by_workload(base)
+    base_violated = set(base.violated)
+    new_pending = sum(
+        max(0, n - base_pending.get(w, 0)) for w, n in pending_by_workload(run.during).items()
+    )
+    new_violations = [v for v in run.during.violated if v not in base_violated]
+    after_pending = pending_by_workload(run.after)
+    recovered = all(n <= base_pending.get(w, 0) for w, n in after_pending.items()) and all(
+        v in base_violated for v in run.after.violated
+    )
+    return Outcome(run, new_pending, new_violations, recovered)
+
+
+@dataclass(slots=True)
+class SweepReport:
+    source: str
+    seeds: list[int]
+    families: list[str]
+    base: dict[int, Phase]
+    outcomes: list[Outcome]
+    planned: int
+    # Failures per kind (each replayed once per seed).
+    plan: dict[str, int] = field(default_factory=dict)
+    interrupted: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+    def ranked(self) -> list[Outcome]:
+        return sorted(
+            self.outcomes,
+            key=lambda o: (tuple(-x for x in o.severity()), o.failure, o.run.seed),
+        )
+
+    def failing(self, requirements: Sequence[str]) -> list[Outcome]:
+        return [o for o in self.ranked() if any(o.breaks(r) for r in requirements)]
+
+    def workloads(self) -> list[str]:
+        names = {w for o in self.outcomes for w in o.run.during.workloads}
+        names |= {w for b in self.base.values() for w in b.workloads}
+        return sorted(names)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "seeds": self.seeds,
+            "families": self.families,
+            "failures": self.plan,
+            "planned": self.planned,
+            "completed": len(self.outcomes),
+            "interrupted": self.interrupted,
+            "base": {str(s): msgspec.to_builtins(p) for s, p in self.base.items()},
+            "ranked": [
+                {
+                    "failure": o.failure.name,
+                    "seed": o.run.seed,
+                    "newPending": o.new_pending,
+                    "newViolations": o.new_violations,
+                    "blocked": len(o.run.during.blocked),
+                    "preferencesNotMet": len(o.run.during.preferences_not_met),
+                    "recovered": o.recovered,
+                }
+                for o in self.ranked()
+            ],
+            "runs": [
+                {
+                    **msgspec.to_builtins(o.run),
+                    "failure": {
+                        "name": o.failure.name,
+                        "kind": o.failure.kind,
+                        "targets": list(o.failure.targets),
+                    },
+                    "recovered": o.recovered,
+                }
+                for o in sorted(self.outcomes, key=lambda o: (o.failure, o.run.seed))
+            ],
+            "warnings": self.warnings,
+        }
+
+
+# ------------------------------------------------------------------ the driver
+
+# A backend runs jobs against the snapshots of the base states and reports each run as it
+# completes: run(bases, options, jobs, done).
+Backend = Callable[
+    [dict[int, bytes], SweepOptions, Sequence[Job], Callable[[int, Run], None]], None
+]
+
+
+def serial_backend(
+    bases: dict[int, bytes],
+    options: SweepOptions,
+    jobs: Sequence[Job],
+    done: Callable[[int, Run], None],
+) -> None:
+    init_worker(bases, options)
+    for job in jobs:
+        done(*run_job(job))
+
+
+def sweep(
+    scenario: TimelineScenario,
+    *,
+    zones: bool = False,
+    nodes: bool = False,
+    drains: bool = False,
+    max_failures: int = 1,
+    zone_key: str = LABEL_TOPOLOGY_ZONE,
+    seeds: Sequence[int] = (0,),
+    options: SweepOptions | None = None,
+    backend: Backend = serial_backend,
+    features: Features = DEFAULT_FEATURES,
+    on_planned: Callable[[int], None] | None = None,
+    on_run: Callable[[Outcome], None] | None = None,
+) -> SweepReport:
+    """Settle the base state per seed, then replay every failure from it through
+    ``backend``. Ctrl-C (KeyboardInterrupt) stops it with the runs completed so far."""
+    options = options or SweepOptions(source=scenario.source)
+    bases: dict[int, bytes] = {}
+    base_phases: dict[int, Phase] = {}
+    failures: list[Failure] = []
+    for seed in seeds:
+        sim = settle_base(scenario, seed, features)
+        base_phases[seed] = base_phase(sim)
+        if not failures:
+            failures = enumerate_failures(
+                sim,
+                zones=zones,
+                nodes=nodes,
+                drains=drains,
+                max_failures=max_failures,
+                zone_key=zone_key,
+            )
+        bases[seed] = sim.snapshot().data
+        del sim
+    jobs = [Job(i, seed, f) for i, (f, seed) in enumerate((f, s) for f in failures for s in seeds)]
+    if on_planned is not None:
+        on_planned(len(jobs))
+    families = sorted({f.kind for f in failures}, key=KINDS.index)
+    plan = {k: sum(1 for f in failures if f.kind == k) for k in families}
+    report = SweepReport(scenario.source, list(seeds), families, base_phases, [], len(jobs), plan)
+    results: dict[int, Outcome] = {}
+
+    def done(index: int, run: Run) -> None:
+        outcome = compare(run, base_phases[run.seed])
+        results[index] = outcome
+        if on_run is not None:
+            on_run(outcome)
+
+    try:
+        backend(bases, options, jobs, done)
+    except KeyboardInterrupt:
+        report.interrupted = True
+    report.outcomes = [results[i] for i in sorted(results)]
+    report.warnings = list(scenario.warnings)
+    return report
+
+
+__all__ = [
+    "KINDS",
+    "REQUIREMENTS",
+    "Failure",
+    "Job",
+    "Outcome",
+    "Phase",
+    "Run",
+    "SweepOptions",
+    "SweepReport",
+    "compare",
+    "enumerate_failures",
+    "run_failure",
+    "run_job",
+    "run_jobs",
+    "serial_backend",
+    "settle_base",
+    "sweep",
+]
