@@ -33,6 +33,7 @@ import msgspec
 
 from topospread.analysis.timeline import StepReport, step_report
 from topospread.api.types import LABEL_TOPOLOGY_ZONE
+from topospread.errors import ManifestError
 from topospread.framework.features import DEFAULT_FEATURES, Features
 from topospread.simulator.clock import format_duration
 from topospread.simulator.drain import DrainResult
@@ -188,6 +189,11 @@ def enumerate_failures(
                 if (v := info.node.metadata.labels.get(zone_key))
             }
         )
+        if not found:
+            raise ManifestError(
+                f"--zones: no node has the label {zone_key} (--zone-key names the label that "
+                "tells zones apart)"
+            )
         out += [Failure("zone", (z,), zone_key) for z in found]
     if nodes or max_failures > 1:
         out += [Failure("node", (n,)) for n in names]

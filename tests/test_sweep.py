@@ -1,0 +1,244 @@
+"""``sweep``: each failure replayed from the settled base state equals ``simulate`` of the
+same steps; the tainted-zone trap ranks first; requirements gate the exit code; the local
+pool gives the serial result; Ctrl-C keeps what finished."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from test_cli import run as cli
+from test_timeline import deployment, zones
+from topospread.analysis.sweep import (
+    Job,
+    Phase,
+    Run,
+    SweepOptions,
+    enumerate_failures,
+    phase,
+    serial_backend,
+    settle_base,
+    sweep,
+)
+from topospread.analysis.sweep_pool import process_backend
+from topospread.analysis.timeline import simulate
+from topospread.framework.features import DEFAULT_FEATURES
+from topospread.simulator.timeline import parse_timeline
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "simulations"
+
+
+def web(policy: str | None = None, replicas: int = 6) -> dict[str, Any]:
+    """A zone-spread Deployment (DoNotSchedule, maxSkew 1) with a hostname preference."""
+    doc = deployment(replicas, match_label_keys=True, node_taints_policy=policy)
+    constraints = doc["spec"]["template"]["spec"]["topologySpreadConstraints"]
+    constraints.append(
+        {
+            "maxSkew": 1,
+            "topologyKey": "kubernetes.io/hostname",
+            "whenUnsatisfiable": "ScheduleAnyway",
+            "labelSelector": {"matchLabels": {"app": "web"}},
+        }
+    )
+    return doc
+
+
+def budget() -> dict[str, Any]:
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "web"},
+        "spec": {"minAvailable": 6, "selector": {"matchLabels": {"app": "web"}}},
+    }
+
+
+def cluster_doc(*objects: dict[str, Any]) -> dict[str, Any]:
+    return {"nodeGroups": zones(2), "objects": list(objects)}
+
+
+def simulate_phases(doc: dict[str, Any], run: Run, seed: int) -> tuple[Phase, Phase]:
+    """The same failure as a timeline for ``simulate``: the phases read at the same steps."""
+    recovery = 1  # every failure is undone in one step
+    replay = simulate(parse_timeline({**doc, "timeline": run.timeline}, "t.yaml"), seed=seed)
+    steps = replay.steps[1:]
+    during, after = steps[-recovery - 1], steps[-1]
+    drains = [d for s in steps[:-recovery] for d in s.drains]
+    return phase(during, drains), phase(after)
+
+
+@pytest.mark.parametrize("seed", [0, 7])
+def test_each_run_equals_simulate_of_its_steps(seed: int) -> None:
+    doc = cluster_doc(web(), budget())
+    then = ({"scale": {"workload": "deployment/web", "replicas": 8}},)
+    report = sweep(
+        parse_timeline(doc, "t.yaml"),
+        zones=True,
+        nodes=True,
+        drains=True,
+        seeds=[seed],
+        options=SweepOptions(then=then, source="t.yaml"),
+    )
+    assert report.planned == len(report.outcomes) == 3 + 6 + 6
+    for outcome in report.outcomes:
+        run = outcome.run
+        assert run.timeline[-2] == then[0]
+        assert simulate_phases(doc, run, seed) == (run.during, run.after), run.failure.name
+
+
+def test_runs_wait_until_the_tolerations_run_out_and_drains_honour_budgets() -> None:
+    doc = cluster_doc(web(), budget())
+    report = sweep(parse_timeline(doc, "t.yaml"), nodes=True, drains=True)
+    lost = next(o for o in report.outcomes if o.failure.kind == "node")
+    assert [next(iter(s)) for s in lost.run.timeline] == ["name"] * 3
+    assert [k for s in lost.run.timeline for k in s if k != "name"] == [
+        "loseNode",
+        "wait",
+        "restoreNode",
+    ]
+    assert lost.run.timeline[1]["wait"] == "5m0s"  # DefaultTolerationSeconds: 300 s
+    drained = next(o for o in report.outcomes if o.failure.kind == "drain")
+    # minAvailable 6 of 6: the eviction is refused and the pod stays; nothing goes Pending.
+    assert drained.run.during.blocked and "disruption budget" in drained.run.during.blocked[0]
+    assert drained.new_pending == 0 and drained.recovered
+
+
+def test_the_tainted_zone_trap_is_the_worst_failure_and_honor_avoids_it() -> None:
+    trap = sweep(parse_timeline(cluster_doc(web()), "t.yaml"), zones=True, nodes=True)
+    worst = trap.ranked()[0]
+    assert worst.failure.kind == "zone" and worst.new_pending == 2
+    (message,) = set(worst.run.during.pending.values())
+    assert "2 node(s) had untolerated taint(s)" in message
+    assert "didn't match pod topology spread constraints" in message
+    assert worst.recovered  # the zone's return lets the Pending pods in
+    assert all(o.failure.kind == "zone" for o in trap.ranked()[:3])
+    honor = sweep(parse_timeline(cluster_doc(web("Honor")), "t.yaml"), zones=True)
+    assert [o.new_pending for o in honor.ranked()] == [0, 0, 0]
+    assert [o.recovered for o in honor.ranked()] == [False] * 3
+
+
+def test_require_gates_the_exit_code(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    trap = tmp_path / "trap.yaml"
+    trap.write_text(yaml.safe_dump(cluster_doc(web())))
+    honor = tmp_path / "honor.yaml"
+    honor.write_text(yaml.safe_dump(cluster_doc(web("Honor"))))
+    code, out, _ = cli(
+        ["sweep", str(trap), "--zones", "--require", "no-pending", "-j", "1"], capsys
+    )
+    assert code == 1 and "FAIL: 3 of 3 runs break --require no-pending." in out
+    code, out, _ = cli(["sweep", str(honor), "--zones", "--require", "no-pending"], capsys)
+    assert code == 0 and "PASS: every run meets --require no-pending." in out
+    # With Honor the evicted pods go to the other zones and stay there once the zone is
+    # back: nothing Pending, but the zone spread stays past maxSkew (nothing rebalances).
+    code, out, _ = cli(["sweep", str(honor), "--zones", "--require", "recovers"], capsys)
+    assert code == 1 and "FAIL: 3 of 3 runs break --require recovers." in out
+    assert "after the failure is undone: 0 pods still Pending, violated: deployment" in out
+    code, out, _ = cli(["sweep", str(trap), "--zones"], capsys)
+    assert code == 0 and out.splitlines()[3] == "Worst failures first:"
+
+
+def test_the_process_pool_gives_the_serial_result() -> None:
+    scenario = parse_timeline(cluster_doc(web(), budget()), "t.yaml")
+    kwargs: dict[str, Any] = {"zones": True, "nodes": True, "drains": True, "seeds": [0, 1]}
+    serial = sweep(scenario, **kwargs).to_json()
+    pooled = sweep(scenario, backend=process_backend(2), **kwargs).to_json()
+    assert pooled == serial
+    assert serial["completed"] == serial["planned"] == 30
+
+
+def test_json_and_yaml_carry_every_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(cluster_doc(web())))
+    code, out, _ = cli(["sweep", str(path), "--nodes", "--seeds", "2", "-o", "json"], capsys)
+    doc = json.loads(out)
+    assert code == 0 and doc["planned"] == doc["completed"] == 12
+    assert len(doc["runs"]) == 12 and doc["seeds"] == [0, 1]
+    assert doc["runs"][0]["failure"] == {
+        "name": "node pool-a-1",
+        "kind": "node",
+        "targets": ["pool-a-1"],
+    }
+    code, out2, _ = cli(["sweep", str(path), "--nodes", "--seeds", "2", "-o", "yaml"], capsys)
+    assert code == 0 and yaml.safe_load(out2) == doc
+
+
+def test_max_failures_tries_every_combination() -> None:
+    sim = settle_base(parse_timeline(cluster_doc(web()), "t.yaml"), 0, DEFAULT_FEATURES)
+    failures = enumerate_failures(sim, zones=False, nodes=False, drains=False, max_failures=2)
+    assert len(failures) == 6 + 15
+    assert failures[6].name == "nodes pool-a-1 + pool-a-2"
+
+
+def test_ctrl_c_keeps_the_runs_that_finished() -> None:
+    scenario = parse_timeline(cluster_doc(web()), "t.yaml")
+
+    def stopped(bases: Any, options: Any, jobs: Any, done: Any) -> None:
+        serial_backend(bases, options, jobs[:2], done)
+        raise KeyboardInterrupt
+
+    report = sweep(scenario, nodes=True, backend=stopped)
+    assert report.interrupted and report.planned == 6 and len(report.outcomes) == 2
+    # The process pool stops its workers and gives back what completed.
+    seen: list[int] = []
+
+    def interrupt_after_one(outcome: Any) -> None:
+        seen.append(1)
+        raise KeyboardInterrupt
+
+    pooled = sweep(scenario, nodes=True, backend=process_backend(2), on_run=interrupt_after_one)
+    assert pooled.interrupted and len(seen) == 1 and len(pooled.outcomes) == 1
+
+
+def test_bad_input_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(cluster_doc(web())))
+    then = tmp_path / "then.yaml"
+    then.write_text("- scale: {workload: deployment/web}\n")
+    cases = [
+        ([str(path)], "choose what fails: --zones, --nodes, --drains or --max-failures K"),
+        ([str(path), "--zones", "--require", "fast"], '--require: Unsupported value: "fast"'),
+        ([str(path), "--zones", "--then", str(then)], "then.yaml: timeline[0] (scale): replicas"),
+        ([str(path), "--zones", "--wait", "soon"], '--wait: Invalid value: "soon"'),
+        (["--zones"], "give a timeline scenario, --cluster files or a live cluster"),
+        ([str(path), "--zones", "--zone-key", "rack"], "--zones: no node has the label rack"),
+    ]
+    for argv, message in cases:
+        code, out, err = cli(["sweep", *argv], capsys)
+        assert code == 2 and out == "", argv
+        assert err.startswith("topospread: error: ") and message in err, err
+        assert len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+def test_the_base_state_follows_the_timeline_only_when_asked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    example = EXAMPLES / "zone-outage.yaml"
+    _, out, _ = cli(["sweep", str(example), "--zones", "-o", "json"], capsys)
+    assert json.loads(out)["base"]["0"]["running"] == 6
+    _, out, _ = cli(["sweep", str(example), "--zones", "--after-timeline", "-o", "json"], capsys)
+    assert json.loads(out)["base"]["0"]["running"] == 4  # scaled down to 4 at its end
+
+
+def test_jobs_are_numbered_in_failure_then_seed_order() -> None:
+    scenario = parse_timeline(cluster_doc(web()), "t.yaml")
+    seen: list[Job] = []
+
+    def recording(bases: Any, options: Any, jobs: Any, done: Any) -> None:
+        seen.extend(jobs)
+        serial_backend(bases, options, jobs, done)
+
+    report = sweep(scenario, zones=True, seeds=[3, 4], backend=recording)
+    assert [(j.index, j.failure.name, j.seed) for j in seen][:3] == [
+        (0, "zone a", 3),
+        (1, "zone a", 4),
+        (2, "zone b", 3),
+    ]
+    assert [(o.failure.name, o.run.seed) for o in report.outcomes][:2] == [
+        ("zone a", 3),
+        ("zone a", 4),
+    ]
