@@ -120,6 +120,16 @@ def random_timeline(seed: int) -> dict[str, Any]:
         job(),
         replica_set(),
         budget(),
+        {  # terminating: PodTopologySpread does not count it
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": "leaving",
+                "labels": {"app": "web"},
+                "deletionTimestamp": "2025-01-01T00:00:00Z",
+            },
+            "spec": {"nodeName": "pool-a-1", "containers": [{"name": "c", "image": "nginx:1"}]},
+        },
     ]
     steps: list[dict[str, Any]] = []
     for _ in range(8):
@@ -170,6 +180,17 @@ def test_skipping_quiet_controllers_changes_nothing(
     monkeypatch.setattr(Simulation, "_sync_inputs", lambda self, key, obj: (object(),))
     every = simulate(parse_timeline(doc, "t.yaml"), seed=seed).to_json()
     assert quick == every
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_fast_paths_and_the_reference_replay_random_timelines_alike(seed: int) -> None:
+    """The scheduler's vectorised path, skipped quiet controllers and the reports' pod
+    index against the reference scheduler, every controller synced, every pod counted."""
+    doc = random_timeline(seed)
+    fast = simulate(parse_timeline(doc, "t.yaml"), seed=seed, fast=True).to_json()
+    reference = simulate(parse_timeline(doc, "t.yaml"), seed=seed, fast=False).to_json()
+    assert fast == reference
+    assert any(s["workloads"] for s in fast["steps"])
 
 
 def test_the_quiet_shortcut_does_skip_syncs(monkeypatch: pytest.MonkeyPatch) -> None:

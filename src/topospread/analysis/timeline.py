@@ -15,7 +15,7 @@ ScheduleAnyway constraint is counted as if it were DoNotSchedule, on its own; it
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +25,8 @@ from topospread.analysis.explain import DomainView, hard_constraint_view
 from topospread.api.types import DO_NOT_SCHEDULE, Node, Pod
 from topospread.framework.features import DEFAULT_FEATURES, Features
 from topospread.framework.runtime import Registry
+from topospread.framework.types import NodeInfo
+from topospread.labels.selector import Selector
 from topospread.plugins.podtopologyspread.common import NAME as POD_TOPOLOGY_SPREAD
 from topospread.plugins.podtopologyspread.filtering import Filtering, PreFilterState
 from topospread.simulator.clock import seconds
@@ -285,25 +287,28 @@ def workload_reports(sim: Simulation) -> list[WorkloadReport]:
         else:  # a bare pod, or one whose controller the scenario does not hold
             bare.setdefault(pod.metadata.namespace, []).append(pod)
     out = []
+    counts = PodCounts(sim.cluster.list()) if sim.fast else None
     for key, obj in iter_controller_refs(sim):
         pods = by_owner.get(key, [])
         replicas = getattr(obj.spec, "replicas", None)
         if obj.kind in ("Deployment", "ReplicaSet", "StatefulSet") and replicas is None:
             replicas = 1
-        out.append(_workload(sim, describe_workload(key), replicas, pods))
+        out.append(_workload(sim, describe_workload(key), replicas, pods, counts))
     for namespace, pods in sorted(bare.items()):
-        out.append(_workload(sim, f"pods of no workload in {namespace}", None, pods))
+        out.append(_workload(sim, f"pods of no workload in {namespace}", None, pods, counts))
     return out
 
 
-def _workload(sim: Simulation, name: str, desired: int | None, pods: list[Pod]) -> WorkloadReport:
+def _workload(
+    sim: Simulation, name: str, desired: int | None, pods: list[Pod], counts: PodCounts | None
+) -> WorkloadReport:
     groups: dict[bytes, list[Pod]] = {}
     for pod in pods:
         groups.setdefault(msgspec.json.encode(pod.spec.topology_spread_constraints), []).append(pod)
     constraints: list[ConstraintSpread] = []
     for members in groups.values():
         if members[0].spec.topology_spread_constraints:
-            constraints += _spread(sim, members)
+            constraints += _spread(sim, members, counts)
     constraints.sort(key=lambda c: (c.view.index, c.revisions))
     active = [p for p in pods if not is_terminal(p)]
     running = sum(1 for p in active if p.spec.node_name)
@@ -317,7 +322,48 @@ def _revision(pod: Pod) -> str:
     return pod.metadata.labels.get("controller-revision-hash", "")
 
 
-def _spread(sim: Simulation, members: list[Pod]) -> list[ConstraintSpread]:
+class PodCounts:
+    """The bound pods of every node grouped by namespace and labels (terminating pods left
+    out), taken once for a report: a selector is tried once per group of labels, and its
+    matching pods per node are summed once, then looked up per node. Gives the numbers of
+    countPodsMatchSelector (the reference, used when the simulation's fast paths are off;
+    the fast-versus-reference replays compare the two)."""
+
+    def __init__(self, nodes: Sequence[NodeInfo]) -> None:
+        self._groups: dict[tuple[str, tuple[tuple[str, str], ...]], dict[str, int]] = {}
+        self._labels: dict[tuple[tuple[str, str], ...], Mapping[str, str]] = {}
+        self._per_selector: dict[tuple[int, str], dict[str, int]] = {}
+        self._selectors: list[Selector] = []  # keeps the ids in _per_selector's keys alive
+        for info in nodes:
+            name = info.node.metadata.name
+            for pod in info.pods:
+                meta = pod.metadata
+                if meta.deletion_timestamp is not None:
+                    continue
+                labels = tuple(meta.labels.items())
+                self._labels.setdefault(labels, meta.labels)
+                per_node = self._groups.setdefault((meta.namespace, labels), {})
+                per_node[name] = per_node.get(name, 0) + 1
+
+    def count(self, info: NodeInfo, selector: Selector, namespace: str) -> int:
+        if selector.empty:
+            return 0
+        key = (id(selector), namespace)
+        per_node = self._per_selector.get(key)
+        if per_node is None:
+            per_node = {}
+            for (ns, labels), nodes in self._groups.items():
+                if ns == namespace and selector.matches(self._labels[labels]):
+                    for name, n in nodes.items():
+                        per_node[name] = per_node.get(name, 0) + n
+            self._per_selector[key] = per_node
+            self._selectors.append(selector)
+        return per_node.get(info.node.metadata.name, 0)
+
+
+def _spread(
+    sim: Simulation, members: list[Pod], counts: PodCounts | None = None
+) -> list[ConstraintSpread]:
     """Count a group's constraints as PreFilter counts them for one of its pods."""
     pod = members[0]
     pod = msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, node_name=""))
@@ -332,7 +378,8 @@ def _spread(sim: Simulation, members: list[Pod]) -> list[ConstraintSpread]:
     out = []
     spec_constraints = pod.spec.topology_spread_constraints
     hard = [i for i, c in enumerate(spec_constraints) if c.when_unsatisfiable == DO_NOT_SCHEDULE]
-    state = plugin.cal_pre_filter_state(pod, nodes)
+    count = counts.count if counts is not None else None
+    state = plugin.cal_pre_filter_state(pod, nodes, count)
     for j, _ in enumerate(state.constraints):
         out.append(_view(state, j, hard[j], pod, DO_NOT_SCHEDULE, revisions))
     for i, c in enumerate(spec_constraints):
@@ -342,7 +389,7 @@ def _spread(sim: Simulation, members: list[Pod]) -> list[ConstraintSpread]:
         probe = msgspec.structs.replace(
             pod, spec=msgspec.structs.replace(pod.spec, topology_spread_constraints=[alone])
         )
-        soft = plugin.cal_pre_filter_state(probe, nodes)
+        soft = plugin.cal_pre_filter_state(probe, nodes, count)
         out.append(_view(soft, 0, i, pod, c.when_unsatisfiable, revisions))
     return out
 

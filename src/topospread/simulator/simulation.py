@@ -404,6 +404,7 @@ class Simulation:
         self.workloads = _Workloads()
         # Only when ``fast``: workloads whose last sync did nothing, skipped until what their
         # sync reads changes (``_sync_controllers``); the reference path syncs every one.
+        self.fast = fast
         self._skip_quiet = fast
         self._quiet: dict[WorkloadKey, _Quiet] = {}
         self._node_version = 0

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -18,7 +18,7 @@ from topospread.framework.status import (
     new_status,
 )
 from topospread.framework.types import NodeInfo
-from topospread.labels.selector import SelectorError
+from topospread.labels.selector import Selector, SelectorError
 from topospread.nodeaffinity import get_required_node_affinity
 from topospread.plugins.podtopologyspread.common import (
     ERR_REASON_CONSTRAINTS_NOT_MATCH,
@@ -107,15 +107,25 @@ class PreFilterState:
 
 PRE_FILTER_STATE_KEY: Final[StateKey[PreFilterState]] = StateKey("PreFilter" + NAME)
 
+# A node's pods that a selector matches in a namespace (countPodsMatchSelector's number).
+PodCounter = Callable[[NodeInfo, Selector, str], int]
+
 
 class Filtering(PluginBase):
     """PreFilter, its add/remove extensions, and Filter of PodTopologySpread."""
 
-    def cal_pre_filter_state(self, pod: Pod, all_nodes: Sequence[NodeInfo]) -> PreFilterState:
+    def cal_pre_filter_state(
+        self,
+        pod: Pod,
+        all_nodes: Sequence[NodeInfo],
+        count: PodCounter | None = None,
+    ) -> PreFilterState:
         """Count matching pods per eligible domain for each hard constraint.
 
         A node is eligible for a constraint when it carries every hard constraint's topology
-        key and passes the constraint's node inclusion policies.
+        key and passes the constraint's node inclusion policies. ``count(info, selector,
+        namespace)`` counts a node's matching pods (default: countPodsMatchSelector over its
+        pods; reports pass an index that gives the same numbers).
         Upstream: calPreFilterState (filtering.go, v1.35)
         """
         constraints = self.get_constraints(pod, DO_NOT_SCHEDULE)
@@ -144,9 +154,12 @@ class Filtering(PluginBase):
                     continue
                 value = labels[c.topology_key]
                 counts = state.tp_value_to_match_num[i]
-                counts[value] = counts.get(value, 0) + count_pods_match_selector(
-                    info.pods, c.selector, namespace
+                matched = (
+                    count_pods_match_selector(info.pods, c.selector, namespace)
+                    if count is None
+                    else count(info, c.selector, namespace)
                 )
+                counts[value] = counts.get(value, 0) + matched
         for i, counts in enumerate(state.tp_value_to_match_num):
             paths = state.critical_paths[i]
             for value, num in counts.items():
