@@ -259,6 +259,12 @@ def init_worker(bases: dict[int, bytes], options: SweepOptions) -> None:
     _OPTIONS[:] = [options]
 
 
+# A worker collects the cycles its spent copies leave every this many jobs (a full collection
+# after each would cost about as much as a restore).
+COLLECT_EVERY: Final = 8
+_DONE = [0]
+
+
 def run_job(job: Job) -> tuple[int, Run]:
     """One job in a worker: restore the seed's base (with the garbage collector paused, as
     unpickling makes many objects at once), replay, and free the copy."""
@@ -268,8 +274,12 @@ def run_job(job: Job) -> tuple[int, Run]:
     finally:
         gc.enable()
     run = run_failure(sim, job.failure, job.seed, _OPTIONS[0])
+    # Most of the copy goes with its attributes; the cycles left wait for the next collection.
+    sim.__dict__.clear()
     del sim
-    gc.collect()
+    _DONE[0] += 1
+    if _DONE[0] % COLLECT_EVERY == 0:
+        gc.collect()
     return job.index, run
 
 
