@@ -242,3 +242,11 @@ def test_jobs_are_numbered_in_failure_then_seed_order() -> None:
         ("zone a", 3),
         ("zone a", 4),
     ]
+
+
+def test_readme_shows_exactly_what_the_sweep_prints(capsys: pytest.CaptureFixture[str]) -> None:
+    readme = (EXAMPLES.parents[1] / "README.md").read_text()
+    command = "topospread sweep examples/simulations/zone-outage.yaml --zones --nodes"
+    shown = readme.split(f"{command}\n```\n\nprints:\n\n```text\n", 1)[1].split("\n```", 1)[0]
+    _, out, _ = cli(command.split()[1:], capsys)
+    assert shown == out.rstrip("\n")
