@@ -124,6 +124,14 @@ KubeconfigOption = Annotated[
         "--kubeconfig", metavar="PATH", help="Read the live cluster of this kubeconfig (read-only)."
     ),
 ]
+ClusterOption = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--cluster",
+        metavar="FILE",
+        help="Start from this cluster: `kubectl get nodes,pods,... -A -o yaml|json` output.",
+    ),
+]
 ContextOption = Annotated[
     str | None,
     typer.Option(
@@ -567,14 +575,7 @@ def simulate_command(
     zone_key: Annotated[
         str | None, typer.Option(help="Node label to group the topology drawing by.")
     ] = None,
-    cluster: Annotated[
-        list[Path] | None,
-        typer.Option(
-            "--cluster",
-            metavar="FILE",
-            help="Start from this cluster: `kubectl get nodes,pods,... -A -o yaml|json` output.",
-        ),
-    ] = None,
+    cluster: ClusterOption = None,
     live: LiveOption = False,
     kubeconfig: KubeconfigOption = None,
     context: ContextOption = None,
@@ -726,14 +727,7 @@ def sweep_command(
         ),
     ] = None,
     output: Annotated[SweepFormat, typer.Option("--output", "-o")] = SweepFormat.text,
-    cluster: Annotated[
-        list[Path] | None,
-        typer.Option(
-            "--cluster",
-            metavar="FILE",
-            help="Start from this cluster: `kubectl get nodes,pods,... -A -o yaml|json` output.",
-        ),
-    ] = None,
+    cluster: ClusterOption = None,
     live: LiveOption = False,
     kubeconfig: KubeconfigOption = None,
     context: ContextOption = None,

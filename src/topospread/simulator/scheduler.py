@@ -46,7 +46,7 @@ from topospread.plugins.podtopologyspread.common import NAME as POD_TOPOLOGY_SPR
 from topospread.plugins.podtopologyspread.plugin import PodTopologySpread
 from topospread.plugins.queuesort import PrioritySort, pod_priority
 from topospread.simulator.fastpath import FastFailure, FastPath, FastResult
-from topospread.simulator.snapshot import restore_dict_subclass
+from topospread.simulator.snapshot import IndexedDict
 
 # kube-scheduler lists and watches pods with the field selector
 # status.phase!=Succeeded,status.phase!=Failed (newPodInformer, pkg/scheduler/scheduler.go): a
@@ -147,7 +147,7 @@ class _ActiveQueue:
         return [entry.info for entry in self._heap]
 
 
-class _UnschedulablePool(dict[str, QueuedPodInfo]):
+class _UnschedulablePool(IndexedDict[str, QueuedPodInfo]):
     """The unschedulable pods by key, in arrival order, also grouped by everything the
     queueing hints for pod and node events read of them (``group_of``): the pods of one
     Deployment share a group, so an event asks each hint once per group, not once per pod.
@@ -186,10 +186,6 @@ class _UnschedulablePool(dict[str, QueuedPodInfo]):
         if default:
             return default[0]
         raise KeyError(key)
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        # Pickling (Simulation.snapshot) must not replay __setitem__ before the indexes exist.
-        return (restore_dict_subclass, (type(self), dict(self), self.__dict__))
 
     def regroup(self, key: str) -> None:
         """The pod of ``key`` was rewritten in place: file it again."""

@@ -93,7 +93,7 @@ from topospread.simulator.controllers.statefulset import (
 from topospread.simulator.disruption import Evictions, validate_pdb
 from topospread.simulator.scenario import admit_node, admit_pod, priority_classes
 from topospread.simulator.scheduler import Decision, Scheduler, is_terminal
-from topospread.simulator.snapshot import Snapshot, restore_dict_subclass
+from topospread.simulator.snapshot import IndexedDict, Snapshot
 from topospread.simulator.tainteviction import (
     ScheduledEviction,
     TaintEvictionQueue,
@@ -185,7 +185,7 @@ def describe_workload(key: WorkloadKey) -> str:
     return f"{key[0].lower()} {key[1]}/{key[2]}"
 
 
-class _Pods(dict[str, Pod]):
+class _Pods(IndexedDict[str, Pod]):
     """The simulation's pods by key, counting every change (``version``) so that views of
     them (the pods of a namespace, sorted) are rebuilt only after one, and indexed by
     controller and by label so that a Deployment's sync reads its own pods, not every pod."""
@@ -260,23 +260,6 @@ class _Pods(dict[str, Pod]):
         for index in (self.by_owner, self.by_owner_uid, self.orphans, self.by_label):
             index.clear()
 
-    def update(self, *args: Any, **kwargs: Any) -> None:
-        for key, pod in dict(*args, **kwargs).items():
-            self[key] = pod
-
-    def setdefault(self, key: str, default: Any = None) -> Any:
-        if key not in self:
-            self[key] = default
-        return self[key]
-
-    def popitem(self) -> tuple[str, Pod]:
-        key = next(reversed(self))
-        return key, self.pop(key)
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        # Pickling (Simulation.snapshot) must not replay __setitem__ before the indexes exist.
-        return (restore_dict_subclass, (type(self), dict(self), self.__dict__))
-
     def owned_by(self, namespace: str, owner: Any) -> set[str]:
         """Keys of the pods whose controller reference names ``owner`` (by kind and name, or
         by UID): a superset of those ``is_controlled_by`` accepts."""
@@ -309,7 +292,7 @@ class _Pods(dict[str, Pod]):
         return set(rarest)
 
 
-class _Workloads(dict[WorkloadKey, Workload]):
+class _Workloads(IndexedDict[WorkloadKey, Workload]):
     """The workloads by key, counting every change per namespace (``versions``): a
     controller's sync reads the workloads of its own namespace (a Deployment, its
     ReplicaSets), so a sync that did nothing need not run again until one changes."""
@@ -334,26 +317,10 @@ class _Workloads(dict[WorkloadKey, Workload]):
             self._bump(key)
         return super().pop(key, *default)
 
-    def update(self, *args: Any, **kwargs: Any) -> None:
-        for key, obj in dict(*args, **kwargs).items():
-            self[key] = obj
-
-    def setdefault(self, key: WorkloadKey, default: Any = None) -> Any:
-        if key not in self:
-            self[key] = default
-        return self[key]
-
-    def popitem(self) -> tuple[WorkloadKey, Workload]:
-        key = next(reversed(self))
-        return key, self.pop(key)
-
     def clear(self) -> None:
         for key in self:
             self._bump(key)
         super().clear()
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (restore_dict_subclass, (type(self), dict(self), self.__dict__))
 
 
 @dataclass(frozen=True, slots=True)

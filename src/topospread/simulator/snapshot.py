@@ -23,6 +23,8 @@ _PROTOCOL: Final = pickle.HIGHEST_PROTOCOL
 
 D = TypeVar("D", bound=dict[Any, Any])
 T = TypeVar("T")
+K = TypeVar("K")
+V = TypeVar("V")
 
 
 def restore_dict_subclass(cls: type[D], items: dict[Any, Any], state: dict[str, Any]) -> D:
@@ -32,6 +34,28 @@ def restore_dict_subclass(cls: type[D], items: dict[Any, Any], state: dict[str, 
     dict.update(obj, items)
     obj.__dict__.update(state)
     return obj
+
+
+class IndexedDict(dict[K, V]):
+    """A dict whose subclass keeps indexes in ``__setitem__``, ``__delitem__``, ``pop`` and
+    ``clear``: every other way in goes through those, and pickling (Simulation.snapshot)
+    restores the items and the indexes without replaying them."""
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        for key, value in dict(*args, **kwargs).items():
+            self[key] = value
+
+    def setdefault(self, key: K, default: Any = None) -> Any:
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def popitem(self) -> tuple[K, V]:
+        key = next(reversed(self))
+        return key, self.pop(key)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (restore_dict_subclass, (type(self), dict(self), self.__dict__))
 
 
 @functools.cache
