@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
@@ -28,7 +28,7 @@ from topospread.framework.runtime import Registry
 from topospread.framework.types import NodeInfo
 from topospread.labels.selector import Selector
 from topospread.plugins.podtopologyspread.common import NAME as POD_TOPOLOGY_SPREAD
-from topospread.plugins.podtopologyspread.filtering import Filtering, PreFilterState
+from topospread.plugins.podtopologyspread.filtering import DomainMemo, Filtering, PreFilterState
 from topospread.simulator.clock import seconds
 from topospread.simulator.controllers.common import get_controller_of
 from topospread.simulator.drain import DrainResult
@@ -250,7 +250,7 @@ def step_report(
     settled: Settled,
     drains: list[DrainResult] | None = None,
 ) -> StepReport:
-    live = [(k, p) for k, p in sorted(sim.pods.items()) if not is_terminal(p)]
+    live = [(k, p) for k, p in sim.sorted_pods() if not is_terminal(p)]
     bound = {k: p.spec.node_name for k, p in live if p.spec.node_name}
     pending = {k: sim.pending_message(p) for k, p in live if not p.spec.node_name}
     if not settled.settled:
@@ -280,7 +280,7 @@ def workload_reports(sim: Simulation) -> list[WorkloadReport]:
     spread."""
     by_owner: dict[tuple[str, str, str], list[Pod]] = {}
     bare: dict[str, list[Pod]] = {}
-    for _, pod in sorted(sim.pods.items()):
+    for _, pod in sim.sorted_pods():
         owner = sim.owner_of(pod)
         if owner is not None:
             by_owner.setdefault(owner, []).append(pod)
@@ -303,8 +303,13 @@ def _workload(
     sim: Simulation, name: str, desired: int | None, pods: list[Pod], counts: PodCounts | None
 ) -> WorkloadReport:
     groups: dict[bytes, list[Pod]] = {}
+    encoded: dict[int, bytes] = {}  # pods made from one template share their constraints
     for pod in pods:
-        groups.setdefault(msgspec.json.encode(pod.spec.topology_spread_constraints), []).append(pod)
+        tsc = pod.spec.topology_spread_constraints
+        key = encoded.get(id(tsc))
+        if key is None:
+            key = encoded[id(tsc)] = msgspec.json.encode(tsc)
+        groups.setdefault(key, []).append(pod)
     constraints: list[ConstraintSpread] = []
     for members in groups.values():
         if members[0].spec.topology_spread_constraints:
@@ -361,6 +366,50 @@ class PodCounts:
         return per_node.get(info.node.metadata.name, 0)
 
 
+class DomainCache:
+    """What calPreFilterState found of each node (its domain per constraint, or not
+    eligible) for pods of one shape, kept while the node is the same object: nodes are
+    immutable, an update stores a new one. Lives in ``Simulation.memo``, so a step's report
+    recomputes only the nodes that changed, and snapshots carry it."""
+
+    KEY: Final = "topology-spread-domains"
+
+    def __init__(self) -> None:
+        self._by_shape: dict[bytes, dict[str, tuple[Node, tuple[str | None, ...]]]] = {}
+
+    @classmethod
+    def of(cls, sim: Simulation) -> DomainCache:
+        found = sim.memo.get(cls.KEY)
+        if not isinstance(found, DomainCache):
+            found = sim.memo[cls.KEY] = DomainCache()
+        return found
+
+    def for_pod(self, pod: Pod) -> DomainMemo:
+        spec = pod.spec
+        shape = msgspec.json.encode(
+            (
+                pod.metadata.namespace,
+                spec.node_selector,
+                spec.affinity,
+                spec.tolerations,
+                spec.topology_spread_constraints,
+            )
+        )
+        memo = self._by_shape.setdefault(shape, {})
+
+        def lookup(
+            node: Node, compute: Callable[[], tuple[str | None, ...]]
+        ) -> tuple[str | None, ...]:
+            hit = memo.get(node.metadata.name)
+            if hit is not None and hit[0] is node:
+                return hit[1]
+            values = compute()
+            memo[node.metadata.name] = (node, values)
+            return values
+
+        return lookup
+
+
 def _spread(
     sim: Simulation, members: list[Pod], counts: PodCounts | None = None
 ) -> list[ConstraintSpread]:
@@ -379,7 +428,9 @@ def _spread(
     spec_constraints = pod.spec.topology_spread_constraints
     hard = [i for i, c in enumerate(spec_constraints) if c.when_unsatisfiable == DO_NOT_SCHEDULE]
     count = counts.count if counts is not None else None
-    state = plugin.cal_pre_filter_state(pod, nodes, count)
+    cache = DomainCache.of(sim) if counts is not None else None
+    domains = cache.for_pod(pod) if cache is not None else None
+    state = plugin.cal_pre_filter_state(pod, nodes, count, domains)
     for j, _ in enumerate(state.constraints):
         out.append(_view(state, j, hard[j], pod, DO_NOT_SCHEDULE, revisions))
     for i, c in enumerate(spec_constraints):
@@ -389,7 +440,8 @@ def _spread(
         probe = msgspec.structs.replace(
             pod, spec=msgspec.structs.replace(pod.spec, topology_spread_constraints=[alone])
         )
-        soft = plugin.cal_pre_filter_state(probe, nodes, count)
+        soft_domains = cache.for_pod(probe) if cache is not None else None
+        soft = plugin.cal_pre_filter_state(probe, nodes, count, soft_domains)
         out.append(_view(soft, 0, i, pod, c.when_unsatisfiable, revisions))
     return out
 

@@ -368,10 +368,14 @@ class Simulation:
         self.rng = random.Random(seed)
         self.pods = _Pods()
         self._by_namespace: tuple[int, dict[str, list[Pod]]] = (-1, {})
+        self._sorted: tuple[int, list[tuple[str, Pod]]] = (-1, [])
         self.workloads = _Workloads()
         # Only when ``fast``: workloads whose last sync did nothing, skipped until what their
         # sync reads changes (``_sync_controllers``); the reference path syncs every one.
         self.fast = fast
+        # Derived views that readers keep between steps (reports' per-node domains), by name;
+        # snapshots carry them.
+        self.memo: dict[str, Any] = {}
         self._skip_quiet = fast
         self._quiet: dict[WorkloadKey, _Quiet] = {}
         self._node_version = 0
@@ -878,11 +882,8 @@ class Simulation:
         budgets = self.budgets()
         if not budgets:
             return
-        by_namespace: dict[str, list[Pod]] = {}
-        for _, pod in sorted(self.pods.items()):
-            by_namespace.setdefault(pod.metadata.namespace, []).append(pod)
         for pdb in budgets:
-            synced = sync_budget(pdb, by_namespace.get(pdb.metadata.namespace, []), self.scale_of)
+            synced = sync_budget(pdb, self._pods_in(pdb.metadata.namespace), self.scale_of)
             if synced is not pdb:
                 self._write_budget(synced)
 
@@ -909,12 +910,22 @@ class Simulation:
         out.evicted += fired
         return acted or bound or bool(fired)
 
+    def sorted_pods(self) -> list[tuple[str, Pod]]:
+        """Every pod by key, in key order; sorted once per change of the pods, not per call
+        (the list is shared: do not modify it)."""
+        version, ordered = self._sorted
+        if version != self.pods.version:
+            pods = self.pods
+            ordered = [(k, pods[k]) for k in sorted(pods)]
+            self._sorted = (pods.version, ordered)
+        return ordered
+
     def _pods_in(self, namespace: str) -> list[Pod]:
-        """The namespace's pods by key; sorted once per change of the pods, not per call."""
+        """The namespace's pods by key; grouped once per change of the pods, not per call."""
         version, groups = self._by_namespace
         if version != self.pods.version:
             groups = {}
-            for _, p in sorted(self.pods.items()):
+            for _, p in self.sorted_pods():
                 groups.setdefault(p.metadata.namespace, []).append(p)
             self._by_namespace = (self.pods.version, groups)
         return list(groups.get(namespace, ()))

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from topospread.api.types import DO_NOT_SCHEDULE, Pod
+from topospread.api.types import DO_NOT_SCHEDULE, Node, Pod
 from topospread.framework.cycle_state import CycleState, StateKey, StateNotFoundError
 from topospread.framework.interface import PreFilterExtensions, PreFilterResult
 from topospread.framework.status import (
@@ -19,7 +19,7 @@ from topospread.framework.status import (
 )
 from topospread.framework.types import NodeInfo
 from topospread.labels.selector import Selector, SelectorError
-from topospread.nodeaffinity import get_required_node_affinity
+from topospread.nodeaffinity import RequiredNodeAffinity, get_required_node_affinity
 from topospread.plugins.podtopologyspread.common import (
     ERR_REASON_CONSTRAINTS_NOT_MATCH,
     ERR_REASON_NODE_LABEL_NOT_MATCH,
@@ -109,6 +109,8 @@ PRE_FILTER_STATE_KEY: Final[StateKey[PreFilterState]] = StateKey("PreFilter" + N
 
 # A node's pods that a selector matches in a namespace (countPodsMatchSelector's number).
 PodCounter = Callable[[NodeInfo, Selector, str], int]
+# The node's domain per constraint (None: not eligible), given how to compute it.
+DomainMemo = Callable[[Node, Callable[[], tuple[str | None, ...]]], tuple[str | None, ...]]
 
 
 class Filtering(PluginBase):
@@ -119,13 +121,16 @@ class Filtering(PluginBase):
         pod: Pod,
         all_nodes: Sequence[NodeInfo],
         count: PodCounter | None = None,
+        domains: DomainMemo | None = None,
     ) -> PreFilterState:
         """Count matching pods per eligible domain for each hard constraint.
 
         A node is eligible for a constraint when it carries every hard constraint's topology
         key and passes the constraint's node inclusion policies. ``count(info, selector,
         namespace)`` counts a node's matching pods (default: countPodsMatchSelector over its
-        pods; reports pass an index that gives the same numbers).
+        pods; reports pass an index that gives the same numbers). ``domains(node, compute)``
+        may keep what ``compute()`` found of an unchanged node for pods of one shape (reports
+        do, between steps).
         Upstream: calPreFilterState (filtering.go, v1.35)
         """
         constraints = self.get_constraints(pod, DO_NOT_SCHEDULE)
@@ -142,17 +147,21 @@ class Filtering(PluginBase):
         namespace = pod.metadata.namespace
         for info in all_nodes:
             node = info.node
-            if not inclusion and not required.match(node):
-                continue
-            labels = node.metadata.labels
-            if not node_labels_match_spread_constraints(labels, constraints):
-                continue
-            for i, c in enumerate(constraints):
-                if inclusion and not c.match_node_inclusion_policies(
-                    pod, node, required, enable_comparison_operators=comparison
-                ):
+
+            if domains is None:
+                values = self._node_domains(pod, node, constraints, required, inclusion, comparison)
+            else:
+
+                def compute(node: Node = node) -> tuple[str | None, ...]:
+                    return self._node_domains(
+                        pod, node, constraints, required, inclusion, comparison
+                    )
+
+                values = domains(node, compute)
+            for i, value in enumerate(values):
+                if value is None:
                     continue
-                value = labels[c.topology_key]
+                c = constraints[i]
                 counts = state.tp_value_to_match_num[i]
                 matched = (
                     count_pods_match_selector(info.pods, c.selector, namespace)
@@ -165,6 +174,32 @@ class Filtering(PluginBase):
             for value, num in counts.items():
                 paths.update(value, num)
         return state
+
+    def _node_domains(
+        self,
+        pod: Pod,
+        node: Node,
+        constraints: Sequence[InternalConstraint],
+        required: RequiredNodeAffinity,
+        inclusion: bool,
+        comparison: bool,
+    ) -> tuple[str | None, ...]:
+        """The node's domain for each constraint, None where it is not eligible."""
+        none = (None,) * len(constraints)
+        if not inclusion and not required.match(node):
+            return none
+        labels = node.metadata.labels
+        if not node_labels_match_spread_constraints(labels, constraints):
+            return none
+        return tuple(
+            None
+            if inclusion
+            and not c.match_node_inclusion_policies(
+                pod, node, required, enable_comparison_operators=comparison
+            )
+            else labels[c.topology_key]
+            for c in constraints
+        )
 
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
