@@ -259,27 +259,18 @@ def init_worker(bases: dict[int, bytes], options: SweepOptions) -> None:
     _OPTIONS[:] = [options]
 
 
-# A worker collects the cycles its spent copies leave every this many jobs (a full collection
-# after each would cost about as much as a restore).
-COLLECT_EVERY: Final = 8
-_DONE = [0]
-
-
 def run_job(job: Job) -> tuple[int, Run]:
-    """One job in a worker: restore the seed's base (with the garbage collector paused, as
-    unpickling makes many objects at once), replay, and free the copy."""
+    """One job in a worker: restore the seed's base, replay, free the copy. The garbage
+    collector waits until the end: mid-run collections would walk the whole copy again and
+    again (a copy is a few hundred thousand objects), one collection after it frees it."""
     gc.disable()
     try:
         sim = _BASES[job.seed].restore()
+        run = run_failure(sim, job.failure, job.seed, _OPTIONS[0])
+        del sim
     finally:
         gc.enable()
-    run = run_failure(sim, job.failure, job.seed, _OPTIONS[0])
-    # Most of the copy goes with its attributes; the cycles left wait for the next collection.
-    sim.__dict__.clear()
-    del sim
-    _DONE[0] += 1
-    if _DONE[0] % COLLECT_EVERY == 0:
-        gc.collect()
+    gc.collect()
     return job.index, run
 
 
