@@ -36,6 +36,7 @@ from topospread.simulator.scheduler import is_terminal
 from topospread.simulator.simulation import (
     Settled,
     Simulation,
+    WorkloadKey,
     describe_workload,
     iter_controller_refs,
 )
@@ -280,8 +281,16 @@ def workload_reports(sim: Simulation) -> list[WorkloadReport]:
     spread."""
     by_owner: dict[tuple[str, str, str], list[Pod]] = {}
     bare: dict[str, list[Pod]] = {}
+    owners: dict[tuple[str, str, str], WorkloadKey | None] = {}  # by controller reference
     for _, pod in sim.sorted_pods():
-        owner = sim.owner_of(pod)
+        ref = get_controller_of(pod.metadata)
+        if ref is None:
+            owner = None
+        else:
+            ref_key = (pod.metadata.namespace, ref.kind, ref.name)
+            if ref_key not in owners:
+                owners[ref_key] = sim.owner_of(pod)
+            owner = owners[ref_key]
         if owner is not None:
             by_owner.setdefault(owner, []).append(pod)
         else:  # a bare pod, or one whose controller the scenario does not hold
