@@ -273,3 +273,102 @@ def test_lose_node_names_an_unknown_node() -> None:
     doc = {"nodeGroups": zones(1), "timeline": [{"loseNode": "nope"}]}
     with pytest.raises(Exception, match=r'timeline\[0\] \(loseNode\): Not found: node "nope"'):
         run(doc)
+
+
+def rich_doc(scoring: bool = False) -> dict[str, Any]:
+    """What the scheduler and controllers keep state about: pod (anti-)affinity with a
+    namespace selector, host ports, taints and tolerations, priorities, a budget, a scoring
+    strategy with a shape, a DaemonSet; plus steps that exercise them."""
+    doc = random_timeline(3)
+    affinity = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "labelSelector": {"matchLabels": {"app": "cache"}},
+                    "topologyKey": "kubernetes.io/hostname",
+                    "namespaceSelector": {},
+                }
+            ],
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "weight": 50,
+                    "podAffinityTerm": {
+                        "labelSelector": {"matchLabels": {"app": "web"}},
+                        "topologyKey": ZONE,
+                    },
+                }
+            ],
+        }
+    }
+    cache = deployment(4, name="cache")
+    spec = cache["spec"]["template"]["spec"]
+    spec["affinity"] = affinity
+    spec["priorityClassName"] = "high"
+    spec["tolerations"] = [{"key": "dedicated", "operator": "Exists"}]
+    friend = deployment(3, name="friend")  # required affinity to the cache pods
+    friend["spec"]["template"]["spec"]["affinity"] = {
+        "podAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"app": "cache"}}, "topologyKey": ZONE}
+            ]
+        }
+    }
+    ported = deployment(2, name="ported")
+    ported["spec"]["template"]["spec"]["containers"][0]["ports"] = [
+        {"containerPort": 80, "hostPort": 8080}
+    ]
+    doc["objects"] = [
+        {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+         "metadata": {"name": "high"}, "value": 1000},
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default",
+         "labels": {"team": "a"}}},
+        *doc["objects"],
+        cache,
+        friend,
+        ported,
+    ]  # fmt: skip
+    if not scoring:  # the fast path does not take this strategy: keep it for its own case
+        doc["timeline"] += [{"scale": {"workload": "deployment/cache", "replicas": 7}}]
+        return doc
+    doc["config"] = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [
+            {
+                "schedulerName": "default-scheduler",
+                "pluginConfig": [
+                    {
+                        "name": "NodeResourcesFit",
+                        "args": {
+                            "scoringStrategy": {
+                                "type": "RequestedToCapacityRatio",
+                                "resources": [{"name": "cpu", "weight": 1}],
+                                "requestedToCapacityRatio": {
+                                    "shape": [
+                                        {"utilization": 0, "score": 0},
+                                        {"utilization": 100, "score": 10},
+                                    ]
+                                },
+                            }
+                        },
+                    }
+                ],
+            }
+        ],
+    }
+    doc["timeline"] += [{"scale": {"workload": "deployment/cache", "replicas": 7}}]
+    return doc
+
+
+@pytest.mark.parametrize(("fast", "scoring"), [(True, False), (False, False), (True, True)])
+def test_a_snapshot_of_a_rich_cluster_restores_and_replays_alike(fast: bool, scoring: bool) -> None:
+    scenario = parse_timeline(rich_doc(scoring), "t.yaml")
+    sim = Simulation(scenario, seed=1, fast=fast)
+    sim.settle("t.yaml")
+    assert any("cache" in k for k, p in sim.pods.items() if p.spec.node_name)
+    # The vectorised path, with its affinity counters, is part of what is copied.
+    assert bool(sim.scheduler.fast) == (fast and not scoring)
+    assert (sim.scheduler.fast_decisions > 0) == (fast and not scoring)
+    copy = sim.snapshot().restore()
+    assert state(copy) == state(sim)
+    assert replay(copy, scenario) == replay(sim, scenario)

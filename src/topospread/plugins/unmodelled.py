@@ -10,6 +10,7 @@ cannot decide it, so the report shows it Pending for that reason and never silen
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 from topospread.api.types import Pod
@@ -95,11 +96,20 @@ class DynamicResources(_SkipEverything):
         )
 
 
-def _factory(cls: type[_SkipEverything]) -> Any:
-    def new(args: Mapping[str, Any] | None, handle: Handle, features: Features) -> _SkipEverything:
-        return cls()
+@dataclass(frozen=True, slots=True)
+class _Factory:
+    """A plugin factory that ignores its arguments (a class, not a closure: picklable)."""
 
-    return new
+    cls: type[_SkipEverything]
+
+    def __call__(
+        self, args: Mapping[str, Any] | None, handle: Handle, features: Features
+    ) -> _SkipEverything:
+        return self.cls()
+
+
+def _factory(cls: type[_SkipEverything]) -> Any:
+    return _Factory(cls)
 
 
 FACTORIES: Final = {

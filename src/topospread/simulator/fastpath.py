@@ -37,6 +37,7 @@ Fit-only dry run the same way.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -903,7 +904,7 @@ class FastPath:
             required = terms.required_affinity_terms
             matching = self._counts_of(
                 ("all", required),
-                lambda p: pod_matches_all_affinity_terms(required, p, ns),
+                functools.partial(_all_terms_match, required, ns),
             )
             has_all = np.ones(n, np.bool_)
             exist = np.ones(n, np.bool_)
@@ -1480,12 +1481,16 @@ def _static_key(pod: Pod) -> bytes:
 
 
 def _matcher(term: AffinityTerm, ns: NamespaceLabels) -> Callable[[Pod], bool]:
-    """Whether a pod is one the term selects."""
+    """Whether a pod is one the term selects (a partial, so that snapshots can pickle it)."""
+    return functools.partial(_term_matches, term, ns)
 
-    def match(pod: Pod) -> bool:
-        return term.matches(pod, ns)
 
-    return match
+def _term_matches(term: AffinityTerm, ns: NamespaceLabels, pod: Pod) -> bool:
+    return term.matches(pod, ns)
+
+
+def _all_terms_match(terms: Sequence[AffinityTerm], ns: NamespaceLabels, pod: Pod) -> bool:
+    return pod_matches_all_affinity_terms(terms, pod, ns)
 
 
 def _unnamed(c: Container) -> Container:

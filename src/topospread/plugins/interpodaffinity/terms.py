@@ -259,8 +259,15 @@ def namespace_labels_getter(lookup: Callable[[str], Namespace | None]) -> Namesp
     label set when the namespace cannot be read.
     """
 
-    def labels_of(name: str) -> Mapping[str, str]:
-        ns = lookup(name)
-        return _NO_LABELS if ns is None else ns.metadata.labels
+    return _NamespaceLabelsOf(lookup)
 
-    return labels_of
+
+@dataclass(frozen=True, slots=True)
+class _NamespaceLabelsOf:
+    """namespace_labels_getter's lookup (a class, not a closure: snapshots pickle it)."""
+
+    lookup: Callable[[str], Namespace | None]
+
+    def __call__(self, name: str) -> Mapping[str, str]:
+        ns = self.lookup(name)
+        return _NO_LABELS if ns is None else ns.metadata.labels

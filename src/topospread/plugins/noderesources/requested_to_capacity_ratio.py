@@ -12,6 +12,7 @@ pkg/scheduler/framework/plugins/helper/shape_score.go (v1.35)
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Final
 
 from topospread.framework.types import MAX_NODE_SCORE
@@ -30,17 +31,19 @@ from topospread.plugins.noderesources.resource_allocation import (
 MAX_UTILIZATION: Final = 100
 
 
-def build_broken_linear_function(
-    shape: Sequence[tuple[int, int]],
-) -> Callable[[int], int]:
+@dataclass(frozen=True, slots=True)
+class BrokenLinearFunction:
     """f(p) over (utilization, score) points: the first score below the first point, the last
-    above the last one, integer-interpolated (truncating) in between.
+    above the last one, integer-interpolated (truncating) in between. A class, not a closure,
+    so that simulations holding it can be snapshotted (pickled).
 
     Upstream: BuildBrokenLinearFunction (plugins/helper/shape_score.go, v1.35)
     """
-    points = list(shape)
 
-    def f(p: int) -> int:
+    points: tuple[tuple[int, int], ...]
+
+    def __call__(self, p: int) -> int:
+        points = self.points
         for i, (utilization, score) in enumerate(points):
             if p <= utilization:
                 if i == 0:
@@ -51,7 +54,38 @@ def build_broken_linear_function(
                 )
         return points[-1][1]
 
-    return f
+
+def build_broken_linear_function(shape: Sequence[tuple[int, int]]) -> Callable[[int], int]:
+    """Upstream: BuildBrokenLinearFunction (plugins/helper/shape_score.go, v1.35)"""
+    return BrokenLinearFunction(tuple(shape))
+
+
+@dataclass(frozen=True, slots=True)
+class _RatioScorer:
+    """The Scorer of requested_to_capacity_ratio_scorer (a class: snapshots pickle it)."""
+
+    raw: Callable[[int], int]
+    weights: tuple[int, ...]
+
+    def resource_score(self, requested: int, capacity: int) -> int:
+        if capacity == 0 or requested > capacity:
+            return self.raw(MAX_UTILIZATION)
+        return self.raw(go_div(go_int64(requested * MAX_UTILIZATION), capacity))
+
+    def __call__(self, requested: Sequence[int], allocatable: Sequence[int]) -> int:
+        weights = self.weights
+        node_score = 0
+        weight_sum = 0
+        for i, req in enumerate(requested):
+            if allocatable[i] == 0:
+                continue
+            score = self.resource_score(req, allocatable[i])
+            if score > 0:
+                node_score += score * weights[i]
+                weight_sum += weights[i]
+        if weight_sum == 0:
+            return 0
+        return go_round(float(node_score) / float(weight_sum))
 
 
 def requested_to_capacity_ratio_scorer(
@@ -62,28 +96,7 @@ def requested_to_capacity_ratio_scorer(
     """
     scale = MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE
     raw = build_broken_linear_function([(p.utilization, p.score * scale) for p in shape])
-    weights = [r.weight for r in resources]
-
-    def resource_score(requested: int, capacity: int) -> int:
-        if capacity == 0 or requested > capacity:
-            return raw(MAX_UTILIZATION)
-        return raw(go_div(go_int64(requested * MAX_UTILIZATION), capacity))
-
-    def scorer(requested: Sequence[int], allocatable: Sequence[int]) -> int:
-        node_score = 0
-        weight_sum = 0
-        for i, req in enumerate(requested):
-            if allocatable[i] == 0:
-                continue
-            score = resource_score(req, allocatable[i])
-            if score > 0:
-                node_score += score * weights[i]
-                weight_sum += weights[i]
-        if weight_sum == 0:
-            return 0
-        return go_round(float(node_score) / float(weight_sum))
-
-    return scorer
+    return _RatioScorer(raw, tuple(r.weight for r in resources))
 
 
 __all__ = [
