@@ -84,6 +84,11 @@ from topospread.simulator.controllers.common import (
     stamp,
     workload_selector,
 )
+from topospread.simulator.controllers.daemonset import (
+    ShouldRun,
+    ShouldRunMemo,
+    node_should_run_daemon_pod,
+)
 from topospread.simulator.controllers.disruption import sync_budget
 from topospread.simulator.controllers.statefulset import (
     get_parent_name_and_ordinal,
@@ -377,6 +382,8 @@ class Simulation:
         # snapshots carry them.
         self.memo: dict[str, Any] = {}
         self._skip_quiet = fast
+        # What each DaemonSet's controller decided of each node, while both stay the same.
+        self._should_run: ShouldRun = ShouldRunMemo() if fast else node_should_run_daemon_pod
         self._quiet: dict[WorkloadKey, _Quiet] = {}
         self._node_version = 0
         self.lookups: list[LookupObject] = []
@@ -1078,7 +1085,9 @@ class Simulation:
             )
         elif isinstance(obj, DaemonSet):
             nodes = [info.node for info in self.cluster.list()]
-            actions = sync_daemon_set(obj, self._pods_in(key[1]), nodes, rng=self.rng)
+            actions = sync_daemon_set(
+                obj, self._pods_in(key[1]), nodes, rng=self.rng, should_run_on=self._should_run
+            )
         else:
             actions = sync_job(obj, self._pods_in(key[1]), rng=self.rng)
         if actions:

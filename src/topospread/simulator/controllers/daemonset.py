@@ -26,7 +26,7 @@ Upstream: pkg/controller/daemon (daemon_controller.go, update.go, util/daemonset
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Final
 
 import msgspec
@@ -310,6 +310,31 @@ def node_should_run_daemon_pod(node: Node, ds: DaemonSet) -> tuple[bool, bool]:
     return True, True
 
 
+# node_should_run_daemon_pod, or something that gives its answers (a memo of them).
+ShouldRun = Callable[[Node, DaemonSet], tuple[bool, bool]]
+
+
+class ShouldRunMemo:
+    """node_should_run_daemon_pod's answers, kept per node and DaemonSet while the node and
+    the template are the same objects (both immutable: a change stores a new one). It reads
+    only those two, so a DaemonSet's sync after one node changed asks again of that node
+    alone. Picklable (a simulation's snapshot carries it)."""
+
+    def __init__(self) -> None:
+        self._found: dict[tuple[str, str, str], tuple[Node, PodTemplateSpec, tuple[bool, bool]]]
+        self._found = {}
+
+    def __call__(self, node: Node, ds: DaemonSet) -> tuple[bool, bool]:
+        key = (node.metadata.name, ds.metadata.namespace, ds.metadata.name)
+        hit = self._found.get(key)
+        template = ds.spec.template
+        if hit is not None and hit[0] is node and hit[1] is template:
+            return hit[2]
+        answer = node_should_run_daemon_pod(node, ds)
+        self._found[key] = (node, template, answer)
+        return answer
+
+
 def _by_creation_timestamp_and_phase_key(pod: Pod) -> tuple[int, int, str]:
     # podByCreationTimestampAndPhase: scheduled pods first, then older, then by name.
     t = creation_time(pod.metadata)
@@ -331,12 +356,13 @@ def _pods_should_be_on_node(
     ds: DaemonSet,
     template_hash: str,
     now: int | None,
+    should_run_on: ShouldRun = node_should_run_daemon_pod,
 ) -> tuple[bool, list[Pod]]:
     """Whether the node needs a pod, and which of its daemon pods to delete.
 
     Upstream: podsShouldBeOnNode (daemon_controller.go, v1.35)
     """
-    should_run, should_continue = node_should_run_daemon_pod(node, ds)
+    should_run, should_continue = should_run_on(node, ds)
     name = node.metadata.name
     exists = name in node_to_pods
     pods = node_to_pods.get(name, [])
@@ -392,6 +418,7 @@ def _rolling_update(
     node_to_pods: dict[str, list[Pod]],
     template_hash: str,
     now: int | None,
+    should_run_on: ShouldRun = node_should_run_daemon_pod,
 ) -> list[Pod]:
     """The out-of-date pods to delete now (without surge): unavailable ones, plus available
     ones while fewer than maxUnavailable nodes lack an available up-to-date pod. Nodes are
@@ -403,7 +430,7 @@ def _rolling_update(
     node_to_pods = {k: list(v) for k, v in node_to_pods.items()}
     desired = 0
     for node in nodes:
-        if node_should_run_daemon_pod(node, ds)[0]:
+        if should_run_on(node, ds)[0]:
             desired += 1
             node_to_pods.setdefault(node.metadata.name, [])
     where = f"{describe(ds)}: spec.updateStrategy.rollingUpdate"
@@ -458,10 +485,12 @@ def sync_daemon_set(
     *,
     rng: random.Random,
     now: int | None = None,
+    should_run_on: ShouldRun = node_should_run_daemon_pod,
 ) -> PodActions:
     """One sync of a DaemonSet over ``nodes`` (in the order given).
 
     ``pods``: the pods of its namespace; it claims those its selector matches.
+    ``should_run_on``: node_should_run_daemon_pod or a ShouldRunMemo of it.
 
     Upstream: DaemonSetsController.syncDaemonSet / manage / syncNodes (daemon_controller.go)
     """
@@ -483,7 +512,9 @@ def sync_daemon_set(
     needing: list[str] = []
     to_delete: list[Pod] = []
     for node in nodes:
-        needs, victims = _pods_should_be_on_node(node, node_to_pods, ds, template_hash, now)
+        needs, victims = _pods_should_be_on_node(
+            node, node_to_pods, ds, template_hash, now, should_run_on
+        )
         if needs:
             needing.append(node.metadata.name)
         to_delete.extend(victims)
@@ -497,7 +528,7 @@ def sync_daemon_set(
         return updates + _sync_nodes(ds, to_delete, needing, template_hash, rng, now)
     # Rolling updates wait until the sync's own creates and deletes have been observed.
     if ds.spec.update_strategy.type == ROLLING_UPDATE:
-        old = _rolling_update(ds, nodes, node_to_pods, template_hash, now)
+        old = _rolling_update(ds, nodes, node_to_pods, template_hash, now, should_run_on)
         return updates + _sync_nodes(ds, old, [], template_hash, rng, now)
     return updates
 
