@@ -259,6 +259,11 @@ def init_worker(bases: dict[int, bytes], options: SweepOptions) -> None:
     _OPTIONS[:] = [options]
 
 
+def worker_options() -> SweepOptions:
+    """The options this worker was started with (``init_worker``)."""
+    return _OPTIONS[0]
+
+
 def run_job(job: Job) -> tuple[int, Run]:
     """One job in a worker: restore the seed's base, replay, free the copy. The garbage
     collector waits until the end: mid-run collections would walk the whole copy again and
@@ -499,4 +504,5 @@ __all__ = [
     "serial_backend",
     "settle_base",
     "sweep",
+    "worker_options",
 ]

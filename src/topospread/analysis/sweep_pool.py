@@ -1,20 +1,40 @@
-"""The sweep's local backend: one worker process per core, each holding the base states'
-snapshots and replaying one failure per task (analysis/sweep.py's ``run_job``).
+"""The sweep's local backend: one worker process per core, each holding the base states and
+replaying one failure per task.
 
-Workers are forked where the platform can (they inherit the loaded code), spawned elsewhere.
-They ignore Ctrl-C: the parent takes it, drops the queued tasks, stops the workers and keeps
-the runs that completed.
+Where the platform forks, each worker restores every seed's base state once and replays each
+failure in a child forked from it: the child's copy of the base costs what it touches
+(copy-on-write), not a restore, and the child's exit frees it without a garbage collection.
+Its run is the one a restored copy gives (the base is the same state; tests compare the two
+backends). Elsewhere, workers are spawned and restore the snapshot for each failure
+(analysis/sweep.py's ``run_job``).
+
+Workers ignore Ctrl-C: the parent takes it, drops the queued tasks, stops the workers and
+keeps the runs that completed.
 """
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
+import pickle
 import signal
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from typing import Final
 
-from topospread.analysis.sweep import Backend, Job, Run, SweepOptions, init_worker, run_job
+from topospread.analysis.sweep import (
+    Backend,
+    Job,
+    Run,
+    SweepOptions,
+    init_worker,
+    run_failure,
+    run_job,
+    worker_options,
+)
+from topospread.simulator.simulation import Simulation
+from topospread.simulator.snapshot import Snapshot
 
 
 def default_workers() -> int:
@@ -25,9 +45,50 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+_FORKS: Final = hasattr(os, "fork")
+# A forking worker's base states, restored once (never run on: each run forks from them).
+_LIVE: dict[int, Simulation] = {}
+
+
 def _init(bases: dict[int, bytes], options: SweepOptions) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     init_worker(bases, options)
+    if _FORKS:
+        gc.disable()
+        _LIVE.update({seed: Snapshot[Simulation](data).restore() for seed, data in bases.items()})
+        gc.enable()
+        gc.collect()
+        gc.freeze()  # the bases are never garbage: keep collections off them
+
+
+def _run_forked(job: Job) -> tuple[int, Run]:
+    """Replay one failure in a child forked from the worker's base state."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: run, send the run (or the error) back, exit at once
+        os.close(read)
+        gc.disable()
+        try:
+            run = run_failure(_LIVE[job.seed], job.failure, job.seed, worker_options())
+            payload = pickle.dumps((True, run), protocol=pickle.HIGHEST_PROTOCOL)
+        except BaseException as err:
+            try:
+                payload = pickle.dumps((False, err))
+            except Exception:
+                payload = pickle.dumps((False, RuntimeError(repr(err))))
+        with os.fdopen(write, "wb") as out:
+            out.write(payload)
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as source:
+        data = source.read()
+    os.waitpid(pid, 0)
+    if not data:
+        raise RuntimeError(f"the run of {job.failure.name} (seed {job.seed}) died")
+    ok, value = pickle.loads(data)
+    if not ok:
+        raise value
+    return job.index, value
 
 
 def process_backend(workers: int) -> Backend:
@@ -50,7 +111,7 @@ def process_backend(workers: int) -> Backend:
         try:
             while todo or running:
                 while todo and len(running) < 2 * workers:
-                    running.add(pool.submit(run_job, todo.pop()))
+                    running.add(pool.submit(_run_forked if _FORKS else run_job, todo.pop()))
                 finished, running = wait(running, return_when=FIRST_COMPLETED)
                 for future in finished:
                     done(*future.result())
