@@ -28,7 +28,12 @@ from topospread.framework.runtime import Registry
 from topospread.framework.types import NodeInfo
 from topospread.labels.selector import Selector
 from topospread.plugins.podtopologyspread.common import NAME as POD_TOPOLOGY_SPREAD
-from topospread.plugins.podtopologyspread.filtering import DomainMemo, Filtering, PreFilterState
+from topospread.plugins.podtopologyspread.common import InternalConstraint
+from topospread.plugins.podtopologyspread.filtering import (
+    Filtering,
+    PreFilterState,
+    state_from_counts,
+)
 from topospread.simulator.clock import seconds
 from topospread.simulator.controllers.common import get_controller_of
 from topospread.simulator.drain import DrainResult
@@ -312,12 +317,19 @@ def _workload(
     sim: Simulation, name: str, desired: int | None, pods: list[Pod], counts: PodCounts | None
 ) -> WorkloadReport:
     groups: dict[bytes, list[Pod]] = {}
-    encoded: dict[int, bytes] = {}  # pods made from one template share their constraints
+    # Each pod's constraints encoded once while the pod is the same object (kept between
+    # reports in Simulation.memo: a step changes few pods).
+    encoded: dict[str, tuple[Pod, bytes]] = sim.memo.setdefault("spread-constraints", {})
+    if len(encoded) > 2 * len(sim.pods) + 1024:  # forget pods long gone
+        for gone in encoded.keys() - sim.pods.keys():
+            del encoded[gone]
     for pod in pods:
-        tsc = pod.spec.topology_spread_constraints
-        key = encoded.get(id(tsc))
-        if key is None:
-            key = encoded[id(tsc)] = msgspec.json.encode(tsc)
+        hit = encoded.get(pod.key)
+        if hit is not None and hit[0] is pod:
+            key = hit[1]
+        else:
+            key = msgspec.json.encode(pod.spec.topology_spread_constraints)
+            encoded[pod.key] = (pod, key)
         groups.setdefault(key, []).append(pod)
     constraints: list[ConstraintSpread] = []
     for members in groups.values():
@@ -359,9 +371,11 @@ class PodCounts:
                 per_node = self._groups.setdefault((meta.namespace, labels), {})
                 per_node[name] = per_node.get(name, 0) + 1
 
-    def count(self, info: NodeInfo, selector: Selector, namespace: str) -> int:
+    def per_node(self, selector: Selector, namespace: str) -> dict[str, int]:
+        """Node name -> the node's pods that countPodsMatchSelector would count (nodes with
+        none left out)."""
         if selector.empty:
-            return 0
+            return {}
         key = (id(selector), namespace)
         per_node = self._per_selector.get(key)
         if per_node is None:
@@ -372,19 +386,27 @@ class PodCounts:
                         per_node[name] = per_node.get(name, 0) + n
             self._per_selector[key] = per_node
             self._selectors.append(selector)
-        return per_node.get(info.node.metadata.name, 0)
+        return per_node
 
 
 class DomainCache:
-    """What calPreFilterState found of each node (its domain per constraint, or not
-    eligible) for pods of one shape, kept while the node is the same object: nodes are
-    immutable, an update stores a new one. Lives in ``Simulation.memo``, so a step's report
-    recomputes only the nodes that changed, and snapshots carry it."""
+    """For each pod shape (what calPreFilterState reads of the pod besides its labels), each
+    node's domain under each hard constraint (None: not eligible), as the plugin's
+    ``domain_reader`` gives it, kept while the node is the same object (nodes are immutable:
+    an update stores a new one). When the cluster's nodes change, the changed ones are found
+    once, and each shape asks the plugin again of those alone. Lives in ``Simulation.memo``
+    (snapshots carry it)."""
 
     KEY: Final = "topology-spread-domains"
+    # Node changes remembered; a shape further behind is read again in full.
+    KEEP: Final = 64
 
     def __init__(self) -> None:
-        self._by_shape: dict[bytes, dict[str, tuple[Node, tuple[str | None, ...]]]] = {}
+        self._shapes: dict[bytes, _ShapeDomains] = {}
+        self._list: Sequence[NodeInfo] | None = None
+        self._nodes: dict[str, Node] = {}
+        self._generation = 0
+        self._changes: dict[int, set[str]] = {}  # generation -> the nodes changed to reach it
 
     @classmethod
     def of(cls, sim: Simulation) -> DomainCache:
@@ -393,7 +415,24 @@ class DomainCache:
             found = sim.memo[cls.KEY] = DomainCache()
         return found
 
-    def for_pod(self, pod: Pod) -> DomainMemo:
+    def _follow(self, nodes: Sequence[NodeInfo]) -> None:
+        """Note which nodes changed since the last list (a new list after any change)."""
+        if nodes is self._list:
+            return
+        current = {info.node.metadata.name: info.node for info in nodes}
+        changed = {n for n, node in current.items() if self._nodes.get(n) is not node}
+        changed |= self._nodes.keys() - current.keys()
+        self._list, self._nodes = nodes, current
+        self._generation += 1
+        self._changes[self._generation] = changed
+        self._changes.pop(self._generation - self.KEEP, None)
+
+    def domains(
+        self, plugin: Filtering, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[list[InternalConstraint], list[dict[str, str]]]:
+        """The pod's hard constraints, and for each the eligible nodes' domains by node name
+        (``nodes``: the cluster's list, a new object after any node change)."""
+        self._follow(nodes)
         spec = pod.spec
         shape = msgspec.json.encode(
             (
@@ -404,19 +443,53 @@ class DomainCache:
                 spec.topology_spread_constraints,
             )
         )
-        memo = self._by_shape.setdefault(shape, {})
+        constraints, read = plugin.domain_reader(pod)
+        entry = self._shapes.get(shape)
+        recent = entry is not None and self._generation - entry.generation < self.KEEP
+        if entry is None or not recent or len(entry.by_constraint) != len(constraints):
+            entry = self._shapes[shape] = _ShapeDomains(self._generation, [{} for _ in constraints])
+            names: set[str] | list[str] = list(self._nodes)
+        else:
+            names = set()
+            for g in range(entry.generation + 1, self._generation + 1):
+                names |= self._changes[g]
+            entry.generation = self._generation
+        for name in names:
+            node = self._nodes.get(name)
+            values = read(node) if node is not None else (None,) * len(constraints)
+            for domain_of, value in zip(entry.by_constraint, values, strict=True):
+                if value is None:
+                    domain_of.pop(name, None)
+                else:
+                    domain_of[name] = value
+        return constraints, entry.by_constraint
 
-        def lookup(
-            node: Node, compute: Callable[[], tuple[str | None, ...]]
-        ) -> tuple[str | None, ...]:
-            hit = memo.get(node.metadata.name)
-            if hit is not None and hit[0] is node:
-                return hit[1]
-            values = compute()
-            memo[node.metadata.name] = (node, values)
-            return values
 
-        return lookup
+@dataclass(slots=True)
+class _ShapeDomains:
+    generation: int
+    by_constraint: list[dict[str, str]] = field(default_factory=list)
+
+
+def _counted_state(
+    plugin: Filtering, pod: Pod, nodes: Sequence[NodeInfo], cache: DomainCache, counts: PodCounts
+) -> PreFilterState:
+    """calPreFilterState's state from the report's indexes: matching pods per node
+    (PodCounts) summed into the eligible domains (DomainCache). The reference, the plugin's
+    own loop over every pod of every node, runs when the simulation's fast paths are off;
+    the fast-versus-reference replays compare the two."""
+    constraints, by_constraint = cache.domains(plugin, pod, nodes)
+    if not constraints:
+        return PreFilterState()
+    tallies: list[dict[str, int]] = []
+    for c, domain_of in zip(constraints, by_constraint, strict=True):
+        tally = dict.fromkeys(domain_of.values(), 0)
+        for name, n in counts.per_node(c.selector, pod.metadata.namespace).items():
+            value = domain_of.get(name)
+            if value is not None:
+                tally[value] += n
+        tallies.append(tally)
+    return state_from_counts(constraints, tallies)
 
 
 def _spread(
@@ -436,10 +509,14 @@ def _spread(
     out = []
     spec_constraints = pod.spec.topology_spread_constraints
     hard = [i for i, c in enumerate(spec_constraints) if c.when_unsatisfiable == DO_NOT_SCHEDULE]
-    count = counts.count if counts is not None else None
     cache = DomainCache.of(sim) if counts is not None else None
-    domains = cache.for_pod(pod) if cache is not None else None
-    state = plugin.cal_pre_filter_state(pod, nodes, count, domains)
+
+    def pre_filter_state(probe: Pod) -> PreFilterState:
+        if cache is None or counts is None:
+            return plugin.cal_pre_filter_state(probe, nodes)
+        return _counted_state(plugin, probe, nodes, cache, counts)
+
+    state = pre_filter_state(pod)
     for j, _ in enumerate(state.constraints):
         out.append(_view(state, j, hard[j], pod, DO_NOT_SCHEDULE, revisions))
     for i, c in enumerate(spec_constraints):
@@ -449,8 +526,7 @@ def _spread(
         probe = msgspec.structs.replace(
             pod, spec=msgspec.structs.replace(pod.spec, topology_spread_constraints=[alone])
         )
-        soft_domains = cache.for_pod(probe) if cache is not None else None
-        soft = plugin.cal_pre_filter_state(probe, nodes, count, soft_domains)
+        soft = pre_filter_state(probe)
         out.append(_view(soft, 0, i, pod, c.when_unsatisfiable, revisions))
     return out
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
@@ -18,7 +19,7 @@ from topospread.framework.status import (
     new_status,
 )
 from topospread.framework.types import NodeInfo
-from topospread.labels.selector import Selector, SelectorError
+from topospread.labels.selector import SelectorError
 from topospread.nodeaffinity import RequiredNodeAffinity, get_required_node_affinity
 from topospread.plugins.podtopologyspread.common import (
     ERR_REASON_CONSTRAINTS_NOT_MATCH,
@@ -107,78 +108,73 @@ class PreFilterState:
 
 PRE_FILTER_STATE_KEY: Final[StateKey[PreFilterState]] = StateKey("PreFilter" + NAME)
 
-# A node's pods that a selector matches in a namespace (countPodsMatchSelector's number).
-PodCounter = Callable[[NodeInfo, Selector, str], int]
-# The node's domain per constraint (None: not eligible), given how to compute it.
-DomainMemo = Callable[[Node, Callable[[], tuple[str | None, ...]]], tuple[str | None, ...]]
+
+def state_from_counts(
+    constraints: list[InternalConstraint], tallies: list[dict[str, int]]
+) -> PreFilterState:
+    """The PreFilter state of matching pods per eligible domain (``tallies[i]`` for
+    constraint i; every eligible domain present, 0 where no pod matches): the counts, and
+    the critical paths found from them.
+
+    Upstream: the end of calPreFilterState (filtering.go, v1.35)
+    """
+    state = PreFilterState(
+        constraints=constraints,
+        critical_paths=[CriticalPaths() for _ in constraints],
+        tp_value_to_match_num=tallies,
+    )
+    for i, counts in enumerate(tallies):
+        paths = state.critical_paths[i]
+        for value, num in counts.items():
+            paths.update(value, num)
+    return state
 
 
 class Filtering(PluginBase):
     """PreFilter, its add/remove extensions, and Filter of PodTopologySpread."""
 
-    def cal_pre_filter_state(
-        self,
-        pod: Pod,
-        all_nodes: Sequence[NodeInfo],
-        count: PodCounter | None = None,
-        domains: DomainMemo | None = None,
-    ) -> PreFilterState:
+    def cal_pre_filter_state(self, pod: Pod, all_nodes: Sequence[NodeInfo]) -> PreFilterState:
         """Count matching pods per eligible domain for each hard constraint.
 
         A node is eligible for a constraint when it carries every hard constraint's topology
-        key and passes the constraint's node inclusion policies. ``count(info, selector,
-        namespace)`` counts a node's matching pods (default: countPodsMatchSelector over its
-        pods; reports pass an index that gives the same numbers). ``domains(node, compute)``
-        may keep what ``compute()`` found of an unchanged node for pods of one shape (reports
-        do, between steps).
+        key and passes the constraint's node inclusion policies.
         Upstream: calPreFilterState (filtering.go, v1.35)
         """
-        constraints = self.get_constraints(pod, DO_NOT_SCHEDULE)
+        constraints, domains_of = self.domain_reader(pod)
         if not constraints:
             return PreFilterState()
-        state = PreFilterState(
-            constraints=constraints,
-            critical_paths=[CriticalPaths() for _ in constraints],
-            tp_value_to_match_num=[{} for _ in constraints],
-        )
-        required = get_required_node_affinity(pod)
-        inclusion = self.features.enable_node_inclusion_policy_in_pod_topology_spread
-        comparison = self.features.enable_taint_toleration_comparison_operators
         namespace = pod.metadata.namespace
+        tallies: list[dict[str, int]] = [{} for _ in constraints]
         for info in all_nodes:
-            node = info.node
-
-            if domains is None:
-                values = self._node_domains(pod, node, constraints, required, inclusion, comparison)
-            else:
-
-                def compute(node: Node = node) -> tuple[str | None, ...]:
-                    return self._node_domains(
-                        pod, node, constraints, required, inclusion, comparison
-                    )
-
-                values = domains(node, compute)
-            for i, value in enumerate(values):
+            for i, value in enumerate(domains_of(info.node)):
                 if value is None:
                     continue
-                c = constraints[i]
-                counts = state.tp_value_to_match_num[i]
-                matched = (
-                    count_pods_match_selector(info.pods, c.selector, namespace)
-                    if count is None
-                    else count(info, c.selector, namespace)
-                )
-                counts[value] = counts.get(value, 0) + matched
-        for i, counts in enumerate(state.tp_value_to_match_num):
-            paths = state.critical_paths[i]
-            for value, num in counts.items():
-                paths.update(value, num)
-        return state
+                matched = count_pods_match_selector(info.pods, constraints[i].selector, namespace)
+                tallies[i][value] = tallies[i].get(value, 0) + matched
+        return state_from_counts(constraints, tallies)
+
+    def domain_reader(
+        self, pod: Pod
+    ) -> tuple[list[InternalConstraint], Callable[[Node], tuple[str | None, ...]]]:
+        """The pod's hard constraints, and for a node its domain under each of them (None
+        where the node is not eligible): what calPreFilterState reads of a node besides its
+        pods. Reports keep its answers per unchanged node (analysis/timeline.py)."""
+        constraints = self.get_constraints(pod, DO_NOT_SCHEDULE)
+        reader = functools.partial(
+            self._node_domains,
+            pod,
+            constraints=constraints,
+            required=get_required_node_affinity(pod),
+            inclusion=self.features.enable_node_inclusion_policy_in_pod_topology_spread,
+            comparison=self.features.enable_taint_toleration_comparison_operators,
+        )
+        return constraints, reader
 
     def _node_domains(
         self,
         pod: Pod,
         node: Node,
+        *,
         constraints: Sequence[InternalConstraint],
         required: RequiredNodeAffinity,
         inclusion: bool,
