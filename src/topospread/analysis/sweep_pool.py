@@ -65,20 +65,26 @@ def _run_forked(job: Job) -> tuple[int, Run]:
     """Replay one failure in a child forked from the worker's base state."""
     read, write = os.pipe()
     pid = os.fork()
-    if pid == 0:  # the child: run, send the run (or the error) back, exit at once
-        os.close(read)
-        gc.disable()
+    if pid == 0:  # the child: run, send the run (or the error) back, and always exit here
+        code = 1
         try:
-            run = run_failure(_LIVE[job.seed], job.failure, job.seed, worker_options())
-            payload = pickle.dumps((True, run), protocol=pickle.HIGHEST_PROTOCOL)
-        except BaseException as err:
+            os.close(read)
+            gc.disable()
             try:
-                payload = pickle.dumps((False, err))
-            except Exception:
-                payload = pickle.dumps((False, RuntimeError(repr(err))))
-        with os.fdopen(write, "wb") as out:
-            out.write(payload)
-        os._exit(0)
+                run = run_failure(_LIVE[job.seed], job.failure, job.seed, worker_options())
+                payload = pickle.dumps((True, run), protocol=pickle.HIGHEST_PROTOCOL)
+            except BaseException as err:  # noqa: BLE001 - every error goes to the parent
+                try:
+                    payload = pickle.dumps((False, err))
+                except Exception:  # noqa: BLE001
+                    payload = pickle.dumps((False, RuntimeError(repr(err))))
+            with os.fdopen(write, "wb") as out:
+                out.write(payload)
+            code = 0
+        finally:
+            # Never back into the pool's worker loop, whatever happened (a worker stopped
+            # mid-run closes the pipe: the write fails).
+            os._exit(code)
     os.close(write)
     with os.fdopen(read, "rb") as source:
         data = source.read()
