@@ -537,12 +537,34 @@ class ProcessTree:
 class CliRun:
     """How a CLI run went: wall seconds; wait4's peak RSS (MiB: the largest of the command and
     the children it reaped); its exit code (None: killed at the time limit); whether it was
-    interrupted (SIGINT) at the time limit."""
+    interrupted (SIGINT) at the time limit; the CPU seconds (user and system) of the command
+    and the children it reaped; the CPU seconds the whole machine was busy meanwhile."""
 
     wall: float
     rss_mib: float
     code: int | None
     interrupted: bool = False
+    cpu: float = 0.0
+    machine_cpu: float = 0.0
+
+
+def _machine_busy_seconds() -> float:
+    """CPU seconds every core has been busy since boot (/proc/stat: user, nice, system, irq,
+    softirq; idle, iowait and steal left out; 0 where there is no /proc)."""
+    try:
+        fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()
+    except OSError:
+        return 0.0
+    user, nice, system, _idle, _iowait, irq, softirq = (int(x) for x in fields[1:8])
+    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
+
+
+def _cli_run(
+    wall: float, rusage: Any, code: int | None, interrupted: bool, busy_before: float
+) -> CliRun:
+    cpu = float(rusage.ru_utime + rusage.ru_stime)
+    machine = _machine_busy_seconds() - busy_before
+    return CliRun(wall, peak_rss_mib(rusage), code, interrupted, cpu, machine)
 
 
 def _run_cli(
@@ -558,6 +580,7 @@ def _run_cli(
     first and given ``INTERRUPT_GRACE_SECONDS`` to finish."""
     with out.open("wb") as f:
         start = time.perf_counter()
+        busy = _machine_busy_seconds()
         proc = subprocess.Popen(cmd, stdout=f)
         watched = tree(proc.pid) if tree is not None else None
         deadline = start + seconds
@@ -568,8 +591,7 @@ def _run_cli(
             now = time.perf_counter()
             if pid:
                 proc.returncode = os.waitstatus_to_exitcode(status)
-                run = CliRun(now - start, peak_rss_mib(rusage), proc.returncode, interrupted)
-                return run, watched
+                return _cli_run(now - start, rusage, proc.returncode, interrupted, busy), watched
             if now >= deadline and interrupt and not interrupted:
                 proc.send_signal(signal.SIGINT)
                 interrupted = True
@@ -578,8 +600,8 @@ def _run_cli(
                 proc.kill()
                 _, status, rusage = os.wait4(proc.pid, 0)
                 proc.returncode = os.waitstatus_to_exitcode(status)
-                run = CliRun(time.perf_counter() - start, peak_rss_mib(rusage), None, interrupted)
-                return run, watched
+                wall = time.perf_counter() - start
+                return _cli_run(wall, rusage, None, interrupted, busy), watched
             if watched is not None:
                 watched.poll(now - start)
             time.sleep(CLI_POLL_SECONDS)
@@ -675,6 +697,13 @@ def run_sweep(job: Job, tmp: Path, divisor: int, limits: Limits) -> None:
     elif run.interrupted:
         log(f"  interrupted in the base settle: no worker started in {limits.seconds:.0f} s")
     memory = _tree_memory(run, tree)
+    # Other processes on the machine (another benchmark, a test run) slow the sweep down: the
+    # CPU seconds are what its work cost whatever ran beside it.
+    others = max(0.0, run.machine_cpu - run.cpu) / run.wall if run.machine_cpu else 0.0
+    log(
+        f"  CPU {run.cpu:,.0f} s in the CLI and its workers ({run.cpu / run.wall:.2f} cores); "
+        f"other processes {others:.2f} cores meanwhile"
+    )
     if tree.peak_pss_mib:
         log(f"  peak PSS {tree.peak_pss_mib:,.0f} MiB (shared pages split between processes)")
     if report is None:
