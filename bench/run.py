@@ -41,13 +41,16 @@ after S s``.
 The sweep's replays run in worker processes, the CLI's children: wait4's ``ru_maxrss`` covers
 them once the CLI has reaped them, but as the largest single process, not their sum. So while a
 sweep runs the parent also samples its process tree from /proc (Linux), and the line's peak RSS
-is the peak of the tree's summed RSS (pages the forked workers still share with the CLI count
-once per process: an upper bound), with the largest process's in brackets; stderr adds the
-summed PSS (shared pages split between their processes) and when the workers came and went:
-the CLI starts them once the base state is settled and snapshotted, and stops them when the last
-failure has been replayed, which splits the wall time into base, sweep and output. Past
-``--max-seconds`` the parent interrupts the sweep (SIGINT, as Ctrl-C: the CLI writes the runs
-completed so far) and says how many of them there were.
+is the peak of the tree's summed RSS (pages the forked workers and their per-run children still
+share with the CLI count once per process: an upper bound), then in brackets its summed PSS
+(shared pages split between the processes sharing them: what the tree takes) and the largest
+process's. stderr adds when the workers came and went: the CLI starts them once the base state
+is settled and snapshotted, and stops them when the last failure has been replayed, which splits
+the wall time into base, sweep and output; and the CPU seconds of the CLI and its workers
+(wait4's rusage) beside the cores other processes kept busy meanwhile (/proc/stat), which says
+whether something else on the machine slowed the run. Past ``--max-seconds`` the parent
+interrupts the sweep (SIGINT, as Ctrl-C: the CLI writes the runs completed so far) and says how
+many of them there were.
 
 Progress and setup timings go to stderr.
 
@@ -502,21 +505,24 @@ def _rss_pss_kib(pid: int) -> tuple[int, int]:
 @dataclass(slots=True)
 class ProcessTree:
     """A running command and its descendants, sampled from /proc (Linux; elsewhere it finds
-    nothing): the peaks of their summed RSS and PSS (MiB) and of their number, and when (seconds
-    after the start) the command was first and last seen with children."""
+    nothing): the peaks of their summed RSS and PSS (MiB), of their number and of the command's
+    own children (the sweep's workers, each of which may fork a child per run), and when
+    (seconds after the start) the command was first and last seen with children."""
 
     root: int
     peak_rss_mib: float = 0.0
     peak_pss_mib: float = 0.0
     most_processes: int = 0
+    most_children: int = 0
     children_from: float | None = None
     children_until: float | None = None
     _next_sample: float = 0.0
     _last_count: int = 0
 
     def poll(self, elapsed: float) -> None:
-        pids = [self.root]
-        for pid in pids:  # grows as it goes: children, then theirs
+        pids = [self.root, *_children(self.root)]
+        self.most_children = max(self.most_children, len(pids) - 1)
+        for pid in pids[1:]:  # grows as it goes: grandchildren, then theirs
             pids += _children(pid)
         if len(pids) > 1:
             if self.children_from is None:
@@ -691,12 +697,14 @@ def run_sweep(job: Job, tmp: Path, divisor: int, limits: Limits) -> None:
         sweep_seconds = tree.children_until - tree.children_from
         log(
             f"  base (load, settle, snapshot) {tree.children_from:.1f} s, sweep "
-            f"{sweep_seconds:.1f} s in {tree.most_processes - 1} workers, output "
+            f"{sweep_seconds:.1f} s in {tree.most_children} workers, output "
             f"{run.wall - tree.children_until:.1f} s"
         )
     elif run.interrupted:
         log(f"  interrupted in the base settle: no worker started in {limits.seconds:.0f} s")
     memory = _tree_memory(run, tree)
+    if tree.peak_rss_mib:
+        log(f"  at most {tree.most_processes} processes at once (the CLI, workers, their children)")
     # Other processes on the machine (another benchmark, a test run) slow the sweep down: the
     # CPU seconds are what its work cost whatever ran beside it.
     others = max(0.0, run.machine_cpu - run.cpu) / run.wall if run.machine_cpu else 0.0
@@ -704,8 +712,6 @@ def run_sweep(job: Job, tmp: Path, divisor: int, limits: Limits) -> None:
         f"  CPU {run.cpu:,.0f} s in the CLI and its workers ({run.cpu / run.wall:.2f} cores); "
         f"other processes {others:.2f} cores meanwhile"
     )
-    if tree.peak_pss_mib:
-        log(f"  peak PSS {tree.peak_pss_mib:,.0f} MiB (shared pages split between processes)")
     if report is None:
         what = "stopped" if run.interrupted or run.code is None else "FAILED"
         code = "" if run.code is None else f" (exit code {run.code})"
@@ -738,13 +744,14 @@ def run_sweep(job: Job, tmp: Path, divisor: int, limits: Limits) -> None:
 
 
 def _tree_memory(run: CliRun, tree: ProcessTree) -> str:
-    """The peak RSS of a command and its workers: the tree's sampled sum, or wait4's figure
-    (the largest single process) where /proc gave nothing."""
+    """The peak memory of a command and its workers: the tree's sampled sums of RSS (pages the
+    forked processes share counted in each: an upper bound) and PSS (shared pages split between
+    them), and wait4's figure (the largest single process), alone where /proc gave nothing."""
     if not tree.peak_rss_mib:
         return f"peak RSS {run.rss_mib:,.0f} MiB (the largest process)"
     return (
-        f"peak RSS {max(tree.peak_rss_mib, run.rss_mib):,.0f} MiB "
-        f"({tree.most_processes} processes summed; {run.rss_mib:,.0f} MiB the largest)"
+        f"peak RSS {max(tree.peak_rss_mib, run.rss_mib):,.0f} MiB summed over its processes "
+        f"(PSS {tree.peak_pss_mib:,.0f} MiB; {run.rss_mib:,.0f} MiB the largest)"
     )
 
 
