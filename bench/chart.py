@@ -947,15 +947,10 @@ TIMELINE_ZONES: Final = ("zone-a", "zone-b", "zone-c")
 TIMELINE_APPS: Final = 10
 
 
-def timeline(divisor: int = 1) -> dict[str, Any]:
-    """3,000 nodes over three zones; ten Deployments, 27,000 pods, scaled up to 30,000; then a
-    rollout, the loss of a zone, the unreachable toleration running out, and the zone's return.
-
-    Half the Deployments spread over zones hard (DoNotSchedule), half soft; all soft over
-    hostnames; both count each revision on its own (matchLabelKeys: [pod-template-hash]).
-    """
-    per_zone = 1000 // divisor
-    replicas = 2700 // divisor
+def _spread_deployments(replicas: int) -> list[dict[str, Any]]:
+    """``TIMELINE_APPS`` Deployments of ``replicas`` pods each (200m CPU, 256Mi): half spread over
+    zones hard (DoNotSchedule), half soft; all soft over hostnames; both count each revision on
+    its own (matchLabelKeys: [pod-template-hash])."""
     objects = []
     for i in range(TIMELINE_APPS):
         app = f"app-{i}"
@@ -1001,18 +996,31 @@ def timeline(divisor: int = 1) -> dict[str, Any]:
                 },
             }
         )
+    return objects
+
+
+def _node_group(per_zone: int | dict[str, int]) -> dict[str, Any]:
+    """One node group over ``TIMELINE_ZONES``: 16 CPU, 64Gi, 110 pods a node (room for 80 of the
+    Deployments' pods)."""
     return {
-        "nodeGroups": [
-            {
-                "name": "node",
-                "zones": list(TIMELINE_ZONES),
-                "perZone": per_zone,
-                "template": {
-                    "status": {"capacity": {"cpu": "16", "memory": "64Gi", "pods": "110"}},
-                },
-            }
-        ],
-        "objects": objects,
+        "name": "node",
+        "zones": list(TIMELINE_ZONES),
+        "perZone": per_zone,
+        "template": {
+            "status": {"capacity": {"cpu": "16", "memory": "64Gi", "pods": "110"}},
+        },
+    }
+
+
+def timeline(divisor: int = 1) -> dict[str, Any]:
+    """3,000 nodes over three zones; ten Deployments, 27,000 pods, scaled up to 30,000; then a
+    rollout, the loss of a zone, the unreachable toleration running out, and the zone's return.
+    """
+    per_zone = 1000 // divisor
+    replicas = 2700 // divisor
+    return {
+        "nodeGroups": [_node_group(per_zone)],
+        "objects": _spread_deployments(replicas),
         "timeline": [
             {
                 "name": "scale up app-0",
@@ -1043,3 +1051,30 @@ def write_timeline(path: Path, divisor: int = 1) -> int:
     doc = timeline(divisor)
     path.write_text(yaml.dump(doc, Dumper=yaml.CSafeDumper, sort_keys=False), encoding="utf-8")
     return sum(int(d["spec"]["replicas"]) for d in doc["objects"]) + 3000 // divisor
+
+
+# ---------------------------------------------------------------------------------------------
+# The sweep's cluster
+
+
+def sweep_cluster(nodes: int, pods: int) -> dict[str, Any]:
+    """A ``topospread sweep`` input: the timeline's node group and Deployments, sized to
+    ``nodes`` over the three zones (the first zones take the remainder) and ``pods`` over the
+    ten Deployments, with no timeline of its own (the sweep's failures start from the settled
+    cluster)."""
+    per_zone = {
+        zone: nodes // len(TIMELINE_ZONES) + (i < nodes % len(TIMELINE_ZONES))
+        for i, zone in enumerate(TIMELINE_ZONES)
+    }
+    return {
+        "nodeGroups": [_node_group(per_zone)],
+        "objects": _spread_deployments(pods // TIMELINE_APPS),
+    }
+
+
+def write_sweep_cluster(path: Path, nodes: int, pods: int) -> tuple[int, int]:
+    """Write the sweep's input; returns its (nodes, pods)."""
+    doc = sweep_cluster(nodes, pods)
+    path.write_text(yaml.dump(doc, Dumper=yaml.CSafeDumper, sort_keys=False), encoding="utf-8")
+    written_nodes = sum(doc["nodeGroups"][0]["perZone"].values())
+    return written_nodes, sum(int(d["spec"]["replicas"]) for d in doc["objects"])

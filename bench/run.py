@@ -17,6 +17,10 @@ end to end on files written to a temporary directory (bench/chart.py):
 ``kubectl get -o yaml`` List) and reports its Pending pods per second of the whole command,
 loading and output included; ``SimulateTimeline`` runs ``topospread simulate SCENARIO -o json``
 on a timeline (scale up, rollout, zone loss, wait, restore) and reports its wall seconds.
+``SweepNodes`` and ``SweepZones`` run ``topospread sweep CLUSTER --nodes|--zones -o json`` on
+the timeline's Deployments over 1,000 nodes (every single-node failure) and 5,000 nodes (the three
+zone failures), and report the runs, the wall seconds of the whole command (load, base settle,
+sweep, output) and the runs per second of it.
 
 Each workload runs in its own child process, so that one workload's memory cannot inflate
 another's figure; the parent reads the child's peak resident set size from ``wait4``'s
@@ -26,12 +30,27 @@ workload:
     TopologySpreading/5000Nodes_5000Pods: N pods/s, peak RSS M MiB
     ChartCluster/1000Nodes_10000BoundPods_2000Pods: N pods/s, peak RSS M MiB
     SimulateTimeline/3000Nodes_30000Pods: S s, peak RSS M MiB
+    SweepNodes/1000Nodes_10000Pods: N runs in S s, R runs/s, peak RSS M MiB (...)
     Load100kPods/YAML: S s, peak RSS M MiB
 
 The CLI workloads are the ``topospread`` command itself as the child: the parent times it from
 spawn to exit and reads its peak RSS the same way; its stdout goes to a file, read afterwards to
 count the pods left Pending. Past ``--max-seconds`` the parent kills it and says ``stopped
 after S s``.
+
+The sweep's replays run in worker processes, the CLI's children: wait4's ``ru_maxrss`` covers
+them once the CLI has reaped them, but as the largest single process, not their sum. So while a
+sweep runs the parent also samples its process tree from /proc (Linux), and the line's peak RSS
+is the peak of the tree's summed RSS (pages the forked workers and their per-run children still
+share with the CLI count once per process: an upper bound), then in brackets its summed PSS
+(shared pages split between the processes sharing them: what the tree takes) and the largest
+process's. stderr adds when the workers came and went: the CLI starts them once the base state
+is settled and snapshotted, and stops them when the last failure has been replayed, which splits
+the wall time into base, sweep and output; and the CPU seconds of the CLI and its workers
+(wait4's rusage) beside the cores other processes kept busy meanwhile (/proc/stat), which says
+whether something else on the machine slowed the run. Past ``--max-seconds`` the parent
+interrupts the sweep (SIGINT, as Ctrl-C: the CLI writes the runs completed so far) and says how
+many of them there were.
 
 Progress and setup timings go to stderr.
 
@@ -60,6 +79,7 @@ import json
 import os
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -67,7 +87,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import chart  # bench/chart.py
 import manifests  # bench/manifests.py: the script's directory is first on sys.path
@@ -300,11 +320,33 @@ class Job:
     name: str
     family: str
     manifest_format: str | None = None  # YAML or JSON for the loading benchmark
-    cli: str | None = None  # CHART or TIMELINE: the topospread CLI on written files
+    cli: str | None = None  # CHART, TIMELINE or SWEEP: the topospread CLI on written files
+    sweep: Sweep | None = None  # for SWEEP
 
 
 CHART: Final = "chart"
 TIMELINE: Final = "timeline"
+SWEEP: Final = "sweep"
+
+
+@dataclass(frozen=True, slots=True)
+class Sweep:
+    """A ``topospread sweep`` workload: the failures its ``flag`` chooses, of a cluster of
+    ``nodes`` and ``pods`` at full size (bench/chart.py's ``sweep_cluster``)."""
+
+    family: str
+    flag: str
+    nodes: int
+    pods: int
+
+    def name(self, divisor: int) -> str:
+        return f"{self.family}/{self.nodes // divisor}Nodes_{self.pods // divisor}Pods"
+
+
+SWEEPS: Final = (
+    Sweep("SweepNodes", "--nodes", 1000, 10_000),
+    Sweep("SweepZones", "--zones", 5000, 50_000),
+)
 
 
 def jobs(divisor: int) -> list[Job]:
@@ -324,6 +366,7 @@ def jobs(divisor: int) -> list[Job]:
             cli=TIMELINE,
         )
     )
+    out += [Job(s.name(divisor), s.family, cli=SWEEP, sweep=s) for s in SWEEPS]
     family = f"Load{LOAD_PODS // divisor // 1000}kPods"
     out += [Job(f"{family}/{fmt}", family, fmt) for fmt in LOAD_FORMATS]
     return out
@@ -421,32 +464,160 @@ def topospread_command() -> list[str]:
     return [found]
 
 
-def _run_cli(cmd: list[str], out: Path, seconds: float) -> tuple[float, float, int | None]:
-    """Run ``cmd`` with stdout to ``out``: wall seconds, the child's peak RSS (MiB) and its exit
-    code (None: killed at the time limit)."""
+# How often the parent sums a sweep's process tree's RSS and PSS (reading smaps_rollup walks the
+# process's page tables: milliseconds a GiB, taken from the cores the sweep runs on).
+TREE_SAMPLE_SECONDS: Final = 0.2
+# How long an interrupted sweep may take to stop its workers and write the runs it completed.
+INTERRUPT_GRACE_SECONDS: Final = 60.0
+
+
+def _children(pid: int) -> list[int]:
+    """``pid``'s children (Linux; none elsewhere), from every thread's list: a child is listed
+    under the thread that forked it."""
+    out: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for task in tasks:
+        try:
+            out += [int(c) for c in Path(f"/proc/{pid}/task/{task}/children").read_text().split()]
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+def _rss_pss_kib(pid: int) -> tuple[int, int]:
+    """A process's resident and proportional set sizes (KiB; 0 when it is gone)."""
+    rss = pss = 0
+    try:
+        text = Path(f"/proc/{pid}/smaps_rollup").read_bytes()
+    except OSError:
+        return rss, pss
+    for line in text.splitlines():
+        if line.startswith(b"Rss:"):
+            rss = int(line.split()[1])
+        elif line.startswith(b"Pss:"):
+            pss = int(line.split()[1])
+    return rss, pss
+
+
+@dataclass(slots=True)
+class ProcessTree:
+    """A running command and its descendants, sampled from /proc (Linux; elsewhere it finds
+    nothing): the peaks of their summed RSS and PSS (MiB), of their number and of the command's
+    own children (the sweep's workers, each of which may fork a child per run), and when
+    (seconds after the start) the command was first and last seen with children."""
+
+    root: int
+    peak_rss_mib: float = 0.0
+    peak_pss_mib: float = 0.0
+    most_processes: int = 0
+    most_children: int = 0
+    children_from: float | None = None
+    children_until: float | None = None
+    _next_sample: float = 0.0
+    _last_count: int = 0
+
+    def poll(self, elapsed: float) -> None:
+        pids = [self.root, *_children(self.root)]
+        self.most_children = max(self.most_children, len(pids) - 1)
+        for pid in pids[1:]:  # grows as it goes: grandchildren, then theirs
+            pids += _children(pid)
+        if len(pids) > 1:
+            if self.children_from is None:
+                self.children_from = elapsed
+            self.children_until = elapsed
+        # Sample on schedule, and at once when processes come or go.
+        if elapsed < self._next_sample and len(pids) == self._last_count:
+            return
+        self._next_sample = elapsed + TREE_SAMPLE_SECONDS
+        self._last_count = len(pids)
+        sizes = [_rss_pss_kib(pid) for pid in pids]
+        self.peak_rss_mib = max(self.peak_rss_mib, sum(rss for rss, _ in sizes) / 2**10)
+        self.peak_pss_mib = max(self.peak_pss_mib, sum(pss for _, pss in sizes) / 2**10)
+        self.most_processes = max(self.most_processes, sum(1 for rss, _ in sizes if rss))
+
+
+@dataclass(frozen=True, slots=True)
+class CliRun:
+    """How a CLI run went: wall seconds; wait4's peak RSS (MiB: the largest of the command and
+    the children it reaped); its exit code (None: killed at the time limit); whether it was
+    interrupted (SIGINT) at the time limit; the CPU seconds (user and system) of the command
+    and the children it reaped; the CPU seconds the whole machine was busy meanwhile."""
+
+    wall: float
+    rss_mib: float
+    code: int | None
+    interrupted: bool = False
+    cpu: float = 0.0
+    machine_cpu: float = 0.0
+
+
+def _machine_busy_seconds() -> float:
+    """CPU seconds every core has been busy since boot (/proc/stat: user, nice, system, irq,
+    softirq; idle, iowait and steal left out; 0 where there is no /proc)."""
+    try:
+        fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()
+    except OSError:
+        return 0.0
+    user, nice, system, _idle, _iowait, irq, softirq = (int(x) for x in fields[1:8])
+    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
+
+
+def _cli_run(
+    wall: float, rusage: Any, code: int | None, interrupted: bool, busy_before: float
+) -> CliRun:
+    cpu = float(rusage.ru_utime + rusage.ru_stime)
+    machine = _machine_busy_seconds() - busy_before
+    return CliRun(wall, peak_rss_mib(rusage), code, interrupted, cpu, machine)
+
+
+def _run_cli(
+    cmd: list[str],
+    out: Path,
+    seconds: float,
+    *,
+    tree: Callable[[int], ProcessTree] | None = None,
+    interrupt: bool = False,
+) -> tuple[CliRun, ProcessTree | None]:
+    """Run ``cmd`` with stdout to ``out`` for at most ``seconds``, its process tree sampled
+    when ``tree`` is given. Past the limit it is killed, or with ``interrupt`` sent SIGINT
+    first and given ``INTERRUPT_GRACE_SECONDS`` to finish."""
     with out.open("wb") as f:
         start = time.perf_counter()
+        busy = _machine_busy_seconds()
         proc = subprocess.Popen(cmd, stdout=f)
+        watched = tree(proc.pid) if tree is not None else None
         deadline = start + seconds
+        interrupted = False
         while True:
             # wait4 rather than Popen.wait: it returns this child's own resource usage.
             pid, status, rusage = os.wait4(proc.pid, os.WNOHANG)
+            now = time.perf_counter()
             if pid:
-                wall = time.perf_counter() - start
                 proc.returncode = os.waitstatus_to_exitcode(status)
-                return wall, peak_rss_mib(rusage), proc.returncode
-            if time.perf_counter() >= deadline:
+                return _cli_run(now - start, rusage, proc.returncode, interrupted, busy), watched
+            if now >= deadline and interrupt and not interrupted:
+                proc.send_signal(signal.SIGINT)
+                interrupted = True
+                deadline = now + INTERRUPT_GRACE_SECONDS
+            elif now >= deadline:
                 proc.kill()
                 _, status, rusage = os.wait4(proc.pid, 0)
                 proc.returncode = os.waitstatus_to_exitcode(status)
-                return time.perf_counter() - start, peak_rss_mib(rusage), None
+                wall = time.perf_counter() - start
+                return _cli_run(wall, rusage, None, interrupted, busy), watched
+            if watched is not None:
+                watched.poll(now - start)
             time.sleep(CLI_POLL_SECONDS)
 
 
 def _run_cli_job(job: Job, cmd: list[str], out: Path, limits: Limits) -> tuple[float, float] | None:
     """``_run_cli``, with the job's line printed when it was stopped or failed: wall seconds
     and peak RSS when it finished."""
-    wall, rss, code = _run_cli(cmd, out, limits.seconds)
+    run, _ = _run_cli(cmd, out, limits.seconds)
+    wall, rss, code = run.wall, run.rss_mib, run.code
     if code is None:
         print(f"{job.name}: stopped after {wall:.0f} s, peak RSS {rss:,.0f} MiB", flush=True)
         return None
@@ -499,6 +670,89 @@ def run_timeline(job: Job, tmp: Path, divisor: int, limits: Limits) -> None:
     pending = len(steps[-1]["pending"])
     note = f" ({pending} pending at the end)" if pending else ""
     print(f"{job.name}: {wall:.1f} s, peak RSS {rss:,.0f} MiB{note}", flush=True)
+
+
+def run_sweep(job: Job, tmp: Path, divisor: int, limits: Limits) -> None:
+    """``topospread sweep CLUSTER --nodes|--zones -o json``: its runs, the wall seconds of the
+    whole command and runs per second of them, and the peak RSS of the CLI and its workers."""
+    assert job.sweep is not None
+    path = tmp / f"{job.family.lower()}.yaml"
+    nodes, pods = chart.write_sweep_cluster(
+        path, job.sweep.nodes // divisor, job.sweep.pods // divisor
+    )
+    log(f"{job.name}:\n  wrote {nodes} nodes and {pods} pods")
+    out = tmp / f"{job.family.lower()}.json"
+    cmd = [*topospread_command(), "sweep", str(path), job.sweep.flag, "-o", "json"]
+    run, tree = _run_cli(cmd, out, limits.seconds, tree=ProcessTree, interrupt=True)
+    assert tree is not None
+    report: dict[str, Any] | None = None
+    if run.code in (0, 130):
+        try:
+            report = json.loads(out.read_bytes())
+        except ValueError:
+            report = None
+    # The CLI starts its workers once the base state is settled and snapshotted, and they are
+    # gone once every failure has been replayed.
+    if tree.children_from is not None and tree.children_until is not None:
+        sweep_seconds = tree.children_until - tree.children_from
+        log(
+            f"  base (load, settle, snapshot) {tree.children_from:.1f} s, sweep "
+            f"{sweep_seconds:.1f} s in {tree.most_children} workers, output "
+            f"{run.wall - tree.children_until:.1f} s"
+        )
+    elif run.interrupted:
+        log(f"  interrupted in the base settle: no worker started in {limits.seconds:.0f} s")
+    memory = _tree_memory(run, tree)
+    if tree.peak_rss_mib:
+        log(f"  at most {tree.most_processes} processes at once (the CLI, workers, their children)")
+    # Other processes on the machine (another benchmark, a test run) slow the sweep down: the
+    # CPU seconds are what its work cost whatever ran beside it.
+    others = max(0.0, run.machine_cpu - run.cpu) / run.wall if run.machine_cpu else 0.0
+    log(
+        f"  CPU {run.cpu:,.0f} s in the CLI and its workers ({run.cpu / run.wall:.2f} cores); "
+        f"other processes {others:.2f} cores meanwhile"
+    )
+    if report is None:
+        what = "stopped" if run.interrupted or run.code is None else "FAILED"
+        code = "" if run.code is None else f" (exit code {run.code})"
+        print(f"{job.name}: {what} after {run.wall:.0f} s{code}, {memory}", flush=True)
+        return
+    completed, planned = report["completed"], report["planned"]
+    ranked = report["ranked"]
+    log(
+        f"  {completed} of {planned} runs: {sum(1 for r in ranked if r['newPending'])} with new "
+        f"Pending pods, {sum(1 for r in ranked if r['newViolations'])} with new violations, "
+        f"{sum(1 for r in ranked if not r['recovered'])} not recovered"
+    )
+    for r in ranked[:3]:
+        log(
+            f"    {r['failure']}: {r['newPending']} new Pending, "
+            f"{len(r['newViolations'])} new violations, recovered {r['recovered']}"
+        )
+    rate = completed / run.wall if run.wall > 0 else 0.0
+    if report["interrupted"]:
+        print(
+            f"{job.name}: stopped after {run.wall:.0f} s: {completed} of {planned} runs, "
+            f"{rate:,.2f} runs/s, {memory}",
+            flush=True,
+        )
+        return
+    print(
+        f"{job.name}: {completed} runs in {run.wall:.1f} s, {rate:,.2f} runs/s, {memory}",
+        flush=True,
+    )
+
+
+def _tree_memory(run: CliRun, tree: ProcessTree) -> str:
+    """The peak memory of a command and its workers: the tree's sampled sums of RSS (pages the
+    forked processes share counted in each: an upper bound) and PSS (shared pages split between
+    them), and wait4's figure (the largest single process), alone where /proc gave nothing."""
+    if not tree.peak_rss_mib:
+        return f"peak RSS {run.rss_mib:,.0f} MiB (the largest process)"
+    return (
+        f"peak RSS {max(tree.peak_rss_mib, run.rss_mib):,.0f} MiB summed over its processes "
+        f"(PSS {tree.peak_pss_mib:,.0f} MiB; {run.rss_mib:,.0f} MiB the largest)"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -564,6 +818,9 @@ def main(argv: Sequence[str] | None = None) -> None:
                 continue
             if job.cli == TIMELINE:
                 run_timeline(job, Path(tmp), divisor, limits)
+                continue
+            if job.cli == SWEEP:
+                run_sweep(job, Path(tmp), divisor, limits)
                 continue
             manifest = files.get(job.manifest_format) if job.manifest_format else None
             spawn(job, divisor, limits, mode, manifest)
