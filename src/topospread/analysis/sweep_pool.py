@@ -73,10 +73,10 @@ def _run_forked(job: Job) -> tuple[int, Run]:
             try:
                 run = run_failure(_LIVE[job.seed], job.failure, job.seed, worker_options())
                 payload = pickle.dumps((True, run), protocol=pickle.HIGHEST_PROTOCOL)
-            except BaseException as err:  # noqa: BLE001 - every error goes to the parent
+            except BaseException as err:  # every error goes to the parent
                 try:
                     payload = pickle.dumps((False, err))
-                except Exception:  # noqa: BLE001
+                except Exception:
                     payload = pickle.dumps((False, RuntimeError(repr(err))))
             with os.fdopen(write, "wb") as out:
                 out.write(payload)
