@@ -307,6 +307,7 @@ class Scheduler:
         self.preempted: dict[str, tuple[Pod, str]] = {}
         self._victims: list[str] | None = None  # the running attempt's Decision.preempted
         self.fast: dict[str, FastPath] = {}
+        self._names: tuple[Sequence[NodeInfo] | None, list[str]] = (None, [])
         for fwk in self.frameworks.values():
             preemption = fwk.plugins.get(DEFAULT_PREEMPTION)
             if isinstance(preemption, DefaultPreemption):
@@ -541,7 +542,7 @@ class Scheduler:
         pod = info.pod
         statuses = statuses_by_node(
             err.diagnosis,
-            [n.name for n in nodes],
+            self._names_of(nodes),
             unschedulable=unschedulable,
             victimless=victimless,
         )
@@ -569,6 +570,15 @@ class Scheduler:
             return decision
         self._failed(info, err.diagnosis.unschedulable_plugins, decision)
         return decision
+
+    def _names_of(self, nodes: Sequence[NodeInfo]) -> list[str]:
+        """The nodes' names, taken once per node list (the cluster makes a new list after
+        any node change; failed attempts over thousands of nodes ask for it each time)."""
+        seen, names = self._names
+        if seen is not nodes:
+            names = [n.name for n in nodes]
+            self._names = (nodes, names)
+        return names
 
     def _bind(
         self, fwk: Framework, info: QueuedPodInfo, decision: Decision, state: CycleState, host: str
