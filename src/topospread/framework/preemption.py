@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import datetime
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final, Protocol
+from typing import Final, Protocol, cast
 
 from topospread.api.field import go_quote
 from topospread.api.types import Pod, PodDisruptionBudget
@@ -265,6 +265,34 @@ def nodes_where_preemption_might_help(
     ]
 
 
+class UniformStatuses(Mapping[str, Status]):
+    """One status for every node of ``nodes``, in visiting order from ``offset`` round the
+    list: the dry run's statuses when no node can have a victim, without a dict of them
+    (FitError's message counts it as one status times the number of nodes)."""
+
+    __slots__ = ("_known", "_nodes", "_offset", "status")
+
+    def __init__(self, nodes: Sequence[NodeInfo], offset: int, status: Status) -> None:
+        self._nodes = nodes
+        self._offset = offset
+        self.status = status
+        self._known: set[str] | None = None
+
+    def __getitem__(self, name: str) -> Status:
+        if self._known is None:
+            self._known = {n.name for n in self._nodes}
+        if name not in self._known:
+            raise KeyError(name)
+        return self.status
+
+    def __iter__(self) -> Iterator[str]:
+        n = len(self._nodes)
+        return (self._nodes[(self._offset + i) % n].name for i in range(n))
+
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+
 class Evaluator:
     """The preemption steps shared by preemption plugins. Upstream: Evaluator (preemption.go)."""
 
@@ -299,7 +327,8 @@ class Evaluator:
             return None, as_status(aggregate_message(errors))
         if not candidates:
             diagnosis = Diagnosis(
-                node_to_status=node_statuses,
+                # Read only: fit_error_message counts it (a UniformStatuses as one status).
+                node_to_status=cast(dict[str, Status], node_statuses),
                 absent_status=new_status(
                     Code.UnschedulableAndUnresolvable, ERR_PREEMPTION_NOT_HELPFUL
                 ),
@@ -321,7 +350,7 @@ class Evaluator:
         all_nodes: Sequence[NodeInfo],
         pod: Pod,
         statuses: Mapping[str, Status],
-    ) -> tuple[list[Candidate], dict[str, Status], list[str]]:
+    ) -> tuple[list[Candidate], Mapping[str, Status], list[str]]:
         """Dry-run preemption on the nodes where it might help.
 
         Upstream: Evaluator.findCandidates (preemption.go, v1.35)
@@ -338,8 +367,7 @@ class Evaluator:
             n = len(potential)
             nothing = self.interface.no_victims_status(pod, potential[offset % n])
             if nothing is not None:
-                visited = (potential[(offset + i) % n].name for i in range(n))
-                return [], dict.fromkeys(visited, nothing), []
+                return [], UniformStatuses(potential, offset, nothing), []
         return self.dry_run_preemption(state, pod, potential, pdbs, offset, num_candidates)
 
     def dry_run_preemption(

@@ -83,12 +83,18 @@ def fit_error_message(num_all_nodes: int, diagnosis: Diagnosis) -> str:
         msg += f" {diagnosis.pre_filter_msg}."
     else:
         reasons: Counter[str] = Counter()
-        # Nodes share status objects: count each distinct one, then its reasons.
-        statuses = diagnosis.node_to_status.values()
-        distinct = dict(zip(map(id, statuses), statuses, strict=True))
-        for key, n in Counter(map(id, statuses)).items():
-            for reason in distinct[key].reasons:
-                reasons[reason] += n
+        by_node = diagnosis.node_to_status
+        uniform = getattr(by_node, "status", None)  # preemption's UniformStatuses
+        if isinstance(uniform, Status):
+            for reason in uniform.reasons:
+                reasons[reason] += len(by_node)
+        else:
+            # Nodes share status objects: count each distinct one, then its reasons.
+            statuses = by_node.values()
+            distinct = dict(zip(map(id, statuses), statuses, strict=True))
+            for key, n in Counter(map(id, statuses)).items():
+                for reason in distinct[key].reasons:
+                    reasons[reason] += n
         absent = num_all_nodes - len(diagnosis.node_to_status)
         if absent > 0:
             for reason in diagnosis.absent_status.reasons:
