@@ -85,9 +85,14 @@ def fit_error_message(num_all_nodes: int, diagnosis: Diagnosis) -> str:
         reasons: Counter[str] = Counter()
         by_node = diagnosis.node_to_status
         uniform = getattr(by_node, "status", None)  # preemption's UniformStatuses
+        counted = getattr(by_node, "status_counts", None)  # the fast path's status vector
         if isinstance(uniform, Status):
             for reason in uniform.reasons:
                 reasons[reason] += len(by_node)
+        elif counted is not None:
+            for status, n in counted():
+                for reason in status.reasons:
+                    reasons[reason] += n
         else:
             # Nodes share status objects: count each distinct one, then its reasons.
             statuses = by_node.values()

@@ -39,9 +39,9 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import msgspec
 import numpy as np
@@ -728,13 +728,9 @@ class FastPath:
             diagnosis = Diagnosis()
             for status in (prior or {}).values():
                 diagnosis.add_plugin_status(status)
-            visited = rejected_with[order].tolist()
-            diagnosis.node_to_status.update(
-                zip(
-                    [names[i] for i in order.tolist()], map(table.__getitem__, visited), strict=True
-                )
-            )
-            for index in sorted(set(visited)):
+            by_node = _VectorStatuses(names, self.index, order, rejected_with, table)
+            diagnosis.node_to_status = cast(dict[str, Status], by_node)  # read only from here
+            for index in by_node.distinct():
                 diagnosis.add_plugin_status(table[index])
             return FastFailure(diagnosis, rejected_with)
         to_find = num_feasible_nodes_to_find(algorithm.percentage_for(self.fwk), n)
@@ -1495,6 +1491,53 @@ def _all_terms_match(terms: Sequence[AffinityTerm], ns: NamespaceLabels, pod: Po
 
 def _unnamed(c: Container) -> Container:
     return msgspec.structs.replace(c, name="") if c.name else c
+
+
+class _VectorStatuses(Mapping[str, Status]):
+    """A failed attempt's status of every node, read from the status vector (``codes[p]``
+    indexes ``table`` for the node at position ``p``; every node was visited), iterated in
+    the order the search visited them, and counted per distinct status for FitError's
+    message (``status_counts``) without a dict of every node."""
+
+    __slots__ = ("_codes", "_index", "_names", "_order", "_table")
+
+    def __init__(
+        self,
+        names: list[str],
+        index: Mapping[str, int],
+        order: npt.NDArray[np.intp],
+        codes: I32,
+        table: list[Status],
+    ) -> None:
+        self._names = names
+        self._index = index
+        self._order = order
+        self._codes = codes
+        self._table = table
+
+    def __getitem__(self, name: str) -> Status:
+        p = self._index.get(name)
+        if p is None:
+            raise KeyError(name)
+        return self._table[int(self._codes[p])]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._index
+
+    def __iter__(self) -> Iterator[str]:
+        names = self._names
+        return (names[i] for i in self._order.tolist())
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def distinct(self) -> list[int]:
+        """The status indexes met, in table order."""
+        return [int(i) for i in np.flatnonzero(np.bincount(self._codes))]
+
+    def status_counts(self) -> list[tuple[Status, int]]:
+        counts = np.bincount(self._codes)
+        return [(self._table[int(i)], int(counts[i])) for i in np.flatnonzero(counts)]
 
 
 class _Names(Sequence[str]):
