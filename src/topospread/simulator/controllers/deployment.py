@@ -51,14 +51,12 @@ from topospread.simulator.controllers.common import (
     PodActions,
     check_selector_matches_template,
     claim,
-    claim_pods,
     compute_hash,
     creation_time,
     describe,
     equal_ignore_hash,
     get_scaled_value_from_int_or_percent,
     is_controlled_by,
-    is_pod_active,
     is_pod_available,
     new_controller_ref,
     pod_phase,
@@ -67,7 +65,7 @@ from topospread.simulator.controllers.common import (
     with_label,
     workload_selector,
 )
-from topospread.simulator.controllers.replicaset import sync_replica_set
+from topospread.simulator.controllers.replicaset import PodClaims, sync_replica_set
 
 DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY: Final = "pod-template-hash"
 ROLLING_UPDATE: Final = "RollingUpdate"
@@ -344,6 +342,7 @@ class _Sync:
         pods: list[Pod],
         rng: random.Random,
         now: int | None,
+        claims: PodClaims | None = None,
     ) -> None:
         self.d = d
         self.rng = rng
@@ -354,7 +353,8 @@ class _Sync:
         self.created: list[str] = []
         self.deleted: list[ReplicaSet] = []
         self.collision_count = d.status.collision_count
-        self.status = {rs.metadata.name: _rs_status(rs, pods, now) for rs in owned}
+        self.claims = claims if claims is not None else PodClaims(pods)
+        self.status = {rs.metadata.name: _rs_status(rs, self.claims, now) for rs in owned}
         self.pods = pods
 
     # -- bookkeeping
@@ -438,7 +438,7 @@ class _Sync:
             ):
                 if name not in self.current:
                     self.current[name] = taken
-                    self.status[name] = _rs_status(taken, self.pods, self.now)
+                    self.status[name] = _rs_status(taken, self.claims, self.now)
                 return self.current[name]
             self.collision_count = (self.collision_count or 0) + 1
             raise _Requeue
@@ -825,10 +825,10 @@ def _set_new_replica_set_annotations(
     return rs, changed
 
 
-def _rs_status(rs: ReplicaSet, pods: Sequence[Pod], now: int | None) -> _Status:
+def _rs_status(rs: ReplicaSet, claims: PodClaims, now: int | None) -> _Status:
     """A ReplicaSet's status.replicas and status.availableReplicas, from its active pods."""
     selector = label_selector_as_selector(rs.spec.selector)
-    owned = claim_pods(rs, selector, pods, keep=is_pod_active).owned
+    owned = claims.claim(rs, selector).owned
     available = sum(1 for p in owned if is_pod_available(p, rs.spec.min_ready_seconds, now))
     return _Status(len(owned), available)
 
@@ -844,11 +844,13 @@ def sync_deployment(
     *,
     rng: random.Random,
     now: int | None = None,
+    claims: PodClaims | None = None,
 ) -> DeploymentSync:
     """One sync of a Deployment.
 
     ``replica_sets``: the ReplicaSets of its namespace (it claims its own and adopts orphans
-    its selector matches); ``pods``: the pods of its namespace (for the ReplicaSets' statuses).
+    its selector matches); ``pods``: the pods of its namespace (for the ReplicaSets' statuses);
+    ``claims``: the ReplicaSets' claims of those same pods, kept for their syncs.
 
     Upstream: DeploymentController.syncDeployment (deployment_controller.go, v1.35)
     """
@@ -861,7 +863,7 @@ def sync_deployment(
         rs.metadata.name for rs in claimed.updated
     }
     released = [rs for rs in claimed.updated if rs.metadata.name not in adopted]
-    work = _Sync(d, claimed.owned, namespace_rss, list(pods), rng, now)
+    work = _Sync(d, claimed.owned, namespace_rss, list(pods), rng, now, claims)
     for rs in claimed.updated:
         if rs.metadata.name in adopted:
             work.changes[rs.metadata.name] = rs
@@ -891,7 +893,8 @@ def step_deployment(
     all of them, as the ReplicaSet controller does for a Deployment's ReplicaSets.
     """
     pods = list(pods)
-    result = sync_deployment(d, replica_sets, pods, rng=rng, now=now)
+    claims = PodClaims(pods)  # the ReplicaSets' claims, shared by both passes
+    result = sync_deployment(d, replica_sets, pods, rng=rng, now=now, claims=claims)
     selectors = [label_selector_as_selector(rs.spec.selector) for rs in result.replica_sets]
     selected: dict[tuple[tuple[str, str], ...], bool] = {}  # by label set: replicas share one
 
@@ -905,5 +908,7 @@ def step_deployment(
     related = [p for p in pods if related_pod(p.metadata.labels)]
     actions = PodActions()
     for rs in result.replica_sets:
-        actions = actions + sync_replica_set(rs, pods, rng=rng, now=now, related_pods=related)
+        actions = actions + sync_replica_set(
+            rs, pods, rng=rng, now=now, related_pods=related, claims=claims
+        )
     return DeploymentStep(result, actions)

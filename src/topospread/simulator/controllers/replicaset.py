@@ -20,7 +20,9 @@ from typing import Final
 import msgspec
 
 from topospread.api.types import Pod, ReplicaSet
+from topospread.labels.selector import Selector
 from topospread.simulator.controllers.common import (
+    Claim,
     PodActions,
     check_selector_matches_template,
     claim_pods,
@@ -104,6 +106,28 @@ def manage_replicas(
     return PodActions()
 
 
+class PodClaims:
+    """The active pods each ReplicaSet claims from one list of pods, claimed once: within a
+    Deployment's step, the Deployment's status pass and each ReplicaSet's sync claim the
+    same pods. A claim reads of the ReplicaSet only its identity, its deletion and its
+    selector, kept in the key (the selector by identity: scaling keeps the object)."""
+
+    def __init__(self, pods: Sequence[Pod]) -> None:
+        self.pods = pods
+        self._found: dict[tuple[object, ...], tuple[object, Claim[Pod]]] = {}
+
+    def claim(self, rs: ReplicaSet, selector: Selector) -> Claim[Pod]:
+        meta = rs.metadata
+        selector_id = id(rs.spec.selector)
+        key = (meta.namespace, meta.name, meta.uid, meta.deletion_timestamp, selector_id)
+        hit = self._found.get(key)
+        if hit is not None and hit[0] is rs.spec.selector:
+            return hit[1]
+        found = claim_pods(rs, selector, self.pods, keep=is_pod_active)
+        self._found[key] = (rs.spec.selector, found)
+        return found
+
+
 def sync_replica_set(
     rs: ReplicaSet,
     pods: Iterable[Pod],
@@ -111,13 +135,15 @@ def sync_replica_set(
     rng: random.Random,
     now: int | None = None,
     related_pods: Iterable[Pod] | None = None,
+    claims: PodClaims | None = None,
 ) -> PodActions:
     """One sync of a ReplicaSet.
 
     ``pods``: the pods of its namespace (any superset of its own); it claims the active ones
     (adopting orphans its selector matches, releasing its own that it no longer selects).
     ``related_pods``: the pods of every ReplicaSet controlled by this one's Deployment, this
-    one's included (None for a ReplicaSet without a controller, as upstream). A ReplicaSet
+    one's included (None for a ReplicaSet without a controller, as upstream). ``claims``:
+    the claims already made from these same ``pods`` (a Deployment's step). A ReplicaSet
     being deleted neither adopts, releases, creates nor deletes.
 
     Upstream: ReplicaSetController.syncReplicaSet (replica_set.go, v1.35)
@@ -125,7 +151,11 @@ def sync_replica_set(
     rs = set_defaults_replica_set(rs)
     selector = workload_selector(rs, rs.spec.selector)
     check_selector_matches_template(rs, selector, rs.spec.template)
-    claim = claim_pods(rs, selector, pods, keep=is_pod_active)
+    claim = (
+        claims.claim(rs, selector)
+        if claims is not None
+        else claim_pods(rs, selector, pods, keep=is_pod_active)
+    )
     updates = PodActions(update=tuple(claim.updated))
     if rs.metadata.deletion_timestamp is not None:
         return updates
