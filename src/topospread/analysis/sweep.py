@@ -165,7 +165,7 @@ def settle_base(scenario: TimelineScenario, seed: int, features: Features) -> Si
 
 
 def base_phase(sim: Simulation) -> Phase:
-    return phase(step_report(sim, 0, "base", "base", [], Settled(0, True)))
+    return phase(_report(sim))
 
 
 def enumerate_failures(
@@ -347,7 +347,6 @@ def compare(run: Run, base: Phase) -> Outcome:
 class SweepReport:
     source: str
     seeds: list[int]
-    families: list[str]
     base: dict[int, Phase]
     outcomes: list[Outcome]
     planned: int
@@ -355,6 +354,11 @@ class SweepReport:
     plan: dict[str, int] = field(default_factory=dict)
     interrupted: bool = False
     warnings: list[str] = field(default_factory=list)
+
+    @property
+    def families(self) -> list[str]:
+        """The kinds of failure tried, in KINDS order."""
+        return list(self.plan)
 
     def ranked(self) -> list[Outcome]:
         return sorted(
@@ -466,9 +470,9 @@ def sweep(
     jobs = [Job(i, seed, f) for i, (f, seed) in enumerate((f, s) for f in failures for s in seeds)]
     if on_planned is not None:
         on_planned(len(jobs))
-    families = sorted({f.kind for f in failures}, key=KINDS.index)
-    plan = {k: sum(1 for f in failures if f.kind == k) for k in families}
-    report = SweepReport(scenario.source, list(seeds), families, base_phases, [], len(jobs), plan)
+    kinds = sorted({f.kind for f in failures}, key=KINDS.index)
+    plan = {k: sum(1 for f in failures if f.kind == k) for k in kinds}
+    report = SweepReport(scenario.source, list(seeds), base_phases, [], len(jobs), plan)
     results: dict[int, Outcome] = {}
 
     def done(index: int, run: Run) -> None:
