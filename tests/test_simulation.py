@@ -12,6 +12,7 @@ import pytest
 
 from test_timeline import ZONE, daemon_set, deployment, run, zones
 from topospread.analysis.timeline import simulate, workload_reports
+from topospread.simulator.fastpath import FastPath
 from topospread.simulator.simulation import Simulation
 from topospread.simulator.steps import apply_step
 from topospread.simulator.timeline import TimelineScenario, parse_timeline
@@ -372,3 +373,99 @@ def test_a_snapshot_of_a_rich_cluster_restores_and_replays_alike(fast: bool, sco
     copy = sim.snapshot().restore()
     assert state(copy) == state(sim)
     assert replay(copy, scenario) == replay(sim, scenario)
+
+
+def spread_workload(rng: random.Random, name: str) -> dict[str, Any]:
+    """A Deployment with one to three random spread constraints: zone, hostname or a rack
+    label some nodes lack; either policy; minDomains; a selector that may take in another
+    workload's pods; a node selector or a toleration on some."""
+    constraints = []
+    keys = rng.sample([ZONE, "kubernetes.io/hostname", "rack"], rng.randint(1, 3))
+    for key in keys:  # one constraint per key: (key, when) pairs must be unique
+        hard = rng.random() < 0.6
+        c: dict[str, Any] = {
+            "maxSkew": rng.randint(1, 2),
+            "topologyKey": key,
+            "whenUnsatisfiable": "DoNotSchedule" if hard else "ScheduleAnyway",
+            "labelSelector": {"matchLabels": {"tier": rng.choice(["front", "back"])}},
+        }
+        if rng.random() < 0.5:
+            c["nodeTaintsPolicy"] = rng.choice(["Honor", "Ignore"])
+        if rng.random() < 0.4:
+            c["nodeAffinityPolicy"] = rng.choice(["Honor", "Ignore"])
+        if hard and rng.random() < 0.3:
+            c["minDomains"] = rng.randint(2, 5)
+        constraints.append(c)
+    spec: dict[str, Any] = {
+        "containers": [{"name": "c", "image": "nginx:1"}],
+        "topologySpreadConstraints": constraints,
+    }
+    if rng.random() < 0.3:
+        spec["nodeSelector"] = {ZONE: rng.choice(["a", "b"])}
+    if rng.random() < 0.3:
+        spec["tolerations"] = [{"key": "dedicated", "operator": "Exists"}]
+    labels = {"app": name, "tier": rng.choice(["front", "back"])}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name},
+        "spec": {
+            "replicas": rng.randint(2, 8),
+            "selector": {"matchLabels": {"app": name}},
+            "template": {"metadata": {"labels": labels}, "spec": spec},
+        },
+    }
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_reports_count_spread_from_the_fast_paths_counters_as_the_reference_does(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reports' counts read off the scheduler's kept counters (FastPath.spread_state)
+    against calPreFilterState's own count, step by step, over random constraints, taints,
+    node selectors, rack labels some nodes lack, and pods moving."""
+    rng = random.Random(seed)
+    names = [f"pool-{z}-{i}" for z in "abc" for i in (1, 2)]
+    names += [f"rack{r}-{z}-1" for r in (1, 2) for z in "abc"]
+    racks = [
+        {
+            "name": f"rack{r}",
+            "zones": ["a", "b", "c"],
+            "perZone": 1,
+            "template": {"metadata": {"labels": {"rack": f"r{r}"}}},
+        }
+        for r in (1, 2)
+    ]
+    steps: list[dict[str, Any]] = []
+    for _ in range(8):
+        node = rng.choice(names)
+        step = rng.choice(
+            [
+                {"taint": {"node": node, "key": "dedicated", "value": "x", "effect": "NoSchedule"}},
+                {"scale": {"workload": "deployment/w0", "replicas": rng.randint(1, 9)}},
+                {"loseNode": node},
+                {"wait": "301s"},
+                {"restoreNode": node},
+                {"drain": node},
+                {"uncordon": node},
+            ]
+        )
+        steps.append(step)
+    doc = {
+        "nodeGroups": [*zones(), *racks],
+        "objects": [spread_workload(rng, f"w{i}") for i in range(4)],
+        "timeline": steps,
+    }
+    served: list[bool] = []
+    kept = FastPath.spread_state
+
+    def counted(self: FastPath, pod: Any) -> Any:
+        state = kept(self, pod)
+        served.append(state is not None)
+        return state
+
+    monkeypatch.setattr(FastPath, "spread_state", counted)
+    fast = simulate(parse_timeline(doc, "t.yaml"), seed=seed, fast=True).to_json()
+    reference = simulate(parse_timeline(doc, "t.yaml"), seed=seed, fast=False).to_json()
+    assert fast == reference
+    assert sum(served) > 10  # the kept counters answered most of the reports' counts

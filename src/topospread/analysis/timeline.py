@@ -15,7 +15,7 @@ ScheduleAnyway constraint is counted as if it were DoNotSchedule, on its own; it
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -284,61 +284,89 @@ def step_report(
 def workload_reports(sim: Simulation) -> list[WorkloadReport]:
     """Every workload (and the pods of no workload, by namespace) with its constraints'
     spread."""
-    by_owner: dict[tuple[str, str, str], list[Pod]] = {}
-    bare: dict[str, list[Pod]] = {}
-    owners: dict[tuple[str, str, str], WorkloadKey | None] = {}  # by controller reference
-    for _, pod in sim.sorted_pods():
-        ref = get_controller_of(pod.metadata)
-        if ref is None:
-            owner = None
-        else:
-            ref_key = (pod.metadata.namespace, ref.kind, ref.name)
-            if ref_key not in owners:
-                owners[ref_key] = sim.owner_of(pod)
-            owner = owners[ref_key]
+    # Each workload's pods by key, from the pods' index by controller reference.
+    keys_of: dict[WorkloadKey, list[str]] = {}
+    bare: dict[str, list[str]] = {ns: list(keys) for ns, keys in sim.pods.orphans.items()}
+    for (namespace, kind, name), keys in sim.pods.by_owner.items():
+        owner = sim.owner_of_reference(namespace, kind, name)
         if owner is not None:
-            by_owner.setdefault(owner, []).append(pod)
-        else:  # a bare pod, or one whose controller the scenario does not hold
-            bare.setdefault(pod.metadata.namespace, []).append(pod)
+            keys_of.setdefault(owner, []).extend(keys)
+        else:  # its controller is not in the scenario
+            bare.setdefault(namespace, []).extend(keys)
     out = []
     counts = PodCounts(sim.cluster.list()) if sim.fast else None
-    for key, obj in iter_controller_refs(sim):
-        pods = by_owner.get(key, [])
+    facts = _PodFacts.of(sim)
+    for workload, obj in iter_controller_refs(sim):
         replicas = getattr(obj.spec, "replicas", None)
         if obj.kind in ("Deployment", "ReplicaSet", "StatefulSet") and replicas is None:
             replicas = 1
-        out.append(_workload(sim, describe_workload(key), replicas, pods, counts))
-    for namespace, pods in sorted(bare.items()):
-        out.append(_workload(sim, f"pods of no workload in {namespace}", None, pods, counts))
+        members = facts.read(sim, sorted(keys_of.get(workload, ())))
+        out.append(_workload(sim, describe_workload(workload), replicas, members, counts))
+    for namespace, orphans in sorted(bare.items()):
+        members = facts.read(sim, sorted(orphans))
+        out.append(_workload(sim, f"pods of no workload in {namespace}", None, members, counts))
     return out
 
 
+class _PodFacts:
+    """What a report reads of each pod besides its placement — its spread constraints
+    encoded (pods with equal ones are counted once) and its revision — taken once per pod
+    object (a step changes few pods) and kept in ``Simulation.memo``."""
+
+    KEY: Final = "report-pod-facts"
+
+    def __init__(self) -> None:
+        self._facts: dict[str, tuple[Pod, bytes, str]] = {}
+
+    @classmethod
+    def of(cls, sim: Simulation) -> _PodFacts:
+        found = sim.memo.get(cls.KEY)
+        if not isinstance(found, _PodFacts):
+            found = sim.memo[cls.KEY] = _PodFacts()
+        if len(found._facts) > 2 * len(sim.pods) + 1024:  # forget pods long gone
+            for gone in found._facts.keys() - sim.pods.keys():
+                del found._facts[gone]
+        return found
+
+    def read(self, sim: Simulation, keys: Iterable[str]) -> list[tuple[Pod, bytes, str]]:
+        """The pods of ``keys`` with their facts, in that order."""
+        out = []
+        facts = self._facts
+        for key in keys:
+            pod = sim.pods[key]
+            hit = facts.get(key)
+            if hit is None or hit[0] is not pod:
+                encoded = msgspec.json.encode(pod.spec.topology_spread_constraints)
+                hit = facts[key] = (pod, encoded, _revision(pod))
+            out.append(hit)
+        return out
+
+
 def _workload(
-    sim: Simulation, name: str, desired: int | None, pods: list[Pod], counts: PodCounts | None
+    sim: Simulation,
+    name: str,
+    desired: int | None,
+    members: list[tuple[Pod, bytes, str]],
+    counts: PodCounts | None,
 ) -> WorkloadReport:
-    groups: dict[bytes, list[Pod]] = {}
-    # Each pod's constraints encoded once while the pod is the same object (kept between
-    # reports in Simulation.memo: a step changes few pods).
-    encoded: dict[str, tuple[Pod, bytes]] = sim.memo.setdefault("spread-constraints", {})
-    if len(encoded) > 2 * len(sim.pods) + 1024:  # forget pods long gone
-        for gone in encoded.keys() - sim.pods.keys():
-            del encoded[gone]
-    for pod in pods:
-        hit = encoded.get(pod.key)
-        if hit is not None and hit[0] is pod:
-            key = hit[1]
-        else:
-            key = msgspec.json.encode(pod.spec.topology_spread_constraints)
-            encoded[pod.key] = (pod, key)
-        groups.setdefault(key, []).append(pod)
+    groups: dict[bytes, list[tuple[Pod, bytes, str]]] = {}
+    running = pending = 0
+    for fact in members:
+        groups.setdefault(fact[1], []).append(fact)
+        pod = fact[0]
+        if not is_terminal(pod):
+            if pod.spec.node_name:
+                running += 1
+            else:
+                pending += 1
     constraints: list[ConstraintSpread] = []
-    for members in groups.values():
-        if members[0].spec.topology_spread_constraints:
-            constraints += _spread(sim, members, counts)
+    for group in groups.values():
+        pod = group[0][0]
+        if pod.spec.topology_spread_constraints:
+            revisions = sorted({r for _, _, r in group if r})
+            constraints += _spread(sim, pod, revisions, counts)
     constraints.sort(key=lambda c: (c.view.index, c.revisions))
-    active = [p for p in pods if not is_terminal(p)]
-    running = sum(1 for p in active if p.spec.node_name)
-    return WorkloadReport(name, desired, running, len(active) - running, constraints)
+    return WorkloadReport(name, desired, running, pending, constraints)
 
 
 def _revision(pod: Pod) -> str:
@@ -356,10 +384,13 @@ class PodCounts:
     the fast-versus-reference replays compare the two)."""
 
     def __init__(self, nodes: Sequence[NodeInfo]) -> None:
+        self._nodes: Sequence[NodeInfo] | None = nodes  # grouped on first use
         self._groups: dict[tuple[str, tuple[tuple[str, str], ...]], dict[str, int]] = {}
         self._labels: dict[tuple[tuple[str, str], ...], Mapping[str, str]] = {}
         self._per_selector: dict[tuple[int, str], dict[str, int]] = {}
         self._selectors: list[Selector] = []  # keeps the ids in _per_selector's keys alive
+
+    def _group(self, nodes: Sequence[NodeInfo]) -> None:
         for info in nodes:
             name = info.node.metadata.name
             for pod in info.pods:
@@ -376,6 +407,9 @@ class PodCounts:
         none left out)."""
         if selector.empty:
             return {}
+        if self._nodes is not None:
+            self._group(self._nodes)
+            self._nodes = None
         key = (id(selector), namespace)
         per_node = self._per_selector.get(key)
         if per_node is None:
@@ -493,10 +527,10 @@ def _counted_state(
 
 
 def _spread(
-    sim: Simulation, members: list[Pod], counts: PodCounts | None = None
+    sim: Simulation, pod: Pod, revisions: list[str], counts: PodCounts | None = None
 ) -> list[ConstraintSpread]:
-    """Count a group's constraints as PreFilter counts them for one of its pods."""
-    pod = members[0]
+    """Count a group's constraints as PreFilter counts them for one of its pods (``pod``;
+    ``revisions``: the group's)."""
     pod = msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, node_name=""))
     fwk = sim.scheduler.framework_for(pod)
     if fwk is None:
@@ -504,16 +538,18 @@ def _spread(
     plugin = next((p for p in fwk.pre_filter_plugins if p.name == POD_TOPOLOGY_SPREAD), None)
     if not isinstance(plugin, Filtering):
         return []
-    revisions = sorted({r for p in members if (r := _revision(p))})
     nodes = sim.cluster.list()
     out = []
     spec_constraints = pod.spec.topology_spread_constraints
     hard = [i for i, c in enumerate(spec_constraints) if c.when_unsatisfiable == DO_NOT_SCHEDULE]
     cache = DomainCache.of(sim) if counts is not None else None
+    fast = sim.scheduler.fast.get(fwk.profile_name) if counts is not None else None
 
     def pre_filter_state(probe: Pod) -> PreFilterState:
         if cache is None or counts is None:
             return plugin.cal_pre_filter_state(probe, nodes)
+        if fast is not None and (kept := fast.spread_state(probe)) is not None:
+            return kept
         return _counted_state(plugin, probe, nodes, cache, counts)
 
     state = pre_filter_state(pod)

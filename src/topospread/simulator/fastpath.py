@@ -101,6 +101,7 @@ from topospread.plugins.podtopologyspread.common import (
     ERR_REASON_NODE_LABEL_NOT_MATCH,
     InternalConstraint,
 )
+from topospread.plugins.podtopologyspread.filtering import PreFilterState, state_from_counts
 from topospread.plugins.podtopologyspread.plugin import PodTopologySpread
 
 I32 = npt.NDArray[np.int32]
@@ -650,6 +651,24 @@ class FastPath:
             if any(p.host_port for p in c.ports):
                 return False
         return True
+
+    def spread_state(self, pod: Pod) -> PreFilterState | None:
+        """PodTopologySpread's PreFilter state for ``pod`` (its hard constraints' matching
+        pods per eligible domain) read off the counters this path keeps for its decisions,
+        instead of counting every pod of every node; None where this path declines the pod
+        (the caller counts as the reference does). Reports read it: tests compare them with
+        the reference's on random timelines."""
+        if not self.accepts(pod):
+            return None
+        sig = self._signature(pod)
+        if sig is None:
+            return None
+        tallies: list[dict[str, int]] = []
+        for c, counter, domains in sig.hard:
+            names = list(self.codes(c.topology_key)[1])  # the domain values by code
+            counts = counter.counts
+            tallies.append({names[d]: int(counts[d]) for d in domains.tolist()})
+        return state_from_counts([c for c, _, _ in sig.hard], tallies)
 
     def _unresolved(self) -> B:
         """Per status index: whether its code is Unschedulable (preemption may help)."""

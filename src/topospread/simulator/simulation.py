@@ -806,12 +806,16 @@ class Simulation:
         ref = get_controller_of(pod.metadata)
         if ref is None:
             return None
-        key = (ref.kind, pod.metadata.namespace, ref.name)
+        return self.owner_of_reference(pod.metadata.namespace, ref.kind, ref.name)
+
+    def owner_of_reference(self, namespace: str, kind: str, name: str) -> WorkloadKey | None:
+        """The workload that controls the pods whose controller is ``kind``/``name``."""
+        key = (kind, namespace, name)
         owner = self.workloads.get(key)
         if isinstance(owner, ReplicaSet):
             parent = get_controller_of(owner.metadata)
             if parent is not None and parent.kind == "Deployment":
-                return (parent.kind, pod.metadata.namespace, parent.name)
+                return (parent.kind, namespace, parent.name)
         return key if owner is not None else None
 
     # ------------------------------------------------------------------ the loop
