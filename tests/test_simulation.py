@@ -12,6 +12,7 @@ import pytest
 
 from test_timeline import ZONE, daemon_set, deployment, run, zones
 from topospread.analysis.timeline import simulate, workload_reports
+from topospread.simulator.controllers.replicaset import PodClaims
 from topospread.simulator.fastpath import FastPath
 from topospread.simulator.simulation import Simulation
 from topospread.simulator.steps import apply_step
@@ -181,6 +182,48 @@ def test_skipping_quiet_controllers_changes_nothing(
     monkeypatch.setattr(Simulation, "_sync_inputs", lambda self, key, obj: (object(),))
     every = simulate(parse_timeline(doc, "t.yaml"), seed=seed).to_json()
     assert quick == every
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_claim_verdicts_kept_between_steps_change_nothing(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ReplicaSets' claims read each pod's verdict kept from earlier steps (and from the
+    snapshot a sweep restores); claiming every pod afresh gives the same timeline."""
+    doc = random_timeline(seed)
+    kept = simulate(parse_timeline(doc, "t.yaml"), seed=seed).to_json()
+    monkeypatch.setattr(PodClaims, "_memo", lambda self, rs: None)
+    fresh = simulate(parse_timeline(doc, "t.yaml"), seed=seed).to_json()
+    assert kept == fresh
+
+
+def adopt_an_orphan(memo: bool, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """A Deployment scaled from 3 to 4 as a bare pod carrying its labels appears: its
+    ReplicaSet adopts the pod (the pod's key stays, its verdict changes from adopt to owned)
+    instead of creating one."""
+    if not memo:
+        monkeypatch.setattr(PodClaims, "_memo", lambda self, rs: None)
+    sim = Simulation(parse_timeline({"nodeGroups": zones(), "objects": [deployment(3)]}, "t"))
+    sim.settle("t")
+    labels = next(iter(sim.pods.values())).metadata.labels
+    orphan = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "stray", "labels": labels}}
+    orphan["spec"] = {"containers": [{"name": "c", "image": "nginx:1"}]}
+    scale = {"scale": {"workload": "deployment/web", "replicas": 4}}
+    for step in parse_timeline({"timeline": [{"apply": orphan}, scale]}, "t").steps:
+        apply_step(sim, step)
+    sim.settle("t")
+    out = state(sim)
+    out["owners"] = {k: [r.name for r in p.metadata.owner_references] for k, p in sim.pods.items()}
+    return out
+
+
+def test_a_pod_adopted_in_place_is_claimed_again_not_read_from_the_kept_verdicts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    kept = adopt_an_orphan(True, monkeypatch)
+    assert len(kept["bound"]) == 4 and "default/stray" in kept["bound"]
+    assert all(len(owners) == 1 for owners in kept["owners"].values())  # adopted once
+    assert kept == adopt_an_orphan(False, monkeypatch)
 
 
 @pytest.mark.parametrize("seed", range(6))

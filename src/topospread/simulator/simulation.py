@@ -1067,7 +1067,13 @@ class Simulation:
         actions: PodActions
         if isinstance(obj, Deployment):
             rss = [w for w in self.workloads.values() if isinstance(w, ReplicaSet)]
-            step = step_deployment(obj, rss, self._deployment_pods(obj, rss), rng=self.rng)
+            step = step_deployment(
+                obj,
+                rss,
+                self._deployment_pods(obj, rss),
+                rng=self.rng,
+                claim_memos=self.memo.setdefault("pod-claims", {}),
+            )
             sync = step.sync
             for rs in (*sync.created, *sync.updated):
                 self.workloads[workload_key(rs)] = rs

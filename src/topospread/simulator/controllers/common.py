@@ -166,6 +166,16 @@ class Claim(Generic[T]):
     updated: list[T] = field(default_factory=list)
 
 
+# What claiming does with one object (``claim``'s verdicts).
+_SKIP: Final = 0  # not the owner's to take: another's, inactive, unselected orphan
+_OWNED: Final = 1  # its own, still selected
+_RELEASE: Final = 2  # its own, no longer selected: the controller reference goes
+_ADOPT: Final = 3  # a selected orphan: it gains the owner's controller reference
+
+# An object's verdict kept by its key while it is the same object (``claim``'s ``memo``).
+ClaimMemo = dict[str, tuple[Any, int]]
+
+
 def claim(
     owner: _Workload,
     selector: Selector,
@@ -173,6 +183,7 @@ def claim(
     match: Callable[[T], bool] | None = None,
     *,
     keep: Callable[[T], bool] | None = None,
+    memo: ClaimMemo | None = None,
 ) -> Claim[T]:
     """Claim objects (pods, or a Deployment's ReplicaSets) as the controller-ref manager does:
     its own that its selector (and ``match``) still select, plus orphans it selects, which it
@@ -182,53 +193,70 @@ def claim(
     (upstream's order is the informer's). ``keep`` narrows ``objects`` first (the active
     pods, say), asked only of those the owner may claim.
 
+    ``memo`` keeps each object's verdict while the object is the same (objects are never
+    changed in place): pass one per owner identity, deletion, selector, ``match`` and
+    ``keep`` (PodClaims does), so that claiming again after a few pods changed reads the
+    others' verdicts.
+
     Upstream: BaseControllerRefManager.ClaimObject (controller_ref_manager.go, v1.35)
     """
     namespace = owner.metadata.namespace
     deleting = owner.metadata.deletion_timestamp is not None
-    owned: list[T] = []
-    updated: list[T] = []
-
-    def matches(obj: T) -> bool:
-        return selector.matches(obj.metadata.labels) and (match is None or match(obj))
-
-    # Objects another owner controls are never touched: leave them out before sorting (one
-    # pass over the owner references: get_controller_of, then is_controlled_by).
     uid, kind, name = owner.metadata.uid, owner.kind, owner.metadata.name
 
-    def mine_or_orphan(meta: ObjectMeta) -> bool:
-        for ref in meta.owner_references:
-            if ref.controller:
-                if ref.uid and uid:
-                    return ref.uid == uid
-                return ref.kind == kind and ref.name == name
-        return True
-
-    candidates = [
-        obj
-        for obj in objects
-        if not (namespace and obj.metadata.namespace != namespace)
-        and mine_or_orphan(obj.metadata)
-        and (keep is None or keep(obj))
-    ]
-    candidates.sort(key=lambda o: (o.metadata.namespace, o.metadata.name))
-    for obj in candidates:
+    def verdict(obj: T) -> int:
         meta = obj.metadata
+        if namespace and meta.namespace != namespace:
+            return _SKIP
         ref = get_controller_of(meta)
         if ref is not None:
+            # Objects another owner controls are never touched.
+            mine = ref.uid == uid if ref.uid and uid else ref.kind == kind and ref.name == name
+            if not mine or (keep is not None and not keep(obj)):
+                return _SKIP
             if not is_controlled_by(meta, owner):
-                continue
-            if matches(obj):
-                owned.append(obj)
-            elif not deleting:
-                kept = [r for r in meta.owner_references if r is not ref]
-                updated.append(_with_owner_references(obj, kept))
-            continue
-        if deleting or not matches(obj) or meta.deletion_timestamp is not None:
-            continue
-        adopted = _with_owner_references(obj, [*meta.owner_references, new_controller_ref(owner)])
-        updated.append(adopted)
-        owned.append(adopted)
+                return _SKIP
+            if selector.matches(meta.labels) and (match is None or match(obj)):
+                return _OWNED
+            return _SKIP if deleting else _RELEASE
+        if keep is not None and not keep(obj):
+            return _SKIP
+        if deleting or meta.deletion_timestamp is not None:
+            return _SKIP
+        if not selector.matches(meta.labels) or (match is not None and not match(obj)):
+            return _SKIP
+        return _ADOPT
+
+    candidates: list[tuple[T, int]] = []
+    for obj in objects:
+        if memo is None:
+            found = verdict(obj)
+        else:
+            key = f"{obj.metadata.namespace}/{obj.metadata.name}"
+            hit = memo.get(key)
+            if hit is not None and hit[0] is obj:
+                found = hit[1]
+            else:
+                found = verdict(obj)
+                memo[key] = (obj, found)
+        if found != _SKIP:
+            candidates.append((obj, found))
+    candidates.sort(key=lambda c: (c[0].metadata.namespace, c[0].metadata.name))
+    owned: list[T] = []
+    updated: list[T] = []
+    for obj, found in candidates:
+        meta = obj.metadata
+        if found == _OWNED:
+            owned.append(obj)
+        elif found == _RELEASE:
+            ref = get_controller_of(meta)
+            kept = [r for r in meta.owner_references if r is not ref]
+            updated.append(_with_owner_references(obj, kept))
+        else:
+            refs = [*meta.owner_references, new_controller_ref(owner)]
+            adopted = _with_owner_references(obj, refs)
+            updated.append(adopted)
+            owned.append(adopted)
     return Claim(owned, updated)
 
 
@@ -239,9 +267,10 @@ def claim_pods(
     match: Callable[[Pod], bool] | None = None,
     *,
     keep: Callable[[Pod], bool] | None = None,
+    memo: ClaimMemo | None = None,
 ) -> Claim[Pod]:
     """Upstream: PodControllerRefManager.ClaimPods (controller_ref_manager.go, v1.35)"""
-    return claim(owner, selector, pods, match, keep=keep)
+    return claim(owner, selector, pods, match, keep=keep, memo=memo)
 
 
 def _with_owner_references(obj: T, refs: list[OwnerReference]) -> T:

@@ -65,7 +65,7 @@ from topospread.simulator.controllers.common import (
     with_label,
     workload_selector,
 )
-from topospread.simulator.controllers.replicaset import PodClaims, sync_replica_set
+from topospread.simulator.controllers.replicaset import ClaimMemos, PodClaims, sync_replica_set
 
 DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY: Final = "pod-template-hash"
 ROLLING_UPDATE: Final = "RollingUpdate"
@@ -887,13 +887,15 @@ def step_deployment(
     *,
     rng: random.Random,
     now: int | None = None,
+    claim_memos: ClaimMemos | None = None,
 ) -> DeploymentStep:
     """One reconcile step: ``sync_deployment``, then ``sync_replica_set`` for each of the
     Deployment's ReplicaSets (oldest first), ranking scale-down victims against the pods of
     all of them, as the ReplicaSet controller does for a Deployment's ReplicaSets.
+    ``claim_memos``: the claims' verdicts per pod, kept by the caller from step to step.
     """
     pods = list(pods)
-    claims = PodClaims(pods)  # the ReplicaSets' claims, shared by both passes
+    claims = PodClaims(pods, claim_memos)  # the ReplicaSets' claims, shared by both passes
     result = sync_deployment(d, replica_sets, pods, rng=rng, now=now, claims=claims)
     selectors = [label_selector_as_selector(rs.spec.selector) for rs in result.replica_sets]
     selected: dict[tuple[tuple[str, str], ...], bool] = {}  # by label set: replicas share one

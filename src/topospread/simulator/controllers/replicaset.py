@@ -23,6 +23,7 @@ from topospread.api.types import Pod, ReplicaSet
 from topospread.labels.selector import Selector
 from topospread.simulator.controllers.common import (
     Claim,
+    ClaimMemo,
     PodActions,
     check_selector_matches_template,
     claim_pods,
@@ -110,11 +111,15 @@ class PodClaims:
     """The active pods each ReplicaSet claims from one list of pods, claimed once: within a
     Deployment's step, the Deployment's status pass and each ReplicaSet's sync claim the
     same pods. A claim reads of the ReplicaSet only its identity, its deletion and its
-    selector, kept in the key (the selector by identity: scaling keeps the object)."""
+    selector, kept in the key (the selector by identity: scaling keeps the object).
 
-    def __init__(self, pods: Sequence[Pod]) -> None:
+    ``memos`` (kept by the caller from step to step) holds each claim's verdict per pod
+    object, so that the next step's claim reads again only the pods that changed."""
+
+    def __init__(self, pods: Sequence[Pod], memos: ClaimMemos | None = None) -> None:
         self.pods = pods
         self._found: dict[tuple[object, ...], tuple[object, Claim[Pod]]] = {}
+        self._memos = memos
 
     def claim(self, rs: ReplicaSet, selector: Selector) -> Claim[Pod]:
         meta = rs.metadata
@@ -123,9 +128,32 @@ class PodClaims:
         hit = self._found.get(key)
         if hit is not None and hit[0] is rs.spec.selector:
             return hit[1]
-        found = claim_pods(rs, selector, self.pods, keep=is_pod_active)
+        found = claim_pods(rs, selector, self.pods, keep=is_pod_active, memo=self._memo(rs))
         self._found[key] = (rs.spec.selector, found)
         return found
+
+    def _memo(self, rs: ReplicaSet) -> ClaimMemo | None:
+        memos = self._memos
+        if memos is None:
+            return None
+        # The selector is checked by identity, not keyed by it: ids change when a snapshot
+        # is restored, the objects' sharing does not.
+        meta = rs.metadata
+        key = (meta.namespace, meta.name, meta.uid, meta.deletion_timestamp)
+        kept = memos.get(key)
+        if kept is None or kept[0] is not rs.spec.selector:
+            if len(memos) > _MAX_MEMOS:  # ReplicaSets long gone
+                memos.clear()
+            kept = memos[key] = (rs.spec.selector, {})
+        memo = kept[1]
+        if len(memo) > 2 * len(self.pods) + 1024:  # pods long gone
+            memo.clear()
+        return memo
+
+
+# Claim verdicts kept between steps, per ReplicaSet identity, deletion and selector.
+ClaimMemos = dict[tuple[object, ...], tuple[object, ClaimMemo]]
+_MAX_MEMOS: Final = 4096
 
 
 def sync_replica_set(
