@@ -12,7 +12,7 @@ import yaml
 
 from test_cli import run as cli
 from test_timeline import daemon_set, run
-from topospread.analysis.timeline import StepReport
+from topospread.analysis.reports import StepReport
 from topospread.errors import TopospreadError
 from topospread.render.timeline import timeline_text
 from topospread.simulator.disruption import EVICTION_REFUSED, MULTIPLE_PDBS

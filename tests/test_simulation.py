@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from test_timeline import ZONE, daemon_set, deployment, run, zones
-from topospread.analysis.timeline import simulate, workload_reports
+from topospread.analysis.reports import workload_reports
+from topospread.analysis.timeline import simulate
 from topospread.simulator.controllers.replicaset import PodClaims
 from topospread.simulator.fastpath import FastPath
 from topospread.simulator.simulation import Simulation

@@ -14,7 +14,8 @@ import pytest
 import yaml
 
 from test_cli import run as cli
-from topospread.analysis.timeline import StepReport, TimelineReport, simulate
+from topospread.analysis.reports import StepReport
+from topospread.analysis.timeline import TimelineReport, simulate
 from topospread.errors import TopospreadError
 from topospread.render.timeline import timeline_text
 from topospread.simulator.simulation import Settled, Simulation

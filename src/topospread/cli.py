@@ -25,8 +25,8 @@ from topospread.errors import ManifestError, TopospreadError
 
 if TYPE_CHECKING:
     from topospread.analysis.design import RedisPlan, SpreadPlan
+    from topospread.analysis.reports import StepReport
     from topospread.analysis.sweep import Outcome
-    from topospread.analysis.timeline import StepReport
     from topospread.analysis.verify import VerifyProgress
     from topospread.simulator.scenario import Scenario
     from topospread.simulator.timeline import TimelineScenario

@@ -31,7 +31,7 @@ from typing import Any, Final
 
 import msgspec
 
-from topospread.analysis.timeline import StepReport, step_report
+from topospread.analysis.reports import StepReport, step_report
 from topospread.api.types import LABEL_TOPOLOGY_ZONE
 from topospread.errors import ManifestError
 from topospread.framework.features import DEFAULT_FEATURES, Features

@@ -158,7 +158,7 @@ class Filtering(PluginBase):
     ) -> tuple[list[InternalConstraint], Callable[[Node], tuple[str | None, ...]]]:
         """The pod's hard constraints, and for a node its domain under each of them (None
         where the node is not eligible): what calPreFilterState reads of a node besides its
-        pods. Reports keep its answers per unchanged node (analysis/timeline.py)."""
+        pods. Reports keep its answers per unchanged node (analysis/reports.py)."""
         constraints = self.get_constraints(pod, DO_NOT_SCHEDULE)
         reader = functools.partial(
             self._node_domains,

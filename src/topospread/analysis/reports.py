@@ -1,0 +1,504 @@
+"""What a report says of the cluster at one point: where every pod is, why the others wait,
+and how each workload's topology spread constraints stand (``simulate`` reports after every
+step, ``sweep`` per failure, ``rebalance`` before and after its plan).
+
+Spread is counted as the scheduler counts it. A workload's pods are grouped by their
+constraints as stored (after the API server merged ``matchLabelKeys``, so each revision of a
+Deployment that lists ``pod-template-hash`` is its own group); for one pod of each group,
+PodTopologySpread's PreFilter counting gives the matching pods per eligible domain (node
+inclusion policies applied) and the global minimum (0 while fewer than ``minDomains`` domains
+are eligible). The constraint's skew is the largest count minus that minimum; a placement
+violates the constraint when the skew exceeds ``maxSkew`` — which the scheduler never causes
+for DoNotSchedule constraints, but scale-downs, evictions and node changes do. A
+ScheduleAnyway constraint is counted as if it were DoNotSchedule, on its own; its skew past
+``maxSkew`` is a preference not met, which the scheduler allows, not a violation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import msgspec
+
+from topospread.analysis.explain import DomainView, hard_constraint_view
+from topospread.api.types import DO_NOT_SCHEDULE, Node, Pod
+from topospread.framework.types import NodeInfo
+from topospread.labels.selector import Selector
+from topospread.plugins.podtopologyspread.common import NAME as POD_TOPOLOGY_SPREAD
+from topospread.plugins.podtopologyspread.common import InternalConstraint
+from topospread.plugins.podtopologyspread.filtering import (
+    Filtering,
+    PreFilterState,
+    state_from_counts,
+)
+from topospread.simulator.clock import seconds
+from topospread.simulator.controllers.common import get_controller_of
+from topospread.simulator.drain import DrainResult
+from topospread.simulator.scheduler import is_terminal
+from topospread.simulator.simulation import (
+    Settled,
+    Simulation,
+    WorkloadKey,
+    describe_workload,
+    iter_controller_refs,
+)
+
+
+@dataclass(slots=True)
+class ConstraintSpread:
+    """One topology spread constraint of one group of a workload's pods: ``view`` as explain
+    shows a constraint, the revisions (ReplicaSets, controller revisions) of the group, and
+    the skew (largest count minus the global minimum; None without eligible domains)."""
+
+    view: DomainView
+    revisions: list[str]
+    skew: int | None
+
+    @property
+    def exceeded(self) -> bool:
+        """The skew is past maxSkew (for either kind of constraint)."""
+        return self.skew is not None and self.skew > self.view.max_skew
+
+    @property
+    def violated(self) -> bool:
+        """A DoNotSchedule constraint past its maxSkew: a requirement the placement breaks."""
+        return self.exceeded and self.view.when_unsatisfiable == DO_NOT_SCHEDULE
+
+    @property
+    def preference_not_met(self) -> bool:
+        """A ScheduleAnyway constraint past its maxSkew: the scheduler may leave it so."""
+        return self.exceeded and self.view.when_unsatisfiable != DO_NOT_SCHEDULE
+
+    def to_json(self) -> dict[str, Any]:
+        v = self.view
+        return {
+            "index": v.index,
+            "topologyKey": v.topology_key,
+            "whenUnsatisfiable": v.when_unsatisfiable,
+            "maxSkew": v.max_skew,
+            "minDomains": v.min_domains,
+            "selector": v.selector,
+            "revisions": self.revisions,
+            "counts": v.counts,
+            "globalMin": v.global_min,
+            "skew": self.skew,
+            "exceeded": self.exceeded,
+            "violated": self.violated,
+        }
+
+
+@dataclass(slots=True)
+class WorkloadReport:
+    workload: str
+    desired: int | None
+    running: int
+    pending: int
+    constraints: list[ConstraintSpread]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "workload": self.workload,
+            "desired": self.desired,
+            "running": self.running,
+            "pending": self.pending,
+            "constraints": [c.to_json() for c in self.constraints],
+        }
+
+
+@dataclass(slots=True)
+class StepReport:
+    """The cluster after one step has settled."""
+
+    index: int  # 0: the initial state; step i of the timeline is index i + 1
+    name: str
+    action: str
+    events: list[str]
+    settled: Settled
+    bound: dict[str, str]
+    pending: dict[str, str]
+    workloads: list[WorkloadReport]
+    topology: list[tuple[Node, list[Pod]]] = field(default_factory=list)
+    # A drain step's nodes: what was evicted and the pods a budget or kubectl kept there.
+    drains: list[DrainResult] = field(default_factory=list)
+    # The simulated clock after the step (nanoseconds since the timeline's start).
+    time: int = 0
+
+    @property
+    def blocked(self) -> list[str]:
+        """The pods a drain in this step could not evict (they are still on their nodes)."""
+        return [b.pod for d in self.drains for b in d.blocked]
+
+    @property
+    def violations(self) -> list[str]:
+        """DoNotSchedule constraints the placement breaks, one line each."""
+        return self._exceeding(hard=True)
+
+    @property
+    def preferences_not_met(self) -> list[str]:
+        """ScheduleAnyway constraints past their maxSkew, one line each."""
+        return self._exceeding(hard=False)
+
+    def _exceeding(self, *, hard: bool) -> list[str]:
+        return [
+            f"{w.workload}: topologySpreadConstraints[{c.view.index}] ({c.view.topology_key}"
+            f"{', ' + ', '.join(c.revisions) if len(c.revisions) == 1 else ''}): "
+            f"skew {c.skew} > maxSkew {c.view.max_skew}"
+            for w in self.workloads
+            for c in w.constraints
+            if (c.violated if hard else c.preference_not_met)
+        ]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "name": self.name,
+            "action": self.action,
+            "time": seconds(self.time),
+            "events": self.events,
+            "rounds": self.settled.rounds,
+            "settled": self.settled.settled,
+            "created": self.settled.created,
+            "deleted": self.settled.deleted,
+            "preempted": self.settled.preempted,
+            "evicted": self.settled.evicted,
+            "placed": self.settled.placed,
+            "bound": self.bound,
+            "pending": [{"pod": k, "message": m} for k, m in self.pending.items()],
+            "workloads": [w.to_json() for w in self.workloads],
+            "violations": self.violations,
+            "preferencesNotMet": self.preferences_not_met,
+            "drains": [d.to_json() for d in self.drains],
+        }
+
+
+def step_report(
+    sim: Simulation,
+    index: int,
+    name: str,
+    action: str,
+    events: list[str],
+    settled: Settled,
+    drains: list[DrainResult] | None = None,
+) -> StepReport:
+    live = [(k, p) for k, p in sim.sorted_pods() if not is_terminal(p)]
+    bound = {k: p.spec.node_name for k, p in live if p.spec.node_name}
+    pending = {k: sim.pending_message(p) for k, p in live if not p.spec.node_name}
+    if not settled.settled:
+        events = [
+            *events,
+            f"did not settle: controllers or the scheduler still acted after "
+            f"{settled.rounds} rounds; the report shows the state at that point",
+        ]
+    topology = [(info.node, list(info.pods)) for info in sim.cluster.list()]
+    return StepReport(
+        index,
+        name,
+        action,
+        events,
+        settled,
+        bound,
+        pending,
+        workload_reports(sim),
+        topology,
+        list(drains or ()),
+        sim.now,
+    )
+
+
+def workload_reports(sim: Simulation) -> list[WorkloadReport]:
+    """Every workload (and the pods of no workload, by namespace) with its constraints'
+    spread."""
+    # Each workload's pods by key, from the pods' index by controller reference.
+    keys_of: dict[WorkloadKey, list[str]] = {}
+    bare: dict[str, list[str]] = {ns: list(keys) for ns, keys in sim.pods.orphans.items()}
+    for (namespace, kind, name), keys in sim.pods.by_owner.items():
+        owner = sim.owner_of_reference(namespace, kind, name)
+        if owner is not None:
+            keys_of.setdefault(owner, []).extend(keys)
+        else:  # its controller is not in the scenario
+            bare.setdefault(namespace, []).extend(keys)
+    out = []
+    counts = PodCounts(sim.cluster.list()) if sim.fast else None
+    facts = _PodFacts.of(sim)
+    for workload, obj in iter_controller_refs(sim):
+        replicas = getattr(obj.spec, "replicas", None)
+        if obj.kind in ("Deployment", "ReplicaSet", "StatefulSet") and replicas is None:
+            replicas = 1
+        members = facts.read(sim, sorted(keys_of.get(workload, ())))
+        out.append(_workload(sim, describe_workload(workload), replicas, members, counts))
+    for namespace, orphans in sorted(bare.items()):
+        members = facts.read(sim, sorted(orphans))
+        out.append(_workload(sim, f"pods of no workload in {namespace}", None, members, counts))
+    return out
+
+
+class _PodFacts:
+    """What a report reads of each pod besides its placement — its spread constraints
+    encoded (pods with equal ones are counted once) and its revision — taken once per pod
+    object (a step changes few pods) and kept in ``Simulation.memo``."""
+
+    KEY: Final = "report-pod-facts"
+
+    def __init__(self) -> None:
+        self._facts: dict[str, tuple[Pod, bytes, str]] = {}
+
+    @classmethod
+    def of(cls, sim: Simulation) -> _PodFacts:
+        found = sim.memo.get(cls.KEY)
+        if not isinstance(found, _PodFacts):
+            found = sim.memo[cls.KEY] = _PodFacts()
+        if len(found._facts) > 2 * len(sim.pods) + 1024:  # forget pods long gone
+            for gone in found._facts.keys() - sim.pods.keys():
+                del found._facts[gone]
+        return found
+
+    def read(self, sim: Simulation, keys: Iterable[str]) -> list[tuple[Pod, bytes, str]]:
+        """The pods of ``keys`` with their facts, in that order."""
+        out = []
+        facts = self._facts
+        for key in keys:
+            pod = sim.pods[key]
+            hit = facts.get(key)
+            if hit is None or hit[0] is not pod:
+                encoded = msgspec.json.encode(pod.spec.topology_spread_constraints)
+                hit = facts[key] = (pod, encoded, _revision(pod))
+            out.append(hit)
+        return out
+
+
+def _workload(
+    sim: Simulation,
+    name: str,
+    desired: int | None,
+    members: list[tuple[Pod, bytes, str]],
+    counts: PodCounts | None,
+) -> WorkloadReport:
+    groups: dict[bytes, list[tuple[Pod, bytes, str]]] = {}
+    running = pending = 0
+    for fact in members:
+        groups.setdefault(fact[1], []).append(fact)
+        pod = fact[0]
+        if not is_terminal(pod):
+            if pod.spec.node_name:
+                running += 1
+            else:
+                pending += 1
+    constraints: list[ConstraintSpread] = []
+    for group in groups.values():
+        pod = group[0][0]
+        if pod.spec.topology_spread_constraints:
+            revisions = sorted({r for _, _, r in group if r})
+            constraints += _spread(sim, pod, revisions, counts)
+    constraints.sort(key=lambda c: (c.view.index, c.revisions))
+    return WorkloadReport(name, desired, running, pending, constraints)
+
+
+def _revision(pod: Pod) -> str:
+    ref = get_controller_of(pod.metadata)
+    if ref is not None and ref.kind == "ReplicaSet":
+        return ref.name
+    return pod.metadata.labels.get("controller-revision-hash", "")
+
+
+class PodCounts:
+    """The bound pods of every node grouped by namespace and labels (terminating pods left
+    out), taken once for a report: a selector is tried once per group of labels, and its
+    matching pods per node are summed once, then looked up per node. Gives the numbers of
+    countPodsMatchSelector (the reference, used when the simulation's fast paths are off;
+    the fast-versus-reference replays compare the two)."""
+
+    def __init__(self, nodes: Sequence[NodeInfo]) -> None:
+        self._nodes: Sequence[NodeInfo] | None = nodes  # grouped on first use
+        self._groups: dict[tuple[str, tuple[tuple[str, str], ...]], dict[str, int]] = {}
+        self._labels: dict[tuple[tuple[str, str], ...], Mapping[str, str]] = {}
+        self._per_selector: dict[tuple[int, str], dict[str, int]] = {}
+        self._selectors: list[Selector] = []  # keeps the ids in _per_selector's keys alive
+
+    def _group(self, nodes: Sequence[NodeInfo]) -> None:
+        for info in nodes:
+            name = info.node.metadata.name
+            for pod in info.pods:
+                meta = pod.metadata
+                if meta.deletion_timestamp is not None:
+                    continue
+                labels = tuple(meta.labels.items())
+                self._labels.setdefault(labels, meta.labels)
+                per_node = self._groups.setdefault((meta.namespace, labels), {})
+                per_node[name] = per_node.get(name, 0) + 1
+
+    def per_node(self, selector: Selector, namespace: str) -> dict[str, int]:
+        """Node name -> the node's pods that countPodsMatchSelector would count (nodes with
+        none left out)."""
+        if selector.empty:
+            return {}
+        if self._nodes is not None:
+            self._group(self._nodes)
+            self._nodes = None
+        key = (id(selector), namespace)
+        per_node = self._per_selector.get(key)
+        if per_node is None:
+            per_node = {}
+            for (ns, labels), nodes in self._groups.items():
+                if ns == namespace and selector.matches(self._labels[labels]):
+                    for name, n in nodes.items():
+                        per_node[name] = per_node.get(name, 0) + n
+            self._per_selector[key] = per_node
+            self._selectors.append(selector)
+        return per_node
+
+
+class DomainCache:
+    """For each pod shape (what calPreFilterState reads of the pod besides its labels), each
+    node's domain under each hard constraint (None: not eligible), as the plugin's
+    ``domain_reader`` gives it, kept while the node is the same object (nodes are immutable:
+    an update stores a new one). When the cluster's nodes change, the changed ones are found
+    once, and each shape asks the plugin again of those alone. Lives in ``Simulation.memo``
+    (snapshots carry it)."""
+
+    KEY: Final = "topology-spread-domains"
+    # Node changes remembered; a shape further behind is read again in full.
+    KEEP: Final = 64
+
+    def __init__(self) -> None:
+        self._shapes: dict[bytes, _ShapeDomains] = {}
+        self._list: Sequence[NodeInfo] | None = None
+        self._nodes: dict[str, Node] = {}
+        self._generation = 0
+        self._changes: dict[int, set[str]] = {}  # generation -> the nodes changed to reach it
+
+    @classmethod
+    def of(cls, sim: Simulation) -> DomainCache:
+        found = sim.memo.get(cls.KEY)
+        if not isinstance(found, DomainCache):
+            found = sim.memo[cls.KEY] = DomainCache()
+        return found
+
+    def _follow(self, nodes: Sequence[NodeInfo]) -> None:
+        """Note which nodes changed since the last list (a new list after any change)."""
+        if nodes is self._list:
+            return
+        current = {info.node.metadata.name: info.node for info in nodes}
+        changed = {n for n, node in current.items() if self._nodes.get(n) is not node}
+        changed |= self._nodes.keys() - current.keys()
+        self._list, self._nodes = nodes, current
+        self._generation += 1
+        self._changes[self._generation] = changed
+        self._changes.pop(self._generation - self.KEEP, None)
+
+    def domains(
+        self, plugin: Filtering, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[list[InternalConstraint], list[dict[str, str]]]:
+        """The pod's hard constraints, and for each the eligible nodes' domains by node name
+        (``nodes``: the cluster's list, a new object after any node change)."""
+        self._follow(nodes)
+        spec = pod.spec
+        shape = msgspec.json.encode(
+            (
+                pod.metadata.namespace,
+                spec.node_selector,
+                spec.affinity,
+                spec.tolerations,
+                spec.topology_spread_constraints,
+            )
+        )
+        constraints, read = plugin.domain_reader(pod)
+        entry = self._shapes.get(shape)
+        recent = entry is not None and self._generation - entry.generation < self.KEEP
+        if entry is None or not recent or len(entry.by_constraint) != len(constraints):
+            entry = self._shapes[shape] = _ShapeDomains(self._generation, [{} for _ in constraints])
+            names: set[str] | list[str] = list(self._nodes)
+        else:
+            names = set()
+            for g in range(entry.generation + 1, self._generation + 1):
+                names |= self._changes[g]
+            entry.generation = self._generation
+        for name in names:
+            node = self._nodes.get(name)
+            values = read(node) if node is not None else (None,) * len(constraints)
+            for domain_of, value in zip(entry.by_constraint, values, strict=True):
+                if value is None:
+                    domain_of.pop(name, None)
+                else:
+                    domain_of[name] = value
+        return constraints, entry.by_constraint
+
+
+@dataclass(slots=True)
+class _ShapeDomains:
+    generation: int
+    by_constraint: list[dict[str, str]] = field(default_factory=list)
+
+
+def _counted_state(
+    plugin: Filtering, pod: Pod, nodes: Sequence[NodeInfo], cache: DomainCache, counts: PodCounts
+) -> PreFilterState:
+    """calPreFilterState's state from the report's indexes: matching pods per node
+    (PodCounts) summed into the eligible domains (DomainCache). The reference, the plugin's
+    own loop over every pod of every node, runs when the simulation's fast paths are off;
+    the fast-versus-reference replays compare the two."""
+    constraints, by_constraint = cache.domains(plugin, pod, nodes)
+    if not constraints:
+        return PreFilterState()
+    tallies: list[dict[str, int]] = []
+    for c, domain_of in zip(constraints, by_constraint, strict=True):
+        tally = dict.fromkeys(domain_of.values(), 0)
+        for name, n in counts.per_node(c.selector, pod.metadata.namespace).items():
+            value = domain_of.get(name)
+            if value is not None:
+                tally[value] += n
+        tallies.append(tally)
+    return state_from_counts(constraints, tallies)
+
+
+def _spread(
+    sim: Simulation, pod: Pod, revisions: list[str], counts: PodCounts | None = None
+) -> list[ConstraintSpread]:
+    """Count a group's constraints as PreFilter counts them for one of its pods (``pod``;
+    ``revisions``: the group's)."""
+    pod = msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, node_name=""))
+    fwk = sim.scheduler.framework_for(pod)
+    if fwk is None:
+        return []
+    plugin = next((p for p in fwk.pre_filter_plugins if p.name == POD_TOPOLOGY_SPREAD), None)
+    if not isinstance(plugin, Filtering):
+        return []
+    nodes = sim.cluster.list()
+    out = []
+    spec_constraints = pod.spec.topology_spread_constraints
+    hard = [i for i, c in enumerate(spec_constraints) if c.when_unsatisfiable == DO_NOT_SCHEDULE]
+    cache = DomainCache.of(sim) if counts is not None else None
+    fast = sim.scheduler.fast.get(fwk.profile_name) if counts is not None else None
+
+    def pre_filter_state(probe: Pod) -> PreFilterState:
+        if cache is None or counts is None:
+            return plugin.cal_pre_filter_state(probe, nodes)
+        if fast is not None and (kept := fast.spread_state(probe)) is not None:
+            return kept
+        return _counted_state(plugin, probe, nodes, cache, counts)
+
+    state = pre_filter_state(pod)
+    for j, _ in enumerate(state.constraints):
+        out.append(_view(state, j, hard[j], pod, DO_NOT_SCHEDULE, revisions))
+    for i, c in enumerate(spec_constraints):
+        if c.when_unsatisfiable == DO_NOT_SCHEDULE:
+            continue
+        alone = msgspec.structs.replace(c, when_unsatisfiable=DO_NOT_SCHEDULE)
+        probe = msgspec.structs.replace(
+            pod, spec=msgspec.structs.replace(pod.spec, topology_spread_constraints=[alone])
+        )
+        soft = pre_filter_state(probe)
+        out.append(_view(soft, 0, i, pod, c.when_unsatisfiable, revisions))
+    return out
+
+
+def _view(
+    state: PreFilterState, j: int, index: int, pod: Pod, when: str, revisions: list[str]
+) -> ConstraintSpread:
+    view = hard_constraint_view(state, j, index, pod, ())
+    view.when_unsatisfiable = when
+    if not view.counts:
+        view.global_min = None
+    skew = max(view.counts.values()) - view.global_min if view.global_min is not None else None
+    return ConstraintSpread(view, revisions, skew)
