@@ -21,11 +21,10 @@ from topospread.analysis.sweep import (
     enumerate_failures,
     phase,
     serial_backend,
-    settle_base,
     sweep,
 )
 from topospread.analysis.sweep_pool import process_backend
-from topospread.analysis.timeline import simulate
+from topospread.analysis.timeline import settle_timeline, simulate
 from topospread.framework.features import DEFAULT_FEATURES
 from topospread.simulator.timeline import parse_timeline
 
@@ -166,7 +165,7 @@ def test_json_and_yaml_carry_every_run(tmp_path: Path, capsys: pytest.CaptureFix
 
 
 def test_max_failures_tries_every_combination() -> None:
-    sim = settle_base(parse_timeline(cluster_doc(web()), "t.yaml"), 0, DEFAULT_FEATURES)
+    sim = settle_timeline(parse_timeline(cluster_doc(web()), "t.yaml"), 0, DEFAULT_FEATURES)
     failures = enumerate_failures(sim, zones=False, nodes=False, drains=False, max_failures=2)
     assert len(failures) == 6 + 15
     assert failures[6].name == "nodes pool-a-1 + pool-a-2"

@@ -801,6 +801,113 @@ def sweep_command(
         raise typer.Exit(1)
 
 
+class EmitFormat(StrEnum):
+    """What ``--emit`` writes instead of the report."""
+
+    evictions = "evictions"
+
+
+@app.command("rebalance")
+def rebalance_command(
+    scenario: Annotated[
+        Path | None,
+        typer.Argument(
+            help="A timeline scenario {nodes, nodeGroups, objects, config, timeline}; the "
+            "cluster after its timeline is what is rebalanced. Optional with --cluster or a "
+            "live cluster."
+        ),
+    ] = None,
+    include_soft: Annotated[
+        bool,
+        typer.Option("--include-soft", help="Rebalance ScheduleAnyway constraints too."),
+    ] = False,
+    namespace: Annotated[
+        list[str] | None,
+        typer.Option("--namespace", "-n", help="Only these namespaces (repeat the flag)."),
+    ] = None,
+    exclude_namespace: Annotated[
+        list[str] | None,
+        typer.Option("--exclude-namespace", help="Not these namespaces (repeat the flag)."),
+    ] = None,
+    selector: Annotated[
+        str | None,
+        typer.Option(
+            "--selector", "-l", metavar="SELECTOR", help="Evict only pods these labels select."
+        ),
+    ] = None,
+    evict_local_storage: Annotated[
+        bool,
+        typer.Option(
+            "--evict-local-storage", help="Pods with emptyDir or hostPath volumes may be evicted."
+        ),
+    ] = False,
+    max_evictions: Annotated[
+        int, typer.Option("--max-evictions", min=1, help="The largest plan searched.")
+    ] = 6,
+    max_replays: Annotated[
+        int, typer.Option("--max-replays", min=1, help="Plans replayed before the search stops.")
+    ] = 200,
+    seed: Annotated[
+        int, typer.Option(help="Seed for controllers' names and the scheduler's tie-breaks.")
+    ] = 0,
+    zone_key: Annotated[
+        str | None, typer.Option(help="Node label to group the topology drawing by.")
+    ] = None,
+    output: Annotated[SweepFormat, typer.Option("--output", "-o")] = SweepFormat.text,
+    emit: Annotated[
+        EmitFormat | None,
+        typer.Option(
+            help="Write the plan's policy/v1 Eviction manifests (plan order) instead of the report."
+        ),
+    ] = None,
+    cluster: ClusterOption = None,
+    live: LiveOption = False,
+    kubeconfig: KubeconfigOption = None,
+    context: ContextOption = None,
+) -> None:
+    """Find the fewest evictions that bring violated spread constraints back within maxSkew,
+    proven by replaying them (eviction API and budgets, controllers, the exact scheduler) on
+    a copy of the cluster. Exit 0: balanced, or a plan was found; 1: no plan; 2: bad input."""
+    from topospread.analysis.rebalance import RebalanceOptions, plan_rebalance
+    from topospread.analysis.timeline import settle_timeline
+    from topospread.labels.selector import SelectorError, parse
+    from topospread.render.rebalance import (
+        evictions_yaml,
+        rebalance_json,
+        rebalance_text,
+        rebalance_yaml,
+    )
+
+    try:
+        chosen = parse(selector) if selector is not None else None
+    except SelectorError as err:
+        raise ManifestError(f"--selector: {err}") from err
+    options = RebalanceOptions(
+        include_soft=include_soft,
+        namespaces=tuple(namespace or ()),
+        exclude_namespaces=tuple(exclude_namespace or ()),
+        selector=chosen,
+        evict_local_storage=evict_local_storage,
+        max_evictions=max_evictions,
+        max_replays=max_replays,
+    )
+    loaded = _timeline_input(scenario, cluster, live, kubeconfig, context)
+    sim = settle_timeline(loaded, seed)
+    report = plan_rebalance(sim, options, source=loaded.source)
+    for warning in loaded.warnings:
+        typer.echo(f"topospread: warning: {warning}", err=True)
+    if emit is EmitFormat.evictions:
+        typer.echo(evictions_yaml(report), nl=False)
+    elif output is SweepFormat.json:
+        typer.echo(rebalance_json(report))
+    elif output is SweepFormat.yaml:
+        typer.echo(rebalance_yaml(report), nl=False)
+    else:
+        typer.echo(rebalance_text(report, zone_key=zone_key))
+    if not report.balanced and report.plan is None:
+        raise typer.Exit(1)
+
+
 def _then_steps(path: Path) -> list[dict[str, Any]]:
     """The --then file: a YAML list of timeline steps, checked as the timeline checks them."""
     from topospread.api.loader import read_yaml_documents

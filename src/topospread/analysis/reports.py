@@ -55,6 +55,8 @@ class ConstraintSpread:
     view: DomainView
     revisions: list[str]
     skew: int | None
+    # The group's pods (what rebalance evicts from); not part of the JSON.
+    pods: list[Pod] = field(default_factory=list)
 
     @property
     def exceeded(self) -> bool:
@@ -290,7 +292,12 @@ def _workload(
         pod = group[0][0]
         if pod.spec.topology_spread_constraints:
             revisions = sorted({r for _, _, r in group if r})
-            constraints += _spread(sim, pod, revisions, counts)
+            spreads = _spread(sim, pod, revisions, counts)
+            if spreads:
+                group_pods = [p for p, _, _ in group]
+                for c in spreads:
+                    c.pods = group_pods
+            constraints += spreads
     constraints.sort(key=lambda c: (c.view.index, c.revisions))
     return WorkloadReport(name, desired, running, pending, constraints)
 

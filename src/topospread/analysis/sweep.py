@@ -32,6 +32,7 @@ from typing import Any, Final
 import msgspec
 
 from topospread.analysis.reports import StepReport, step_report
+from topospread.analysis.timeline import carry_out, settle_timeline
 from topospread.api.types import LABEL_TOPOLOGY_ZONE
 from topospread.errors import ManifestError
 from topospread.framework.features import DEFAULT_FEATURES, Features
@@ -39,7 +40,6 @@ from topospread.simulator.clock import format_duration
 from topospread.simulator.drain import DrainResult
 from topospread.simulator.simulation import Settled, Simulation
 from topospread.simulator.snapshot import Snapshot
-from topospread.simulator.steps import apply_step
 from topospread.simulator.timeline import TimelineScenario, parse_step
 
 KINDS: Final = ("zone", "node", "nodes", "drain")
@@ -154,16 +154,6 @@ def phase(report: StepReport, drains: Iterable[DrainResult] = ()) -> Phase:
     )
 
 
-def settle_base(scenario: TimelineScenario, seed: int, features: Features) -> Simulation:
-    """The base state of one seed: the input loaded and settled, its own steps replayed."""
-    sim = Simulation(scenario, features=features, seed=seed)
-    sim.settle(scenario.source)
-    for step in scenario.steps:
-        apply_step(sim, step)
-        sim.settle(step.where)
-    return sim
-
-
 def base_phase(sim: Simulation) -> Phase:
     return phase(_report(sim))
 
@@ -222,7 +212,7 @@ def run_failure(sim: Simulation, failure: Failure, seed: int, options: SweepOpti
         nonlocal settled
         index = len(applied)
         step = parse_step(doc, index, f"{options.source} [{failure.name}]")
-        done = apply_step(sim, step)
+        done = carry_out(sim, step)
         settled = sim.settle(step.where).settled and settled
         drains.extend(done.drains)
         applied.append(doc)
@@ -454,7 +444,7 @@ def sweep(
     base_phases: dict[int, Phase] = {}
     failures: list[Failure] = []
     for seed in seeds:
-        sim = settle_base(scenario, seed, features)
+        sim = settle_timeline(scenario, seed, features)
         base_phases[seed] = base_phase(sim)
         if not failures:
             failures = enumerate_failures(
@@ -506,7 +496,6 @@ __all__ = [
     "run_job",
     "run_jobs",
     "serial_backend",
-    "settle_base",
     "sweep",
     "worker_options",
 ]

@@ -8,11 +8,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from topospread.analysis import rebalance
 from topospread.analysis.reports import StepReport, step_report
 from topospread.framework.features import DEFAULT_FEATURES, Features
 from topospread.framework.runtime import Registry
 from topospread.simulator.simulation import Simulation
-from topospread.simulator.steps import apply_step
+from topospread.simulator.steps import StepResult, apply_step
 from topospread.simulator.timeline import Step, TimelineScenario
 
 
@@ -63,10 +64,33 @@ def simulate(
     return TimelineReport(scenario.source, seed, reports, list(scenario.warnings))
 
 
+def carry_out(sim: Simulation, step: Step) -> StepResult:
+    """Carry out one step's own change: ``rebalance`` plans its evictions on copies of the
+    cluster (analysis/rebalance.py) and makes them; every other step is the simulator's."""
+    if step.action == "rebalance":
+        options = rebalance.step_options(step.args, step.where)
+        report = rebalance.plan_rebalance(sim, options)
+        return StepResult(rebalance.carry_out(sim, report, step.where))
+    return apply_step(sim, step)
+
+
+def settle_timeline(
+    scenario: TimelineScenario, seed: int = 0, features: Features = DEFAULT_FEATURES
+) -> Simulation:
+    """The scenario loaded and settled, its own steps carried out: the cluster at its end
+    (what ``sweep`` fails and ``rebalance`` plans on)."""
+    sim = Simulation(scenario, features=features, seed=seed)
+    sim.settle(scenario.source)
+    for step in scenario.steps:
+        carry_out(sim, step)
+        sim.settle(step.where)
+    return sim
+
+
 def replay_step(sim: Simulation, step: Step) -> StepReport:
     """Carry out one step and let the cluster settle: the step's report, as ``simulate``
-    makes it (``sweep`` replays its failures through this too)."""
-    done = apply_step(sim, step)
+    makes it."""
+    done = carry_out(sim, step)
     settled = sim.settle(step.where)
     return step_report(
         sim, step.index + 1, step_name(step), step.action, done.events, settled, done.drains

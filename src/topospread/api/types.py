@@ -235,6 +235,8 @@ class Volume(_Obj, frozen=True):
     ephemeral: dict[str, Any] | None = None
     # Read by drain: kubectl refuses pods with local storage without --delete-emptydir-data.
     empty_dir: dict[str, Any] | None = None
+    # Read by rebalance: the descheduler's evictor leaves pods with local storage alone.
+    host_path: dict[str, Any] | None = None
 
 
 class PodResourceClaim(_Obj, frozen=True):

@@ -269,6 +269,44 @@ def selector_from_validated_set(label_set: Mapping[str, str]) -> Selector:
     return Selector(new_requirement(k, Operator.EQUALS, (v,)) for k, v in label_set.items())
 
 
+_REQUIREMENT_RE: Final = re.compile(
+    r"\s*(?:(?P<not>!)\s*(?P<absent>[^\s!=(),]+)"
+    r"|(?P<key>[^\s!=(),]+)\s*(?:(?P<op>==|!=|=)\s*(?P<value>[^\s!=(),]*)"
+    r"|\s(?P<set>in|notin)\s*\((?P<values>[^()]*)\))?)\s*(?:,|\Z)"
+)
+
+
+def parse(text: str) -> Selector:
+    """A selector in kubectl's ``-l`` syntax: ``k=v``, ``k==v``, ``k!=v``, ``k in (a,b)``,
+    ``k notin (a,b)``, ``k`` (exists) and ``!k``, comma-separated (an empty text selects
+    everything); SelectorError names what does not parse.
+
+    Upstream: Parse (apimachinery/pkg/labels/selector.go)
+    """
+    requirements: list[Requirement] = []
+    pos = 0
+    text = text.strip()
+    while pos < len(text):
+        m = _REQUIREMENT_RE.match(text, pos)
+        if m is None or m.end() == pos:
+            raise SelectorError(f"unable to parse requirement: {text[pos:]!r}")
+        pos = m.end()
+        if m["absent"] is not None:
+            requirements.append(new_requirement(m["absent"], Operator.DOES_NOT_EXIST, ()))
+        elif m["op"] is not None:
+            op = {"=": Operator.EQUALS, "==": Operator.DOUBLE_EQUALS}.get(
+                m["op"], Operator.NOT_EQUALS
+            )
+            requirements.append(new_requirement(m["key"], op, (m["value"],)))
+        elif m["set"] is not None:
+            values = tuple(v.strip() for v in m["values"].split(","))
+            op = Operator.IN if m["set"] == "in" else Operator.NOT_IN
+            requirements.append(new_requirement(m["key"], op, values))
+        else:
+            requirements.append(new_requirement(m["key"], Operator.EXISTS, ()))
+    return Selector(requirements)
+
+
 _LABEL_SELECTOR_OPERATORS: Final[Mapping[str, Operator]] = {
     "In": Operator.IN,
     "NotIn": Operator.NOT_IN,

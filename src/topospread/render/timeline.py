@@ -59,7 +59,7 @@ def step_text(
             f"  controllers: {', '.join(churn) or 'no changes'}; scheduler: {len(s.placed)} placed"
         )
     out.append("")
-    out.append(_grid(step, zone_key))
+    out.append(topology_grid(step, zone_key))
     out += _node_states(step)
     out.append(
         f"{len(step.bound) + len(step.pending)} pods: {len(step.bound)} Running, "
@@ -80,11 +80,11 @@ def step_text(
         # Revisions counted apart (matchLabelKeys: [pod-template-hash]) are named.
         several = len({tuple(c.revisions) for c in w.constraints}) > 1
         for c in w.constraints:
-            out.append(f"    {_constraint_line(c, several)}")
+            out.append(f"    {constraint_line(c, several)}")
     return "\n".join(out)
 
 
-def _constraint_line(c: ConstraintSpread, show_revisions: bool) -> str:
+def constraint_line(c: ConstraintSpread, show_revisions: bool) -> str:
     v = c.view
     head = f"[{v.index}] {v.topology_key} {v.when_unsatisfiable} maxSkew {v.max_skew}"
     if v.min_domains != 1:
@@ -111,7 +111,7 @@ def _constraint_line(c: ConstraintSpread, show_revisions: bool) -> str:
     return f"{head}: {counts}; min {v.global_min}; {verdict}"
 
 
-def _grid(step: StepReport, zone_key: str | None) -> str:
+def topology_grid(step: StepReport, zone_key: str | None) -> str:
     columns = [Column(node, pods) for node, pods in step.topology]
     marks = {key: "*" for key in step.settled.placed}
     grid = draw_topology(columns, zone_key=zone_key, highlight=marks)

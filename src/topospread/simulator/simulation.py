@@ -359,6 +359,7 @@ class Simulation:
             registry = IN_TREE
         self.scenario = scenario
         self.features = features
+        self.seed = seed
         # The clock (nanoseconds since the timeline's start) and the taint manager's timed
         # evictions. The clock's 0 is the latest timeAdded of the input's NoExecute taints
         # (a cluster read at that moment at the earliest), so older taints count from before.

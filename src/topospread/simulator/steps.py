@@ -390,7 +390,10 @@ def apply_step(sim: Simulation, step: Step) -> StepResult:
         if step.action == "drain":
             drains: list[DrainResult] = []
             return StepResult(_step_drain(sim, step, drains), drains)
-        return StepResult(_HANDLERS[step.action](sim, step))
+        handler = _HANDLERS.get(step.action)
+        if handler is None:  # rebalance: analysis.timeline.carry_out plans it
+            raise ManifestError(f"{step.where}: the simulator alone cannot carry out this step")
+        return StepResult(handler(sim, step))
     except TopospreadError as err:
         if str(err).startswith(step.where):
             raise

@@ -59,11 +59,21 @@ ACTIONS: Final = (
     "restoreZone",
     "loseNode",
     "restoreNode",
-    "loseNode",
-    "restoreNode",
     "deletePods",
     "wait",
+    "rebalance",
 )
+
+# The rebalance step's options (analysis/rebalance.py reads them): key -> expected type.
+REBALANCE_OPTIONS: Final[Mapping[str, type]] = {
+    "includeSoft": bool,
+    "namespaces": list,
+    "excludeNamespaces": list,
+    "selector": str,
+    "evictLocalStorage": bool,
+    "maxEvictions": int,
+    "maxReplays": int,
+}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -288,6 +298,30 @@ def _check_args(step: Step) -> None:
         names_arg(a, where)
     elif step.action == "wait":
         wait_args(a, where)
+    elif step.action == "rebalance":
+        rebalance_args(a, where)
+
+
+def rebalance_args(a: Any, where: str) -> Mapping[str, Any]:
+    """``rebalance``: ``{}`` (or nothing), or some of REBALANCE_OPTIONS."""
+    if a is None:
+        return {}
+    _mapping(a, where, required=(), allowed=tuple(REBALANCE_OPTIONS))
+    for key, value in a.items():
+        kind = REBALANCE_OPTIONS[key]
+        ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
+        if kind is list:
+            ok = ok and all(isinstance(v, str) for v in value)
+        if kind is int:
+            ok = ok and value >= 1
+        if not ok:
+            expected = {bool: "true or false", list: "a list of names", str: "a string"}.get(
+                kind, "a whole number, 1 or more"
+            )
+            raise ManifestError(
+                f"{where}: {key}: Invalid value: {json.dumps(value)}: expected {expected}"
+            )
+    return dict(a)
 
 
 def wait_args(a: Any, where: str) -> int:
@@ -308,7 +342,8 @@ def wait_args(a: Any, where: str) -> int:
 
 def _mapping(a: Any, where: str, *, required: Sequence[str], allowed: Sequence[str]) -> None:
     if not isinstance(a, Mapping):
-        raise ManifestError(f"{where}: expected a mapping with {', '.join(required)}")
+        with_keys = f" with {', '.join(required)}" if required else ""
+        raise ManifestError(f"{where}: expected a mapping{with_keys}")
     for key in a:
         if key not in allowed:
             raise ManifestError(f"{where}: {key}: unknown field; expected {', '.join(allowed)}")

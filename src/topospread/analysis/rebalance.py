@@ -1,0 +1,735 @@
+"""``rebalance``: the fewest evictions that bring violated spread constraints back within
+maxSkew, each plan proven by replaying it — evictions through the eviction subresource
+(budgets honoured), the owning controllers recreating the pods, the exact scheduler placing
+them — on a copy of the settled cluster.
+
+Spreading is only enforced when a pod is scheduled: scale-downs, node losses and rollouts
+leave workloads skewed. The targets are the constraints the report finds violated now,
+counted exactly as PodTopologySpread counts (eligible domains under the node inclusion
+policies, minDomains, matchLabelKeys): DoNotSchedule ones, and ScheduleAnyway ones with
+``include_soft``.
+
+Victims are the pods of a target's group in domains above the group's minimum. The default
+evictor's filters leave some alone, each reported: DaemonSet pods, mirror (static) pods, pods
+with local storage (unless allowed), pods without a controller, system-critical pods
+(priority 2000000000 and above), pods being deleted, and pods the label selector or the
+namespace filters leave out. Pods of one group on one node are interchangeable, so a plan is a
+multiset of (node, group) choices; plans are tried by size, the ones taking from the most
+crowded domains first, and a plan is skipped unreplayed when even the best landing of its
+replacements could not bring a target within maxSkew. A plan is accepted when, replayed
+eviction by eviction (each followed by the controllers and the scheduler settling):
+
+- every targeted constraint ends within maxSkew;
+- every replacement binds, and in a different domain from the pod it replaces (for each
+  targeted topology key of the pod's group);
+- no pod that was bound moved or went Pending, and no constraint that held is violated;
+- no budget refused an eviction.
+
+The plan found first is the smallest unless the search ran out of its budget of replays
+before every smaller plan was tried; the report says which.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import msgspec
+
+from topospread.analysis.reports import (
+    ConstraintSpread,
+    StepReport,
+    WorkloadReport,
+    step_report,
+)
+from topospread.api.types import Pod
+from topospread.errors import ManifestError
+from topospread.framework.cycle_state import CycleState
+from topospread.framework.types import NodeInfo
+from topospread.labels.selector import Selector, SelectorError, parse
+from topospread.simulator.controllers.common import get_controller_of
+from topospread.simulator.drain import MIRROR_POD_ANNOTATION
+from topospread.simulator.scheduler import is_terminal
+from topospread.simulator.simulation import Settled, Simulation
+from topospread.simulator.snapshot import Snapshot
+from topospread.simulator.timeline import rebalance_args
+
+# The default evictor's threshold (descheduler's utils.SystemCriticalPriority).
+SYSTEM_CRITICAL_PRIORITY: Final = 2_000_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class RebalanceOptions:
+    """What may be evicted and how far the search goes."""
+
+    include_soft: bool = False
+    namespaces: tuple[str, ...] = ()
+    exclude_namespaces: tuple[str, ...] = ()
+    selector: Selector | None = None
+    evict_local_storage: bool = False
+    max_evictions: int = 6
+    max_replays: int = 200
+    # Plans looked at (replayed or ruled out by their counts) before the search stops.
+    max_plans: int = 200_000
+
+
+@dataclass(slots=True)
+class Target:
+    """A constraint of one group of a workload's pods that is past its maxSkew."""
+
+    workload: str
+    spread: ConstraintSpread
+
+    @property
+    def name(self) -> str:
+        v = self.spread.view
+        revisions = self.spread.revisions
+        rev = f", {revisions[0]}" if len(revisions) == 1 else ""
+        return f"{self.workload}: topologySpreadConstraints[{v.index}] ({v.topology_key}{rev})"
+
+    @property
+    def namespace(self) -> str:
+        pods = self.spread.pods
+        return pods[0].metadata.namespace if pods else ""
+
+    def key(self) -> tuple[str, int, str, tuple[str, ...]]:
+        return _spread_key(self.workload, self.spread)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "workload": self.workload, **self.spread.to_json()}
+
+
+def _spread_key(workload: str, c: ConstraintSpread) -> tuple[str, int, str, tuple[str, ...]]:
+    return (workload, c.view.index, c.view.topology_key, tuple(c.revisions))
+
+
+@dataclass(frozen=True, slots=True)
+class Exclusion:
+    """A pod the evictor's filters leave alone, and why."""
+
+    pod: str
+    reason: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"pod": self.pod, "reason": self.reason}
+
+
+@dataclass(frozen=True, slots=True)
+class Eviction:
+    """One eviction of a plan, as replayed: the pod, its node and domains, and where its
+    replacement landed (None: no replacement, or it stayed Pending, with why)."""
+
+    pod: str
+    node: str
+    domains: dict[str, str]  # topology key -> the node's domain, for each targeted key
+    replacement: str | None
+    replacement_node: str | None
+    replacement_domains: dict[str, str]
+    note: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "pod": self.pod,
+            "node": self.node,
+            "domains": self.domains,
+            "replacement": self.replacement,
+            "replacementNode": self.replacement_node,
+            "replacementDomains": self.replacement_domains,
+            "note": self.note,
+        }
+
+    def manifest(self) -> dict[str, Any]:
+        """The policy/v1 Eviction a client posts to the pod's eviction subresource."""
+        namespace, name = self.pod.split("/", 1)
+        return {
+            "apiVersion": "policy/v1",
+            "kind": "Eviction",
+            "metadata": {"name": name, "namespace": namespace},
+        }
+
+
+@dataclass(slots=True)
+class Trial:
+    """One plan replayed: accepted, or the first reason it was not."""
+
+    evictions: list[Eviction]
+    after: StepReport | None
+    failure: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None
+
+
+@dataclass(slots=True)
+class RebalanceReport:
+    source: str
+    seed: int
+    before: StepReport
+    targets: list[Target]
+    exclusions: list[Exclusion]
+    plan: Trial | None = None
+    minimal: bool = False
+    # Every plan of this many evictions or fewer was ruled out (0: none was).
+    ruled_out_up_to: int = 0
+    replays: int = 0
+    plans_looked_at: int = 0
+    why_not: dict[str, list[str]] = field(default_factory=dict)  # target name -> reasons
+
+    @property
+    def balanced(self) -> bool:
+        """Nothing to do: no targeted constraint is past its maxSkew."""
+        return not self.targets
+
+    @property
+    def after(self) -> StepReport | None:
+        return self.plan.after if self.plan is not None else None
+
+    def to_json(self) -> dict[str, Any]:
+        plan = self.plan
+        return {
+            "source": self.source,
+            "seed": self.seed,
+            "balanced": self.balanced,
+            "targets": [t.to_json() for t in self.targets],
+            "excluded": [e.to_json() for e in self.exclusions],
+            "plan": None
+            if plan is None
+            else {
+                "evictions": [e.to_json() for e in plan.evictions],
+                "minimal": self.minimal,
+            },
+            "ruledOutUpTo": self.ruled_out_up_to,
+            "replays": self.replays,
+            "plansLookedAt": self.plans_looked_at,
+            "whyNot": self.why_not,
+            "before": self.before.to_json(),
+            "after": self.after.to_json() if self.after is not None else None,
+        }
+
+
+# ------------------------------------------------------------------ targets and victims
+
+
+def find_targets(workloads: Iterable[WorkloadReport], options: RebalanceOptions) -> list[Target]:
+    """The constraints past maxSkew (ScheduleAnyway ones with ``include_soft``) in the
+    namespaces the options keep."""
+    out = []
+    for w in workloads:
+        for c in w.constraints:
+            if not (c.violated or (options.include_soft and c.preference_not_met)):
+                continue
+            target = Target(w.workload, c)
+            if _namespace_kept(target.namespace, options):
+                out.append(target)
+    return out
+
+
+def _namespace_kept(namespace: str, options: RebalanceOptions) -> bool:
+    if options.namespaces and namespace not in options.namespaces:
+        return False
+    return namespace not in options.exclude_namespaces
+
+
+def exclusion_reason(pod: Pod, options: RebalanceOptions) -> str | None:
+    """Why the evictor leaves the pod alone (None: it may be evicted).
+
+    Upstream: the descheduler's DefaultEvictor filters (pkg/framework/plugins/defaultevictor)
+    """
+    meta = pod.metadata
+    ref = get_controller_of(meta)
+    if meta.deletion_timestamp is not None or is_terminal(pod):
+        return "being deleted or finished"
+    if ref is not None and ref.kind == "DaemonSet":
+        return "a DaemonSet pod"
+    if MIRROR_POD_ANNOTATION in meta.annotations:
+        return "a mirror (static) pod"
+    if ref is None:
+        return "no controller would recreate it"
+    if (pod.spec.priority or 0) >= SYSTEM_CRITICAL_PRIORITY:
+        return f"system-critical priority ({pod.spec.priority})"
+    if not options.evict_local_storage and any(
+        v.empty_dir is not None or v.host_path is not None for v in pod.spec.volumes
+    ):
+        return "local storage (emptyDir or hostPath; --evict-local-storage allows it)"
+    if options.selector is not None and not options.selector.matches(meta.labels):
+        return "not selected by --selector"
+    return None
+
+
+@dataclass(slots=True)
+class _Class:
+    """Pods of one group on one node: evicting either is the same plan."""
+
+    node: str
+    group: int  # index into the groups
+    pods: list[Pod]
+    score: tuple[int, ...] = ()
+
+
+# ------------------------------------------------------------------ the plan
+
+
+def plan_rebalance(
+    sim: Simulation, options: RebalanceOptions | None = None, *, source: str = ""
+) -> RebalanceReport:
+    """Find and prove the smallest plan on copies of ``sim`` (left as it is)."""
+    options = options or RebalanceOptions()
+    before = step_report(sim, 0, "before", "start", [], Settled(0, True))
+    targets = find_targets(before.workloads, options)
+    report = RebalanceReport(source or sim.scenario.source, sim.seed, before, targets, [])
+    if not targets:
+        return report
+    nodes = {info.name: info for info in sim.cluster.list()}
+    groups, classes = _victims(targets, nodes, options, report)
+    if not classes:
+        for t in targets:
+            report.why_not[t.name] = [_no_victims_text(t, nodes)]
+        return report
+    impossible = False
+    lower = 1
+    for t in targets:
+        moves = ideal_moves(t)
+        if moves is None:
+            report.why_not[t.name] = [_min_domains_text(t)]
+            impossible = True
+        else:
+            lower = max(lower, moves)
+    if impossible:
+        return report
+    snapshot = sim.snapshot()
+    slots = [
+        i for i, c in enumerate(classes) for _ in range(min(len(c.pods), options.max_evictions))
+    ]
+    failures: list[tuple[Trial, list[Pod]]] = []
+    report.ruled_out_up_to = lower - 1
+    for k in range(lower, options.max_evictions + 1):
+        seen: set[tuple[int, ...]] = set()
+        complete = True
+        for combo in itertools.combinations(slots, k):
+            if combo in seen:
+                continue
+            seen.add(combo)
+            if report.plans_looked_at >= options.max_plans or report.replays >= options.max_replays:
+                complete = False
+                break
+            report.plans_looked_at += 1
+            victims = _victims_of(combo, classes)
+            if not _may_balance(targets, groups, victims, classes, combo, nodes):
+                continue
+            report.replays += 1
+            trial = replay_plan(snapshot, victims, targets, before, groups, nodes)
+            if trial.ok:
+                report.plan = trial
+                report.minimal = report.ruled_out_up_to == k - 1
+                return report
+            failures.append((trial, victims))
+        if not complete:
+            break
+        report.ruled_out_up_to = k
+    for t in targets:
+        report.why_not[t.name] = _why_not(sim, t, nodes, failures)
+    return report
+
+
+def _victims(
+    targets: Sequence[Target],
+    nodes: dict[str, NodeInfo],
+    options: RebalanceOptions,
+    report: RebalanceReport,
+) -> tuple[list[list[Target]], list[_Class]]:
+    """The targets grouped by the pods they share (a group's constraints), and the classes
+    of pods that may be evicted, best first: in the most crowded domains of every target of
+    their group, then on the nodes holding most of them."""
+    by_pods: dict[int, list[Target]] = {}
+    for t in targets:
+        by_pods.setdefault(id(t.spread.pods), []).append(t)
+    groups = list(by_pods.values())
+    excluded: dict[str, str] = {}
+    classes: list[_Class] = []
+    for g, members in enumerate(groups):
+        per_node: dict[str, list[Pod]] = {}
+        for pod in members[0].spread.pods:
+            node = pod.spec.node_name
+            if not node or node not in nodes or is_terminal(pod):
+                continue
+            above = False
+            for t in members:
+                value = nodes[node].node.metadata.labels.get(t.spread.view.topology_key)
+                gmin = t.spread.view.global_min or 0
+                if value is not None and t.spread.view.counts.get(value, 0) > gmin:
+                    above = True
+            if not above:
+                continue
+            reason = exclusion_reason(pod, options)
+            if reason is not None:
+                excluded[pod.key] = reason
+                continue
+            per_node.setdefault(node, []).append(pod)
+        for node, pods in per_node.items():
+            score = []
+            for t in members:
+                value = nodes[node].node.metadata.labels.get(t.spread.view.topology_key, "")
+                score.append(t.spread.view.counts.get(value, 0))
+            pods.sort(key=lambda p: p.key)
+            classes.append(_Class(node, g, pods, (sum(score), len(pods))))
+    classes.sort(key=lambda c: (-c.score[0], -c.score[1], c.node, c.group))
+    report.exclusions = [Exclusion(pod, reason) for pod, reason in sorted(excluded.items())]
+    return groups, classes
+
+
+def _victims_of(combo: tuple[int, ...], classes: Sequence[_Class]) -> list[Pod]:
+    taken: dict[int, int] = {}
+    out = []
+    for i in combo:
+        n = taken.get(i, 0)
+        out.append(classes[i].pods[n])
+        taken[i] = n + 1
+    return out
+
+
+def ideal_moves(t: Target) -> int | None:
+    """The fewest pods moved that could bring the target within maxSkew if each could land
+    in any eligible domain (a lower bound on any plan); None when no moves can: fewer
+    eligible domains than minDomains hold the minimum at 0, and the pods do not fit
+    maxSkew to a domain."""
+    v = t.spread.view
+    counts = sorted(v.counts.values())
+    if not counts:
+        return None
+    if len(counts) < v.min_domains:
+        # The global minimum stays 0: every domain must hold maxSkew pods or fewer.
+        if sum(counts) > v.max_skew * len(counts):
+            return None
+        return sum(max(0, c - v.max_skew) for c in counts)
+    moves = 0
+    while counts[-1] - counts[0] > v.max_skew:
+        counts[-1] -= 1
+        counts[0] += 1
+        counts.sort()
+        moves += 1
+    return moves
+
+
+def _may_balance(
+    targets: Sequence[Target],
+    groups: Sequence[Sequence[Target]],
+    victims: Sequence[Pod],
+    classes: Sequence[_Class],
+    combo: tuple[int, ...],
+    nodes: dict[str, NodeInfo],
+) -> bool:
+    """Whether, with the victims gone and their replacements landing where they help most,
+    every target whose group holds all the victims could be within maxSkew (a necessary
+    condition: a plan that fails it is ruled out unreplayed)."""
+    plan_groups = {classes[i].group for i in combo}
+    if len(plan_groups) != 1:
+        return True  # victims of other groups may be counted too: replay it
+    (g,) = plan_groups
+    for t in groups[g]:
+        v = t.spread.view
+        if not v.self_match:
+            continue
+        counts = dict(v.counts)
+        for pod in victims:
+            value = nodes[pod.spec.node_name].node.metadata.labels.get(v.topology_key)
+            if value in counts:
+                counts[value] -= 1
+        values = sorted(counts.values())
+        if not values:
+            continue
+        for _ in victims:
+            values[0] += 1
+            values.sort()
+        gmin = 0 if len(values) < v.min_domains else values[0]
+        if values[-1] - gmin > v.max_skew:
+            return False
+    return True
+
+
+def replay_plan(
+    snapshot: Snapshot[Simulation],
+    victims: Sequence[Pod],
+    targets: Sequence[Target],
+    before: StepReport,
+    groups: Sequence[Sequence[Target]],
+    nodes: dict[str, NodeInfo],
+) -> Trial:
+    """Evict the victims in order on a restored copy, each followed by the controllers and
+    the scheduler settling, and check the outcome."""
+    sim = snapshot.restore()
+    keys = {t.key() for t in targets}
+    target_keys = {t.spread.view.topology_key for t in targets}
+    target_pods = [{p.key for p in t.spread.pods} for t in targets]
+    evictions: list[Eviction] = []
+    settled = Settled(0, True)
+    for victim in victims:
+        current = sim.pods.get(victim.key)
+        if current is None:
+            return Trial(evictions, None, f"{victim.key} was gone before its eviction")
+        refusal = sim.evictions().evict(current)
+        if refusal is not None:
+            why = f"{refusal.message}: {refusal.cause}" if refusal.cause else refusal.message
+            return Trial(evictions, None, f"evicting {victim.key}: {why}")
+        known = set(sim.pods)
+        sim.delete_pod(current)
+        settled = sim.settle("rebalance")
+        ref = get_controller_of(current.metadata)
+        new = [
+            p
+            for k in sorted(set(sim.pods) - known)
+            if (p := sim.pods[k]) is not None
+            and ref is not None
+            and (r := get_controller_of(p.metadata)) is not None
+            and r.uid == ref.uid
+        ]
+        node_labels = nodes[current.spec.node_name].node.metadata.labels
+        domains = {k: node_labels[k] for k in sorted(target_keys) if k in node_labels}
+        if not new:
+            evictions.append(Eviction(current.key, current.spec.node_name, domains, None, None, {}))
+            return Trial(evictions, None, f"no replacement was created for {current.key}")
+        replacement = new[0]
+        if not replacement.spec.node_name:
+            note = sim.pending_message(replacement)
+            evictions.append(
+                Eviction(
+                    current.key, current.spec.node_name, domains, replacement.key, None, {}, note
+                )
+            )
+            return Trial(evictions, None, f"the replacement of {current.key} stays Pending: {note}")
+        landed = sim.cluster.infos[replacement.spec.node_name].node.metadata.labels
+        landed_domains = {k: landed[k] for k in domains if k in landed}
+        evictions.append(
+            Eviction(
+                current.key,
+                current.spec.node_name,
+                domains,
+                replacement.key,
+                replacement.spec.node_name,
+                landed_domains,
+            )
+        )
+        for t, members in zip(targets, target_pods, strict=True):
+            if current.key in members:
+                key = t.spread.view.topology_key
+                if key in domains and landed_domains.get(key) == domains[key]:
+                    return Trial(
+                        evictions,
+                        None,
+                        f"the replacement of {current.key} landed back in {key}="
+                        f"{domains[key]} (on {replacement.spec.node_name})",
+                    )
+    after = step_report(sim, 1, "after", "rebalance", [], settled)
+    failure = _check(after, before, keys, victims)
+    return Trial(evictions, after, failure)
+
+
+def _check(
+    after: StepReport,
+    before: StepReport,
+    keys: set[tuple[str, int, str, tuple[str, ...]]],
+    victims: Sequence[Pod],
+) -> str | None:
+    gone = {p.key for p in victims}
+    for key, node in before.bound.items():
+        if key in gone:
+            continue
+        if after.bound.get(key) != node:
+            where = after.bound.get(key)
+            return f"{key} was displaced ({'Pending' if where is None else 'now on ' + where})"
+    for key in sorted(set(after.pending) - set(before.pending)):
+        return f"{key} is left Pending: {after.pending[key]}"
+    held_before = {
+        _spread_key(w.workload, c)
+        for w in before.workloads
+        for c in w.constraints
+        if not c.violated
+    }
+    found = set()
+    for w in after.workloads:
+        for c in w.constraints:
+            spread = _spread_key(w.workload, c)
+            found.add(spread)
+            if spread in keys and c.exceeded:
+                return (
+                    f"{w.workload}: topologySpreadConstraints[{c.view.index}] "
+                    f"({c.view.topology_key}) still has skew {c.skew} > maxSkew {c.view.max_skew}"
+                )
+            if spread in held_before and c.violated:
+                return (
+                    f"{w.workload}: topologySpreadConstraints[{c.view.index}] "
+                    f"({c.view.topology_key}) held and is now violated"
+                )
+    for workload, index, topology_key, _ in sorted(keys - found):
+        return (
+            f"{workload}: topologySpreadConstraints[{index}] ({topology_key}): its pods "
+            "changed group"
+        )
+    return None
+
+
+# ------------------------------------------------------------------ the timeline step
+
+
+def step_options(args: Mapping[str, Any] | None, where: str) -> RebalanceOptions:
+    """A ``rebalance`` step's options (shape checked by the timeline's parser)."""
+    a = rebalance_args(args, where)
+    selector = None
+    if "selector" in a:
+        try:
+            selector = parse(a["selector"])
+        except SelectorError as err:
+            raise ManifestError(f"{where}: selector: {err}") from err
+    defaults = RebalanceOptions()
+    return RebalanceOptions(
+        include_soft=a.get("includeSoft", False),
+        namespaces=tuple(a.get("namespaces", ())),
+        exclude_namespaces=tuple(a.get("excludeNamespaces", ())),
+        selector=selector,
+        evict_local_storage=a.get("evictLocalStorage", False),
+        max_evictions=a.get("maxEvictions", defaults.max_evictions),
+        max_replays=a.get("maxReplays", defaults.max_replays),
+    )
+
+
+def carry_out(sim: Simulation, report: RebalanceReport, where: str) -> list[str]:
+    """Make the plan's evictions on ``sim`` itself, in order, each followed by the cluster
+    settling (as its replay did, so the replacements land where the plan says); the step's
+    report lines."""
+    if report.balanced:
+        return ["rebalance: every constraint is within its maxSkew; nothing to evict"]
+    if report.plan is None:
+        lines = [f"rebalance: no plan: {_no_plan_summary(report)}"]
+        for name, reasons in report.why_not.items():
+            lines += [f"  {name}: {r}" for r in reasons]
+        return lines
+    lines = []
+    for e in report.plan.evictions:
+        pod = sim.pods[e.pod]
+        refusal = sim.evictions().evict(pod)
+        if refusal is not None:  # the replay granted it: the copy and sim differ
+            raise AssertionError(f"{where}: the plan's eviction of {e.pod} was refused")
+        sim.delete_pod(pod)
+        sim.settle_within_step(where)
+        lines.append(
+            f"rebalance: evicted {e.pod} from {e.node} ({', '.join(e.domains.values())}); "
+            f"its replacement {e.replacement} landed on {e.replacement_node} "
+            f"({', '.join(e.replacement_domains.values())})"
+        )
+    return lines
+
+
+def _no_plan_summary(report: RebalanceReport) -> str:
+    if report.ruled_out_up_to:
+        return f"no plan of up to {report.ruled_out_up_to} eviction(s) brings it within maxSkew"
+    return "no plan brings it within maxSkew"
+
+
+# ------------------------------------------------------------------ why no plan
+
+
+def _no_victims_text(t: Target, nodes: dict[str, NodeInfo]) -> str:
+    return (
+        f"no pod in the crowded domains may be evicted (see the excluded pods); "
+        f"counts {_counts_text(t)}"
+    )
+
+
+def _min_domains_text(t: Target) -> str:
+    v = t.spread.view
+    return (
+        f"only {len(v.counts)} eligible domain(s) for minDomains {v.min_domains}: the global "
+        f"minimum stays 0, so no domain may hold more than maxSkew {v.max_skew} pods, and "
+        f"{sum(v.counts.values())} pods do not fit; add eligible domains (nodes with "
+        f"{v.topology_key} the pods may run on) or lower minDomains"
+    )
+
+
+def _counts_text(t: Target) -> str:
+    return ", ".join(f"{k} {n}" for k, n in t.spread.view.counts.items())
+
+
+def _why_not(
+    sim: Simulation,
+    t: Target,
+    nodes: dict[str, NodeInfo],
+    failures: Sequence[tuple[Trial, list[Pod]]],
+) -> list[str]:
+    """In words an operator acts on: where the target's pods could not go and why (the
+    scheduler's filters on the nodes of its emptiest domains), and what the replays found."""
+    out = []
+    v = t.spread.view
+    if v.counts:
+        low = min(v.counts.values())
+        emptiest = sorted(d for d, n in v.counts.items() if n == low)
+        out += _filter_reasons(sim, t, emptiest, nodes)
+    outcomes: dict[str, None] = {}
+    for trial, _ in failures:
+        if trial.failure is not None:
+            outcomes.setdefault(trial.failure)
+    if outcomes:
+        shown = list(outcomes)[:3]
+        more = len(outcomes) - len(shown)
+        out.append(
+            "the replayed plans failed: "
+            + "; ".join(shown)
+            + (f"; and {more} more" if more else "")
+        )
+    elif not failures:
+        out.append("no plan within the search's limits could bring it within maxSkew")
+    return out
+
+
+def _filter_reasons(
+    sim: Simulation, t: Target, domains: Sequence[str], nodes: dict[str, NodeInfo]
+) -> list[str]:
+    pods = [p for p in t.spread.pods if not is_terminal(p)]
+    if not pods:
+        return []
+    probe = msgspec.structs.replace(
+        pods[0], spec=msgspec.structs.replace(pods[0].spec, node_name="")
+    )
+    fwk = sim.scheduler.framework_for(probe)
+    if fwk is None:
+        return []
+    infos = sim.cluster.list()
+    state = CycleState()
+    fwk.run_pre_filter_plugins(state, probe, infos)
+    out = []
+    key = t.spread.view.topology_key
+    for domain in domains:
+        in_domain = [i for i in infos if i.node.metadata.labels.get(key) == domain]
+        reasons: dict[str, int] = {}
+        fits = 0
+        for info in in_domain:
+            status = fwk.run_filter_plugins(state, probe, info)
+            if status.is_success:
+                fits += 1
+            else:
+                reasons[status.message] = reasons.get(status.message, 0) + 1
+        if fits:
+            out.append(f"{key}={domain}: {fits} of {len(in_domain)} node(s) would take a pod")
+        elif in_domain:
+            said = ", ".join(f"{n} node(s) {m}" for m, n in sorted(reasons.items()))
+            out.append(f"{key}={domain} takes none of its pods: {said}")
+    return out
+
+
+__all__ = [
+    "SYSTEM_CRITICAL_PRIORITY",
+    "Eviction",
+    "Exclusion",
+    "RebalanceOptions",
+    "RebalanceReport",
+    "Target",
+    "Trial",
+    "carry_out",
+    "exclusion_reason",
+    "find_targets",
+    "ideal_moves",
+    "plan_rebalance",
+    "replay_plan",
+    "step_options",
+]

@@ -1,0 +1,103 @@
+"""``rebalance``'s report: the constraints past maxSkew, the plan (each eviction with where
+its replacement landed), the topology and spread before and after (text); or one JSON or YAML
+document; or the plan's policy/v1 Eviction manifests."""
+
+from __future__ import annotations
+
+import json
+
+import yaml
+
+from topospread.analysis.rebalance import RebalanceReport
+from topospread.analysis.reports import StepReport
+from topospread.render.timeline import constraint_line, topology_grid
+
+
+def rebalance_json(report: RebalanceReport) -> str:
+    return json.dumps(report.to_json(), indent=2)
+
+
+def rebalance_yaml(report: RebalanceReport) -> str:
+    return yaml.dump(report.to_json(), Dumper=yaml.CSafeDumper, sort_keys=False)
+
+
+def evictions_yaml(report: RebalanceReport) -> str:
+    """The plan's Eviction manifests in plan order, one YAML document each (empty: none)."""
+    if report.plan is None:
+        return ""
+    docs = [e.manifest() for e in report.plan.evictions]
+    return yaml.dump_all(docs, Dumper=yaml.CSafeDumper, sort_keys=False)
+
+
+def rebalance_text(report: RebalanceReport, *, zone_key: str | None = None) -> str:
+    out = [f"Rebalance of {report.source} (seed {report.seed})", ""]
+    if report.balanced:
+        out.append("Nothing to rebalance: every constraint is within its maxSkew.")
+        out += _exclusions(report)
+        return "\n".join(out)
+    out.append("Past maxSkew now (counted as PodTopologySpread counts):")
+    for t in report.targets:
+        out.append(f"  {t.workload}: {constraint_line(t.spread, bool(t.spread.revisions))}")
+    out += _exclusions(report)
+    out.append("")
+    plan = report.plan
+    if plan is None:
+        out.append(_no_plan_line(report))
+        for name, reasons in report.why_not.items():
+            out.append(f"  {name}:")
+            out += [f"    {r}" for r in reasons]
+        out += ["", _section("Now", report.before, zone_key)]
+        return "\n".join(out)
+    n = len(plan.evictions)
+    proof = (
+        "the fewest: every smaller plan was ruled out"
+        if report.minimal
+        else f"the best found: plans of {report.ruled_out_up_to} eviction(s) or fewer were "
+        "ruled out, the search's budget ended before the rest"
+    )
+    out.append(f"Plan: {n} eviction{'s' if n != 1 else ''} ({proof}; {report.replays} replay(s))")
+    for i, e in enumerate(plan.evictions, 1):
+        where = ", ".join(f"{v}" for v in e.domains.values())
+        landed = ", ".join(f"{v}" for v in e.replacement_domains.values())
+        out.append(f"  {i}. evict {e.pod} from {e.node}" + (f" ({where})" if where else ""))
+        out.append(
+            f"     its replacement {e.replacement} lands on {e.replacement_node}"
+            + (f" ({landed})" if landed else "")
+        )
+    out += ["", _section("Before", report.before, zone_key)]
+    if plan.after is not None:
+        out += ["", _section("After the plan (replayed)", plan.after, zone_key)]
+    return "\n".join(out)
+
+
+def _no_plan_line(report: RebalanceReport) -> str:
+    searched = (
+        f"no plan of up to {report.ruled_out_up_to} eviction(s) brings it within maxSkew"
+        if report.ruled_out_up_to
+        else "no plan brings it within maxSkew"
+    )
+    return f"No plan: {searched} ({report.replays} replay(s)). Why, per constraint:"
+
+
+def _exclusions(report: RebalanceReport) -> list[str]:
+    if not report.exclusions:
+        return []
+    by_reason: dict[str, list[str]] = {}
+    for e in report.exclusions:
+        by_reason.setdefault(e.reason, []).append(e.pod)
+    out = ["Left alone (the evictor's filters):"]
+    out += [f"  {reason}: {', '.join(pods)}" for reason, pods in by_reason.items()]
+    return out
+
+
+def _section(title: str, step: StepReport, zone_key: str | None) -> str:
+    out = [f"== {title} ==", topology_grid(step, zone_key)]
+    for w in step.workloads:
+        for c in w.constraints:
+            out.append(f"  {w.workload}: {constraint_line(c, bool(c.revisions))}")
+    if step.pending:
+        out.append(f"  Pending: {', '.join(step.pending)}")
+    return "\n".join(out)
+
+
+__all__ = ["evictions_yaml", "rebalance_json", "rebalance_text", "rebalance_yaml"]
