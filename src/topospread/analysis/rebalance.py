@@ -712,8 +712,16 @@ def _filter_reasons(
         if fits:
             out.append(f"{key}={domain}: {fits} of {len(in_domain)} node(s) would take a pod")
         elif in_domain:
-            said = ", ".join(f"{n} node(s) {m}" for m, n in sorted(reasons.items()))
-            out.append(f"{key}={domain} takes none of its pods: {said}")
+            said = ", ".join(f"{n} {m}" for m, n in sorted(reasons.items()))
+            taints = sorted(
+                {
+                    f"{t.key}{'=' + t.value if t.value else ''}:{t.effect}"
+                    for i in in_domain
+                    for t in i.node.spec.taints
+                }
+            )
+            there = f" (taints there: {', '.join(taints)})" if taints else ""
+            out.append(f"{key}={domain} takes none of its pods: {said}{there}")
     return out
 
 

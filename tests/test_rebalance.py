@@ -1,0 +1,312 @@
+"""``rebalance``: plans proven by replaying them, the fewest evictions, the evictor's filters,
+why no plan exists, the Eviction manifests, and the timeline step."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from test_cli import run as cli
+from test_timeline import deployment, zones
+from topospread.analysis.rebalance import (
+    RebalanceOptions,
+    Target,
+    find_targets,
+    plan_rebalance,
+    replay_plan,
+)
+from topospread.analysis.reports import StepReport, step_report
+from topospread.analysis.timeline import settle_timeline, simulate
+from topospread.simulator.simulation import Settled, Simulation
+from topospread.simulator.timeline import parse_timeline
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "simulations"
+ZONE = "topology.kubernetes.io/zone"
+
+
+def scaled_down(replicas: int = 6, to: int = 4, **kwargs: Any) -> dict[str, Any]:
+    """Three zones of two nodes; zone-c lost until its pods are evicted and rescheduled in
+    zones a and b, then back; then a scale-down leaves zone-c empty (a ReplicaSet's victims
+    ignore zones)."""
+    return {
+        "nodeGroups": zones(2),
+        "objects": [deployment(replicas, match_label_keys=True, **kwargs)],
+        "timeline": [
+            {"loseZone": "c"},
+            {"wait": "6m"},
+            {"restoreZone": "c"},
+            {"scale": {"workload": "deployment/web", "replicas": to}},
+        ],
+    }
+
+
+def new_zone(replicas: int = 6) -> dict[str, Any]:
+    """Two zones of two nodes take every replica (3/3); then zone c's two nodes join: 3/3/0."""
+    return {
+        "nodeGroups": zones({"a": 2, "b": 2, "c": 0}),
+        "objects": [deployment(replicas, match_label_keys=True)],
+        "timeline": [{"addNodes": {"group": "pool", "zone": "c", "count": 2}}],
+    }
+
+
+def settled(doc: dict[str, Any], seed: int = 0) -> Simulation:
+    return settle_timeline(parse_timeline(doc, "t.yaml"), seed)
+
+
+def zone_counts(report: StepReport) -> dict[str, int]:
+    (w,) = [w for w in report.workloads if w.constraints]
+    (c,) = [c for c in w.constraints if c.view.topology_key == ZONE]
+    return c.view.counts
+
+
+def test_the_zone_outage_example_after_its_scale_down_takes_one_eviction_to_zone_c() -> None:
+    sim = settled(yaml.safe_load((EXAMPLES / "zone-outage.yaml").read_text()))
+    report = plan_rebalance(sim)
+    assert [t.spread.view.topology_key for t in report.targets] == [ZONE]
+    assert report.plan is not None and report.minimal
+    (e,) = report.plan.evictions
+    assert e.domains == {ZONE: "zone-a"} and e.replacement_domains == {ZONE: "zone-c"}
+    assert report.after is not None
+    assert zone_counts(report.after) == {"zone-a": 1, "zone-b": 2, "zone-c": 1}
+    # The plan ran on copies: the cluster is as it was.
+    assert zone_counts(step_report(sim, 0, "", "", [], Settled(0, True))) == {
+        "zone-a": 2,
+        "zone-b": 2,
+        "zone-c": 0,
+    }
+
+
+def test_a_balanced_cluster_needs_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    report = plan_rebalance(settled({"nodeGroups": zones(2), "objects": [deployment(6)]}))
+    assert report.balanced and report.plan is None and report.replays == 0
+
+
+def test_two_evictions_when_one_cannot_do_and_the_count_is_proven_minimal() -> None:
+    sim = settled(new_zone(6))
+    before = step_report(sim, 0, "", "", [], Settled(0, True))
+    assert zone_counts(before) == {"a": 3, "b": 3, "c": 0}
+    report = plan_rebalance(sim)
+    assert report.plan is not None and report.minimal
+    assert len(report.plan.evictions) == 2  # 3/3/0 -> 2/2/2 (one eviction leaves 3-1)
+    assert report.ruled_out_up_to == 1
+    assert report.after is not None and zone_counts(report.after) == {"a": 2, "b": 2, "c": 2}
+    assert all(e.replacement_domains[ZONE] == "c" for e in report.plan.evictions)
+
+
+def test_pods_the_evictor_leaves_alone_are_reported_and_can_leave_no_plan() -> None:
+    doc = scaled_down()
+    labels = {"app": "web"}
+    doc["objects"].append(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "bare", "labels": labels},
+            "spec": {"nodeName": "pool-a-1", "containers": [{"name": "c", "image": "x"}]},
+        }
+    )
+    sim = settled(doc)
+    report = plan_rebalance(sim, RebalanceOptions(selector=_selector("tier=none")))
+    reasons = {e.reason for e in report.exclusions}
+    assert "not selected by --selector" in reasons
+    assert report.plan is None
+    (why,) = report.why_not.values()
+    assert "no pod in the crowded domains may be evicted" in why[0]
+
+
+def _selector(text: str) -> Any:
+    from topospread.labels.selector import parse
+
+    return parse(text)
+
+
+def test_a_zone_no_pod_may_run_in_is_named_with_the_scheduler_reason() -> None:
+    # zone-c's nodes are tainted after the scale-down; the pods do not tolerate it but the
+    # constraint counts zone-c (nodeTaintsPolicy Ignore): skew 2 and no plan.
+    doc = scaled_down()
+    doc["timeline"].append(
+        {"taint": {"zone": "c", "key": "dedicated", "value": "db", "effect": "NoSchedule"}}
+    )
+    sim = settled(doc)
+    report = plan_rebalance(sim, RebalanceOptions(max_evictions=2))
+    assert report.targets and report.plan is None
+    (why,) = report.why_not.values()
+    assert any(
+        "=c takes none of its pods: 2 node(s) had untolerated taint(s)" in line
+        and "(taints there: dedicated=db:NoSchedule)" in line
+        for line in why
+    ), why
+
+
+def test_a_budget_that_allows_no_disruption_blocks_every_plan() -> None:
+    doc = scaled_down()
+    doc["objects"].append(
+        {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": "web"},
+            "spec": {"maxUnavailable": 0, "selector": {"matchLabels": {"app": "web"}}},
+        }
+    )
+    report = plan_rebalance(settled(doc), RebalanceOptions(max_evictions=1))
+    assert report.plan is None and report.replays >= 1
+    (why,) = report.why_not.values()
+    assert any("Cannot evict pod as it would violate the pod's disruption budget" in w for w in why)
+
+
+def test_too_few_domains_for_min_domains_is_said_without_a_replay() -> None:
+    # minDomains 4: 2/2/2/2 over four zones holds; zone d's nodes are removed and with
+    # three domains the global minimum is 0, so no zone may hold 2 pods (skew 2).
+    doc = {
+        "nodeGroups": zones(2, names=("a", "b", "c", "d")),
+        "objects": [deployment(8, min_domains=4)],
+        "timeline": [{"removeNode": ["pool-d-1", "pool-d-2"]}],
+    }
+    report = plan_rebalance(settled(doc))
+    assert report.targets and report.plan is None and report.replays == 0
+    (why,) = report.why_not.values()
+    assert "only 3 eligible domain(s) for minDomains 4" in why[0]
+
+
+def test_emit_evictions_writes_policy_v1_evictions_in_plan_order(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump(new_zone(6)))
+    code, out, _ = cli(["rebalance", str(path), "--emit", "evictions"], capsys)
+    assert code == 0
+    docs = list(yaml.safe_load_all(out))
+    assert len(docs) == 2
+    assert all(d["apiVersion"] == "policy/v1" and d["kind"] == "Eviction" for d in docs)
+    _, out, _ = cli(["rebalance", str(path), "-o", "json"], capsys)
+    plan = json.loads(out)["plan"]["evictions"]
+    assert [f"{d['metadata']['namespace']}/{d['metadata']['name']}" for d in docs] == [
+        e["pod"] for e in plan
+    ]
+
+
+def test_exit_codes_balanced_plan_no_plan_and_bad_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    balanced = tmp_path / "balanced.yaml"
+    balanced.write_text(yaml.safe_dump({"nodeGroups": zones(2), "objects": [deployment(6)]}))
+    code, out, _ = cli(["rebalance", str(balanced)], capsys)
+    assert code == 0 and "Nothing to rebalance" in out
+    skewed = tmp_path / "skewed.yaml"
+    doc = scaled_down()
+    doc["timeline"].append(
+        {"taint": {"zone": "c", "key": "dedicated", "value": "db", "effect": "NoSchedule"}}
+    )
+    skewed.write_text(yaml.safe_dump(doc))
+    code, out, _ = cli(["rebalance", str(skewed), "--max-evictions", "1"], capsys)
+    assert code == 1 and "No plan" in out
+    for argv, message in [
+        ([str(skewed), "--selector", "a b"], "--selector: unable to parse requirement"),
+        ([], "give a timeline scenario, --cluster files or a live cluster"),
+    ]:
+        code, out, err = cli(["rebalance", *argv], capsys)
+        assert code == 2 and out == "" and message in err, err
+        assert len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+def test_the_rebalance_step_makes_the_plan_and_simulate_shows_it() -> None:
+    doc = new_zone(6)
+    plan = plan_rebalance(settled(doc))
+    assert plan.plan is not None and plan.after is not None
+    doc["timeline"].append({"name": "rebalance", "rebalance": {}})
+    report = simulate(parse_timeline(doc, "t.yaml"))
+    last = report.steps[-1]
+    assert [e for e in last.events if e.startswith("rebalance: evicted")] and len(
+        [e for e in last.events if e.startswith("rebalance: evicted")]
+    ) == len(plan.plan.evictions)
+    # The step's evictions land the replacements where the plan's replay did.
+    assert last.bound == plan.after.bound
+    assert not last.violations
+
+
+def test_the_rebalance_step_checks_its_options(capsys: pytest.CaptureFixture[str]) -> None:
+    doc = scaled_down()
+    doc["timeline"].append({"rebalance": {"maxEvictions": 0}})
+    with pytest.raises(Exception, match=r"maxEvictions: Invalid value: 0"):
+        parse_timeline(doc, "t.yaml")
+    doc["timeline"][-1] = {"rebalance": {"evict": True}}
+    with pytest.raises(Exception, match=r"evict: unknown field"):
+        parse_timeline(doc, "t.yaml")
+
+
+# ------------------------------------------------------------------ against brute force
+
+
+def random_skewed(seed: int) -> dict[str, Any]:
+    """A small cluster left skewed by a lost zone and a scale-down, with random hard or soft
+    zone and hostname constraints, sometimes a tainted node."""
+    rng = random.Random(seed)
+    if rng.random() < 0.5:
+        doc = scaled_down(replicas=rng.randint(4, 8), to=rng.randint(2, 5))
+    else:
+        doc = new_zone(rng.randint(3, 8))
+    spec = doc["objects"][0]["spec"]["template"]["spec"]
+    zone = spec["topologySpreadConstraints"][0]
+    zone["maxSkew"] = rng.choice([1, 1, 2])
+    if rng.random() < 0.5:
+        spec["topologySpreadConstraints"].append(
+            {
+                "maxSkew": 1,
+                "topologyKey": "kubernetes.io/hostname",
+                "whenUnsatisfiable": rng.choice(["DoNotSchedule", "ScheduleAnyway"]),
+                "labelSelector": {"matchLabels": {"app": "web"}},
+                "matchLabelKeys": ["pod-template-hash"],
+            }
+        )
+    if rng.random() < 0.3:
+        node = f"pool-{rng.choice('abc')}-{rng.randint(1, 2)}"
+        doc["timeline"].append(
+            {"taint": {"node": node, "key": "k", "value": "v", "effect": "NoSchedule"}}
+        )
+    return doc
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_the_plan_is_never_larger_than_the_smallest_any_replay_finds(seed: int) -> None:
+    """Every set of up to two evictable pods replayed (no classes, no pruning): when any
+    works, the planner finds a plan, of no more evictions; its replay always ends within
+    maxSkew."""
+    sim = settled(random_skewed(seed), seed)
+    options = RebalanceOptions(include_soft=True, max_evictions=2, max_replays=10_000)
+    report = plan_rebalance(sim, options)
+    if report.balanced:
+        return
+    snapshot = sim.snapshot()
+    before = report.before
+    targets: list[Target] = find_targets(before.workloads, options)
+    nodes = {info.name: info for info in sim.cluster.list()}
+    groups = [targets]
+    bound = sorted(
+        (p for t in targets for p in t.spread.pods if p.spec.node_name),
+        key=lambda p: p.key,
+    )
+    pods = list({p.key: p for p in bound}.values())
+    smallest = None
+    for k in (1, 2):
+        for victims in itertools.permutations(pods, k):
+            if replay_plan(snapshot, list(victims), targets, before, groups, nodes).ok:
+                smallest = k
+                break
+        if smallest is not None:
+            break
+    if smallest is None:
+        assert report.plan is None
+        return
+    assert report.plan is not None, report.why_not
+    assert len(report.plan.evictions) <= smallest
+    assert report.after is not None
+    for w in report.after.workloads:
+        for c in w.constraints:
+            key = (w.workload, c.view.index, c.view.topology_key, tuple(c.revisions))
+            if key in {t.key() for t in targets}:
+                assert not c.exceeded
