@@ -310,3 +310,14 @@ def test_the_plan_is_never_larger_than_the_smallest_any_replay_finds(seed: int) 
             key = (w.workload, c.view.index, c.view.topology_key, tuple(c.revisions))
             if key in {t.key() for t in targets}:
                 assert not c.exceeded
+
+
+def test_readme_shows_exactly_what_rebalance_prints(capsys: pytest.CaptureFixture[str]) -> None:
+    readme = (EXAMPLES.parents[1] / "README.md").read_text()
+    command = "topospread rebalance examples/simulations/zone-outage.yaml"
+    shown = readme.split(f"{command}\n```\n\nprints:\n\n```text\n", 1)[1].split("\n```", 1)[0]
+    _, out, _ = cli(command.split()[1:], capsys)
+    assert shown == out.rstrip("\n")
+    emitted = readme.split(f"$ {command} --emit evictions\n", 1)[1].split("```", 1)[0]
+    _, out, _ = cli([*command.split()[1:], "--emit", "evictions"], capsys)
+    assert emitted == out
