@@ -44,7 +44,7 @@ from topospread.analysis.reports import (
     WorkloadReport,
     step_report,
 )
-from topospread.api.types import Pod
+from topospread.api.types import DO_NOT_SCHEDULE, Pod
 from topospread.errors import ManifestError
 from topospread.framework.cycle_state import CycleState
 from topospread.framework.types import NodeInfo
@@ -304,6 +304,7 @@ def plan_rebalance(
         i for i, c in enumerate(classes) for _ in range(min(len(c.pods), options.max_evictions))
     ]
     failures: list[tuple[Trial, list[Pod]]] = []
+    members = [{p.key for p in t.spread.pods} for t in targets]
     report.ruled_out_up_to = lower - 1
     for k in range(lower, options.max_evictions + 1):
         seen: set[tuple[int, ...]] = set()
@@ -317,7 +318,7 @@ def plan_rebalance(
                 break
             report.plans_looked_at += 1
             victims = _victims_of(combo, classes)
-            if not _may_balance(targets, groups, victims, classes, combo, nodes):
+            if not _may_balance(targets, members, victims, nodes):
                 continue
             report.replays += 1
             trial = replay_plan(snapshot, victims, targets, before, groups, nodes)
@@ -415,32 +416,41 @@ def ideal_moves(t: Target) -> int | None:
 
 def _may_balance(
     targets: Sequence[Target],
-    groups: Sequence[Sequence[Target]],
+    members: Sequence[set[str]],
     victims: Sequence[Pod],
-    classes: Sequence[_Class],
-    combo: tuple[int, ...],
     nodes: dict[str, NodeInfo],
 ) -> bool:
-    """Whether, with the victims gone and their replacements landing where they help most,
-    every target whose group holds all the victims could be within maxSkew (a necessary
-    condition: a plan that fails it is ruled out unreplayed)."""
-    plan_groups = {classes[i].group for i in combo}
-    if len(plan_groups) != 1:
-        return True  # victims of other groups may be counted too: replay it
-    (g,) = plan_groups
-    for t in groups[g]:
-        v = t.spread.view
-        if not v.self_match:
+    """Whether every target could end within maxSkew (a necessary condition: a plan that
+    fails it is ruled out unreplayed). A target counts only the victims its selector matches
+    (the plan check forbids moving any other pod): with none it stays as it is. When they are
+    all of its own group and it is DoNotSchedule, their replacements land on nodes eligible
+    for it (its own pods' scheduling enforces its hard keys and node inclusion policies), at
+    best in its emptiest domains."""
+    for t, own in zip(targets, members, strict=True):
+        c = t.spread
+        v = c.view
+        selector = c.selector
+        if selector is None:
+            continue
+        namespace = t.namespace
+        matched = [
+            p
+            for p in victims
+            if p.metadata.namespace == namespace and selector.matches(p.metadata.labels)
+        ]
+        if not matched:
+            return False  # it stays past its maxSkew
+        if v.when_unsatisfiable != DO_NOT_SCHEDULE or any(p.key not in own for p in matched):
             continue
         counts = dict(v.counts)
-        for pod in victims:
+        for pod in matched:
             value = nodes[pod.spec.node_name].node.metadata.labels.get(v.topology_key)
             if value in counts:
                 counts[value] -= 1
         values = sorted(counts.values())
         if not values:
             continue
-        for _ in victims:
+        for _ in matched:
             values[0] += 1
             values.sort()
         gmin = 0 if len(values) < v.min_domains else values[0]

@@ -55,8 +55,10 @@ class ConstraintSpread:
     view: DomainView
     revisions: list[str]
     skew: int | None
-    # The group's pods (what rebalance evicts from); not part of the JSON.
+    # The group's pods (what rebalance evicts from) and the constraint's selector as
+    # compiled (matchLabelKeys merged); not part of the JSON.
     pods: list[Pod] = field(default_factory=list)
+    selector: Selector | None = None
 
     @property
     def exceeded(self) -> bool:
@@ -508,4 +510,4 @@ def _view(
     if not view.counts:
         view.global_min = None
     skew = max(view.counts.values()) - view.global_min if view.global_min is not None else None
-    return ConstraintSpread(view, revisions, skew)
+    return ConstraintSpread(view, revisions, skew, selector=state.constraints[j].selector)
