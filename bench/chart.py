@@ -1078,3 +1078,77 @@ def write_sweep_cluster(path: Path, nodes: int, pods: int) -> tuple[int, int]:
     path.write_text(yaml.dump(doc, Dumper=yaml.CSafeDumper, sort_keys=False), encoding="utf-8")
     written_nodes = sum(doc["nodeGroups"][0]["perZone"].values())
     return written_nodes, sum(int(d["spec"]["replicas"]) for d in doc["objects"])
+
+
+# ---------------------------------------------------------------------------------------------
+# The rebalance cluster
+
+REBALANCE_SKEWED: Final = 3
+
+
+def rebalance_cluster(nodes: int, pods: int) -> dict[str, Any]:
+    """A ``topospread rebalance`` input: the sweep's cluster (its Deployments kept to its three
+    zones by required node affinity, so a new zone is not theirs), ``REBALANCE_SKEWED`` small
+    Deployments of 6 replicas spread by zone (DoNotSchedule), then a fourth zone of two nodes
+    joins: each small Deployment goes 2/2/2/0, past its maxSkew of 1, and needs one eviction."""
+    doc = sweep_cluster(nodes, pods)
+    affinity = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {
+                        "matchExpressions": [
+                            {"key": ZONE, "operator": "In", "values": list(TIMELINE_ZONES)}
+                        ]
+                    }
+                ]
+            }
+        }
+    }
+    for d in doc["objects"]:
+        d["spec"]["template"]["spec"]["affinity"] = affinity
+    for i in range(REBALANCE_SKEWED):
+        app = f"skewed-{i}"
+        selector = {"matchLabels": {"app": app}}
+        doc["objects"].append(
+            {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "metadata": {"name": app, "namespace": "default"},
+                "spec": {
+                    "replicas": 6,
+                    "selector": selector,
+                    "template": {
+                        "metadata": {"labels": {"app": app}},
+                        "spec": {
+                            "containers": [{"name": app, "image": f"registry.example.com/{app}:1"}],
+                            "topologySpreadConstraints": [
+                                {
+                                    "maxSkew": 1,
+                                    "topologyKey": ZONE,
+                                    "whenUnsatisfiable": "DoNotSchedule",
+                                    "labelSelector": selector,
+                                    "matchLabelKeys": ["pod-template-hash"],
+                                }
+                            ],
+                        },
+                    },
+                },
+            }
+        )
+    extra = _node_group({"zone-d": 0})
+    extra["name"] = "extra"
+    extra["zones"] = ["zone-d"]
+    doc["nodeGroups"].append(extra)
+    doc["timeline"] = [
+        {"name": "zone-d joins", "addNodes": {"group": "extra", "zone": "zone-d", "count": 2}}
+    ]
+    return doc
+
+
+def write_rebalance_cluster(path: Path, nodes: int, pods: int) -> tuple[int, int]:
+    """Write the rebalance input; returns its (nodes, pods) before zone-d joins."""
+    doc = rebalance_cluster(nodes, pods)
+    path.write_text(yaml.dump(doc, Dumper=yaml.CSafeDumper, sort_keys=False), encoding="utf-8")
+    written_nodes = sum(doc["nodeGroups"][0]["perZone"].values())
+    return written_nodes, sum(int(d["spec"]["replicas"]) for d in doc["objects"])

@@ -20,7 +20,9 @@ on a timeline (scale up, rollout, zone loss, wait, restore) and reports its wall
 ``SweepNodes`` and ``SweepZones`` run ``topospread sweep CLUSTER --nodes|--zones -o json`` on
 the timeline's Deployments over 1,000 nodes (every single-node failure) and 5,000 nodes (the three
 zone failures), and report the runs, the wall seconds of the whole command (load, base settle,
-sweep, output) and the runs per second of it.
+sweep, output) and the runs per second of it. ``Rebalance`` plans on 5,000 nodes and 50,000
+pods where a new zone leaves three small Deployments past their maxSkew: a child process loads
+and settles the cluster, then plans (``plan_rebalance``), and reports the seconds of each.
 
 Each workload runs in its own child process, so that one workload's memory cannot inflate
 another's figure; the parent reads the child's peak resident set size from ``wait4``'s
@@ -320,10 +322,11 @@ class Job:
     name: str
     family: str
     manifest_format: str | None = None  # YAML or JSON for the loading benchmark
-    cli: str | None = None  # CHART, TIMELINE or SWEEP: the topospread CLI on written files
+    cli: str | None = None  # CHART, TIMELINE, SWEEP or REBALANCE: on written files
     sweep: Sweep | None = None  # for SWEEP
 
 
+REBALANCE: Final = "rebalance"
 CHART: Final = "chart"
 TIMELINE: Final = "timeline"
 SWEEP: Final = "sweep"
@@ -367,6 +370,9 @@ def jobs(divisor: int) -> list[Job]:
         )
     )
     out += [Job(s.name(divisor), s.family, cli=SWEEP, sweep=s) for s in SWEEPS]
+    out.append(
+        Job(f"Rebalance/{5000 // divisor}Nodes_{50_000 // divisor}Pods", "Rebalance", cli=REBALANCE)
+    )
     family = f"Load{LOAD_PODS // divisor // 1000}kPods"
     out += [Job(f"{family}/{fmt}", family, fmt) for fmt in LOAD_FORMATS]
     return out
@@ -672,6 +678,49 @@ def run_timeline(job: Job, tmp: Path, divisor: int, limits: Limits) -> None:
     print(f"{job.name}: {wall:.1f} s, peak RSS {rss:,.0f} MiB{note}", flush=True)
 
 
+# The rebalance child: load and settle, then plan, each timed; one JSON line on stdout.
+_REBALANCE_CHILD: Final = """
+import json, sys, time
+from pathlib import Path
+from topospread.analysis.rebalance import plan_rebalance
+from topospread.analysis.timeline import settle_timeline
+from topospread.simulator.timeline import load_timeline
+t0 = time.perf_counter()
+sim = settle_timeline(load_timeline(Path(sys.argv[1])))
+t1 = time.perf_counter()
+report = plan_rebalance(sim)
+t2 = time.perf_counter()
+plan = report.plan
+print(json.dumps({
+    "settle": t1 - t0, "plan": t2 - t1, "targets": len(report.targets),
+    "evictions": None if plan is None else len(plan.evictions),
+    "minimal": report.minimal, "replays": report.replays,
+}))
+"""
+
+
+def run_rebalance(job: Job, tmp: Path, divisor: int, limits: Limits) -> None:
+    """``plan_rebalance`` after the cluster is loaded and settled: the seconds of each."""
+    path = tmp / "rebalance.yaml"
+    nodes, pods = chart.write_rebalance_cluster(path, 5000 // divisor, 50_000 // divisor)
+    log(f"{job.name}:\n  wrote {nodes} nodes and {pods} pods")
+    out = tmp / "rebalance.json"
+    finished = _run_cli_job(job, [sys.executable, "-c", _REBALANCE_CHILD, str(path)], out, limits)
+    if finished is None:
+        return
+    _, rss = finished
+    found = json.loads(out.read_text())
+    log(
+        f"  {found['targets']} constraints past maxSkew; plan of {found['evictions']} "
+        f"evictions (minimal {found['minimal']}) after {found['replays']} replays"
+    )
+    print(
+        f"{job.name}: plan {found['plan']:.1f} s (load and settle {found['settle']:.1f} s), "
+        f"peak RSS {rss:,.0f} MiB",
+        flush=True,
+    )
+
+
 def run_sweep(job: Job, tmp: Path, divisor: int, limits: Limits) -> None:
     """``topospread sweep CLUSTER --nodes|--zones -o json``: its runs, the wall seconds of the
     whole command and runs per second of them, and the peak RSS of the CLI and its workers."""
@@ -821,6 +870,9 @@ def main(argv: Sequence[str] | None = None) -> None:
                 continue
             if job.cli == SWEEP:
                 run_sweep(job, Path(tmp), divisor, limits)
+                continue
+            if job.cli == REBALANCE:
+                run_rebalance(job, Path(tmp), divisor, limits)
                 continue
             manifest = files.get(job.manifest_format) if job.manifest_format else None
             spawn(job, divisor, limits, mode, manifest)
