@@ -23,6 +23,9 @@ from topospread.analysis.rebalance import (
 )
 from topospread.analysis.reports import StepReport, step_report
 from topospread.analysis.timeline import settle_timeline, simulate
+from topospread.labels.selector import parse
+from topospread.render.rebalance import rebalance_text
+from topospread.simulator import snapshot
 from topospread.simulator.simulation import Settled, Simulation
 from topospread.simulator.timeline import parse_timeline
 
@@ -120,8 +123,6 @@ def test_pods_the_evictor_leaves_alone_are_reported_and_can_leave_no_plan() -> N
 
 
 def _selector(text: str) -> Any:
-    from topospread.labels.selector import parse
-
     return parse(text)
 
 
@@ -285,7 +286,6 @@ def test_the_plan_is_never_larger_than_the_smallest_any_replay_finds(seed: int) 
     before = report.before
     targets: list[Target] = find_targets(before.workloads, options)
     nodes = {info.name: info for info in sim.cluster.list()}
-    groups = [targets]
     bound = sorted(
         (p for t in targets for p in t.spread.pods if p.spec.node_name),
         key=lambda p: p.key,
@@ -294,7 +294,7 @@ def test_the_plan_is_never_larger_than_the_smallest_any_replay_finds(seed: int) 
     smallest = None
     for k in (1, 2):
         for victims in itertools.permutations(pods, k):
-            if replay_plan(snapshot, list(victims), targets, before, groups, nodes).ok:
+            if replay_plan(snapshot.restore(), list(victims), targets, before, nodes).ok:
                 smallest = k
                 break
         if smallest is not None:
@@ -321,3 +321,17 @@ def test_readme_shows_exactly_what_rebalance_prints(capsys: pytest.CaptureFixtur
     emitted = readme.split(f"$ {command} --emit evictions\n", 1)[1].split("```", 1)[0]
     _, out, _ = cli([*command.split()[1:], "--emit", "evictions"], capsys)
     assert emitted == out
+
+
+def test_replays_in_forked_children_report_what_restored_copies_do(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A forked replay sends its report back as changes from the report before the plan
+    (``diff_report``); rebuilt, it is the report a restored snapshot's replay makes."""
+    doc = new_zone(6)
+    forked = plan_rebalance(settled(doc))
+    monkeypatch.setattr(snapshot, "FORKS", False)
+    restored = plan_rebalance(settled(doc))
+    assert forked.to_json() == restored.to_json()
+    assert rebalance_text(forked) == rebalance_text(restored)  # the grids: the topology
+    assert forked.to_json()["after"]["bound"] != forked.to_json()["before"]["bound"]

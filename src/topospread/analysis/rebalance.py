@@ -31,6 +31,7 @@ before every smaller plan was tried; the report says which.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -40,8 +41,11 @@ import msgspec
 
 from topospread.analysis.reports import (
     ConstraintSpread,
+    ReportDelta,
     StepReport,
     WorkloadReport,
+    apply_delta,
+    diff_report,
     step_report,
 )
 from topospread.api.types import DO_NOT_SCHEDULE, Pod
@@ -53,7 +57,7 @@ from topospread.simulator.controllers.common import get_controller_of
 from topospread.simulator.drain import MIRROR_POD_ANNOTATION
 from topospread.simulator.scheduler import is_terminal
 from topospread.simulator.simulation import Settled, Simulation
-from topospread.simulator.snapshot import Snapshot
+from topospread.simulator.snapshot import Copies
 from topospread.simulator.timeline import rebalance_args
 
 # The default evictor's threshold (descheduler's utils.SystemCriticalPriority).
@@ -157,6 +161,7 @@ class Trial:
     evictions: list[Eviction]
     after: StepReport | None
     failure: str | None = None
+    delta: ReportDelta | None = None  # ``after`` in transit from a copy
 
     @property
     def ok(self) -> bool:
@@ -283,7 +288,7 @@ def plan_rebalance(
     if not targets:
         return report
     nodes = {info.name: info for info in sim.cluster.list()}
-    groups, classes = _victims(targets, nodes, options, report)
+    classes = _victims(targets, nodes, options, report)
     if not classes:
         for t in targets:
             report.why_not[t.name] = [_no_victims_text(t, nodes)]
@@ -299,7 +304,7 @@ def plan_rebalance(
             lower = max(lower, moves)
     if impossible:
         return report
-    snapshot = sim.snapshot()
+    copies = Copies(sim)
     slots = [
         i for i, c in enumerate(classes) for _ in range(min(len(c.pods), options.max_evictions))
     ]
@@ -321,7 +326,13 @@ def plan_rebalance(
             if not _may_balance(targets, members, victims, nodes):
                 continue
             report.replays += 1
-            trial = replay_plan(snapshot, victims, targets, before, groups, nodes)
+            trial = copies.run(
+                functools.partial(
+                    _replay_on_copy, victims=victims, targets=targets, before=before, nodes=nodes
+                )
+            )
+            if trial.delta is not None:
+                trial.after, trial.delta = apply_delta(before, trial.delta), None
             if trial.ok:
                 report.plan = trial
                 report.minimal = report.ruled_out_up_to == k - 1
@@ -340,10 +351,10 @@ def _victims(
     nodes: dict[str, NodeInfo],
     options: RebalanceOptions,
     report: RebalanceReport,
-) -> tuple[list[list[Target]], list[_Class]]:
-    """The targets grouped by the pods they share (a group's constraints), and the classes
-    of pods that may be evicted, best first: in the most crowded domains of every target of
-    their group, then on the nodes holding most of them."""
+) -> list[_Class]:
+    """The classes of pods that may be evicted (per group of pods that targets share: a
+    group's constraints), best first: in the most crowded domains of every target of their
+    group, then on the nodes holding most of them."""
     by_pods: dict[int, list[Target]] = {}
     for t in targets:
         by_pods.setdefault(id(t.spread.pods), []).append(t)
@@ -378,7 +389,7 @@ def _victims(
             classes.append(_Class(node, g, pods, (sum(score), len(pods))))
     classes.sort(key=lambda c: (-c.score[0], -c.score[1], c.node, c.group))
     report.exclusions = [Exclusion(pod, reason) for pod, reason in sorted(excluded.items())]
-    return groups, classes
+    return classes
 
 
 def _victims_of(combo: tuple[int, ...], classes: Sequence[_Class]) -> list[Pod]:
@@ -460,16 +471,14 @@ def _may_balance(
 
 
 def replay_plan(
-    snapshot: Snapshot[Simulation],
+    sim: Simulation,
     victims: Sequence[Pod],
     targets: Sequence[Target],
     before: StepReport,
-    groups: Sequence[Sequence[Target]],
     nodes: dict[str, NodeInfo],
 ) -> Trial:
-    """Evict the victims in order on a restored copy, each followed by the controllers and
-    the scheduler settling, and check the outcome."""
-    sim = snapshot.restore()
+    """Evict the victims in order on ``sim`` (a copy, consumed), each followed by the
+    controllers and the scheduler settling, and check the outcome."""
     keys = {t.key() for t in targets}
     target_keys = {t.spread.view.topology_key for t in targets}
     target_pods = [{p.key for p in t.spread.pods} for t in targets]
@@ -534,6 +543,20 @@ def replay_plan(
     after = step_report(sim, 1, "after", "rebalance", [], settled)
     failure = _check(after, before, keys, victims)
     return Trial(evictions, after, failure)
+
+
+def _replay_on_copy(
+    sim: Simulation,
+    victims: Sequence[Pod],
+    targets: Sequence[Target],
+    before: StepReport,
+    nodes: dict[str, NodeInfo],
+) -> Trial:
+    """``replay_plan`` on a copy, its report sent back as its changes from ``before``."""
+    trial = replay_plan(sim, victims, targets, before, nodes)
+    if trial.after is not None:
+        trial.delta, trial.after = diff_report(trial.after, before), None
+    return trial
 
 
 def _check(

@@ -16,6 +16,7 @@ ScheduleAnyway constraint is counted as if it were DoNotSchedule, on its own; it
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -175,6 +176,64 @@ class StepReport:
             "preferencesNotMet": self.preferences_not_met,
             "drains": [d.to_json() for d in self.drains],
         }
+
+
+@dataclass(slots=True)
+class ReportDelta:
+    """A report as its changes from an earlier report of the same cluster: what crosses a
+    process boundary instead of the whole report when little moved (rebalance's replays in
+    forked children). Made with ``diff_report`` where both reports' objects are shared (the
+    child of the process holding the earlier one); ``apply_delta`` rebuilds the report."""
+
+    report: StepReport  # bound, topology and the groups' pods left empty
+    bound: dict[str, str | None]  # the changed entries (None: no longer bound)
+    nodes: list[tuple[int, Node, list[str]]]  # changed nodes: position, node, its pods' keys
+    new_pods: list[Pod]  # pods the earlier report's topology does not hold
+
+
+def diff_report(after: StepReport, base: StepReport) -> ReportDelta:
+    """``after`` as its changes from ``base`` (same node order: nodes neither added nor
+    removed)."""
+    if len(after.topology) != len(base.topology):
+        raise ValueError("the reports' nodes differ")
+    bound: dict[str, str | None] = {k: v for k, v in after.bound.items() if base.bound.get(k) != v}
+    bound.update({k: None for k in base.bound.keys() - after.bound.keys()})
+    known = {id(p) for _, pods in base.topology for p in pods}
+    nodes = []
+    new_pods = []
+    for i, ((node, pods), (old_node, old_pods)) in enumerate(
+        zip(after.topology, base.topology, strict=True)
+    ):
+        if (
+            node is old_node
+            and len(pods) == len(old_pods)
+            and all(a is b for a, b in zip(pods, old_pods, strict=True))
+        ):
+            continue
+        nodes.append((i, node, [p.key for p in pods]))
+        new_pods += [p for p in pods if id(p) not in known]
+    for w in after.workloads:
+        for c in w.constraints:
+            c.pods = []
+    shell = dataclasses.replace(after, bound={}, topology=[])
+    return ReportDelta(shell, bound, nodes, new_pods)
+
+
+def apply_delta(base: StepReport, delta: ReportDelta) -> StepReport:
+    """The report ``diff_report`` made ``delta`` of, from ``base``."""
+    bound = dict(base.bound)
+    for k, v in delta.bound.items():
+        if v is None:
+            bound.pop(k, None)
+        else:
+            bound[k] = v
+    bound = dict(sorted(bound.items()))
+    by_key = {p.key: p for _, pods in base.topology for p in pods}
+    by_key.update({p.key: p for p in delta.new_pods})
+    topology = list(base.topology)
+    for i, node, keys in delta.nodes:
+        topology[i] = (node, [by_key[k] for k in keys])
+    return dataclasses.replace(delta.report, bound=bound, topology=topology)
 
 
 def step_report(

@@ -17,11 +17,9 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
-import pickle
 import signal
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from typing import Final
 
 from topospread.analysis.sweep import (
     Backend,
@@ -34,7 +32,7 @@ from topospread.analysis.sweep import (
     worker_options,
 )
 from topospread.simulator.simulation import Simulation
-from topospread.simulator.snapshot import Snapshot
+from topospread.simulator.snapshot import FORKS, Snapshot, call_forked
 
 
 def default_workers() -> int:
@@ -45,7 +43,6 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-_FORKS: Final = hasattr(os, "fork")
 # A forking worker's base states, restored once (never run on: each run forks from them).
 _LIVE: dict[int, Simulation] = {}
 
@@ -53,7 +50,7 @@ _LIVE: dict[int, Simulation] = {}
 def _init(bases: dict[int, bytes], options: SweepOptions) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     init_worker(bases, options)
-    if _FORKS:
+    if FORKS:
         gc.disable()
         _LIVE.update({seed: Snapshot[Simulation](data).restore() for seed, data in bases.items()})
         gc.enable()
@@ -63,38 +60,9 @@ def _init(bases: dict[int, bytes], options: SweepOptions) -> None:
 
 def _run_forked(job: Job) -> tuple[int, Run]:
     """Replay one failure in a child forked from the worker's base state."""
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: run, send the run (or the error) back, and always exit here
-        code = 1
-        try:
-            os.close(read)
-            gc.disable()
-            try:
-                run = run_failure(_LIVE[job.seed], job.failure, job.seed, worker_options())
-                payload = pickle.dumps((True, run), protocol=pickle.HIGHEST_PROTOCOL)
-            except BaseException as err:  # every error goes to the parent
-                try:
-                    payload = pickle.dumps((False, err))
-                except Exception:
-                    payload = pickle.dumps((False, RuntimeError(repr(err))))
-            with os.fdopen(write, "wb") as out:
-                out.write(payload)
-            code = 0
-        finally:
-            # Never back into the pool's worker loop, whatever happened (a worker stopped
-            # mid-run closes the pipe: the write fails).
-            os._exit(code)
-    os.close(write)
-    with os.fdopen(read, "rb") as source:
-        data = source.read()
-    os.waitpid(pid, 0)
-    if not data:
-        raise RuntimeError(f"the run of {job.failure.name} (seed {job.seed}) died")
-    ok, value = pickle.loads(data)
-    if not ok:
-        raise value
-    return job.index, value
+    options = worker_options()
+    run = call_forked(lambda sim: run_failure(sim, job.failure, job.seed, options), _LIVE[job.seed])
+    return job.index, run
 
 
 def process_backend(workers: int) -> Backend:
@@ -117,7 +85,7 @@ def process_backend(workers: int) -> Backend:
         try:
             while todo or running:
                 while todo and len(running) < 2 * workers:
-                    running.add(pool.submit(_run_forked if _FORKS else run_job, todo.pop()))
+                    running.add(pool.submit(_run_forked if FORKS else run_job, todo.pop()))
                 finished, running = wait(running, return_when=FIRST_COMPLETED)
                 for future in finished:
                     done(*future.result())

@@ -657,8 +657,13 @@ class FastPath:
         pods per eligible domain) read off the counters this path keeps for its decisions,
         instead of counting every pod of every node; None where this path declines the pod
         (the caller counts as the reference does). Reports read it: tests compare them with
-        the reference's on random timelines."""
-        if not self.accepts(pod):
+        the reference's on random timelines.
+
+        NOTE: only for pod shapes decided since the nodes last changed (their static verdicts
+        kept): a report's probe of such a shape builds its counters once (kept current from
+        then on, as a sweep's runs read them); for any other shape the caller's one walk over
+        the pods, shared by every selector, is cheaper than a counter per selector."""
+        if not self.accepts(pod) or not isinstance(self._statics.get(_static_key(pod)), _Static):
             return None
         sig = self._signature(pod)
         if sig is None:

@@ -11,8 +11,11 @@ caller would.
 from __future__ import annotations
 
 import functools
+import gc
 import io
+import os
 import pickle
+from collections.abc import Callable
 from typing import Any, Final, Generic, TypeVar
 
 import msgspec
@@ -23,6 +26,7 @@ _PROTOCOL: Final = pickle.HIGHEST_PROTOCOL
 
 D = TypeVar("D", bound=dict[Any, Any])
 T = TypeVar("T")
+R = TypeVar("R")
 K = TypeVar("K")
 V = TypeVar("V")
 
@@ -114,3 +118,62 @@ class Snapshot(Generic[T]):
 
     def __len__(self) -> int:
         return len(self.data)
+
+
+FORKS: Final = hasattr(os, "fork")
+
+
+def call_forked(fn: Callable[[T], R], obj: T) -> R:
+    """``fn(obj)`` in a child forked from this process: the child's copy of ``obj`` costs
+    what ``fn`` touches (copy-on-write), and its exit frees it without a garbage collection.
+    The result (or the error) comes back pickled; the child always exits here, never back
+    into its caller's code. POSIX only (``FORKS``)."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child
+        code = 1
+        try:
+            os.close(read)
+            gc.disable()
+            try:
+                payload = pickle.dumps((True, fn(obj)), protocol=_PROTOCOL)
+            except BaseException as err:  # every error goes to the parent
+                try:
+                    payload = pickle.dumps((False, err))
+                except Exception:
+                    payload = pickle.dumps((False, RuntimeError(repr(err))))
+            with os.fdopen(write, "wb") as out:
+                out.write(payload)
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write)
+    with os.fdopen(read, "rb") as source:
+        data = source.read()
+    os.waitpid(pid, 0)
+    if not data:
+        raise RuntimeError("the forked child died before it answered")
+    ok, value = pickle.loads(data)
+    if not ok:
+        raise value
+    result: R = value
+    return result
+
+
+class Copies(Generic[T]):
+    """Independent copies of one object to run functions on, the object itself untouched:
+    in a forked child where the platform forks (``call_forked``), else on a snapshot
+    restored for each call (taken once, on first use)."""
+
+    __slots__ = ("_obj", "_snapshot")
+
+    def __init__(self, obj: T) -> None:
+        self._obj = obj
+        self._snapshot: Snapshot[T] | None = None
+
+    def run(self, fn: Callable[[T], R]) -> R:
+        if FORKS:
+            return call_forked(fn, self._obj)
+        if self._snapshot is None:
+            self._snapshot = Snapshot.of(self._obj)
+        return fn(self._snapshot.restore())
