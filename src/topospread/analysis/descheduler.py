@@ -1,0 +1,760 @@
+"""What the descheduler's RemovePodsViolatingTopologySpreadConstraint would evict in one cycle.
+
+This is a model of kubernetes-sigs/descheduler **v0.34** (the ``release-1.34`` branch: the
+plugin as of descheduler#1719, "favor evictable pods when balancing domains", and the
+DefaultEvictor with its legacy boolean arguments), not of kube-scheduler. It exists so that the
+descheduler's guess can be set beside topospread's exact planner, so it keeps the plugin's own
+counting and its known weaknesses rather than correcting them:
+
+- Only pods that pass the plugin's pod filter exist for it: the DefaultEvictor's ``Filter``
+  (no DaemonSet, mirror, static, terminating, bare, local-storage or system-critical pods, by
+  default), the plugin's ``namespaces`` and ``labelSelector``, and a phase other than
+  Succeeded/Failed. Unevictable pods are neither counted in a domain nor a source of
+  constraints, so a domain full of them looks empty.
+- Constraints are collected per namespace from those pods' own ``topologySpreadConstraints``
+  (DoNotSchedule, plus ScheduleAnyway when asked), with ``matchLabelKeys`` merged into the
+  selector and duplicates dropped; no default (cluster-level) constraints, and ``minDomains``
+  is ignored. The pod's required node affinity and tolerations are part of a constraint (with
+  the inclusion policy Honor), so replicas pinned differently make separate constraints.
+- Domains: every node carrying the topology key whose node passes the constraint's inclusion
+  policies (nodeAffinityPolicy Honor by default, nodeTaintsPolicy Ignore) starts as an empty
+  domain; then every matching pod adds to the domain of its node's label value, even when that
+  node failed the inclusion policies (the domain is then created by the pod). Unlike
+  kube-scheduler, an empty selector (``{}``) counts every pod of the namespace, nodes without
+  the key are simply skipped, and the skew is max minus min over all those domains.
+- Each constraint is balanced on its own against the cluster as it stands: pods picked for an
+  earlier constraint still count for the next one, so two constraints can together pick more
+  pods than needed (descheduler#1219). Nothing simulates where the replacements land.
+
+``balanceDomains`` sorts the domains by size and walks a low index ``i`` up and a high index
+``j`` down, moving ``min(ceil(size_j - avg), ceil(avg - size_i), ceil((skew - maxSkew) / 2))``
+pods from the back of domain ``j``'s list (they count toward domain ``i`` afterwards). A
+domain's list is sorted once with unevictable pods first, then pods with a nodeSelector or node
+affinity, each group by ascending priority (no priority first), so the pods taken first are
+the highest-priority pods without node placement rules. Before each move the list is
+re-sorted (stably) to put last the pods that fit some node of a below-average domain (other
+than their own), using the descheduler's NodeFit (node selector and required affinity,
+NoSchedule/NoExecute taints, requests against allocatable minus the requests of the pods on the
+node, ``pods`` capacity, unschedulable nodes, the pod's own required anti-affinity against pods
+on that node). With ``topologyBalanceNodeFit`` (default true) a chosen pod that fits none of
+those nodes is not evicted, but it still counts as moved.
+
+Where Go leaves order to chance (map iteration, ``sort.Slice``), this module is deterministic:
+namespaces are taken in name order, pods in node order then in each node's order, domains of
+equal size by ascending label value, equal pods keep their listing order, and evictions come in
+the order the plugin picked them (upstream evicts in Go map order). The eviction API's
+PodDisruptionBudget check is left to the caller: the result is the candidates in order, after
+the per-cycle limits (``maxNoOfPodsToEvictPerNode``, ``...PerNamespace``, ``...Total``; unset
+by default).
+
+Not modelled: the DefaultEvictor's ``priorityThreshold`` by class name, ``minReplicas``,
+``minPodAge``, ``labelSelector``, ``namespaceLabelSelector`` and pod protections beyond the
+legacy booleans; ``hostPath`` volumes (topospread's API types keep only ``emptyDir``, so only
+those count as local storage); a ``nodeSelector`` that is set but empty (Go tells it from an
+absent one when sorting; decoded manifests cannot); node readiness (every node given is taken
+as Ready, as the descheduler lists only Ready nodes).
+
+Upstream: pkg/framework/plugins/removepodsviolatingtopologyspreadconstraint/
+topologyspreadconstraint.go, pkg/framework/plugins/defaultevictor/defaultevictor.go,
+pkg/descheduler/node/node.go, pkg/descheduler/evictions/evictions.go (descheduler v0.34).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+import msgspec
+
+from topospread.api.resource import ZERO, Quantity, parse_resource_list
+from topospread.api.types import (
+    DO_NOT_SCHEDULE,
+    NODE_INCLUSION_POLICY_HONOR,
+    NODE_INCLUSION_POLICY_IGNORE,
+    SCHEDULE_ANYWAY,
+    Node,
+    Pod,
+    Toleration,
+    TopologySpreadConstraint,
+)
+from topospread.framework.types import NodeInfo
+from topospread.labels.selector import Selector, SelectorError, label_selector_as_selector
+from topospread.nodeaffinity import RequiredNodeAffinity, get_required_node_affinity
+from topospread.plugins.noderesources.resource_helpers import pod_requests
+from topospread.plugins.podtopologyspread.common import (
+    InternalConstraint,
+    merge_label_set_with_selector,
+)
+from topospread.taints import do_not_schedule_taints_filter, find_matching_untolerated_taint
+
+PLUGIN_NAME: Final = "RemovePodsViolatingTopologySpreadConstraint"
+DESCHEDULER_VERSION: Final = "v0.34"
+
+# The annotation that makes any pod evictable (DefaultEvictor's evictPodAnnotationKey).
+EVICT_POD_ANNOTATION_KEY: Final = "descheduler.alpha.kubernetes.io/evict"
+# v1.MirrorPodAnnotationKey and the kubelet's config source annotation (static pods).
+MIRROR_POD_ANNOTATION_KEY: Final = "kubernetes.io/config.mirror"
+CONFIG_SOURCE_ANNOTATION_KEY: Final = "kubernetes.io/config.source"
+API_SOURCE: Final = "api"
+# utils.SystemCriticalPriority: system-cluster-critical and system-node-critical and above.
+SYSTEM_CRITICAL_PRIORITY: Final = 2_000_000_000
+
+POD_SUCCEEDED: Final = "Succeeded"
+POD_FAILED: Final = "Failed"
+
+_CPU: Final = "cpu"
+_MEMORY: Final = "memory"
+_PODS: Final = "pods"
+
+
+@dataclass(frozen=True, slots=True)
+class DeschedulerOptions:
+    """The plugin's arguments, the DefaultEvictor's and the policy's per-cycle limits.
+
+    ``include_soft_constraints`` stands for ``constraints: [DoNotSchedule, ScheduleAnyway]``
+    (the v1alpha1 ``includeSoftConstraints``). ``evict_failed_bare_pods`` is the evictor's
+    switch for pods without an owner: bare pods are never evictable, and with it only those in
+    the Failed phase are, which this plugin never lists, so bare pods are never moved here.
+    ``node_fit`` is the DefaultEvictor's ``nodeFit`` (checked just before each eviction), not
+    ``topology_balance_node_fit``. ``priority_threshold`` is ``priorityThreshold.value``: pods
+    at or above it are protected (unless ``evict_system_critical_pods``). The three limits are
+    the policy's ``maxNoOfPodsToEvictPerNode``, ``...PerNamespace`` and ``...Total``; None is
+    unlimited, and the counts start at zero (this plugin alone, one cycle).
+
+    Upstream: RemovePodsViolatingTopologySpreadConstraintArgs (types.go), DefaultEvictorArgs
+    (defaultevictor/types.go), DeschedulerPolicy (pkg/api/types.go), v0.34
+    """
+
+    include_soft_constraints: bool = False
+    topology_balance_node_fit: bool = True
+    evict_local_storage_pods: bool = False
+    evict_system_critical_pods: bool = False
+    evict_failed_bare_pods: bool = False
+    namespaces: tuple[str, ...] = ()
+    exclude_namespaces: tuple[str, ...] = ()
+    label_selector: Selector | None = None
+    evict_daemon_set_pods: bool = False
+    ignore_pvc_pods: bool = False
+    priority_threshold: int | None = None
+    node_fit: bool = False
+    max_no_of_pods_to_evict_per_node: int | None = None
+    max_no_of_pods_to_evict_per_namespace: int | None = None
+    max_no_of_pods_to_evict_total: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DeschedulerEviction:
+    """One eviction: the pod (``namespace/name``), its node, the constraint whose balancing
+    picked it (``namespace/selector topologyKey``) and the domain sizes at that move."""
+
+    pod: str
+    node: str
+    constraint: str
+    reason: str
+
+
+# ---------------------------------------------------------------------------------------------
+# DefaultEvictor
+
+
+def _is_static_pod(pod: Pod) -> bool:
+    """Upstream: IsStaticPod (pkg/utils/pod.go, v0.34)."""
+    source = pod.metadata.annotations.get(CONFIG_SOURCE_ANNOTATION_KEY)
+    return source is not None and source != API_SOURCE
+
+
+def _has_local_storage(pod: Pod) -> bool:
+    """An emptyDir volume; hostPath volumes are not decoded by topospread's API types.
+
+    Upstream: IsPodWithLocalStorage (pkg/utils/pod.go, v0.34)
+    """
+    return any(v.empty_dir is not None for v in pod.spec.volumes)
+
+
+def evictor_filter(pod: Pod, options: DeschedulerOptions) -> bool:
+    """Whether the DefaultEvictor lets the pod be evicted at all.
+
+    Upstream: DefaultEvictor.Filter and its constraints (defaultevictor.go, v0.34)
+    """
+    meta = pod.metadata
+    if EVICT_POD_ANNOTATION_KEY in meta.annotations:
+        return True
+    if MIRROR_POD_ANNOTATION_KEY in meta.annotations or _is_static_pod(pod):
+        return False
+    if meta.deletion_timestamp is not None:
+        return False
+    priority = pod.spec.priority
+    if not options.evict_system_critical_pods and priority is not None:
+        if priority >= SYSTEM_CRITICAL_PRIORITY:
+            return False
+        if options.priority_threshold is not None and priority >= options.priority_threshold:
+            return False
+    owners = meta.owner_references
+    if not owners and (not options.evict_failed_bare_pods or pod.status.phase != POD_FAILED):
+        return False
+    if not options.evict_local_storage_pods and _has_local_storage(pod):
+        return False
+    if not options.evict_daemon_set_pods and any(o.kind == "DaemonSet" for o in owners):
+        return False
+    return not (
+        options.ignore_pvc_pods
+        and any(v.persistent_volume_claim is not None for v in pod.spec.volumes)
+    )
+
+
+def _pod_filter(pod: Pod, options: DeschedulerOptions) -> bool:
+    """The plugin's pod filter: namespaces, labelSelector, then the evictor's Filter.
+
+    Upstream: podutil.Options.BuildFilterFunc (pkg/descheduler/pod/pods.go, v0.34)
+    """
+    ns = pod.metadata.namespace
+    if options.namespaces and ns not in options.namespaces:
+        return False
+    if options.exclude_namespaces and ns in options.exclude_namespaces:
+        return False
+    if options.label_selector is not None and not options.label_selector.matches(
+        pod.metadata.labels
+    ):
+        return False
+    return evictor_filter(pod, options)
+
+
+# ---------------------------------------------------------------------------------------------
+# NodeFit
+
+
+def _is_running(pod: Pod) -> bool:
+    """Pods that have finished are never listed: they hold no resources.
+
+    Upstream: ListPodsOnANode (pkg/descheduler/pod/pods.go, v0.34)
+    """
+    return pod.status.phase not in (POD_SUCCEEDED, POD_FAILED)
+
+
+@dataclass(slots=True)
+class _NodeView:
+    """A node as NodeFit reads it: the pods on it that have not finished and their requests."""
+
+    node: Node
+    pods: list[Pod]
+    _allocatable: dict[str, Quantity] | None = None
+    _requested: dict[str, Quantity] | None = None
+
+    @property
+    def name(self) -> str:
+        return self.node.metadata.name
+
+    def allocatable(self) -> Mapping[str, Quantity]:
+        if self._allocatable is None:
+            self._allocatable = parse_resource_list(self.node.status.allocatable)
+        return self._allocatable
+
+    def requested(self) -> Mapping[str, Quantity]:
+        if self._requested is None:
+            total: dict[str, Quantity] = {}
+            for p in self.pods:
+                for name, q in pod_requests(p).items():
+                    current = total.get(name)
+                    total[name] = q if current is None else current + q
+            self._requested = total
+        return self._requested
+
+
+def _available_milli(view: _NodeView, name: str) -> int:
+    """What is left of one resource, in thousandths, read as the descheduler reads it.
+
+    Upstream: nodeAvailableResources (pkg/descheduler/node/node.go, v0.34)
+    """
+    allocatable = view.allocatable()
+    used = view.requested().get(name, ZERO)
+    if name == _CPU:
+        return allocatable.get(_CPU, ZERO).milli_value() - used.milli_value()
+    if name == _MEMORY:
+        return (allocatable.get(_MEMORY, ZERO).value() - used.value()) * 1000
+    if name == _PODS:
+        return (allocatable.get(_PODS, ZERO).value() - len(view.pods)) * 1000
+    have = allocatable.get(name)
+    if have is None:
+        return 0
+    return (have.value() - used.value()) * 1000
+
+
+def _fits_request(requests: Mapping[str, Quantity], view: _NodeView) -> str | None:
+    """None when the pod's requests fit what the node has left, else the reason.
+
+    Upstream: fitsRequest (pkg/descheduler/node/node.go, v0.34)
+    """
+    for name, q in requests.items():
+        if q.milli_value() > _available_milli(view, name):
+            return f"insufficient {name}"
+    if _available_milli(view, _PODS) <= 0:
+        return f"insufficient {_PODS}"
+    return None
+
+
+def _matches_inter_pod_anti_affinity(pod: Pod, view: _NodeView) -> bool:
+    """True when a pod on the node matches one of the pod's required anti-affinity terms and
+    the node has the term's topology key; an unparsable term counts as a match (NodeFit fails
+    on the error). Only the pods on that very node are looked at, and only the moving pod's
+    terms (not those of the pods already there); namespaceSelector is ignored.
+
+    Upstream: podMatchesInterPodAntiAffinity (pkg/descheduler/node/node.go, v0.34)
+    """
+    affinity = pod.spec.affinity
+    if affinity is None or affinity.pod_anti_affinity is None:
+        return False
+    node_labels = view.node.metadata.labels
+    for term in affinity.pod_anti_affinity.required_during_scheduling_ignored_during_execution:
+        namespaces = set(term.namespaces) or {pod.metadata.namespace}
+        try:
+            selector = label_selector_as_selector(term.label_selector)
+        except SelectorError:
+            return True
+        for other in view.pods:
+            if other.metadata.namespace not in namespaces:
+                continue
+            if other.metadata.name == pod.metadata.name:
+                continue
+            if selector.matches(other.metadata.labels) and term.topology_key in node_labels:
+                return True
+    return False
+
+
+class _PodFit:
+    """One pod's NodeFit, with what it reads of the pod worked out once."""
+
+    __slots__ = ("_pod", "_requests", "_required")
+
+    def __init__(self, pod: Pod) -> None:
+        self._pod = pod
+        self._required = get_required_node_affinity(pod)
+        self._requests: Mapping[str, Quantity] | None = None
+
+    def check(self, view: _NodeView) -> str | None:
+        """None when the pod could be scheduled onto the node, else the first failed check.
+
+        Upstream: NodeFit (pkg/descheduler/node/node.go, v0.34)
+        """
+        pod, node = self._pod, view.node
+        if not self._required.match(node):
+            return "pod node selector does not match the node label"
+        untolerated = find_matching_untolerated_taint(
+            node.spec.taints, pod.spec.tolerations, do_not_schedule_taints_filter
+        )
+        if untolerated is not None:
+            return "pod does not tolerate taints on the node"
+        if pod.spec.node_name != node.metadata.name:
+            if self._requests is None:
+                self._requests = pod_requests(pod)
+            reason = _fits_request(self._requests, view)
+            if reason is not None:
+                return reason
+        if node.spec.unschedulable:
+            return "node is not schedulable"
+        if _matches_inter_pod_anti_affinity(pod, view):
+            return "pod matches inter-pod anti-affinity rule of other pod on node"
+        return None
+
+
+def pod_fits_any_other_node(pod: Pod, current_node: str, views: Iterable[_NodeView]) -> bool:
+    """Whether NodeFit passes on some node other than the pod's own.
+
+    Upstream: PodFitsAnyOtherNode (pkg/descheduler/node/node.go, v0.34)
+    """
+    fit = _PodFit(pod)
+    return any(v.name != current_node and fit.check(v) is None for v in views)
+
+
+# ---------------------------------------------------------------------------------------------
+# Constraints
+
+
+def _node_affinity_key(pod: Pod) -> bytes:
+    """A value equal for two pods exactly when their required node affinity is the same."""
+    affinity = pod.spec.affinity
+    required = None
+    if affinity is not None and affinity.node_affinity is not None:
+        required = affinity.node_affinity.required_during_scheduling_ignored_during_execution
+    return msgspec.json.encode((sorted(pod.spec.node_selector.items()), required))
+
+
+@dataclass(frozen=True, slots=True)
+class _Constraint:
+    """A pod's constraint as the plugin keeps it: selector compiled (matchLabelKeys merged),
+    policies defaulted, and the pod's required node affinity and tolerations attached only when
+    the matching policy is Honor. Equality is the plugin's duplicate test.
+
+    Upstream: topologySpreadConstraint (topologyspreadconstraint.go, v0.34)
+    """
+
+    internal: InternalConstraint
+    affinity_key: bytes
+    tolerations: tuple[Toleration, ...]
+    pod: Pod = field(compare=False)
+    required: RequiredNodeAffinity = field(compare=False)
+    when_unsatisfiable: str = field(compare=False, default=DO_NOT_SCHEDULE)
+
+    @property
+    def max_skew(self) -> int:
+        return self.internal.max_skew
+
+    @property
+    def topology_key(self) -> str:
+        return self.internal.topology_key
+
+    def label(self) -> str:
+        selector = self.internal.selector
+        shown = str(selector) if not selector.empty else "<every pod>"
+        return f"{self.pod.metadata.namespace}/{shown} {self.topology_key}"
+
+    def match_node_inclusion_policies(self, node: Node) -> bool:
+        """Upstream: matchNodeInclusionPolicies (topologyspreadconstraint.go, v0.34)."""
+        return self.internal.match_node_inclusion_policies(self.pod, node, self.required)
+
+
+def new_topology_spread_constraint(c: TopologySpreadConstraint, pod: Pod) -> _Constraint:
+    """Compile one of the pod's constraints; raises SelectorError on a bad labelSelector.
+
+    Upstream: newTopologySpreadConstraint (topologyspreadconstraint.go, v0.34)
+    """
+    selector = label_selector_as_selector(c.label_selector)
+    labels = pod.metadata.labels
+    if c.match_label_keys and labels:
+        match_labels = {k: labels[k] for k in c.match_label_keys if k in labels}
+        if match_labels:
+            selector = merge_label_set_with_selector(match_labels, selector)
+    affinity_policy = c.node_affinity_policy
+    if affinity_policy is None:
+        affinity_policy = NODE_INCLUSION_POLICY_HONOR
+    taints_policy = c.node_taints_policy
+    if taints_policy is None:
+        taints_policy = NODE_INCLUSION_POLICY_IGNORE
+    honor_affinity = affinity_policy == NODE_INCLUSION_POLICY_HONOR
+    honor_taints = taints_policy == NODE_INCLUSION_POLICY_HONOR
+    return _Constraint(
+        internal=InternalConstraint(
+            max_skew=c.max_skew,
+            topology_key=c.topology_key,
+            selector=selector,
+            node_affinity_policy=affinity_policy,
+            node_taints_policy=taints_policy,
+        ),
+        affinity_key=_node_affinity_key(pod) if honor_affinity else b"",
+        tolerations=tuple(pod.spec.tolerations) if honor_taints else (),
+        pod=pod,
+        required=get_required_node_affinity(pod),
+        when_unsatisfiable=c.when_unsatisfiable,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Balancing
+
+
+@dataclass(slots=True)
+class _Placed:
+    """A listed pod and the node it is on."""
+
+    pod: Pod
+    node: str
+    index: int  # listing order: ties keep it
+
+
+@dataclass(slots=True)
+class _Domain:
+    value: str
+    pods: list[_Placed]
+
+
+@dataclass(slots=True)
+class _Pick:
+    placed: _Placed
+    constraint: str
+    reason: str
+
+
+def topology_is_balanced(domains: Iterable[_Domain], max_skew: int) -> bool:
+    """No two domains differ by more than maxSkew.
+
+    Upstream: topologyIsBalanced (topologyspreadconstraint.go, v0.34)
+    """
+    sizes = [len(d.pods) for d in domains]
+    return not sizes or max(sizes) - min(sizes) <= max_skew
+
+
+def _has_selector_or_affinity(pod: Pod) -> bool:
+    """Upstream: hasSelectorOrAffinity (topologyspreadconstraint.go, v0.34)."""
+    affinity = pod.spec.affinity
+    return bool(pod.spec.node_selector) or (
+        affinity is not None and affinity.node_affinity is not None
+    )
+
+
+def _pod_sort_key(placed: _Placed, is_evictable: Callable[[Pod], bool]) -> tuple[int, int, int]:
+    # Go's comparator puts unevictable pods first, then pods with a nodeSelector or node
+    # affinity, and orders each group by ascending priority with no priority lowest; the plugin
+    # takes pods from the back, so the highest-priority unpinned pods go first.
+    pod = placed.pod
+    priority = pod.spec.priority
+    return (
+        1 if is_evictable(pod) else 0,
+        0 if _has_selector_or_affinity(pod) else 1,
+        -(2**63) if priority is None else priority,
+    )
+
+
+def sort_domains(domains: Iterable[_Domain], is_evictable: Callable[[Pod], bool]) -> list[_Domain]:
+    """Sort each domain's pods (see ``_pod_sort_key``), then the domains by ascending size.
+
+    Upstream: sortDomains (topologyspreadconstraint.go, v0.34)
+    """
+    result: list[_Domain] = []
+    for d in sorted(domains, key=lambda d: d.value):
+        pods = sorted(d.pods, key=lambda p: (_pod_sort_key(p, is_evictable), p.index))
+        result.append(_Domain(d.value, pods))
+    result.sort(key=lambda d: len(d.pods))
+    return result
+
+
+def filter_nodes_below_ideal_avg(
+    eligible: Sequence[_NodeView], domains: Sequence[_Domain], topology_key: str, ideal_avg: float
+) -> list[_NodeView]:
+    """The eligible nodes of the domains holding fewer pods than the ideal average.
+
+    Upstream: filterNodesBelowIdealAvg (topologyspreadconstraint.go, v0.34)
+    """
+    by_value: dict[str, list[_NodeView]] = {}
+    for view in eligible:
+        value = view.node.metadata.labels.get(topology_key)
+        if value is not None:
+            by_value.setdefault(value, []).append(view)
+    below: list[_NodeView] = []
+    for d in domains:
+        if len(d.pods) < ideal_avg:
+            below.extend(by_value.get(d.value, ()))
+    return below
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def balance_domains(
+    tsc: _Constraint,
+    domains: Iterable[_Domain],
+    sum_pods: int,
+    views: Sequence[_NodeView],
+    is_evictable: Callable[[Pod], bool],
+    topology_balance_node_fit: bool,
+) -> list[_Pick]:
+    """The pods this constraint picks, in the order it picks them.
+
+    Upstream: balanceDomains (topologyspreadconstraint.go, v0.34)
+    """
+    domain_list = list(domains)
+    ideal_avg = sum_pods / len(domain_list)
+    sorted_domains = sort_domains(domain_list, is_evictable)
+    eligible = [v for v in views if tsc.match_node_inclusion_policies(v.node)]
+    below = filter_nodes_below_ideal_avg(eligible, sorted_domains, tsc.topology_key, ideal_avg)
+    fits_cache: dict[int, bool] = {}
+
+    def fits(placed: _Placed) -> bool:
+        # NOTE: the nodes below the average and every node's pods stay fixed during the call,
+        # so a pod's answer does not change between the sorts.
+        hit = fits_cache.get(placed.index)
+        if hit is None:
+            hit = pod_fits_any_other_node(placed.pod, placed.node, below)
+            fits_cache[placed.index] = hit
+        return hit
+
+    key = tsc.topology_key
+    picks: list[_Pick] = []
+    i, j = 0, len(sorted_domains) - 1
+    while i < j:
+        if len(sorted_domains[j].pods) <= ideal_avg:
+            j -= 1
+        low, high = sorted_domains[i], sorted_domains[j]
+        skew = len(high.pods) - len(low.pods)
+        if skew <= tsc.max_skew:
+            i += 1
+            continue
+        above_avg = math.ceil(len(high.pods) - ideal_avg)
+        below_avg = math.ceil(ideal_avg - len(low.pods))
+        half_skew = math.ceil((skew - tsc.max_skew) / 2)
+        move = min(above_avg, below_avg, half_skew)
+        if move <= 0:
+            i += 1
+            continue
+        # Pods that fit a node below the average go to the back, where pods are taken from
+        # (descheduler#1719); the sort is stable and runs whether or not the fit is enforced.
+        high.pods.sort(key=fits)
+        to_move = high.pods[len(high.pods) - move :]
+        reason = (
+            f"{key}={high.value} has {_plural(len(high.pods), 'matching pod')}, "
+            f"{key}={low.value} has {len(low.pods)} (ideal average {ideal_avg:.2f}, "
+            f"maxSkew {tsc.max_skew}): {move} to move from {key}={high.value} "
+            f"toward {key}={low.value}"
+        )
+        for placed in to_move:
+            if topology_balance_node_fit and not fits(placed):
+                # Counted as moved all the same, so the walk still ends.
+                continue
+            picks.append(_Pick(placed, tsc.label(), reason))
+        del high.pods[len(high.pods) - move :]
+        low.pods.extend(to_move)
+    return picks
+
+
+def _allowed_actions(options: DeschedulerOptions) -> frozenset[str]:
+    """The ``whenUnsatisfiable`` values acted on (the plugin's ``constraints``)."""
+    if options.include_soft_constraints:
+        return frozenset({DO_NOT_SCHEDULE, SCHEDULE_ANYWAY})
+    return frozenset({DO_NOT_SCHEDULE})
+
+
+def _namespace_constraints(pods: Sequence[_Placed], allowed: frozenset[str]) -> list[_Constraint]:
+    """The distinct constraints the namespace's listed pods declare, in first-seen order.
+
+    Upstream: Balance's collection of namespaceTopologySpreadConstraints with
+    hasIdenticalConstraints (topologyspreadconstraint.go, v0.34)
+    """
+    constraints: list[_Constraint] = []
+    for placed in pods:
+        for c in placed.pod.spec.topology_spread_constraints:
+            if c.when_unsatisfiable not in allowed:
+                continue
+            try:
+                tsc = new_topology_spread_constraint(c, placed.pod)
+            except SelectorError:
+                # Upstream logs "cannot process topology spread constraint" and goes on.
+                continue
+            if tsc not in constraints:
+                constraints.append(tsc)
+    return constraints
+
+
+def _constraint_domains(
+    tsc: _Constraint, pods: Sequence[_Placed], views: Sequence[_NodeView]
+) -> tuple[list[_Domain], int]:
+    """The constraint's domains with the listed pods it selects, and how many it selects.
+
+    Upstream: Balance's constraintTopologies and sumPods (topologyspreadconstraint.go, v0.34)
+    """
+    key = tsc.topology_key
+    domains: dict[str, _Domain] = {}
+    for view in views:
+        value = view.node.metadata.labels.get(key)
+        if value is not None and tsc.match_node_inclusion_policies(view.node):
+            domains.setdefault(value, _Domain(value, []))
+    node_labels = {v.name: v.node.metadata.labels for v in views}
+    selector = tsc.internal.selector
+    total = 0
+    for placed in pods:
+        pod = placed.pod
+        if pod.metadata.deletion_timestamp is not None:
+            continue
+        if not selector.matches(pod.metadata.labels):
+            continue
+        value = node_labels[placed.node].get(key)
+        if value is None:
+            continue
+        # A pod on a node the inclusion policies left out still creates its domain.
+        domains.setdefault(value, _Domain(value, [])).pods.append(placed)
+        total += 1
+    return list(domains.values()), total
+
+
+def _limit_evictions(
+    picks: Sequence[_Pick], views: Sequence[_NodeView], options: DeschedulerOptions
+) -> list[DeschedulerEviction]:
+    """Apply the evictor's pre-eviction filter and the cycle's limits, in order.
+
+    Upstream: the eviction loop of Balance (topologyspreadconstraint.go) and
+    PodEvictor.EvictPod's limits (pkg/descheduler/evictions/evictions.go, v0.34)
+    """
+    per_node: dict[str, int] = {}
+    per_namespace: dict[str, int] = {}
+    node_limit_exceeded: set[str] = set()
+    total = 0
+    result: list[DeschedulerEviction] = []
+    for pick in picks:
+        pod, node = pick.placed.pod, pick.placed.node
+        if node in node_limit_exceeded:
+            continue
+        if options.node_fit and not pod_fits_any_other_node(pod, node, views):
+            continue
+        if (
+            options.max_no_of_pods_to_evict_total is not None
+            and total + 1 > options.max_no_of_pods_to_evict_total
+        ):
+            break
+        limit = options.max_no_of_pods_to_evict_per_node
+        if limit is not None and per_node.get(node, 0) + 1 > limit:
+            node_limit_exceeded.add(node)
+            continue
+        ns = pod.metadata.namespace
+        limit = options.max_no_of_pods_to_evict_per_namespace
+        if limit is not None and per_namespace.get(ns, 0) + 1 > limit:
+            continue
+        total += 1
+        per_node[node] = per_node.get(node, 0) + 1
+        per_namespace[ns] = per_namespace.get(ns, 0) + 1
+        result.append(DeschedulerEviction(pod.key, node, pick.constraint, pick.reason))
+    return result
+
+
+def descheduler_evictions(
+    nodes: Sequence[NodeInfo], options: DeschedulerOptions
+) -> list[DeschedulerEviction]:
+    """The pods one descheduling cycle would evict, in eviction order.
+
+    Upstream: RemovePodsViolatingTopologySpreadConstraint.Balance (topologyspreadconstraint.go,
+    v0.34)
+    """
+    views = [_NodeView(info.node, [p for p in info.pods if _is_running(p)]) for info in nodes]
+
+    def is_evictable(pod: Pod) -> bool:
+        return evictor_filter(pod, options)
+
+    by_namespace: dict[str, list[_Placed]] = {}
+    index = 0
+    for view in views:
+        for pod in view.pods:
+            if _pod_filter(pod, options):
+                by_namespace.setdefault(pod.metadata.namespace, []).append(
+                    _Placed(pod, view.name, index)
+                )
+                index += 1
+
+    allowed = _allowed_actions(options)
+    picks: list[_Pick] = []
+    picked: set[int] = set()
+    for namespace in sorted(by_namespace):
+        pods = by_namespace[namespace]
+        for tsc in _namespace_constraints(pods, allowed):
+            domains, total = _constraint_domains(tsc, pods, views)
+            if topology_is_balanced(domains, tsc.max_skew):
+                continue
+            for pick in balance_domains(
+                tsc, domains, total, views, is_evictable, options.topology_balance_node_fit
+            ):
+                # The plugin collects its picks in a set: a pod picked twice is evicted once.
+                if pick.placed.index not in picked:
+                    picked.add(pick.placed.index)
+                    picks.append(pick)
+    return _limit_evictions(picks, views, options)
+
+
+__all__ = [
+    "DESCHEDULER_VERSION",
+    "EVICT_POD_ANNOTATION_KEY",
+    "PLUGIN_NAME",
+    "SYSTEM_CRITICAL_PRIORITY",
+    "DeschedulerEviction",
+    "DeschedulerOptions",
+    "descheduler_evictions",
+    "evictor_filter",
+    "pod_fits_any_other_node",
+]
