@@ -17,6 +17,8 @@ from test_timeline import deployment, zones
 from topospread.analysis.rebalance import (
     RebalanceOptions,
     Target,
+    descheduler_options,
+    descheduler_rounds,
     find_targets,
     plan_rebalance,
     replay_plan,
@@ -276,7 +278,7 @@ def random_skewed(seed: int) -> dict[str, Any]:
 def test_the_plan_is_never_larger_than_the_smallest_any_replay_finds(seed: int) -> None:
     """Every set of up to two evictable pods replayed (no classes, no pruning): when any
     works, the planner finds a plan, of no more evictions; its replay always ends within
-    maxSkew."""
+    maxSkew; and where the descheduler's rounds succeed too, they evict no fewer pods."""
     sim = settled(random_skewed(seed), seed)
     options = RebalanceOptions(include_soft=True, max_evictions=2, max_replays=10_000)
     report = plan_rebalance(sim, options)
@@ -310,6 +312,10 @@ def test_the_plan_is_never_larger_than_the_smallest_any_replay_finds(seed: int) 
             key = (w.workload, c.view.index, c.view.topology_key, tuple(c.revisions))
             if key in {t.key() for t in targets}:
                 assert not c.exceeded
+    # Where the descheduler succeeds too (it stops, nothing violated), it needs no fewer.
+    d = descheduler_rounds(sim, descheduler_options(options), rounds=6)
+    if d.outcome == "fixpoint" and not d.violations:
+        assert len(report.plan.evictions) <= d.evicted
 
 
 def test_readme_shows_exactly_what_rebalance_prints(capsys: pytest.CaptureFixture[str]) -> None:
@@ -335,3 +341,29 @@ def test_replays_in_forked_children_report_what_restored_copies_do(
     assert forked.to_json() == restored.to_json()
     assert rebalance_text(forked) == rebalance_text(restored)  # the grids: the topology
     assert forked.to_json()["after"]["bound"] != forked.to_json()["before"]["bound"]
+
+
+def test_the_descheduler_loops_where_the_exact_plan_sees_nothing_to_do() -> None:
+    """Pods without a controller count for the scheduler and not for the descheduler: it
+    moves a pod toward the zone they fill, and the scheduler puts the replacement back."""
+    sim = settled(yaml.safe_load((EXAMPLES / "descheduler-loop.yaml").read_text()))
+    exact = plan_rebalance(sim)
+    assert exact.balanced
+    d = descheduler_rounds(sim, descheduler_options(RebalanceOptions()), rounds=5)
+    assert d.outcome == "cycle" and d.cycle_from == 0
+    (first,) = d.rounds
+    (e,) = first.evictions
+    assert e.domains == e.replacement_domains  # back where it came from
+
+
+def test_the_descheduler_stops_where_its_count_agrees(capsys: pytest.CaptureFixture[str]) -> None:
+    """On the zone-outage example both agree on the domains: the descheduler's round fixes
+    the skew and the next round evicts nothing (the exact plan is as small)."""
+    code, out, _ = cli(
+        ["rebalance", str(EXAMPLES / "zone-outage.yaml"), "--descheduler", "-o", "json"], capsys
+    )
+    assert code == 0
+    report = json.loads(out)
+    d = report["descheduler"]
+    assert d["outcome"] == "fixpoint" and d["violationsAtTheEnd"] == []
+    assert d["evicted"] >= len(report["plan"]["evictions"]) == 1

@@ -847,6 +847,17 @@ def rebalance_command(
     max_replays: Annotated[
         int, typer.Option("--max-replays", min=1, help="Plans replayed before the search stops.")
     ] = 200,
+    descheduler: Annotated[
+        bool,
+        typer.Option(
+            "--descheduler",
+            help="Also replay the descheduler's RemovePodsViolatingTopologySpreadConstraint "
+            "(v0.34) on the same cluster, round after round, beside the exact plan.",
+        ),
+    ] = False,
+    rounds: Annotated[
+        int, typer.Option("--rounds", min=1, help="The descheduler's rounds at most.")
+    ] = 10,
     seed: Annotated[
         int, typer.Option(help="Seed for controllers' names and the scheduler's tie-breaks.")
     ] = 0,
@@ -868,7 +879,12 @@ def rebalance_command(
     """Find the fewest evictions that bring violated spread constraints back within maxSkew,
     proven by replaying them (eviction API and budgets, controllers, the exact scheduler) on
     a copy of the cluster. Exit 0: balanced, or a plan was found; 1: no plan; 2: bad input."""
-    from topospread.analysis.rebalance import RebalanceOptions, plan_rebalance
+    from topospread.analysis.rebalance import (
+        RebalanceOptions,
+        descheduler_options,
+        descheduler_rounds,
+        plan_rebalance,
+    )
     from topospread.analysis.timeline import settle_timeline
     from topospread.labels.selector import SelectorError, parse
     from topospread.render.rebalance import (
@@ -894,6 +910,8 @@ def rebalance_command(
     loaded = _timeline_input(scenario, cluster, live, kubeconfig, context)
     sim = settle_timeline(loaded, seed)
     report = plan_rebalance(sim, options, source=loaded.source)
+    if descheduler:  # the exact plan ran on copies: the cluster is as it was
+        report.descheduler = descheduler_rounds(sim, descheduler_options(options), rounds=rounds)
     for warning in loaded.warnings:
         typer.echo(f"topospread: warning: {warning}", err=True)
     if emit is EmitFormat.evictions:

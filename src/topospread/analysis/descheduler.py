@@ -166,11 +166,11 @@ def _is_static_pod(pod: Pod) -> bool:
 
 
 def _has_local_storage(pod: Pod) -> bool:
-    """An emptyDir volume; hostPath volumes are not decoded by topospread's API types.
+    """An emptyDir or hostPath volume.
 
     Upstream: IsPodWithLocalStorage (pkg/utils/pod.go, v0.34)
     """
-    return any(v.empty_dir is not None for v in pod.spec.volumes)
+    return any(v.empty_dir is not None or v.host_path is not None for v in pod.spec.volumes)
 
 
 def evictor_filter(pod: Pod, options: DeschedulerOptions) -> bool:

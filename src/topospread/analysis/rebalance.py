@@ -39,6 +39,11 @@ from typing import Any, Final
 
 import msgspec
 
+from topospread.analysis.descheduler import (
+    DeschedulerEviction,
+    DeschedulerOptions,
+    descheduler_evictions,
+)
 from topospread.analysis.reports import (
     ConstraintSpread,
     ReportDelta,
@@ -47,8 +52,9 @@ from topospread.analysis.reports import (
     apply_delta,
     diff_report,
     step_report,
+    workload_reports,
 )
-from topospread.api.types import DO_NOT_SCHEDULE, Pod
+from topospread.api.types import DO_NOT_SCHEDULE, Node, Pod
 from topospread.errors import ManifestError
 from topospread.framework.cycle_state import CycleState
 from topospread.framework.types import NodeInfo
@@ -182,6 +188,8 @@ class RebalanceReport:
     replays: int = 0
     plans_looked_at: int = 0
     why_not: dict[str, list[str]] = field(default_factory=dict)  # target name -> reasons
+    # The descheduler's rounds on the same cluster, when asked for (side by side).
+    descheduler: DeschedulerReport | None = None
 
     @property
     def balanced(self) -> bool:
@@ -212,6 +220,7 @@ class RebalanceReport:
             "whyNot": self.why_not,
             "before": self.before.to_json(),
             "after": self.after.to_json() if self.after is not None else None,
+            "descheduler": self.descheduler.to_json() if self.descheduler is not None else None,
         }
 
 
@@ -603,6 +612,163 @@ def _check(
     return None
 
 
+# ------------------------------------------------------------------ the descheduler's rounds
+
+
+@dataclass(slots=True)
+class DeschedulerRound:
+    """One descheduling cycle replayed: what the plugin picked, what the budgets refused,
+    where the replacements landed, and the spread after the cluster settled."""
+
+    index: int
+    picked: list[DeschedulerEviction]
+    refused: dict[str, str]  # pod -> the eviction API's refusal
+    evictions: list[Eviction]
+    after: list[WorkloadReport]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "round": self.index,
+            "picked": [
+                {"pod": e.pod, "node": e.node, "constraint": e.constraint, "reason": e.reason}
+                for e in self.picked
+            ],
+            "refused": self.refused,
+            "evictions": [e.to_json() for e in self.evictions],
+            "spread": [w.to_json() for w in self.after if w.constraints],
+        }
+
+
+@dataclass(slots=True)
+class DeschedulerReport:
+    """The descheduler's plugin and the cluster taking turns until it evicts nothing (a
+    fixpoint), the placement repeats an earlier round's (a cycle: it would evict for ever),
+    or the rounds run out."""
+
+    rounds: list[DeschedulerRound]
+    outcome: str  # "fixpoint", "cycle" or "limit"
+    cycle_from: int | None = None  # the earlier round whose placement came back
+    violations: list[str] = field(default_factory=list)  # still violated at the end
+
+    @property
+    def evicted(self) -> int:
+        return sum(len(r.evictions) for r in self.rounds)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "outcome": self.outcome,
+            "cycleFrom": self.cycle_from,
+            "evicted": self.evicted,
+            "rounds": [r.to_json() for r in self.rounds],
+            "violationsAtTheEnd": self.violations,
+        }
+
+
+def descheduler_options(options: RebalanceOptions) -> DeschedulerOptions:
+    """The descheduler's plugin and evictor set as the rebalance options say (the rest at
+    their defaults)."""
+    return DeschedulerOptions(
+        include_soft_constraints=options.include_soft,
+        evict_local_storage_pods=options.evict_local_storage,
+        namespaces=options.namespaces,
+        exclude_namespaces=options.exclude_namespaces,
+        label_selector=options.selector,
+    )
+
+
+def descheduler_rounds(
+    sim: Simulation, options: DeschedulerOptions, *, rounds: int = 10
+) -> DeschedulerReport:
+    """Replay the descheduler on ``sim`` (consumed): each round its plugin picks
+    (analysis/descheduler.py), the eviction API evicts what the budgets allow, the
+    controllers and the scheduler settle."""
+    seen = {_placement(sim): 0}
+    done: list[DeschedulerRound] = []
+    for index in range(1, rounds + 1):
+        picked = descheduler_evictions(sim.cluster.list(), options)
+        if not picked:
+            return DeschedulerReport(done, "fixpoint", violations=_violations(sim))
+        # The cycle evicts its picks one after another, then the cluster reacts.
+        refused: dict[str, str] = {}
+        victims: list[Pod] = []
+        evictions = sim.evictions()
+        known = set(sim.pods)
+        for e in picked:
+            pod = sim.pods.get(e.pod)
+            if pod is None:
+                continue
+            refusal = evictions.evict(pod)
+            if refusal is not None:
+                refused[e.pod] = f"{refusal.message}: {refusal.cause}".rstrip(": ")
+                continue
+            sim.delete_pod(pod)
+            victims.append(pod)
+        where = {p.key: sim.cluster.infos[p.spec.node_name].node for p in victims}
+        sim.settle(f"descheduler round {index}")
+        made = _landings(sim, victims, where, known)
+        done.append(DeschedulerRound(index, picked, refused, made, workload_reports(sim)))
+        key = _placement(sim)
+        if key in seen:
+            return DeschedulerReport(done, "cycle", seen[key], _violations(sim))
+        seen[key] = index
+    return DeschedulerReport(done, "limit", violations=_violations(sim))
+
+
+def _landings(
+    sim: Simulation, victims: Sequence[Pod], where: Mapping[str, Node], known: set[str]
+) -> list[Eviction]:
+    """Each victim and where its replacement landed: the pods its controller created since
+    ``known``, in creation order, one per victim in eviction order."""
+    created: dict[str, list[Pod]] = {}
+    for key in sim.pods:
+        if key not in known:
+            ref = get_controller_of(sim.pods[key].metadata)
+            if ref is not None:
+                created.setdefault(ref.uid, []).append(sim.pods[key])
+    out = []
+    for pod in victims:
+        labels = where[pod.key].metadata.labels
+        keys = sorted(k for k in labels if k.startswith("topology.kubernetes.io/"))
+        domains = {k: labels[k] for k in keys}
+        ref = get_controller_of(pod.metadata)
+        replacements = created.get(ref.uid, []) if ref is not None else []
+        if not replacements:
+            out.append(Eviction(pod.key, pod.spec.node_name, domains, None, None, {}))
+            continue
+        new = replacements.pop(0)
+        if not new.spec.node_name:
+            note = sim.pending_message(new)
+            out.append(Eviction(pod.key, pod.spec.node_name, domains, new.key, None, {}, note))
+            continue
+        landed = sim.cluster.infos[new.spec.node_name].node.metadata.labels
+        out.append(
+            Eviction(
+                pod.key,
+                pod.spec.node_name,
+                domains,
+                new.key,
+                new.spec.node_name,
+                {k: landed[k] for k in keys if k in landed},
+            )
+        )
+    return out
+
+
+def _placement(sim: Simulation) -> tuple[tuple[str, str, int], ...]:
+    """Where the pods are, by controller and node (names change with every replacement)."""
+    counts: dict[tuple[str, str], int] = {}
+    for pod in sim.pods.values():
+        ref = get_controller_of(pod.metadata)
+        owner = f"{pod.metadata.namespace}/{ref.kind}/{ref.name}" if ref else pod.key
+        where = (owner, pod.spec.node_name)
+        counts[where] = counts.get(where, 0) + 1
+    return tuple(sorted((o, n, c) for (o, n), c in counts.items()))
+
+
+def _violations(sim: Simulation) -> list[str]:
+    return step_report(sim, 0, "", "", [], Settled(0, True)).violations
+
+
 # ------------------------------------------------------------------ the timeline step
 
 
@@ -760,6 +926,8 @@ def _filter_reasons(
 
 __all__ = [
     "SYSTEM_CRITICAL_PRIORITY",
+    "DeschedulerReport",
+    "DeschedulerRound",
     "Eviction",
     "Exclusion",
     "RebalanceOptions",
@@ -767,6 +935,8 @@ __all__ = [
     "Target",
     "Trial",
     "carry_out",
+    "descheduler_options",
+    "descheduler_rounds",
     "exclusion_reason",
     "find_targets",
     "ideal_moves",

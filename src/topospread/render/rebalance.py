@@ -34,6 +34,7 @@ def rebalance_text(report: RebalanceReport, *, zone_key: str | None = None) -> s
     if report.balanced:
         out.append("Nothing to rebalance: every constraint is within its maxSkew.")
         out += _exclusions(report)
+        out += _descheduler(report)
         return "\n".join(out)
     out.append("Past maxSkew now (counted as PodTopologySpread counts):")
     for t in report.targets:
@@ -47,6 +48,7 @@ def rebalance_text(report: RebalanceReport, *, zone_key: str | None = None) -> s
             out.append(f"  {name}:")
             out += [f"    {r}" for r in reasons]
         out += ["", _section("Now", report.before, zone_key)]
+        out += _descheduler(report)
         return "\n".join(out)
     n = len(plan.evictions)
     proof = (
@@ -67,7 +69,60 @@ def rebalance_text(report: RebalanceReport, *, zone_key: str | None = None) -> s
     out += ["", _section("Before", report.before, zone_key)]
     if plan.after is not None:
         out += ["", _section("After the plan (replayed)", plan.after, zone_key)]
+    out += _descheduler(report)
     return "\n".join(out)
+
+
+def _descheduler(report: RebalanceReport) -> list[str]:
+    d = report.descheduler
+    if d is None:
+        return []
+    out = [
+        "",
+        "== The descheduler (RemovePodsViolatingTopologySpreadConstraint, v0.34), "
+        "round after round ==",
+    ]
+    for r in d.rounds:
+        out.append(f"round {r.index}: picks {len(r.picked)}")
+        for pick in r.picked:
+            out.append(f"  {pick.pod} from {pick.node}: {pick.reason}")
+        for pod, why in r.refused.items():
+            out.append(f"  {pod}: refused: {why}")
+        for e in r.evictions:
+            landed = ", ".join(e.replacement_domains.values())
+            if e.replacement is None:
+                out.append(f"  {e.pod}: no replacement")
+            elif e.replacement_node is None:
+                out.append(f"  {e.pod}: its replacement {e.replacement} stays Pending")
+            else:
+                came = ", ".join(e.domains.values())
+                out.append(
+                    f"  {e.pod} ({came}) -> {e.replacement} on {e.replacement_node}"
+                    + (f" ({landed})" if landed else "")
+                )
+    exact = (
+        "nothing"
+        if report.balanced
+        else "no plan"
+        if report.plan is None
+        else f"{len(report.plan.evictions)} eviction(s)"
+    )
+    if d.outcome == "fixpoint":
+        verdict = f"stops after {len(d.rounds)} round(s): nothing more to evict"
+    elif d.outcome == "cycle":
+        back = "the start" if d.cycle_from == 0 else f"round {d.cycle_from}"
+        verdict = (
+            f"loops: after round {len(d.rounds)} the pods are placed as at {back}, so it "
+            "would evict for ever"
+        )
+    else:
+        verdict = f"still evicting after {len(d.rounds)} round(s)"
+    out.append(
+        f"The descheduler {verdict}; {d.evicted} eviction(s) in all"
+        + (f", {len(d.violations)} constraint(s) still violated" if d.violations else "")
+        + f". The exact plan: {exact}."
+    )
+    return out
 
 
 def _no_plan_line(report: RebalanceReport) -> str:
