@@ -367,3 +367,13 @@ def test_the_descheduler_stops_where_its_count_agrees(capsys: pytest.CaptureFixt
     d = report["descheduler"]
     assert d["outcome"] == "fixpoint" and d["violationsAtTheEnd"] == []
     assert d["evicted"] >= len(report["plan"]["evictions"]) == 1
+
+
+def test_readme_shows_exactly_what_the_descheduler_side_by_side_prints(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    readme = (EXAMPLES.parents[1] / "README.md").read_text()
+    command = "topospread rebalance examples/simulations/descheduler-loop.yaml --descheduler"
+    shown = readme.split(f"{command}\n```\n\nprints:\n\n```text\n", 1)[1].split("\n```", 1)[0]
+    code, out, _ = cli(command.split()[1:], capsys)
+    assert code == 0 and shown == out.rstrip("\n")
