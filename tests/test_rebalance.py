@@ -77,6 +77,7 @@ def test_the_zone_outage_example_after_its_scale_down_takes_one_eviction_to_zone
     assert report.plan is not None and report.minimal
     (e,) = report.plan.evictions
     assert e.domains == {ZONE: "zone-a"} and e.replacement_domains == {ZONE: "zone-c"}
+    assert e.note == f"{ZONE} without it: zone-a=1 zone-b=2 zone-c=0; maxSkew 1 allows zone-c"
     assert report.after is not None
     assert zone_counts(report.after) == {"zone-a": 1, "zone-b": 2, "zone-c": 1}
     # The plan ran on copies: the cluster is as it was.

@@ -858,6 +858,14 @@ def rebalance_command(
     rounds: Annotated[
         int, typer.Option("--rounds", min=1, help="The descheduler's rounds at most.")
     ] = 10,
+    topology_balance_node_fit: Annotated[
+        bool,
+        typer.Option(
+            "--topology-balance-node-fit/--no-topology-balance-node-fit",
+            help="The descheduler's topologyBalanceNodeFit: move only pods that fit a node of "
+            "a smaller domain.",
+        ),
+    ] = True,
     seed: Annotated[
         int, typer.Option(help="Seed for controllers' names and the scheduler's tie-breaks.")
     ] = 0,
@@ -911,7 +919,10 @@ def rebalance_command(
     sim = settle_timeline(loaded, seed)
     report = plan_rebalance(sim, options, source=loaded.source)
     if descheduler:  # the exact plan ran on copies: the cluster is as it was
-        report.descheduler = descheduler_rounds(sim, descheduler_options(options), rounds=rounds)
+        chosen_options = dataclasses.replace(
+            descheduler_options(options), topology_balance_node_fit=topology_balance_node_fit
+        )
+        report.descheduler = descheduler_rounds(sim, chosen_options, rounds=rounds)
     for warning in loaded.warnings:
         typer.echo(f"topospread: warning: {warning}", err=True)
     if emit is EmitFormat.evictions:

@@ -31,6 +31,7 @@ before every smaller plan was tried; the report says which.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
@@ -343,6 +344,7 @@ def plan_rebalance(
             if trial.delta is not None:
                 trial.after, trial.delta = apply_delta(before, trial.delta), None
             if trial.ok:
+                trial.evictions = _why_landed(trial.evictions, targets, members)
                 report.plan = trial
                 report.minimal = report.ruled_out_up_to == k - 1
                 return report
@@ -610,6 +612,53 @@ def _check(
             "changed group"
         )
     return None
+
+
+# Domains listed by name in an eviction's note; more are counted.
+_LISTED: Final = 6
+
+
+def _few(domains: Sequence[str], total: int) -> str:
+    if len(domains) <= _LISTED:
+        return ", ".join(domains) or "none"
+    return f"{len(domains)} of the {total}"
+
+
+def _why_landed(
+    evictions: Sequence[Eviction], targets: Sequence[Target], members: Sequence[set[str]]
+) -> list[Eviction]:
+    """Each accepted eviction with why its replacement went where it did, from the targets'
+    counts as the plan moves pods (only the plan's pods move: the plan check says so): the
+    domains a DoNotSchedule constraint allowed then, or the emptiest ones a ScheduleAnyway
+    constraint prefers."""
+    counts = [dict(t.spread.view.counts) for t in targets]
+    out = []
+    for e in evictions:
+        notes = []
+        for t, own, tally in zip(targets, members, counts, strict=True):
+            v = t.spread.view
+            key = v.topology_key
+            if e.pod not in own or key not in e.domains or e.domains[key] not in tally:
+                continue
+            tally[e.domains[key]] -= 1
+            low = 0 if len(tally) < v.min_domains else min(tally.values())
+            if v.when_unsatisfiable == DO_NOT_SCHEDULE:
+                chosen = sorted(d for d, n in tally.items() if n + 1 - low <= v.max_skew)
+                rule = f"maxSkew {v.max_skew} allows {_few(chosen, len(tally))}"
+            else:
+                chosen = sorted(d for d, n in tally.items() if n == min(tally.values()))
+                rule = f"ScheduleAnyway prefers the emptiest: {_few(chosen, len(tally))}"
+            shown = (
+                " ".join(f"{d}={n}" for d, n in tally.items())
+                if len(tally) <= _LISTED
+                else f"{len(tally)} domains"
+            )
+            notes.append(f"{key} without it: {shown}; {rule}")
+            landed = e.replacement_domains.get(key)
+            if landed in tally:
+                tally[landed] += 1
+        out.append(dataclasses.replace(e, note="; ".join(notes)) if notes else e)
+    return out
 
 
 # ------------------------------------------------------------------ the descheduler's rounds

@@ -66,6 +66,8 @@ def rebalance_text(report: RebalanceReport, *, zone_key: str | None = None) -> s
             f"     its replacement {e.replacement} lands on {e.replacement_node}"
             + (f" ({landed})" if landed else "")
         )
+        if e.note:
+            out.append(f"     ({e.note})")
     out += ["", _section("Before", report.before, zone_key)]
     if plan.after is not None:
         out += ["", _section("After the plan (replayed)", plan.after, zone_key)]
