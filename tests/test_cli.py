@@ -38,6 +38,13 @@ def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
     return code, out, err
 
 
+def readme_output(command: str) -> str:
+    """What the README shows ``command`` printing: the text block after its console block
+    and "prints:"."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    return readme.split(f"{command}\n```\n\nprints:\n\n```text\n", 1)[1].split("\n```", 1)[0]
+
+
 def write(tmp_path: Path, text: str, name: str = "case.yaml") -> Path:
     path = tmp_path / name
     path.write_text(text)

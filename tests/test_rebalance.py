@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
+from test_cli import readme_output
 from test_cli import run as cli
 from test_timeline import deployment, zones
 from topospread.analysis.rebalance import (
@@ -288,7 +289,6 @@ def test_the_plan_is_never_larger_than_the_smallest_any_replay_finds(seed: int) 
     snapshot = sim.snapshot()
     before = report.before
     targets: list[Target] = find_targets(before.workloads, options)
-    nodes = {info.name: info for info in sim.cluster.list()}
     bound = sorted(
         (p for t in targets for p in t.spread.pods if p.spec.node_name),
         key=lambda p: p.key,
@@ -297,7 +297,7 @@ def test_the_plan_is_never_larger_than_the_smallest_any_replay_finds(seed: int) 
     smallest = None
     for k in (1, 2):
         for victims in itertools.permutations(pods, k):
-            if replay_plan(snapshot.restore(), list(victims), targets, before, nodes).ok:
+            if replay_plan(snapshot.restore(), list(victims), targets, before).ok:
                 smallest = k
                 break
         if smallest is not None:
@@ -322,7 +322,7 @@ def test_the_plan_is_never_larger_than_the_smallest_any_replay_finds(seed: int) 
 def test_readme_shows_exactly_what_rebalance_prints(capsys: pytest.CaptureFixture[str]) -> None:
     readme = (EXAMPLES.parents[1] / "README.md").read_text()
     command = "topospread rebalance examples/simulations/zone-outage.yaml"
-    shown = readme.split(f"{command}\n```\n\nprints:\n\n```text\n", 1)[1].split("\n```", 1)[0]
+    shown = readme_output(command)
     _, out, _ = cli(command.split()[1:], capsys)
     assert shown == out.rstrip("\n")
     emitted = readme.split(f"$ {command} --emit evictions\n", 1)[1].split("```", 1)[0]
@@ -373,8 +373,7 @@ def test_the_descheduler_stops_where_its_count_agrees(capsys: pytest.CaptureFixt
 def test_readme_shows_exactly_what_the_descheduler_side_by_side_prints(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    readme = (EXAMPLES.parents[1] / "README.md").read_text()
     command = "topospread rebalance examples/simulations/descheduler-loop.yaml --descheduler"
-    shown = readme.split(f"{command}\n```\n\nprints:\n\n```text\n", 1)[1].split("\n```", 1)[0]
+    shown = readme_output(command)
     code, out, _ = cli(command.split()[1:], capsys)
     assert code == 0 and shown == out.rstrip("\n")

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
+from test_cli import readme_output
 from test_cli import run as cli
 from test_timeline import deployment, zones
 from topospread.analysis.sweep import (
@@ -244,8 +245,7 @@ def test_jobs_are_numbered_in_failure_then_seed_order() -> None:
 
 
 def test_readme_shows_exactly_what_the_sweep_prints(capsys: pytest.CaptureFixture[str]) -> None:
-    readme = (EXAMPLES.parents[1] / "README.md").read_text()
     command = "topospread sweep examples/simulations/zone-outage.yaml --zones --nodes"
-    shown = readme.split(f"{command}\n```\n\nprints:\n\n```text\n", 1)[1].split("\n```", 1)[0]
+    shown = readme_output(command)
     _, out, _ = cli(command.split()[1:], capsys)
     assert shown == out.rstrip("\n")

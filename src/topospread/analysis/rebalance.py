@@ -337,9 +337,7 @@ def plan_rebalance(
                 continue
             report.replays += 1
             trial = copies.run(
-                functools.partial(
-                    _replay_on_copy, victims=victims, targets=targets, before=before, nodes=nodes
-                )
+                functools.partial(_replay_on_copy, victims=victims, targets=targets, before=before)
             )
             if trial.delta is not None:
                 trial.after, trial.delta = apply_delta(before, trial.delta), None
@@ -482,11 +480,7 @@ def _may_balance(
 
 
 def replay_plan(
-    sim: Simulation,
-    victims: Sequence[Pod],
-    targets: Sequence[Target],
-    before: StepReport,
-    nodes: dict[str, NodeInfo],
+    sim: Simulation, victims: Sequence[Pod], targets: Sequence[Target], before: StepReport
 ) -> Trial:
     """Evict the victims in order on ``sim`` (a copy, consumed), each followed by the
     controllers and the scheduler settling, and check the outcome."""
@@ -504,43 +498,18 @@ def replay_plan(
             why = f"{refusal.message}: {refusal.cause}" if refusal.cause else refusal.message
             return Trial(evictions, None, f"evicting {victim.key}: {why}")
         known = set(sim.pods)
+        node = sim.cluster.infos[current.spec.node_name].node
         sim.delete_pod(current)
         settled = sim.settle("rebalance")
-        ref = get_controller_of(current.metadata)
-        new = [
-            p
-            for k in sorted(set(sim.pods) - known)
-            if (p := sim.pods[k]) is not None
-            and ref is not None
-            and (r := get_controller_of(p.metadata)) is not None
-            and r.uid == ref.uid
-        ]
-        node_labels = nodes[current.spec.node_name].node.metadata.labels
-        domains = {k: node_labels[k] for k in sorted(target_keys) if k in node_labels}
-        if not new:
-            evictions.append(Eviction(current.key, current.spec.node_name, domains, None, None, {}))
+        (e,) = _landings(sim, [current], {current.key: node}, known, sorted(target_keys))
+        evictions.append(e)
+        if e.replacement is None:
             return Trial(evictions, None, f"no replacement was created for {current.key}")
-        replacement = new[0]
-        if not replacement.spec.node_name:
-            note = sim.pending_message(replacement)
-            evictions.append(
-                Eviction(
-                    current.key, current.spec.node_name, domains, replacement.key, None, {}, note
-                )
+        if e.replacement_node is None:
+            return Trial(
+                evictions, None, f"the replacement of {current.key} stays Pending: {e.note}"
             )
-            return Trial(evictions, None, f"the replacement of {current.key} stays Pending: {note}")
-        landed = sim.cluster.infos[replacement.spec.node_name].node.metadata.labels
-        landed_domains = {k: landed[k] for k in domains if k in landed}
-        evictions.append(
-            Eviction(
-                current.key,
-                current.spec.node_name,
-                domains,
-                replacement.key,
-                replacement.spec.node_name,
-                landed_domains,
-            )
-        )
+        domains, landed_domains = e.domains, e.replacement_domains
         for t, members in zip(targets, target_pods, strict=True):
             if current.key in members:
                 key = t.spread.view.topology_key
@@ -549,7 +518,7 @@ def replay_plan(
                         evictions,
                         None,
                         f"the replacement of {current.key} landed back in {key}="
-                        f"{domains[key]} (on {replacement.spec.node_name})",
+                        f"{domains[key]} (on {e.replacement_node})",
                     )
     after = step_report(sim, 1, "after", "rebalance", [], settled)
     failure = _check(after, before, keys, victims)
@@ -557,14 +526,10 @@ def replay_plan(
 
 
 def _replay_on_copy(
-    sim: Simulation,
-    victims: Sequence[Pod],
-    targets: Sequence[Target],
-    before: StepReport,
-    nodes: dict[str, NodeInfo],
+    sim: Simulation, victims: Sequence[Pod], targets: Sequence[Target], before: StepReport
 ) -> Trial:
     """``replay_plan`` on a copy, its report sent back as its changes from ``before``."""
-    trial = replay_plan(sim, victims, targets, before, nodes)
+    trial = replay_plan(sim, victims, targets, before)
     if trial.after is not None:
         trial.delta, trial.after = diff_report(trial.after, before), None
     return trial
@@ -764,10 +729,15 @@ def descheduler_rounds(
 
 
 def _landings(
-    sim: Simulation, victims: Sequence[Pod], where: Mapping[str, Node], known: set[str]
+    sim: Simulation,
+    victims: Sequence[Pod],
+    where: Mapping[str, Node],
+    known: set[str],
+    keys: Sequence[str] | None = None,
 ) -> list[Eviction]:
     """Each victim and where its replacement landed: the pods its controller created since
-    ``known``, in creation order, one per victim in eviction order."""
+    ``known``, in creation order, one per victim in eviction order; domains under ``keys``
+    (by default the well-known topology labels)."""
     created: dict[str, list[Pod]] = {}
     for key in sim.pods:
         if key not in known:
@@ -777,8 +747,12 @@ def _landings(
     out = []
     for pod in victims:
         labels = where[pod.key].metadata.labels
-        keys = sorted(k for k in labels if k.startswith("topology.kubernetes.io/"))
-        domains = {k: labels[k] for k in keys}
+        shown = (
+            keys
+            if keys is not None
+            else sorted(k for k in labels if k.startswith("topology.kubernetes.io/"))
+        )
+        domains = {k: labels[k] for k in shown if k in labels}
         ref = get_controller_of(pod.metadata)
         replacements = created.get(ref.uid, []) if ref is not None else []
         if not replacements:
@@ -797,7 +771,7 @@ def _landings(
                 domains,
                 new.key,
                 new.spec.node_name,
-                {k: landed[k] for k in keys if k in landed},
+                {k: landed[k] for k in domains if k in landed},
             )
         )
     return out
