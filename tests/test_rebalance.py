@@ -9,9 +9,11 @@ import random
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 import yaml
 
+from builders import PodBuilder, make_pod
 from test_cli import readme_output
 from test_cli import run as cli
 from test_timeline import deployment, zones
@@ -20,12 +22,14 @@ from topospread.analysis.rebalance import (
     Target,
     descheduler_options,
     descheduler_rounds,
+    exclusion_reason,
     find_targets,
     plan_rebalance,
     replay_plan,
 )
 from topospread.analysis.reports import StepReport, step_report
 from topospread.analysis.timeline import settle_timeline, simulate
+from topospread.api.types import Pod
 from topospread.labels.selector import parse
 from topospread.render.rebalance import rebalance_text
 from topospread.simulator import snapshot
@@ -128,6 +132,51 @@ def test_pods_the_evictor_leaves_alone_are_reported_and_can_leave_no_plan() -> N
 
 def _selector(text: str) -> Any:
     return parse(text)
+
+
+def _annotated(pod: Pod, **annotations: str) -> Pod:
+    meta = msgspec.structs.replace(pod.metadata, annotations=annotations)
+    return msgspec.structs.replace(pod, metadata=meta)
+
+
+def _owned(name: str = "p") -> PodBuilder:
+    return make_pod(name).label("app", "web").node("n1").owner("ReplicaSet", "web-1")
+
+
+EXCLUSIONS = [
+    ("a ReplicaSet's pod", _owned().obj(), RebalanceOptions(), None),
+    ("a DaemonSet pod", make_pod("p").owner("DaemonSet", "ds").obj(),
+     RebalanceOptions(), "a DaemonSet pod"),
+    ("a mirror pod", _annotated(_owned().obj(), **{"kubernetes.io/config.mirror": "x"}),
+     RebalanceOptions(), "a mirror or static pod"),
+    ("a static pod", _annotated(_owned().obj(), **{"kubernetes.io/config.source": "file"}),
+     RebalanceOptions(), "a mirror or static pod"),
+    ("no controller", make_pod("p").node("n1").obj(), RebalanceOptions(),
+     "no controller would recreate it"),
+    ("system-critical", _owned().priority(2_000_000_000).obj(), RebalanceOptions(),
+     "system-critical priority (2000000000)"),
+    ("emptyDir", _owned().spec_field("volumes", [{"name": "v", "emptyDir": {}}]).obj(),
+     RebalanceOptions(), "local storage (emptyDir or hostPath; --evict-local-storage allows it)"),
+    ("hostPath", _owned().spec_field("volumes", [{"name": "v", "hostPath": {"path": "/x"}}]).obj(),
+     RebalanceOptions(), "local storage (emptyDir or hostPath; --evict-local-storage allows it)"),
+    ("emptyDir allowed", _owned().spec_field("volumes", [{"name": "v", "emptyDir": {}}]).obj(),
+     RebalanceOptions(evict_local_storage=True), None),
+    ("terminating", _owned().terminating().obj(), RebalanceOptions(),
+     "being deleted or finished"),
+    ("not selected", _owned().obj(), RebalanceOptions(selector=parse("tier=db")),
+     "not selected by --selector"),
+    ("selected", _owned().label("tier", "db").obj(), RebalanceOptions(selector=parse("tier=db")),
+     None),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("pod", "options", "reason"), [c[1:] for c in EXCLUSIONS], ids=[c[0] for c in EXCLUSIONS]
+)
+def test_the_evictor_leaves_alone_what_the_descheduler_leaves_alone(
+    pod: Pod, options: RebalanceOptions, reason: str | None
+) -> None:
+    assert exclusion_reason(pod, options) == reason
 
 
 def test_a_zone_no_pod_may_run_in_is_named_with_the_scheduler_reason() -> None:

@@ -159,7 +159,7 @@ class DeschedulerEviction:
 # DefaultEvictor
 
 
-def _is_static_pod(pod: Pod) -> bool:
+def is_static_pod(pod: Pod) -> bool:
     """Upstream: IsStaticPod (pkg/utils/pod.go, v0.34)."""
     source = pod.metadata.annotations.get(CONFIG_SOURCE_ANNOTATION_KEY)
     return source is not None and source != API_SOURCE
@@ -181,7 +181,7 @@ def evictor_filter(pod: Pod, options: DeschedulerOptions) -> bool:
     meta = pod.metadata
     if EVICT_POD_ANNOTATION_KEY in meta.annotations:
         return True
-    if MIRROR_POD_ANNOTATION_KEY in meta.annotations or _is_static_pod(pod):
+    if MIRROR_POD_ANNOTATION_KEY in meta.annotations or is_static_pod(pod):
         return False
     if meta.deletion_timestamp is not None:
         return False

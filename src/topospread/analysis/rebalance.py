@@ -44,6 +44,7 @@ from topospread.analysis.descheduler import (
     DeschedulerEviction,
     DeschedulerOptions,
     descheduler_evictions,
+    is_static_pod,
 )
 from topospread.analysis.reports import (
     ConstraintSpread,
@@ -259,8 +260,8 @@ def exclusion_reason(pod: Pod, options: RebalanceOptions) -> str | None:
         return "being deleted or finished"
     if ref is not None and ref.kind == "DaemonSet":
         return "a DaemonSet pod"
-    if MIRROR_POD_ANNOTATION in meta.annotations:
-        return "a mirror (static) pod"
+    if MIRROR_POD_ANNOTATION in meta.annotations or is_static_pod(pod):
+        return "a mirror or static pod"
     if ref is None:
         return "no controller would recreate it"
     if (pod.spec.priority or 0) >= SYSTEM_CRITICAL_PRIORITY:
