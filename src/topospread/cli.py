@@ -10,13 +10,14 @@ import dataclasses
 import json
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from typer.core import TyperOption
 
 from topospread import __version__
 from topospread.conformance.case import iter_case_files, load_case
@@ -31,12 +32,29 @@ if TYPE_CHECKING:
     from topospread.simulator.scenario import Scenario
     from topospread.simulator.timeline import TimelineScenario
 
+# NOTE: typer 0.29's help shows a type for every option, "<bool>" for flags, as if they took
+# a value; a flag shows none (checked by tests/test_cli.py).
+_display_type = TyperOption.display_type_rich
+
+
+def _flag_display_type(self: TyperOption, ctx: Any) -> str | None:
+    return None if self.is_flag else _display_type(self, ctx)
+
+
+TyperOption.display_type_rich = _flag_display_type  # type: ignore[method-assign]
+
 # Timelines with at least this many steps (the initial state included) show progress.
 PROGRESS_MIN_STEPS = 5
 
+_SUMMARY = (
+    "kube-scheduler's PodTopologySpread, exactly: schedule pods, explain a placement, verify "
+    "every scheduling order, design constraints, simulate a timeline, sweep every failure, "
+    "rebalance skewed workloads; evaluate and conformance for the case format."
+)
+
 app = typer.Typer(
     name="topospread",
-    help="kube-scheduler's PodTopologySpread, exactly: evaluate cases, check conformance.",
+    help=_SUMMARY,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -55,7 +73,16 @@ def _root(
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
     ] = False,
 ) -> None:
-    """kube-scheduler's PodTopologySpread, exactly: evaluate cases, check conformance."""
+    """kube-scheduler's PodTopologySpread, exactly."""
+
+
+def _case_files(paths: list[Path]) -> list[Path]:
+    """The case files of ``paths``; none found is an error (a wrong path must not pass)."""
+    found = list(iter_case_files(paths))
+    if not found:
+        named = ", ".join(str(p) for p in paths)
+        raise ManifestError(f"{named}: no case file (*.yaml, *.yml) found")
+    return found
 
 
 @app.command("evaluate")
@@ -65,7 +92,7 @@ def evaluate_command(
     ],
 ) -> None:
     """Run each case through the plugin and print one JSON object per case, one per line."""
-    for path in iter_case_files(cases):
+    for path in _case_files(cases):
         result = evaluate(load_case(path))
         typer.echo(json.dumps(result))
 
@@ -78,7 +105,7 @@ def conformance_command(
 ) -> None:
     """Check every case that has an `expect` block; print failures and `N passed, N failed`."""
     passed = failed = 0
-    for path in iter_case_files(paths):
+    for path in _case_files(paths):
         case = load_case(path)
         if case.expect is None:
             continue
@@ -97,6 +124,7 @@ def conformance_command(
 
 class OutputFormat(StrEnum):
     text = "text"
+    json = "json"
     jsonl = "jsonl"
     yaml = "yaml"
 
@@ -154,7 +182,6 @@ def _load_inputs(
     from topospread.simulator.scenario import (
         load_config,
         load_live_scenario,
-        load_manifest_files,
         load_scenario,
     )
 
@@ -176,7 +203,19 @@ def _load_inputs(
         raise ManifestError(
             "nothing to schedule: give a SCENARIO file, --nodes and --pods files, or --live"
         )
-    return load_manifest_files(files, config)
+    from topospread.analysis.verify_scenario import expand_workload_pods
+    from topospread.api.loader import load_manifests
+    from topospread.framework.config import default_config
+    from topospread.simulator.scenario import build_scenario
+
+    as_pods = set(pods or [])
+    items = [
+        (f"{path}: object {i + 1}", obj, path in as_pods)
+        for path in files
+        for i, obj in enumerate(load_manifests(path))
+    ]
+    expanded = expand_workload_pods([(w, o) for w, o, _ in items], [e for _, _, e in items])
+    return build_scenario(expanded, load_config(config) if config else default_config())
 
 
 @app.command("schedule")
@@ -217,13 +256,27 @@ def schedule_command(
     zone_key: Annotated[
         str | None, typer.Option(help="Node label to group the topology drawing by.")
     ] = None,
+    require: Annotated[
+        str | None,
+        typer.Option(metavar="LIST", help="Exit 1 when a requirement breaks: no-pending."),
+    ] = None,
     live: LiveOption = False,
     kubeconfig: KubeconfigOption = None,
     context: ContextOption = None,
 ) -> None:
-    """Place every queued pod as kube-scheduler would; show where each landed, or why not."""
-    from topospread.render.report import DetailSpill, human, write_cluster_yaml, write_jsonl
+    """Place every queued pod as kube-scheduler would; show where each landed, or why not.
+    Workloads given with --pods (Deployments, StatefulSets, ReplicaSets, Jobs) are expanded
+    into the pods their controllers create."""
+    from topospread.render.report import (
+        DetailSpill,
+        human,
+        write_cluster_yaml,
+        write_json,
+        write_jsonl,
+    )
     from topospread.simulator.run import schedule
+
+    requirements = _requirements(require, ("no-pending",))
 
     loaded = _load_inputs(
         scenario, nodes, pods, objects, config, live=live, kubeconfig=kubeconfig, context=context
@@ -239,17 +292,34 @@ def schedule_command(
             # Only jsonl shows every node's scores and reasons; gathering them for a successful
             # attempt costs a reference recount, and changes no decision. The spill takes each
             # attempt's detail out of memory as soon as it is decided.
-            detail=output is OutputFormat.jsonl,
-            on_decision=spill.record if output is OutputFormat.jsonl else None,
+            detail=output in (OutputFormat.jsonl, OutputFormat.json),
+            on_decision=spill.record if output in (OutputFormat.jsonl, OutputFormat.json) else None,
         )
         if output is OutputFormat.jsonl:
             sys.stdout.flush()
             write_jsonl(run, sys.stdout.buffer, spill)
+        elif output is OutputFormat.json:
+            sys.stdout.flush()
+            write_json(run, sys.stdout.buffer, spill)
         elif output is OutputFormat.yaml:
             write_cluster_yaml(run, sys.stdout)
             sys.stdout.flush()
         else:
             typer.echo(human(run, zone_key=zone_key))
+    if "no-pending" in requirements and run.pending:
+        raise typer.Exit(1)
+
+
+def _requirements(text: str | None, supported: Sequence[str]) -> list[str]:
+    """A ``--require`` list, each checked against what the command supports."""
+    requirements = [r.strip() for r in (text or "").split(",") if r.strip()]
+    for r in requirements:
+        if r not in supported:
+            raise ManifestError(
+                f'--require: Unsupported value: "{r}": supported values: '
+                + ", ".join(f'"{x}"' for x in supported)
+            )
+    return requirements
 
 
 @app.command("explain")
@@ -745,13 +815,7 @@ def sweep_command(
     from topospread.analysis.sweep_pool import default_workers, process_backend
     from topospread.render.sweep import sweep_json, sweep_text, sweep_yaml
 
-    requirements = [r.strip() for r in (require or "").split(",") if r.strip()]
-    for r in requirements:
-        if r not in REQUIREMENTS:
-            raise ManifestError(
-                f'--require: Unsupported value: "{r}": supported values: '
-                + ", ".join(f'"{x}"' for x in REQUIREMENTS)
-            )
+    requirements = _requirements(require, REQUIREMENTS)
     if not (zones or nodes or drains or max_failures > 1):
         raise ManifestError("choose what fails: --zones, --nodes, --drains or --max-failures K")
     loaded = _timeline_input(scenario, cluster, live, kubeconfig, context)

@@ -249,6 +249,37 @@ def expand_workload(
     )
 
 
+def expand_workload_pods(
+    items: Sequence[tuple[str, Any]], expandable: Sequence[bool]
+) -> list[tuple[str, Any]]:
+    """The decoded objects (each with where it came from), every expandable workload
+    (StatefulSet, ReplicaSet, Deployment, Job) replaced by the pods its controller creates,
+    unbound (and a Deployment by its ReplicaSets; StatefulSets and ReplicaSets stay, as the
+    owners default spreading reads): what ``schedule`` queues for workloads given as pods.
+    The pods of the workload's namespace among ``items``, bound or not, are the controller's
+    to claim (a ReplicaSet with its pods listed creates no more)."""
+    pods_by_namespace: dict[str, list[Pod]] = {}
+    for _, obj in items:
+        if isinstance(obj, Pod):
+            pods_by_namespace.setdefault(_namespace(obj), []).append(obj)
+    out: list[tuple[str, Any]] = []
+    for i, ((where, obj), expand) in enumerate(zip(items, expandable, strict=True)):
+        if not expand or not isinstance(obj, StatefulSet | ReplicaSet | Deployment | Job):
+            out.append((where, obj))
+            continue
+        if isinstance(obj, StatefulSet | ReplicaSet):  # owners default spreading reads
+            out.append((where, obj))
+        name = f"{obj.kind} {obj.metadata.namespace or 'default'}/{obj.metadata.name}"
+        existing = pods_by_namespace.get(obj.metadata.namespace or "default", [])
+        try:
+            pods, rss = expand_workload(obj, random.Random(i), existing)
+        except TopospreadError as err:
+            raise type(err)(f"{where} ({name}): {err}") from err
+        out += [(f"{where} ({name}, pod {p.metadata.name})", p) for p, _ in pods]
+        out += [(f"{where} ({name})", rs) for rs in rss]
+    return out
+
+
 def _namespace(pod: Pod) -> str:
     # Bound pods are read but not yet admitted: an empty namespace is still "default".
     return pod.metadata.namespace or "default"

@@ -103,7 +103,9 @@ def parse_case(data: Any, path: str) -> Case:
     doc = _mapping(data, path)
     unknown = sorted(set(doc) - _CASE_KEYS)
     if unknown:
-        raise ManifestError(f"{path}: unknown key {unknown[0]!r} (see FORMAT.md)")
+        raise ManifestError(
+            f"{path}: unknown key {unknown[0]!r}; a case's keys are {', '.join(sorted(_CASE_KEYS))}"
+        )
     if "pod" not in doc:
         raise ManifestError(f"{path}: pod: Required value: a case needs the incoming pod")
     objects: list[OwnerObject] = []
@@ -157,7 +159,10 @@ def parse_case(data: Any, path: str) -> Case:
         expect = _mapping(expect, f"{path}: expect")
         unknown = sorted(set(expect) - _EXPECT_KEYS)
         if unknown:
-            raise ManifestError(f"{path}: expect: unknown key {unknown[0]!r} (see FORMAT.md)")
+            raise ManifestError(
+                f"{path}: expect: unknown key {unknown[0]!r}; its keys are "
+                + ", ".join(sorted(_EXPECT_KEYS))
+            )
     return Case(
         path=path,
         name=str(doc.get("name") or path),

@@ -44,7 +44,7 @@ def human(run: ScheduleRun, *, zone_key: str | None = None) -> str:
     summary = f"{len(run.bound)} of {len(run.outcomes)} queued pods bound"
     if run.pending:
         summary += f", {len(run.pending)} not bound"
-    lines += ["", summary + "."]
+    lines += ["", summary + "."] if lines else [summary + "."]
     lines += [f"{key} was preempted by {by} and deleted." for key, by in run.preempted_existing]
     finished = run.scenario.terminal_pods
     if finished:
@@ -179,6 +179,18 @@ def _encode_outcome(
         buf += b',"preempted":'
         encoder.encode_into(decision.preempted, buf, -1)
     buf += b"}\n"
+
+
+def write_json(run: ScheduleRun, out: IO[bytes], spill: DetailSpill | None = None) -> None:
+    """The jsonl report as one JSON document: ``{"plugins": ..., "pods": [...]}`` (and
+    ``profiles`` with several), then how many pods bound and how many did not."""
+    lines = jsonl(run, spill)
+    header = next(lines)
+    out.write(header.rstrip(b"\n")[:-1] + b',"pods":[')
+    for i, line in enumerate(lines):
+        out.write((b"," if i else b"") + line.rstrip(b"\n"))
+    out.write(f'],"bound":{len(run.bound)},"pending":{len(run.pending)}}}\n'.encode())
+    out.flush()
 
 
 def write_jsonl(run: ScheduleRun, out: IO[bytes], spill: DetailSpill | None = None) -> None:

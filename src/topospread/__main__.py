@@ -1,0 +1,5 @@
+"""``python -m topospread``: the ``topospread`` command."""
+
+from topospread.cli import main
+
+main()
