@@ -865,6 +865,136 @@ def sweep_command(
         raise typer.Exit(1)
 
 
+class CheckFormat(StrEnum):
+    """The report's shape: text, one JSON document, or GitHub Actions annotations."""
+
+    text = "text"
+    json = "json"
+    github = "github"
+
+
+@app.command("check")
+def check_command(
+    manifests: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="MANIFESTS...",
+            help="Files or directories of manifests (helm template, kustomize build output), "
+            "or - for standard input.",
+        ),
+    ],
+    cluster: ClusterOption = None,
+    zones: Annotated[
+        int | None, typer.Option("--zones", min=1, help="A generated shape: this many zones.")
+    ] = None,
+    nodes_per_zone: Annotated[
+        int, typer.Option("--nodes-per-zone", min=1, help="Nodes per zone (generated shape).")
+    ] = 2,
+    node_cpu: Annotated[str, typer.Option("--node-cpu", help="Each node's CPU.")] = "8",
+    node_memory: Annotated[str, typer.Option("--node-memory", help="Each node's memory.")] = (
+        "32Gi"
+    ),
+    survive: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--survive",
+            metavar="zone|node",
+            help="Also every single zone (node) loss: no new Pending pod, no new violation.",
+        ),
+    ] = None,
+    output: Annotated[CheckFormat, typer.Option("--output", "-o")] = CheckFormat.text,
+    output_format: Annotated[
+        CheckFormat | None,
+        typer.Option("--format", help="Alias of --output (github: Actions annotations)."),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed for names and tie-breaks.")] = 0,
+    live: LiveOption = False,
+    kubeconfig: KubeconfigOption = None,
+    context: ContextOption = None,
+) -> None:
+    """Check chart output against a cluster: every pod of every workload schedules and every
+    DoNotSchedule constraint holds (with --survive, after each zone or node loss too);
+    warnings for ScheduleAnyway preferences and common spread mistakes. Exit 0 pass, 1 fail,
+    2 bad input."""
+    from topospread.analysis.check import SURVIVE, Shape, check
+    from topospread.render.check import check_github, check_json, check_text
+
+    for kind in survive or ():
+        if kind not in SURVIVE:
+            raise ManifestError(
+                f'--survive: Unsupported value: "{kind}": supported values: '
+                + ", ".join(f'"{k}"' for k in SURVIVE)
+            )
+    live_cluster = live or kubeconfig is not None or context is not None
+    if sum((bool(cluster), live_cluster, zones is not None)) != 1:
+        raise ManifestError(
+            "give the cluster once: --cluster node files, a live cluster (--live, "
+            "--kubeconfig, --context), or a generated shape (--zones N --nodes-per-zone M)"
+        )
+    objects = _read_manifests(manifests)
+    shape = None
+    existing: list[tuple[str, Any]] = []
+    if zones is not None:
+        shape = Shape(zones, nodes_per_zone, node_cpu, node_memory)
+    elif cluster:
+        from topospread.api.loader import load_manifests
+
+        existing = [
+            (f"{path}: object {i + 1}", obj)
+            for path in cluster
+            for i, obj in enumerate(load_manifests(path))
+        ]
+    else:
+        from topospread.cluster.live import read_cluster
+
+        found = read_cluster(kubeconfig, context)
+        for warning in found.warnings:
+            typer.echo(f"topospread: warning: {warning}", err=True)
+        existing = [(found.source, obj) for obj in found.objects]
+    source = ", ".join("<stdin>" if m == "-" else m for m in manifests)
+    report = check(
+        objects, source=source, cluster=existing, shape=shape, survive=survive or (), seed=seed
+    )
+    shown = output_format or output
+    if shown is CheckFormat.json:
+        typer.echo(check_json(report))
+    elif shown is CheckFormat.github:
+        typer.echo(check_github(report))
+    else:
+        typer.echo(check_text(report))
+    if not report.passed:
+        raise typer.Exit(1)
+
+
+def _read_manifests(paths: Sequence[str]) -> list[tuple[str, Any]]:
+    """Every object of the files, directories (*.yaml, *.yml, *.json, recursively, sorted)
+    and standard input (``-``) named, each with where it came from."""
+    from topospread.api.loader import load_manifests, load_text
+
+    out: list[tuple[str, Any]] = []
+    for name in paths:
+        if name == "-":
+            data = sys.stdin.buffer.read()
+            out += [
+                (f"<stdin>: object {i + 1}", o) for i, o in enumerate(load_text(data, "<stdin>"))
+            ]
+            continue
+        path = Path(name)
+        if path.is_dir():
+            files = sorted(
+                p for p in path.rglob("*") if p.suffix in (".yaml", ".yml", ".json") and p.is_file()
+            )
+            if not files:
+                raise ManifestError(f"{path}: no manifest (*.yaml, *.yml, *.json) found")
+        elif path.exists():
+            files = [path]
+        else:
+            raise ManifestError(f"{path}: no such file or directory")
+        for file in files:
+            out += [(f"{file}: object {i + 1}", o) for i, o in enumerate(load_manifests(file))]
+    return out
+
+
 class EmitFormat(StrEnum):
     """What ``--emit`` writes instead of the report."""
 

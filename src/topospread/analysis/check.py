@@ -1,0 +1,403 @@
+"""``check``: chart output (what ``helm template`` or ``kustomize build`` prints) against a
+cluster shape, as a CI gate: every pod of every workload schedules, every DoNotSchedule
+constraint holds — now and, with ``survive``, after every zone or node loss — with warnings
+for ScheduleAnyway preferences not met and for the mistakes a linter can name.
+
+The workloads are placed by the one Simulation (controllers and the exact scheduler) on the
+given nodes, a live cluster, or a generated shape; a zone or node loss is replayed by the
+sweep (analysis/sweep.py). Objects the simulator does not model (ConfigMaps, Services without
+selectors, CRDs, custom resources) are read and left out, each kind named once in a note.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from topospread.analysis.reports import StepReport, step_report
+from topospread.analysis.sweep import SweepOptions, sweep
+from topospread.analysis.timeline import settle_timeline
+from topospread.api.loader import UnknownObject
+from topospread.api.types import (
+    DO_NOT_SCHEDULE,
+    LABEL_HOSTNAME,
+    Deployment,
+    Node,
+    PodTemplateSpec,
+    ReplicaSet,
+    StatefulSet,
+    TopologySpreadConstraint,
+)
+from topospread.labels.selector import SelectorError, label_selector_as_selector
+from topospread.simulator.simulation import Settled, describe_workload
+from topospread.simulator.timeline import TimelineScenario, parse_timeline, with_cluster
+
+REGION_LABEL: Final = "topology.kubernetes.io/region"
+POD_TEMPLATE_HASH: Final = "pod-template-hash"
+SURVIVE: Final = ("zone", "node")
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """A generated cluster: ``zones`` zones of ``nodes_per_zone`` nodes, each with this much
+    CPU and memory, labelled as a cloud provider labels them (region, zone, hostname, os,
+    arch, instance type)."""
+
+    zones: int = 3
+    nodes_per_zone: int = 2
+    cpu: str = "8"
+    memory: str = "32Gi"
+    pods: int = 110
+    region: str = "region-1"
+
+    def node_groups(self) -> list[dict[str, Any]]:
+        letters = "abcdefghijklmnopqrstuvwxyz"
+        return [
+            {
+                "name": "node",
+                "zones": [f"{self.region}{letters[i]}" for i in range(self.zones)],
+                "perZone": self.nodes_per_zone,
+                "template": {
+                    "metadata": {
+                        "labels": {
+                            REGION_LABEL: self.region,
+                            "kubernetes.io/os": "linux",
+                            "kubernetes.io/arch": "amd64",
+                            "node.kubernetes.io/instance-type": f"{self.cpu}cpu-{self.memory}",
+                        }
+                    },
+                    "status": {
+                        "capacity": {
+                            "cpu": self.cpu,
+                            "memory": self.memory,
+                            "pods": str(self.pods),
+                        }
+                    },
+                },
+            }
+        ]
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One thing the check found: ``level`` error (the check fails) or warning; ``rule``
+    names the kind of finding; ``obj`` the object it is about and ``where`` the file and
+    document it came from."""
+
+    level: str
+    rule: str
+    obj: str
+    where: str
+    message: str
+
+    @property
+    def file(self) -> str:
+        """The file the object came from ("" for standard input or a live cluster)."""
+        head = self.where.split(": ", 1)[0]
+        return "" if head in ("", "-", "<stdin>") else head
+
+    def to_json(self) -> dict[str, str]:
+        return {
+            "level": self.level,
+            "rule": self.rule,
+            "object": self.obj,
+            "where": self.where,
+            "message": self.message,
+        }
+
+
+@dataclass(slots=True)
+class CheckReport:
+    source: str
+    nodes: int
+    workloads: int
+    findings: list[Finding] = field(default_factory=list)
+    ignored: dict[str, int] = field(default_factory=dict)  # kind -> objects
+    survived: list[str] = field(default_factory=list)  # the failures replayed
+    placed: StepReport | None = None
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.level == "error"]
+
+    @property
+    def warnings(self) -> list[Finding]:
+        return [f for f in self.findings if f.level == "warning"]
+
+    @property
+    def passed(self) -> bool:
+        return not self.errors
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "passed": self.passed,
+            "nodes": self.nodes,
+            "workloads": self.workloads,
+            "errors": len(self.errors),
+            "warnings": len(self.warnings),
+            "findings": [f.to_json() for f in self.findings],
+            "ignoredKinds": self.ignored,
+            "survived": self.survived,
+            "placement": self.placed.bound if self.placed is not None else {},
+        }
+
+
+Template = tuple[str, str, PodTemplateSpec, int | None]  # object, where, template, replicas
+
+
+def _templates(objects: Iterable[tuple[str, Any]]) -> list[Template]:
+    out: list[Template] = []
+    for where, obj in objects:
+        spec = getattr(obj, "spec", None)
+        template = getattr(spec, "template", None)
+        if isinstance(template, PodTemplateSpec):
+            name = f"{obj.kind} {obj.metadata.namespace or 'default'}/{obj.metadata.name}"
+            replicas = getattr(spec, "replicas", None)
+            if isinstance(obj, Deployment | ReplicaSet | StatefulSet) and replicas is None:
+                replicas = 1
+            out.append((name, where, template, replicas))
+    return out
+
+
+def rejected(objects: Sequence[tuple[str, Any]]) -> list[Finding]:
+    """Spread constraints the API server rejects in a workload's template (before anything can
+    be placed): minDomains without DoNotSchedule."""
+    out = []
+    for name, where, template, _ in _templates(objects):
+        for i, c in enumerate(template.spec.topology_spread_constraints):
+            if c.min_domains is not None and c.when_unsatisfiable != DO_NOT_SCHEDULE:
+                out.append(
+                    Finding(
+                        "error",
+                        "min-domains-schedule-anyway",
+                        name,
+                        where,
+                        f"topologySpreadConstraints[{i}].minDomains: Invalid value: "
+                        f"{c.min_domains}: can only use minDomains if "
+                        f"whenUnsatisfiable={DO_NOT_SCHEDULE} (the API server rejects it)",
+                    )
+                )
+    return out
+
+
+def lint(objects: Sequence[tuple[str, Any]], nodes: Sequence[Node]) -> list[Finding]:
+    """The mistakes a linter can name in the workloads' spread constraints, before anything
+    is placed: a selector that matches none of its own pods, a topology key no node carries,
+    a maxSkew so large it never restricts, minDomains the nodes' domains cannot reach, and a
+    Deployment counting its revisions together (no matchLabelKeys: [pod-template-hash])."""
+    out: list[Finding] = []
+    deployments = {
+        f"Deployment {o.metadata.namespace or 'default'}/{o.metadata.name}"
+        for _, o in objects
+        if isinstance(o, Deployment)
+    }
+    for name, where, template, replicas in _templates(objects):
+        for i, c in enumerate(template.spec.topology_spread_constraints):
+            found = _constraint_mistakes(
+                c, template.metadata.labels, nodes, replicas, deployment=name in deployments
+            )
+            out += [
+                Finding("warning", rule, name, where, f"topologySpreadConstraints[{i}]: {text}")
+                for rule, text in found
+            ]
+    return out
+
+
+def _constraint_mistakes(
+    c: TopologySpreadConstraint,
+    labels: Mapping[str, str],
+    nodes: Sequence[Node],
+    replicas: int | None,
+    *,
+    deployment: bool,
+) -> list[tuple[str, str]]:
+    """One constraint's mistakes: (rule, what to say)."""
+    try:
+        selector = label_selector_as_selector(c.label_selector)
+    except SelectorError:
+        return []  # the API server's validation names it when the pods are admitted
+    out = []
+    if c.label_selector is not None and not selector.matches(labels):
+        own = ", ".join(f"{k}={v}" for k, v in sorted(labels.items()))
+        out.append(
+            (
+                "selector-matches-nothing",
+                f"labelSelector {selector or '{}'} matches none of its own pods (labels {own}): "
+                "the constraint counts other pods, or none",
+            )
+        )
+    values = {
+        n.metadata.labels[c.topology_key] for n in nodes if c.topology_key in n.metadata.labels
+    }
+    hard = c.when_unsatisfiable == DO_NOT_SCHEDULE
+    if nodes and not values:
+        effect = "hard: every pod stays Pending" if hard else "soft: it is ignored"
+        out.append(
+            ("unknown-topology-key", f"topologyKey {c.topology_key} is on no node ({effect})")
+        )
+    if replicas is not None and c.max_skew >= replicas and c.topology_key != LABEL_HOSTNAME:
+        out.append(
+            (
+                "max-skew-never-restricts",
+                f"maxSkew {c.max_skew} ≥ {replicas} replicas: all of them may share one domain",
+            )
+        )
+    room = c.max_skew * len(values)
+    short = c.min_domains is not None and hard and values and len(values) < c.min_domains
+    if short and replicas is not None and replicas > room:
+        out.append(
+            (
+                "min-domains-unreachable",
+                f"minDomains {c.min_domains} with {len(values)} {c.topology_key} domain(s): "
+                f"the global minimum stays 0, so at most maxSkew {c.max_skew} pods per "
+                f"domain; {replicas - room} of {replicas} replicas stay Pending",
+            )
+        )
+    if deployment and POD_TEMPLATE_HASH not in c.match_label_keys:
+        out.append(
+            (
+                "rollout-skew",
+                "without matchLabelKeys: [pod-template-hash] a rollout counts the old and new "
+                "ReplicaSets' pods together, and the new revision can end up skewed",
+            )
+        )
+    return out
+
+
+def check(
+    objects: Sequence[tuple[str, Any]],
+    *,
+    source: str,
+    cluster: Sequence[tuple[str, Any]] = (),
+    shape: Shape | None = None,
+    survive: Sequence[str] = (),
+    seed: int = 0,
+) -> CheckReport:
+    """Check the manifests ``objects`` on the nodes (and any pods) of ``cluster``, or on a
+    generated ``shape``; ``survive``: also every single zone (node) loss."""
+    modelled: list[tuple[str, Any]] = []
+    ignored: dict[str, int] = {}
+    for where, obj in objects:
+        if isinstance(obj, UnknownObject):
+            ignored[obj.kind] = ignored.get(obj.kind, 0) + 1
+        else:
+            modelled.append((where, obj))
+    doc: dict[str, Any] = {"nodeGroups": shape.node_groups()} if shape is not None else {}
+    scenario: TimelineScenario = with_cluster(parse_timeline(doc, source), [*cluster, *modelled])
+    report = CheckReport(
+        source, 0, len(_templates(modelled)), ignored=dict(sorted(ignored.items()))
+    )
+    report.findings = rejected(modelled)
+    if report.errors:
+        return report  # objects the API server rejects: nothing to place
+    sim = settle_timeline(scenario, seed)
+    nodes = [info.node for info in sim.cluster.list()]
+    report.nodes = len(nodes)
+    report.findings = lint(modelled, nodes)
+    placed = step_report(sim, 0, "placed", "start", [], Settled(0, True))
+    report.placed = placed
+    stuck: dict[tuple[str, str, str], list[str]] = {}  # (workload, where, why) -> pods
+    for pod, message in placed.pending.items():
+        owner = sim.owner_of(sim.pods[pod])
+        name, where = (
+            _workload_where(describe_workload(owner), modelled) if owner else (f"Pod {pod}", "")
+        )
+        stuck.setdefault((name, where, message), []).append(pod)
+    for (name, where, message), pods in stuck.items():
+        shown = ", ".join(pods[:3]) + (f", and {len(pods) - 3} more" if len(pods) > 3 else "")
+        report.findings.append(
+            Finding(
+                "error",
+                "pending",
+                name,
+                where,
+                f"{len(pods)} pod(s) stay Pending ({shown}): {message}",
+            )
+        )
+    for w in placed.workloads:
+        name, where = _workload_where(w.workload, modelled)
+        for c in w.constraints:
+            line = (
+                f"topologySpreadConstraints[{c.view.index}] ({c.view.topology_key}): skew "
+                f"{c.skew} > maxSkew {c.view.max_skew}"
+            )
+            if c.violated:
+                report.findings.append(Finding("error", "violation", name, where, line))
+            elif c.preference_not_met:
+                report.findings.append(
+                    Finding("warning", "preference", name, where, line + " (ScheduleAnyway)")
+                )
+    for kind in survive:
+        report.findings += _survive(scenario, kind, seed, modelled, report)
+    return report
+
+
+def _workload_where(report_name: str, objects: Sequence[tuple[str, Any]]) -> tuple[str, str]:
+    """A report's workload name ("deployment default/web") as a finding names it, and where
+    the object came from."""
+    kind, _, key = report_name.partition(" ")
+    for where, obj in objects:
+        meta = getattr(obj, "metadata", None)
+        if meta is None or getattr(obj, "kind", "").lower() != kind:
+            continue
+        if f"{meta.namespace or 'default'}/{meta.name}" == key:
+            return f"{obj.kind} {key}", where
+    return report_name, ""
+
+
+def _survive(
+    scenario: TimelineScenario,
+    kind: str,
+    seed: int,
+    objects: Sequence[tuple[str, Any]],
+    report: CheckReport,
+) -> list[Finding]:
+    """Every single zone (node) loss replayed by the sweep: what it leaves Pending or
+    violated that the placement did not."""
+    base = dataclasses.replace(scenario, steps=[])
+    swept = sweep(
+        base,
+        zones=kind == "zone",
+        nodes=kind == "node",
+        seeds=[seed],
+        options=SweepOptions(source=scenario.source),
+    )
+    out = []
+    for outcome in swept.outcomes:
+        failure = outcome.failure.name
+        report.survived.append(failure)
+        if outcome.new_pending:
+            by_workload = outcome.run.during.workloads
+            for workload, w in sorted(by_workload.items()):
+                if w.pending:
+                    name, where = _workload_where(workload, objects)
+                    out.append(
+                        Finding(
+                            "error",
+                            f"survive-{kind}",
+                            name,
+                            where,
+                            f"after losing {failure.removeprefix(kind + ' ')}: {w.pending} pod(s) "
+                            "stay Pending",
+                        )
+                    )
+        for violated in outcome.new_violations:
+            workload = violated.split(" [", 1)[0]
+            name, where = _workload_where(workload, objects)
+            out.append(
+                Finding(
+                    "error",
+                    f"survive-{kind}",
+                    name,
+                    where,
+                    f"after losing {failure.removeprefix(kind + ' ')}: "
+                    f"topologySpreadConstraints{violated.split(' ', 2)[-1]} violated",
+                )
+            )
+    return out
+
+
+__all__ = ["SURVIVE", "CheckReport", "Finding", "Shape", "check", "lint", "rejected"]

@@ -1,0 +1,59 @@
+"""``check``'s report: a short human report, one JSON document, or GitHub Actions workflow
+commands (``::error file=...::``) that annotate the files in a pull request."""
+
+from __future__ import annotations
+
+import json
+
+from topospread.analysis.check import CheckReport, Finding
+
+
+def check_json(report: CheckReport) -> str:
+    return json.dumps(report.to_json(), indent=2)
+
+
+def check_text(report: CheckReport) -> str:
+    verdict = "PASS" if report.passed else "FAIL"
+    counts = f"{len(report.errors)} error(s), {len(report.warnings)} warning(s)"
+    lines = [
+        f"{verdict}: {report.source}: {report.workloads} workload(s) on {report.nodes} node(s); "
+        f"{counts}"
+    ]
+    if report.survived:
+        lines.append(f"  survived: {len(report.survived)} failure(s) replayed")
+    for f in [*report.errors, *report.warnings]:
+        where = f" ({f.where})" if f.where else ""
+        lines.append(f"{f.level}: {f.obj}{where}: {f.message} [{f.rule}]")
+    if report.ignored:
+        kinds = ", ".join(f"{k} ({n})" for k, n in report.ignored.items())
+        lines.append(f"note: read and left out (the scheduler does not need them): {kinds}")
+    return "\n".join(lines)
+
+
+def check_github(report: CheckReport) -> str:
+    """One workflow command per finding (errors fail the job's annotations, warnings do not),
+    a notice for the kinds left out, then the text report's first line."""
+    lines = [_command(f) for f in [*report.errors, *report.warnings]]
+    if report.ignored:
+        kinds = ", ".join(f"{k} ({n})" for k, n in report.ignored.items())
+        lines.append(f"::notice title=topospread::{_data('read and left out: ' + kinds)}")
+    lines.append(check_text(report).splitlines()[0])
+    return "\n".join(lines)
+
+
+def _command(f: Finding) -> str:
+    props = [f"file={_property(f.file)}"] if f.file else []
+    props.append(f"title={_property(f'topospread {f.rule}: {f.obj}')}")
+    return f"::{f.level} {','.join(props)}::{_data(f.message)}"
+
+
+def _data(text: str) -> str:
+    """A workflow command's message, escaped as the runner unescapes it."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _property(text: str) -> str:
+    return _data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+__all__ = ["check_github", "check_json", "check_text"]

@@ -1,0 +1,255 @@
+"""``topospread check``: chart output (multi-document YAML, Lists, JSON, CRDs mixed in) against
+a cluster shape; each mistake the linter names; zone and node losses; GitHub annotations."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from test_cli import run
+from topospread.analysis.check import Shape, check, lint
+from topospread.api.loader import load_text
+
+ZONE = "topology.kubernetes.io/zone"
+
+
+def deployment(
+    name: str = "web",
+    replicas: int = 6,
+    *,
+    constraint: dict[str, Any] | None = None,
+    labels: dict[str, str] | None = None,
+    cpu: str = "500m",
+) -> dict[str, Any]:
+    c = {
+        "maxSkew": 1,
+        "topologyKey": ZONE,
+        "whenUnsatisfiable": "DoNotSchedule",
+        "labelSelector": {"matchLabels": {"app": name}},
+        "matchLabelKeys": ["pod-template-hash"],
+        **(constraint or {}),
+    }
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": labels or {"app": name}},
+                "spec": {
+                    "containers": [
+                        {"name": name, "image": "nginx", "resources": {"requests": {"cpu": cpu}}}
+                    ],
+                    "topologySpreadConstraints": [c],
+                },
+            },
+        },
+    }
+
+
+CONFIG_MAP = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {}}
+CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "widgets.example.com"},
+    "spec": {"group": "example.com"},
+}
+WIDGET = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}
+
+
+def helm_template(*docs: dict[str, Any]) -> str:
+    """Objects as ``helm template`` prints them: one document each, a Source comment first."""
+    return "".join(
+        f"---\n# Source: chart/templates/{d['kind'].lower()}.yaml\n{yaml.safe_dump(d)}"
+        for d in docs
+    )
+
+
+def objects(text: str, name: str = "out.yaml") -> list[tuple[str, Any]]:
+    return [(f"{name}: object {i + 1}", o) for i, o in enumerate(load_text(text, name))]
+
+
+SHAPE = Shape(zones=3, nodes_per_zone=2)
+
+
+@pytest.mark.parametrize(
+    "shape",
+    ["helm", "list", "json", "kustomize"],
+)
+def test_chart_output_in_every_shape_passes_and_names_the_kinds_left_out(
+    shape: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    docs = [CONFIG_MAP, deployment(), CRD, WIDGET]
+    if shape == "helm":
+        text = helm_template(*docs)
+    elif shape == "list":
+        text = yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": docs})
+    elif shape == "json":
+        text = json.dumps({"apiVersion": "v1", "kind": "List", "items": docs})
+    else:  # kustomize build: documents separated by ---, no comments, keys sorted
+        text = "---\n".join(yaml.safe_dump(d, sort_keys=True) for d in docs)
+    path = tmp_path / "out.yaml"
+    path.write_text(text)
+    code, out, err = run(["check", str(path), "--zones", "3", "--nodes-per-zone", "2"], capsys)
+    assert code == 0 and err == "", err
+    assert out.startswith(f"PASS: {path}: 1 workload(s) on 6 node(s); 0 error(s), 0 warning(s)")
+    assert "ConfigMap (1), CustomResourceDefinition (1), Widget (1)" in out
+
+
+def test_pods_that_cannot_all_fit_fail_with_the_scheduler_message() -> None:
+    report = check(
+        objects(helm_template(deployment(replicas=40, cpu="2"))), source="t", shape=SHAPE
+    )
+    assert not report.passed
+    (pending,) = [f for f in report.errors if f.rule == "pending"]
+    assert pending.obj == "Deployment default/web" and pending.where == "out.yaml: object 1"
+    assert pending.message.startswith("16 pod(s) stay Pending (")
+    assert "Insufficient cpu" in pending.message
+
+
+def test_standard_input_and_the_github_format(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = helm_template(deployment(constraint={"matchLabelKeys": []}), CONFIG_MAP)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
+    code, out, _ = run(["check", "-", "--zones", "3", "--format", "github"], capsys)
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == (
+        "::warning title=topospread rollout-skew%3A Deployment default/web::"
+        "topologySpreadConstraints[0]: without matchLabelKeys: [pod-template-hash] a rollout "
+        "counts the old and new ReplicaSets' pods together, and the new revision can end up "
+        "skewed"
+    )
+    assert lines[1] == "::notice title=topospread::read and left out: ConfigMap (1)"
+    assert lines[2].startswith("PASS: <stdin>:")
+
+
+def test_annotations_name_the_file_of_the_object(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "chart.yaml"
+    path.write_text(helm_template(deployment(replicas=40, cpu="2")))
+    code, out, _ = run(["check", str(path), "--zones", "3", "-o", "github"], capsys)
+    assert code == 1
+    assert out.startswith(
+        f"::error file={path},title=topospread pending%3A Deployment default/web::16 pod(s)"
+    )
+
+
+MISTAKES = [
+    ("selector-matches-nothing",
+     deployment(constraint={"labelSelector": {"matchLabels": {"app": "api"}}}),
+     "labelSelector app=api matches none of its own pods (labels app=web)"),
+    ("unknown-topology-key", deployment(constraint={"topologyKey": "rack"}),
+     "topologyKey rack is on no node (hard: every pod stays Pending)"),
+    ("max-skew-never-restricts", deployment(replicas=3, constraint={"maxSkew": 3}),
+     "maxSkew 3 ≥ 3 replicas: all of them may share one domain"),
+    ("min-domains-unreachable", deployment(replicas=9, constraint={"minDomains": 5, "maxSkew": 2}),
+     "minDomains 5 with 3 topology.kubernetes.io/zone domain(s): the global minimum stays 0, so "
+     "at most maxSkew 2 pods per domain; 3 of 9 replicas stay Pending"),
+    ("rollout-skew", deployment(constraint={"matchLabelKeys": []}),
+     "without matchLabelKeys: [pod-template-hash]"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("rule", "doc", "text"), MISTAKES, ids=[m[0] for m in MISTAKES])
+def test_each_mistake_is_named(rule: str, doc: dict[str, Any], text: str) -> None:
+    report = check(objects(helm_template(doc)), source="t", shape=SHAPE)
+    found = [f for f in report.findings if f.rule == rule]
+    assert found and text in found[0].message, report.findings
+    assert found[0].level == "warning"
+    others = {f.rule for f in report.warnings} - {rule}
+    assert not others, others  # each document has only its own mistake
+
+
+def test_min_domains_without_do_not_schedule_is_the_api_servers_error() -> None:
+    doc = deployment(constraint={"whenUnsatisfiable": "ScheduleAnyway", "minDomains": 2})
+    report = check(objects(helm_template(doc)), source="t", shape=SHAPE)
+    (f,) = report.errors
+    assert f.rule == "min-domains-schedule-anyway" and report.placed is None
+    assert "can only use minDomains if whenUnsatisfiable=DoNotSchedule" in f.message
+
+
+def test_survive_zone_finds_the_tainted_zone_trap_and_honor_survives() -> None:
+    trapped = check(objects(helm_template(deployment())), source="t", shape=SHAPE, survive=["zone"])
+    assert trapped.survived == ["zone region-1a", "zone region-1b", "zone region-1c"]
+    assert {f.rule for f in trapped.errors} == {"survive-zone"}
+    honor = deployment(constraint={"nodeTaintsPolicy": "Honor"})
+    survived = check(objects(helm_template(honor)), source="t", shape=SHAPE, survive=["zone"])
+    assert survived.passed, survived.errors
+
+
+def test_survive_node_replays_every_node(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text(helm_template(deployment(replicas=3, constraint={"maxSkew": 2})))
+    code, out, _ = run(
+        ["check", str(path), "--zones", "3", "--survive", "node", "-o", "json"], capsys
+    )
+    report = json.loads(out)
+    assert len(report["survived"]) == 6 and code == (0 if report["passed"] else 1)
+
+
+def test_a_cluster_from_node_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    nodes = tmp_path / "nodes.yaml"
+    nodes.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "List",
+                "items": [
+                    {
+                        "apiVersion": "v1",
+                        "kind": "Node",
+                        "metadata": {"name": f"n{i}", "labels": {ZONE: z}},
+                        "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}},
+                    }
+                    for i, z in enumerate("ab")
+                ],
+            }
+        )
+    )
+    chart = tmp_path / "chart.yaml"
+    chart.write_text(helm_template(deployment(replicas=4)))
+    code, out, _ = run(["check", str(chart), "--cluster", str(nodes)], capsys)
+    assert code == 0 and "1 workload(s) on 2 node(s)" in out
+
+
+def test_bad_input_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    chart = tmp_path / "chart.yaml"
+    chart.write_text(helm_template(deployment()))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    cases = [
+        ([str(chart)], "give the cluster once"),
+        ([str(chart), "--zones", "3", "--cluster", str(chart)], "give the cluster once"),
+        ([str(chart), "--zones", "3", "--survive", "rack"], '--survive: Unsupported value: "rack"'),
+        ([str(tmp_path / "nope.yaml"), "--zones", "3"], "nope.yaml: no such file or directory"),
+        ([str(empty), "--zones", "3"], "no manifest (*.yaml, *.yml, *.json) found"),
+    ]
+    for argv, message in cases:
+        code, out, err = run(["check", *argv], capsys)
+        assert code == 2 and out == "" and message in err, (argv, err)
+        assert len(err.splitlines()) == 1
+
+
+def test_lint_reads_the_templates_of_every_workload_kind() -> None:
+    sts = deployment(constraint={"labelSelector": {"matchLabels": {"app": "other"}}})
+    sts["kind"] = "StatefulSet"
+    sts["spec"]["serviceName"] = "web"
+    found = lint(objects(helm_template(sts)), [])
+    assert [f.rule for f in found] == [
+        "selector-matches-nothing"
+    ]  # no rollout-skew: not a Deployment
