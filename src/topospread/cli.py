@@ -1206,11 +1206,11 @@ def _simulate_progress(total: int) -> Iterator[Callable[[StepReport, int], None]
         yield advance
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None, *, prog_name: str = "topospread") -> None:
     """Console entry point: user errors — bad input files and bad command-line arguments alike —
     become one line on stderr and exit code 2."""
     try:
-        code = app(args=argv, prog_name="topospread", standalone_mode=False)
+        code = app(args=argv, prog_name=prog_name, standalone_mode=False)
     except TopospreadError as err:
         typer.echo(f"topospread: error: {err}", err=True)
         sys.exit(2)
@@ -1223,7 +1223,7 @@ def main(argv: list[str] | None = None) -> None:
         message = " ".join(err.format_message().split())
         if message:
             ctx = getattr(err, "ctx", None)
-            path = ctx.command_path.removeprefix("topospread").strip() if ctx else ""
+            path = ctx.command_path.removeprefix(prog_name).strip() if ctx else ""
             where = f"{path}: " if path else ""
             typer.echo(f"topospread: error: {where}{message} (see --help)", err=True)
         sys.exit(getattr(err, "exit_code", 2))

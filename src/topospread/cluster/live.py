@@ -246,6 +246,34 @@ def _kubeconfig_location(kubeconfig: str | None) -> str:
     return location
 
 
+def context_namespace(kubeconfig: str | None, context: str | None) -> str | None:
+    """The namespace a kubeconfig context names (kubectl's default namespace), or None: no
+    kubeconfig, no such context, or none named. Read as kubectl reads it, the first file of
+    the list that names the current context winning; needs no Kubernetes client."""
+    import yaml
+
+    try:
+        location = _kubeconfig_location(kubeconfig)
+    except ClusterAccessError:
+        return None
+    docs = []
+    for path in (p for p in location.split(os.pathsep) if p):
+        try:
+            with open(os.path.expanduser(path), encoding="utf-8") as f:
+                doc = yaml.safe_load(f)
+        except (OSError, yaml.YAMLError):
+            continue
+        if isinstance(doc, dict):
+            docs.append(doc)
+    name = context or next((d["current-context"] for d in docs if d.get("current-context")), None)
+    for doc in docs:
+        for entry in doc.get("contexts") or []:
+            if isinstance(entry, dict) and entry.get("name") == name:
+                namespace = (entry.get("context") or {}).get("namespace")
+                return str(namespace) if namespace else None
+    return None
+
+
 def _connect(k8s: _Client, config_file: str, context: str | None) -> tuple[Any, str]:
     """An API client for the context, and the context's name."""
     import yaml  # the client parses kubeconfigs with PyYAML; its errors are ours to report
