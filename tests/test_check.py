@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -253,3 +254,24 @@ def test_lint_reads_the_templates_of_every_workload_kind() -> None:
     assert [f.rule for f in found] == [
         "selector-matches-nothing"
     ]  # no rollout-skew: not a Deployment
+
+
+def test_the_pre_commit_hook_runs_the_installed_command(tmp_path: Path) -> None:
+    """The hook's entry and default arguments, run as pre-commit runs them: the command from
+    the package's environment, then the arguments, then the changed files."""
+    hooks = yaml.safe_load(
+        (Path(__file__).resolve().parents[1] / ".pre-commit-hooks.yaml").read_text()
+    )
+    (hook,) = hooks
+    assert hook["id"] == "topospread-check" and hook["language"] == "python"
+    good = tmp_path / "good.yaml"
+    good.write_text(helm_template(deployment()))
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(helm_template(deployment(replicas=40, cpu="2")))
+    entry = hook["entry"].split()
+    entry[0] = str(Path(sys.executable).parent / entry[0])
+    assert subprocess.run([*entry, *hook["args"], str(good)], capture_output=True).returncode == 0
+    done = subprocess.run(
+        [*entry, *hook["args"], str(good), str(bad)], capture_output=True, text=True
+    )
+    assert done.returncode == 1 and "stay Pending" in done.stdout
