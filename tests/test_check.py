@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from test_cli import run
+from test_cli import readme_output, run
 from topospread.analysis.check import Shape, check, lint
 from topospread.api.loader import load_text
 
@@ -275,3 +275,10 @@ def test_the_pre_commit_hook_runs_the_installed_command(tmp_path: Path) -> None:
         [*entry, *hook["args"], str(good), str(bad)], capture_output=True, text=True
     )
     assert done.returncode == 1 and "stay Pending" in done.stdout
+
+
+def test_readme_shows_exactly_what_check_prints(capsys: pytest.CaptureFixture[str]) -> None:
+    command = "topospread check examples/check/web.yaml --zones 3 --nodes-per-zone 2 --survive zone"
+    shown = readme_output(command)
+    code, out, _ = run(command.split()[1:], capsys)
+    assert code == 1 and shown == out.rstrip("\n")
