@@ -24,7 +24,7 @@ from typing import Any, Final
 import msgspec
 
 from topospread.analysis.explain import DomainView, hard_constraint_view
-from topospread.api.types import DO_NOT_SCHEDULE, Node, Pod
+from topospread.api.types import DO_NOT_SCHEDULE, LABEL_TOPOLOGY_ZONE, Node, Pod
 from topospread.framework.types import NodeInfo
 from topospread.labels.selector import Selector
 from topospread.plugins.podtopologyspread.common import NAME as POD_TOPOLOGY_SPREAD
@@ -101,6 +101,7 @@ class WorkloadReport:
     running: int
     pending: int
     constraints: list[ConstraintSpread]
+    pods: list[str] = field(default_factory=list)  # its pods not finished, by key
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -109,6 +110,7 @@ class WorkloadReport:
             "running": self.running,
             "pending": self.pending,
             "constraints": [c.to_json() for c in self.constraints],
+            "pods": self.pods,
         }
 
 
@@ -175,7 +177,20 @@ class StepReport:
             "violations": self.violations,
             "preferencesNotMet": self.preferences_not_met,
             "drains": [d.to_json() for d in self.drains],
+            "nodes": [_node_json(node) for node, _ in self.topology],
         }
+
+
+def _node_json(node: Node) -> dict[str, Any]:
+    """A node as the reports' readers (the HTML report) draw it: its zone and its state."""
+    return {
+        "name": node.metadata.name,
+        "zone": node.metadata.labels.get(LABEL_TOPOLOGY_ZONE, ""),
+        "unschedulable": node.spec.unschedulable,
+        "taints": [
+            f"{t.key}{'=' + t.value if t.value else ''}:{t.effect}" for t in node.spec.taints
+        ],
+    }
 
 
 @dataclass(slots=True)
@@ -340,10 +355,12 @@ def _workload(
 ) -> WorkloadReport:
     groups: dict[bytes, list[tuple[Pod, bytes, str]]] = {}
     running = pending = 0
+    live: list[str] = []
     for fact in members:
         groups.setdefault(fact[1], []).append(fact)
         pod = fact[0]
         if not is_terminal(pod):
+            live.append(pod.key)
             if pod.spec.node_name:
                 running += 1
             else:
@@ -360,7 +377,7 @@ def _workload(
                     c.pods = group_pods
             constraints += spreads
     constraints.sort(key=lambda c: (c.view.index, c.revisions))
-    return WorkloadReport(name, desired, running, pending, constraints)
+    return WorkloadReport(name, desired, running, pending, constraints, live)
 
 
 def _revision(pod: Pod) -> str:
