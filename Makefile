@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SHARED ?= ../shared
 
-.PHONY: run test lint typecheck unit conformance bench clean
+.PHONY: run test lint typecheck unit conformance bench clean browser
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,7 +24,19 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-unit: $(STAMP)
+# The HTML reports' tests open them in Debian's headless Chromium: found on PATH, or installed
+# here (as root, with apt-get); otherwise those tests skip, saying why.
+browser:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "make: installing Debian's chromium for the HTML report tests"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null 2>&1 || \
+	    { apt-get update -q >/dev/null 2>&1 && \
+	      DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null 2>&1; } || \
+	    echo "make: could not install chromium: the HTML report tests will skip"; \
+	  else echo "make: no chromium, and no root to install it: the HTML report tests will skip"; fi; }
+
+unit: $(STAMP) browser
 	$(BIN)/pytest
 
 conformance: $(STAMP)

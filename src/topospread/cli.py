@@ -357,10 +357,28 @@ def explain_command(
 
 
 class ReportFormat(StrEnum):
-    """The output of verify and simulate: a text report, or one JSON document."""
+    """The output of verify: a text report, or one JSON document."""
 
     text = "text"
     json = "json"
+
+
+class TimelineFormat(StrEnum):
+    """The output of simulate: a text report, one JSON document, or an HTML report."""
+
+    text = "text"
+    json = "json"
+    html = "html"
+
+
+HtmlOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--html",
+        metavar="FILE",
+        help="Also write the report as one self-contained HTML file.",
+    ),
+]
 
 
 @app.command("verify")
@@ -537,7 +555,7 @@ def _write(path: Path, text: str) -> None:
     try:
         path.write_text(text, encoding="utf-8")
     except OSError as err:
-        raise ManifestError(f"{path}: cannot write the scenario: {err.strerror}") from err
+        raise ManifestError(f"{path}: cannot write it: {err.strerror}") from err
 
 
 def _verify_design(plan: RedisPlan | SpreadPlan, scenario: Path | None, *, to_stderr: bool) -> None:
@@ -638,7 +656,8 @@ def simulate_command(
         Path,
         typer.Argument(help="A timeline scenario {nodes, nodeGroups, objects, config, timeline}."),
     ],
-    output: Annotated[ReportFormat, typer.Option("--output", "-o")] = ReportFormat.text,
+    output: Annotated[TimelineFormat, typer.Option("--output", "-o")] = TimelineFormat.text,
+    html: HtmlOption = None,
     seed: Annotated[
         int, typer.Option(help="Seed for controllers' names and the scheduler's tie-breaks.")
     ] = 0,
@@ -662,7 +681,16 @@ def simulate_command(
         report = simulate(loaded, seed=seed, on_step=on_step)
     for warning in report.warnings:
         typer.echo(f"topospread: warning: {warning}", err=True)
-    if output is ReportFormat.json:
+    if output is TimelineFormat.html or html is not None:
+        from topospread.render.html import simulate_html
+
+        page = simulate_html(report.to_json())
+        if html is not None:
+            _write(html, page)
+        if output is TimelineFormat.html:
+            typer.echo(page, nl=False)
+            return
+    if output is TimelineFormat.json:
         typer.echo(timeline_json(report))
     else:
         typer.echo(timeline_text(report, zone_key=zone_key))

@@ -1,0 +1,214 @@
+"""One self-contained HTML file per report, made from the same JSON document ``-o json`` prints
+(so the two never disagree): no script, font or style from the network; light and dark from
+the reader's colour scheme; readable printed.
+
+Templates are Jinja2 (autoescaped: every name and message from the input is escaped); the
+charts are inline SVG drawn here, so the file needs no plotting script at all.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any, Final
+
+import jinja2
+from markupsafe import Markup, escape
+
+from topospread import __version__
+
+# Chart geometry (SVG user units).
+_W: Final = 340
+_H: Final = 150
+_PAD: Final = 28
+# Constraints with more domains than this draw only the skew (a hostname constraint's nodes).
+MAX_CHARTED_DOMAINS: Final = 8
+
+
+@functools.cache
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("topospread.render", "templates"),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+    )
+
+
+def _hue(i: int) -> str:
+    """A workload's colour: hues spread by the golden angle, as an HSL triple for CSS."""
+    return f"{(i * 137.508) % 360:.0f} 65% 50%"
+
+
+def simulate_html(doc: dict[str, Any]) -> str:
+    """``simulate -o json``'s document as a report: a summary, spread charts over the
+    timeline, and each step's topology grid, Pending pods and spread."""
+    names: list[str] = []
+    for step in doc["steps"]:
+        for w in step["workloads"]:
+            if w["workload"] not in names:
+                names.append(w["workload"])
+    color = {name: i for i, name in enumerate(names)}
+    steps = [_step(s, color, len(doc["steps"]) - 1) for s in doc["steps"]]
+    pending = [s["title_short"] for s in steps[1:] if s["pending"]]
+    violated = [s["title_short"] for s in steps[1:] if s["violated"]]
+    summary = {
+        "ok": not (pending or violated),
+        "pending": pending,
+        "violated": violated,
+        "preferences": [s["title_short"] for s in steps[1:] if s["preferences"]],
+    }
+    template = _environment().get_template("simulate.html.j2")
+    return template.render(
+        doc=doc,
+        version=__version__,
+        workloads=[{"name": n, "color": _hue(i)} for i, n in enumerate(names)],
+        steps=steps,
+        summary=summary,
+        charts=_charts(doc["steps"]),
+    )
+
+
+def _step(s: dict[str, Any], color: dict[str, int], total: int) -> dict[str, Any]:
+    owner: dict[str, int] = {}
+    for w in s["workloads"]:
+        for pod in w["pods"]:
+            owner[pod] = color[w["workload"]]
+    placed = set(s["placed"])
+    on_node: dict[str, list[dict[str, Any]]] = {}
+    for pod, node in s["bound"].items():
+        on_node.setdefault(node, []).append(
+            {"key": pod, "w": owner.get(pod, len(color)), "placed": pod in placed}
+        )
+    zones: dict[str, list[dict[str, Any]]] = {}
+    for node in s["nodes"]:
+        state = ", ".join((["cordoned"] if node["unschedulable"] else []) + list(node["taints"]))
+        zones.setdefault(node["zone"], []).append(
+            {"name": node["name"], "state": state, "pods": on_node.get(node["name"], [])}
+        )
+    pending: dict[str, list[dict[str, Any]]] = {}
+    for p in s["pending"]:
+        pending.setdefault(p["message"], []).append(
+            {"key": p["pod"], "w": owner.get(p["pod"], len(color))}
+        )
+    spread = []
+    for w in s["workloads"]:
+        for c in w["constraints"]:
+            state = "fail" if c["violated"] else "warn" if c["exceeded"] else ""
+            verdict = "VIOLATED" if c["violated"] else "preference not met" if c["exceeded"] else ""
+            counts = c["counts"]
+            shown = (
+                " ".join(f"{d}={n}" for d, n in counts.items())
+                if len(counts) <= MAX_CHARTED_DOMAINS
+                else f"{len(counts)} domains, {min(counts.values())}–{max(counts.values())} each"
+            )
+            spread.append(
+                {
+                    "w": color[w["workload"]],
+                    "workload": w["workload"],
+                    "constraint": _constraint_name(c),
+                    "counts": shown if counts else "no eligible domain",
+                    "min": c["globalMin"],
+                    "skew": c["skew"],
+                    "state": state,
+                    "verdict": verdict,
+                }
+            )
+    index = s["index"]
+    short = "initial state" if index == 0 else f"step {index}"
+    title = "Initial state" if index == 0 else f"Step {index}/{total}: {s['name']} ({s['action']})"
+    failed = bool(s["pending"] or s["violations"])
+    return {
+        "index": index,
+        "title": f"{title} at {s['time']:g}s",
+        "title_short": short,
+        "events": s["events"],
+        "running": len(s["bound"]),
+        "placed": len(placed),
+        "zones": [{"name": z, "nodes": nodes} for z, nodes in zones.items()],
+        "pending": [{"message": m, "pods": pods} for m, pods in pending.items()],
+        "spread": spread,
+        "violated": bool(s["violations"]),
+        "preferences": bool(s["preferencesNotMet"]),
+        "state": "fail" if failed else "warn" if s["preferencesNotMet"] else "",
+    }
+
+
+def _constraint_name(c: dict[str, Any]) -> str:
+    revisions = f" ({', '.join(c['revisions'])})" if c["revisions"] else ""
+    return (
+        f"[{c['index']}] {c['topologyKey']} {c['whenUnsatisfiable']} maxSkew {c['maxSkew']}"
+        f"{revisions}"
+    )
+
+
+def _charts(steps: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One chart per workload constraint (revisions counted apart are one series each)."""
+    series: dict[str, dict[str, Any]] = {}
+    for i, s in enumerate(steps):
+        for w in s["workloads"]:
+            for c in w["constraints"]:
+                title = f"{w['workload']} {_constraint_name(c)}"
+                entry = series.setdefault(title, {"max": c["maxSkew"], "skew": {}, "domains": {}})
+                entry["skew"][i] = c["skew"]
+                for domain, n in c["counts"].items():
+                    entry["domains"].setdefault(domain, {})[i] = n
+    return [
+        {"title": title, "svg": _chart_svg(entry, len(steps))} for title, entry in series.items()
+    ]
+
+
+def _chart_svg(entry: dict[str, Any], n_steps: int) -> Markup:
+    domains: dict[str, dict[int, int]] = entry["domains"]
+    charted = domains if len(domains) <= MAX_CHARTED_DOMAINS else {}
+    values = [v for v in entry["skew"].values() if v is not None]
+    values += [v for d in charted.values() for v in d.values()]
+    top: int = max([int(entry["max"]), *values, 1])
+
+    def x(i: int) -> float:
+        return _PAD + (_W - 2 * _PAD) * (i / max(1, n_steps - 1))
+
+    def y(v: float) -> float:
+        return _H - _PAD + 4 - (_H - 2 * _PAD) * (v / top)
+
+    def path(points: dict[int, Any]) -> str:
+        pts = [(i, v) for i, v in sorted(points.items()) if v is not None]
+        return " ".join(
+            f"{'M' if k == 0 else 'L'}{x(i):.1f},{y(v):.1f}" for k, (i, v) in enumerate(pts)
+        )
+
+    parts = [
+        f'<svg viewBox="0 0 {_W} {_H}" role="img" xmlns="http://www.w3.org/2000/svg">',
+        f'<line class="axis" x1="{_PAD}" y1="{y(0):.1f}" x2="{_W - _PAD}" y2="{y(0):.1f}"/>',
+        f'<line class="max" x1="{_PAD}" y1="{y(entry["max"]):.1f}" x2="{_W - _PAD}" '
+        f'y2="{y(entry["max"]):.1f}"/>',
+        f'<text x="2" y="{y(entry["max"]) + 3:.1f}">{entry["max"]}</text>',
+        f'<text x="2" y="{y(top) + 3:.1f}">{top}</text>',
+    ]
+    for k, (domain, points) in enumerate(sorted(charted.items())):
+        hue = _hue(k + 3)
+        parts.append(
+            f'<path class="domain" style="stroke: hsl({hue})" d="{path(points)}">'
+            f"<title>{escape(domain)}</title></path>"
+        )
+    parts.append(f'<path class="skew" d="{path(entry["skew"])}"><title>skew</title></path>')
+    for i, v in sorted(entry["skew"].items()):
+        if v is not None and v > entry["max"]:
+            parts.append(
+                f'<circle class="over" cx="{x(i):.1f}" cy="{y(v):.1f}" r="3.5">'
+                f"<title>step {i}: skew {v} &gt; maxSkew {entry['max']}</title></circle>"
+            )
+    for i in range(n_steps):
+        parts.append(f'<text x="{x(i) - 3:.1f}" y="{_H - 6}">{i}</text>')
+    legend = " · ".join(
+        f'<tspan style="fill: hsl({_hue(k + 3)})">{escape(d)}</tspan>'
+        for k, d in enumerate(sorted(charted))
+    )
+    if legend:
+        parts.append(f'<text x="{_PAD}" y="12">{legend} · skew</text>')
+    parts.append("</svg>")
+    return Markup("".join(parts))
+
+
+__all__ = ["simulate_html"]

@@ -1,0 +1,96 @@
+"""The HTML reports, opened in real headless Chromium (Debian's ``chromium``; ``make test``
+installs it where it can): no console error, the key elements and numbers there, nothing
+fetched from the network, and a screenshot of each kept under the test's temporary folder."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from test_cli import run
+from topospread.render.html import simulate_html
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "simulations"
+
+
+def chromium() -> str:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        found = shutil.which(name)
+        if found:
+            return found
+    pytest.skip("no Chromium on PATH: install Debian's chromium (make test does, as root)")
+
+
+def open_in_chromium(page: Path, shot: Path) -> tuple[str, list[str]]:
+    """The page's DOM after load, the console's messages, and a screenshot at ``shot``."""
+    base = [
+        chromium(),
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--enable-logging=stderr",
+        "--v=0",
+        f"--user-data-dir={shot.parent / 'chromium-profile'}",
+    ]
+    done = subprocess.run(
+        [*base, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    console = [
+        line for line in done.stderr.splitlines() if ":CONSOLE" in line or "Uncaught" in line
+    ]
+    taken = subprocess.run(
+        [*base, "--window-size=1280,1800", f"--screenshot={shot}", page.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert taken.returncode == 0 and shot.stat().st_size > 10_000, taken.stderr[-2000:]
+    return done.stdout, console
+
+
+def test_the_zone_outage_timeline_report_in_chromium(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    page = tmp_path / "zone-outage.html"
+    code, out, _ = run(
+        ["simulate", str(EXAMPLES / "zone-outage.yaml"), "--html", str(page)], capsys
+    )
+    assert code == 0 and out.startswith("== Initial state")  # the text report still printed
+    dom, console = open_in_chromium(page, tmp_path / "zone-outage.png")
+    assert console == []
+    assert "Pods Pending after: step 2" in dom
+    assert "Constraints violated after: step 2, step 4" in dom
+    assert len(re.findall(r'<section class="step[^"]*" id="step-\d+"', dom)) == 5
+    assert dom.count("VIOLATED") == 2  # steps 2 and 4, the zone constraint
+    assert 'title="default/web-6b995ff6b8-pl5lt"' in dom
+    assert dom.count('<figure class="chart"') == 2  # zone and hostname constraints
+    assert "0/6 nodes are available: 2 node(s) had untolerated taint(s)" in dom
+
+
+def test_the_report_fetches_nothing_and_follows_the_colour_scheme(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, html, _ = run(["simulate", str(EXAMPLES / "rolling-update.yaml"), "-o", "html"], capsys)
+    assert html.startswith("<!doctype html>")
+    links = re.findall(r'(?:src|href)="([^"#][^"]*)"', html)
+    assert links == [], links  # only in-page anchors
+    assert "<script" not in html and "@import" not in html and "url(" not in html
+    assert "prefers-color-scheme: dark" in html and "@media print" in html
+
+
+def test_the_html_is_made_from_the_json(capsys: pytest.CaptureFixture[str]) -> None:
+    """The same document -o json prints is what the page draws: its numbers are there."""
+    _, out, _ = run(["simulate", str(EXAMPLES / "tainted-zone.yaml"), "-o", "json"], capsys)
+    doc = json.loads(out)
+    page = simulate_html(doc)
+    _, html, _ = run(["simulate", str(EXAMPLES / "tainted-zone.yaml"), "-o", "html"], capsys)
+    assert page == html
+    for step in doc["steps"]:
+        for pod in step["bound"]:
+            assert f'title="{pod}"' in html
