@@ -327,6 +327,7 @@ class Job:
 
 
 REBALANCE: Final = "rebalance"
+HTML: Final = "html"
 CHART: Final = "chart"
 TIMELINE: Final = "timeline"
 SWEEP: Final = "sweep"
@@ -373,6 +374,7 @@ def jobs(divisor: int) -> list[Job]:
     out.append(
         Job(f"Rebalance/{5000 // divisor}Nodes_{50_000 // divisor}Pods", "Rebalance", cli=REBALANCE)
     )
+    out.append(Job("HtmlReport/300Nodes_4000Pods", "HtmlReport", cli=HTML))
     family = f"Load{LOAD_PODS // divisor // 1000}kPods"
     out += [Job(f"{family}/{fmt}", family, fmt) for fmt in LOAD_FORMATS]
     return out
@@ -721,6 +723,44 @@ def run_rebalance(job: Job, tmp: Path, divisor: int, limits: Limits) -> None:
     )
 
 
+def run_html(job: Job, tmp: Path, limits: Limits) -> None:
+    """``simulate --html`` on 300 nodes and 4,000 pods: the file's size, and how long headless
+    Chromium takes to open it (start, load, lay out and dump the page; its start alone, on an
+    empty page, is measured too)."""
+    path = tmp / "html-timeline.yaml"
+    pods = chart.write_html_timeline(path)
+    page = tmp / "report.html"
+    cmd = [*topospread_command(), "simulate", str(path), "--html", str(page), "-o", "json"]
+    finished = _run_cli_job(job, cmd, tmp / "report.json", limits)
+    if finished is None:
+        return
+    wall, rss = finished
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        print(f"{job.name}: no chromium to open it ({page.stat().st_size / 2**20:.1f} MiB)")
+        return
+    empty = tmp / "empty.html"
+    empty.write_text("<!doctype html><title>x</title>")
+
+    def opened(target: Path) -> float:
+        t0 = time.perf_counter()
+        subprocess.run(
+            [browser, "--headless=new", "--no-sandbox", "--disable-gpu", "--dump-dom",
+             target.as_uri()],
+            capture_output=True, check=True, timeout=limits.seconds,
+        )  # fmt: skip
+        return time.perf_counter() - t0
+
+    start = min(opened(empty) for _ in range(3))
+    load = min(opened(page) for _ in range(3))
+    log(f"  {pods} pods; simulate --html {wall:.1f} s, peak RSS {rss:,.0f} MiB")
+    print(
+        f"{job.name}: {page.stat().st_size / 2**20:.2f} MiB, opens in {load:.2f} s "
+        f"(Chromium's start on an empty page {start:.2f} s)",
+        flush=True,
+    )
+
+
 def run_sweep(job: Job, tmp: Path, divisor: int, limits: Limits) -> None:
     """``topospread sweep CLUSTER --nodes|--zones -o json``: its runs, the wall seconds of the
     whole command and runs per second of them, and the peak RSS of the CLI and its workers."""
@@ -873,6 +913,9 @@ def main(argv: Sequence[str] | None = None) -> None:
                 continue
             if job.cli == REBALANCE:
                 run_rebalance(job, Path(tmp), divisor, limits)
+                continue
+            if job.cli == HTML:
+                run_html(job, Path(tmp), limits)
                 continue
             manifest = files.get(job.manifest_format) if job.manifest_format else None
             spawn(job, divisor, limits, mode, manifest)
