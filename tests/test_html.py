@@ -94,3 +94,26 @@ def test_the_html_is_made_from_the_json(capsys: pytest.CaptureFixture[str]) -> N
     for step in doc["steps"]:
         for pod in step["bound"]:
             assert f'title="{pod}"' in html
+
+
+def test_the_redis_counterexample_report_steps_through_each_binding(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario = EXAMPLES.parent / "verify" / "redis-3shards-3zones-maxskew1.yaml"
+    page = tmp_path / "redis.html"
+    code, _, _ = run(["verify", str(scenario), "--html", str(page)], capsys)
+    assert code == 1  # a counterexample
+    dom, console = open_in_chromium(page, tmp_path / "redis.png")
+    assert console == []
+    assert "COUNTEREXAMPLE: deadlock after 5 bindings: 1 pod left and none can be placed" in dom
+    assert len(re.findall(r'id="binding-\d+"', dom)) == 5
+    assert "default/redis-shard-0-0 → node-a1" in dom
+    assert dom.count('class="node could"') == 5 + 3 + 3 + 2 + 1  # the other choices, per binding
+    assert "default/redis-shard-2-1" in dom and "didn't match pod anti-affinity rules" in dom
+
+
+def test_a_proof_is_a_pass(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    scenario = EXAMPLES.parent / "verify" / "redis-3shards-2zones.yaml"
+    code, html, _ = run(["verify", str(scenario), "-o", "html"], capsys)
+    assert code == 0 and 'class="badge pass" id="verdict">PROVED' in html
+    assert 'id="counterexample"' not in html

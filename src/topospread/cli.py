@@ -364,7 +364,8 @@ class ReportFormat(StrEnum):
 
 
 class TimelineFormat(StrEnum):
-    """The output of simulate: a text report, one JSON document, or an HTML report."""
+    """The output of simulate and verify: a text report, one JSON document, or an HTML
+    report."""
 
     text = "text"
     json = "json"
@@ -405,7 +406,8 @@ def verify_command(
         typer.Option(min=0, help="Random complete orders to try past the budget [default: 200]."),
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed for the random sampling.")] = 0,
-    output: Annotated[ReportFormat, typer.Option("--output", "-o")] = ReportFormat.text,
+    output: Annotated[TimelineFormat, typer.Option("--output", "-o")] = TimelineFormat.text,
+    html: HtmlOption = None,
     zone_key: Annotated[
         str | None, typer.Option(help="Node label to group the topology drawing by.")
     ] = None,
@@ -433,9 +435,17 @@ def verify_command(
             seed=seed,
             progress=progress,
         )
-    if output is ReportFormat.json:
+    if output is TimelineFormat.html or html is not None:
+        from topospread.render.html import verify_html
+
+        page = verify_html(result.to_json())
+        if html is not None:
+            _write(html, page)
+        if output is TimelineFormat.html:
+            typer.echo(page, nl=False)
+    if output is TimelineFormat.json:
         typer.echo(json.dumps(result.to_json(), indent=2))
-    else:
+    elif output is TimelineFormat.text:
         typer.echo(verify_text(result, zone_key=zone_key))
     if not result.ok:
         raise typer.Exit(1)

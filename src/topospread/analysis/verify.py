@@ -44,6 +44,7 @@ from topospread.analysis.verify_scenario import (
 )
 from topospread.analysis.verify_symmetry import Symmetry, find_symmetry
 from topospread.api.types import (
+    LABEL_TOPOLOGY_ZONE,
     Node,
     Pod,
     PodDisruptionBudget,
@@ -142,6 +143,10 @@ class Counterexample:
             "steps": [s.to_json() for s in self.steps],
             "cluster": {n.metadata.name: [pod_key(p) for p in pods] for n, pods in self.cluster},
             "pending": dict(self.pending),
+            "zones": {
+                n.metadata.name: n.metadata.labels.get(LABEL_TOPOLOGY_ZONE, "")
+                for n, _ in self.cluster
+            },
         }
 
 

@@ -211,4 +211,53 @@ def _chart_svg(entry: dict[str, Any], n_steps: int) -> Markup:
     return Markup("".join(parts))
 
 
-__all__ = ["simulate_html"]
+def _group(pod: str) -> str:
+    """A pod's group for its colour in verify: its name without the ordinal or suffix a
+    controller adds (a StatefulSet's ``-N``, a ReplicaSet's ``-xxxxx``)."""
+    return pod.rsplit("-", 1)[0]
+
+
+def verify_html(doc: dict[str, Any]) -> str:
+    """``verify -o json``'s document as a report: the verdict, and a counterexample as a
+    step-through, binding by binding, with the nodes the scheduler could have chosen."""
+    counter = doc.get("counterexample")
+    trace: list[dict[str, Any]] = []
+    groups: dict[str, int] = {}
+    pending_groups: dict[str, int] = {}
+    if counter:
+        pods = [s["pod"] for s in counter["steps"]] + list(counter["pending"])
+        for pod in pods:
+            groups.setdefault(_group(pod), len(groups))
+        pending_groups = {p: groups[_group(p)] for p in counter["pending"]}
+        zones = counter["zones"]
+        placed: dict[str, list[dict[str, Any]]] = {n: [] for n in counter["cluster"]}
+        for step in counter["steps"]:
+            for pods_on in placed.values():
+                for p in pods_on:
+                    p["just"] = False
+            placed[step["node"]].append(
+                {"key": step["pod"], "w": groups[_group(step["pod"])], "just": True}
+            )
+            could = set(step["choices"]) - {step["node"]}
+            by_zone: dict[str, list[dict[str, Any]]] = {}
+            for node, on in placed.items():
+                by_zone.setdefault(zones.get(node, ""), []).append(
+                    {"name": node, "could": node in could, "pods": [dict(p) for p in on]}
+                )
+            trace.append(
+                {
+                    **step,
+                    "zones": [{"name": z, "nodes": nodes} for z, nodes in by_zone.items()],
+                }
+            )
+    template = _environment().get_template("verify.html.j2")
+    return template.render(
+        doc=doc,
+        version=__version__,
+        trace=trace,
+        groups=[{"name": g, "color": _hue(i)} for g, i in groups.items()],
+        pending_groups=pending_groups,
+    )
+
+
+__all__ = ["simulate_html", "verify_html"]
