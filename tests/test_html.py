@@ -117,3 +117,27 @@ def test_a_proof_is_a_pass(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     code, html, _ = run(["verify", str(scenario), "-o", "html"], capsys)
     assert code == 0 and 'class="badge pass" id="verdict">PROVED' in html
     assert 'id="counterexample"' not in html
+
+
+def test_the_explain_report_sorts_its_node_table_by_any_column(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario = EXAMPLES.parent / "scenarios" / "docs-two-constraints.yaml"
+    page = tmp_path / "explain.html"
+    code, _, _ = run(["explain", str(scenario), "--pod", "mypod", "--html", str(page)], capsys)
+    assert code == 0
+    dom, console = open_in_chromium(page, tmp_path / "explain.png")
+    assert console == []
+    assert "default/mypod → node4 (attempt 1); 1 of 4 node(s) feasible." in dom
+
+    def order(fragment: str) -> list[str]:
+        done = subprocess.run(
+            [chromium(), "--headless=new", "--no-sandbox", "--disable-gpu", "--dump-dom",
+             page.as_uri() + fragment],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        return re.findall(r"<tr[^>]*><td>(node\d)</td>", done.stdout)
+
+    assert order("") == ["node1", "node2", "node3", "node4"]
+    assert order("#sort=-total") == ["node4", "node1", "node2", "node3"]
+    assert order("#sort=-node") == ["node4", "node3", "node2", "node1"]

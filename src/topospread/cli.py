@@ -133,6 +133,7 @@ class ExplainFormat(StrEnum):
     text = "text"
     json = "json"
     jsonl = "jsonl"
+    html = "html"
 
 
 class TieBreakOption(StrEnum):
@@ -158,6 +159,14 @@ ClusterOption = Annotated[
         "--cluster",
         metavar="FILE",
         help="Start from this cluster: `kubectl get nodes,pods,... -A -o yaml|json` output.",
+    ),
+]
+HtmlOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--html",
+        metavar="FILE",
+        help="Also write the report as one self-contained HTML file.",
     ),
 ]
 ContextOption = Annotated[
@@ -327,8 +336,10 @@ def explain_command(
     pod: Annotated[str, typer.Option("--pod", help="The queued pod: name or namespace/name.")],
     scenario: Annotated[Path | None, typer.Argument(help="A scenario document.")] = None,
     output: Annotated[
-        ExplainFormat, typer.Option("--output", "-o", help="text, json, or jsonl (one line).")
+        ExplainFormat,
+        typer.Option("--output", "-o", help="text, json, jsonl (one line), or html."),
     ] = ExplainFormat.text,
+    html: HtmlOption = None,
     seed: Annotated[int, typer.Option(help="Seed for choosing among equally good nodes.")] = 0,
     live: LiveOption = False,
     kubeconfig: KubeconfigOption = None,
@@ -343,6 +354,15 @@ def explain_command(
         scenario, None, None, None, None, live=live, kubeconfig=kubeconfig, context=context
     )
     result = explain(loaded, pod, seed=seed)
+    if output is ExplainFormat.html or html is not None:
+        from topospread.render.html import explain_html
+
+        page = explain_html(result.to_json())
+        if html is not None:
+            _write(html, page)
+        if output is ExplainFormat.html:
+            typer.echo(page, nl=False)
+            return
     if output is ExplainFormat.text:
         typer.echo(explanation_text(result))
     else:
@@ -370,16 +390,6 @@ class TimelineFormat(StrEnum):
     text = "text"
     json = "json"
     html = "html"
-
-
-HtmlOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--html",
-        metavar="FILE",
-        help="Also write the report as one self-contained HTML file.",
-    ),
-]
 
 
 @app.command("verify")

@@ -260,4 +260,33 @@ def verify_html(doc: dict[str, Any]) -> str:
     )
 
 
-__all__ = ["simulate_html", "verify_html"]
+def explain_html(doc: dict[str, Any]) -> str:
+    """``explain -o json``'s document as a report: the verdict, and every node's Filter and
+    Score results in a table sortable by any column (a few lines of inline script), the
+    spread constraints and what would let a Pending pod schedule."""
+    filters: list[str] = []
+    scores: list[str] = []
+    for n in doc["nodes"]:
+        for name in n["filters"]:
+            if name not in filters:
+                filters.append(name)
+        for name in n["scores"]:
+            if name not in scores:
+                scores.append(name)
+    # Filters that pass (or skip) on every node say nothing: their columns are left out.
+    shown = [
+        f
+        for f in filters
+        if any(n["filters"].get(f) not in ("Success", "Skip") for n in doc["nodes"])
+    ]
+    template = _environment().get_template("explain.html.j2")
+    return template.render(
+        doc=doc,
+        version=__version__,
+        filters=shown,
+        scores=scores,
+        feasible=sum(1 for n in doc["nodes"] if n["feasible"]),
+    )
+
+
+__all__ = ["explain_html", "simulate_html", "verify_html"]
