@@ -141,3 +141,38 @@ def test_the_explain_report_sorts_its_node_table_by_any_column(
     assert order("") == ["node1", "node2", "node3", "node4"]
     assert order("#sort=-total") == ["node4", "node1", "node2", "node3"]
     assert order("#sort=-node") == ["node4", "node3", "node2", "node1"]
+
+
+def test_the_sweep_report_ranks_failures_and_links_each_to_its_replay(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    page = tmp_path / "sweep.html"
+    argv = ["sweep", str(EXAMPLES / "zone-outage.yaml"), "--zones", "--nodes", "-j", "1"]
+    code, out, _ = run([*argv, "--html", str(page)], capsys)
+    assert code == 0 and out.startswith("Sweep of")
+    dom, console = open_in_chromium(page, tmp_path / "sweep.png")
+    assert console == []
+    assert "9 of 9 runs leave something broken; the worst: zone zone-a." in dom
+    rows = re.findall(r'<tr><td><a href="#(run-\d+)">([^<]+)</a>', dom)
+    assert [name for _, name in rows][:3] == ["zone zone-a", "zone zone-b", "zone zone-c"]
+    assert len(rows) == 9
+    for anchor, _ in rows:  # every failure links to its replay's section
+        assert f'id="{anchor}"' in dom
+    assert "- name: lose zone zone-a\n  loseZone:" in page.read_text()
+
+
+def test_every_in_page_link_of_every_report_has_its_target(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pages = [
+        run(["simulate", str(EXAMPLES / "zone-outage.yaml"), "-o", "html"], capsys)[1],
+        run(["verify", str(EXAMPLES.parent / "verify" / "redis-6shards-3zones-4nodes.yaml"),
+             "-o", "html"], capsys)[1],
+        run(["sweep", str(EXAMPLES / "tainted-zone.yaml"), "--zones", "-j", "1", "-o", "html"],
+            capsys)[1],
+    ]  # fmt: skip
+    for html in pages:
+        targets = set(re.findall(r'id="([^"]+)"', html))
+        links = re.findall(r'href="#([^"]+)"', html)
+        assert set(links) <= targets, set(links) - targets
+    assert all(re.search(r'href="#', html) for html in pages[:2])  # the steps, the bindings

@@ -763,11 +763,12 @@ def _timeline_input(
 
 
 class SweepFormat(StrEnum):
-    """A text report, or every run as one JSON or YAML document."""
+    """A text report, every run as one JSON or YAML document, or an HTML report."""
 
     text = "text"
     json = "json"
     yaml = "yaml"
+    html = "html"
 
 
 @app.command("sweep")
@@ -845,6 +846,7 @@ def sweep_command(
         ),
     ] = None,
     output: Annotated[SweepFormat, typer.Option("--output", "-o")] = SweepFormat.text,
+    html: HtmlOption = None,
     cluster: ClusterOption = None,
     live: LiveOption = False,
     kubeconfig: KubeconfigOption = None,
@@ -897,11 +899,19 @@ def sweep_command(
         )
     for warning in report.warnings:
         typer.echo(f"topospread: warning: {warning}", err=True)
+    if output is SweepFormat.html or html is not None:
+        from topospread.render.html import sweep_html
+
+        page = sweep_html(report.to_json())
+        if html is not None:
+            _write(html, page)
+        if output is SweepFormat.html:
+            typer.echo(page, nl=False)
     if output is SweepFormat.json:
         typer.echo(sweep_json(report))
     elif output is SweepFormat.yaml:
         typer.echo(sweep_yaml(report), nl=False)
-    else:
+    elif output is SweepFormat.text:
         typer.echo(sweep_text(report, requirements=requirements), nl=False)
     if report.interrupted:
         typer.echo(

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 import jinja2
+import yaml
 from markupsafe import Markup, escape
 
 from topospread import __version__
@@ -289,4 +290,76 @@ def explain_html(doc: dict[str, Any]) -> str:
     )
 
 
-__all__ = ["explain_html", "simulate_html", "verify_html"]
+# The sweep's table lists every run that breaks something, and this many of the others.
+MAX_QUIET_ROWS: Final = 50
+
+
+def sweep_html(doc: dict[str, Any]) -> str:
+    """``sweep -o json``'s document as a report: the failure × workload matrix, worst first,
+    and for each failure that breaks something what broke and the steps that replay it."""
+    runs = {(r["failure"]["name"], r["seed"]): r for r in doc["runs"]}
+    workloads: list[str] = []
+    for r in doc["runs"]:
+        for w in r["during"]["workloads"]:
+            if w not in workloads:
+                workloads.append(w)
+    workloads.sort()
+    rows = []
+    details = []
+    quiet = 0
+    for i, ranked in enumerate(doc["ranked"]):
+        run = runs[(ranked["failure"], ranked["seed"])]
+        broken = bool(
+            ranked["newPending"]
+            or ranked["newViolations"]
+            or ranked["blocked"]
+            or not ranked["recovered"]
+        )
+        if not broken:
+            quiet += 1
+            if quiet > MAX_QUIET_ROWS:
+                continue
+        anchor = f"run-{i}" if broken else ""
+        cells = []
+        for w in workloads:
+            o = run["during"]["workloads"].get(w)
+            parts = []
+            if o and o["pending"]:
+                parts.append(f"{o['pending']} Pending")
+            if o and o["violated"]:
+                parts.append(f"{o['violated']} violated")
+            if o and o["preferencesNotMet"]:
+                parts.append(f"{o['preferencesNotMet']} preference(s)")
+            state = "bad" if o and (o["pending"] or o["violated"]) else "soft" if parts else ""
+            cells.append({"text": ", ".join(parts), "state": state})
+        rows.append({**ranked, "anchor": anchor, "cells": cells})
+        if broken:
+            pending: dict[str, list[str]] = {}
+            for pod, message in run["during"]["pending"].items():
+                pending.setdefault(message, []).append(pod)
+            details.append(
+                {
+                    "anchor": anchor,
+                    "failure": ranked["failure"],
+                    "seed": ranked["seed"],
+                    "recovered": ranked["recovered"],
+                    "during": run["during"],
+                    "after": run["after"],
+                    "during_pending": list(pending.items()),
+                    "steps": yaml.safe_dump(run["timeline"], sort_keys=False),
+                }
+            )
+    template = _environment().get_template("sweep.html.j2")
+    return template.render(
+        doc=doc,
+        version=__version__,
+        seeds=len(doc["seeds"]),
+        workloads=workloads,
+        rows=rows,
+        details=details,
+        broken=[r for r in rows if r["anchor"]],
+        hidden=max(0, quiet - MAX_QUIET_ROWS),
+    )
+
+
+__all__ = ["explain_html", "simulate_html", "sweep_html", "verify_html"]
