@@ -176,3 +176,24 @@ def test_every_in_page_link_of_every_report_has_its_target(
         links = re.findall(r'href="#([^"]+)"', html)
         assert set(links) <= targets, set(links) - targets
     assert all(re.search(r'href="#', html) for html in pages[:2])  # the steps, the bindings
+
+
+def test_the_rebalance_report_shows_the_plan_before_and_after_and_the_descheduler(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    page = tmp_path / "rebalance.html"
+    argv = ["rebalance", str(EXAMPLES / "zone-outage.yaml"), "--descheduler"]
+    code, _, _ = run([*argv, "--html", str(page)], capsys)
+    assert code == 0
+    dom, console = open_in_chromium(page, tmp_path / "rebalance.png")
+    assert console == []
+    assert "Plan: 1 eviction(s), proven the fewest (1 replay(s))." in dom
+    assert dom.count('class="eviction"') == 1 and "lands on <b>node-zone-c-2</b>" in dom
+    assert 'id="before"' in dom and 'id="after"' in dom
+    assert "zone-a=2 zone-b=2 zone-c=0" in dom and "zone-a=1 zone-b=2 zone-c=1" in dom
+    assert "It stops after 1 round(s): nothing more to evict; 1 eviction(s) in all." in dom
+    _, loop, _ = run(
+        ["rebalance", str(EXAMPLES / "descheduler-loop.yaml"), "--descheduler", "-o", "html"],
+        capsys,
+    )
+    assert "Nothing to rebalance" in loop and "It loops: after round 1" in loop

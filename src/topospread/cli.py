@@ -1125,6 +1125,7 @@ def rebalance_command(
         str | None, typer.Option(help="Node label to group the topology drawing by.")
     ] = None,
     output: Annotated[SweepFormat, typer.Option("--output", "-o")] = SweepFormat.text,
+    html: HtmlOption = None,
     emit: Annotated[
         EmitFormat | None,
         typer.Option(
@@ -1177,8 +1178,16 @@ def rebalance_command(
         report.descheduler = descheduler_rounds(sim, chosen_options, rounds=rounds)
     for warning in loaded.warnings:
         typer.echo(f"topospread: warning: {warning}", err=True)
+    if output is SweepFormat.html or html is not None:
+        from topospread.render.html import rebalance_html
+
+        page = rebalance_html(report.to_json())
+        if html is not None:
+            _write(html, page)
     if emit is EmitFormat.evictions:
         typer.echo(evictions_yaml(report), nl=False)
+    elif output is SweepFormat.html:
+        typer.echo(page, nl=False)
     elif output is SweepFormat.json:
         typer.echo(rebalance_json(report))
     elif output is SweepFormat.yaml:

@@ -362,4 +362,43 @@ def sweep_html(doc: dict[str, Any]) -> str:
     )
 
 
-__all__ = ["explain_html", "simulate_html", "sweep_html", "verify_html"]
+def rebalance_html(doc: dict[str, Any]) -> str:
+    """``rebalance -o json``'s document as a report: the targets, the plan with where each
+    replacement landed and why, the topology before and after, and the descheduler's rounds."""
+    reports = [doc["before"], *([doc["after"]] if doc["after"] else [])]
+    names: list[str] = []
+    for r in reports:
+        for w in r["workloads"]:
+            if w["workload"] not in names:
+                names.append(w["workload"])
+    color = {n: i for i, n in enumerate(names)}
+    sections = []
+    for title, report, anchor in (
+        ("Before", doc["before"], "before"),
+        ("After the plan (replayed)", doc["after"], "after"),
+    ):
+        if report is not None:
+            sections.append((title, {**_step(report, color, 1), "anchor": anchor}))
+    d = doc["descheduler"]
+    verdict = ""
+    if d is not None:
+        rounds = len(d["rounds"])
+        if d["outcome"] == "fixpoint":
+            verdict = f"It stops after {rounds} round(s): nothing more to evict"
+        elif d["outcome"] == "cycle":
+            back = "the start" if d["cycleFrom"] == 0 else f"round {d['cycleFrom']}"
+            verdict = f"It loops: after round {rounds} the pods are placed as at {back}"
+        else:
+            verdict = f"Still evicting after {rounds} round(s)"
+        verdict += f"; {d['evicted']} eviction(s) in all."
+    template = _environment().get_template("rebalance.html.j2")
+    return template.render(
+        doc=doc,
+        version=__version__,
+        workloads=[{"name": n, "color": _hue(i)} for i, n in enumerate(names)],
+        sections=sections,
+        descheduler_verdict=verdict,
+    )
+
+
+__all__ = ["explain_html", "rebalance_html", "simulate_html", "sweep_html", "verify_html"]
