@@ -197,3 +197,22 @@ def test_the_rebalance_report_shows_the_plan_before_and_after_and_the_deschedule
         capsys,
     )
     assert "Nothing to rebalance" in loop and "It loops: after round 1" in loop
+
+
+def test_the_schedule_report_draws_the_cluster_after_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario = EXAMPLES.parent / "scenarios" / "docs-conflicting-constraints.yaml"
+    page = tmp_path / "schedule.html"
+    code, out, _ = run(["schedule", str(scenario), "-o", "json", "--html", str(page)], capsys)
+    doc = json.loads(out)
+    dom, console = open_in_chromium(page, tmp_path / "schedule.png")
+    assert code == 0 and console == []
+    assert f"{doc['bound']} of {len(doc['pods'])} queued pod(s) bound" in dom
+    for node in doc["nodes"]:
+        assert f'title="{node["name"]}' in dom
+        for pod in node["pods"]:
+            assert f'title="{pod}"' in dom
+    for p in doc["pods"]:
+        if p["node"] is None:
+            assert p["message"] in dom

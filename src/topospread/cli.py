@@ -127,6 +127,7 @@ class OutputFormat(StrEnum):
     json = "json"
     jsonl = "jsonl"
     yaml = "yaml"
+    html = "html"
 
 
 class ExplainFormat(StrEnum):
@@ -269,6 +270,7 @@ def schedule_command(
         str | None,
         typer.Option(metavar="LIST", help="Exit 1 when a requirement breaks: no-pending."),
     ] = None,
+    html: HtmlOption = None,
     live: LiveOption = False,
     kubeconfig: KubeconfigOption = None,
     context: ContextOption = None,
@@ -301,15 +303,31 @@ def schedule_command(
             # Only jsonl shows every node's scores and reasons; gathering them for a successful
             # attempt costs a reference recount, and changes no decision. The spill takes each
             # attempt's detail out of memory as soon as it is decided.
-            detail=output in (OutputFormat.jsonl, OutputFormat.json),
-            on_decision=spill.record if output in (OutputFormat.jsonl, OutputFormat.json) else None,
+            detail=output in (OutputFormat.jsonl, OutputFormat.json, OutputFormat.html)
+            or html is not None,
+            on_decision=spill.record
+            if output in (OutputFormat.jsonl, OutputFormat.json, OutputFormat.html)
+            or html is not None
+            else None,
         )
+        if output is OutputFormat.html or html is not None:
+            import io
+
+            from topospread.render.html import schedule_html
+
+            buffer = io.BytesIO()
+            write_json(run, buffer, spill)
+            page = schedule_html(json.loads(buffer.getvalue()))
+            if html is not None:
+                _write(html, page)
         if output is OutputFormat.jsonl:
             sys.stdout.flush()
             write_jsonl(run, sys.stdout.buffer, spill)
         elif output is OutputFormat.json:
             sys.stdout.flush()
             write_json(run, sys.stdout.buffer, spill)
+        elif output is OutputFormat.html:
+            typer.echo(page, nl=False)
         elif output is OutputFormat.yaml:
             write_cluster_yaml(run, sys.stdout)
             sys.stdout.flush()

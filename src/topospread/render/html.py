@@ -401,4 +401,40 @@ def rebalance_html(doc: dict[str, Any]) -> str:
     )
 
 
-__all__ = ["explain_html", "rebalance_html", "simulate_html", "sweep_html", "verify_html"]
+def schedule_html(doc: dict[str, Any]) -> str:
+    """``schedule -o json``'s document as a report: where each queued pod went, the Pending
+    ones beside their FailedScheduling text, and the cluster after the run."""
+    groups: dict[str, int] = {}
+    placed = {p["pod"] for p in doc["pods"] if p["node"]}
+    zones: dict[str, list[dict[str, Any]]] = {}
+    for node in doc["nodes"]:
+        pods = []
+        for key in node["pods"]:
+            w = groups.setdefault(_group(key), len(groups))
+            pods.append({"key": key, "w": w, "placed": key in placed})
+        state = ", ".join((["cordoned"] if node["unschedulable"] else []) + node["taints"])
+        zones.setdefault(node["zone"], []).append(
+            {"name": node["name"], "state": state, "pods": pods}
+        )
+    pending: dict[str, list[str]] = {}
+    for p in doc["pods"]:
+        if not p["node"]:
+            pending.setdefault(p["message"] or "", []).append(p["pod"])
+    template = _environment().get_template("schedule.html.j2")
+    return template.render(
+        doc=doc,
+        version=__version__,
+        groups=[{"name": g, "color": _hue(i)} for g, i in groups.items()],
+        pending=list(pending.items()),
+        step={"zones": [{"name": z, "nodes": nodes} for z, nodes in zones.items()]},
+    )
+
+
+__all__ = [
+    "explain_html",
+    "rebalance_html",
+    "schedule_html",
+    "simulate_html",
+    "sweep_html",
+    "verify_html",
+]

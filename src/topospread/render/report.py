@@ -18,6 +18,7 @@ from typing import IO, Any, Final
 import msgspec
 import yaml
 
+from topospread.api.types import LABEL_TOPOLOGY_ZONE
 from topospread.render.topology import Column, draw_topology
 from topospread.simulator.run import PodOutcome, ScheduleRun
 from topospread.simulator.scheduler import Decision
@@ -183,13 +184,28 @@ def _encode_outcome(
 
 def write_json(run: ScheduleRun, out: IO[bytes], spill: DetailSpill | None = None) -> None:
     """The jsonl report as one JSON document: ``{"plugins": ..., "pods": [...]}`` (and
-    ``profiles`` with several), then how many pods bound and how many did not."""
+    ``profiles`` with several), then how many pods bound and how many did not, and the nodes
+    after the run with their zone, state and pods."""
     lines = jsonl(run, spill)
     header = next(lines)
     out.write(header.rstrip(b"\n")[:-1] + b',"pods":[')
     for i, line in enumerate(lines):
         out.write((b"," if i else b"") + line.rstrip(b"\n"))
-    out.write(f'],"bound":{len(run.bound)},"pending":{len(run.pending)}}}\n'.encode())
+    out.write(f'],"bound":{len(run.bound)},"pending":{len(run.pending)},"nodes":'.encode())
+    nodes = [
+        {
+            "name": info.name,
+            "zone": info.node.metadata.labels.get(LABEL_TOPOLOGY_ZONE, ""),
+            "unschedulable": info.node.spec.unschedulable,
+            "taints": [
+                f"{t.key}{'=' + t.value if t.value else ''}:{t.effect}"
+                for t in info.node.spec.taints
+            ],
+            "pods": [f"{p.metadata.namespace}/{p.metadata.name}" for p in info.pods],
+        }
+        for info in run.cluster.list()
+    ]
+    out.write(msgspec.json.encode(nodes) + b"}\n")
     out.flush()
 
 
