@@ -216,3 +216,42 @@ def test_the_schedule_report_draws_the_cluster_after_the_run(
     for p in doc["pods"]:
         if p["node"] is None:
             assert p["message"] in dom
+
+
+def test_the_reports_follow_a_dark_colour_scheme_in_chromium(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The report's own style sheet, in a probe page that reads the body's computed colour:
+    white by default, the dark background when the reader prefers dark (Chromium's
+    --force-dark-mode), and a dark screenshot of the report kept beside it."""
+    _, html, _ = run(["simulate", str(EXAMPLES / "zone-outage.yaml"), "-o", "html"], capsys)
+    style = re.search(r"<style>(.*?)</style>", html, re.S)
+    assert style is not None
+    probe = tmp_path / "probe.html"
+    probe.write_text(
+        f"<!doctype html><html><head><style>{style.group(1)}</style></head><body>"
+        '<p id="out"></p><script>document.getElementById("out").textContent = '
+        "getComputedStyle(document.body).backgroundColor;</script></body></html>"
+    )
+
+    def background(*flags: str) -> str:
+        done = subprocess.run(
+            [chromium(), "--headless=new", "--no-sandbox", "--disable-gpu", *flags,
+             "--dump-dom", probe.as_uri()],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        found = re.search(r'id="out">([^<]*)<', done.stdout)
+        assert found is not None, done.stdout[-500:]
+        return found.group(1)
+
+    assert background() == "rgb(255, 255, 255)"
+    assert background("--force-dark-mode") == "rgb(13, 17, 23)"
+    page = tmp_path / "dark.html"
+    page.write_text(html)
+    shot = tmp_path / "dark.png"
+    subprocess.run(
+        [chromium(), "--headless=new", "--no-sandbox", "--disable-gpu", "--force-dark-mode",
+         "--window-size=1280,1200", f"--screenshot={shot}", page.as_uri()],
+        capture_output=True, timeout=120, check=True,
+    )  # fmt: skip
+    assert shot.stat().st_size > 10_000
