@@ -7,6 +7,7 @@ traceback).
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import sys
 import tempfile
@@ -310,24 +311,21 @@ def schedule_command(
             or html is not None
             else None,
         )
-        if output is OutputFormat.html or html is not None:
-            import io
 
+        def page() -> str:
             from topospread.render.html import schedule_html
 
             buffer = io.BytesIO()
             write_json(run, buffer, spill)
-            page = schedule_html(json.loads(buffer.getvalue()))
-            if html is not None:
-                _write(html, page)
+            return schedule_html(json.loads(buffer.getvalue()))
+
+        _html(page, print_it=output is OutputFormat.html, path=html)
         if output is OutputFormat.jsonl:
             sys.stdout.flush()
             write_jsonl(run, sys.stdout.buffer, spill)
         elif output is OutputFormat.json:
             sys.stdout.flush()
             write_json(run, sys.stdout.buffer, spill)
-        elif output is OutputFormat.html:
-            typer.echo(page, nl=False)
         elif output is OutputFormat.yaml:
             write_cluster_yaml(run, sys.stdout)
             sys.stdout.flush()
@@ -372,15 +370,12 @@ def explain_command(
         scenario, None, None, None, None, live=live, kubeconfig=kubeconfig, context=context
     )
     result = explain(loaded, pod, seed=seed)
-    if output is ExplainFormat.html or html is not None:
-        from topospread.render.html import explain_html
+    from topospread.render.html import explain_html
 
-        page = explain_html(result.to_json())
-        if html is not None:
-            _write(html, page)
-        if output is ExplainFormat.html:
-            typer.echo(page, nl=False)
-            return
+    if _html(
+        lambda: explain_html(result.to_json()), print_it=output is ExplainFormat.html, path=html
+    ):
+        return
     if output is ExplainFormat.text:
         typer.echo(explanation_text(result))
     else:
@@ -463,14 +458,9 @@ def verify_command(
             seed=seed,
             progress=progress,
         )
-    if output is TimelineFormat.html or html is not None:
-        from topospread.render.html import verify_html
+    from topospread.render.html import verify_html
 
-        page = verify_html(result.to_json())
-        if html is not None:
-            _write(html, page)
-        if output is TimelineFormat.html:
-            typer.echo(page, nl=False)
+    _html(lambda: verify_html(result.to_json()), print_it=output is TimelineFormat.html, path=html)
     if output is TimelineFormat.json:
         typer.echo(json.dumps(result.to_json(), indent=2))
     elif output is TimelineFormat.text:
@@ -587,6 +577,19 @@ def design_redis_command(
         _verify_design(plan, scenario, to_stderr=output is not DesignFormat.text)
     if not plan.satisfiable:
         raise typer.Exit(1)
+
+
+def _html(make: Callable[[], str], *, print_it: bool, path: Path | None) -> bool:
+    """The HTML report ``make()`` makes, written to ``path`` (``--html FILE``) and printed
+    when ``print_it`` (``-o html``); made only when one of them asks. True when printed."""
+    if not print_it and path is None:
+        return False
+    page = make()
+    if path is not None:
+        _write(path, page)
+    if print_it:
+        typer.echo(page, nl=False)
+    return print_it
 
 
 def _write(path: Path, text: str) -> None:
@@ -719,15 +722,12 @@ def simulate_command(
         report = simulate(loaded, seed=seed, on_step=on_step)
     for warning in report.warnings:
         typer.echo(f"topospread: warning: {warning}", err=True)
-    if output is TimelineFormat.html or html is not None:
-        from topospread.render.html import simulate_html
+    from topospread.render.html import simulate_html
 
-        page = simulate_html(report.to_json())
-        if html is not None:
-            _write(html, page)
-        if output is TimelineFormat.html:
-            typer.echo(page, nl=False)
-            return
+    if _html(
+        lambda: simulate_html(report.to_json()), print_it=output is TimelineFormat.html, path=html
+    ):
+        return
     if output is TimelineFormat.json:
         typer.echo(timeline_json(report))
     else:
@@ -917,14 +917,9 @@ def sweep_command(
         )
     for warning in report.warnings:
         typer.echo(f"topospread: warning: {warning}", err=True)
-    if output is SweepFormat.html or html is not None:
-        from topospread.render.html import sweep_html
+    from topospread.render.html import sweep_html
 
-        page = sweep_html(report.to_json())
-        if html is not None:
-            _write(html, page)
-        if output is SweepFormat.html:
-            typer.echo(page, nl=False)
+    _html(lambda: sweep_html(report.to_json()), print_it=output is SweepFormat.html, path=html)
     if output is SweepFormat.json:
         typer.echo(sweep_json(report))
     elif output is SweepFormat.yaml:
@@ -1196,21 +1191,17 @@ def rebalance_command(
         report.descheduler = descheduler_rounds(sim, chosen_options, rounds=rounds)
     for warning in loaded.warnings:
         typer.echo(f"topospread: warning: {warning}", err=True)
-    if output is SweepFormat.html or html is not None:
-        from topospread.render.html import rebalance_html
+    from topospread.render.html import rebalance_html
 
-        page = rebalance_html(report.to_json())
-        if html is not None:
-            _write(html, page)
+    shown = output is SweepFormat.html and emit is None
+    _html(lambda: rebalance_html(report.to_json()), print_it=shown, path=html)
     if emit is EmitFormat.evictions:
         typer.echo(evictions_yaml(report), nl=False)
-    elif output is SweepFormat.html:
-        typer.echo(page, nl=False)
     elif output is SweepFormat.json:
         typer.echo(rebalance_json(report))
     elif output is SweepFormat.yaml:
         typer.echo(rebalance_yaml(report), nl=False)
-    else:
+    elif output is SweepFormat.text:
         typer.echo(rebalance_text(report, zone_key=zone_key))
     if not report.balanced and report.plan is None:
         raise typer.Exit(1)

@@ -369,34 +369,20 @@ def _survive(
     for outcome in swept.outcomes:
         failure = outcome.failure.name
         report.survived.append(failure)
+        lost = f"after losing {failure.removeprefix(kind + ' ')}: "
+        broken: list[tuple[str, str]] = []  # (workload as reports name it, what broke)
         if outcome.new_pending:
-            by_workload = outcome.run.during.workloads
-            for workload, w in sorted(by_workload.items()):
-                if w.pending:
-                    name, where = _workload_where(workload, objects)
-                    out.append(
-                        Finding(
-                            "error",
-                            f"survive-{kind}",
-                            name,
-                            where,
-                            f"after losing {failure.removeprefix(kind + ' ')}: {w.pending} pod(s) "
-                            "stay Pending",
-                        )
-                    )
+            broken += [
+                (workload, f"{w.pending} pod(s) stay Pending")
+                for workload, w in sorted(outcome.run.during.workloads.items())
+                if w.pending
+            ]
         for violated in outcome.new_violations:
-            workload = violated.split(" [", 1)[0]
+            workload, _, constraint = violated.partition(" [")
+            broken.append((workload, f"topologySpreadConstraints[{constraint} violated"))
+        for workload, what in broken:
             name, where = _workload_where(workload, objects)
-            out.append(
-                Finding(
-                    "error",
-                    f"survive-{kind}",
-                    name,
-                    where,
-                    f"after losing {failure.removeprefix(kind + ' ')}: "
-                    f"topologySpreadConstraints{violated.split(' ', 2)[-1]} violated",
-                )
-            )
+            out.append(Finding("error", f"survive-{kind}", name, where, lost + what))
     return out
 
 
