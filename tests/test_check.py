@@ -282,3 +282,19 @@ def test_readme_shows_exactly_what_check_prints(capsys: pytest.CaptureFixture[st
     shown = readme_output(command)
     code, out, _ = run(command.split()[1:], capsys)
     assert code == 1 and shown == out.rstrip("\n")
+
+
+def test_a_file_that_does_not_parse_is_one_line_on_stderr(tmp_path: Path) -> None:
+    """The fast YAML parser's own C++ error output never reaches the terminal: the exact
+    parser's message is the one line (a subprocess: the C++ writes to descriptor 2)."""
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("a: [\n")
+    command = Path(sys.executable).parent / "topospread"
+    done = subprocess.run(
+        [str(command), "check", str(broken), "--zones", "3"], capture_output=True, text=True
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines() == [
+        f"topospread: error: {broken}: line 2, column 1: could not parse YAML: did not find "
+        "expected node content (while parsing a flow node at line 2, column 1)"
+    ]

@@ -25,6 +25,7 @@ import math
 import os
 import re
 import struct
+import sys
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -586,6 +587,21 @@ def _fast_yaml(text: str | bytes, source: str) -> list[Object] | None:
     return out or None
 
 
+@contextmanager
+def _stderr_silenced() -> Iterator[None]:
+    """rapidyaml's C++ error handler writes to file descriptor 2 before it raises; a file the
+    fast path cannot parse goes down the exact path, which says what is wrong in one line."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 def _fast_yaml_one(raw: bytes, source: str) -> list[Object] | None:
     if raw.startswith(b"%") or b"\n%" in raw:
         return None
@@ -594,7 +610,8 @@ def _fast_yaml_one(raw: bytes, source: str) -> list[Object] | None:
     if any(p.search(raw) for p in (*_FLOW_WITH_CONTENT, *_RISKY_YAML_VALUE)):
         return None
     try:
-        tree = ryml.parse_in_arena(raw)
+        with _stderr_silenced():
+            tree = ryml.parse_in_arena(raw)
         root = tree.root_id()
         docs = _children(tree, root) if tree.is_stream(root) else [root]
         out: list[Object] = []
