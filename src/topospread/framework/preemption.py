@@ -22,7 +22,7 @@ import datetime
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final, Protocol, cast
+from typing import Final, Protocol, cast, overload
 
 from topospread.api.field import go_quote
 from topospread.api.types import Pod, PodDisruptionBudget
@@ -246,9 +246,32 @@ def aggregate_message(errors: Sequence[str]) -> str:
 # The Evaluator
 
 
+class _Picked(Sequence[NodeInfo]):
+    """The nodes at ``positions`` of ``nodes``, read as they are asked for: a victimless dry
+    run reads one of thousands."""
+
+    __slots__ = ("_nodes", "_positions")
+
+    def __init__(self, nodes: Sequence[NodeInfo], positions: Sequence[int]) -> None:
+        self._nodes = nodes
+        self._positions = positions
+
+    def __len__(self) -> int:
+        return len(self._positions)
+
+    @overload
+    def __getitem__(self, i: int) -> NodeInfo: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[NodeInfo]: ...
+    def __getitem__(self, i: int | slice) -> NodeInfo | list[NodeInfo]:
+        if isinstance(i, slice):
+            return [self._nodes[p] for p in self._positions[i]]
+        return self._nodes[self._positions[i]]
+
+
 def nodes_where_preemption_might_help(
     all_nodes: Sequence[NodeInfo], statuses: Mapping[str, Status]
-) -> list[NodeInfo]:
+) -> Sequence[NodeInfo]:
     """The nodes, in node order, that failed with Unschedulable: evicting pods may fix those.
 
     UnschedulableAndUnresolvable (and a node without a status, which NodeToStatus reads as
@@ -257,7 +280,7 @@ def nodes_where_preemption_might_help(
     (preemption.go, v1.35)
     """
     if isinstance(statuses, NodeStatuses) and statuses.unschedulable is not None:
-        return [all_nodes[i] for i in statuses.unschedulable]
+        return _Picked(all_nodes, statuses.unschedulable)
     return [
         info
         for info in all_nodes

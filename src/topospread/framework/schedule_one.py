@@ -376,6 +376,8 @@ class NodeStatuses(Mapping[str, Status]):
     def __getitem__(self, name: str) -> Status:
         if name in self._diagnosis.node_to_status:
             return self._diagnosis.node_to_status[name]
+        if not name:  # no node is nameless (a pod's empty nominatedNodeName, say)
+            raise KeyError(name)
         if self._known is None:
             self._known = set(self._names)
         if name in self._known:
