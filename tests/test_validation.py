@@ -1116,3 +1116,25 @@ def test_args_paths_follow_the_profile() -> None:
         "profiles[0].pluginConfig[1].args.defaultConstraints[0].maxSkew: Invalid value: 0: "
         "not in valid range (0, inf)"
     ]
+
+
+def test_a_pods_spec_errors_found_once_are_those_found_afresh() -> None:
+    """validate_pod keeps the spec's errors by what they depend on (spec, labels, switches):
+    every pod of the tables above, validated with the kept errors of all the others, gives
+    what it gives alone, with nothing kept."""
+    from topospread.api import validation
+
+    marks = test_invalid_pods_report_upstream_messages.pytestmark  # type: ignore[attr-defined]
+    pods = [case.values[0] for case in marks[0].args[1]]
+    # The same spec with other labels: merged into the selector, a bad value is the spec's
+    # error too.
+    for tier in ("a", "bad value!"):
+        pods.append(make_pod(labels={"app": "web", "tier": tier}, topologySpreadConstraints=[
+            spread(matchLabelKeys=["tier"])]))  # fmt: skip
+    fresh = []
+    for pod in pods:
+        validation._SPEC_ERRORS.clear()
+        fresh.append(messages(validate_pod(pod)))
+    validation._SPEC_ERRORS.clear()
+    assert [messages(validate_pod(pod)) for pod in pods] == fresh  # each kept for the next
+    assert [messages(validate_pod(pod)) for pod in pods] == fresh  # all kept

@@ -57,6 +57,7 @@ from topospread.api.types import (
     Pod,
     PodAffinityTerm,
     PodSchedulingGate,
+    PodSpec,
     PodTopologySpreadArgs,
     PreferredSchedulingTerm,
     Taint,
@@ -847,12 +848,43 @@ def validate_pod(
     if not pod.metadata.name and pod.metadata.generate_name:
         meta = msgspec.structs.replace(pod.metadata, name=generate_name(pod.metadata.generate_name))
         pod = msgspec.structs.replace(pod, metadata=meta)
-    pod = prepare_for_create(pod, merge_topology_spread_keys=match_label_keys_selector_merge)
-    spec = pod.spec
-    spec_path = Path.root("spec")
-
     errs = validate_object_meta(pod.metadata, Path.root("metadata"), requires_namespace=True)
-    errs += validate_labels(spec.node_selector, spec_path.child("nodeSelector"))
+    # NOTE: the spec's errors depend on the spec, the labels (merged into its selectors) and
+    # the two switches alone: a controller's pods share them, so they are found once.
+    key = _SPEC_KEY.encode(
+        (pod.metadata.labels, pod.spec, allow_toleration_comparison_operators,
+         match_label_keys_selector_merge)
+    )  # fmt: skip
+    found = _SPEC_ERRORS.get(key)
+    if found is None:
+        prepared = prepare_for_create(
+            pod, merge_topology_spread_keys=match_label_keys_selector_merge
+        )
+        found = _validate_pod_spec(
+            prepared.spec,
+            allow_toleration_comparison_operators=allow_toleration_comparison_operators,
+            match_label_keys_selector_merge=match_label_keys_selector_merge,
+        )
+        if len(_SPEC_ERRORS) >= _MAX_SPEC_ERRORS:
+            _SPEC_ERRORS.clear()
+        _SPEC_ERRORS[key] = found
+    return errs + found
+
+
+_SPEC_KEY: Final = msgspec.json.Encoder()
+_SPEC_ERRORS: dict[bytes, list[FieldError]] = {}
+_MAX_SPEC_ERRORS: Final = 4096
+
+
+def _validate_pod_spec(
+    spec: PodSpec,
+    *,
+    allow_toleration_comparison_operators: bool,
+    match_label_keys_selector_merge: bool,
+) -> list[FieldError]:
+    """validate_pod's checks of the (prepared) spec, in upstream's order."""
+    spec_path = Path.root("spec")
+    errs = validate_labels(spec.node_selector, spec_path.child("nodeSelector"))
     errs += validate_affinity(spec.affinity, spec_path.child("affinity"))
     errs += _validate_scheduling_gates(spec.scheduling_gates, spec_path.child("schedulingGates"))
     errs += validate_topology_spread_constraints(
