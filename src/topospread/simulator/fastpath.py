@@ -68,7 +68,7 @@ from topospread.framework.schedule_one import (
 )
 from topospread.framework.status import SUCCESS, Code, Status, format_reasons, new_status
 from topospread.framework.types import MAX_NODE_SCORE, NodeInfo
-from topospread.labels.selector import SelectorError
+from topospread.labels.selector import Selector, SelectorError
 from topospread.nodeaffinity import get_required_node_affinity
 from topospread.plugins import NODE_ONLY_FILTERS
 from topospread.plugins.interpodaffinity.filtering import (
@@ -265,6 +265,8 @@ class FastPath:
         self._statics: dict[bytes, _Static | None] = {}
         self._signatures: dict[tuple[bytes, Any], _Signature | None] = {}
         self._counters: list[_Counter] = []
+        # The same counters by namespace and selector: a bind asks each selector once.
+        self._counters_by_selector: dict[str, dict[Selector, list[_Counter]]] = {}
         self._pod_counts: dict[Any, _PodCounts] = {}
         # (kind, term, weight) -> per node, the bound pods carrying that term.
         self._carried: dict[tuple[int, AffinityTerm, int], I64] = {}
@@ -373,6 +375,7 @@ class FastPath:
         self._statics.clear()
         self._signatures.clear()
         self._counters.clear()
+        self._counters_by_selector.clear()
         self._pod_counts.clear()
         self._nominated.clear()
         for pod, node_name in self._nominations.values():
@@ -512,9 +515,7 @@ class FastPath:
             return
         i = self.index[node_name]
         self._account(pod, i, 1)
-        for c in self._counters:
-            if c.eligible[i] and c.matches(pod):
-                c.counts[c.codes[i]] += 1
+        self._count_spread(pod, i, 1)
         for pc in self._pod_counts.values():
             if pc.match(pod):
                 pc.per_node[i] += 1
@@ -524,12 +525,27 @@ class FastPath:
             return
         i = self.index[node_name]
         self._account(pod, i, -1)
-        for c in self._counters:
-            if c.eligible[i] and c.matches(pod):
-                c.counts[c.codes[i]] -= 1
+        self._count_spread(pod, i, -1)
         for pc in self._pod_counts.values():
             if pc.match(pod):
                 pc.per_node[i] -= 1
+
+    def _count_spread(self, pod: Pod, i: int, sign: int) -> None:
+        """The spread counters a pod on node ``i`` counts for (``_Counter.matches``, each
+        selector asked once for all its counters)."""
+        meta = pod.metadata
+        if meta.deletion_timestamp is not None:
+            return
+        groups = self._counters_by_selector.get(meta.namespace)
+        if not groups:
+            return
+        labels = meta.labels
+        for selector, counters in groups.items():
+            if selector.empty or not selector.matches(labels):
+                continue
+            for c in counters:
+                if c.eligible[i]:
+                    c.counts[c.codes[i]] += sign
 
     # NominatorListener
     def on_nominated(self, pod: Pod, node_name: str, sign: int) -> None:
@@ -1458,6 +1474,8 @@ class FastPath:
                 continue
             counter.counts[codes[i]] += sum(1 for p in info.pods if counter.matches(p))
         self._counters.append(counter)
+        by_namespace = self._counters_by_selector.setdefault(namespace, {})
+        by_namespace.setdefault(counter.selector, []).append(counter)
         return counter
 
 
