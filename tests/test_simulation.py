@@ -503,8 +503,8 @@ def test_reports_count_spread_from_the_fast_paths_counters_as_the_reference_does
     served: list[bool] = []
     kept = FastPath.spread_state
 
-    def counted(self: FastPath, pod: Any) -> Any:
-        state = kept(self, pod)
+    def counted(self: FastPath, pod: Any, **kwargs: Any) -> Any:
+        state = kept(self, pod, **kwargs)
         served.append(state is not None)
         return state
 

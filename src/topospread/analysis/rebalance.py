@@ -302,7 +302,7 @@ def plan_rebalance(
     classes = _victims(targets, nodes, options, report)
     if not classes:
         for t in targets:
-            report.why_not[t.name] = [_no_victims_text(t, nodes)]
+            report.why_not[t.name] = [_no_victims_text(t)]
         return report
     impossible = False
     lower = 1
@@ -352,7 +352,7 @@ def plan_rebalance(
             break
         report.ruled_out_up_to = k
     for t in targets:
-        report.why_not[t.name] = _why_not(sim, t, nodes, failures)
+        report.why_not[t.name] = _why_not(sim, t, failures)
     return report
 
 
@@ -853,7 +853,7 @@ def _no_plan_summary(report: RebalanceReport) -> str:
 # ------------------------------------------------------------------ why no plan
 
 
-def _no_victims_text(t: Target, nodes: dict[str, NodeInfo]) -> str:
+def _no_victims_text(t: Target) -> str:
     return (
         f"no pod in the crowded domains may be evicted (see the excluded pods); "
         f"counts {_counts_text(t)}"
@@ -874,12 +874,7 @@ def _counts_text(t: Target) -> str:
     return ", ".join(f"{k} {n}" for k, n in t.spread.view.counts.items())
 
 
-def _why_not(
-    sim: Simulation,
-    t: Target,
-    nodes: dict[str, NodeInfo],
-    failures: Sequence[tuple[Trial, list[Pod]]],
-) -> list[str]:
+def _why_not(sim: Simulation, t: Target, failures: Sequence[tuple[Trial, list[Pod]]]) -> list[str]:
     """In words an operator acts on: where the target's pods could not go and why (the
     scheduler's filters on the nodes of its emptiest domains), and what the replays found."""
     out = []
@@ -887,7 +882,7 @@ def _why_not(
     if v.counts:
         low = min(v.counts.values())
         emptiest = sorted(d for d, n in v.counts.items() if n == low)
-        out += _filter_reasons(sim, t, emptiest, nodes)
+        out += _filter_reasons(sim, t, emptiest)
     outcomes: dict[str, None] = {}
     for trial, _ in failures:
         if trial.failure is not None:
@@ -905,9 +900,7 @@ def _why_not(
     return out
 
 
-def _filter_reasons(
-    sim: Simulation, t: Target, domains: Sequence[str], nodes: dict[str, NodeInfo]
-) -> list[str]:
+def _filter_reasons(sim: Simulation, t: Target, domains: Sequence[str]) -> list[str]:
     pods = [p for p in t.spread.pods if not is_terminal(p)]
     if not pods:
         return []

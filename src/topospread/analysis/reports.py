@@ -559,7 +559,7 @@ def _spread(
     def pre_filter_state(probe: Pod) -> PreFilterState:
         if cache is None or counts is None:
             return plugin.cal_pre_filter_state(probe, nodes)
-        if fast is not None and (kept := fast.spread_state(probe)) is not None:
+        if fast is not None and (kept := fast.spread_state(probe, shape_of=pod)) is not None:
             return kept
         return _counted_state(plugin, probe, nodes, cache, counts)
 

@@ -668,18 +668,21 @@ class FastPath:
                 return False
         return True
 
-    def spread_state(self, pod: Pod) -> PreFilterState | None:
+    def spread_state(self, pod: Pod, *, shape_of: Pod | None = None) -> PreFilterState | None:
         """PodTopologySpread's PreFilter state for ``pod`` (its hard constraints' matching
         pods per eligible domain) read off the counters this path keeps for its decisions,
         instead of counting every pod of every node; None where this path declines the pod
         (the caller counts as the reference does). Reports read it: tests compare them with
         the reference's on random timelines.
 
-        NOTE: only for pod shapes decided since the nodes last changed (their static verdicts
-        kept): a report's probe of such a shape builds its counters once (kept current from
-        then on, as a sweep's runs read them); for any other shape the caller's one walk over
-        the pods, shared by every selector, is cheaper than a counter per selector."""
-        if not self.accepts(pod) or not isinstance(self._statics.get(_static_key(pod)), _Static):
+        NOTE: only for a pod whose shape (``shape_of``'s, by default its own: a report's probe
+        is a workload pod with other constraints) this path has decided since the node table
+        was last rebuilt: from then on the probe's counters are built once and kept current (a
+        sweep's runs read them from the base state). For other shapes, building a counter per
+        selector would cost more than the caller's one walk over the pods (a rebalance after
+        new nodes join, say)."""
+        decided = self._statics.get(_static_key(shape_of if shape_of is not None else pod))
+        if not self.accepts(pod) or not isinstance(decided, _Static):
             return None
         sig = self._signature(pod)
         if sig is None:
