@@ -42,14 +42,19 @@ def _hue(i: int) -> str:
     return f"{(i * 137.508) % 360:.0f} 65% 50%"
 
 
+def _workload_names(reports: Sequence[dict[str, Any]]) -> list[str]:
+    """The workloads of step reports, in the order they first appear (their colours)."""
+    names: dict[str, None] = {}
+    for report in reports:
+        for w in report["workloads"]:
+            names.setdefault(w["workload"])
+    return list(names)
+
+
 def simulate_html(doc: dict[str, Any]) -> str:
     """``simulate -o json``'s document as a report: a summary, spread charts over the
     timeline, and each step's topology grid, Pending pods and spread."""
-    names: list[str] = []
-    for step in doc["steps"]:
-        for w in step["workloads"]:
-            if w["workload"] not in names:
-                names.append(w["workload"])
+    names = _workload_names(doc["steps"])
     color = {name: i for i, name in enumerate(names)}
     steps = [_step(s, color, len(doc["steps"]) - 1) for s in doc["steps"]]
     pending = [s["title_short"] for s in steps[1:] if s["pending"]]
@@ -365,12 +370,7 @@ def sweep_html(doc: dict[str, Any]) -> str:
 def rebalance_html(doc: dict[str, Any]) -> str:
     """``rebalance -o json``'s document as a report: the targets, the plan with where each
     replacement landed and why, the topology before and after, and the descheduler's rounds."""
-    reports = [doc["before"], *([doc["after"]] if doc["after"] else [])]
-    names: list[str] = []
-    for r in reports:
-        for w in r["workloads"]:
-            if w["workload"] not in names:
-                names.append(w["workload"])
+    names = _workload_names([doc["before"], *([doc["after"]] if doc["after"] else [])])
     color = {n: i for i, n in enumerate(names)}
     sections = []
     for title, report, anchor in (
