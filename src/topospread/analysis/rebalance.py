@@ -199,6 +199,13 @@ class RebalanceReport:
         return not self.targets
 
     @property
+    def no_plan(self) -> str:
+        """What the search found when it found no plan."""
+        if self.ruled_out_up_to:
+            return f"no plan of up to {self.ruled_out_up_to} eviction(s) brings it within maxSkew"
+        return "no plan brings it within maxSkew"
+
+    @property
     def after(self) -> StepReport | None:
         return self.plan.after if self.plan is not None else None
 
@@ -669,8 +676,23 @@ class DeschedulerReport:
     def evicted(self) -> int:
         return sum(len(r.evictions) for r in self.rounds)
 
+    @property
+    def verdict(self) -> str:
+        """How the rounds ended, as "the descheduler ..." goes on."""
+        n = len(self.rounds)
+        if self.outcome == "fixpoint":
+            return f"stops after {n} round(s): nothing more to evict"
+        if self.outcome == "cycle":
+            back = "the start" if self.cycle_from == 0 else f"round {self.cycle_from}"
+            return (
+                f"loops: after round {n} the pods are placed as at {back}, so it would evict "
+                "for ever"
+            )
+        return f"is still evicting after {n} round(s)"
+
     def to_json(self) -> dict[str, Any]:
         return {
+            "verdict": self.verdict,
             "outcome": self.outcome,
             "cycleFrom": self.cycle_from,
             "evicted": self.evicted,
@@ -824,7 +846,7 @@ def carry_out(sim: Simulation, report: RebalanceReport, where: str) -> list[str]
     if report.balanced:
         return ["rebalance: every constraint is within its maxSkew; nothing to evict"]
     if report.plan is None:
-        lines = [f"rebalance: no plan: {_no_plan_summary(report)}"]
+        lines = [f"rebalance: {report.no_plan}"]
         for name, reasons in report.why_not.items():
             lines += [f"  {name}: {r}" for r in reasons]
         return lines
@@ -842,12 +864,6 @@ def carry_out(sim: Simulation, report: RebalanceReport, where: str) -> list[str]
             f"({', '.join(e.replacement_domains.values())})"
         )
     return lines
-
-
-def _no_plan_summary(report: RebalanceReport) -> str:
-    if report.ruled_out_up_to:
-        return f"no plan of up to {report.ruled_out_up_to} eviction(s) brings it within maxSkew"
-    return "no plan brings it within maxSkew"
 
 
 # ------------------------------------------------------------------ why no plan

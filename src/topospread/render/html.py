@@ -380,17 +380,7 @@ def rebalance_html(doc: dict[str, Any]) -> str:
         if report is not None:
             sections.append((title, {**_step(report, color, 1), "anchor": anchor}))
     d = doc["descheduler"]
-    verdict = ""
-    if d is not None:
-        rounds = len(d["rounds"])
-        if d["outcome"] == "fixpoint":
-            verdict = f"It stops after {rounds} round(s): nothing more to evict"
-        elif d["outcome"] == "cycle":
-            back = "the start" if d["cycleFrom"] == 0 else f"round {d['cycleFrom']}"
-            verdict = f"It loops: after round {rounds} the pods are placed as at {back}"
-        else:
-            verdict = f"Still evicting after {rounds} round(s)"
-        verdict += f"; {d['evicted']} eviction(s) in all."
+    verdict = "" if d is None else f"It {d['verdict']}; {d['evicted']} eviction(s) in all."
     template = _environment().get_template("rebalance.html.j2")
     return template.render(
         doc=doc,

@@ -109,18 +109,8 @@ def _descheduler(report: RebalanceReport) -> list[str]:
         if report.plan is None
         else f"{len(report.plan.evictions)} eviction(s)"
     )
-    if d.outcome == "fixpoint":
-        verdict = f"stops after {len(d.rounds)} round(s): nothing more to evict"
-    elif d.outcome == "cycle":
-        back = "the start" if d.cycle_from == 0 else f"round {d.cycle_from}"
-        verdict = (
-            f"loops: after round {len(d.rounds)} the pods are placed as at {back}, so it "
-            "would evict for ever"
-        )
-    else:
-        verdict = f"still evicting after {len(d.rounds)} round(s)"
     out.append(
-        f"The descheduler {verdict}; {d.evicted} eviction(s) in all"
+        f"The descheduler {d.verdict}; {d.evicted} eviction(s) in all"
         + (f", {len(d.violations)} constraint(s) still violated" if d.violations else "")
         + f". The exact plan: {exact}."
     )
@@ -128,12 +118,7 @@ def _descheduler(report: RebalanceReport) -> list[str]:
 
 
 def _no_plan_line(report: RebalanceReport) -> str:
-    searched = (
-        f"no plan of up to {report.ruled_out_up_to} eviction(s) brings it within maxSkew"
-        if report.ruled_out_up_to
-        else "no plan brings it within maxSkew"
-    )
-    return f"No plan: {searched} ({report.replays} replay(s)). Why, per constraint:"
+    return f"No plan: {report.no_plan} ({report.replays} replay(s)). Why, per constraint:"
 
 
 def _exclusions(report: RebalanceReport) -> list[str]:
