@@ -1,7 +1,8 @@
 """The sweep's local backend: one worker process per core, each holding the base states and
 replaying one failure per task.
 
-Where the platform forks, each worker restores every seed's base state once and replays each
+Where the platform forks, each worker is forked from the sweep's process and reads its settled
+base states as they are (``LIVE_BASES``; a base it lacks it restores once), and replays each
 failure in a child forked from it: the child's copy of the base costs what it touches
 (copy-on-write), not a restore, and the child's exit frees it without a garbage collection.
 Its run is the one a restored copy gives (the base is the same state; tests compare the two
@@ -22,6 +23,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 
 from topospread.analysis.sweep import (
+    LIVE_BASES,
     Backend,
     Job,
     Run,
@@ -51,11 +53,15 @@ def _init(bases: dict[int, bytes], options: SweepOptions) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     init_worker(bases, options)
     if FORKS:
-        gc.disable()
-        _LIVE.update({seed: Snapshot[Simulation](data).restore() for seed, data in bases.items()})
-        gc.enable()
-        gc.collect()
-        gc.freeze()  # the bases are never garbage: keep collections off them
+        # Forked from the sweep's process: its live bases are this worker's (copy-on-write).
+        _LIVE.update(LIVE_BASES)
+        missing = {seed: data for seed, data in bases.items() if seed not in _LIVE}
+        if missing:
+            gc.disable()
+            _LIVE.update({s: Snapshot[Simulation](d).restore() for s, d in missing.items()})
+            gc.enable()
+            gc.collect()
+            gc.freeze()  # the bases are never garbage: keep collections off them
 
 
 def _run_forked(job: Job) -> tuple[int, Run]:

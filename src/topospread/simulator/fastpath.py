@@ -139,6 +139,21 @@ _FIT_REASONS: Final = (
 )
 _FIT_UNRESOLVABLE: Final = 16
 
+# The node table's per-node int64 columns carried over a rebuild (min_priority aside: its
+# fill is not 0; the free_* columns are derived).
+_ROW_COLUMNS: Final = (
+    "alloc_cpu",
+    "alloc_mem",
+    "alloc_eph",
+    "alloc_pods",
+    "req_cpu",
+    "req_mem",
+    "req_eph",
+    "pod_count",
+    "nz_cpu",
+    "nz_mem",
+)
+
 
 @dataclass(slots=True)
 class FastResult:
@@ -164,8 +179,8 @@ class FastFailure:
 class _Counter:
     """Matching pods per domain of one topology key, over the nodes eligible for a constraint.
 
-    NOTE: kept exact by on_bind/on_unbind: a pod counts when it is in the namespace, not
-    terminating, matched by the selector, and bound to an eligible node.
+    NOTE: kept exact by on_bind/on_unbind: a pod counts when ``_spread_counts`` holds for it
+    and it is bound to an eligible node.
     """
 
     __slots__ = ("codes", "counts", "eligible", "has", "namespace", "safe_codes", "selector")
@@ -180,14 +195,29 @@ class _Counter:
         self.eligible = eligible
         self.counts: I64 = np.zeros(max(n_domains, 1), dtype=np.int64)
 
-    def matches(self, pod: Pod) -> bool:
-        meta = pod.metadata
-        return (
-            meta.namespace == self.namespace
-            and meta.deletion_timestamp is None
-            and not self.selector.empty
-            and self.selector.matches(meta.labels)
-        )
+
+def _spread_counts(pod: Pod, namespace: str, selector: Selector) -> bool:
+    """Whether a bound pod counts for a spread constraint of a pod in ``namespace``: in that
+    namespace, not terminating, matched by the (non-empty) selector."""
+    meta = pod.metadata
+    return (
+        meta.namespace == namespace
+        and meta.deletion_timestamp is None
+        and not selector.empty
+        and selector.matches(meta.labels)
+    )
+
+
+@dataclass(slots=True)
+class _Matching:
+    """Per node, the bound pods one spread selector counts in one namespace
+    (``_spread_counts``), and the counters built from it.
+
+    NOTE: kept exact by on_bind/on_unbind, and carried over node table rebuilds (only the
+    nodes that came or changed are recounted)."""
+
+    per_node: I64
+    counters: list[_Counter] = field(default_factory=list)
 
 
 class _PodCounts:
@@ -255,6 +285,23 @@ class FastPath:
     """The vectorised cycle over one ClusterState; registers itself as the state's listener
     (and as its scheduler's Nominator's)."""
 
+    # The node table's columns, one row per node in node-tree order (``_rebuild``).
+    alloc_cpu: I64
+    alloc_mem: I64
+    alloc_eph: I64
+    alloc_pods: I64
+    req_cpu: I64
+    req_mem: I64
+    req_eph: I64
+    pod_count: I64
+    nz_cpu: I64
+    nz_mem: I64
+    min_priority: I64
+    free_cpu: I64  # alloc - req, kept with each bind
+    free_mem: I64
+    free_eph: I64
+    free_pods: I64  # alloc_pods - pod_count - 1 >= 0 means room
+
     def __init__(self, cluster: ClusterState, fwk: Framework, features: Features) -> None:
         self.cluster = cluster
         self.fwk = fwk
@@ -265,8 +312,9 @@ class FastPath:
         self._statics: dict[bytes, _Static | None] = {}
         self._signatures: dict[tuple[bytes, Any], _Signature | None] = {}
         self._counters: list[_Counter] = []
-        # The same counters by namespace and selector: a bind asks each selector once.
-        self._counters_by_selector: dict[str, dict[Selector, list[_Counter]]] = {}
+        # Per namespace and spread selector, its pods per node and its counters: a bind asks
+        # each selector once.
+        self._matching: dict[str, dict[Selector, _Matching]] = {}
         self._pod_counts: dict[Any, _PodCounts] = {}
         # (kind, term, weight) -> per node, the bound pods carrying that term.
         self._carried: dict[tuple[int, AffinityTerm, int], I64] = {}
@@ -316,6 +364,17 @@ class FastPath:
         self._nominations: dict[str, tuple[Pod, str]] = {}
         self._nominated: dict[int, _Nominated] = {}
         self._stale = False  # nodes came or went: the table is rebuilt before its next use
+        # The rows of the table as last built (NodeInfo and Node objects), and the nodes whose
+        # pods changed while the table was stale: a rebuild recounts only those rows and the
+        # rows of nodes that came or changed.
+        self._row_infos: list[NodeInfo] = []
+        self._row_nodes: list[Node] = []
+        self._dirty: set[str] = set()
+        self._images = False  # whether any node reports images
+        self.names: list[str] = []
+        self.index: dict[str, int] = {}
+        for column in (*_ROW_COLUMNS, "min_priority"):
+            setattr(self, column, np.zeros(0, np.int64))
         self._rebuild()
         cluster.listeners.append(self)
 
@@ -329,35 +388,70 @@ class FastPath:
     # ------------------------------------------------------------------ the node table
 
     def _rebuild(self) -> None:
+        """Build the node table for the cluster's nodes in node-tree order. Rows of nodes the
+        last table had, unchanged (the same NodeInfo, Node and pods), are carried over with
+        everything counted on them — resources, spread selectors' pods, inter-pod affinity
+        terms, each pod shape's static verdicts and scores — and only the other rows are
+        computed, so that a node's loss or return costs its own rows, not a recount of every
+        pod (a sweep's node failures). tests/test_fastpath.py checks it against the reference
+        path on random node churn."""
         self._stale = False
-        infos = self.cluster.list()
+        infos = list(self.cluster.list())
+        n = len(infos)
+        old_index = self.index
+        old_infos, old_nodes = self._row_infos, self._row_nodes
+        src = np.full(n, -1, np.int64)  # each row's row in the last table (-1: none)
+        for i, info in enumerate(infos):
+            j = old_index.get(info.name)
+            if (
+                j is not None
+                and old_infos[j] is info
+                and old_nodes[j] is info.node
+                and info.name not in self._dirty
+            ):
+                src[i] = j
+        self._dirty.clear()
+        kept = np.flatnonzero(src >= 0)
+        fresh = np.flatnonzero(src < 0).tolist()
+        from_rows = src[kept]
+
+        def carry(old: I64, fill: int = 0) -> I64:
+            new = np.full(n, fill, np.int64)
+            new[kept] = old[from_rows]
+            return new
+
         self.names = [i.name for i in infos]
         self.index = {name: i for i, name in enumerate(self.names)}
-        n = len(infos)
-        self.alloc_cpu = np.zeros(n, np.int64)
-        self.alloc_mem = np.zeros(n, np.int64)
-        self.alloc_eph = np.zeros(n, np.int64)
-        self.alloc_pods = np.zeros(n, np.int64)
-        self.req_cpu = np.zeros(n, np.int64)
-        self.req_mem = np.zeros(n, np.int64)
-        self.req_eph = np.zeros(n, np.int64)
-        self.pod_count = np.zeros(n, np.int64)
-        self.free_cpu = np.zeros(n, np.int64)  # alloc - req, kept with each bind
-        self.free_mem = np.zeros(n, np.int64)
-        self.free_eph = np.zeros(n, np.int64)
-        self.free_pods = np.zeros(n, np.int64)  # alloc_pods - pod_count - 1 >= 0 means room
-        self.nz_cpu = np.zeros(n, np.int64)
-        self.nz_mem = np.zeros(n, np.int64)
+        self._row_infos = infos
+        self._row_nodes = [info.node for info in infos]
+        old_images, self._images = self._images, any(info.node.status.images for info in infos)
+        for column in _ROW_COLUMNS:
+            setattr(self, column, carry(getattr(self, column)))
         # The lowest priority among each node's pods (preemption can only take lower ones).
-        self.min_priority = np.full(n, _MAX_INT32 + 1, np.int64)
+        self.min_priority = carry(self.min_priority, _MAX_INT32 + 1)
+        # Derived below; _account keeps them as it counts the fresh rows' pods.
+        self.free_cpu, self.free_mem, self.free_eph, self.free_pods = (
+            np.zeros(n, np.int64) for _ in range(4)
+        )
         self._codes: dict[str, tuple[I32, dict[str, int]]] = {}
         self._single_valued: dict[str, bool] = {}
         self._every_node_has: dict[str, bool] = {}
         self._sums_memo: dict[tuple[str, int], tuple[I64, tuple[B, I64, int]]] = {}
-        self._carried = {}
+        self._carried = {key: carry(row) for key, row in self._carried.items()}
         self._carried_matching = {}
         self._last_carried = (None, [])
-        for i, info in enumerate(infos):
+        for pc in self._pod_counts.values():
+            pc.per_node = carry(pc.per_node)
+        selectors = [
+            (namespace, selector, m)
+            for namespace, by_selector in self._matching.items()
+            for selector, m in by_selector.items()
+        ]
+        for _, _, m in selectors:
+            m.per_node = carry(m.per_node)
+            m.counters.clear()
+        for i in fresh:
+            info = infos[i]
             a = allocatable_resource(info.node)
             self.alloc_cpu[i] = a.milli_cpu
             self.alloc_mem[i] = a.memory
@@ -365,21 +459,60 @@ class FastPath:
             self.alloc_pods[i] = a.allowed_pod_number
             for pod in info.pods:
                 self._account(pod, i, 1)
-        self.free_cpu[:] = self.alloc_cpu - self.req_cpu
-        self.free_mem[:] = self.alloc_mem - self.req_mem
-        self.free_eph[:] = self.alloc_eph - self.req_eph
-        self.free_pods[:] = self.alloc_pods - self.pod_count
+                for pc in self._pod_counts.values():
+                    if pc.match(pod):
+                        pc.per_node[i] += 1
+                for namespace, selector, m in selectors:
+                    if _spread_counts(pod, namespace, selector):
+                        m.per_node[i] += 1
+        self.free_cpu = self.alloc_cpu - self.req_cpu
+        self.free_mem = self.alloc_mem - self.req_mem
+        self.free_eph = self.alloc_eph - self.req_eph
+        self.free_pods = self.alloc_pods - self.pod_count  # - 1 >= 0 means room
         # Two copies of 0..n-1: the visiting order from any start is a slice, not a new array.
         self._double_order = np.concatenate((np.arange(n), np.arange(n)))
         self._all_alloc = bool((self.alloc_cpu != 0).all() and (self.alloc_mem != 0).all())
-        self._statics.clear()
+        self._carry_statics(infos, kept, from_rows, fresh, old_images)
         self._signatures.clear()
         self._counters.clear()
-        self._counters_by_selector.clear()
-        self._pod_counts.clear()
         self._nominated.clear()
         for pod, node_name in self._nominations.values():
             self._count_nominated(pod, node_name, 1)
+
+    def _carry_statics(
+        self,
+        infos: Sequence[NodeInfo],
+        kept: npt.NDArray[np.intp],
+        from_rows: npt.NDArray[np.intp],
+        fresh: list[int],
+        old_images: bool,
+    ) -> None:
+        """Carry each pod shape's static verdicts and scores over to the new table, computing
+        the fresh rows; shapes that cannot be carried are dropped (rebuilt on their next pod):
+        those the path declined, and those scored by ImageLocality while any node reports
+        images (its scores read how many nodes hold each image)."""
+        n = len(infos)
+        carried: dict[bytes, _Static | None] = {}
+        for key, static in self._statics.items():
+            if not isinstance(static, _Static):
+                continue
+            if "ImageLocality" in static.static_scores and (old_images or self._images):
+                continue
+            filter_status = {}
+            for name, arr in static.filter_status.items():
+                new = np.zeros(n, np.int32)
+                new[kept] = arr[from_rows]
+                filter_status[name] = new
+            static_scores = {}
+            for name, scores in static.static_scores.items():
+                new_scores = np.zeros(n, np.int64)
+                new_scores[kept] = scores[from_rows]
+                static_scores[name] = new_scores
+            static.filter_status, static.static_scores = filter_status, static_scores
+            if all(self._refresh_row(static, infos[i], i) for i in fresh):
+                static.rejects = {name: bool(arr.any()) for name, arr in filter_status.items()}
+                carried[key] = static
+        self._statics = carried
 
     def _account(self, pod: Pod, i: int, sign: int) -> None:
         r = calculate_resource(pod, self.features)
@@ -468,6 +601,7 @@ class FastPath:
         ):
             self._rebuild()
             return
+        self._row_nodes[i] = new
         a = allocatable_resource(new)
         self.alloc_cpu[i], self.alloc_mem[i] = a.milli_cpu, a.memory
         self.alloc_eph[i], self.alloc_pods[i] = a.ephemeral_storage, a.allowed_pod_number
@@ -512,6 +646,7 @@ class FastPath:
 
     def on_bind(self, pod: Pod, node_name: str) -> None:
         if self._stale:
+            self._dirty.add(node_name)  # the rebuild recounts its row
             return
         i = self.index[node_name]
         self._account(pod, i, 1)
@@ -522,6 +657,7 @@ class FastPath:
 
     def on_unbind(self, pod: Pod, node_name: str) -> None:
         if self._stale:
+            self._dirty.add(node_name)
             return
         i = self.index[node_name]
         self._account(pod, i, -1)
@@ -531,19 +667,20 @@ class FastPath:
                 pc.per_node[i] -= 1
 
     def _count_spread(self, pod: Pod, i: int, sign: int) -> None:
-        """The spread counters a pod on node ``i`` counts for (``_Counter.matches``, each
-        selector asked once for all its counters)."""
+        """The spread selectors a pod on node ``i`` counts for (``_spread_counts``, each
+        selector asked once), and their counters."""
         meta = pod.metadata
         if meta.deletion_timestamp is not None:
             return
-        groups = self._counters_by_selector.get(meta.namespace)
+        groups = self._matching.get(meta.namespace)
         if not groups:
             return
         labels = meta.labels
-        for selector, counters in groups.items():
+        for selector, m in groups.items():
             if selector.empty or not selector.matches(labels):
                 continue
-            for c in counters:
+            m.per_node[i] += sign
+            for c in m.counters:
                 if c.eligible[i]:
                     c.counts[c.codes[i]] += sign
 
@@ -1472,14 +1609,29 @@ class FastPath:
             ):
                 return existing
         counter = _Counter(c, namespace, codes, eligible, n_domains)
-        for i, info in enumerate(self.cluster.list()):
-            if not eligible[i] or codes[i] < 0:
-                continue
-            counter.counts[codes[i]] += sum(1 for p in info.pods if counter.matches(p))
+        matching = self._matching_of(namespace, c.selector)
+        counted = eligible & counter.has
+        counter.counts[:] = np.bincount(
+            codes[counted], weights=matching.per_node[counted], minlength=len(counter.counts)
+        ).astype(np.int64)
         self._counters.append(counter)
-        by_namespace = self._counters_by_selector.setdefault(namespace, {})
-        by_namespace.setdefault(counter.selector, []).append(counter)
+        matching.counters.append(counter)
         return counter
+
+    def _matching_of(self, namespace: str, selector: Selector) -> _Matching:
+        """The selector's pods per node in the namespace: counted once (one walk over the
+        pods), then kept current on every bind and over rebuilds."""
+        by_selector = self._matching.setdefault(namespace, {})
+        matching = by_selector.get(selector)
+        if matching is None:
+            per_node = np.zeros(len(self.names), np.int64)
+            if not selector.empty:
+                for i, info in enumerate(self.cluster.list()):
+                    per_node[i] = sum(
+                        1 for p in info.pods if _spread_counts(p, namespace, selector)
+                    )
+            matching = by_selector[selector] = _Matching(per_node)
+        return matching
 
 
 _MISSING: Final[Any] = object()
@@ -1503,7 +1655,9 @@ def _static_key(pod: Pod) -> bytes:
     owners (PodTopologySpread's constraints are resolved per pod and keyed separately;
     InterPodAffinity's counts are read per decision), container names, volume names (each pod
     read from a cluster has its own ``kube-api-access-<random>`` token volume), hostname and
-    subdomain, scheduling gates and priority — so that the pods of one template share it.
+    subdomain, scheduling gates and priority — so that the pods of one template share it —
+    and its spread constraints (PodTopologySpread is a dynamic plugin here: a report's probe,
+    a workload pod with one of its constraints made hard, shares its pod's shape).
     """
     spec = pod.spec
     view = msgspec.structs.replace(
@@ -1514,6 +1668,7 @@ def _static_key(pod: Pod) -> bytes:
         hostname="",
         subdomain="",
         scheduling_gates=[],
+        topology_spread_constraints=[],
         priority=None,
         priority_class_name="",
         preemption_policy=None,
