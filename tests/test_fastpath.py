@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from topospread.api.types import Namespace, Node, Pod, Service
 from topospread.framework.config import default_config
+from topospread.simulator.fastpath import _ROW_COLUMNS, FastPath, _spread_counts, _Static
 from topospread.simulator.run import ScheduleRun, schedule
 from topospread.simulator.scenario import Scenario
 
@@ -246,3 +247,98 @@ def test_affinity_failures_and_preemption_were_exercised() -> None:
     assert FAST_KINDS["preempted"] > 0
     # Attempts decided while nominated pods wait (the pod's own nomination or others').
     assert FAST_KINDS["nominated"] > 20
+
+
+def assert_table_as_built_afresh(fast: FastPath) -> None:
+    """The fast path's node table, carried over rebuilds, against one built from scratch."""
+    fast._fresh()
+    scratch = FastPath(fast.cluster, fast.fwk, fast.features)
+    fast.cluster.listeners.remove(scratch)
+    assert fast.names == scratch.names
+    for column in (*_ROW_COLUMNS, "min_priority", "free_cpu", "free_mem", "free_eph", "free_pods"):
+        assert getattr(fast, column).tolist() == getattr(scratch, column).tolist(), column
+    for static in fast._statics.values():
+        if not isinstance(static, _Static):
+            continue  # a shape the path declines
+        built = scratch._build_static(static.pod)
+        assert built is not None
+        assert {  # each table interns its own statuses: compare the statuses
+            k: [fast._status_table[i] for i in v.tolist()] for k, v in static.filter_status.items()
+        } == {
+            k: [scratch._status_table[i] for i in v.tolist()]
+            for k, v in built.filter_status.items()
+        }
+        assert {k: v.tolist() for k, v in static.static_scores.items()} == {
+            k: v.tolist() for k, v in built.static_scores.items()
+        }
+        assert static.rejects == built.rejects
+    infos = fast.cluster.list()
+    for namespace, by_selector in fast._matching.items():
+        for selector, matching in by_selector.items():
+            expected = [
+                sum(1 for p in info.pods if _spread_counts(p, namespace, selector))
+                for info in infos
+            ]
+            assert matching.per_node.tolist() == expected
+            for counter in matching.counters:
+                counts = [0] * len(counter.counts)
+                for i, n in enumerate(expected):
+                    if counter.eligible[i] and counter.codes[i] >= 0:
+                        counts[counter.codes[i]] += n
+                assert counter.counts.tolist() == counts
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios(), st.data())
+def test_node_churn_leaves_the_table_as_one_built_afresh(
+    scenario: Scenario, data: st.DataObject
+) -> None:
+    """After the pods are scheduled (pod shapes decided, counters built), random changes to
+    the cluster — nodes added (tainted, cordoned, labelled anew), removed and updated, pods
+    bound and unbound, while the table is stale or not — leave the table, whose unchanged
+    rows rebuilds carry over, as one built from the cluster as it stands."""
+    run = schedule(scenario, seed=0, fast=True)
+    (fast,) = run.scheduler.fast.values()
+    cluster = fast.cluster
+    extra = data.draw(nodes())
+    spare = [
+        msgspec.structs.replace(n, metadata=msgspec.structs.replace(n.metadata, name=f"x{i}"))
+        for i, n in enumerate(extra)
+    ]
+    for _ in range(data.draw(st.integers(1, 12))):
+        names = [info.name for info in cluster.list()]
+        op = data.draw(st.sampled_from(["add", "remove", "update", "bind", "unbind", "fresh"]))
+        if op == "add" and spare:
+            cluster.add_node(spare.pop())
+        elif op == "remove" and len(names) > 1:
+            cluster.remove_node(data.draw(st.sampled_from(names)))
+        elif op == "update" and names:
+            node = cluster.infos[data.draw(st.sampled_from(names))].node
+            other = data.draw(nodes())[0]
+            new = msgspec.structs.replace(
+                node,
+                spec=other.spec,
+                status=msgspec.structs.replace(node.status, allocatable=other.status.allocatable),
+            )
+            if data.draw(st.booleans()):  # a new zone too: the table is rebuilt
+                new = msgspec.structs.replace(
+                    new,
+                    metadata=msgspec.structs.replace(
+                        node.metadata, labels=other.metadata.labels | {HOST: node.metadata.name}
+                    ),
+                )
+            cluster.update_node(new)
+        elif op == "bind" and names:
+            name = data.draw(st.sampled_from(names))
+            pod = data.draw(pod_strategy(f"p{len(cluster.pods())}-{name}", name))
+            cluster.bind(pod, name)
+        elif op == "unbind":
+            bound = cluster.pods()
+            if bound:
+                cluster.unbind(data.draw(st.sampled_from(bound)))
+        elif op == "fresh":
+            fast._fresh()
+    assert_table_as_built_afresh(fast)
+
+
+pod_strategy = pod

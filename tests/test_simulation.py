@@ -10,12 +10,18 @@ from typing import Any
 
 import pytest
 
+from test_fastpath import assert_table_as_built_afresh
 from test_timeline import ZONE, daemon_set, deployment, run, zones
-from topospread.analysis.reports import workload_reports
+from topospread.analysis.reports import (
+    _ReportIndex,
+    step_report,
+    summarize,
+    workload_reports,
+)
 from topospread.analysis.timeline import simulate
 from topospread.simulator.controllers.replicaset import PodClaims
 from topospread.simulator.fastpath import FastPath
-from topospread.simulator.simulation import Simulation
+from topospread.simulator.simulation import Settled, Simulation
 from topospread.simulator.steps import apply_step
 from topospread.simulator.timeline import TimelineScenario, parse_timeline
 
@@ -513,3 +519,114 @@ def test_reports_count_spread_from_the_fast_paths_counters_as_the_reference_does
     reference = simulate(parse_timeline(doc, "t.yaml"), seed=seed, fast=False).to_json()
     assert fast == reference
     assert sum(served) > 10  # the kept counters answered most of the reports' counts
+
+
+def fresh_reports(sim: Simulation) -> list[dict[str, Any]]:
+    """The workloads' reports from an index built afresh from every pod."""
+    kept = sim.memo.pop(_ReportIndex.KEY, None)
+    try:
+        return [w.to_json() for w in workload_reports(sim)]
+    finally:
+        if kept is not None:
+            sim.memo[_ReportIndex.KEY] = kept
+
+
+def group_pods(sim: Simulation) -> list[list[list[str]]]:
+    return [[[p.key for p in c.pods] for c in w.constraints] for w in workload_reports(sim)]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_reports_kept_index_and_a_summary_say_what_a_walk_over_every_pod_says(
+    seed: int,
+) -> None:
+    """The reports' index, brought up to date from the pods touched since the last report,
+    against one built from every pod, step by step on random timelines (scale, rollouts,
+    zone and node loss, drains, node removal and addition); and a sweep's summary against
+    the full report's counts, Pending pods, workloads and violations."""
+    doc = random_timeline(seed)
+    scenario = parse_timeline(doc, "t.yaml")
+    sim = Simulation(scenario, seed=seed)
+    sim.settle("t.yaml")
+    checked = 0
+    for step in [None, *scenario.steps]:
+        if step is not None:
+            apply_step(sim, step)
+            sim.settle(step.where)
+        kept = [w.to_json() for w in workload_reports(sim)]
+        kept_pods = group_pods(sim)
+        assert kept == fresh_reports(sim)
+        sim.memo.pop(_ReportIndex.KEY, None)
+        assert kept_pods == group_pods(sim)
+        full = step_report(sim, 0, "", "", [], Settled(0, True))
+        summary = summarize(sim)
+        assert summary.running == len(full.bound)
+        assert summary.pending == full.pending
+        assert summary.violations == full.violations
+        assert summary.preferences_not_met == full.preferences_not_met
+        lean = [w.to_json() for w in summary.workloads]
+        assert lean == [{**w.to_json(), "pods": []} for w in full.workloads]
+        assert all(not c.pods for w in summary.workloads for c in w.constraints)
+        checked += sum(len(w.constraints) for w in full.workloads)
+    assert checked > 0
+
+
+def test_a_report_after_a_change_reads_only_the_touched_pods(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The index follows the pods touched since the last report, not every pod."""
+    doc = {
+        "nodeGroups": zones(),
+        "objects": [deployment(9), deployment(6, name="other")],
+        "timeline": [{"scale": {"workload": "deployment/web", "replicas": 10}}],
+    }
+    scenario = parse_timeline(doc, "t.yaml")
+    sim = Simulation(scenario)
+    sim.settle("t.yaml")
+    summarize(sim)
+    added: list[str] = []
+    original = _ReportIndex._add
+
+    def counting(self: _ReportIndex, key: str, pod: Any) -> None:
+        added.append(key)
+        original(self, key, pod)
+
+    monkeypatch.setattr(_ReportIndex, "_add", counting)
+    apply_step(sim, scenario.steps[0])
+    sim.settle("t.yaml")
+    summary = summarize(sim)
+    assert summary.running == 16
+    assert 1 <= len(added) <= 3  # the new pod (created, then bound), not the other 15
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_the_fast_paths_table_carried_over_node_changes_is_the_table_built_afresh(
+    seed: int,
+) -> None:
+    """Nodes lost, restored, removed, added, tainted, cordoned and drained: after every step
+    the fast path's node table, whose unchanged rows rebuilds carry over, holds what a table
+    built from the cluster as it stands holds (resources, spread selectors' pods per node
+    and their counters, each pod shape's static verdicts and scores)."""
+    doc = random_timeline(seed)
+    scenario = parse_timeline(doc, "t.yaml")
+    sim = Simulation(scenario, seed=seed)
+    sim.settle("t.yaml")
+    (fast,) = sim.scheduler.fast.values()
+    rebuilds = 0
+    original = FastPath._rebuild
+
+    def counting(self: FastPath) -> None:
+        nonlocal rebuilds
+        rebuilds += 1
+        original(self)
+
+    FastPath._rebuild = counting  # type: ignore[method-assign]
+    try:
+        for step in scenario.steps:
+            apply_step(sim, step)
+            sim.settle(step.where)
+            assert_table_as_built_afresh(fast)
+    finally:
+        FastPath._rebuild = original  # type: ignore[method-assign]
+    assert fast._statics and fast._matching
+    churn = any("removeNode" in s or "addNodes" in s for s in doc["timeline"])
+    assert rebuilds > 0 or not churn

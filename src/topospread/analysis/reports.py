@@ -17,7 +17,7 @@ ScheduleAnyway constraint is counted as if it were DoNotSchedule, on its own; it
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -133,6 +133,11 @@ class StepReport:
     time: int = 0
 
     @property
+    def running(self) -> int:
+        """How many pods are bound and not finished."""
+        return len(self.bound)
+
+    @property
     def blocked(self) -> list[str]:
         """The pods a drain in this step could not evict (they are still on their nodes)."""
         return [b.pod for d in self.drains for b in d.blocked]
@@ -140,22 +145,12 @@ class StepReport:
     @property
     def violations(self) -> list[str]:
         """DoNotSchedule constraints the placement breaks, one line each."""
-        return self._exceeding(hard=True)
+        return exceeding(self.workloads, hard=True)
 
     @property
     def preferences_not_met(self) -> list[str]:
         """ScheduleAnyway constraints past their maxSkew, one line each."""
-        return self._exceeding(hard=False)
-
-    def _exceeding(self, *, hard: bool) -> list[str]:
-        return [
-            f"{w.workload}: topologySpreadConstraints[{c.view.index}] ({c.view.topology_key}"
-            f"{', ' + ', '.join(c.revisions) if len(c.revisions) == 1 else ''}): "
-            f"skew {c.skew} > maxSkew {c.view.max_skew}"
-            for w in self.workloads
-            for c in w.constraints
-            if (c.violated if hard else c.preference_not_met)
-        ]
+        return exceeding(self.workloads, hard=False)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -179,6 +174,49 @@ class StepReport:
             "drains": [d.to_json() for d in self.drains],
             "nodes": [_node_json(node) for node, _ in self.topology],
         }
+
+
+def exceeding(workloads: Sequence[WorkloadReport], *, hard: bool) -> list[str]:
+    """The constraints past their maxSkew, one line each: DoNotSchedule ones (``hard``, the
+    violations) or ScheduleAnyway ones (the preferences not met)."""
+    return [
+        f"{w.workload}: topologySpreadConstraints[{c.view.index}] ({c.view.topology_key}"
+        f"{', ' + ', '.join(c.revisions) if len(c.revisions) == 1 else ''}): "
+        f"skew {c.skew} > maxSkew {c.view.max_skew}"
+        for w in workloads
+        for c in w.constraints
+        if (c.violated if hard else c.preference_not_met)
+    ]
+
+
+@dataclass(slots=True)
+class Summary:
+    """A report's counts without its pods: how many pods run, which wait and why, and each
+    workload's counts and constraints (``summarize``)."""
+
+    running: int
+    pending: dict[str, str]
+    workloads: list[WorkloadReport]
+
+    @property
+    def violations(self) -> list[str]:
+        return exceeding(self.workloads, hard=True)
+
+    @property
+    def preferences_not_met(self) -> list[str]:
+        return exceeding(self.workloads, hard=False)
+
+
+def summarize(sim: Simulation) -> Summary:
+    """What ``step_report`` says of the pods' counts, Pending pods and workloads (the same
+    numbers, messages and constraints), at the cost of what changed since the last report
+    rather than of every pod: a sweep reads one twice per failure."""
+    workloads = workload_reports(sim, pods=False)
+    index = _ReportIndex.of(sim)
+    running = sum(b.running for b in index.buckets.values())
+    waiting = sorted(k for b in index.buckets.values() for k in b.pending)
+    pending = {k: sim.pending_message(sim.pods[k]) for k in waiting}
+    return Summary(running, pending, workloads)
 
 
 def _node_json(node: Node) -> dict[str, Any]:
@@ -285,98 +323,203 @@ def step_report(
     )
 
 
-def workload_reports(sim: Simulation) -> list[WorkloadReport]:
+def workload_reports(sim: Simulation, *, pods: bool = True) -> list[WorkloadReport]:
     """Every workload (and the pods of no workload, by namespace) with its constraints'
-    spread."""
-    # Each workload's pods by key, from the pods' index by controller reference.
-    keys_of: dict[WorkloadKey, list[str]] = {}
-    bare: dict[str, list[str]] = {ns: list(keys) for ns, keys in sim.pods.orphans.items()}
-    for (namespace, kind, name), keys in sim.pods.by_owner.items():
+    spread. ``pods=False`` leaves out each workload's and each group's pods (a sweep's phases
+    read the counts alone): the report then costs what changed since the last one, not a walk
+    over every pod."""
+    index = _ReportIndex.of(sim)
+    # Each workload's pods, by the buckets of the pods' index by controller reference.
+    buckets_of: dict[WorkloadKey, list[_Bucket]] = {}
+    bare: dict[str, list[_Bucket]] = {}
+    for bucket_key, bucket in index.buckets.items():
+        if not bucket.keys:
+            continue
+        if bucket_key[0] == _ORPHANS:
+            bare.setdefault(bucket_key[1], []).append(bucket)
+            continue
+        _, namespace, kind, name = bucket_key
         owner = sim.owner_of_reference(namespace, kind, name)
         if owner is not None:
-            keys_of.setdefault(owner, []).extend(keys)
+            buckets_of.setdefault(owner, []).append(bucket)
         else:  # its controller is not in the scenario
-            bare.setdefault(namespace, []).extend(keys)
+            bare.setdefault(namespace, []).append(bucket)
     out = []
     counts = PodCounts(sim.cluster.list()) if sim.fast else None
-    facts = _PodFacts.of(sim)
     for workload, obj in iter_controller_refs(sim):
         replicas = getattr(obj.spec, "replicas", None)
         if obj.kind in ("Deployment", "ReplicaSet", "StatefulSet") and replicas is None:
             replicas = 1
-        members = facts.read(sim, sorted(keys_of.get(workload, ())))
-        out.append(_workload(sim, describe_workload(workload), replicas, members, counts))
+        members = buckets_of.get(workload, [])
+        name = describe_workload(workload)
+        out.append(_workload(sim, name, replicas, members, counts, pods=pods))
     for namespace, orphans in sorted(bare.items()):
-        members = facts.read(sim, sorted(orphans))
-        out.append(_workload(sim, f"pods of no workload in {namespace}", None, members, counts))
+        name = f"pods of no workload in {namespace}"
+        out.append(_workload(sim, name, None, orphans, counts, pods=pods))
     return out
 
 
-class _PodFacts:
-    """What a report reads of each pod besides its placement — its spread constraints
-    encoded (pods with equal ones are counted once) and its revision — taken once per pod
-    object (a step changes few pods) and kept in ``Simulation.memo``."""
+_ORPHANS: Final = "orphans"
+_OWNED: Final = "owned"
 
-    KEY: Final = "report-pod-facts"
 
-    def __init__(self) -> None:
-        self._facts: dict[str, tuple[Pod, bytes, str]] = {}
+@dataclass(slots=True)
+class _Fact:
+    """What a report reads of one pod besides its placement."""
+
+    pod: Pod
+    constraints: bytes  # its spread constraints encoded: pods with equal ones count once
+    revision: str
+    bucket: tuple[str, ...]
+
+
+@dataclass(slots=True)
+class _Group:
+    """A bucket's pods with one set of spread constraints, and their revisions."""
+
+    keys: set[str] = field(default_factory=set)
+    revisions: dict[str, int] = field(default_factory=dict)  # revision -> its pods
+
+
+@dataclass(slots=True)
+class _Bucket:
+    """The pods of one controller reference (or a namespace's orphans), as the simulation's
+    pod index buckets them, grouped by spread constraints and counted."""
+
+    keys: set[str] = field(default_factory=set)
+    groups: dict[bytes, _Group] = field(default_factory=dict)
+    running: int = 0  # not finished, bound
+    pending: set[str] = field(default_factory=set)  # not finished, not bound
+
+
+class _ReportIndex:
+    """Every pod's report facts, bucketed by controller reference as ``Simulation.pods``
+    indexes them, grouped and counted — kept in ``Simulation.memo`` (snapshots carry it) and
+    brought up to date from the keys the simulation touched since (``take_touched``), so that a
+    report costs what changed, not a walk over every pod. tests/test_simulation.py checks
+    its reports against a fresh index's on random timelines."""
+
+    KEY: Final = "report-index"
+
+    def __init__(self, sim: Simulation) -> None:
+        self.pods = sim.pods
+        self.facts: dict[str, _Fact] = {}
+        self.buckets: dict[tuple[str, ...], _Bucket] = {}
+        sim.pods.take_touched()
+        for key, pod in sim.pods.items():
+            self._add(key, pod)
 
     @classmethod
-    def of(cls, sim: Simulation) -> _PodFacts:
+    def of(cls, sim: Simulation) -> _ReportIndex:
         found = sim.memo.get(cls.KEY)
-        if not isinstance(found, _PodFacts):
-            found = sim.memo[cls.KEY] = _PodFacts()
-        if len(found._facts) > 2 * len(sim.pods) + 1024:  # forget pods long gone
-            for gone in found._facts.keys() - sim.pods.keys():
-                del found._facts[gone]
+        if not isinstance(found, _ReportIndex) or found.pods is not sim.pods:
+            found = sim.memo[cls.KEY] = _ReportIndex(sim)
+        else:
+            found._follow(sim)
         return found
 
-    def read(self, sim: Simulation, keys: Iterable[str]) -> list[tuple[Pod, bytes, str]]:
-        """The pods of ``keys`` with their facts, in that order."""
-        out = []
-        facts = self._facts
-        for key in keys:
-            pod = sim.pods[key]
-            hit = facts.get(key)
-            if hit is None or hit[0] is not pod:
-                encoded = msgspec.json.encode(pod.spec.topology_spread_constraints)
-                hit = facts[key] = (pod, encoded, _revision(pod))
-            out.append(hit)
-        return out
+    def _follow(self, sim: Simulation) -> None:
+        pods = sim.pods
+        for key in pods.take_touched():
+            pod = pods.get(key)
+            fact = self.facts.get(key)
+            if fact is not None:
+                if fact.pod is pod:
+                    continue
+                self._remove(key, fact)
+            if pod is not None:
+                self._add(key, pod)
+
+    def _add(self, key: str, pod: Pod) -> None:
+        meta = pod.metadata
+        ref = get_controller_of(meta)
+        bucket_key: tuple[str, ...] = (
+            (_ORPHANS, meta.namespace)
+            if ref is None
+            else (_OWNED, meta.namespace, ref.kind, ref.name)
+        )
+        fact = _Fact(
+            pod,
+            msgspec.json.encode(pod.spec.topology_spread_constraints),
+            _revision(pod),
+            bucket_key,
+        )
+        self.facts[key] = fact
+        bucket = self.buckets.get(bucket_key)
+        if bucket is None:
+            bucket = self.buckets[bucket_key] = _Bucket()
+        bucket.keys.add(key)
+        group = bucket.groups.get(fact.constraints)
+        if group is None:
+            group = bucket.groups[fact.constraints] = _Group()
+        group.keys.add(key)
+        if fact.revision:
+            group.revisions[fact.revision] = group.revisions.get(fact.revision, 0) + 1
+        if not is_terminal(pod):
+            if pod.spec.node_name:
+                bucket.running += 1
+            else:
+                bucket.pending.add(key)
+
+    def _remove(self, key: str, fact: _Fact) -> None:
+        del self.facts[key]
+        bucket = self.buckets[fact.bucket]
+        bucket.keys.discard(key)
+        group = bucket.groups[fact.constraints]
+        group.keys.discard(key)
+        if not group.keys:
+            del bucket.groups[fact.constraints]
+        elif fact.revision:
+            left = group.revisions[fact.revision] - 1
+            if left:
+                group.revisions[fact.revision] = left
+            else:
+                del group.revisions[fact.revision]
+        pod = fact.pod
+        if not is_terminal(pod):
+            if pod.spec.node_name:
+                bucket.running -= 1
+            else:
+                bucket.pending.discard(key)
+        if not bucket.keys:
+            del self.buckets[fact.bucket]
 
 
 def _workload(
     sim: Simulation,
     name: str,
     desired: int | None,
-    members: list[tuple[Pod, bytes, str]],
+    buckets: list[_Bucket],
     counts: PodCounts | None,
+    *,
+    pods: bool,
 ) -> WorkloadReport:
-    groups: dict[bytes, list[tuple[Pod, bytes, str]]] = {}
-    running = pending = 0
-    live: list[str] = []
-    for fact in members:
-        groups.setdefault(fact[1], []).append(fact)
-        pod = fact[0]
-        if not is_terminal(pod):
-            live.append(pod.key)
-            if pod.spec.node_name:
-                running += 1
-            else:
-                pending += 1
+    running = sum(b.running for b in buckets)
+    pending = sum(len(b.pending) for b in buckets)
+    # The groups by constraints, in the order of their first pods by key.
+    merged: dict[bytes, tuple[list[set[str]], set[str]]] = {}
+    for bucket in buckets:
+        for encoded, group in bucket.groups.items():
+            keys, revisions = merged.setdefault(encoded, ([], set()))
+            keys.append(group.keys)
+            revisions.update(group.revisions)
+    firsts = sorted((min(min(k) for k in keys), encoded) for encoded, (keys, _) in merged.items())
     constraints: list[ConstraintSpread] = []
-    for group in groups.values():
-        pod = group[0][0]
+    for first, encoded in firsts:
+        pod = sim.pods[first]
         if pod.spec.topology_spread_constraints:
-            revisions = sorted({r for _, _, r in group if r})
-            spreads = _spread(sim, pod, revisions, counts)
-            if spreads:
-                group_pods = [p for p, _, _ in group]
+            spreads = _spread(sim, pod, sorted(merged[encoded][1]), counts)
+            if spreads and pods:
+                group_keys = sorted(set().union(*merged[encoded][0]))
+                group_pods = [sim.pods[k] for k in group_keys]
                 for c in spreads:
                     c.pods = group_pods
             constraints += spreads
     constraints.sort(key=lambda c: (c.view.index, c.revisions))
+    live: list[str] = []
+    if pods:
+        members = sorted(set().union(*(b.keys for b in buckets)))
+        live = [k for k in members if not is_terminal(sim.pods[k])]
     return WorkloadReport(name, desired, running, pending, constraints, live)
 
 

@@ -31,14 +31,14 @@ from typing import Any, Final
 
 import msgspec
 
-from topospread.analysis.reports import StepReport, step_report
+from topospread.analysis.reports import StepReport, Summary, summarize
 from topospread.analysis.timeline import carry_out, settle_timeline
 from topospread.api.types import LABEL_TOPOLOGY_ZONE
 from topospread.errors import ManifestError
 from topospread.framework.features import DEFAULT_FEATURES, Features
 from topospread.simulator.clock import format_duration
 from topospread.simulator.drain import DrainResult
-from topospread.simulator.simulation import Settled, Simulation
+from topospread.simulator.simulation import Simulation
 from topospread.simulator.snapshot import FORKS, Snapshot
 from topospread.simulator.timeline import TimelineScenario, parse_step
 
@@ -125,7 +125,7 @@ class Job:
     failure: Failure
 
 
-def phase(report: StepReport, drains: Iterable[DrainResult] = ()) -> Phase:
+def phase(report: StepReport | Summary, drains: Iterable[DrainResult] = ()) -> Phase:
     workloads: dict[str, WorkloadOutcome] = {}
     violated = sorted(
         {
@@ -144,7 +144,7 @@ def phase(report: StepReport, drains: Iterable[DrainResult] = ()) -> Phase:
         f"drain {d.node}: {e}" for d in drains for e in d.errors
     ]
     return Phase(
-        running=len(report.bound),
+        running=report.running,
         pending=dict(report.pending),
         violations=report.violations,
         preferences_not_met=report.preferences_not_met,
@@ -232,8 +232,8 @@ def run_failure(sim: Simulation, failure: Failure, seed: int, options: SweepOpti
     return Run(failure, seed, applied, during, after, settled)
 
 
-def _report(sim: Simulation) -> StepReport:
-    return step_report(sim, 0, "", "", [], Settled(0, True))
+def _report(sim: Simulation) -> Summary:
+    return summarize(sim)
 
 
 # ------------------------------------------------------------------ the worker side

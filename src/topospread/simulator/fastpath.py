@@ -813,11 +813,11 @@ class FastPath:
         the reference's on random timelines.
 
         NOTE: only for a pod whose shape (``shape_of``'s, by default its own: a report's probe
-        is a workload pod with other constraints) this path has decided since the node table
-        was last rebuilt: from then on the probe's counters are built once and kept current (a
-        sweep's runs read them from the base state). For other shapes, building a counter per
-        selector would cost more than the caller's one walk over the pods (a rebalance after
-        new nodes join, say)."""
+        is a workload pod with other constraints, which shares it) this path has decided: its
+        static verdicts are kept (over node table rebuilds too), and its selectors' pods per
+        node are counted once and kept current (a sweep's runs read them from the base
+        state). For shapes never decided, the static verdicts would cost more than the
+        caller's one walk over the pods."""
         decided = self._statics.get(_static_key(shape_of if shape_of is not None else pod))
         if not self.accepts(pod) or not isinstance(decided, _Static):
             return None

@@ -206,10 +206,16 @@ class _Pods(IndexedDict[str, Pod]):
         self.by_label: dict[tuple[str, str, str], set[str]] = {}
         # Every pod stored or removed (before and after) since the last take_changed().
         self.changed: list[Pod] = []
+        # The keys stored or removed since the last take_touched() (the reports' index).
+        self.touched: set[str] = set()
 
     def take_changed(self) -> list[Pod]:
         changed, self.changed = self.changed, []
         return changed
+
+    def take_touched(self) -> set[str]:
+        touched, self.touched = self.touched, set()
+        return touched
 
     def _index(self, key: str, pod: Pod, add: bool) -> None:
         meta = pod.metadata
@@ -236,6 +242,7 @@ class _Pods(IndexedDict[str, Pod]):
 
     def __setitem__(self, key: str, pod: Pod) -> None:
         self.version += 1
+        self.touched.add(key)
         old = self.get(key)
         if old is not None:
             self._index(key, old, False)
@@ -246,6 +253,7 @@ class _Pods(IndexedDict[str, Pod]):
 
     def __delitem__(self, key: str) -> None:
         self.version += 1
+        self.touched.add(key)
         old = self[key]
         self._index(key, old, False)
         self.changed.append(old)
@@ -261,6 +269,7 @@ class _Pods(IndexedDict[str, Pod]):
     def clear(self) -> None:
         self.version += 1
         self.changed += self.values()
+        self.touched.update(self.keys())
         super().clear()
         for index in (self.by_owner, self.by_owner_uid, self.orphans, self.by_label):
             index.clear()
