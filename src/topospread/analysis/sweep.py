@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import gc
 import itertools
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -242,14 +242,54 @@ def _report(sim: Simulation) -> Summary:
 _BASES: dict[int, Snapshot[Simulation]] = {}
 _OPTIONS: list[SweepOptions] = []
 
-# The settled base states themselves, by seed, while ``sweep`` runs where the platform forks:
-# a worker forked from this process reads them as they are (copy-on-write) instead of
-# restoring their snapshots, which costs it the restore and lays the copy out worse (runs from
-# a restored copy take about a quarter longer). Frozen out of the garbage collector meanwhile.
-LIVE_BASES: dict[int, Simulation] = {}
+
+class Bases(Mapping[int, bytes]):
+    """The settled base state of each seed, as its snapshot's bytes — and, where the
+    platform forks, as the live Simulation itself, snapshotted only if a backend asks for the
+    bytes (the serial and Ray backends do; it takes seconds at 50,000 pods): a worker forked
+    from this process reads the live state as it is (copy-on-write) instead of restoring a
+    snapshot, which saves the restore and lays the copy out better (runs from a restored copy
+    take about a quarter longer). Pickled (spawned workers, Ray), it is a dict of bytes."""
+
+    def __init__(self) -> None:
+        self._seeds: list[int] = []
+        self._live: dict[int, Simulation] = {}
+        self._data: dict[int, bytes] = {}
+
+    def add(self, seed: int, sim: Simulation) -> None:
+        self._seeds.append(seed)
+        if FORKS:
+            self._live[seed] = sim
+        else:
+            self._data[seed] = sim.snapshot().data
+
+    def live(self, seed: int) -> Simulation | None:
+        return self._live.get(seed)
+
+    def release(self) -> None:
+        """Drop the live states (the bytes taken so far stay)."""
+        self._live.clear()
+
+    def __getitem__(self, seed: int) -> bytes:
+        data = self._data.get(seed)
+        if data is None:
+            sim = self._live.get(seed)
+            if sim is None:
+                raise KeyError(seed)
+            data = self._data[seed] = sim.snapshot().data
+        return data
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._seeds)
+
+    def __len__(self) -> int:
+        return len(self._seeds)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (dict, (dict(self.items()),))
 
 
-def init_worker(bases: dict[int, bytes], options: SweepOptions) -> None:
+def init_worker(bases: Mapping[int, bytes], options: SweepOptions) -> None:
     _BASES.clear()
     _BASES.update({seed: Snapshot(data) for seed, data in bases.items()})
     _OPTIONS[:] = [options]
@@ -276,7 +316,7 @@ def run_job(job: Job) -> tuple[int, Run]:
 
 
 def run_jobs(
-    bases: dict[int, bytes], options: SweepOptions, jobs: Sequence[Job]
+    bases: Mapping[int, bytes], options: SweepOptions, jobs: Sequence[Job]
 ) -> list[tuple[int, Run]]:
     """A batch of jobs in one call (a Ray task)."""
     init_worker(bases, options)
@@ -413,12 +453,12 @@ class SweepReport:
 # A backend runs jobs against the snapshots of the base states and reports each run as it
 # completes: run(bases, options, jobs, done).
 Backend = Callable[
-    [dict[int, bytes], SweepOptions, Sequence[Job], Callable[[int, Run], None]], None
+    [Mapping[int, bytes], SweepOptions, Sequence[Job], Callable[[int, Run], None]], None
 ]
 
 
 def serial_backend(
-    bases: dict[int, bytes],
+    bases: Mapping[int, bytes],
     options: SweepOptions,
     jobs: Sequence[Job],
     done: Callable[[int, Run], None],
@@ -446,7 +486,7 @@ def sweep(
     """Settle the base state per seed, then replay every failure from it through
     ``backend``. Ctrl-C (KeyboardInterrupt) stops it with the runs completed so far."""
     options = options or SweepOptions(source=scenario.source)
-    bases: dict[int, bytes] = {}
+    bases = Bases()
     base_phases: dict[int, Phase] = {}
     failures: list[Failure] = []
     for seed in seeds:
@@ -461,9 +501,7 @@ def sweep(
                 max_failures=max_failures,
                 zone_key=zone_key,
             )
-        bases[seed] = sim.snapshot().data
-        if FORKS:
-            LIVE_BASES[seed] = sim
+        bases.add(seed, sim)
         del sim
     jobs = [Job(i, seed, f) for i, (f, seed) in enumerate((f, s) for f in failures for s in seeds)]
     if on_planned is not None:
@@ -479,7 +517,7 @@ def sweep(
         if on_run is not None:
             on_run(outcome)
 
-    if LIVE_BASES:
+    if FORKS:
         gc.collect()
         gc.freeze()  # forked workers share the bases' pages: no collection writes to them
     try:
@@ -487,8 +525,8 @@ def sweep(
     except KeyboardInterrupt:
         report.interrupted = True
     finally:
-        if LIVE_BASES:
-            LIVE_BASES.clear()
+        bases.release()
+        if FORKS:
             gc.unfreeze()
     report.outcomes = [results[i] for i in sorted(results)]
     report.warnings = list(scenario.warnings)
@@ -498,6 +536,7 @@ def sweep(
 __all__ = [
     "KINDS",
     "REQUIREMENTS",
+    "Bases",
     "Failure",
     "Job",
     "Outcome",

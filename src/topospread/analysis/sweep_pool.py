@@ -2,7 +2,7 @@
 replaying one failure per task.
 
 Where the platform forks, each worker is forked from the sweep's process and reads its settled
-base states as they are (``LIVE_BASES``; a base it lacks it restores once), and replays each
+base states as they are (``Bases.live``; a base it lacks it restores once), and replays each
 failure in a child forked from it: the child's copy of the base costs what it touches
 (copy-on-write), not a restore, and the child's exit frees it without a garbage collection.
 Its run is the one a restored copy gives (the base is the same state; tests compare the two
@@ -19,12 +19,12 @@ import gc
 import multiprocessing
 import os
 import signal
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 
 from topospread.analysis.sweep import (
-    LIVE_BASES,
     Backend,
+    Bases,
     Job,
     Run,
     SweepOptions,
@@ -49,19 +49,26 @@ def default_workers() -> int:
 _LIVE: dict[int, Simulation] = {}
 
 
-def _init(bases: dict[int, bytes], options: SweepOptions) -> None:
+def _init(bases: Mapping[int, bytes], options: SweepOptions) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    init_worker(bases, options)
-    if FORKS:
-        # Forked from the sweep's process: its live bases are this worker's (copy-on-write).
-        _LIVE.update(LIVE_BASES)
-        missing = {seed: data for seed, data in bases.items() if seed not in _LIVE}
-        if missing:
-            gc.disable()
-            _LIVE.update({s: Snapshot[Simulation](d).restore() for s, d in missing.items()})
-            gc.enable()
-            gc.collect()
-            gc.freeze()  # the bases are never garbage: keep collections off them
+    if not FORKS:
+        init_worker(bases, options)
+        return
+    init_worker({}, options)
+    # Forked from the sweep's process: its live bases are this worker's (copy-on-write).
+    missing = []
+    for seed in bases:
+        live = bases.live(seed) if isinstance(bases, Bases) else None
+        if live is not None:
+            _LIVE[seed] = live
+        else:
+            missing.append(seed)
+    if missing:
+        gc.disable()
+        _LIVE.update({s: Snapshot[Simulation](bases[s]).restore() for s in missing})
+        gc.enable()
+        gc.collect()
+        gc.freeze()  # the bases are never garbage: keep collections off them
 
 
 def _run_forked(job: Job) -> tuple[int, Run]:
@@ -76,7 +83,7 @@ def process_backend(workers: int) -> Backend:
     Ctrl-C has little to cancel and results stream in job order as far as possible)."""
 
     def run(
-        bases: dict[int, bytes],
+        bases: Mapping[int, bytes],
         options: SweepOptions,
         jobs: Sequence[Job],
         done: Callable[[int, Run], None],

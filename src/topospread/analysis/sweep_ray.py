@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from types import ModuleType
 from typing import Any, Final
@@ -55,7 +55,7 @@ def ray_backend(address: str, *, batch: int | None = None) -> Backend:
         _check_listening(address)
 
     def run(
-        bases: dict[int, bytes],
+        bases: Mapping[int, bytes],
         options: SweepOptions,
         jobs: Sequence[Job],
         done: Callable[[int, Run], None],
@@ -101,7 +101,7 @@ def connect(address: str) -> bool:
 
 def _run(
     ray: Any,
-    bases: dict[int, bytes],
+    bases: Mapping[int, bytes],
     options: SweepOptions,
     jobs: Sequence[Job],
     done: Callable[[int, Run], None],
@@ -112,7 +112,7 @@ def _run(
     cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
     size = batch or max(1, -(-len(jobs) // (4 * cpus)))
     # Every task gets the same two objects from the store, not a copy of them per task.
-    bases_ref = ray.put(bases)
+    bases_ref = ray.put(dict(bases))
     options_ref = ray.put(options)
     task = ray.remote(run_jobs)
     pending = [
