@@ -141,6 +141,10 @@ _FIT_UNRESOLVABLE: Final = 16
 
 # The node table's per-node int64 columns carried over a rebuild (min_priority aside: its
 # fill is not 0; the free_* columns are derived).
+# The static plugins that read a node's spec (its taints, its unschedulable flag) — the rest
+# read its name, labels and images.
+_SPEC_READERS: Final = frozenset({"NodeUnschedulable", "TaintToleration"})
+
 _ROW_COLUMNS: Final = (
     "alloc_cpu",
     "alloc_mem",
@@ -371,6 +375,10 @@ class FastPath:
         self._row_nodes: list[Node] = []
         self._dirty: set[str] = set()
         self._images = False  # whether any node reports images
+        self._plugins_by_name: tuple[dict[str, Any], dict[str, Any]] | None = None
+        # (shape key, node spec encoded), plugin, whether scored -> its filter's status index
+        # or its score there (on_node_updated).
+        self._spec_rows: dict[tuple[tuple[bytes, bytes], str, bool], int] = {}
         self.names: list[str] = []
         self.index: dict[str, int] = {}
         for column in (*_ROW_COLUMNS, "min_priority"):
@@ -611,10 +619,17 @@ class FastPath:
         self.free_pods[i] = self.alloc_pods[i] - self.pod_count[i]
         self._all_alloc = bool((self.alloc_cpu != 0).all() and (self.alloc_mem != 0).all())
         info = self.cluster.infos[new.metadata.name]
+        # Labels, images and name unchanged: of the static plugins only those reading the
+        # node's taints and unschedulable flag can answer differently, and they answer alike
+        # for alike nodes (a zone outage taints thousands the same way).
+        spec = _KEY_ENCODER.encode((new.spec.taints, new.spec.unschedulable))
+        if len(self._spec_rows) > 65536:
+            self._spec_rows.clear()
         stale = {
             key
             for key, static in self._statics.items()
-            if not isinstance(static, _Static) or not self._refresh_row(static, info, i)
+            if not isinstance(static, _Static)
+            or not self._refresh_row(static, info, i, memo=(key, spec))
         }
         for key in stale:
             del self._statics[key]
@@ -623,25 +638,50 @@ class FastPath:
             if shape in stale or _honours_taints(constraints):
                 del self._signatures[sig_key]
 
-    def _refresh_row(self, static: _Static, info: NodeInfo, i: int) -> bool:
+    def _refresh_row(
+        self, static: _Static, info: NodeInfo, i: int, memo: tuple[bytes, bytes] | None = None
+    ) -> bool:
         """Recompute one node's static filter verdicts and scores for a pod shape; False
-        when a plugin errs there (the shape is then rebuilt, and declined, on its next pod)."""
-        filters = {pl.name: pl for pl in self.fwk.filter_plugins}
-        scorers = {pl.name: pl for pl in self.fwk.score_plugins}
+        when a plugin errs there (the shape is then rebuilt, and declined, on its next pod).
+        ``memo`` (the shape's key, the node's taints and unschedulable flag encoded): only the
+        node's spec changed, so only the plugins reading it are asked, each answer kept for
+        the next node with that spec."""
+        if self._plugins_by_name is None:
+            self._plugins_by_name = (
+                {pl.name: pl for pl in self.fwk.filter_plugins},
+                {pl.name: pl for pl in self.fwk.score_plugins},
+            )
+        filters, scorers = self._plugins_by_name
         for name, arr in static.filter_status.items():
-            status = filters[name].filter(static.state, static.pod, info)
-            if status.is_success:
-                arr[i] = 0
-            elif status.is_rejected:
-                arr[i] = self._intern(status.with_plugin(name))
-            else:
-                return False
+            if memo is not None and name not in _SPEC_READERS:
+                continue
+            found = self._spec_rows.get((memo, name, False)) if memo is not None else None
+            if found is None:
+                status = filters[name].filter(static.state, static.pod, info)
+                if status.is_success:
+                    found = 0
+                elif status.is_rejected:
+                    found = self._intern(status.with_plugin(name))
+                else:
+                    return False
+                if memo is not None:
+                    self._spec_rows[(memo, name, False)] = found
+            if arr[i] == found:
+                continue
+            arr[i] = found
             static.rejects[name] = bool(arr.any())
         for name, scores in static.static_scores.items():
-            score, status = scorers[name].score(static.state, static.pod, info)
-            if not status.is_success:
-                return False
-            scores[i] = score
+            if memo is not None and name not in _SPEC_READERS:
+                continue
+            found = self._spec_rows.get((memo, name, True)) if memo is not None else None
+            if found is None:
+                score, status = scorers[name].score(static.state, static.pod, info)
+                if not status.is_success:
+                    return False
+                found = score
+                if memo is not None:
+                    self._spec_rows[(memo, name, True)] = found
+            scores[i] = found
         return True
 
     def on_bind(self, pod: Pod, node_name: str) -> None:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
+
+import msgspec
 
 from topospread.api.types import (
     NODE_INCLUSION_POLICY_HONOR,
@@ -120,6 +122,9 @@ def pod_labels_match_spread_constraints(
     return any(c.selector.matches(labels) for c in constraints)
 
 
+_ENCODER: Final = msgspec.json.Encoder()
+
+
 class PluginBase:
     """State and helpers the PodTopologySpread extension points share.
 
@@ -128,6 +133,7 @@ class PluginBase:
 
     handle: Handle
     features: Features
+    _compiled: dict[Any, list[InternalConstraint]]
     default_constraints: Sequence[TopologySpreadConstraint]
     system_defaulted: bool
 
@@ -205,8 +211,24 @@ class PluginBase:
 
         Upstream: getConstraints (common.go, v1.35)
         """
-        if pod.spec.topology_spread_constraints:
-            return self.filter_topology_spread_constraints(
-                pod.spec.topology_spread_constraints, pod.metadata.labels, action
+        own = pod.spec.topology_spread_constraints
+        if own:
+            # Compiled once per distinct constraints, action and values of their
+            # matchLabelKeys (a queueing hint asks again for every waiting pod on every bind).
+            labels = pod.metadata.labels
+            key = (
+                _ENCODER.encode(own),
+                tuple(labels.get(k) for c in own for k in c.match_label_keys),
+                action,
             )
+            memo: dict[Any, list[InternalConstraint]] | None = getattr(self, "_compiled", None)
+            if memo is None:
+                memo = self._compiled = {}
+            found = memo.get(key)
+            if found is None:
+                found = self.filter_topology_spread_constraints(own, labels, action)
+                if len(memo) > 4096:
+                    memo.clear()
+                memo[key] = found
+            return list(found)
         return self.build_default_constraints(pod, action)
