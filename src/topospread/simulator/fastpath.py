@@ -880,12 +880,13 @@ class FastPath:
             )
         return self._unresolved_codes
 
-    def unschedulable_positions(self, failure: FastFailure) -> list[int] | None:
-        """The positions, in node order, of the nodes a failure rejected as Unschedulable."""
+    def unschedulable_positions(self, failure: FastFailure) -> Sequence[int] | None:
+        """The positions, in node order, of the nodes a failure rejected as Unschedulable (an
+        array: a victimless dry run reads its length and one position of thousands)."""
         if failure.rejected_with is None:
             return None
-        positions: list[int] = np.flatnonzero(self._unresolved()[failure.rejected_with]).tolist()
-        return positions
+        positions = np.flatnonzero(self._unresolved()[failure.rejected_with])
+        return cast(Sequence[int], positions)
 
     def preemption_may_find_victims(self, pod: Pod, failure: FastFailure) -> bool:
         """Whether a node that preemption would dry-run holds a pod of lower priority (only
@@ -956,7 +957,9 @@ class FastPath:
         to_find = num_feasible_nodes_to_find(algorithm.percentage_for(self.fwk), n)
         take = feasible_in_order[:to_find]
         if len(feasible_in_order) >= to_find:
-            visited = int(np.flatnonzero(mask[order])[to_find - 1]) + 1
+            # The order runs from ``start`` round the nodes: a node's place in it is its index
+            # less ``start``, modulo n.
+            visited = (int(feasible_in_order[to_find - 1]) - start) % n + 1
         else:
             visited = n
         algorithm.next_start_node_index = (start + visited) % n
@@ -1359,36 +1362,53 @@ class FastPath:
         return scaled.astype(np.int64)  # truncation toward zero, as Go's int64(float64)
 
     def _spread_scores(self, sig: _Signature, take: npt.NDArray[np.intp]) -> I64:
+        """Upstream: PodTopologySpread.Score and NormalizeScore (scoring.go, v1.35), over the
+        nodes ``take`` at once. ``ignored``: the nodes lacking a soft constraint's key (None:
+        there are none, and the masks are skipped)."""
+        ignored: B | None = None
         if sig.soft_require_all:
             ignored = ~sig.soft_eligible_all[take]
-        else:
-            ignored = np.zeros(len(take), np.bool_)
-        kept = take[~ignored]
+            if not ignored.any():
+                ignored = None
+        kept = len(take) if ignored is None else len(take) - int(np.count_nonzero(ignored))
         raw = np.zeros(len(take), np.float64)
         for c, counter in sig.soft:
             if c.topology_key == LABEL_HOSTNAME:
-                size = len(kept)
-                weight = float(np.log(size + 2))
+                size = kept
                 counts = self._node_counts(sig, c)[take]
-                has = self.codes(c.topology_key)[0][take] >= 0
+                has = None if self._all_have(LABEL_HOSTNAME) else self.codes(LABEL_HOSTNAME)[0]
             else:
                 assert counter is not None
                 codes = counter.codes[take]
-                size = len(np.unique(codes[~ignored]))
-                weight = float(np.log(size + 2))
-                has = codes >= 0
-                counts = np.where(has, counter.counts[np.where(has, codes, 0)], 0)
-            raw += np.where(has, counts * weight + float(c.max_skew - 1), 0.0)
+                # The distinct values among the kept nodes (a missing key, -1, is one too).
+                present = np.bincount((codes if ignored is None else codes[~ignored]) + 1)
+                size = int(np.count_nonzero(present))
+                if self._all_have(c.topology_key):
+                    has = None
+                    counts = counter.counts[codes]
+                else:
+                    has = counter.codes
+                    counts = np.where(codes >= 0, counter.counts[np.where(codes >= 0, codes, 0)], 0)
+            weight = float(np.log(size + 2))
+            if has is None:
+                raw += counts * weight + float(c.max_skew - 1)
+            else:
+                raw += np.where(has[take] >= 0, counts * weight + float(c.max_skew - 1), 0.0)
         scores = _go_round(raw)
-        scores[ignored] = -1
-        valid = scores[~ignored]
-        if len(valid) == 0:
-            return np.where(ignored, 0, MAX_NODE_SCORE).astype(np.int64)
+        if ignored is not None:
+            scores[ignored] = -1
+        valid = scores if ignored is None else scores[~ignored]
+        if len(valid) == 0:  # every node ignored
+            return np.zeros(len(take), np.int64)
         lo, hi = int(valid.min()), int(valid.max())
         if hi == 0:
+            if ignored is None:
+                return np.full(len(take), MAX_NODE_SCORE, np.int64)
             return np.where(ignored, 0, MAX_NODE_SCORE).astype(np.int64)
         num = MAX_NODE_SCORE * (hi + lo - scores)
-        out = np.sign(num) * (np.abs(num) // hi)
+        out: I64 = (np.sign(num) * (np.abs(num) // hi)).astype(np.int64)
+        if ignored is None:
+            return out
         return np.where(ignored, 0, out).astype(np.int64)
 
     def _node_counts(self, sig: _Signature, c: InternalConstraint) -> I64:
