@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import msgspec
+import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -272,6 +273,14 @@ def assert_table_as_built_afresh(fast: FastPath) -> None:
             k: v.tolist() for k, v in built.static_scores.items()
         }
         assert static.rejects == built.rejects
+        # The resource scores kept between decisions, replayed from the changed rows.
+        every = np.arange(len(fast.names))
+        if static.least is not None and fast._all_alloc:
+            kept = fast._resource_scores(static, least=True).tolist()
+            assert kept == fast._least_allocated_at(static, every).tolist()
+        if static.balanced is not None:
+            kept = fast._resource_scores(static, least=False).tolist()
+            assert kept == fast._balanced_at(static, every).tolist()
     infos = fast.cluster.list()
     for namespace, by_selector in fast._matching.items():
         for selector, matching in by_selector.items():
@@ -342,3 +351,46 @@ def test_node_churn_leaves_the_table_as_one_built_afresh(
 
 
 pod_strategy = pod
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 2**40),  # allocatable cpu (milli) and memory, 0 included
+            st.integers(0, 2**46),
+            st.integers(0, 2**40),  # requested, non-zero-defaulted and actual
+            st.integers(0, 2**46),
+        ),
+        min_size=1,
+        max_size=20,
+    ),
+    st.tuples(st.integers(0, 2**34), st.integers(0, 2**40)),
+)
+def test_one_rows_resource_scores_are_the_vectors(
+    rows: list[tuple[int, int, int, int]], request: tuple[int, int]
+) -> None:
+    """The per-row arithmetic that keeps a shape's LeastAllocated and BalancedAllocation
+    scores between decisions gives the vector arithmetic's numbers, to the last unit."""
+    node = msgspec.convert({"metadata": {"name": "n0", "labels": {HOST: "n0"}}}, Node)
+    run = schedule(Scenario(nodes=[node], pods=[], queue=[], objects=[], config=default_config()))
+    (fast,) = run.scheduler.fast.values()
+    n = len(rows)
+    fast.names = [f"n{i}" for i in range(n)]
+    fast.alloc_cpu = np.array([r[0] for r in rows], np.int64)
+    fast.alloc_mem = np.array([r[1] for r in rows], np.int64)
+    fast.nz_cpu = fast.req_cpu = np.array([r[2] for r in rows], np.int64)
+    fast.nz_mem = fast.req_mem = np.array([r[3] for r in rows], np.int64)
+    pod = msgspec.convert(
+        {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i"}]}}, Pod
+    )
+    static = fast._build_static(pod)
+    assert static is not None
+    static.score_req = static.balanced_req = request
+    every = np.arange(n)
+    balanced = fast._balanced_at(static, every).tolist()
+    assert [fast._balanced_row(static, i) for i in range(n)] == balanced
+    if all(r[0] and r[1] for r in rows):
+        fast._all_alloc = True
+        least = fast._least_allocated_at(static, every).tolist()
+        assert [fast._least_row(static, i) for i in range(n)] == least

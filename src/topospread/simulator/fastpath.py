@@ -145,6 +145,11 @@ _FIT_UNRESOLVABLE: Final = 16
 # read its name, labels and images.
 _SPEC_READERS: Final = frozenset({"NodeUnschedulable", "TaintToleration"})
 
+# Changed rows replayed one by one into a shape's kept resource scores; past this many the
+# whole vector is recomputed. And how long the log of changed rows grows before it restarts.
+_REPLAYED_ROWS: Final = 32
+_CHANGED_ROWS_KEPT: Final = 1 << 16
+
 _ROW_COLUMNS: Final = (
     "alloc_cpu",
     "alloc_mem",
@@ -259,6 +264,12 @@ class _Static:
     # What a node's row is recomputed from when that node changes in place.
     pod: Pod
     state: CycleState
+    # LeastAllocated's and BalancedAllocation's scores on every node, each as of a position
+    # in the path's log of changed rows (``_resource_scores``); None: not computed yet.
+    least: I64 | None = None
+    balanced: I64 | None = None
+    least_at: int = 0
+    balanced_at: int = 0
 
 
 @dataclass(slots=True)
@@ -375,6 +386,9 @@ class FastPath:
         self._row_nodes: list[Node] = []
         self._dirty: set[str] = set()
         self._images = False  # whether any node reports images
+        # The rows whose resources changed, in order (the statics' score caches replay it).
+        self._changed_rows: list[int] = []
+        self._every_row: npt.NDArray[np.intp] = np.arange(0)
         self._plugins_by_name: tuple[dict[str, Any], dict[str, Any]] | None = None
         # (shape key, node spec encoded), plugin, whether scored -> its filter's status index
         # or its score there (on_node_updated).
@@ -404,6 +418,7 @@ class FastPath:
         pod (a sweep's node failures). tests/test_fastpath.py checks it against the reference
         path on random node churn."""
         self._stale = False
+        self._changed_rows = []
         infos = list(self.cluster.list())
         n = len(infos)
         old_index = self.index
@@ -517,12 +532,14 @@ class FastPath:
                 new_scores[kept] = scores[from_rows]
                 static_scores[name] = new_scores
             static.filter_status, static.static_scores = filter_status, static_scores
+            static.least = static.balanced = None  # the rows moved
             if all(self._refresh_row(static, infos[i], i) for i in fresh):
                 static.rejects = {name: bool(arr.any()) for name, arr in filter_status.items()}
                 carried[key] = static
         self._statics = carried
 
     def _account(self, pod: Pod, i: int, sign: int) -> None:
+        self._changed_rows.append(i)
         r = calculate_resource(pod, self.features)
         self.req_cpu[i] += sign * r.resource.milli_cpu
         self.req_mem[i] += sign * r.resource.memory
@@ -610,6 +627,7 @@ class FastPath:
             self._rebuild()
             return
         self._row_nodes[i] = new
+        self._changed_rows.append(i)
         a = allocatable_resource(new)
         self.alloc_cpu[i], self.alloc_mem[i] = a.milli_cpu, a.memory
         self.alloc_eph[i], self.alloc_pods[i] = a.ephemeral_storage, a.allowed_pod_number
@@ -1269,6 +1287,80 @@ class FastPath:
         return total, per_plugin
 
     def _least_allocated(self, static: _Static, take: npt.NDArray[np.intp]) -> I64:
+        if self._all_alloc:
+            return self._resource_scores(static, least=True)[take]
+        return self._least_allocated_at(static, take)
+
+    def _balanced(self, static: _Static, take: npt.NDArray[np.intp]) -> I64:
+        return self._resource_scores(static, least=False)[take]
+
+    def _resource_scores(self, static: _Static, *, least: bool) -> I64:
+        """LeastAllocated's (``least``, every node having allocatable cpu and memory) or
+        BalancedAllocation's scores on every node for the shape, kept between decisions: the
+        rows changed since (a bind changes one) are recomputed one by one with the same
+        arithmetic, in Python, and many changed rows recompute the whole vector.
+        tests/test_fastpath.py checks the kept scores against fresh ones."""
+        log = self._changed_rows
+        scores, at = (
+            (static.least, static.least_at) if least else (static.balanced, static.balanced_at)
+        )
+        if scores is None or len(log) - at > _REPLAYED_ROWS:
+            every = self._every_row
+            if len(every) != len(self.names):
+                every = self._every_row = np.arange(len(self.names))
+            if least:
+                scores = self._least_allocated_at(static, every)
+            else:
+                scores = self._balanced_at(static, every)
+        else:
+            row = self._least_row if least else self._balanced_row
+            for i in set(log[at:]):
+                scores[i] = row(static, i)
+        if least:
+            static.least, static.least_at = scores, len(log)
+        else:
+            static.balanced, static.balanced_at = scores, len(log)
+        if len(log) > _CHANGED_ROWS_KEPT:
+            self._forget_changed_rows()
+        return scores
+
+    def _forget_changed_rows(self) -> None:
+        """Start the log again; every shape's kept scores are computed afresh on next use."""
+        self._changed_rows = []
+        for static in self._statics.values():
+            if isinstance(static, _Static):
+                static.least = static.balanced = None
+
+    def _least_row(self, static: _Static, i: int) -> int:
+        """``_least_allocated_at`` for one node (every node has allocatable cpu and memory)."""
+        fit: Any = self.fwk.plugins["NodeResourcesFit"]
+        w_cpu, w_mem = (int(r.weight) for r in fit.scorer.resources)
+        total = 0
+        for alloc, used, req, w in (
+            (int(self.alloc_cpu[i]), int(self.nz_cpu[i]), static.score_req[0], w_cpu),
+            (int(self.alloc_mem[i]), int(self.nz_mem[i]), static.score_req[1], w_mem),
+        ):
+            free = alloc - (used + req)
+            total += (0 if free < 0 else free * MAX_NODE_SCORE // alloc) * w
+        return total // (w_cpu + w_mem)
+
+    def _balanced_row(self, static: _Static, i: int) -> int:
+        """``_balanced_at`` for one node."""
+        assert static.balanced_req is not None
+        fractions: list[float] = []
+        present: list[bool] = []
+        for alloc, used, req in (
+            (int(self.alloc_cpu[i]), int(self.req_cpu[i]), static.balanced_req[0]),
+            (int(self.alloc_mem[i]), int(self.req_mem[i]), static.balanced_req[1]),
+        ):
+            has = alloc != 0
+            fraction = float(used + req) / float(alloc if has else 1)
+            fractions.append(min(fraction, 1.0))
+            present.append(has)
+        std = abs((fractions[0] - fractions[1]) / 2) if present[0] and present[1] else 0.0
+        return int((1 - std) * float(MAX_NODE_SCORE))
+
+    def _least_allocated_at(self, static: _Static, take: npt.NDArray[np.intp]) -> I64:
         fit: Any = self.fwk.plugins["NodeResourcesFit"]
         weights = [r.weight for r in fit.scorer.resources]
         score = np.zeros(len(take), np.int64)
@@ -1295,7 +1387,7 @@ class FastPath:
             weight_sum += np.where(has, w, 0)
         return np.where(weight_sum == 0, 0, score // np.where(weight_sum == 0, 1, weight_sum))
 
-    def _balanced(self, static: _Static, take: npt.NDArray[np.intp]) -> I64:
+    def _balanced_at(self, static: _Static, take: npt.NDArray[np.intp]) -> I64:
         assert static.balanced_req is not None
         fractions = []
         present = []
