@@ -394,3 +394,53 @@ def test_one_rows_resource_scores_are_the_vectors(
         fast._all_alloc = True
         least = fast._least_allocated_at(static, every).tolist()
         assert [fast._least_row(static, i) for i in range(n)] == least
+
+
+@st.composite
+def large_scenarios(draw: st.DrawFn) -> Scenario:
+    """Past 100 nodes, where the scheduler samples: it stops at enough feasible nodes and
+    the next search starts after the last one visited, round the list."""
+    cluster = []
+    for i in range(draw(st.integers(101, 240))):
+        kind = draw(st.integers(0, 9))
+        cluster.append(
+            msgspec.convert(
+                {
+                    "metadata": {
+                        "name": f"n{i}",
+                        "labels": {HOST: f"n{i}", ZONE: f"z{draw(st.integers(0, 3))}"},
+                    },
+                    "spec": {
+                        "unschedulable": kind == 0,
+                        "taints": [{"key": "k", "effect": "NoSchedule"}] if kind == 1 else [],
+                    },
+                    "status": {
+                        "allocatable": {
+                            "cpu": "1" if kind == 2 else "4",
+                            "memory": "4Gi",
+                            "pods": "110",
+                        }
+                    },
+                },
+                Node,
+            )
+        )
+    names = [n.metadata.name for n in cluster]
+    bound = [
+        draw(pod(f"b{i}", draw(st.sampled_from(names)))) for i in range(draw(st.integers(0, 30)))
+    ]
+    queue = [draw(pod(f"q{i}")) for i in range(draw(st.integers(1, 14)))]
+    return Scenario(nodes=cluster, pods=bound, queue=queue, objects=[], config=default_config())
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(large_scenarios(), st.integers(0, 3), st.sampled_from([None, 5, 30, 50]))
+def test_fast_path_samples_as_the_reference_path_past_a_hundred_nodes(
+    scenario: Scenario, seed: int, percentage: int | None
+) -> None:
+    reference = schedule(scenario, seed=seed, fast=False, percentage_of_nodes_to_score=percentage)
+    fast = schedule(scenario, seed=seed, fast=True, percentage_of_nodes_to_score=percentage)
+    assert summary(fast) == summary(reference)
+    assert fast.scheduler.fast_decisions > 0 or not any(
+        d.node for d in fast.attempts
+    )  # the fast path decided (pods it declines, host ports, go to the reference)

@@ -330,6 +330,8 @@ class FastPath:
         # Per namespace and spread selector, its pods per node and its counters: a bind asks
         # each selector once.
         self._matching: dict[str, dict[Selector, _Matching]] = {}
+        # (namespace, a pod's labels) -> the selectors' entries matching them.
+        self._matched_by_labels: dict[tuple[str, tuple[tuple[str, str], ...]], list[_Matching]] = {}
         self._pod_counts: dict[Any, _PodCounts] = {}
         # (kind, term, weight) -> per node, the bound pods carrying that term.
         self._carried: dict[tuple[int, AffinityTerm, int], I64] = {}
@@ -733,10 +735,15 @@ class FastPath:
         groups = self._matching.get(meta.namespace)
         if not groups:
             return
-        labels = meta.labels
-        for selector, m in groups.items():
-            if selector.empty or not selector.matches(labels):
-                continue
+        key = (meta.namespace, tuple(meta.labels.items()))
+        matched = self._matched_by_labels.get(key)
+        if matched is None:
+            labels = meta.labels
+            matched = [m for sel, m in groups.items() if not sel.empty and sel.matches(labels)]
+            if len(self._matched_by_labels) > 4096:
+                self._matched_by_labels.clear()
+            self._matched_by_labels[key] = matched
+        for m in matched:
             m.per_node[i] += sign
             for c in m.counters:
                 if c.eligible[i]:
@@ -955,13 +962,12 @@ class FastPath:
         if overrides:
             for name, status in overrides.items():
                 rejected_with[self.index[name]] = self._intern(status)
-        mask = rejected_with == 0
         start = algorithm.next_start_node_index % n
         order = self._double_order[start : start + n]
-        feasible_in_order = order[mask[order]]
+        feasible = np.flatnonzero(rejected_with == 0)  # in index order
         names = self.names
         table = self._status_table
-        if len(feasible_in_order) == 0:
+        if len(feasible) == 0:
             # Every node was visited: the search starts where this one did.
             algorithm.next_start_node_index = start
             diagnosis = Diagnosis()
@@ -973,13 +979,14 @@ class FastPath:
                 diagnosis.add_plugin_status(table[index])
             return FastFailure(diagnosis, rejected_with)
         to_find = num_feasible_nodes_to_find(algorithm.percentage_for(self.fwk), n)
-        take = feasible_in_order[:to_find]
-        if len(feasible_in_order) >= to_find:
-            # The order runs from ``start`` round the nodes: a node's place in it is its index
-            # less ``start``, modulo n.
-            visited = (int(feasible_in_order[to_find - 1]) - start) % n + 1
-        else:
-            visited = n
+        # The first ``to_find`` feasible nodes in visiting order (from ``start`` round the
+        # nodes): those from ``start`` on, then those before it.
+        split = int(np.searchsorted(feasible, start))
+        take = feasible[split : split + to_find]
+        if len(take) < to_find:
+            take = np.concatenate((take, feasible[: min(split, to_find - len(take))]))
+        # A node's place in the visiting order is its index less ``start``, modulo n.
+        visited = (int(take[to_find - 1]) - start) % n + 1 if len(feasible) >= to_find else n
         algorithm.next_start_node_index = (start + visited) % n
         # Names are built only for reports; decisions work on indices.
         take_names = [names[i] for i in take.tolist()] if detail else []
@@ -1486,7 +1493,7 @@ class FastPath:
                 raw += counts * weight + float(c.max_skew - 1)
             else:
                 raw += np.where(has[take] >= 0, counts * weight + float(c.max_skew - 1), 0.0)
-        scores = _go_round(raw)
+        scores = _go_round_non_negative(raw)  # counts, log weights and maxSkew - 1: all >= 0
         if ignored is not None:
             scores[ignored] = -1
         valid = scores if ignored is None else scores[~ignored]
@@ -1783,6 +1790,7 @@ class FastPath:
                         1 for p in info.pods if _spread_counts(p, namespace, selector)
                     )
             matching = by_selector[selector] = _Matching(per_node)
+            self._matched_by_labels.clear()  # a new selector: every label set's list is stale
         return matching
 
 
@@ -1915,6 +1923,12 @@ def _default_normalize(raw: I64, *, reverse: bool) -> I64:
         return np.full(len(raw), MAX_NODE_SCORE, np.int64) if reverse else raw
     scaled = MAX_NODE_SCORE * raw // top
     return MAX_NODE_SCORE - scaled if reverse else scaled
+
+
+def _go_round_non_negative(x: F64) -> I64:
+    """``_go_round`` for values known not to be negative."""
+    t = np.trunc(x)
+    return (t + (x - t >= 0.5)).astype(np.int64)
 
 
 def _go_round(x: F64) -> I64:
