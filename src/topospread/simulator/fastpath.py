@@ -183,6 +183,8 @@ class FastFailure:
 
     diagnosis: Diagnosis
     rejected_with: I32 | None = None
+    # Per node, whether its status is Unschedulable (preemption may help): taken once.
+    unschedulable: B | None = None
 
 
 class _Counter:
@@ -637,7 +639,8 @@ class FastPath:
         self.free_mem[i] = self.alloc_mem[i] - self.req_mem[i]
         self.free_eph[i] = self.alloc_eph[i] - self.req_eph[i]
         self.free_pods[i] = self.alloc_pods[i] - self.pod_count[i]
-        self._all_alloc = bool((self.alloc_cpu != 0).all() and (self.alloc_mem != 0).all())
+        if not (self._all_alloc and a.milli_cpu and a.memory):
+            self._all_alloc = bool((self.alloc_cpu != 0).all() and (self.alloc_mem != 0).all())
         info = self.cluster.infos[new.metadata.name]
         # Labels, images and name unchanged: of the static plugins only those reading the
         # node's taints and unschedulable flag can answer differently, and they answer alike
@@ -689,7 +692,7 @@ class FastPath:
             if arr[i] == found:
                 continue
             arr[i] = found
-            static.rejects[name] = bool(arr.any())
+            static.rejects[name] = True if found else bool(arr.any())
         for name, scores in static.static_scores.items():
             if memo is not None and name not in _SPEC_READERS:
                 continue
@@ -910,8 +913,14 @@ class FastPath:
         array: a victimless dry run reads its length and one position of thousands)."""
         if failure.rejected_with is None:
             return None
-        positions = np.flatnonzero(self._unresolved()[failure.rejected_with])
+        positions = np.flatnonzero(self._unschedulable(failure))
         return cast(Sequence[int], positions)
+
+    def _unschedulable(self, failure: FastFailure) -> B:
+        assert failure.rejected_with is not None
+        if failure.unschedulable is None:
+            failure.unschedulable = self._unresolved()[failure.rejected_with]
+        return failure.unschedulable
 
     def preemption_may_find_victims(self, pod: Pod, failure: FastFailure) -> bool:
         """Whether a node that preemption would dry-run holds a pod of lower priority (only
@@ -920,7 +929,7 @@ class FastPath:
         priority = pod_priority(pod)
         if failure.rejected_with is not None:
             # Every node was visited: its status is its index's.
-            tried = self._unresolved()[failure.rejected_with] & (self.min_priority < priority)
+            tried = self._unschedulable(failure) & (self.min_priority < priority)
             return bool(tried.any())
         for name, status in failure.diagnosis.node_to_status.items():
             if status.code is Code.Unschedulable and self.min_priority[self.index[name]] < priority:
@@ -1119,8 +1128,11 @@ class FastPath:
                         status = np.zeros(len(self.names), np.int32)
                     status[missing] = self._spread_missing
                 undecided = has if undecided is None else undecided & has
-            count = counter.counts[counter.safe_codes]
-            over = count > c.max_skew - self_match + min_match
+            # Past the skew is a domain's matter: the domains first, then their nodes.
+            over_domain = counter.counts > c.max_skew - self_match + min_match
+            if not over_domain.any():
+                continue
+            over = over_domain[counter.safe_codes]
             if undecided is not None:
                 over &= undecided
             if over.any():
@@ -1859,7 +1871,7 @@ class _VectorStatuses(Mapping[str, Status]):
     the order the search visited them, and counted per distinct status for FitError's
     message (``status_counts``) without a dict of every node."""
 
-    __slots__ = ("_codes", "_index", "_names", "_order", "_table")
+    __slots__ = ("_bincount", "_codes", "_index", "_names", "_order", "_table")
 
     def __init__(
         self,
@@ -1874,6 +1886,7 @@ class _VectorStatuses(Mapping[str, Status]):
         self._order = order
         self._codes = codes
         self._table = table
+        self._bincount: I64 | None = None  # how many nodes have each status: taken once
 
     def __getitem__(self, name: str) -> Status:
         p = self._index.get(name)
@@ -1891,12 +1904,17 @@ class _VectorStatuses(Mapping[str, Status]):
     def __len__(self) -> int:
         return len(self._order)
 
+    def _counts(self) -> I64:
+        if self._bincount is None:
+            self._bincount = np.bincount(self._codes)
+        return self._bincount
+
     def distinct(self) -> list[int]:
         """The status indexes met, in table order."""
-        return [int(i) for i in np.flatnonzero(np.bincount(self._codes))]
+        return [int(i) for i in np.flatnonzero(self._counts())]
 
     def status_counts(self) -> list[tuple[Status, int]]:
-        counts = np.bincount(self._codes)
+        counts = self._counts()
         return [(self._table[int(i)], int(counts[i])) for i in np.flatnonzero(counts)]
 
 
