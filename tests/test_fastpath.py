@@ -213,14 +213,20 @@ def summary(run: ScheduleRun) -> list[Any]:
     ]
 
 
+def fast_as_reference(scenario: Scenario, seed: int, percentage: int | None) -> ScheduleRun:
+    """The fast path's run, after checking that it decides as the reference path's."""
+    reference = schedule(scenario, seed=seed, fast=False, percentage_of_nodes_to_score=percentage)
+    fast = schedule(scenario, seed=seed, fast=True, percentage_of_nodes_to_score=percentage)
+    assert summary(fast) == summary(reference)
+    return fast
+
+
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios(), st.integers(0, 3), st.sampled_from([None, 50, 100]))
 def test_fast_path_decides_as_the_reference_path(
     scenario: Scenario, seed: int, percentage: int | None
 ) -> None:
-    reference = schedule(scenario, seed=seed, fast=False, percentage_of_nodes_to_score=percentage)
-    fast = schedule(scenario, seed=seed, fast=True, percentage_of_nodes_to_score=percentage)
-    assert summary(fast) == summary(reference)
+    fast = fast_as_reference(scenario, seed, percentage)
     FAST_DECISIONS.append(fast.scheduler.fast_decisions)
     if fast.scheduler.fast_decisions:
         FAST_KINDS["affinity"] += any(p.spec.affinity for p in (*scenario.pods, *scenario.queue))
@@ -439,9 +445,7 @@ def large_scenarios(draw: st.DrawFn) -> Scenario:
 def test_fast_path_samples_as_the_reference_path_past_a_hundred_nodes(
     scenario: Scenario, seed: int, percentage: int | None
 ) -> None:
-    reference = schedule(scenario, seed=seed, fast=False, percentage_of_nodes_to_score=percentage)
-    fast = schedule(scenario, seed=seed, fast=True, percentage_of_nodes_to_score=percentage)
-    assert summary(fast) == summary(reference)
+    fast = fast_as_reference(scenario, seed, percentage)
     LARGE_FAST_DECISIONS.append(fast.scheduler.fast_decisions)
 
 

@@ -244,6 +244,19 @@ def test_fast_paths_and_the_reference_replay_random_timelines_alike(seed: int) -
     assert any(s["workloads"] for s in fast["steps"])
 
 
+def web_and_other(web: int, other: int, scale_to: int) -> tuple[TimelineScenario, Simulation]:
+    """Deployments web and other settled, and a timeline that scales web to ``scale_to``."""
+    doc = {
+        "nodeGroups": zones(),
+        "objects": [deployment(web), deployment(other, name="other")],
+        "timeline": [{"scale": {"workload": "deployment/web", "replicas": scale_to}}],
+    }
+    scenario = parse_timeline(doc, "t.yaml")
+    sim = Simulation(scenario)
+    sim.settle("t.yaml")
+    return scenario, sim
+
+
 def test_the_quiet_shortcut_does_skip_syncs(monkeypatch: pytest.MonkeyPatch) -> None:
     """The equivalence above would hold trivially if nothing were ever skipped."""
     calls: list[str] = []
@@ -254,14 +267,7 @@ def test_the_quiet_shortcut_does_skip_syncs(monkeypatch: pytest.MonkeyPatch) -> 
         return original(self, key, obj, out)
 
     monkeypatch.setattr(Simulation, "_sync_one", counting)
-    doc = {
-        "nodeGroups": zones(),
-        "objects": [deployment(6), deployment(3, name="other")],
-        "timeline": [{"scale": {"workload": "deployment/web", "replicas": 9}}],
-    }
-    scenario = parse_timeline(doc, "t.yaml")
-    sim = Simulation(scenario)
-    sim.settle("t.yaml")
+    scenario, sim = web_and_other(6, 3, 9)
     assert {"web", "other"} <= set(calls)
     calls.clear()
     apply_step(sim, scenario.steps[0])
@@ -574,14 +580,7 @@ def test_a_report_after_a_change_reads_only_the_touched_pods(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The index follows the pods touched since the last report, not every pod."""
-    doc = {
-        "nodeGroups": zones(),
-        "objects": [deployment(9), deployment(6, name="other")],
-        "timeline": [{"scale": {"workload": "deployment/web", "replicas": 10}}],
-    }
-    scenario = parse_timeline(doc, "t.yaml")
-    sim = Simulation(scenario)
-    sim.settle("t.yaml")
+    scenario, sim = web_and_other(9, 6, 10)
     summarize(sim)
     added: list[str] = []
     original = _ReportIndex._add

@@ -114,8 +114,25 @@ class WorkloadReport:
         }
 
 
+class _Exceeding:
+    """The lines of a report's constraints past their maxSkew (``exceeding``)."""
+
+    __slots__ = ()
+    workloads: list[WorkloadReport]
+
+    @property
+    def violations(self) -> list[str]:
+        """DoNotSchedule constraints the placement breaks, one line each."""
+        return exceeding(self.workloads, hard=True)
+
+    @property
+    def preferences_not_met(self) -> list[str]:
+        """ScheduleAnyway constraints past their maxSkew, one line each."""
+        return exceeding(self.workloads, hard=False)
+
+
 @dataclass(slots=True)
-class StepReport:
+class StepReport(_Exceeding):
     """The cluster after one step has settled."""
 
     index: int  # 0: the initial state; step i of the timeline is index i + 1
@@ -141,16 +158,6 @@ class StepReport:
     def blocked(self) -> list[str]:
         """The pods a drain in this step could not evict (they are still on their nodes)."""
         return [b.pod for d in self.drains for b in d.blocked]
-
-    @property
-    def violations(self) -> list[str]:
-        """DoNotSchedule constraints the placement breaks, one line each."""
-        return exceeding(self.workloads, hard=True)
-
-    @property
-    def preferences_not_met(self) -> list[str]:
-        """ScheduleAnyway constraints past their maxSkew, one line each."""
-        return exceeding(self.workloads, hard=False)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -190,21 +197,13 @@ def exceeding(workloads: Sequence[WorkloadReport], *, hard: bool) -> list[str]:
 
 
 @dataclass(slots=True)
-class Summary:
+class Summary(_Exceeding):
     """A report's counts without its pods: how many pods run, which wait and why, and each
     workload's counts and constraints (``summarize``)."""
 
     running: int
     pending: dict[str, str]
     workloads: list[WorkloadReport]
-
-    @property
-    def violations(self) -> list[str]:
-        return exceeding(self.workloads, hard=True)
-
-    @property
-    def preferences_not_met(self) -> list[str]:
-        return exceeding(self.workloads, hard=False)
 
 
 def summarize(sim: Simulation) -> Summary:
