@@ -5,6 +5,7 @@ pool gives the serial result; Ctrl-C keeps what finished."""
 from __future__ import annotations
 
 import json
+import pickle
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from test_cli import readme_output
 from test_cli import run as cli
 from test_timeline import deployment, zones
 from topospread.analysis.sweep import (
+    Bases,
     Job,
     Phase,
     Run,
@@ -27,6 +29,8 @@ from topospread.analysis.sweep import (
 from topospread.analysis.sweep_pool import process_backend
 from topospread.analysis.timeline import settle_timeline, simulate
 from topospread.framework.features import DEFAULT_FEATURES
+from topospread.simulator.simulation import Simulation
+from topospread.simulator.snapshot import FORKS, Snapshot
 from topospread.simulator.timeline import parse_timeline
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "simulations"
@@ -249,3 +253,24 @@ def test_readme_shows_exactly_what_the_sweep_prints(capsys: pytest.CaptureFixtur
     shown = readme_output(command)
     _, out, _ = cli(command.split()[1:], capsys)
     assert shown == out.rstrip("\n")
+
+
+def test_the_bases_hand_out_a_restorable_snapshot_and_pickle_as_plain_bytes() -> None:
+    """Where the platform forks the settled base stays live (forked workers read it as it
+    is) and its snapshot is taken only when a backend asks; either way the bytes restore to
+    the same state, and the mapping crosses a process boundary as a plain dict of them."""
+    sim = settle_timeline(parse_timeline(cluster_doc(web()), "t.yaml"), 0, DEFAULT_FEATURES)
+    bases = Bases()
+    bases.add(0, sim)
+    assert list(bases) == [0] and len(bases) == 1
+    assert (bases.live(0) is sim) == FORKS
+    data = bases[0]
+    assert bases[0] is data  # taken once
+    copied = pickle.loads(pickle.dumps(bases))
+    assert type(copied) is dict and copied == {0: data}
+    restored = Snapshot[Simulation](data).restore()
+    assert sorted((k, p.spec.node_name) for k, p in restored.pods.items()) == sorted(
+        (k, p.spec.node_name) for k, p in sim.pods.items()
+    )
+    bases.release()
+    assert bases.live(0) is None and bases[0] is data

@@ -139,8 +139,6 @@ _FIT_REASONS: Final = (
 )
 _FIT_UNRESOLVABLE: Final = 16
 
-# The node table's per-node int64 columns carried over a rebuild (min_priority aside: its
-# fill is not 0; the free_* columns are derived).
 # The static plugins that read a node's spec (its taints, its unschedulable flag) — the rest
 # read its name, labels and images.
 _SPEC_READERS: Final = frozenset({"NodeUnschedulable", "TaintToleration"})
@@ -150,6 +148,8 @@ _SPEC_READERS: Final = frozenset({"NodeUnschedulable", "TaintToleration"})
 _REPLAYED_ROWS: Final = 32
 _CHANGED_ROWS_KEPT: Final = 1 << 16
 
+# The node table's per-node int64 columns carried over a rebuild (min_priority aside: its
+# fill is not 0; the free_* columns are derived).
 _ROW_COLUMNS: Final = (
     "alloc_cpu",
     "alloc_mem",
@@ -419,8 +419,9 @@ class FastPath:
         everything counted on them — resources, spread selectors' pods, inter-pod affinity
         terms, each pod shape's static verdicts and scores — and only the other rows are
         computed, so that a node's loss or return costs its own rows, not a recount of every
-        pod (a sweep's node failures). tests/test_fastpath.py checks it against the reference
-        path on random node churn."""
+        pod (a sweep's node failures). tests/test_fastpath.py checks the table against one
+        built from scratch after random node and pod churn (and tests/test_simulation.py after
+        every step of random timelines)."""
         self._stale = False
         self._changed_rows = []
         infos = list(self.cluster.list())
