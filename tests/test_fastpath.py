@@ -11,7 +11,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from topospread.api.types import Namespace, Node, Pod, Service
+from topospread.api.types import Namespace, Node, Pod, Service, Taint
 from topospread.framework.config import default_config
 from topospread.simulator.fastpath import _ROW_COLUMNS, FastPath, _spread_counts, _Static
 from topospread.simulator.run import ScheduleRun, schedule
@@ -280,6 +280,8 @@ def assert_table_as_built_afresh(fast: FastPath) -> None:
             k: v.tolist() for k, v in built.static_scores.items()
         }
         assert static.rejects == built.rejects
+        for name, zero in static.all_zero.items():  # kept between decisions
+            assert zero == (not built.static_scores[name].any()), name
         # The resource scores kept between decisions, replayed from the changed rows.
         every = np.arange(len(fast.names))
         if static.least is not None and fast._all_alloc:
@@ -452,3 +454,40 @@ def test_fast_path_samples_as_the_reference_path_past_a_hundred_nodes(
 def test_the_fast_path_decided_past_a_hundred_nodes() -> None:
     """The equivalence above is not the reference path's with itself."""
     assert sum(LARGE_FAST_DECISIONS) > 50
+
+
+def test_a_soft_taint_on_one_node_updates_a_shapes_all_zero_taint_scores() -> None:
+    """A shape's TaintToleration scores, 0 on every node (kept so between decisions), are no
+    longer all 0 once a node gains a PreferNoSchedule taint in place: the table says so, and
+    the next pod of that shape prefers the other nodes, as the reference path does."""
+
+    def plain(name: str) -> Node:
+        return msgspec.convert(
+            {
+                "metadata": {"name": name, "labels": {HOST: name, ZONE: "z0"}},
+                "status": {"allocatable": {"cpu": "4", "memory": "4Gi", "pods": "110"}},
+            },
+            Node,
+        )
+
+    def web(name: str) -> Pod:
+        spec = {"containers": [{"name": "c", "image": "web:1"}]}
+        return msgspec.convert({"metadata": {"name": name}, "spec": spec}, Pod)
+
+    nodes_ = [plain(f"n{i}") for i in range(3)]
+    run = schedule(Scenario(nodes=nodes_, pods=[], queue=[web("a")], objects=[],
+                            config=default_config()))  # fmt: skip
+    (fast,) = run.scheduler.fast.values()
+    (static,) = (s for s in fast._statics.values() if isinstance(s, _Static))
+    assert static.all_zero.get("TaintToleration") is True
+    for name in ("n0", "n2"):
+        node = fast.cluster.infos[name].node
+        soft = msgspec.convert({"key": "soft", "effect": "PreferNoSchedule"}, Taint)
+        fast.cluster.update_node(
+            msgspec.structs.replace(node, spec=msgspec.structs.replace(node.spec, taints=[soft]))
+        )
+    assert_table_as_built_afresh(fast)
+    assert static.all_zero.get("TaintToleration") is not True
+    run.scheduler.add(web("b"))
+    run.scheduler.run()
+    assert fast.cluster.infos["n1"].pods[-1].metadata.name == "b"

@@ -272,6 +272,9 @@ class _Static:
     balanced: I64 | None = None
     least_at: int = 0
     balanced_at: int = 0
+    # Static score -> whether it is 0 on every node (taken on first use, dropped when a row
+    # of it changes): nothing to index or normalize per decision.
+    all_zero: dict[str, bool] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -538,6 +541,7 @@ class FastPath:
                 static_scores[name] = new_scores
             static.filter_status, static.static_scores = filter_status, static_scores
             static.least = static.balanced = None  # the rows moved
+            static.all_zero.clear()
             if all(self._refresh_row(static, infos[i], i) for i in fresh):
                 static.rejects = {name: bool(arr.any()) for name, arr in filter_status.items()}
                 carried[key] = static
@@ -705,7 +709,9 @@ class FastPath:
                 found = score
                 if memo is not None:
                     self._spec_rows[(memo, name, True)] = found
-            scores[i] = found
+            if scores[i] != found:
+                scores[i] = found
+                static.all_zero.pop(name, None)
         return True
 
     def on_bind(self, pod: Pod, node_name: str) -> None:
@@ -1287,9 +1293,17 @@ class FastPath:
             if name in sig.skipped_scores:
                 continue
             if name in _STATIC_SCORES:
-                raw = sig.static.static_scores[name][take]
-                if name in _NORMALIZED_STATIC:
-                    raw = _default_normalize(raw, reverse=_NORMALIZED_STATIC[name])
+                static = sig.static
+                zero = static.all_zero.get(name)
+                if zero is None:
+                    zero = static.all_zero[name] = not static.static_scores[name].any()
+                if zero:  # DefaultNormalizeScore of zeros: MaxNodeScore reversed, else zeros
+                    reverse = _NORMALIZED_STATIC.get(name, False)
+                    raw = np.full(len(take), MAX_NODE_SCORE if reverse else 0, np.int64)
+                else:
+                    raw = static.static_scores[name][take]
+                    if name in _NORMALIZED_STATIC:
+                        raw = _default_normalize(raw, reverse=_NORMALIZED_STATIC[name])
             elif name == "NodeResourcesFit":
                 raw = self._least_allocated(sig.static, take)
             elif name == "NodeResourcesBalancedAllocation":
@@ -1301,7 +1315,8 @@ class FastPath:
                 raw = ipa
             else:  # PodTopologySpread
                 raw = self._spread_scores(sig, take)
-            weighted = raw * self.fwk.score_plugin_weight[name]
+            weight = self.fwk.score_plugin_weight[name]
+            weighted = raw if weight == 1 else raw * weight
             per_plugin[name] = weighted
             total += weighted
         return total, per_plugin
@@ -1517,8 +1532,9 @@ class FastPath:
             if ignored is None:
                 return np.full(len(take), MAX_NODE_SCORE, np.int64)
             return np.where(ignored, 0, MAX_NODE_SCORE).astype(np.int64)
-        num = MAX_NODE_SCORE * (hi + lo - scores)
-        out: I64 = (np.sign(num) * (np.abs(num) // hi)).astype(np.int64)
+        # Every score lies in [lo, hi] (the ignored ones at -1) and lo >= 0: the numerators
+        # are never negative, and Go's truncating division is the floor division.
+        out: I64 = (MAX_NODE_SCORE * (hi + lo - scores) // hi).astype(np.int64)
         if ignored is None:
             return out
         return np.where(ignored, 0, out).astype(np.int64)
