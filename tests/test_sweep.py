@@ -26,7 +26,7 @@ from topospread.analysis.sweep import (
     serial_backend,
     sweep,
 )
-from topospread.analysis.sweep_pool import process_backend
+from topospread.analysis.sweep_pool import pool_size, process_backend
 from topospread.analysis.timeline import settle_timeline, simulate
 from topospread.framework.features import DEFAULT_FEATURES
 from topospread.simulator.simulation import Simulation
@@ -151,6 +151,27 @@ def test_the_process_pool_gives_the_serial_result() -> None:
     pooled = sweep(scenario, backend=process_backend(2), **kwargs).to_json()
     assert pooled == serial
     assert serial["completed"] == serial["planned"] == 30
+    zones = sweep(scenario, zones=True).to_json()  # 3 runs: one process each on 2 cores
+    assert (
+        sweep(scenario, zones=True, backend=process_backend(2, share_cores=True)).to_json() == zones
+    )
+
+
+@pytest.mark.parametrize(
+    ("cores", "jobs", "want"),
+    [
+        pytest.param(2, 1, 1, id="one job: one process"),
+        pytest.param(4, 3, 3, id="fewer jobs than cores: one each"),
+        pytest.param(2, 3, 3, id="three zones on two cores: all at once"),
+        pytest.param(2, 4, 2, id="jobs that divide evenly: one per core"),
+        pytest.param(2, 5, 2, id="more than twice the cores: one per core"),
+        pytest.param(8, 1000, 8, id="a node sweep: one per core"),
+    ],
+)
+def test_a_few_jobs_that_do_not_divide_over_the_cores_get_a_process_each(
+    cores: int, jobs: int, want: int
+) -> None:
+    assert pool_size(cores, jobs) == want
 
 
 def test_json_and_yaml_carry_every_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

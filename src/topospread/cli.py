@@ -853,7 +853,13 @@ def sweep_command(
     ] = None,
     jobs: Annotated[
         int | None,
-        typer.Option("--jobs", "-j", min=1, help="Worker processes (default: every core)."),
+        typer.Option(
+            "--jobs",
+            "-j",
+            min=1,
+            help="Worker processes (default: one per core, or one per failure when a few "
+            "do not divide evenly over the cores).",
+        ),
     ] = None,
     ray: Annotated[
         str | None,
@@ -897,8 +903,11 @@ def sweep_command(
         from topospread.analysis.sweep_ray import ray_backend
 
         backend = ray_backend(ray)
-    elif (workers := jobs or default_workers()) > 1:
-        backend = process_backend(workers)
+    elif jobs is not None:
+        if jobs > 1:
+            backend = process_backend(jobs)
+    elif (cores := default_workers()) > 1:
+        backend = process_backend(cores, share_cores=True)
     if not after_timeline:
         loaded = dataclasses.replace(loaded, steps=[])
     with _sweep_progress() as (on_planned, on_run):

@@ -78,9 +78,24 @@ def _run_forked(job: Job) -> tuple[int, Run]:
     return job.index, run
 
 
-def process_backend(workers: int) -> Backend:
+def pool_size(cores: int, jobs: int) -> int:
+    """How many worker processes share ``cores`` for ``jobs`` runs: one per core, or one per
+    job when there are at most twice as many jobs as cores and they do not divide evenly —
+    three zone failures on two cores all run at once and finish together after 1.5 runs'
+    time, instead of two runs side by side and then the third alone on one core, the other
+    idle."""
+    if jobs <= cores:
+        return max(1, jobs)
+    if jobs <= 2 * cores and jobs % cores:
+        return jobs
+    return cores
+
+
+def process_backend(workers: int, *, share_cores: bool = False) -> Backend:
     """Run the jobs on ``workers`` processes, at most ``2 * workers`` queued at a time (so a
-    Ctrl-C has little to cancel and results stream in job order as far as possible)."""
+    Ctrl-C has little to cancel and results stream in job order as far as possible).
+    ``share_cores``: ``workers`` is the number of cores, and a few jobs that do not divide
+    evenly over them get a process each (``pool_size``)."""
 
     def run(
         bases: Mapping[int, bytes],
@@ -88,16 +103,17 @@ def process_backend(workers: int) -> Backend:
         jobs: Sequence[Job],
         done: Callable[[int, Run], None],
     ) -> None:
+        size = pool_size(workers, len(jobs)) if share_cores else workers
         methods = multiprocessing.get_all_start_methods()
         context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
         pool = ProcessPoolExecutor(
-            workers, mp_context=context, initializer=_init, initargs=(bases, options)
+            size, mp_context=context, initializer=_init, initargs=(bases, options)
         )
         todo = list(reversed(jobs))
         running: set[Future[tuple[int, Run]]] = set()
         try:
             while todo or running:
-                while todo and len(running) < 2 * workers:
+                while todo and len(running) < 2 * size:
                     running.add(pool.submit(_run_forked if FORKS else run_job, todo.pop()))
                 finished, running = wait(running, return_when=FIRST_COMPLETED)
                 for future in finished:
@@ -115,4 +131,4 @@ def process_backend(workers: int) -> Backend:
     return run
 
 
-__all__ = ["default_workers", "process_backend"]
+__all__ = ["default_workers", "pool_size", "process_backend"]
