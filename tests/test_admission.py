@@ -289,3 +289,23 @@ def test_prepare_for_create_applies_both_merges() -> None:
     assert term.label_selector is not None
     assert len(term.label_selector.match_expressions) == 1
     assert prepare_for_create(prepared) is prepared
+
+
+def test_pods_of_one_template_share_its_merge_per_value_of_their_keys() -> None:
+    """The pods a controller makes from one template share its constraints list; each value
+    of their matchLabelKeys is merged once, and each pod gets the merge for its own value."""
+    template = pod({"app": "web"}, constraint({"matchLabels": {"app": "web"}}, ["hash"]))
+    shared = template.spec.topology_spread_constraints
+
+    def made(labels: dict[str, str]) -> Pod:
+        meta = msgspec.structs.replace(template.metadata, labels=labels)
+        return msgspec.structs.replace(template, metadata=meta)
+
+    a1, a2, b = (made({"app": "web", "hash": h}) for h in ("a", "a", "b"))
+    merged_a1, merged_a2, merged_b = (apply_match_label_keys_merge(p) for p in (a1, a2, b))
+    assert merged_a1.spec.topology_spread_constraints is merged_a2.spec.topology_spread_constraints
+    assert expressions(merged_a1) == [{"key": "hash", "operator": "In", "values": ["a"]}]
+    assert expressions(merged_b) == [{"key": "hash", "operator": "In", "values": ["b"]}]
+    assert template.spec.topology_spread_constraints is shared  # left as it was
+    unkeyed = made({"app": "web"})  # no value for the key: nothing to merge
+    assert apply_match_label_keys_merge(unkeyed) is unkeyed

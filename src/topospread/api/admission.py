@@ -19,7 +19,7 @@ here recognise a merged term by its fingerprint — the requirements the merge a
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Final, TypeVar
+from typing import Any, Final, TypeVar
 
 import msgspec
 
@@ -167,11 +167,36 @@ def apply_match_label_keys_merge(pod: Pod, *, enabled: bool = True) -> Pod:
     constraints = pod.spec.topology_spread_constraints
     if not enabled or not constraints:
         return pod
-    merged = [merge_match_label_keys(c, pod.metadata.labels) for c in constraints]
-    if all(new is old for new, old in zip(merged, constraints, strict=True)):
+    merged = _merged_constraints(constraints, pod.metadata.labels)
+    if merged is constraints:
         return pod
     spec = msgspec.structs.replace(pod.spec, topology_spread_constraints=merged)
     return msgspec.structs.replace(pod, spec=spec)
+
+
+# Constraints lists (by identity: the pods a controller makes from one template share its
+# list), each with its merged lists by the values of its matchLabelKeys among a pod's labels.
+_MERGED: dict[int, tuple[list[TopologySpreadConstraint], dict[Any, list[Any]]]] = {}
+
+
+def _merged_constraints(
+    constraints: list[TopologySpreadConstraint], labels: Mapping[str, str]
+) -> list[TopologySpreadConstraint]:
+    """``merge_match_label_keys`` over the list (the list itself when nothing changes),
+    computed once per list and values of its keys: the merged lists are shared (constraints
+    are frozen, and no one changes a pod's list in place)."""
+    values = tuple((k, labels.get(k)) for c in constraints for k in c.match_label_keys)
+    kept = _MERGED.get(id(constraints))
+    if kept is None or kept[0] is not constraints:
+        if len(_MERGED) > 4096:
+            _MERGED.clear()
+        kept = _MERGED[id(constraints)] = (constraints, {})
+    merged = kept[1].get(values)
+    if merged is None:
+        fresh = [merge_match_label_keys(c, labels) for c in constraints]
+        unchanged = all(new is old for new, old in zip(fresh, constraints, strict=True))
+        merged = kept[1][values] = constraints if unchanged else fresh
+    return merged
 
 
 # ---------------------------------------------------------------------------------------------
