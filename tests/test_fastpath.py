@@ -284,12 +284,16 @@ def assert_table_as_built_afresh(fast: FastPath) -> None:
             assert zero == (not built.static_scores[name].any()), name
         # The resource scores kept between decisions, replayed from the changed rows.
         every = np.arange(len(fast.names))
-        if static.least is not None and fast._all_alloc:
-            kept = fast._resource_scores(static, least=True).tolist()
+        if "least" in static.kept and fast._all_alloc:
+            kept = fast._per_node(static, "least").tolist()
             assert kept == fast._least_allocated_at(static, every).tolist()
-        if static.balanced is not None:
-            kept = fast._resource_scores(static, least=False).tolist()
+        if "balanced" in static.kept:
+            kept = fast._per_node(static, "balanced").tolist()
             assert kept == fast._balanced_at(static, every).tolist()
+        if "fit" in static.kept:
+            kept = fast._per_node(static, "fit").tolist()
+            free = (fast.free_cpu, fast.free_mem, fast.free_eph, fast.free_pods)
+            assert kept == fast._fit_bits(static, *free).tolist()
     infos = fast.cluster.list()
     for namespace, by_selector in fast._matching.items():
         for selector, matching in by_selector.items():
@@ -403,6 +407,15 @@ def test_one_rows_resource_scores_are_the_vectors(
         fast._all_alloc = True
         least = fast._least_allocated_at(static, every).tolist()
         assert [fast._least_row(static, i) for i in range(n)] == least
+    # NodeResourcesFit's shortage bits, with room short, exact and to spare.
+    fast.free_cpu = fast.alloc_cpu - fast.req_cpu
+    fast.free_mem = fast.alloc_mem - fast.req_mem
+    fast.alloc_eph = fast.free_eph = np.array([r[2] % 7 for r in rows], np.int64)
+    fast.free_pods = np.array([r[3] % 3 - 1 for r in rows], np.int64)
+    static.req_cpu, static.req_mem, static.req_eph = request[0], request[1], 3
+    free = (fast.free_cpu, fast.free_mem, fast.free_eph, fast.free_pods)
+    bits = fast._fit_bits(static, *free).tolist()
+    assert [fast._fit_row(static, i) for i in range(n)] == bits
 
 
 @st.composite

@@ -146,6 +146,9 @@ _SPEC_READERS: Final = frozenset({"NodeUnschedulable", "TaintToleration"})
 # Changed rows replayed one by one into a shape's kept resource scores; past this many the
 # whole vector is recomputed. And how long the log of changed rows grows before it restarts.
 _REPLAYED_ROWS: Final = 32
+_LEAST: Final = "least"
+_BALANCED: Final = "balanced"
+_FIT: Final = "fit"
 _CHANGED_ROWS_KEPT: Final = 1 << 16
 
 # The node table's per-node int64 columns carried over a rebuild (min_priority aside: its
@@ -266,12 +269,10 @@ class _Static:
     # What a node's row is recomputed from when that node changes in place.
     pod: Pod
     state: CycleState
-    # LeastAllocated's and BalancedAllocation's scores on every node, each as of a position
-    # in the path's log of changed rows (``_resource_scores``); None: not computed yet.
-    least: I64 | None = None
-    balanced: I64 | None = None
-    least_at: int = 0
-    balanced_at: int = 0
+    # Per node values that read the nodes' resources (LeastAllocated's and
+    # BalancedAllocation's scores, NodeResourcesFit's shortage bits), by kind, each with the
+    # position in the path's log of changed rows it is current to (``_per_node``).
+    kept: dict[str, tuple[npt.NDArray[Any], int]] = field(default_factory=dict)
     # Static score -> whether it is 0 on every node (taken on first use, dropped when a row
     # of it changes): nothing to index or normalize per decision.
     all_zero: dict[str, bool] = field(default_factory=dict)
@@ -540,7 +541,7 @@ class FastPath:
                 new_scores[kept] = scores[from_rows]
                 static_scores[name] = new_scores
             static.filter_status, static.static_scores = filter_status, static_scores
-            static.least = static.balanced = None  # the rows moved
+            static.kept.clear()  # the rows moved
             static.all_zero.clear()
             if all(self._refresh_row(static, infos[i], i) for i in fresh):
                 static.rejects = {name: bool(arr.any()) for name, arr in filter_status.items()}
@@ -1081,38 +1082,50 @@ class FastPath:
     ) -> I32 | None:
         """Upstream: Fit.Filter / fitsRequest (fit.go, v1.35); ``nominated``: requests that
         nominated pods hold on each node, taken off the free room. None: every node fits."""
-        free_cpu, free_mem, free_eph, free_pods = (
-            self.free_cpu,
-            self.free_mem,
-            self.free_eph,
-            self.free_pods,
-        )
-        if nominated is not None:
-            free_cpu = free_cpu - nominated[0]
-            free_mem = free_mem - nominated[1]
-            free_eph = free_eph - nominated[2]
-            free_pods = free_pods - nominated[3]
-        short_pods = free_pods < 1
-        shorts = [
-            (bit, req, free < req, alloc)
-            for bit, req, free, alloc in (
-                (2, static.req_cpu, free_cpu, self.alloc_cpu),
-                (4, static.req_mem, free_mem, self.alloc_mem),
-                (8, static.req_eph, free_eph, self.alloc_eph),
+        if nominated is None:
+            bits = self._per_node(static, _FIT)
+        else:
+            bits = self._fit_bits(
+                static,
+                self.free_cpu - nominated[0],
+                self.free_mem - nominated[1],
+                self.free_eph - nominated[2],
+                self.free_pods - nominated[3],
             )
-            if req > 0
-        ]
-        any_short = short_pods
-        for _, _, short, _ in shorts:
-            any_short = any_short | short
-        if not any_short.any():
+        if not bits.any():
             return None
-        bits = short_pods.astype(np.int32)
-        for bit, req, short, alloc in shorts:
-            bits |= np.where(short, bit, 0).astype(np.int32)
-            bits |= np.where(short & (alloc < req), _FIT_UNRESOLVABLE, 0).astype(np.int32)
         status: I32 = self._fit_table[bits]
         return status
+
+    def _fit_bits(self, static: _Static, free_cpu: I64, free_mem: I64, free_eph: I64,
+                  free_pods: I64) -> I32:  # fmt: skip
+        """Per node, what the pod is short of as ``_FIT_REASONS`` bits (0: it fits), with
+        ``_FIT_UNRESOLVABLE`` where a request exceeds the node's allocatable."""
+        bits = (free_pods < 1).astype(np.int32)
+        for bit, req, free, alloc in (
+            (2, static.req_cpu, free_cpu, self.alloc_cpu),
+            (4, static.req_mem, free_mem, self.alloc_mem),
+            (8, static.req_eph, free_eph, self.alloc_eph),
+        ):
+            if req > 0:
+                short = free < req
+                bits |= np.where(short, bit, 0).astype(np.int32)
+                bits |= np.where(short & (alloc < req), _FIT_UNRESOLVABLE, 0).astype(np.int32)
+        return bits
+
+    def _fit_row(self, static: _Static, i: int) -> int:
+        """``_fit_bits`` for one node, from its free room as it stands."""
+        bits = 1 if self.free_pods[i] < 1 else 0
+        for bit, req, free, alloc in (
+            (2, static.req_cpu, self.free_cpu[i], self.alloc_cpu[i]),
+            (4, static.req_mem, self.free_mem[i], self.alloc_mem[i]),
+            (8, static.req_eph, self.free_eph[i], self.alloc_eph[i]),
+        ):
+            if req > 0 and int(free) < req:
+                bits |= bit
+                if int(alloc) < req:
+                    bits |= _FIT_UNRESOLVABLE
+        return bits
 
     def _spread_filter(self, pod: Pod, sig: _Signature) -> I32 | None:
         """Upstream: PodTopologySpread.Filter (filtering.go, v1.35), constraint by constraint.
@@ -1323,48 +1336,49 @@ class FastPath:
 
     def _least_allocated(self, static: _Static, take: npt.NDArray[np.intp]) -> I64:
         if self._all_alloc:
-            return self._resource_scores(static, least=True)[take]
+            scores: I64 = self._per_node(static, _LEAST)[take]
+            return scores
         return self._least_allocated_at(static, take)
 
     def _balanced(self, static: _Static, take: npt.NDArray[np.intp]) -> I64:
-        return self._resource_scores(static, least=False)[take]
+        scores: I64 = self._per_node(static, _BALANCED)[take]
+        return scores
 
-    def _resource_scores(self, static: _Static, *, least: bool) -> I64:
-        """LeastAllocated's (``least``, every node having allocatable cpu and memory) or
-        BalancedAllocation's scores on every node for the shape, kept between decisions: the
-        rows changed since (a bind changes one) are recomputed one by one with the same
-        arithmetic, in Python, and many changed rows recompute the whole vector.
-        tests/test_fastpath.py checks the kept scores against fresh ones."""
+    def _per_node(self, static: _Static, kind: str) -> npt.NDArray[Any]:
+        """A shape's values on every node that read only the nodes' resources — ``_LEAST``
+        (LeastAllocated's scores, every node having allocatable cpu and memory),
+        ``_BALANCED`` (BalancedAllocation's), ``_FIT`` (NodeResourcesFit's shortage bits) —
+        kept between decisions: the rows changed since (a bind changes one) are recomputed
+        one by one with the same arithmetic, in Python, and many changed rows recompute the
+        whole vector. tests/test_fastpath.py checks the kept values against fresh ones."""
         log = self._changed_rows
-        scores, at = (
-            (static.least, static.least_at) if least else (static.balanced, static.balanced_at)
-        )
-        if scores is None or len(log) - at > _REPLAYED_ROWS:
+        values, at = static.kept.get(kind, (None, 0))
+        if values is None or len(log) - at > _REPLAYED_ROWS:
             every = self._every_row
             if len(every) != len(self.names):
                 every = self._every_row = np.arange(len(self.names))
-            if least:
-                scores = self._least_allocated_at(static, every)
+            if kind == _LEAST:
+                values = self._least_allocated_at(static, every)
+            elif kind == _BALANCED:
+                values = self._balanced_at(static, every)
             else:
-                scores = self._balanced_at(static, every)
+                values = self._fit_bits(static, self.free_cpu, self.free_mem, self.free_eph,
+                                        self.free_pods)  # fmt: skip
         else:
-            row = self._least_row if least else self._balanced_row
+            row = {_LEAST: self._least_row, _BALANCED: self._balanced_row}.get(kind, self._fit_row)
             for i in set(log[at:]):
-                scores[i] = row(static, i)
-        if least:
-            static.least, static.least_at = scores, len(log)
-        else:
-            static.balanced, static.balanced_at = scores, len(log)
+                values[i] = row(static, i)
+        static.kept[kind] = (values, len(log))
         if len(log) > _CHANGED_ROWS_KEPT:
             self._forget_changed_rows()
-        return scores
+        return values
 
     def _forget_changed_rows(self) -> None:
-        """Start the log again; every shape's kept scores are computed afresh on next use."""
+        """Start the log again; every shape's kept values are computed afresh on next use."""
         self._changed_rows = []
         for static in self._statics.values():
             if isinstance(static, _Static):
-                static.least = static.balanced = None
+                static.kept.clear()
 
     def _least_row(self, static: _Static, i: int) -> int:
         """``_least_allocated_at`` for one node (every node has allocatable cpu and memory)."""
