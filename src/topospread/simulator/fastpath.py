@@ -396,7 +396,6 @@ class FastPath:
         self._images = False  # whether any node reports images
         # The rows whose resources changed, in order (the statics' score caches replay it).
         self._changed_rows: list[int] = []
-        self._every_row: npt.NDArray[np.intp] = np.arange(0)
         self._plugins_by_name: tuple[dict[str, Any], dict[str, Any]] | None = None
         # (shape key, node spec encoded), plugin, whether scored -> its filter's status index
         # or its score there (on_node_updated).
@@ -1354,9 +1353,7 @@ class FastPath:
         log = self._changed_rows
         values, at = static.kept.get(kind, (None, 0))
         if values is None or len(log) - at > _REPLAYED_ROWS:
-            every = self._every_row
-            if len(every) != len(self.names):
-                every = self._every_row = np.arange(len(self.names))
+            every = self._double_order[: len(self.names)]  # 0..n-1
             if kind == _LEAST:
                 values = self._least_allocated_at(static, every)
             elif kind == _BALANCED:
