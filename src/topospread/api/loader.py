@@ -51,6 +51,7 @@ from yaml.events import (
 )
 
 from topospread.api import types as t
+from topospread.api.strict import check_object
 from topospread.errors import ManifestError
 
 Object: TypeAlias = msgspec.Struct
@@ -847,7 +848,9 @@ def _walk_json(
         except msgspec.ValidationError:
             pass  # the slow path below explains what is wrong, naming the field
         else:
-            out.append(_defaulted(obj, entry) if entry.namespaced else obj)
+            obj = _defaulted(obj, entry) if entry.namespaced else obj
+            check_object(None, entry.api_version, entry.kind, _where(where, obj, entry), raw=raw)
+            out.append(obj)
             return
     elif items is not None and _is_list(api_version, kind, True):
         item_default = _item_default(api_version, kind)
@@ -962,6 +965,7 @@ def _decode_one(
         )
     found = _BY_GVK.get((api_version, kind))
     if found is None:
+        check_object(data, api_version, kind, f"{where} ({_label(data, kind, False)})")
         meta = data.get("metadata")
         meta = meta if isinstance(meta, dict) else {}
         namespace, name = meta.get("namespace"), meta.get("name")
@@ -987,7 +991,23 @@ def _convert(data: dict[str, Any], entry: _Kind, where: str) -> Object:
         except msgspec.ValidationError as err:
             label = _label(data, entry.kind, entry.namespaced)
             raise ManifestError(f"{where} ({label}): {_explain(err, cleaned)}") from err
+    check_object(
+        data,
+        entry.api_version,
+        entry.kind,
+        f"{where} ({_label(data, entry.kind, entry.namespaced)})",
+    )
     return _defaulted(obj, entry) if entry.namespaced else obj
+
+
+def _where(where: str, obj: Any, entry: _Kind) -> str:
+    """``where`` and the object's label, as ``_label`` names it from the raw data."""
+    meta = obj.metadata
+    if not meta.name:
+        return f"{where} ({entry.kind})"
+    if entry.namespaced:
+        return f"{where} ({entry.kind} {meta.namespace}/{meta.name})"
+    return f"{where} ({entry.kind} {meta.name})"
 
 
 def _defaulted(obj: Any, entry: _Kind) -> Object:

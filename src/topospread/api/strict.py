@@ -1,0 +1,218 @@
+"""Strict field validation: an unknown or misspelled field is an error, as the API server's.
+
+kubectl's default ``--validate=strict`` asks the API server to reject an object with a field its
+schema does not have; the server answers, for a Deployment with ``spec.replicaz``::
+
+    Deployment in version "v1" cannot be handled as a Deployment: strict decoding error:
+    unknown field "spec.replicaz", unknown field "spec.template.spec.topologySpreadConstraint"
+
+Every field of every built-in kind is in ``fields.json`` (written by
+``scripts/gen_field_schema.py`` from the client models of the Kubernetes release the scheduler
+mirrors). A kind it does not know (a custom resource) is not checked, as only its CRD's schema
+could say what it holds. ``--validate=warn`` reports the fields as kubectl's warnings and reads
+on; ``--validate=ignore`` (kubectl's ``false``) skips the check, as the reads of a live cluster do
+(the server wrote those objects, perhaps at a newer version).
+
+The check costs one more decode in C per object: each type of the schema becomes a msgspec struct
+that forbids unknown fields, built the first time a kind is checked. Only when that decode fails
+does a walk in Python collect every unknown field's path (and ignore mistyped values: the typed
+decode names those).
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import sys
+import types
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from functools import cache
+from importlib import resources
+from typing import Any, Final
+
+import msgspec
+
+from topospread.errors import ManifestError
+
+
+class FieldValidation(enum.StrEnum):
+    """kubectl's ``--validate`` values (``true`` is ``strict``, ``false`` is ``ignore``)."""
+
+    STRICT = "strict"
+    WARN = "warn"
+    IGNORE = "ignore"
+
+    @classmethod
+    def parse(cls, text: str) -> FieldValidation:
+        """A ``--validate`` value as kubectl reads it; a ManifestError for any other."""
+        value = {"true": "strict", "false": "ignore"}.get(text.lower(), text.lower())
+        try:
+            return cls(value)
+        except ValueError:
+            raise ManifestError(
+                f'--validate: invalid value "{text}": must be one of strict, warn, ignore, '
+                "true or false"
+            ) from None
+
+
+_MODE: ContextVar[FieldValidation] = ContextVar("field_validation", default=FieldValidation.STRICT)
+_WARNINGS: ContextVar[list[str] | None] = ContextVar("field_validation_warnings", default=None)
+
+
+@contextmanager
+def field_validation(mode: FieldValidation) -> Iterator[list[str]]:
+    """Objects decoded inside are checked as ``mode`` says; yields the list that collects the
+    warnings of ``warn`` (one line each, naming the object and the field)."""
+    found: list[str] = []
+    mode_token = _MODE.set(mode)
+    warnings_token = _WARNINGS.set(found)
+    try:
+        yield found
+    finally:
+        _MODE.reset(mode_token)
+        _WARNINGS.reset(warnings_token)
+
+
+def current_mode() -> FieldValidation:
+    """The field validation in force for objects decoded now."""
+    return _MODE.get()
+
+
+# ---------------------------------------------------------------------------------------------
+# The schema
+
+
+@cache
+def _schema() -> tuple[dict[str, str], dict[str, dict[str, Any]]]:
+    text = resources.files("topospread.api").joinpath("fields.json").read_text()
+    data = json.loads(text)
+    return data["kinds"], data["types"]
+
+
+def type_of(api_version: str, kind: str) -> str | None:
+    """The schema's type of a kind (e.g. ``V1Deployment``), or None for a kind it lacks."""
+    return _schema()[0].get(f"{api_version} {kind}")
+
+
+def unknown_fields(data: Any, type_name: str) -> list[str]:
+    """The paths of every field of ``data`` that type ``type_name`` does not have, in document
+    order, as the API server prints them (``spec.template.spec.containers[0].foo``)."""
+    out: list[str] = []
+    _walk(data, type_name, "", out, _schema()[1])
+    return out
+
+
+def _walk(
+    data: Any, type_name: str, path: str, out: list[str], schema: dict[str, dict[str, Any]]
+) -> None:
+    if not isinstance(data, dict):
+        return  # a mistyped value: the typed decode names it
+    fields = schema[type_name]
+    for key, value in data.items():
+        if key not in fields:
+            out.append(f"{path}{key}")
+            continue
+        ref = fields[key]
+        if ref is None or value is None:
+            continue
+        if isinstance(ref, str):
+            _walk(value, ref, f"{path}{key}.", out, schema)
+        elif isinstance(ref, list):
+            if isinstance(value, list):
+                for i, item in enumerate(value):
+                    _walk(item, ref[0], f"{path}{key}[{i}].", out, schema)
+        elif isinstance(value, dict):
+            for name, item in value.items():
+                _walk(item, ref["*"], f"{path}{key}.{name}.", out, schema)
+
+
+# ---------------------------------------------------------------------------------------------
+# The fast check: one struct per schema type that forbids unknown fields
+
+# NOTE: the structs' annotations are strings naming each other (the schema has cycles, e.g. a
+# CRD's JSONSchemaProps); msgspec resolves them in this module's namespace on first use.
+_MODULE_NAME: Final = "topospread.api._strict_types"
+_module = types.ModuleType(_MODULE_NAME)
+sys.modules[_MODULE_NAME] = _module
+_module.Any = Any  # type: ignore[attr-defined]
+
+
+def _struct(type_name: str) -> type[msgspec.Struct]:
+    built = _module.__dict__.get(type_name)
+    if built is not None:
+        return built  # type: ignore[no-any-return]
+    schema = _schema()[1]
+    todo, names = [type_name], []
+    while todo:  # every type reachable that is not built yet
+        name = todo.pop()
+        if name in _module.__dict__ or name in names:
+            continue
+        names.append(name)
+        for ref in schema[name].values():
+            inner = ref["*"] if isinstance(ref, dict) else ref[0] if isinstance(ref, list) else ref
+            if inner is not None:
+                todo.append(inner)
+    for name in names:
+        fields: list[tuple[str, Any, Any]] = []
+        rename: dict[str, str] = {}
+        for i, (key, ref) in enumerate(schema[name].items()):
+            if ref is None:
+                annotation = "Any"
+            elif isinstance(ref, str):
+                annotation = f"{ref} | None"
+            elif isinstance(ref, list):
+                annotation = f"list[{ref[0]}] | None"
+            else:
+                annotation = f"dict[str, {ref['*']}] | None"
+            fields.append((f"f{i}", annotation, None))
+            rename[f"f{i}"] = key
+        setattr(
+            _module,
+            name,
+            msgspec.defstruct(
+                name, fields, module=_MODULE_NAME, rename=rename, forbid_unknown_fields=True
+            ),
+        )
+    return _module.__dict__[type_name]  # type: ignore[no-any-return]
+
+
+@cache
+def _json_decoder(type_name: str) -> msgspec.json.Decoder[Any]:
+    return msgspec.json.Decoder(_struct(type_name))
+
+
+def check_object(
+    data: Any, api_version: str, kind: str, where: str, *, raw: bytes | None = None
+) -> None:
+    """Apply the field validation in force to one object: ``data`` parsed, or ``raw`` JSON.
+
+    ``where`` names the file and the object (``web.yaml (Deployment default/web)``). Strict: a
+    ManifestError with the API server's message; warn: one warning per field; ignore: nothing.
+    """
+    mode = _MODE.get()
+    if mode is FieldValidation.IGNORE:
+        return
+    type_name = type_of(api_version, kind)
+    if type_name is None:
+        return
+    try:
+        if raw is not None:
+            _json_decoder(type_name).decode(raw)
+        else:
+            msgspec.convert(data, _struct(type_name), strict=False)
+        return
+    except msgspec.ValidationError:
+        pass
+    if data is None:
+        data = msgspec.json.decode(raw) if raw is not None else None
+    unknown = unknown_fields(data, type_name)
+    if not unknown:
+        return
+    if mode is FieldValidation.STRICT:
+        fields = ", ".join(f'unknown field "{path}"' for path in unknown)
+        raise ManifestError(f"{where}: strict decoding error: {fields}")
+    warnings = _WARNINGS.get()
+    if warnings is not None:
+        warnings.extend(f'{where}: unknown field "{path}"' for path in unknown)
