@@ -5,6 +5,7 @@ Job counts. Tables translate upstream's controller_utils_test.go and replica_set
 
 from __future__ import annotations
 
+import datetime
 import itertools
 import random
 import re
@@ -21,6 +22,7 @@ from builders import make_node, make_pod
 from topospread.api.loader import load_text
 from topospread.api.types import (
     ContainerStatus,
+    CronJob,
     DaemonSet,
     Deployment,
     Job,
@@ -31,6 +33,7 @@ from topospread.api.types import (
     PodStatus,
     PodTemplateSpec,
     ReplicaSet,
+    ReplicationController,
     StatefulSet,
     Toleration,
 )
@@ -57,6 +60,8 @@ from topospread.simulator.controllers.common import (
     safe_encode_string,
     sort_active_pods,
 )
+from topospread.simulator.controllers.cron import CronError, location, next_time, parse_schedule
+from topospread.simulator.controllers.cronjob import CRON_JOB_SCHEDULED_TIMESTAMP, sync_cron_job
 from topospread.simulator.controllers.deployment import (
     DESIRED_REPLICAS_ANNOTATION,
     MAX_REPLICAS_ANNOTATION,
@@ -65,6 +70,11 @@ from topospread.simulator.controllers.deployment import (
     sync_deployment,
 )
 from topospread.simulator.controllers.replicaset import get_pods_to_delete
+from topospread.simulator.controllers.replicationcontroller import (
+    as_replica_set,
+    set_defaults_replication_controller,
+    sync_replication_controller,
+)
 
 HASH = re.compile(r"[4-9bcdf]{1,10}")
 SUFFIX = f"[{ALPHANUMS}]{{5}}"
@@ -1254,3 +1264,185 @@ def test_indexed_job_pods_carry_their_completion_index() -> None:
     assert [p.spec.hostname for p in created] == ["idx-0", "idx-1"]
     assert re.fullmatch(f"idx-1-{SUFFIX}", created[1].metadata.name)
     assert created[1].metadata.labels["batch.kubernetes.io/job-completion-index"] == "1"
+
+
+# ---------------------------------------------------------------------------------------------
+# ReplicationController: the ReplicaSet controller on the converted RC
+
+
+def replication_controller(**spec: Any) -> ReplicationController:
+    return msgspec.convert(
+        {"metadata": {"name": "redis", "namespace": "default", "uid": "rc-uid"}, "spec": spec},
+        ReplicationController,
+    )
+
+
+def test_a_replication_controller_without_a_selector_selects_its_template_labels() -> None:
+    rc = set_defaults_replication_controller(
+        replication_controller(template=template({"app": "redis", "role": "leader"}))
+    )
+    assert rc.spec.selector == {"app": "redis", "role": "leader"}
+    assert rc.metadata.labels == {"app": "redis", "role": "leader"}
+    assert rc.spec.replicas == 1
+
+
+def test_replication_controller_pods_are_named_after_it_and_controlled_by_it() -> None:
+    rc = replication_controller(replicas=3, template=template({"app": "redis"}))
+    created = sync_replication_controller(rc, [], rng=random.Random(1)).create
+    assert len(created) == 3
+    for pod in created:
+        assert re.fullmatch(f"redis-{SUFFIX}", pod.metadata.name)
+        (ref,) = pod.metadata.owner_references
+        assert (ref.api_version, ref.kind, ref.name, ref.uid, ref.controller) == (
+            "v1",
+            "ReplicationController",
+            "redis",
+            "rc-uid",
+            True,
+        )
+    # The same draws as a ReplicaSet of that name: one controller, converted.
+    rs = as_replica_set(set_defaults_replication_controller(rc))
+    assert rs.spec.selector is not None and rs.spec.selector.match_labels == {"app": "redis"}
+    same = sync_replica_set(rs, [], rng=random.Random(1)).create
+    assert [p.metadata.name for p in same] == [p.metadata.name for p in created]
+
+
+def test_a_replication_controller_scales_down_and_adopts_orphans_it_selects() -> None:
+    rc = replication_controller(replicas=1, template=template({"app": "redis"}))
+    orphans = bind(
+        [make_pod(f"o{i}").label("app", "redis").obj() for i in range(2)]
+        + [make_pod("other").label("app", "web").obj()]
+    )
+    actions = sync_replication_controller(rc, orphans, rng=random.Random(1))
+    assert sorted(p.metadata.name for p in actions.update) == ["o0", "o1"]
+    assert len(actions.delete) == 1 and not actions.create
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        pytest.param(
+            {"selector": {"app": "db"}, "template": template({"app": "redis"})},
+            "replicationcontroller default/redis: spec.template.metadata.labels: Invalid value: "
+            'map[string]string{"app":"redis"}: selector does not match labels in spec.template',
+            id="a selector that does not select the template",
+        ),
+        pytest.param(
+            {"selector": {"app": "redis"}},
+            "replicationcontroller default/redis: spec.template: Required value",
+            id="no template",
+        ),
+        pytest.param(
+            {"template": template({})},
+            "replicationcontroller default/redis: spec.selector: Required value",
+            id="neither selector nor template labels",
+        ),
+    ],
+)
+def test_the_api_server_rejects_a_replication_controller_whose_pods_it_cannot_select(
+    spec: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ValidationError) as err:
+        sync_replication_controller(replication_controller(**spec), [], rng=random.Random(1))
+    assert str(err.value) == message
+
+
+# ---------------------------------------------------------------------------------------------
+# CronJob: the next scheduled run's Job
+
+
+def at(text: str) -> int:
+    """``2025-01-15 10:31:07`` (UTC) in nanoseconds since the Unix epoch."""
+    when = datetime.datetime.fromisoformat(text).replace(tzinfo=datetime.UTC)
+    return int(when.timestamp()) * 10**9
+
+
+@pytest.mark.parametrize(
+    ("schedule", "zone", "after", "expected"),
+    [
+        pytest.param("*/5 * * * *", None, "2025-01-15 10:31:07", "2025-01-15 10:35", id="step"),
+        pytest.param("0 3 * * 1", None, "2025-01-15 10:31", "2025-01-20 03:00", id="weekday"),
+        pytest.param("0 0 29 2 *", None, "2025-01-15 00:00", "2028-02-29 00:00", id="leap day"),
+        pytest.param(
+            "0 0 1 * mon", None, "2025-01-15 00:00", "2025-01-20 00:00", id="day or weekday"
+        ),
+        pytest.param(
+            "30 6-16/4 * * 1-5", None, "2025-01-15 10:31", "2025-01-15 14:30", id="range step"
+        ),
+        pytest.param("@hourly", None, "2025-01-15 10:31", "2025-01-15 11:00", id="descriptor"),
+        pytest.param(
+            "@every 90m", None, "2025-01-15 10:31:07", "2025-01-15 12:01:07", id="constant delay"
+        ),
+        pytest.param(
+            "0 9 * * *", "Europe/Berlin", "2025-01-15 10:31", "2025-01-16 08:00", id="time zone"
+        ),
+        pytest.param("* * * * *", None, "2025-01-15 10:31", "2025-01-15 10:32", id="after"),
+    ],
+)
+def test_the_next_scheduled_time_is_robfig_crons(
+    schedule: str, zone: str | None, after: str, expected: str
+) -> None:
+    assert next_time(parse_schedule(schedule), at(after), location(zone)) == at(expected)
+
+
+@pytest.mark.parametrize(
+    "schedule",
+    ["", "* * * *", "61 * * * *", "* * * * 8", "5-1 * * * *", "*/0 * * * *", "@often"],
+)
+def test_schedules_robfig_cron_rejects_are_rejected(schedule: str) -> None:
+    with pytest.raises(CronError):
+        parse_schedule(schedule)
+
+
+def test_a_time_zone_in_the_schedule_is_rejected_for_spec_time_zone() -> None:
+    with pytest.raises(CronError, match="use timeZone field instead"):
+        parse_schedule("TZ=UTC * * * * *")
+
+
+def cron_job(**spec: Any) -> CronJob:
+    base = {
+        "schedule": "*/5 * * * *",
+        "jobTemplate": {
+            "metadata": {"labels": {"team": "batch"}},
+            "spec": {"parallelism": 2, "template": template({"app": "report"})},
+        },
+    }
+    return msgspec.convert(
+        {"metadata": {"name": "report", "namespace": "ops", "uid": "cj-uid"}, "spec": base | spec},
+        CronJob,
+    )
+
+
+def test_a_cron_job_creates_the_job_of_its_next_scheduled_run() -> None:
+    now = at("2025-01-15 10:31:07")
+    (job,) = sync_cron_job(cron_job(), [], now=now)
+    scheduled = at("2025-01-15 10:35")
+    assert job.metadata.name == f"report-{scheduled // 10**9 // 60}"  # getJobName
+    assert job.metadata.namespace == "ops"
+    assert job.metadata.labels == {"team": "batch"}
+    assert job.metadata.annotations == {CRON_JOB_SCHEDULED_TIMESTAMP: "2025-01-15T10:35:00Z"}
+    (ref,) = job.metadata.owner_references
+    assert (ref.api_version, ref.kind, ref.name, ref.controller) == (
+        "batch/v1",
+        "CronJob",
+        "report",
+        True,
+    )
+    # The Job controller then makes its pods.
+    stored = msgspec.structs.replace(job, metadata=msgspec.structs.replace(job.metadata, uid="j"))
+    pods = sync_job(stored, [], rng=random.Random(1)).create
+    assert len(pods) == 2 and all(p.metadata.name.startswith(job.metadata.name) for p in pods)
+
+
+def test_a_cron_job_with_a_job_or_suspended_creates_none() -> None:
+    now = at("2025-01-15 10:31:07")
+    (job,) = sync_cron_job(cron_job(), [], now=now)
+    assert sync_cron_job(cron_job(), [job], now=now + 3600 * 10**9) == ()
+    assert sync_cron_job(cron_job(suspend=True), [], now=now) == ()
+
+
+def test_a_cron_job_with_a_bad_schedule_or_time_zone_is_rejected_naming_the_field() -> None:
+    with pytest.raises(ValidationError, match=r'ops/report: spec.schedule: Invalid value: "\* \*"'):
+        sync_cron_job(cron_job(schedule="* *"), [], now=0)
+    with pytest.raises(ValidationError, match=r'spec\.timeZone: Invalid value: "Mars/Olympus"'):
+        sync_cron_job(cron_job(timeZone="Mars/Olympus"), [], now=0)

@@ -503,8 +503,8 @@ BAD_TIMELINES = {
         't.yaml: timeline[0] (scale): workload: Not found: "deployment/api"',
     ),
     "unknown kind": (
-        "timeline: [{scale: {workload: cronjob/web, replicas: 2}}]",
-        't.yaml: timeline[0] (scale): workload: Invalid value: "cronjob/web": unknown kind',
+        "timeline: [{scale: {workload: rollout/web, replicas: 2}}]",
+        't.yaml: timeline[0] (scale): workload: Invalid value: "rollout/web": unknown kind',
     ),
     "bad replicas": (
         "timeline: [{scale: {workload: deployment/web, replicas: -1}}]",
@@ -658,7 +658,7 @@ def test_applying_a_changed_deployment_rolls_it_out_and_scales_it() -> None:
 
 
 def test_progress_is_shown_only_on_a_terminal() -> None:
-    from topospread.cli import _simulate_progress
+    from topospread.cli.progress import simulate_progress as _simulate_progress
 
     with _simulate_progress(50) as on_step:  # pytest captures stderr: not a terminal
         assert on_step is None

@@ -15,6 +15,9 @@ import msgspec
 LABEL_HOSTNAME: Final = "kubernetes.io/hostname"
 LABEL_TOPOLOGY_ZONE: Final = "topology.kubernetes.io/zone"
 LABEL_TOPOLOGY_REGION: Final = "topology.kubernetes.io/region"
+LABEL_OS_STABLE: Final = "kubernetes.io/os"
+LABEL_ARCH_STABLE: Final = "kubernetes.io/arch"
+LABEL_INSTANCE_TYPE_STABLE: Final = "node.kubernetes.io/instance-type"
 
 # Enumerations, spelled as the API spells them.
 DO_NOT_SCHEDULE: Final = "DoNotSchedule"
@@ -349,7 +352,11 @@ class Service(_Obj, frozen=True):
 
 class ReplicationControllerSpec(_Obj, frozen=True):
     replicas: int | None = None
+    # Equality-based: None or {} defaults to the template's labels (the API server's default).
     selector: dict[str, str] | None = None
+    # A pointer upstream: the API server requires it, default spreading's lookups do not.
+    template: PodTemplateSpec | None = None
+    min_ready_seconds: int = 0
 
 
 class ReplicationController(_Obj, frozen=True):
@@ -495,6 +502,31 @@ class Job(_Obj, frozen=True):
     kind: str = "Job"
     metadata: ObjectMeta = ObjectMeta()
     spec: JobSpec = JobSpec()
+
+
+class JobTemplateSpec(_Obj, frozen=True):
+    """batch/v1 JobTemplateSpec: the Job a CronJob creates for each scheduled run."""
+
+    metadata: ObjectMeta = ObjectMeta()
+    spec: JobSpec = JobSpec()
+
+
+class CronJobSpec(_Obj, frozen=True):
+    schedule: str = ""
+    time_zone: str | None = None
+    starting_deadline_seconds: int | None = None
+    concurrency_policy: str = ""  # Allow (the API server's default), Forbid or Replace
+    suspend: bool | None = None
+    job_template: JobTemplateSpec = JobTemplateSpec()
+    successful_jobs_history_limit: int | None = None
+    failed_jobs_history_limit: int | None = None
+
+
+class CronJob(_Obj, frozen=True):
+    api_version: str = "batch/v1"
+    kind: str = "CronJob"
+    metadata: ObjectMeta = ObjectMeta()
+    spec: CronJobSpec = CronJobSpec()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -44,6 +44,9 @@ from topospread.api.loader import (
 )
 from topospread.api.types import (
     LABEL_HOSTNAME,
+    LABEL_TOPOLOGY_REGION,
+    LABEL_TOPOLOGY_ZONE,
+    CronJob,
     DaemonSet,
     Deployment,
     Job,
@@ -84,12 +87,20 @@ from topospread.simulator.controllers.common import (
     stamp,
     workload_selector,
 )
+from topospread.simulator.controllers.cronjob import cron_job_schedule, sync_cron_job
 from topospread.simulator.controllers.daemonset import (
     ShouldRun,
     ShouldRunMemo,
     node_should_run_daemon_pod,
 )
 from topospread.simulator.controllers.disruption import sync_budget
+from topospread.simulator.controllers.kinds import LeftOut
+from topospread.simulator.controllers.replicationcontroller import (
+    as_replica_set,
+    set_defaults_replication_controller,
+    sync_replication_controller,
+    validate_replication_controller_spec,
+)
 from topospread.simulator.controllers.statefulset import (
     get_parent_name_and_ordinal,
     get_pod_revision,
@@ -105,17 +116,24 @@ from topospread.simulator.tainteviction import (
     get_no_execute_taints,
     process_pod_on_node,
 )
-from topospread.simulator.timeline import NodeGroup, TimelineScenario
+from topospread.simulator.timeline import NodeGroup, TimelineScenario, region_of
 
 MAX_ROUNDS: Final = 200
-Workload: TypeAlias = Deployment | ReplicaSet | StatefulSet | DaemonSet | Job
-_WORKLOAD_TYPES: Final = (Deployment, ReplicaSet, StatefulSet, DaemonSet, Job)
-LookupObject: TypeAlias = (
-    Service | ReplicationController | Namespace | PriorityClass | PodDisruptionBudget
+Workload: TypeAlias = (
+    Deployment | ReplicaSet | ReplicationController | StatefulSet | DaemonSet | CronJob | Job
 )
+_WORKLOAD_TYPES: Final = (
+    Deployment,
+    ReplicaSet,
+    ReplicationController,
+    StatefulSet,
+    DaemonSet,
+    CronJob,
+    Job,
+)
+LookupObject: TypeAlias = Service | Namespace | PriorityClass | PodDisruptionBudget
 _LOOKUP_TYPES: Final = (
     Service,
-    ReplicationController,
     Namespace,
     PriorityClass,
     PodDisruptionBudget,
@@ -135,11 +153,26 @@ _KIND_NAMES: Final[Mapping[str, str]] = {
     "daemonset": "DaemonSet",
     "daemonsets": "DaemonSet",
     "ds": "DaemonSet",
+    "replicationcontroller": "ReplicationController",
+    "replicationcontrollers": "ReplicationController",
+    "rc": "ReplicationController",
     "job": "Job",
     "jobs": "Job",
+    "cronjob": "CronJob",
+    "cronjobs": "CronJob",
+    "cj": "CronJob",
 }
-# Controllers sync in this order in every round (then each kind's objects by namespace/name).
-_KIND_ORDER: Final = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job")
+# Controllers sync in this order in every round (then each kind's objects by namespace/name);
+# a CronJob before the Jobs it creates.
+_KIND_ORDER: Final = (
+    "Deployment",
+    "ReplicaSet",
+    "ReplicationController",
+    "StatefulSet",
+    "DaemonSet",
+    "CronJob",
+    "Job",
+)
 
 # The clock's 0 when no input taint carries a timeAdded (Unix time 0: timeAdded then reads as
 # the time since the timeline's start).
@@ -397,6 +430,8 @@ class Simulation:
         self._quiet: dict[WorkloadKey, _Quiet] = {}
         self._node_version = 0
         self.lookups: list[LookupObject] = []
+        # Objects read and not modelled, said once per kind in the scenario's warnings.
+        self.left_out = LeftOut()
         # A StatefulSet mid-rollout: the template of its current revision, until every pod
         # runs the update revision (status.currentRevision).
         self.sts_current: dict[WorkloadKey, PodTemplateSpec] = {}
@@ -448,7 +483,7 @@ class Simulation:
         self.cluster.objects = ObjectStore(
             services=[o for o in self.lookups if isinstance(o, Service)],
             replication_controllers=[
-                o for o in self.lookups if isinstance(o, ReplicationController)
+                w for w in self.workloads.values() if isinstance(w, ReplicationController)
             ],
             replica_sets=[w for w in self.workloads.values() if isinstance(w, ReplicaSet)],
             stateful_sets=[w for w in self.workloads.values() if isinstance(w, StatefulSet)],
@@ -488,8 +523,9 @@ class Simulation:
             ns = obj.metadata.namespace
             return f"applied {obj.kind.lower()} {ns + '/' if ns else ''}{obj.metadata.name}"
         kind = obj.kind if isinstance(obj, UnknownObject) else type(obj).__name__
-        self.scenario.warnings.append(f"{where}: ignored a {kind}: the simulator does not model it")
-        return f"ignored a {kind}"
+        self.left_out.add(obj)
+        self.left_out.update_warnings(self.scenario.warnings)
+        return f"left out a {kind}"
 
     def _namespaced(self, obj: Any) -> Any:
         if obj.metadata.namespace:
@@ -500,14 +536,25 @@ class Simulation:
     def _apply_workload(self, obj: Workload, where: str) -> str:
         key = workload_key(obj)
         label = f"{where} ({obj.kind} {key[1]}/{key[2]})"
+        template: PodTemplateSpec
         try:
-            selector = workload_selector(obj, obj.spec.selector)
-            if not isinstance(obj, Job) or obj.spec.selector is not None:
-                check_selector_matches_template(obj, selector, obj.spec.template)
+            if isinstance(obj, ReplicationController):
+                # Stored as the API server stores it: selector and labels defaulted.
+                obj = set_defaults_replication_controller(obj)
+                validate_replication_controller_spec(obj)
+                template = as_replica_set(obj).spec.template
+            elif isinstance(obj, CronJob):
+                cron_job_schedule(obj)
+                template = obj.spec.job_template.spec.template
+            else:
+                template = obj.spec.template
+                selector = workload_selector(obj, obj.spec.selector)
+                if not isinstance(obj, Job) or obj.spec.selector is not None:
+                    check_selector_matches_template(obj, selector, template)
         except ValidationError as err:
             raise ValidationError(f"{where}: {err}") from err
         # The template's pods must pass the API server's validation (checked once, here).
-        probe = get_pod_from_template(obj.spec.template, obj.metadata.name, None)
+        probe = get_pod_from_template(template, obj.metadata.name, None)
         probe_meta = msgspec.structs.replace(
             probe.metadata, name=f"{obj.metadata.name}-0", namespace=key[1]
         )
@@ -550,7 +597,8 @@ class Simulation:
         if kind is None:
             raise ManifestError(
                 f'{where}: workload: Invalid value: "{ref}": unknown kind "{kind_name}" '
-                "(deployment, replicaset, statefulset, daemonset, job)"
+                "(deployment, replicaset, replicationcontroller, statefulset, daemonset, "
+                "cronjob, job)"
             )
         found = self.workloads.get((kind, namespace, name))
         if found is None:
@@ -739,6 +787,8 @@ class Simulation:
             labels = {**group.template.metadata.labels, LABEL_HOSTNAME: name}
             if zone:
                 labels[group.zone_key] = zone
+                if group.zone_key == LABEL_TOPOLOGY_ZONE:
+                    labels.setdefault(LABEL_TOPOLOGY_REGION, region_of(zone))
             meta = msgspec.structs.replace(group.template.metadata, name=name, labels=labels)
             self._add_node(msgspec.structs.replace(group.template, metadata=meta), where)
             names.append(name)
@@ -819,12 +869,13 @@ class Simulation:
         return self.owner_of_reference(pod.metadata.namespace, ref.kind, ref.name)
 
     def owner_of_reference(self, namespace: str, kind: str, name: str) -> WorkloadKey | None:
-        """The workload that controls the pods whose controller is ``kind``/``name``."""
+        """The workload that controls the pods whose controller is ``kind``/``name``: a
+        Deployment for its ReplicaSets' pods, a CronJob for its Jobs'."""
         key = (kind, namespace, name)
         owner = self.workloads.get(key)
-        if isinstance(owner, ReplicaSet):
+        if isinstance(owner, ReplicaSet | Job):
             parent = get_controller_of(owner.metadata)
-            if parent is not None and parent.kind == "Deployment":
+            if parent is not None and _parent_reported(owner, parent.kind):
                 return (parent.kind, namespace, parent.name)
         return key if owner is not None else None
 
@@ -1010,6 +1061,10 @@ class Simulation:
             return (obj, self._node_version)
         if isinstance(obj, StatefulSet):
             return (obj, self.sts_current.get(key))
+        if isinstance(obj, CronJob):
+            # It reads its namespace's Jobs and the clock, no pods.
+            jobs = tuple(k for k in self.workloads if k[0] == "Job" and k[1] == key[1])
+            return (obj, jobs, self.now)
         return (obj,)
 
     def _replica_sets_of(self, d: Deployment) -> list[ReplicaSet]:
@@ -1033,12 +1088,19 @@ class Simulation:
             owned += self._replica_sets_of(obj)
         selectors: list[Selector | None] = []
         for w in owned:
+            if isinstance(w, CronJob):
+                continue  # it reads no pods
+            selector = (
+                as_replica_set(w).spec.selector
+                if isinstance(w, ReplicationController)
+                else w.spec.selector
+            )
             try:
-                compiled = label_selector_as_selector(w.spec.selector)
+                compiled = label_selector_as_selector(selector)
             except SelectorError:
                 compiled = None
             # No selector (a Job's is generated): every pod of the namespace, to be safe.
-            selectors.append(compiled if w.spec.selector is not None else None)
+            selectors.append(compiled if selector is not None else None)
         return _Quiet(
             inputs,
             tuple(selectors),
@@ -1098,6 +1160,19 @@ class Simulation:
             acted = bool(sync)
         elif isinstance(obj, ReplicaSet):
             actions = sync_replica_set(obj, self._pods_in(key[1]), rng=self.rng)
+        elif isinstance(obj, ReplicationController):
+            actions = sync_replication_controller(obj, self._pods_in(key[1]), rng=self.rng)
+        elif isinstance(obj, CronJob):
+            jobs = [w for w in self.workloads.values() if isinstance(w, Job)]
+            created_jobs = [
+                job
+                for job in sync_cron_job(obj, jobs, now=self.epoch + self.now)
+                if workload_key(job) not in self.workloads  # upstream: AlreadyExists
+            ]
+            for job in created_jobs:
+                self._apply_workload(job, describe_workload(key))
+            actions = PodActions()
+            acted = bool(created_jobs)
         elif isinstance(obj, StatefulSet):
             current = self.sts_current.get(key)
             actions = sync_stateful_set(
@@ -1227,16 +1302,23 @@ def _epoch(scenario: TimelineScenario) -> int:
     return max(times, default=DEFAULT_EPOCH)
 
 
+def _parent_reported(obj: Workload, parent_kind: str) -> bool:
+    """Whether reports name the object's controller for its pods: a Deployment for its
+    ReplicaSets, a CronJob for its Jobs."""
+    return (isinstance(obj, ReplicaSet) and parent_kind == "Deployment") or (
+        isinstance(obj, Job) and parent_kind == "CronJob"
+    )
+
+
 def iter_controller_refs(sim: Simulation) -> Iterable[tuple[WorkloadKey, Workload]]:
-    """Workloads in report order: kind, namespace, name; a Deployment's ReplicaSets left out
-    (their pods are reported under the Deployment)."""
+    """Workloads in report order: kind, namespace, name; a Deployment's ReplicaSets and a
+    CronJob's Jobs left out (their pods are reported under the Deployment, the CronJob)."""
     order = {kind: i for i, kind in enumerate(_KIND_ORDER)}
     for key in sorted(sim.workloads, key=lambda k: (order[k[0]], k[1], k[2])):
         obj = sim.workloads[key]
-        if isinstance(obj, ReplicaSet):
-            ref = get_controller_of(obj.metadata)
-            if ref is not None and ref.kind == "Deployment":
-                continue
+        ref = get_controller_of(obj.metadata)
+        if ref is not None and _parent_reported(obj, ref.kind):
+            continue
         yield key, obj
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +31,9 @@ from topospread.api.loader import (
     read_yaml_documents,
 )
 from topospread.api.types import (
+    LABEL_ARCH_STABLE,
+    LABEL_INSTANCE_TYPE_STABLE,
+    LABEL_OS_STABLE,
     LABEL_TOPOLOGY_ZONE,
     Node,
 )
@@ -43,6 +47,26 @@ _KEYS: Final = frozenset({"nodes", "nodeGroups", "objects", "config", "timeline"
 _GROUP_KEYS: Final = frozenset({"name", "zones", "perZone", "count", "template", "zoneKey"})
 
 _EFFECTS: Final = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+
+# What a node group's template gets unless it says otherwise: what the kubelet and a cloud
+# provider put on every real node (a template without capacity gets DEFAULT_CAPACITY whole).
+# The hostname, zone and region labels are each node's own (Simulation.add_group_nodes).
+DEFAULT_NODE_LABELS: Final[Mapping[str, str]] = {
+    LABEL_OS_STABLE: "linux",
+    LABEL_ARCH_STABLE: "amd64",
+}
+DEFAULT_CAPACITY: Final[Mapping[str, str]] = {
+    "cpu": "4",
+    "memory": "16Gi",
+    "ephemeral-storage": "100Gi",
+    "pods": "110",
+}
+# Always there on a real node, whatever else the template gives.
+_NODE_RESOURCES: Final = ("ephemeral-storage", "pods")
+# A cloud zone's region: us-east-1a -> us-east-1, europe-west1-b -> europe-west1,
+# eastus-1 -> eastus; DEFAULT_REGION for zones named otherwise (a, b, c).
+DEFAULT_REGION: Final = "region-1"
+_ZONE_SUFFIX: Final = re.compile(r"(?:(?<=\d)[a-z]|-[a-z0-9])$")
 
 ACTIONS: Final = (
     "apply",
@@ -191,12 +215,9 @@ def _parse_group(raw: Any, where: str) -> NodeGroup:
             f"{where}: name: Invalid value: {json.dumps(name)}: expected a string "
             "(quote it in YAML)"
         )
-    template = decode_object(raw.get("template") or {}, Node, f"{where}: template")
-    if not template.status.capacity and not template.status.allocatable:
-        status = msgspec.structs.replace(
-            template.status, capacity={"cpu": "4", "memory": "16Gi", "pods": "110"}
-        )
-        template = msgspec.structs.replace(template, status=status)
+    template = with_node_defaults(
+        decode_object(raw.get("template") or {}, Node, f"{where}: template")
+    )
     zones = raw.get("zones") or []
     if not isinstance(zones, list) or not all(isinstance(z, str) and z for z in zones):
         raise ManifestError(f"{where}: zones: expected a list of zone names")
@@ -218,6 +239,38 @@ def _parse_group(raw: Any, where: str) -> NodeGroup:
     if not isinstance(zone_key, str) or not zone_key:
         raise ManifestError(f"{where}: zoneKey: expected a label key")
     return NodeGroup(name, template, tuple(zones), per_zone, count, zone_key)
+
+
+def with_node_defaults(template: Node) -> Node:
+    """A node group's template as a real node looks: the os and arch labels, an instance type
+    named after its CPU and memory, ``ephemeral-storage`` and ``pods`` in capacity and
+    allocatable (DEFAULT_CAPACITY whole when it gives neither); the template's own labels and
+    resources win. Allocatable defaults to capacity and capacity to allocatable, key by key.
+    """
+    status = template.status
+    capacity, allocatable = dict(status.capacity), dict(status.allocatable)
+    if not capacity and not allocatable:
+        capacity = dict(DEFAULT_CAPACITY)
+    extra = {k: DEFAULT_CAPACITY[k] for k in _NODE_RESOURCES}
+    capacity, allocatable = (
+        {**extra, **allocatable, **capacity},
+        {**extra, **capacity, **allocatable},
+    )
+    labels = {**DEFAULT_NODE_LABELS, **template.metadata.labels}
+    if LABEL_INSTANCE_TYPE_STABLE not in labels and "cpu" in capacity and "memory" in capacity:
+        labels[LABEL_INSTANCE_TYPE_STABLE] = f"{capacity['cpu']}cpu-{capacity['memory']}"
+    return msgspec.structs.replace(
+        template,
+        metadata=msgspec.structs.replace(template.metadata, labels=labels),
+        status=msgspec.structs.replace(status, capacity=capacity, allocatable=allocatable),
+    )
+
+
+def region_of(zone: str) -> str:
+    """The region of a zone named as clouds name them (its last letter or ``-x`` suffix
+    dropped); DEFAULT_REGION when the name says nothing more."""
+    region = _ZONE_SUFFIX.sub("", zone)
+    return region if region and region != zone else DEFAULT_REGION
 
 
 def _count(value: Any, where: str) -> int:
@@ -393,6 +446,8 @@ __all__ = [
     "names_arg",
     "parse_step",
     "parse_timeline",
+    "region_of",
     "wait_args",
     "with_cluster",
+    "with_node_defaults",
 ]
