@@ -112,6 +112,7 @@ register_kind(t.StatefulSet, api_version="apps/v1", kind="StatefulSet", namespac
 register_kind(t.Deployment, api_version="apps/v1", kind="Deployment", namespaced=True)
 register_kind(t.DaemonSet, api_version="apps/v1", kind="DaemonSet", namespaced=True)
 register_kind(t.Job, api_version="batch/v1", kind="Job", namespaced=True)
+register_kind(t.CronJob, api_version="batch/v1", kind="CronJob", namespaced=True)
 register_kind(t.Namespace, api_version="v1", kind="Namespace", namespaced=False)
 register_kind(
     t.PriorityClass, api_version="scheduling.k8s.io/v1", kind="PriorityClass", namespaced=False
