@@ -1,0 +1,33 @@
+"""The ``topospread`` command: a thin layer of Typer declarations over library calls.
+
+``app`` is the Typer application and ``main`` the console entry point (``topospread``;
+``topospread.kubectl`` is the kubectl plugin's). Options that several commands take are declared
+once in ``options``; every report is printed through ``emit``; each command group has its module:
+``cases`` (evaluate, conformance), ``scheduling`` (schedule, explain), ``verify`` (verify,
+design), ``timelines`` (simulate, sweep, rebalance) and ``check``. The inputs themselves are read
+by the library (``topospread.inputs``).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# Importing the command modules registers their commands on ``app``.
+from topospread.cli import cases, check, scheduling, timelines, verify  # noqa: F401
+from topospread.cli.app import app, main
+
+# The order --help lists the commands in: from one pod to a cluster's whole life, then CI.
+_ORDER: Final = (
+    "evaluate",
+    "conformance",
+    "schedule",
+    "explain",
+    "verify",
+    "simulate",
+    "sweep",
+    "check",
+    "rebalance",
+)
+app.registered_commands.sort(key=lambda command: _ORDER.index(command.name or ""))
+
+__all__ = ["app", "main"]

@@ -1,0 +1,80 @@
+"""The ``topospread`` Typer application and its entry point.
+
+Exit codes: 0 success, 1 a check failed (conformance), 2 bad input (one clear message, no
+traceback).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated, Any
+
+import typer
+from typer.core import TyperOption
+
+from topospread import __version__
+from topospread.errors import TopospreadError
+
+# NOTE: typer 0.29's help shows a type for every option, "<bool>" for flags, as if they took
+# a value; a flag shows none (checked by tests/test_newcomer.py).
+_display_type = TyperOption.display_type_rich
+
+
+def _flag_display_type(self: TyperOption, ctx: Any) -> str | None:
+    return None if self.is_flag else _display_type(self, ctx)
+
+
+TyperOption.display_type_rich = _flag_display_type  # type: ignore[method-assign]
+
+_SUMMARY = (
+    "kube-scheduler's PodTopologySpread, exactly: schedule pods, explain a placement, verify "
+    "every scheduling order, design constraints, simulate a timeline, sweep every failure, "
+    "rebalance skewed workloads; evaluate and conformance for the case format."
+)
+
+app = typer.Typer(
+    name="topospread",
+    help=_SUMMARY,
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"topospread {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
+    ] = False,
+) -> None:
+    """kube-scheduler's PodTopologySpread, exactly."""
+
+
+def main(argv: list[str] | None = None, *, prog_name: str = "topospread") -> None:
+    """Console entry point: user errors — bad input files and bad command-line arguments alike —
+    become one line on stderr and exit code 2."""
+    try:
+        code = app(args=argv, prog_name=prog_name, standalone_mode=False)
+    except TopospreadError as err:
+        typer.echo(f"topospread: error: {err}", err=True)
+        sys.exit(2)
+    except typer.Abort:
+        typer.echo("topospread: aborted", err=True)
+        sys.exit(1)
+    except typer.exceptions.TyperException as err:
+        # Click's usage errors (an option's bad value, an unknown command or option); a
+        # command run without arguments has printed its help already and has no message.
+        message = " ".join(err.format_message().split())
+        if message:
+            ctx = getattr(err, "ctx", None)
+            path = ctx.command_path.removeprefix(prog_name).strip() if ctx else ""
+            where = f"{path}: " if path else ""
+            typer.echo(f"topospread: error: {where}{message} (see --help)", err=True)
+        sys.exit(getattr(err, "exit_code", 2))
+    sys.exit(code if isinstance(code, int) else 0)

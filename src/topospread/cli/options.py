@@ -1,0 +1,124 @@
+"""Options that several commands take, each declared once, and the parsing of option values
+shared by commands (``--require`` lists, durations).
+
+A command lists the ones it takes as parameters (``seed: SeedOption = 0``); where a shared
+option means something narrower in one command (sweep's first seed, verify's sampling seed), the
+command gives its own help through the same factory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import typer
+
+from topospread.errors import ManifestError
+
+# ---------------------------------------------------------------------------------------------
+# Cluster inputs: files (`kubectl get -o yaml|json` output) or a live cluster, read-only.
+
+NodesOption = Annotated[
+    list[Path] | None, typer.Option("--nodes", help="Node manifests (any kinds are read).")
+]
+PodsOption = Annotated[
+    list[Path] | None,
+    typer.Option("--pods", help="Pod manifests: bound pods exist, unbound ones are queued."),
+]
+ObjectsOption = Annotated[
+    list[Path] | None,
+    typer.Option("--objects", help="Services, ReplicaSets, StatefulSets, Namespaces, ..."),
+]
+ClusterOption = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--cluster",
+        metavar="FILE",
+        help="Start from this cluster: `kubectl get nodes,pods,... -A -o yaml|json` output.",
+    ),
+]
+LiveOption = Annotated[
+    bool,
+    typer.Option(
+        "--live", help="Read a live cluster (read-only): the default kubeconfig's current context."
+    ),
+]
+KubeconfigOption = Annotated[
+    str | None,
+    typer.Option(
+        "--kubeconfig", metavar="PATH", help="Read the live cluster of this kubeconfig (read-only)."
+    ),
+]
+ContextOption = Annotated[
+    str | None,
+    typer.Option(
+        "--context", metavar="NAME", help="The kubeconfig context to read (default: current)."
+    ),
+]
+ConfigOption = Annotated[
+    Path | None, typer.Option("--config", help="A KubeSchedulerConfiguration (v1) file.")
+]
+
+# ---------------------------------------------------------------------------------------------
+# Runs and reports.
+
+
+def seed_option(help: str = "Seed for controllers' names and the scheduler's tie-breaks.") -> Any:
+    """``--seed N``: what is drawn at random (tie-breaks, generated names) draws from N."""
+    return typer.Option("--seed", help=help)
+
+
+SeedOption = Annotated[int, seed_option()]
+TieSeedOption = Annotated[int, seed_option("Seed for choosing among equally good nodes.")]
+
+
+def zone_key_option(help: str = "Node label to group the topology drawing by.") -> Any:
+    """``--zone-key LABEL``: the node label whose values are zones."""
+    return typer.Option("--zone-key", help=help)
+
+
+ZoneKeyOption = Annotated[str | None, zone_key_option()]
+
+
+def output_option(help: str | None = None) -> Any:
+    """``--output/-o FORMAT``: its choices are each command's (its annotation's ``Literal``)."""
+    return typer.Option("--output", "-o", help=help)
+
+
+OUTPUT: Any = output_option()
+HtmlOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--html",
+        metavar="FILE",
+        help="Also write the report as one self-contained HTML file.",
+    ),
+]
+TimelineFormat = Literal["text", "json", "html"]
+ReportFormat = Literal["text", "json", "yaml", "html"]
+
+
+def requirements(text: str | None, supported: Sequence[str]) -> list[str]:
+    """A ``--require`` list, each checked against what the command supports."""
+    found = [r.strip() for r in (text or "").split(",") if r.strip()]
+    for r in found:
+        if r not in supported:
+            raise ManifestError(
+                f'--require: Unsupported value: "{r}": supported values: '
+                + ", ".join(f'"{x}"' for x in supported)
+            )
+    return found
+
+
+def duration(flag: str, text: str) -> int:
+    """A duration option's value in nanoseconds (Go's syntax: ``90s``, ``5m``, ``1h30m``)."""
+    from topospread.simulator.clock import DurationError, parse_duration
+
+    try:
+        nanos = parse_duration(text)
+    except DurationError as err:
+        raise ManifestError(f'{flag}: Invalid value: "{text}": {err}') from err
+    if nanos < 0:
+        raise ManifestError(f'{flag}: Invalid value: "{text}": must not be negative')
+    return nanos

@@ -1,0 +1,158 @@
+"""``schedule`` and ``explain``: one scheduling run over a scenario or a cluster's manifests."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+
+from topospread.cli.app import app
+from topospread.cli.emit import emit, warn
+from topospread.cli.options import (
+    OUTPUT,
+    ConfigOption,
+    ContextOption,
+    HtmlOption,
+    KubeconfigOption,
+    LiveOption,
+    NodesOption,
+    ObjectsOption,
+    PodsOption,
+    TieSeedOption,
+    ZoneKeyOption,
+    output_option,
+    requirements,
+)
+from topospread.cli.sources import load_inputs
+
+
+@app.command("schedule")
+def schedule_command(
+    scenario: Annotated[
+        Path | None,
+        typer.Argument(help="A scenario document {nodes, pods, queue, objects, config}."),
+    ] = None,
+    nodes: NodesOption = None,
+    pods: PodsOption = None,
+    objects: ObjectsOption = None,
+    config: ConfigOption = None,
+    output: Annotated[Literal["text", "json", "jsonl", "yaml", "html"], OUTPUT] = "text",
+    seed: TieSeedOption = 0,
+    tie_break: Annotated[
+        Literal["random", "name"],
+        typer.Option(help="Among the best nodes: random (seeded), or the smallest name."),
+    ] = "random",
+    percentage_of_nodes_to_score: Annotated[
+        int | None,
+        typer.Option(
+            "--percentage-of-nodes-to-score",
+            min=0,
+            max=100,
+            help="Override the profile's percentageOfNodesToScore (0 = adaptive).",
+        ),
+    ] = None,
+    zone_key: ZoneKeyOption = None,
+    require: Annotated[
+        str | None,
+        typer.Option(metavar="LIST", help="Exit 1 when a requirement breaks: no-pending."),
+    ] = None,
+    html: HtmlOption = None,
+    live: LiveOption = False,
+    kubeconfig: KubeconfigOption = None,
+    context: ContextOption = None,
+) -> None:
+    """Place every queued pod as kube-scheduler would; show where each landed, or why not.
+    Workloads given with --pods (Deployments, StatefulSets, ReplicaSets, Jobs) are expanded
+    into the pods their controllers create."""
+    from topospread.render.report import (
+        DetailSpill,
+        human,
+        write_cluster_yaml,
+        write_json,
+        write_jsonl,
+    )
+    from topospread.simulator.run import schedule
+
+    required = requirements(require, ("no-pending",))
+    loaded = load_inputs(
+        scenario, nodes, pods, objects, config, live=live, kubeconfig=kubeconfig, context=context
+    )
+    warn(loaded.warnings)
+    # Only jsonl, json and html show every node's scores and reasons; gathering them for a
+    # successful attempt costs a reference recount, and changes no decision. The spill takes
+    # each attempt's detail out of memory as soon as it is decided.
+    detail = output in ("jsonl", "json", "html") or html is not None
+    with DetailSpill() as spill:
+        run = schedule(
+            loaded,
+            seed=seed,
+            tie_break=tie_break,
+            percentage_of_nodes_to_score=percentage_of_nodes_to_score,
+            detail=detail,
+            on_decision=spill.record if detail else None,
+        )
+
+        def page() -> str:
+            from topospread.render.html import schedule_html
+
+            buffer = io.BytesIO()
+            write_json(run, buffer, spill)
+            return schedule_html(json.loads(buffer.getvalue()))
+
+        emit(
+            output,
+            {
+                "text": lambda: human(run, zone_key=zone_key) + "\n",
+                "json": lambda: lambda: write_json(run, sys.stdout.buffer, spill),
+                "jsonl": lambda: lambda: write_jsonl(run, sys.stdout.buffer, spill),
+                "yaml": lambda: lambda: write_cluster_yaml(run, sys.stdout),
+                "html": page,
+            },
+            html=html,
+        )
+    if "no-pending" in required and run.pending:
+        raise typer.Exit(1)
+
+
+@app.command("explain")
+def explain_command(
+    pod: Annotated[str, typer.Option("--pod", help="The queued pod: name or namespace/name.")],
+    scenario: Annotated[Path | None, typer.Argument(help="A scenario document.")] = None,
+    output: Annotated[
+        Literal["text", "json", "jsonl", "html"],
+        output_option("text, json, jsonl (one line), or html."),
+    ] = "text",
+    html: HtmlOption = None,
+    seed: TieSeedOption = 0,
+    live: LiveOption = False,
+    kubeconfig: KubeconfigOption = None,
+    context: ContextOption = None,
+) -> None:
+    """Explain one pod: every node's Filter and Score results, its spread domains and skews,
+    and, when Pending, the smallest single changes that would let it schedule."""
+    import msgspec
+
+    from topospread.analysis.explain import explain
+    from topospread.render.explain import explanation_text
+    from topospread.render.html import explain_html
+
+    loaded = load_inputs(
+        scenario, None, None, None, None, live=live, kubeconfig=kubeconfig, context=context
+    )
+    result = explain(loaded, pod, seed=seed)
+    emit(
+        output,
+        {
+            "text": lambda: explanation_text(result) + "\n",
+            "json": lambda: (
+                msgspec.json.format(msgspec.json.encode(result.to_json()), indent=2) + b"\n"
+            ),
+            "jsonl": lambda: msgspec.json.encode(result.to_json()) + b"\n",
+            "html": lambda: explain_html(result.to_json()),
+        },
+        html=html,
+    )

@@ -1,0 +1,359 @@
+"""``simulate``, ``sweep`` and ``rebalance``: a cluster replayed through a timeline, its failures,
+or the evictions that rebalance it."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+
+from topospread.cli.app import app
+from topospread.cli.emit import emit, warn
+from topospread.cli.options import (
+    OUTPUT,
+    ClusterOption,
+    ContextOption,
+    HtmlOption,
+    KubeconfigOption,
+    LiveOption,
+    ReportFormat,
+    SeedOption,
+    TimelineFormat,
+    ZoneKeyOption,
+    duration,
+    requirements,
+    seed_option,
+    zone_key_option,
+)
+from topospread.cli.progress import simulate_progress, sweep_progress
+from topospread.cli.sources import then_steps, timeline_input
+from topospread.errors import ManifestError
+
+
+@app.command("simulate")
+def simulate_command(
+    scenario: Annotated[
+        Path,
+        typer.Argument(help="A timeline scenario {nodes, nodeGroups, objects, config, timeline}."),
+    ],
+    output: Annotated[TimelineFormat, OUTPUT] = "text",
+    html: HtmlOption = None,
+    seed: SeedOption = 0,
+    zone_key: ZoneKeyOption = None,
+    cluster: ClusterOption = None,
+    live: LiveOption = False,
+    kubeconfig: KubeconfigOption = None,
+    context: ContextOption = None,
+) -> None:
+    """Replay a timeline (scale, rollout, drain, taint, zone outage, new nodes, ...): after
+    each step, controllers and scheduler run until nothing changes; report placements,
+    Pending pods and each workload's spread and violated constraints. With --cluster files or
+    a live cluster, the timeline starts from that cluster (read-only)."""
+    from topospread.analysis.timeline import simulate
+    from topospread.render.html import simulate_html
+    from topospread.render.timeline import timeline_json, timeline_text
+
+    loaded = timeline_input(scenario, cluster, live, kubeconfig, context)
+    with simulate_progress(len(loaded.steps) + 1) as on_step:
+        report = simulate(loaded, seed=seed, on_step=on_step)
+    warn(report.warnings)
+    emit(
+        output,
+        {
+            "text": lambda: timeline_text(report, zone_key=zone_key) + "\n",
+            "json": lambda: timeline_json(report) + "\n",
+            "html": lambda: simulate_html(report.to_json()),
+        },
+        html=html,
+    )
+
+
+@app.command("sweep")
+def sweep_command(
+    scenario: Annotated[
+        Path | None,
+        typer.Argument(
+            help="A timeline scenario {nodes, nodeGroups, objects, config, timeline}; its "
+            "timeline's steps lead to the base state. Optional with --cluster or a live cluster."
+        ),
+    ] = None,
+    zones: Annotated[bool, typer.Option("--zones", help="Each zone lost, then restored.")] = False,
+    nodes: Annotated[bool, typer.Option("--nodes", help="Each node lost, then restored.")] = False,
+    drains: Annotated[
+        bool, typer.Option("--drains", help="Each node drained (budgets honoured), uncordoned.")
+    ] = False,
+    max_failures: Annotated[
+        int,
+        typer.Option(
+            "--max-failures", min=1, metavar="K", help="Also every combination of up to K nodes."
+        ),
+    ] = 1,
+    seeds: Annotated[
+        int,
+        typer.Option(
+            "--seeds", min=1, metavar="N", help="Tie-break seeds 0..N-1 (or from --seed)."
+        ),
+    ] = 1,
+    seed: Annotated[int, seed_option("The first seed.")] = 0,
+    then: Annotated[
+        Path | None,
+        typer.Option(
+            "--then",
+            metavar="FILE",
+            help="Timeline steps (a YAML list) to apply after each failure, e.g. a scale-up.",
+        ),
+    ] = None,
+    wait: Annotated[
+        str | None,
+        typer.Option(
+            metavar="DURATION",
+            help="How long a lost zone or node stays lost before the requirements are read "
+            "(default: until the last toleration of the unreachable taint runs out).",
+        ),
+    ] = None,
+    zone_key: Annotated[str, zone_key_option("The node label that names zones.")] = (
+        "topology.kubernetes.io/zone"
+    ),
+    after_timeline: Annotated[
+        bool,
+        typer.Option(
+            "--after-timeline",
+            help="Replay the scenario's own timeline first: its end is the base state "
+            "(by default the sweep's failures replace it).",
+        ),
+    ] = False,
+    require: Annotated[
+        str | None,
+        typer.Option(
+            metavar="LIST",
+            help="Exit 1 when a run breaks any of: no-pending, no-violation, "
+            "no-blocked-drain, recovers (comma-separated).",
+        ),
+    ] = None,
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--jobs",
+            "-j",
+            min=1,
+            help="Worker processes (default: one per core, or one per failure when a few "
+            "do not divide evenly over the cores).",
+        ),
+    ] = None,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            metavar="ADDRESS",
+            help="Run on a Ray cluster (its address, or 'local' to start one here); needs "
+            "the ray extra: pip install 'topospread[ray]'.",
+        ),
+    ] = None,
+    output: Annotated[ReportFormat, OUTPUT] = "text",
+    html: HtmlOption = None,
+    cluster: ClusterOption = None,
+    live: LiveOption = False,
+    kubeconfig: KubeconfigOption = None,
+    context: ContextOption = None,
+) -> None:
+    """Replay every failure of the chosen families (zones, nodes, drains, node combinations)
+    from one settled base state, in parallel: which failures leave pods Pending, violate a
+    constraint, block a drain, or do not recover once undone. Worst first."""
+    from topospread.analysis.sweep import (
+        REQUIREMENTS,
+        Backend,
+        SweepOptions,
+        serial_backend,
+        sweep,
+    )
+    from topospread.analysis.sweep_pool import default_workers, process_backend
+    from topospread.render.html import sweep_html
+    from topospread.render.sweep import sweep_json, sweep_text, sweep_yaml
+
+    required = requirements(require, REQUIREMENTS)
+    if not (zones or nodes or drains or max_failures > 1):
+        raise ManifestError("choose what fails: --zones, --nodes, --drains or --max-failures K")
+    loaded = timeline_input(scenario, cluster, live, kubeconfig, context)
+    options = SweepOptions(
+        then=tuple(then_steps(then)) if then is not None else (),
+        wait=duration("--wait", wait) if wait is not None else None,
+        source=loaded.source,
+    )
+    backend: Backend = serial_backend
+    if ray is not None:
+        from topospread.analysis.sweep_ray import ray_backend
+
+        backend = ray_backend(ray)
+    elif jobs is not None:
+        if jobs > 1:
+            backend = process_backend(jobs)
+    elif (cores := default_workers()) > 1:
+        backend = process_backend(cores, share_cores=True)
+    if not after_timeline:
+        loaded = dataclasses.replace(loaded, steps=[])
+    with sweep_progress() as (on_planned, on_run):
+        report = sweep(
+            loaded,
+            zones=zones,
+            nodes=nodes,
+            drains=drains,
+            max_failures=max_failures,
+            zone_key=zone_key,
+            seeds=list(range(seed, seed + seeds)),
+            options=options,
+            on_planned=on_planned,
+            on_run=on_run,
+            backend=backend,
+        )
+    warn(report.warnings)
+    emit(
+        output,
+        {
+            "text": lambda: sweep_text(report, requirements=required),
+            "json": lambda: sweep_json(report) + "\n",
+            "yaml": lambda: sweep_yaml(report),
+            "html": lambda: sweep_html(report.to_json()),
+        },
+        html=html,
+    )
+    if report.interrupted:
+        typer.echo(
+            f"topospread: interrupted: {len(report.outcomes)} of {report.planned} runs completed",
+            err=True,
+        )
+        raise typer.Exit(130)
+    if required and report.failing(required):
+        raise typer.Exit(1)
+
+
+@app.command("rebalance")
+def rebalance_command(
+    scenario: Annotated[
+        Path | None,
+        typer.Argument(
+            help="A timeline scenario {nodes, nodeGroups, objects, config, timeline}; the "
+            "cluster after its timeline is what is rebalanced. Optional with --cluster or a "
+            "live cluster."
+        ),
+    ] = None,
+    include_soft: Annotated[
+        bool,
+        typer.Option("--include-soft", help="Rebalance ScheduleAnyway constraints too."),
+    ] = False,
+    namespace: Annotated[
+        list[str] | None,
+        typer.Option("--namespace", "-n", help="Only these namespaces (repeat the flag)."),
+    ] = None,
+    exclude_namespace: Annotated[
+        list[str] | None,
+        typer.Option("--exclude-namespace", help="Not these namespaces (repeat the flag)."),
+    ] = None,
+    selector: Annotated[
+        str | None,
+        typer.Option(
+            "--selector", "-l", metavar="SELECTOR", help="Evict only pods these labels select."
+        ),
+    ] = None,
+    evict_local_storage: Annotated[
+        bool,
+        typer.Option(
+            "--evict-local-storage", help="Pods with emptyDir or hostPath volumes may be evicted."
+        ),
+    ] = False,
+    max_evictions: Annotated[
+        int, typer.Option("--max-evictions", min=1, help="The largest plan searched.")
+    ] = 6,
+    max_replays: Annotated[
+        int, typer.Option("--max-replays", min=1, help="Plans replayed before the search stops.")
+    ] = 200,
+    descheduler: Annotated[
+        bool,
+        typer.Option(
+            "--descheduler",
+            help="Also replay the descheduler's RemovePodsViolatingTopologySpreadConstraint "
+            "(v0.34) on the same cluster, round after round, beside the exact plan.",
+        ),
+    ] = False,
+    rounds: Annotated[
+        int, typer.Option("--rounds", min=1, help="The descheduler's rounds at most.")
+    ] = 10,
+    topology_balance_node_fit: Annotated[
+        bool,
+        typer.Option(
+            "--topology-balance-node-fit/--no-topology-balance-node-fit",
+            help="The descheduler's topologyBalanceNodeFit: move only pods that fit a node of "
+            "a smaller domain.",
+        ),
+    ] = True,
+    seed: SeedOption = 0,
+    zone_key: ZoneKeyOption = None,
+    output: Annotated[ReportFormat, OUTPUT] = "text",
+    html: HtmlOption = None,
+    emit_: Annotated[
+        Literal["evictions"] | None,
+        typer.Option(
+            "--emit",
+            help="Write the plan's policy/v1 Eviction manifests (plan order) instead of the "
+            "report.",
+        ),
+    ] = None,
+    cluster: ClusterOption = None,
+    live: LiveOption = False,
+    kubeconfig: KubeconfigOption = None,
+    context: ContextOption = None,
+) -> None:
+    """Find the fewest evictions that bring violated spread constraints back within maxSkew,
+    proven by replaying them (eviction API and budgets, controllers, the exact scheduler) on
+    a copy of the cluster. Exit 0: balanced, or a plan was found; 1: no plan; 2: bad input."""
+    from topospread.analysis.rebalance import (
+        RebalanceOptions,
+        descheduler_options,
+        descheduler_rounds,
+        plan_rebalance,
+    )
+    from topospread.analysis.timeline import settle_timeline
+    from topospread.labels.selector import SelectorError, parse
+    from topospread.render.html import rebalance_html
+    from topospread.render.rebalance import (
+        evictions_yaml,
+        rebalance_json,
+        rebalance_text,
+        rebalance_yaml,
+    )
+
+    try:
+        chosen = parse(selector) if selector is not None else None
+    except SelectorError as err:
+        raise ManifestError(f"--selector: {err}") from err
+    options = RebalanceOptions(
+        include_soft=include_soft,
+        namespaces=tuple(namespace or ()),
+        exclude_namespaces=tuple(exclude_namespace or ()),
+        selector=chosen,
+        evict_local_storage=evict_local_storage,
+        max_evictions=max_evictions,
+        max_replays=max_replays,
+    )
+    loaded = timeline_input(scenario, cluster, live, kubeconfig, context)
+    sim = settle_timeline(loaded, seed)
+    report = plan_rebalance(sim, options, source=loaded.source)
+    if descheduler:  # the exact plan ran on copies: the cluster is as it was
+        chosen_options = dataclasses.replace(
+            descheduler_options(options), topology_balance_node_fit=topology_balance_node_fit
+        )
+        report.descheduler = descheduler_rounds(sim, chosen_options, rounds=rounds)
+    warn(loaded.warnings)
+    emit(
+        emit_ or output,
+        {
+            "evictions": lambda: evictions_yaml(report),
+            "text": lambda: rebalance_text(report, zone_key=zone_key) + "\n",
+            "json": lambda: rebalance_json(report) + "\n",
+            "yaml": lambda: rebalance_yaml(report),
+            "html": lambda: rebalance_html(report.to_json()),
+        },
+        html=html,
+    )
+    if not report.balanced and report.plan is None:
+        raise typer.Exit(1)
