@@ -102,7 +102,10 @@ def test_chart_output_in_every_shape_passes_and_names_the_kinds_left_out(
     code, out, err = run(["check", str(path), "--zones", "3", "--nodes-per-zone", "2"], capsys)
     assert code == 0 and err == "", err
     assert out.startswith(f"PASS: {path}: 1 workload(s) on 6 node(s); 0 error(s), 0 warning(s)")
-    assert "ConfigMap (1), CustomResourceDefinition (1), Widget (1)" in out
+    assert out.splitlines()[-1] == (
+        "note: read and left out (the scheduler does not need them): "
+        "1 ConfigMap, 1 CustomResourceDefinition, 1 Widget"
+    )
 
 
 def test_pods_that_cannot_all_fit_fail_with_the_scheduler_message() -> None:
@@ -130,7 +133,10 @@ def test_standard_input_and_the_github_format(
         "counts the old and new ReplicaSets' pods together, and the new revision can end up "
         "skewed"
     )
-    assert lines[1] == "::notice title=topospread::read and left out: ConfigMap (1)"
+    assert lines[1] == (
+        "::notice title=topospread::read and left out (the scheduler does not need them): "
+        "1 ConfigMap"
+    )
     assert lines[2].startswith("PASS: <stdin>:")
 
 
@@ -298,3 +304,202 @@ def test_a_file_that_does_not_parse_is_one_line_on_stderr(tmp_path: Path) -> Non
         f"topospread: error: {broken}: line 2, column 1: could not parse YAML: did not find "
         "expected node content (while parsing a flow node at line 2, column 1)"
     ]
+
+
+# ---------------------------------------------------------------------------------------------
+# Every pod-making kind placed; every other kind counted once
+
+
+def guestbook_rc(replicas: int = 30, *, topology_key: str = ZONE, cpu: str = "7") -> dict[str, Any]:
+    """kubernetes/examples' guestbook redis-master ReplicationController, with a zone
+    constraint: no spec.selector (it defaults to the template's labels)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "ReplicationController",
+        "metadata": {"name": "redis-master", "labels": {"app": "redis", "role": "master"}},
+        "spec": {
+            "replicas": replicas,
+            "template": {
+                "metadata": {"labels": {"app": "redis", "role": "master", "tier": "backend"}},
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "master",
+                            "image": "registry.k8s.io/redis:e2e",
+                            "resources": {"requests": {"cpu": cpu, "memory": "100Mi"}},
+                            "ports": [{"containerPort": 6379}],
+                        }
+                    ],
+                    "topologySpreadConstraints": [
+                        {
+                            "maxSkew": 1,
+                            "topologyKey": topology_key,
+                            "whenUnsatisfiable": "DoNotSchedule",
+                            "labelSelector": {"matchLabels": {"app": "redis"}},
+                        }
+                    ],
+                },
+            },
+        },
+    }
+
+
+def test_a_replication_controller_with_an_impossible_topology_key_fails_and_is_named() -> None:
+    rc = guestbook_rc(topology_key="example.com/rack")
+    report = check(objects(helm_template(rc)), source="t", shape=SHAPE)
+    assert not report.passed and report.workloads == 1
+    (pending,) = [f for f in report.errors if f.rule == "pending"]
+    assert (pending.obj, pending.where) == (
+        "ReplicationController default/redis-master",
+        "out.yaml: object 1",
+    )
+    assert pending.message.startswith("30 pod(s) stay Pending (default/redis-master-")
+    (unknown,) = [f for f in report.warnings if f.rule == "unknown-topology-key"]
+    assert unknown.obj == "ReplicationController default/redis-master"
+
+
+def test_a_replication_controllers_pods_are_placed_and_spread_under_it() -> None:
+    report = check(objects(helm_template(guestbook_rc(6, cpu="1"))), source="t", shape=SHAPE)
+    assert report.passed, report.findings
+    assert report.placed is not None
+    placed = [p for p in report.placed.bound if p.startswith("default/redis-master-")]
+    assert len(placed) == 6
+    (w,) = report.placed.workloads
+    assert w.workload == "replicationcontroller default/redis-master"
+    assert sorted(w.constraints[0].view.counts.values()) == [2, 2, 2]
+
+
+def cron_job(suspend: bool = False) -> dict[str, Any]:
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "CronJob",
+        "metadata": {"name": "report"},
+        "spec": {
+            "schedule": "*/5 * * * *",
+            "suspend": suspend,
+            "jobTemplate": {
+                "spec": {
+                    "parallelism": 3,
+                    "completions": 3,
+                    "template": {
+                        "metadata": {"labels": {"app": "report"}},
+                        "spec": {
+                            "restartPolicy": "OnFailure",
+                            "containers": [{"name": "c", "image": "busybox"}],
+                            "topologySpreadConstraints": [
+                                {
+                                    "maxSkew": 1,
+                                    "topologyKey": ZONE,
+                                    "whenUnsatisfiable": "DoNotSchedule",
+                                    "labelSelector": {"matchLabels": {"app": "report"}},
+                                }
+                            ],
+                        },
+                    },
+                }
+            },
+        },
+    }
+
+
+def test_a_cron_jobs_next_job_has_its_pods_placed() -> None:
+    report = check(objects(helm_template(cron_job())), source="t", shape=SHAPE)
+    assert report.passed and report.workloads == 1
+    assert report.placed is not None
+    # The clock starts at the Unix epoch: the first run is at 00:05, minute 5.
+    placed = sorted(p for p in report.placed.bound if p.startswith("default/report-5-"))
+    assert len(placed) == 3
+    (w,) = report.placed.workloads
+    assert w.workload == "cronjob default/report"
+    assert sorted(w.constraints[0].view.counts.values()) == [1, 1, 1]
+
+
+def test_a_suspended_cron_job_creates_no_job() -> None:
+    report = check(objects(helm_template(cron_job(suspend=True))), source="t", shape=SHAPE)
+    assert report.passed and report.placed is not None and report.placed.bound == {}
+
+
+def test_bare_pods_are_placed_and_checked() -> None:
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "big"},
+        "spec": {
+            "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "9"}}}]
+        },
+    }
+    report = check(objects(helm_template(pod)), source="t", shape=SHAPE)
+    (pending,) = report.errors
+    assert pending.obj == "Pod default/big" and "Insufficient cpu" in pending.message
+
+
+def test_kinds_left_out_are_counted_on_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ingress = {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": {"name": "i"}}
+    maps = [{**CONFIG_MAP, "metadata": {"name": f"c{i}"}} for i in range(3)]
+    path = tmp_path / "out.yaml"
+    path.write_text(helm_template(*maps, ingress, guestbook_rc(3, cpu="1"), cron_job()))
+    code, out, err = run(["check", str(path), "--zones", "3"], capsys)
+    assert code == 0 and err == ""
+    lines = out.splitlines()
+    assert lines[0].startswith(f"PASS: {path}: 2 workload(s) on 6 node(s)")
+    assert lines[-1] == (
+        "note: read and left out (the scheduler does not need them): 3 ConfigMap, 1 Ingress"
+    )
+    assert sum("left out" in line for line in lines) == 1
+
+
+def test_pod_making_objects_that_are_not_modelled_are_findings_never_left_out() -> None:
+    old = {**deployment("old"), "apiVersion": "extensions/v1beta1"}
+    rollout = {**deployment("ro"), "apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout"}
+    report = check(objects(helm_template(old, rollout)), source="t", shape=SHAPE)
+    assert not report.passed and report.ignored == {}
+    assert report.unmodelled == {
+        "Deployment (extensions/v1beta1)": 1,
+        "Rollout (argoproj.io/v1alpha1)": 1,
+    }
+    (error,) = report.errors
+    assert (error.rule, error.obj) == ("not-modelled", "Deployment default/old")
+    assert error.message.startswith(
+        'no matches for kind "Deployment" in version "extensions/v1beta1"'
+    )
+    (warning,) = report.warnings
+    assert (warning.rule, warning.obj) == ("not-modelled", "Rollout default/ro")
+
+
+# ---------------------------------------------------------------------------------------------
+# Generated nodes look like real ones
+
+
+def with_pod_spec(doc: dict[str, Any], **spec: Any) -> dict[str, Any]:
+    doc["spec"]["template"]["spec"].update(spec)
+    return doc
+
+
+def test_a_generated_shape_has_ephemeral_storage_and_the_os_label() -> None:
+    web = deployment(replicas=6)
+    container = web["spec"]["template"]["spec"]["containers"][0]
+    container["resources"]["requests"]["ephemeral-storage"] = "2Gi"
+    with_pod_spec(web, nodeSelector={"kubernetes.io/os": "linux"})
+    report = check(objects(helm_template(web)), source="t", shape=SHAPE)
+    assert report.passed, report.findings
+
+
+def test_generated_nodes_carry_the_labels_and_resources_of_real_nodes() -> None:
+    from topospread.simulator.simulation import Simulation
+    from topospread.simulator.timeline import parse_timeline
+
+    shape = Shape(zones=2, nodes_per_zone=1, ephemeral_storage="50Gi", pods=64, arch="arm64")
+    sim = Simulation(parse_timeline({"nodeGroups": shape.node_groups()}, "t"))
+    node = sim.cluster.infos["node-region-1a-1"].node
+    assert node.metadata.labels == {
+        "kubernetes.io/hostname": "node-region-1a-1",
+        "kubernetes.io/os": "linux",
+        "kubernetes.io/arch": "arm64",
+        "node.kubernetes.io/instance-type": "8cpu-32Gi",
+        "topology.kubernetes.io/zone": "region-1a",
+        "topology.kubernetes.io/region": "region-1",
+    }
+    resources = {"cpu": "8", "memory": "32Gi", "ephemeral-storage": "50Gi", "pods": "64"}
+    assert node.status.capacity == resources and node.status.allocatable == resources

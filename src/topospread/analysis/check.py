@@ -5,8 +5,12 @@ for ScheduleAnyway preferences not met and for the mistakes a linter can name.
 
 The workloads are placed by the one Simulation (controllers and the exact scheduler) on the
 given nodes, a live cluster, or a generated shape; a zone or node loss is replayed by the
-sweep (analysis/sweep.py). Objects the simulator does not model (ConfigMaps, Services without
-selectors, CRDs, custom resources) are read and left out, each kind named once in a note.
+sweep (analysis/sweep.py). Every built-in kind that makes pods is placed (bare Pods,
+ReplicationControllers, ReplicaSets, Deployments, StatefulSets, DaemonSets, Jobs, and a
+CronJob's next Job). Objects the scheduler does not need (ConfigMaps, Services without
+selectors, CRDs, custom resources) are read and left out, each kind counted once in one note;
+an object that would make pods but is not modelled (a Deployment in an apiVersion Kubernetes no
+longer serves, a custom resource with a pod template) is a finding, never left out silently.
 """
 
 from __future__ import annotations
@@ -22,28 +26,38 @@ from topospread.analysis.timeline import settle_timeline
 from topospread.api.loader import UnknownObject
 from topospread.api.types import (
     DO_NOT_SCHEDULE,
+    LABEL_ARCH_STABLE,
     LABEL_HOSTNAME,
+    LABEL_INSTANCE_TYPE_STABLE,
+    LABEL_OS_STABLE,
+    LABEL_TOPOLOGY_REGION,
+    CronJob,
     Deployment,
     Node,
     PodTemplateSpec,
     ReplicaSet,
+    ReplicationController,
     StatefulSet,
     TopologySpreadConstraint,
 )
 from topospread.labels.selector import SelectorError, label_selector_as_selector
+from topospread.simulator.controllers.kinds import LeftOut, makes_pods, unmodelled_reason
 from topospread.simulator.simulation import Settled, describe_workload
 from topospread.simulator.timeline import TimelineScenario, parse_timeline, with_cluster
 
-REGION_LABEL: Final = "topology.kubernetes.io/region"
 POD_TEMPLATE_HASH: Final = "pod-template-hash"
 SURVIVE: Final = ("zone", "node")
+# A generated zone is the region's name and a letter, as clouds name them (region-1a).
+_ZONE_LETTERS: Final = "abcdefghijklmnopqrstuvwxyz"
 
 
 @dataclass(frozen=True, slots=True)
 class Shape:
-    """A generated cluster: ``zones`` zones of ``nodes_per_zone`` nodes, each with this much
-    CPU and memory, labelled as a cloud provider labels them (region, zone, hostname, os,
-    arch, instance type)."""
+    """A generated cluster: ``zones`` zones (at most 26) of ``nodes_per_zone`` nodes, each
+    with this much CPU, memory, ephemeral storage and room for ``pods`` pods (capacity and
+    allocatable alike), labelled as the kubelet and a cloud provider label a real node:
+    hostname, zone ``<region><letter>``, region, os, arch and instance type (by default
+    ``<cpu>cpu-<memory>``)."""
 
     zones: int = 3
     nodes_per_zone: int = 2
@@ -51,30 +65,34 @@ class Shape:
     memory: str = "32Gi"
     pods: int = 110
     region: str = "region-1"
+    ephemeral_storage: str = "100Gi"
+    os: str = "linux"
+    arch: str = "amd64"
+    instance_type: str = ""
 
     def node_groups(self) -> list[dict[str, Any]]:
-        letters = "abcdefghijklmnopqrstuvwxyz"
+        resources = {
+            "cpu": self.cpu,
+            "memory": self.memory,
+            "ephemeral-storage": self.ephemeral_storage,
+            "pods": str(self.pods),
+        }
         return [
             {
                 "name": "node",
-                "zones": [f"{self.region}{letters[i]}" for i in range(self.zones)],
+                "zones": [f"{self.region}{_ZONE_LETTERS[i]}" for i in range(self.zones)],
                 "perZone": self.nodes_per_zone,
                 "template": {
                     "metadata": {
                         "labels": {
-                            REGION_LABEL: self.region,
-                            "kubernetes.io/os": "linux",
-                            "kubernetes.io/arch": "amd64",
-                            "node.kubernetes.io/instance-type": f"{self.cpu}cpu-{self.memory}",
+                            LABEL_TOPOLOGY_REGION: self.region,
+                            LABEL_OS_STABLE: self.os,
+                            LABEL_ARCH_STABLE: self.arch,
+                            LABEL_INSTANCE_TYPE_STABLE: self.instance_type
+                            or f"{self.cpu}cpu-{self.memory}",
                         }
                     },
-                    "status": {
-                        "capacity": {
-                            "cpu": self.cpu,
-                            "memory": self.memory,
-                            "pods": str(self.pods),
-                        }
-                    },
+                    "status": {"capacity": resources, "allocatable": dict(resources)},
                 },
             }
         ]
@@ -115,6 +133,8 @@ class CheckReport:
     workloads: int
     findings: list[Finding] = field(default_factory=list)
     ignored: dict[str, int] = field(default_factory=dict)  # kind -> objects
+    # Pod-making objects not modelled: "Kind (apiVersion)" -> objects (each also a finding).
+    unmodelled: dict[str, int] = field(default_factory=dict)
     survived: list[str] = field(default_factory=list)  # the failures replayed
     placed: StepReport | None = None
 
@@ -140,6 +160,7 @@ class CheckReport:
             "warnings": len(self.warnings),
             "findings": [f.to_json() for f in self.findings],
             "ignoredKinds": self.ignored,
+            "unmodelledKinds": self.unmodelled,
             "survived": self.survived,
             "placement": self.placed.bound if self.placed is not None else {},
         }
@@ -149,16 +170,42 @@ Template = tuple[str, str, PodTemplateSpec, int | None]  # object, where, templa
 
 
 def _templates(objects: Iterable[tuple[str, Any]]) -> list[Template]:
+    """Each workload's pod template (a CronJob's: its Jobs'), and its replicas when it has
+    them."""
     out: list[Template] = []
     for where, obj in objects:
         spec = getattr(obj, "spec", None)
         template = getattr(spec, "template", None)
+        if isinstance(obj, CronJob):
+            template = obj.spec.job_template.spec.template
         if isinstance(template, PodTemplateSpec):
             name = f"{obj.kind} {obj.metadata.namespace or 'default'}/{obj.metadata.name}"
             replicas = getattr(spec, "replicas", None)
-            if isinstance(obj, Deployment | ReplicaSet | StatefulSet) and replicas is None:
+            scaled = Deployment | ReplicaSet | ReplicationController | StatefulSet
+            if isinstance(obj, scaled) and replicas is None:
                 replicas = 1
             out.append((name, where, template, replicas))
+    return out
+
+
+def unmodelled(objects: Sequence[tuple[str, Any]]) -> list[Finding]:
+    """Objects that would make pods the simulator cannot make: an error for a pod-making
+    kind in an apiVersion the API server does not serve, a warning for a custom resource
+    with a pod template."""
+    out = []
+    for where, obj in objects:
+        if isinstance(obj, UnknownObject) and makes_pods(obj):
+            # Built-in groups have no dot (apps, extensions, the core group ""); CRDs' do.
+            builtin = "." not in obj.api_version.rpartition("/")[0]
+            out.append(
+                Finding(
+                    "error" if builtin else "warning",
+                    "not-modelled",
+                    f"{obj.kind} {obj.namespace or 'default'}/{obj.name}",
+                    where,
+                    unmodelled_reason(obj),
+                )
+            )
     return out
 
 
@@ -278,25 +325,25 @@ def check(
 ) -> CheckReport:
     """Check the manifests ``objects`` on the nodes (and any pods) of ``cluster``, or on a
     generated ``shape``; ``survive``: also every single zone (node) loss."""
-    modelled: list[tuple[str, Any]] = []
-    ignored: dict[str, int] = {}
-    for where, obj in objects:
-        if isinstance(obj, UnknownObject):
-            ignored[obj.kind] = ignored.get(obj.kind, 0) + 1
-        else:
-            modelled.append((where, obj))
+    modelled = [(w, o) for w, o in objects if not isinstance(o, UnknownObject)]
+    left_out = LeftOut().extend(o for _, o in objects if isinstance(o, UnknownObject))
     doc: dict[str, Any] = {"nodeGroups": shape.node_groups()} if shape is not None else {}
     scenario: TimelineScenario = with_cluster(parse_timeline(doc, source), [*cluster, *modelled])
     report = CheckReport(
-        source, 0, len(_templates(modelled)), ignored=dict(sorted(ignored.items()))
+        source,
+        0,
+        len(_templates(modelled)),
+        ignored=dict(sorted(left_out.kinds.items())),
+        unmodelled=dict(sorted(left_out.pod_makers.items())),
     )
-    report.findings = rejected(modelled)
+    not_modelled = unmodelled(objects)
+    report.findings = rejected(modelled) + not_modelled
     if report.errors:
         return report  # objects the API server rejects: nothing to place
     sim = settle_timeline(scenario, seed)
     nodes = [info.node for info in sim.cluster.list()]
     report.nodes = len(nodes)
-    report.findings = lint(modelled, nodes)
+    report.findings = not_modelled + lint(modelled, nodes)
     placed = step_report(sim, 0, "placed", "start", [], Settled(0, True))
     report.placed = placed
     stuck: dict[tuple[str, str, str], list[str]] = {}  # (workload, where, why) -> pods
@@ -386,4 +433,13 @@ def _survive(
     return out
 
 
-__all__ = ["SURVIVE", "CheckReport", "Finding", "Shape", "check", "lint", "rejected"]
+__all__ = [
+    "SURVIVE",
+    "CheckReport",
+    "Finding",
+    "Shape",
+    "check",
+    "lint",
+    "rejected",
+    "unmodelled",
+]

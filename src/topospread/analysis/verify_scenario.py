@@ -16,12 +16,14 @@ import msgspec
 
 from topospread.api.loader import decode_manifests
 from topospread.api.types import (
+    CronJob,
     Deployment,
     Job,
     LabelSelector,
     Node,
     Pod,
     ReplicaSet,
+    ReplicationController,
     StatefulSet,
 )
 from topospread.errors import ManifestError, TopospreadError, ValidationError
@@ -35,6 +37,8 @@ from topospread.simulator.controllers import (
     sync_replica_set,
     sync_stateful_set,
 )
+from topospread.simulator.controllers.cronjob import sync_cron_job
+from topospread.simulator.controllers.replicationcontroller import sync_replication_controller
 from topospread.simulator.scenario import Scenario, ScenarioBuilder, load_scenario
 
 MAX_PER_DOMAIN: Final = "maxPerDomain"
@@ -45,6 +49,8 @@ _MAX_SYNCS: Final = 10_000
 _EXPANDING_NODE: Final = "topospread-verify-expanding"
 
 Workload = StatefulSet | ReplicaSet | Deployment | Job
+# What ``schedule`` expands besides: a ReplicationController (a CronJob becomes its Job first).
+Expandable = Workload | ReplicationController
 InvariantKind = Literal["maxPerDomain", "distinct"]
 
 
@@ -194,19 +200,21 @@ def bound_to(pod: Pod, node: str) -> Pod:
 
 
 def _sync(
-    workload: Workload, pods: list[Pod], rss: list[ReplicaSet], rng: random.Random
+    workload: Expandable, pods: list[Pod], rss: list[ReplicaSet], rng: random.Random
 ) -> PodActions | DeploymentStep:
     if isinstance(workload, StatefulSet):
         return sync_stateful_set(workload, pods, rng=rng)
     if isinstance(workload, ReplicaSet):
         return sync_replica_set(workload, pods, rng=rng)
+    if isinstance(workload, ReplicationController):
+        return sync_replication_controller(workload, pods, rng=rng)
     if isinstance(workload, Job):
         return sync_job(workload, pods, rng=rng)
     return step_deployment(workload, rss, pods, rng=rng)
 
 
 def expand_workload(
-    workload: Workload, rng: random.Random, existing: Sequence[Pod] = ()
+    workload: Expandable, rng: random.Random, existing: Sequence[Pod] = ()
 ) -> tuple[list[tuple[Pod, tuple[str, ...]]], list[ReplicaSet]]:
     """The pods the workload's controller creates, each with the pods it waits for, and (for a
     Deployment) its ReplicaSets. ``existing``: the bound pods of its namespace, which the
@@ -253,9 +261,11 @@ def expand_workload_pods(
     items: Sequence[tuple[str, Any]], expandable: Sequence[bool]
 ) -> list[tuple[str, Any]]:
     """The decoded objects (each with where it came from), every expandable workload
-    (StatefulSet, ReplicaSet, Deployment, Job) replaced by the pods its controller creates,
-    unbound (and a Deployment by its ReplicaSets; StatefulSets and ReplicaSets stay, as the
-    owners default spreading reads): what ``schedule`` queues for workloads given as pods.
+    (StatefulSet, ReplicaSet, ReplicationController, Deployment, Job, CronJob) replaced by the
+    pods its controller creates, unbound (and a Deployment by its ReplicaSets, a CronJob by
+    its next run's Job at the Unix epoch; StatefulSets, ReplicaSets and ReplicationControllers
+    stay, as the owners default spreading reads): what ``schedule`` queues for workloads given
+    as pods.
     The pods of the workload's namespace among ``items``, bound or not, are the controller's
     to claim (a ReplicaSet with its pods listed creates no more)."""
     pods_by_namespace: dict[str, list[Pod]] = {}
@@ -263,13 +273,22 @@ def expand_workload_pods(
         if isinstance(obj, Pod):
             pods_by_namespace.setdefault(_namespace(obj), []).append(obj)
     out: list[tuple[str, Any]] = []
+    expandable_types = (StatefulSet, ReplicaSet, ReplicationController, Deployment, Job, CronJob)
     for i, ((where, obj), expand) in enumerate(zip(items, expandable, strict=True)):
-        if not expand or not isinstance(obj, StatefulSet | ReplicaSet | Deployment | Job):
+        if not expand or not isinstance(obj, expandable_types):
             out.append((where, obj))
             continue
-        if isinstance(obj, StatefulSet | ReplicaSet):  # owners default spreading reads
-            out.append((where, obj))
+        if isinstance(obj, StatefulSet | ReplicaSet | ReplicationController):
+            out.append((where, obj))  # owners default spreading reads
         name = f"{obj.kind} {obj.metadata.namespace or 'default'}/{obj.metadata.name}"
+        if isinstance(obj, CronJob):
+            try:
+                jobs = sync_cron_job(_in_namespace(obj), [], now=0)
+            except TopospreadError as err:
+                raise type(err)(f"{where} ({name}): {err}") from err
+            if not jobs:  # suspended
+                continue
+            obj = jobs[0]
         existing = pods_by_namespace.get(obj.metadata.namespace or "default", [])
         try:
             pods, rss = expand_workload(obj, random.Random(i), existing)
@@ -278,6 +297,14 @@ def expand_workload_pods(
         out += [(f"{where} ({name}, pod {p.metadata.name})", p) for p, _ in pods]
         out += [(f"{where} ({name})", rs) for rs in rss]
     return out
+
+
+def _in_namespace(obj: CronJob) -> CronJob:
+    if obj.metadata.namespace:
+        return obj
+    return msgspec.structs.replace(
+        obj, metadata=msgspec.structs.replace(obj.metadata, namespace="default")
+    )
 
 
 def _namespace(pod: Pod) -> str:

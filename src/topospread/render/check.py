@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from topospread.analysis.check import CheckReport, Finding
+from topospread.simulator.controllers.kinds import LEFT_OUT, counts_text
 
 
 def check_json(report: CheckReport) -> str:
@@ -25,8 +26,7 @@ def check_text(report: CheckReport) -> str:
         where = f" ({f.where})" if f.where else ""
         lines.append(f"{f.level}: {f.obj}{where}: {f.message} [{f.rule}]")
     if report.ignored:
-        kinds = ", ".join(f"{k} ({n})" for k, n in report.ignored.items())
-        lines.append(f"note: read and left out (the scheduler does not need them): {kinds}")
+        lines.append(f"note: {LEFT_OUT}: {counts_text(report.ignored)}")
     return "\n".join(lines)
 
 
@@ -35,8 +35,8 @@ def check_github(report: CheckReport) -> str:
     a notice for the kinds left out, then the text report's first line."""
     lines = [_command(f) for f in [*report.errors, *report.warnings]]
     if report.ignored:
-        kinds = ", ".join(f"{k} ({n})" for k, n in report.ignored.items())
-        lines.append(f"::notice title=topospread::{_data('read and left out: ' + kinds)}")
+        note = f"{LEFT_OUT}: {counts_text(report.ignored)}"
+        lines.append(f"::notice title=topospread::{_data(note)}")
     lines.append(check_text(report).splitlines()[0])
     return "\n".join(lines)
 

@@ -51,6 +51,7 @@ from topospread.cluster.snapshot import ObjectStore
 from topospread.cluster.state import ClusterState
 from topospread.errors import ManifestError, ValidationError
 from topospread.framework.config import SchedulerConfig, decode_config, default_config
+from topospread.simulator.controllers.kinds import POD_MAKING_KINDS, LeftOut, makes_pods
 from topospread.simulator.scheduler import is_terminal
 
 _SCENARIO_ORDER: Final = ("nodes", "pods", "queue", "objects", "config")
@@ -127,6 +128,8 @@ class ScenarioBuilder:
     queue: list[tuple[str, Pod]] = field(default_factory=list)
     objects: list[tuple[str, Owner]] = field(default_factory=list)
     ignored: Counter[str] = field(default_factory=Counter)
+    # Objects that make pods no controller here expands (by ``Kind (apiVersion)``).
+    pod_makers: Counter[str] = field(default_factory=Counter)
 
     def add(self, obj: Any, where: str, *, queue: bool | None = None) -> None:
         if isinstance(obj, Node):
@@ -146,16 +149,17 @@ class ScenarioBuilder:
             (self.pods if bound else self.queue).append((where, obj))
         elif isinstance(obj, _OWNER_TYPES):
             self.objects.append((where, obj))
+        elif isinstance(obj, UnknownObject) and makes_pods(obj):
+            self.pod_makers[f"{obj.kind} ({obj.api_version})"] += 1
         elif isinstance(obj, UnknownObject):
             self.ignored[obj.kind] += 1
+        elif _kind(obj) in POD_MAKING_KINDS:  # a workload not expanded (given with --nodes)
+            self.pod_makers[f"{_kind(obj)} ({obj.api_version})"] += 1
         else:
-            self.ignored[type(obj).__name__] += 1
+            self.ignored[_kind(obj)] += 1
 
     def build(self, config: SchedulerConfig) -> Scenario:
-        warnings = []
-        if self.ignored:
-            kinds = ", ".join(f"{k} ({n})" for k, n in sorted(self.ignored.items()))
-            warnings.append(f"ignored objects of kinds the scheduler does not read: {kinds}")
+        warnings = LeftOut(self.ignored, self.pod_makers).notes()
         nodes = self._check_nodes()
         priorities = priority_classes(o for _, o in self.objects if isinstance(o, PriorityClass))
         seen: dict[str, str] = {}

@@ -26,6 +26,7 @@ from topospread.api.types import (
     Pod,
     PodTemplateSpec,
     ReplicaSet,
+    ReplicationController,
     StatefulSet,
     Taint,
 )
@@ -61,10 +62,10 @@ def _step_apply(sim: Simulation, step: Step) -> list[str]:
 def _step_scale(sim: Simulation, step: Step) -> list[str]:
     obj = sim.find_workload(step.args["workload"], step.where)
     replicas = step.args["replicas"]
-    if not isinstance(obj, (Deployment, ReplicaSet, StatefulSet)):
+    if not isinstance(obj, (Deployment, ReplicaSet, ReplicationController, StatefulSet)):
         raise ManifestError(
             f"{step.where}: workload: {obj.kind} {obj.metadata.name} has no replicas to scale "
-            "(Deployments, ReplicaSets and StatefulSets do)"
+            "(Deployments, ReplicaSets, ReplicationControllers and StatefulSets do)"
         )
     before = obj.spec.replicas if obj.spec.replicas is not None else 1
     spec = msgspec.structs.replace(obj.spec, replicas=replicas)
