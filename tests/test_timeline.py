@@ -812,3 +812,139 @@ def test_a_deployment_step_on_its_indexed_pods_replays_as_on_every_pod(
     monkeypatch.setattr(Simulation, "_deployment_pods", _all_namespace_pods)
     every = simulate(parse_timeline(doc, name), seed=3)
     assert indexed.to_json() == every.to_json()
+
+
+# ------------------------------------------------------------------ node groups, kinds
+
+
+def pod_spec(doc: dict[str, Any], **spec: Any) -> dict[str, Any]:
+    doc["spec"]["template"]["spec"].update(spec)
+    return doc
+
+
+def test_node_group_nodes_carry_the_labels_and_resources_of_real_nodes() -> None:
+    doc = {"nodeGroups": [{"name": "pool", "zones": ["us-east-1a", "us-east-1b"]}]}
+    sim = Simulation(parse_timeline(doc, "t.yaml"))
+    node = sim.cluster.infos["pool-us-east-1a-1"].node
+    assert node.metadata.labels == {
+        "kubernetes.io/hostname": "pool-us-east-1a-1",
+        "kubernetes.io/os": "linux",
+        "kubernetes.io/arch": "amd64",
+        "node.kubernetes.io/instance-type": "4cpu-16Gi",
+        ZONE: "us-east-1a",
+        "topology.kubernetes.io/region": "us-east-1",
+    }
+    resources = {"cpu": "4", "memory": "16Gi", "ephemeral-storage": "100Gi", "pods": "110"}
+    assert node.status.capacity == resources and node.status.allocatable == resources
+
+
+def test_a_node_group_templates_own_labels_and_resources_win() -> None:
+    labels = {"kubernetes.io/arch": "arm64", "topology.kubernetes.io/region": "r"}
+    template = {
+        "metadata": {"labels": labels},
+        "status": {"capacity": {"cpu": "2", "memory": "4Gi"}, "allocatable": {"pods": "20"}},
+    }
+    doc = {"nodeGroups": [{"name": "pool", "zones": ["a"], "template": template}]}
+    node = Simulation(parse_timeline(doc, "t.yaml")).cluster.infos["pool-a-1"].node
+    labels = dict(node.metadata.labels)
+    assert labels["kubernetes.io/arch"] == "arm64" and labels["kubernetes.io/os"] == "linux"
+    assert labels["topology.kubernetes.io/region"] == "r"
+    assert labels["node.kubernetes.io/instance-type"] == "2cpu-4Gi"
+    assert node.status.capacity == {
+        "cpu": "2",
+        "memory": "4Gi",
+        "ephemeral-storage": "100Gi",
+        "pods": "20",
+    }
+    assert node.status.allocatable == node.status.capacity
+
+
+def test_charts_selecting_linux_and_requesting_ephemeral_storage_run_on_node_groups() -> None:
+    web = pod_spec(deployment(6), nodeSelector={"kubernetes.io/os": "linux"})
+    web["spec"]["template"]["spec"]["containers"][0]["resources"] = {
+        "requests": {"ephemeral-storage": "1Gi"}
+    }
+    (initial,) = run({"nodeGroups": zones(), "objects": [web]}).steps
+    assert initial.pending == {} and len(initial.bound) == 6
+
+
+def replication_controller(replicas: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ReplicationController",
+        "metadata": {"name": "redis"},
+        "spec": {
+            "replicas": replicas,
+            "template": {
+                "metadata": {"labels": {"app": "redis"}},
+                "spec": {
+                    "containers": [{"name": "c", "image": "redis"}],
+                    "topologySpreadConstraints": [
+                        {
+                            "maxSkew": 1,
+                            "topologyKey": ZONE,
+                            "whenUnsatisfiable": "DoNotSchedule",
+                            "labelSelector": {"matchLabels": {"app": "redis"}},
+                        }
+                    ],
+                },
+            },
+        },
+    }
+
+
+def test_a_replication_controller_is_simulated_and_scaled_as_rc() -> None:
+    doc = {
+        "nodeGroups": zones(),
+        "objects": [replication_controller(3)],
+        "timeline": [{"scale": {"workload": "rc/redis", "replicas": 6}}],
+    }
+    first, scaled = run(doc).steps
+    assert len(first.bound) == 3
+    assert scaled.events == ["scaled replicationcontroller default/redis from 3 to 6 replicas"]
+    assert pods_per_zone(scaled) == {"a": 2, "b": 2, "c": 2}
+    (w,) = scaled.workloads
+    assert w.workload == "replicationcontroller default/redis"
+
+
+def test_a_cron_job_runs_its_next_job_whose_pods_are_reported_under_it() -> None:
+    cron = {
+        "apiVersion": "batch/v1",
+        "kind": "CronJob",
+        "metadata": {"name": "nightly"},
+        "spec": {
+            "schedule": "0 2 * * *",
+            "jobTemplate": {
+                "spec": {
+                    "parallelism": 2,
+                    "template": {
+                        "spec": {
+                            "restartPolicy": "Never",
+                            "containers": [{"name": "c", "image": "busybox"}],
+                        }
+                    },
+                }
+            },
+        },
+    }
+    (initial,) = run({"nodeGroups": zones(), "objects": [cron]}).steps
+    # 02:00 on the first day of the Unix epoch: minute 120.
+    assert sorted(k.rsplit("-", 1)[0] for k in initial.bound) == ["default/nightly-120"] * 2
+    assert [w.workload for w in initial.workloads] == ["cronjob default/nightly"]
+
+
+def test_kinds_the_simulator_does_not_model_are_counted_in_one_warning() -> None:
+    config_map = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}
+    ingress = {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": {"name": "i"}}
+    rollout = {**deployment(1, name="ro"), "apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout"}
+    doc = {
+        "nodeGroups": zones(1),
+        "objects": [config_map, {**config_map, "metadata": {"name": "d"}}, ingress, rollout],
+        "timeline": [{"apply": {**config_map, "metadata": {"name": "e"}}}],
+    }
+    report = run(doc)
+    assert report.warnings == [
+        "read but not modelled (their pods are not placed): 1 Rollout (argoproj.io/v1alpha1)",
+        "read and left out (the scheduler does not need them): 3 ConfigMap, 1 Ingress",
+    ]
+    assert report.steps[1].events == ["left out a ConfigMap"]
