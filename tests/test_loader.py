@@ -19,6 +19,7 @@ from topospread.api.loader import (
     read_yaml_documents,
     register_kind,
 )
+from topospread.api.strict import FieldValidation, field_validation
 from topospread.api.types import (
     Namespace,
     Node,
@@ -430,7 +431,9 @@ def test_merge_keys_apply_where_they_stand_as_in_go_yaml(tmp_path: Path) -> None
         "seq: {<<: [*base, *other]}\n"
         "quoted: {'<<': 1}\n"
     )
-    (doc,) = read_yaml_documents(write(tmp_path, text))
+    # Without field validation (kubectl --validate=false), as go-yaml's lenient Unmarshal.
+    with field_validation(FieldValidation.IGNORE):
+        (doc,) = read_yaml_documents(write(tmp_path, text))
     assert doc["m"] == {"a": 1, "b": 1, "c": 3}
     assert doc["seq"] == {"a": 1, "b": 1, "c": 2}
     assert doc["quoted"] == {"<<": 1}

@@ -14,6 +14,12 @@ from topospread.api import loader
 from topospread.errors import ManifestError
 
 
+@pytest.fixture(autouse=True)
+def fast_path_for_any_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fast path takes only large text in use; here it is tried on text of every size."""
+    monkeypatch.setattr(loader, "_FAST_MIN_BYTES", 0)
+
+
 def exact(text: str, monkeypatch: pytest.MonkeyPatch) -> Any:
     with monkeypatch.context() as m:
         m.setattr(loader, "ryml", None)

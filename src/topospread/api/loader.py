@@ -51,7 +51,7 @@ from yaml.events import (
 )
 
 from topospread.api import types as t
-from topospread.api.strict import check_object
+from topospread.api.strict import FieldValidation, check_object, current_mode, report
 from topospread.errors import ManifestError
 
 Object: TypeAlias = msgspec.Struct
@@ -134,6 +134,18 @@ def load_manifests(path: str | os.PathLike[str]) -> list[Object]:
 
 def load_text(text: str | bytes, source_name: str) -> list[Object]:
     """Every object in manifest text; ``source_name`` prefixes error messages."""
+    try:
+        return _load_text(text, source_name)
+    except RecursionError as err:
+        # Nesting below go-yaml's MAX_DEPTH that is still too deep for the decoders here; no
+        # manifest comes close (a pod's spec nests about a dozen levels).
+        raise ManifestError(
+            f"{source_name}: could not decode: nested too deeply "
+            f"(more than {sys.getrecursionlimit()} levels)"
+        ) from err
+
+
+def _load_text(text: str | bytes, source_name: str) -> list[Object]:
     out: list[Object] = []
     with _gc_paused():
         if _looks_like_json(text):
@@ -291,26 +303,61 @@ def _yaml_error(problem: str, mark: Any) -> yaml.MarkedYAMLError:
     return yaml.MarkedYAMLError(None, None, problem, mark)
 
 
+# go-yaml v2's limits, which sigs.k8s.io/yaml applies to every manifest: nesting (flow or block)
+# deeper than this, and documents whose alias expansions outweigh the rest (a "billion laughs").
+MAX_DEPTH: Final = 10_000
+
+
+def _allowed_alias_ratio(decodes: int) -> float:
+    """go-yaml v2's allowedAliasRatio: up to 400,000 decoded nodes, 99% of them may come from
+    aliases; past 4,000,000 only 10%, falling linearly in between."""
+    if decodes <= 400_000:
+        return 0.99
+    if decodes >= 4_000_000:
+        return 0.10
+    return 0.99 - 0.89 * (decodes - 400_000) / 3_600_000
+
+
+class _Duplicates(NamedTuple):
+    """Keys set twice in the mappings of the document that follows: go-yaml's strict unmarshal
+    errors, one ``line N: key "k" already set in map`` each."""
+
+    problems: list[str]
+
+
 def _build_documents(loader: yaml.CSafeLoader) -> Iterator[Any]:
     """Each document of a stream as JSON-compatible data: sigs.k8s.io/yaml's view of it.
 
     Built straight from libyaml's events: composing PyYAML nodes first would cost twice the
     time and keep a node (and two marks) alive per scalar of a 100,000-pod List. Documents
     are yielded one by one so that a long stream is decoded while it is read.
+
+    go-yaml's limits hold: nesting deeper than ``MAX_DEPTH`` and excessive aliasing are syntax
+    errors, found before any alias is expanded (an alias is the anchor's object, shared). A key
+    set twice in a mapping, by hand or through a merge, is collected per document and yielded
+    as ``_Duplicates`` before it, unless field validation is off (then the last one wins).
     """
     get_event = loader.get_event
     words = _WORDS
     number_start = _NUMBER_START
-    # The open collections outside `cur`, each with the key it will be stored under and its
-    # anchor; `key` is the key waiting for its value when `cur` is a mapping.
-    stack: list[tuple[Any, Any, str | None]] = []
+    check_duplicates = current_mode() is not FieldValidation.IGNORE
+    # The open collections outside `cur`, each with the key it will be stored under, its
+    # anchor, the decode count at its start and its line; `key` is the key waiting for its
+    # value when `cur` is a mapping.
+    stack: list[tuple[Any, Any, str | None, int, int, bool]] = []
     cur: Any = None
     key: Any = _NO_KEY
     anchors: dict[str, Any] = {}
+    # As go-yaml counts: every node decoded, and those decoded again through an alias; the
+    # expanded size of each anchored node.
+    decodes, aliased, sizes = 1, 0, {}
+    flow_depth = block_depth = 0
+    duplicates: list[str] = []
     while True:
         event: Any = get_event()
         cls = event.__class__
         if cls is ScalarEvent:
+            decodes += 1
             value = event.value
             if event.implicit[0]:  # plain: typed by go-yaml's rules
                 if value[:1] in number_start:
@@ -321,10 +368,19 @@ def _build_documents(loader: yaml.CSafeLoader) -> Iterator[Any]:
                 value = _json_value(_tagged(event), event)
             if event.anchor is not None:
                 anchors[event.anchor] = value
+                sizes[event.anchor] = 1
         elif cls is MappingStartEvent or cls is SequenceStartEvent:
             if cur.__class__ is dict and key is _NO_KEY:
                 raise _yaml_error("a mapping key must be a scalar", event.start_mark)
-            stack.append((cur, key, event.anchor))
+            flow = bool(event.flow_style)
+            if flow:
+                flow_depth += 1
+            else:
+                block_depth += 1
+            if flow_depth > MAX_DEPTH or block_depth > MAX_DEPTH:
+                raise _yaml_error(f"exceeded max depth of {MAX_DEPTH}", event.start_mark)
+            decodes += 1
+            stack.append((cur, key, event.anchor, decodes, event.start_mark.line, flow))
             if event.anchor is not None:
                 anchors[event.anchor] = _BUILDING
             cur = {} if cls is MappingStartEvent else []
@@ -332,17 +388,34 @@ def _build_documents(loader: yaml.CSafeLoader) -> Iterator[Any]:
             continue
         elif cls is MappingEndEvent or cls is SequenceEndEvent:
             value = cur
-            cur, key, anchor = stack.pop()
+            cur, key, anchor, started, line, flow = stack.pop()
+            if flow:
+                flow_depth -= 1
+            else:
+                block_depth -= 1
             if anchor is not None:
                 anchors[anchor] = value
+                sizes[anchor] = decodes - started + 1
         elif cls is AliasEvent:
             value = anchors.get(event.anchor, _NO_KEY)
             if value is _NO_KEY:
                 raise _yaml_error(f"found undefined alias {event.anchor!r}", event.start_mark)
             if value is _BUILDING:
                 raise _yaml_error(f"alias {event.anchor!r} refers to itself", event.start_mark)
+            expanded = sizes[event.anchor]
+            decodes += 1 + expanded
+            aliased += expanded
+            # NOTE: go-yaml checks at every node; within an alias's burst of nodes the ratio
+            # only grows, so its end is where the check can first fail.
+            if (
+                aliased > 100
+                and decodes > 1000
+                and aliased / decodes > _allowed_alias_ratio(decodes)
+            ):
+                raise _yaml_error("document contains excessive aliasing", event.start_mark)
         elif cls is DocumentStartEvent:
-            anchors = {}
+            anchors, sizes = {}, {}
+            decodes, aliased = 1, 0
             continue
         elif cls is StreamEndEvent:
             return
@@ -350,6 +423,9 @@ def _build_documents(loader: yaml.CSafeLoader) -> Iterator[Any]:
             continue  # stream start, document end
         # Store the finished value in the collection that holds it.
         if cur is None:
+            if duplicates:
+                yield _Duplicates(duplicates)
+                duplicates = []
             yield value
         elif cur.__class__ is list:
             cur.append(value)
@@ -360,11 +436,40 @@ def _build_documents(loader: yaml.CSafeLoader) -> Iterator[Any]:
             else:
                 key = _json_key_of(event, value)
         elif key is _MERGE:
+            if check_duplicates:
+                at = line if cls is MappingEndEvent or cls is SequenceEndEvent else None
+                duplicates += _merge_duplicates(
+                    cur, value, event.start_mark.line if at is None else at
+                )
             _merge(cur, value, event)
             key = _NO_KEY
         else:
+            if check_duplicates and key in cur:
+                at = line if cls is MappingEndEvent or cls is SequenceEndEvent else None
+                where = event.start_mark.line if at is None else at
+                duplicates.append(f"line {where + 1}: key {_go_quote(key)} already set in map")
             cur[key] = value
             key = _NO_KEY
+
+
+def _merge_duplicates(target: dict[str, Any], value: Any, line: int) -> list[str]:
+    """The keys a merge would set twice: go-yaml's strict decoder sets merged keys one by one,
+    the sequence's last map first, and a key already in the mapping is an error."""
+    maps = [value] if isinstance(value, dict) else value
+    if not isinstance(maps, list):
+        return []  # _merge names the mistake
+    seen, problems = set(target), []
+    for m in reversed(maps):
+        for k in m if isinstance(m, dict) else ():
+            if k in seen:
+                problems.append(f"line {line + 1}: key {_go_quote(k)} already set in map")
+            seen.add(k)
+    return problems
+
+
+def _go_quote(key: str) -> str:
+    """A map key as Go's %#v prints it (a quoted string)."""
+    return json.dumps(key, ensure_ascii=False)
 
 
 def _json_key_of(event: Any, value: Any) -> str:
@@ -485,7 +590,14 @@ def _parse_yaml(text: str, source: str) -> Iterator[Any]:
     """The documents of a YAML stream, one by one; a syntax error is a ManifestError."""
     loader = yaml.CSafeLoader(text)
     try:
-        yield from _build_documents(loader)
+        for doc in _build_documents(loader):
+            if doc.__class__ is _Duplicates:
+                # sigs.k8s.io/yaml's strict conversion, reported as field validation says.
+                report(
+                    source, "error converting YAML to JSON: yaml: unmarshal errors: ", doc.problems
+                )
+                continue
+            yield doc
     except yaml.MarkedYAMLError as err:
         raise ManifestError(_yaml_message(err, source)) from err
     except yaml.reader.ReaderError as err:
@@ -572,6 +684,8 @@ def _fast_yaml(text: str | bytes, source: str) -> list[Object] | None:
     if ryml is None:
         return None
     raw = text if isinstance(text, bytes) else text.encode()
+    if len(raw) < _FAST_MIN_BYTES and current_mode() is not FieldValidation.IGNORE:
+        return None
     if len(raw) < 2 * _CHUNK_BYTES:
         return _fast_yaml_one(raw, source)
     chunks = _split_yaml(raw, len(raw) // _CHUNK_BYTES)
@@ -641,6 +755,11 @@ def _fast_yaml_one(raw: bytes, source: str) -> list[Object] | None:
 # open, which rapidyaml rejects. Any part that declines or fails sends the whole file down the
 # exact path, which also gives the precise message.
 _CHUNK_BYTES: Final = 4 << 20
+# NOTE: rapidyaml keeps the last of two equal keys without a word. Text below this size (every
+# hand-written manifest and chart output seen) takes the exact path, which reports them as
+# sigs.k8s.io/yaml does; larger text is machine-written (kubectl get, cluster dumps), where a
+# duplicate key cannot occur, and keeps the fast path's speed.
+_FAST_MIN_BYTES: Final = 1 << 20
 _MAX_WORKERS: Final = 8
 _TOP_KEY: Final = re.compile(rb"(apiVersion|kind|items):[ \t]*(\S*)[ \t]*\r?$")
 _TOP_LEVEL_LINE: Final = re.compile(rb"\n[^ \t\-#\r\n]")
@@ -799,6 +918,8 @@ def _load_json(raw: bytes, source: str, out: list[Object]) -> bool:
     try:
         try:
             head = _HEAD_DECODER.decode(raw)
+        except RecursionError:
+            return False  # the YAML path reads JSON too, and says how deep is too deep
         except msgspec.DecodeError as err:
             if source.endswith(".json"):
                 raise ManifestError(_json_syntax_message(err, raw, source)) from err

@@ -75,6 +75,17 @@ def field_validation(mode: FieldValidation) -> Iterator[list[str]]:
         _WARNINGS.reset(warnings_token)
 
 
+def report(where: str, prefix: str, problems: list[str]) -> None:
+    """Problems of field validation (unknown or duplicate fields) as the mode in force says:
+    strict, one ManifestError naming them all; warn, a warning each; ignore, nothing."""
+    mode = _MODE.get()
+    if mode is FieldValidation.STRICT:
+        raise ManifestError(f"{where}: {prefix}{'; '.join(problems)}")
+    warnings = _WARNINGS.get()
+    if mode is FieldValidation.WARN and warnings is not None:
+        warnings.extend(f"{where}: {prefix}{problem}" for problem in problems)
+
+
 def current_mode() -> FieldValidation:
     """The field validation in force for objects decoded now."""
     return _MODE.get()
@@ -213,6 +224,4 @@ def check_object(
     if mode is FieldValidation.STRICT:
         fields = ", ".join(f'unknown field "{path}"' for path in unknown)
         raise ManifestError(f"{where}: strict decoding error: {fields}")
-    warnings = _WARNINGS.get()
-    if warnings is not None:
-        warnings.extend(f'{where}: unknown field "{path}"' for path in unknown)
+    report(where, "", [f'unknown field "{path}"' for path in unknown])
