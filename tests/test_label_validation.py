@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from topospread.labels.validation import (
+from topospread.util.validation import (
     is_decimal_integer,
     is_dns1123_label,
     is_dns1123_subdomain,

@@ -36,7 +36,7 @@ from topospread.api.types import (
     SCHEDULE_ANYWAY,
 )
 from topospread.errors import ValidationError
-from topospread.labels.validation import (
+from topospread.util.validation import (
     is_dns1123_label,
     is_dns1123_subdomain,
     is_qualified_name,

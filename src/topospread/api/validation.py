@@ -65,7 +65,7 @@ from topospread.api.types import (
     TopologySpreadConstraint,
     WeightedPodAffinityTerm,
 )
-from topospread.labels.validation import (
+from topospread.util.validation import (
     is_decimal_integer,
     is_dns1123_label,
     is_dns1123_subdomain,

@@ -17,7 +17,7 @@ from typing import Final
 
 from topospread.api.field import FieldError, GoJSON, Path, aggregate_message, invalid
 from topospread.api.types import LabelSelector
-from topospread.labels.validation import is_qualified_name, is_valid_label_value
+from topospread.util.validation import is_qualified_name, is_valid_label_value
 
 
 class SelectorError(ValueError):

@@ -27,7 +27,7 @@ from topospread.api.field import (
     required,
 )
 from topospread.errors import ConfigError
-from topospread.labels.validation import is_qualified_name
+from topospread.util.validation import is_qualified_name
 
 LEAST_ALLOCATED: Final = "LeastAllocated"
 MOST_ALLOCATED: Final = "MostAllocated"

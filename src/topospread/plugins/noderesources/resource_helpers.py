@@ -36,7 +36,7 @@ from topospread.api.resource import ZERO, Quantity, parse_quantity
 from topospread.api.types import Container, Node, Pod
 from topospread.framework.features import Features
 from topospread.framework.types import NodeInfo
-from topospread.labels.validation import is_qualified_name
+from topospread.util.validation import is_qualified_name
 
 RESOURCE_CPU: Final = "cpu"
 RESOURCE_MEMORY: Final = "memory"

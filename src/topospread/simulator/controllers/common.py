@@ -44,7 +44,7 @@ from topospread.api.types import (
 from topospread.errors import ValidationError
 from topospread.framework.preemption import parse_rfc3339_nanos
 from topospread.labels.selector import Selector, SelectorError, label_selector_as_selector
-from topospread.labels.validation import is_dns1123_subdomain
+from topospread.util.validation import is_dns1123_subdomain
 
 # ---------------------------------------------------------------------------------------------
 # Constants, spelled as upstream spells them

@@ -1,0 +1,2 @@
+"""Helpers below the API types, as k8s.io/apimachinery/pkg/util is below the API: the syntax
+rules of names, label keys and values (validation)."""
