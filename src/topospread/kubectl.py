@@ -8,7 +8,7 @@ generated shape, or input files where the command takes them) reads the live clu
 read-only; ``--context NAME`` picks another context; ``-n/--namespace`` (default: the
 context's namespace) qualifies ``explain --pod NAME`` and narrows ``rebalance``. Everything
 else is the ``topospread`` command's, word for word. This module is the command-line layer's
-second entry point, beside cli.py.
+second entry point, beside the cli package.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from topospread.cli import main as cli_main
 # stand for the cluster (then no --live is added; simulate's timeline and check's manifests run
 # on a cluster given apart), and the options that give the cluster another way.
 _LIVE: Final[dict[str, tuple[bool, frozenset[str]]]] = {
-    "schedule": (True, frozenset({"--nodes", "--pods", "--objects"})),
-    "explain": (True, frozenset({"--nodes", "--pods", "--objects"})),
+    "schedule": (True, frozenset({"--nodes", "--pods", "--objects", "--cluster"})),
+    "explain": (True, frozenset({"--nodes", "--pods", "--objects", "--cluster"})),
     "rebalance": (True, frozenset({"--cluster"})),
     "sweep": (True, frozenset({"--cluster"})),
     "simulate": (False, frozenset({"--cluster"})),

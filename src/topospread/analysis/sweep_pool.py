@@ -31,6 +31,7 @@ from topospread.analysis.sweep import (
     init_worker,
     run_failure,
     run_job,
+    serial_backend,
     worker_options,
 )
 from topospread.simulator.simulation import Simulation
@@ -131,4 +132,18 @@ def process_backend(workers: int, *, share_cores: bool = False) -> Backend:
     return run
 
 
-__all__ = ["default_workers", "pool_size", "process_backend"]
+__all__ = ["choose_backend", "default_workers", "pool_size", "process_backend"]
+
+
+def choose_backend(jobs: int | None = None, ray: str | None = None) -> Backend:
+    """Where the sweep runs: on the Ray cluster at ``ray`` (its address, or ``local``); on
+    ``jobs`` worker processes (1: in this process); by default on one process per core, a few
+    runs that do not divide evenly over the cores getting a process each."""
+    if ray is not None:
+        from topospread.analysis.sweep_ray import ray_backend
+
+        return ray_backend(ray)
+    if jobs is not None:
+        return process_backend(jobs) if jobs > 1 else serial_backend
+    cores = default_workers()
+    return process_backend(cores, share_cores=True) if cores > 1 else serial_backend

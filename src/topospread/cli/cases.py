@@ -10,9 +10,8 @@ import typer
 
 from topospread.cli.app import app
 from topospread.cli.emit import emit
-from topospread.cli.sources import case_files
-from topospread.conformance.case import load_case
 from topospread.conformance.runner import compare, evaluate
+from topospread.inputs import Inputs
 
 CasesArgument = Annotated[
     list[Path], typer.Argument(help="Case files or directories (searched recursively).")
@@ -24,8 +23,8 @@ def evaluate_command(cases: CasesArgument) -> None:
     """Run each case through the plugin and print one JSON object per case, one per line."""
 
     def each_case() -> None:
-        for path in case_files(cases):
-            typer.echo(json.dumps(evaluate(load_case(path))))
+        for _, case in Inputs().cases(cases):
+            typer.echo(json.dumps(evaluate(case)))
 
     emit("jsonl", {"jsonl": lambda: each_case})
 
@@ -35,8 +34,7 @@ def conformance_command(paths: CasesArgument) -> None:
     """Check every case that has an `expect` block; print failures and `N passed, N failed`."""
     passed = failed = 0
     lines: list[str] = []
-    for path in case_files(paths):
-        case = load_case(path)
+    for path, case in Inputs().cases(paths):
         if case.expect is None:
             continue
         diffs = compare(case.expect, evaluate(case))

@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 import typer
 
 from topospread.cli.app import app
-from topospread.cli.emit import emit, warn
+from topospread.cli.emit import emit
 from topospread.cli.options import (
     OUTPUT,
     ClusterOption,
     ContextOption,
     KubeconfigOption,
     LiveOption,
+    inputs,
     seed_option,
 )
-from topospread.cli.sources import read_manifests
 from topospread.errors import ManifestError
 
 CheckFormat = Literal["text", "json", "github"]
@@ -74,31 +74,15 @@ def check_command(
                 f'--survive: Unsupported value: "{kind}": supported values: '
                 + ", ".join(f'"{k}"' for k in SURVIVE)
             )
-    live_cluster = live or kubeconfig is not None or context is not None
-    if sum((bool(cluster), live_cluster, zones is not None)) != 1:
+    read = inputs(cluster=cluster, live=live, kubeconfig=kubeconfig, context=context)
+    if sum((bool(cluster), read.cluster.is_live, zones is not None)) != 1:
         raise ManifestError(
             "give the cluster once: --cluster node files, a live cluster (--live, "
             "--kubeconfig, --context), or a generated shape (--zones N --nodes-per-zone M)"
         )
-    objects = read_manifests(manifests)
-    shape = None
-    existing: list[tuple[str, Any]] = []
-    if zones is not None:
-        shape = Shape(zones, nodes_per_zone, node_cpu, node_memory)
-    elif cluster:
-        from topospread.api.loader import load_manifests
-
-        existing = [
-            (f"{path}: object {i + 1}", obj)
-            for path in cluster
-            for i, obj in enumerate(load_manifests(path))
-        ]
-    else:
-        from topospread.cluster.live import read_cluster
-
-        found = read_cluster(kubeconfig, context)
-        warn(found.warnings)
-        existing = [(found.source, obj) for obj in found.objects]
+    objects = read.manifests(manifests)
+    shape = Shape(zones, nodes_per_zone, node_cpu, node_memory) if zones is not None else None
+    existing = read.cluster.read(read.warn)
     source = ", ".join("<stdin>" if m == "-" else m for m in manifests)
     report = check(
         objects, source=source, cluster=existing, shape=shape, survive=survive or (), seed=seed

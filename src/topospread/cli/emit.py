@@ -48,10 +48,15 @@ def _print(report: Report) -> None:
         sys.stdout.flush()
 
 
+def warning(text: str) -> None:
+    """A warning as one line on standard error."""
+    typer.echo(f"topospread: warning: {text}", err=True)
+
+
 def warn(warnings: Iterable[str]) -> None:
     """Each warning as one line on standard error."""
-    for warning in warnings:
-        typer.echo(f"topospread: warning: {warning}", err=True)
+    for text in warnings:
+        warning(text)
 
 
 def write_text(path: Path, text: str) -> None:

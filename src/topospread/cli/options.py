@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 import typer
 
 from topospread.errors import ManifestError
+from topospread.inputs import ClusterSource, Inputs
 
 # ---------------------------------------------------------------------------------------------
 # Cluster inputs: files (`kubectl get -o yaml|json` output) or a live cluster, read-only.
@@ -122,3 +123,31 @@ def duration(flag: str, text: str) -> int:
     if nanos < 0:
         raise ManifestError(f'{flag}: Invalid value: "{text}": must not be negative')
     return nanos
+
+
+def inputs(
+    document: Path | None = None,
+    *,
+    nodes: Sequence[Path] | None = None,
+    pods: Sequence[Path] | None = None,
+    objects: Sequence[Path] | None = None,
+    cluster: Sequence[Path] | None = None,
+    live: bool = False,
+    kubeconfig: str | None = None,
+    context: str | None = None,
+    config: Path | None = None,
+) -> Inputs:
+    """The library's reader of what the command was given (options as Typer passes them);
+    what reading warns about is printed at once."""
+    from topospread.cli.emit import warning
+
+    source = ClusterSource(tuple(cluster or ()), live, kubeconfig, context)
+    return Inputs(
+        document,
+        tuple(nodes or ()),
+        tuple(pods or ()),
+        tuple(objects or ()),
+        source,
+        config,
+        warning,
+    )

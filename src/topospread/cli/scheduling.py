@@ -14,6 +14,7 @@ from topospread.cli.app import app
 from topospread.cli.emit import emit, warn
 from topospread.cli.options import (
     OUTPUT,
+    ClusterOption,
     ConfigOption,
     ContextOption,
     HtmlOption,
@@ -24,10 +25,10 @@ from topospread.cli.options import (
     PodsOption,
     TieSeedOption,
     ZoneKeyOption,
+    inputs,
     output_option,
     requirements,
 )
-from topospread.cli.sources import load_inputs
 
 
 @app.command("schedule")
@@ -61,6 +62,7 @@ def schedule_command(
         typer.Option(metavar="LIST", help="Exit 1 when a requirement breaks: no-pending."),
     ] = None,
     html: HtmlOption = None,
+    cluster: ClusterOption = None,
     live: LiveOption = False,
     kubeconfig: KubeconfigOption = None,
     context: ContextOption = None,
@@ -78,9 +80,17 @@ def schedule_command(
     from topospread.simulator.run import schedule
 
     required = requirements(require, ("no-pending",))
-    loaded = load_inputs(
-        scenario, nodes, pods, objects, config, live=live, kubeconfig=kubeconfig, context=context
-    )
+    loaded = inputs(
+        scenario,
+        nodes=nodes,
+        pods=pods,
+        objects=objects,
+        config=config,
+        cluster=cluster,
+        live=live,
+        kubeconfig=kubeconfig,
+        context=context,
+    ).scenario()
     warn(loaded.warnings)
     # Only jsonl, json and html show every node's scores and reasons; gathering them for a
     # successful attempt costs a reference recount, and changes no decision. The spill takes
@@ -128,6 +138,11 @@ def explain_command(
     ] = "text",
     html: HtmlOption = None,
     seed: TieSeedOption = 0,
+    nodes: NodesOption = None,
+    pods: PodsOption = None,
+    objects: ObjectsOption = None,
+    config: ConfigOption = None,
+    cluster: ClusterOption = None,
     live: LiveOption = False,
     kubeconfig: KubeconfigOption = None,
     context: ContextOption = None,
@@ -140,9 +155,17 @@ def explain_command(
     from topospread.render.explain import explanation_text
     from topospread.render.html import explain_html
 
-    loaded = load_inputs(
-        scenario, None, None, None, None, live=live, kubeconfig=kubeconfig, context=context
-    )
+    loaded = inputs(
+        scenario,
+        nodes=nodes,
+        pods=pods,
+        objects=objects,
+        config=config,
+        cluster=cluster,
+        live=live,
+        kubeconfig=kubeconfig,
+        context=context,
+    ).scenario()
     result = explain(loaded, pod, seed=seed)
     emit(
         output,

@@ -23,12 +23,12 @@ from topospread.cli.options import (
     TimelineFormat,
     ZoneKeyOption,
     duration,
+    inputs,
     requirements,
     seed_option,
     zone_key_option,
 )
 from topospread.cli.progress import simulate_progress, sweep_progress
-from topospread.cli.sources import then_steps, timeline_input
 from topospread.errors import ManifestError
 
 
@@ -55,7 +55,8 @@ def simulate_command(
     from topospread.render.html import simulate_html
     from topospread.render.timeline import timeline_json, timeline_text
 
-    loaded = timeline_input(scenario, cluster, live, kubeconfig, context)
+    read = inputs(scenario, cluster=cluster, live=live, kubeconfig=kubeconfig, context=context)
+    loaded = read.timeline()
     with simulate_progress(len(loaded.steps) + 1) as on_step:
         report = simulate(loaded, seed=seed, on_step=on_step)
     warn(report.warnings)
@@ -160,36 +161,22 @@ def sweep_command(
     """Replay every failure of the chosen families (zones, nodes, drains, node combinations)
     from one settled base state, in parallel: which failures leave pods Pending, violate a
     constraint, block a drain, or do not recover once undone. Worst first."""
-    from topospread.analysis.sweep import (
-        REQUIREMENTS,
-        Backend,
-        SweepOptions,
-        serial_backend,
-        sweep,
-    )
-    from topospread.analysis.sweep_pool import default_workers, process_backend
+    from topospread.analysis.sweep import REQUIREMENTS, SweepOptions, sweep
+    from topospread.analysis.sweep_pool import choose_backend
     from topospread.render.html import sweep_html
     from topospread.render.sweep import sweep_json, sweep_text, sweep_yaml
 
     required = requirements(require, REQUIREMENTS)
     if not (zones or nodes or drains or max_failures > 1):
         raise ManifestError("choose what fails: --zones, --nodes, --drains or --max-failures K")
-    loaded = timeline_input(scenario, cluster, live, kubeconfig, context)
+    read = inputs(scenario, cluster=cluster, live=live, kubeconfig=kubeconfig, context=context)
+    loaded = read.timeline()
     options = SweepOptions(
-        then=tuple(then_steps(then)) if then is not None else (),
+        then=tuple(read.steps(then)) if then is not None else (),
         wait=duration("--wait", wait) if wait is not None else None,
         source=loaded.source,
     )
-    backend: Backend = serial_backend
-    if ray is not None:
-        from topospread.analysis.sweep_ray import ray_backend
-
-        backend = ray_backend(ray)
-    elif jobs is not None:
-        if jobs > 1:
-            backend = process_backend(jobs)
-    elif (cores := default_workers()) > 1:
-        backend = process_backend(cores, share_cores=True)
+    backend = choose_backend(jobs, ray)
     if not after_timeline:
         loaded = dataclasses.replace(loaded, steps=[])
     with sweep_progress() as (on_planned, on_run):
@@ -335,7 +322,8 @@ def rebalance_command(
         max_evictions=max_evictions,
         max_replays=max_replays,
     )
-    loaded = timeline_input(scenario, cluster, live, kubeconfig, context)
+    read = inputs(scenario, cluster=cluster, live=live, kubeconfig=kubeconfig, context=context)
+    loaded = read.timeline()
     sim = settle_timeline(loaded, seed)
     report = plan_rebalance(sim, options, source=loaded.source)
     if descheduler:  # the exact plan ran on copies: the cluster is as it was

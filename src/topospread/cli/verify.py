@@ -17,6 +17,7 @@ from topospread.cli.options import (
     HtmlOption,
     TimelineFormat,
     ZoneKeyOption,
+    inputs,
     seed_option,
 )
 from topospread.cli.progress import verify_progress
@@ -59,13 +60,12 @@ def verify_command(
     from topospread.analysis.verify import (
         DEFAULT_MAX_STATES,
         DEFAULT_SAMPLES,
-        load_verify_scenario,
         verify,
     )
     from topospread.render.html import verify_html
     from topospread.render.verify import verify_text
 
-    loaded = load_verify_scenario(scenario)
+    loaded = inputs(scenario).verify_scenario()
     warn(loaded.scenario.warnings)
     with verify_progress() as progress:
         result = verify(
@@ -175,7 +175,7 @@ def design_redis_command(
 def _verify_design(plan: RedisPlan | SpreadPlan, scenario: Path | None, *, to_stderr: bool) -> None:
     """Run ``verify`` on the design's scenario (the --scenario file, or a temporary one), print
     its report, and exit 1 when it found a counterexample."""
-    from topospread.analysis.verify import load_verify_scenario, verify
+    from topospread.analysis.verify import verify
     from topospread.render.design import scenario_yaml
     from topospread.render.verify import verify_text
 
@@ -184,7 +184,7 @@ def _verify_design(plan: RedisPlan | SpreadPlan, scenario: Path | None, *, to_st
         if path is None:
             path = Path(tmp) / "scenario.yaml"
             write_text(path, scenario_yaml(plan))
-        loaded = load_verify_scenario(path)
+        loaded = inputs(path).verify_scenario()
     with verify_progress() as progress:
         result = verify(loaded, progress=progress)
     typer.echo(verify_text(result), err=to_stderr)

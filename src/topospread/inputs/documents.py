@@ -1,0 +1,144 @@
+"""``Inputs``: everything a command was given to read, and the one way each document it runs
+on is assembled from them.
+
+A command is given a document (a scenario, a timeline, a verify scenario) or none, manifest
+files (``--nodes``, ``--pods``, ``--objects``), and a cluster (``--cluster`` files or a live
+cluster); ``Inputs`` checks that they go together and reads them in the order the document's
+format wants. The formats themselves are parsed where they are defined (simulator/scenario.py,
+simulator/timeline.py, analysis/verify_scenario.py, conformance/case.py), all through
+``api.loader``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from topospread.errors import ManifestError
+from topospread.inputs.cluster import LIVE_FLAGS, ClusterSource, Warn, ignore
+from topospread.inputs.manifests import Located, case_files, read_manifests
+
+if TYPE_CHECKING:
+    from topospread.analysis.verify_scenario import VerifyScenario
+    from topospread.conformance.case import Case
+    from topospread.simulator.scenario import Scenario
+    from topospread.simulator.timeline import TimelineScenario
+
+
+@dataclass(frozen=True, slots=True)
+class Inputs:
+    """What a command was given to read. ``warn`` receives what reading found but did not
+    stop at (a live cluster's resources left out)."""
+
+    document: Path | None = None
+    nodes: tuple[Path, ...] = ()
+    pods: tuple[Path, ...] = ()
+    objects: tuple[Path, ...] = ()
+    cluster: ClusterSource = field(default_factory=ClusterSource)
+    config: Path | None = None
+    warn: Warn = ignore
+
+    def scenario(self) -> Scenario:
+        """The scheduling inputs of ``schedule`` and ``explain``: a scenario document, manifest
+        files (workloads given with ``pods`` expanded into the pods their controllers create;
+        ``cluster`` files read as ``objects``), or a live cluster; bound pods exist, unbound
+        ones are queued. ``config`` replaces the scheduler configuration."""
+        from topospread.framework.config import default_config
+        from topospread.simulator.scenario import build_scenario, load_config, load_scenario
+
+        files = [*self.nodes, *self.pods, *self.objects, *self.cluster.files]
+        given = (self.document is not None, bool(files), self.cluster.is_live)
+        if sum(given) > 1:
+            raise ManifestError(
+                "give one input: a SCENARIO file, --nodes/--pods/--objects/--cluster files, "
+                f"or a live cluster ({LIVE_FLAGS})"
+            )
+        if self.document is not None:
+            loaded = load_scenario(self.document)
+            if self.config is not None:
+                loaded.config = load_config(self.config)
+            return loaded
+        if not any(given):
+            raise ManifestError(
+                "nothing to schedule: give a SCENARIO file, --nodes and --pods files, "
+                "--cluster files, or --live"
+            )
+        warnings: list[str] = []
+        if self.cluster.is_live:
+            objects = self.cluster.read(warnings.append)
+        else:
+            objects = self._expanded(files)
+        config = load_config(self.config) if self.config is not None else default_config()
+        scenario = build_scenario(objects, config)
+        scenario.warnings[:0] = warnings
+        return scenario
+
+    def _expanded(self, files: Sequence[Path]) -> list[Located]:
+        """The objects of manifest files, the workloads of ``pods`` files replaced by their
+        pods."""
+        from topospread.analysis.verify_scenario import expand_workload_pods
+
+        items = [
+            (where, obj, path in self.pods)
+            for path in files
+            for where, obj in read_manifests([path])
+        ]
+        return expand_workload_pods([(w, o) for w, o, _ in items], [e for _, _, e in items])
+
+    def timeline(self) -> TimelineScenario:
+        """The timeline scenario of ``simulate``, ``sweep`` and ``rebalance`` (or an empty one
+        when only a cluster is given), started from the given cluster (read-only): its objects
+        come before the scenario's own."""
+        from topospread.simulator.timeline import load_timeline, parse_timeline, with_cluster
+
+        if self.document is not None:
+            loaded = load_timeline(self.document)
+        elif self.cluster.given:
+            loaded = parse_timeline({}, "cluster")
+        else:
+            raise ManifestError(
+                f"give a timeline scenario, --cluster files or a live cluster ({LIVE_FLAGS})"
+            )
+        if self.cluster.given:
+            loaded = with_cluster(loaded, self.cluster.read(self.warn))
+        return loaded
+
+    def verify_scenario(self) -> VerifyScenario:
+        """The verify scenario of ``verify``: the ``schedule`` keys plus workloads and
+        invariants."""
+        from topospread.analysis.verify_scenario import load_verify_scenario
+
+        if self.document is None:
+            raise ManifestError("give a verify scenario")
+        return load_verify_scenario(self.document)
+
+    def cases(self, paths: Sequence[Path]) -> Iterator[tuple[Path, Case]]:
+        """Each case file of ``paths`` (directories searched recursively, sorted), read as it
+        is reached: a bad case stops the run after the ones before it."""
+        from topospread.conformance.case import load_case
+
+        for path in case_files(paths):
+            yield path, load_case(path)
+
+    def steps(self, path: Path) -> list[dict[str, Any]]:
+        """A file of timeline steps (a YAML list, or ``{timeline: [...]}``), checked as the
+        timeline checks them: sweep's ``--then``."""
+        from topospread.api.loader import read_yaml_documents
+        from topospread.simulator.timeline import parse_step
+
+        docs = read_yaml_documents(path)
+        steps = docs[0] if len(docs) == 1 else None
+        if isinstance(steps, dict) and set(steps) == {"timeline"}:
+            steps = steps["timeline"]
+        if not isinstance(steps, list):
+            raise ManifestError(f"{path}: expected a list of timeline steps ({{<action>: args}})")
+        for i, raw in enumerate(steps):
+            parse_step(raw, i, str(path))
+        return steps
+
+    def manifests(self, names: Sequence[str]) -> list[Located]:
+        """The objects of the files, directories and standard input (``-``) named: ``check``'s
+        chart output."""
+        return read_manifests(names)
