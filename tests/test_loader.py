@@ -252,7 +252,9 @@ def test_an_expected_kind_may_leave_out_apiversion_and_kind() -> None:
 def test_without_an_expected_kind_any_registered_or_unknown_object_comes_back() -> None:
     service = decode_object({"apiVersion": "v1", "kind": "Service"}, None, "case.yaml")
     assert isinstance(service, Service)
-    unknown = decode_object({"apiVersion": "batch/v1", "kind": "CronJob"}, None, "case.yaml")
+    unknown = decode_object(
+        {"apiVersion": "apps/v1", "kind": "ControllerRevision"}, None, "case.yaml"
+    )
     assert isinstance(unknown, UnknownObject)
 
 
@@ -329,21 +331,21 @@ def test_namespaced_kinds_default_to_the_default_namespace(text: str, expected: 
 
 
 def test_unknown_objects_keep_the_namespace_they_were_given() -> None:
-    text = "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: d}\n"
+    text = "apiVersion: apps/v1\nkind: ControllerRevision\nmetadata: {name: d}\n"
     (obj,) = load_text(text, "x.yaml")
     assert obj == UnknownObject(
-        api_version="batch/v1",
-        kind="CronJob",
+        api_version="apps/v1",
+        kind="ControllerRevision",
         namespace="",
         name="d",
-        raw={"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "d"}},
+        raw={"apiVersion": "apps/v1", "kind": "ControllerRevision", "metadata": {"name": "d"}},
     )
 
 
 @pytest.mark.parametrize(
     ("api_version", "kind"),
     [
-        pytest.param("batch/v1", "CronJob", id="an unregistered kind"),
+        pytest.param("apps/v1", "ControllerRevision", id="an unregistered kind"),
         pytest.param("extensions/v1beta1", "ReplicaSet", id="a registered kind in an old group"),
         pytest.param("example.com/v1", "WidgetList", id="a typed list without items"),
     ],
