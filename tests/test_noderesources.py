@@ -17,6 +17,10 @@ from typing import Any
 import msgspec
 import pytest
 
+from topospread.api.resource_names import (
+    is_extended_resource_name,
+    is_scalar_resource_name,
+)
 from topospread.api.types import Node, Pod
 from topospread.cluster.snapshot import Snapshot, SnapshotHandle
 from topospread.errors import ConfigError
@@ -56,8 +60,6 @@ from topospread.plugins.noderesources.requested_to_capacity_ratio import (
 )
 from topospread.plugins.noderesources.resource_helpers import (
     calculate_resource,
-    is_extended_resource_name,
-    is_scalar_resource_name,
     node_resources,
     pod_requests,
 )

@@ -33,6 +33,11 @@ from topospread.api.field import (
     required,
     too_long,
 )
+from topospread.api.resource_validation import (
+    validate_node_resources,
+    validate_overhead,
+    validate_resource_requirements,
+)
 from topospread.api.types import (
     DO_NOT_SCHEDULE,
     LIST_DEFAULTING,
@@ -838,10 +843,12 @@ def validate_pod(
     API server takes it from the request, so give manifests one.
 
     Checked, in upstream's order: metadata (name, generateName, namespace, labels, annotation
-    keys); ``spec.nodeSelector``; ``spec.affinity``; ``spec.schedulingGates``;
-    ``spec.topologySpreadConstraints``; ``spec.nodeName``; ``spec.tolerations``;
-    ``spec.priorityClassName``; ``spec.preemptionPolicy``; and that ``spec.nodeName`` is not set
-    while scheduling gates remain. Containers, volumes and the rest of the spec are not checked.
+    keys); containers' and init containers' resources; ``spec.nodeSelector``;
+    ``spec.affinity``; ``spec.schedulingGates``; ``spec.topologySpreadConstraints``;
+    ``spec.nodeName``; ``spec.tolerations``; ``spec.priorityClassName``;
+    ``spec.preemptionPolicy``; overhead and pod-level resources; and that ``spec.nodeName`` is
+    not set while scheduling gates remain. The rest of the containers, volumes and the spec is
+    not checked.
 
     Upstream: ValidatePodCreate (pkg/apis/core/validation/validation.go, v1.35)
     """
@@ -884,7 +891,15 @@ def _validate_pod_spec(
 ) -> list[FieldError]:
     """validate_pod's checks of the (prepared) spec, in upstream's order."""
     spec_path = Path.root("spec")
-    errs = validate_labels(spec.node_selector, spec_path.child("nodeSelector"))
+    errs: list[FieldError] = []
+    for field, containers in (
+        ("containers", spec.containers),
+        ("initContainers", spec.init_containers),
+    ):
+        for i, container in enumerate(containers):
+            resources = spec_path.child(field).index(i).child("resources")
+            errs += validate_resource_requirements(container.resources, resources)
+    errs += validate_labels(spec.node_selector, spec_path.child("nodeSelector"))
     errs += validate_affinity(spec.affinity, spec_path.child("affinity"))
     errs += _validate_scheduling_gates(spec.scheduling_gates, spec_path.child("schedulingGates"))
     errs += validate_topology_spread_constraints(
@@ -920,6 +935,10 @@ def _validate_pod_spec(
                     (PREEMPT_LOWER_PRIORITY, PREEMPT_NEVER),
                 )
             )
+    if spec.overhead:
+        errs += validate_overhead(spec.overhead, spec_path.child("overhead"))
+    if spec.resources is not None:
+        errs += validate_resource_requirements(spec.resources, spec_path.child("resources"))
     # ValidatePodCreate's own checks, after validatePodMetadataAndSpec.
     if spec.node_name and spec.scheduling_gates:
         errs.append(
@@ -943,6 +962,7 @@ def validate_node(node: Node) -> list[FieldError]:
     errs = validate_object_meta(node.metadata, meta_path, requires_namespace=False)
     if node.spec.taints:
         errs += validate_taints(node.spec.taints, meta_path.child("taints"))
+    errs += validate_node_resources(node)
     return errs
 
 

@@ -20,6 +20,13 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from topospread.api.resource_names import (
+    RESOURCE_CPU,
+    RESOURCE_EPHEMERAL_STORAGE,
+    RESOURCE_MEMORY,
+    RESOURCE_PODS,
+    is_extended_resource_name,
+)
 from topospread.api.types import Pod
 from topospread.errors import ConfigError
 from topospread.framework.cycle_state import CycleState, StateKey, StateNotFoundError
@@ -43,14 +50,9 @@ from topospread.plugins.noderesources.requested_to_capacity_ratio import (
 )
 from topospread.plugins.noderesources.resource_allocation import ResourceAllocationScorer
 from topospread.plugins.noderesources.resource_helpers import (
-    RESOURCE_CPU,
-    RESOURCE_EPHEMERAL_STORAGE,
-    RESOURCE_MEMORY,
-    RESOURCE_PODS,
     NodeResources,
     Resource,
     has_restartable_init_container,
-    is_extended_resource_name,
     node_resources,
     pod_level_enabled,
     pod_requests,

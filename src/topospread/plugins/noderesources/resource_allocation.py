@@ -21,6 +21,12 @@ from dataclasses import dataclass
 from typing import Final
 
 from topospread.api.resource import ZERO
+from topospread.api.resource_names import (
+    RESOURCE_CPU,
+    RESOURCE_EPHEMERAL_STORAGE,
+    RESOURCE_MEMORY,
+    is_scalar_resource_name,
+)
 from topospread.api.types import Pod
 from topospread.framework.features import Features
 from topospread.framework.status import SUCCESS, Code, Status, new_status
@@ -28,11 +34,7 @@ from topospread.framework.types import NodeInfo
 from topospread.plugins.noderesources.args import ResourceSpec
 from topospread.plugins.noderesources.resource_helpers import (
     DEFAULT_NON_MISSING_REQUESTS,
-    RESOURCE_CPU,
-    RESOURCE_EPHEMERAL_STORAGE,
-    RESOURCE_MEMORY,
     NodeResources,
-    is_scalar_resource_name,
     node_resources,
     pod_requests,
 )

@@ -25,7 +25,6 @@ pkg/apis/core/v1/helper/helpers.go, v1.35.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
@@ -33,19 +32,22 @@ from typing import Final
 import msgspec
 
 from topospread.api.resource import ZERO, Quantity, parse_quantity
+from topospread.api.resource_names import (
+    RESOURCE_CPU,
+    RESOURCE_EPHEMERAL_STORAGE,
+    RESOURCE_HUGE_PAGES_PREFIX,
+    RESOURCE_MEMORY,
+    RESOURCE_PODS,
+    is_extended_resource_name,
+    is_hugepage_resource_name,
+    is_native_resource,
+    is_prefixed_native_resource,
+    is_scalar_resource_name,
+)
 from topospread.api.types import Container, Node, Pod
 from topospread.framework.features import Features
 from topospread.framework.types import NodeInfo
-from topospread.util.validation import is_qualified_name
 
-RESOURCE_CPU: Final = "cpu"
-RESOURCE_MEMORY: Final = "memory"
-RESOURCE_EPHEMERAL_STORAGE: Final = "ephemeral-storage"
-RESOURCE_PODS: Final = "pods"
-RESOURCE_HUGE_PAGES_PREFIX: Final = "hugepages-"
-RESOURCE_ATTACHABLE_VOLUMES_PREFIX: Final = "attachable-volumes-"
-RESOURCE_DEFAULT_NAMESPACE_PREFIX: Final = "kubernetes.io/"
-DEFAULT_RESOURCE_REQUESTS_PREFIX: Final = "requests."
 CONTAINER_RESTART_POLICY_ALWAYS: Final = "Always"
 
 # What a container that requests no cpu / memory counts as when scoring (schedutil).
@@ -54,61 +56,6 @@ DEFAULT_MEMORY_REQUEST: Final = 200 * 1024 * 1024
 
 ResourceList = dict[str, Quantity]
 _EMPTY: Final[Mapping[str, Quantity]] = {}
-
-
-# ---------------------------------------------------------------------------------------------
-# Resource names
-
-
-def is_hugepage_resource_name(name: str) -> bool:
-    """Upstream: IsHugePageResourceName (pkg/apis/core/v1/helper/helpers.go, v1.35)."""
-    return name.startswith(RESOURCE_HUGE_PAGES_PREFIX)
-
-
-def is_attachable_volume_resource_name(name: str) -> bool:
-    """Upstream: IsAttachableVolumeResourceName (pkg/apis/core/v1/helper/helpers.go, v1.35)."""
-    return name.startswith(RESOURCE_ATTACHABLE_VOLUMES_PREFIX)
-
-
-def is_prefixed_native_resource(name: str) -> bool:
-    """A name in the ``*kubernetes.io/`` namespace.
-
-    Upstream: IsPrefixedNativeResource (pkg/apis/core/v1/helper/helpers.go, v1.35)
-    """
-    return RESOURCE_DEFAULT_NAMESPACE_PREFIX in name
-
-
-def is_native_resource(name: str) -> bool:
-    """Unprefixed, or in the ``*kubernetes.io/`` namespace.
-
-    Upstream: IsNativeResource (pkg/apis/core/v1/helper/helpers.go, v1.35)
-    """
-    return "/" not in name or is_prefixed_native_resource(name)
-
-
-@functools.lru_cache(maxsize=4096)
-def is_extended_resource_name(name: str) -> bool:
-    """A fully-qualified name outside ``kubernetes.io`` that is also a valid quota name.
-
-    Upstream: IsExtendedResourceName (pkg/apis/core/v1/helper/helpers.go, v1.35)
-    """
-    if is_native_resource(name) or name.startswith(DEFAULT_RESOURCE_REQUESTS_PREFIX):
-        return False
-    return not is_qualified_name(DEFAULT_RESOURCE_REQUESTS_PREFIX + name)
-
-
-@functools.lru_cache(maxsize=4096)
-def is_scalar_resource_name(name: str) -> bool:
-    """Extended, hugepages, prefixed-native or attachable-volume resources: counted as int64.
-
-    Upstream: IsScalarResourceName (pkg/scheduler/util/utils.go, v1.35)
-    """
-    return (
-        is_extended_resource_name(name)
-        or is_hugepage_resource_name(name)
-        or is_prefixed_native_resource(name)
-        or is_attachable_volume_resource_name(name)
-    )
 
 
 def is_supported_pod_level_resource(name: str) -> bool:
