@@ -223,14 +223,21 @@ def admit_node(raw: Node, where: str, existing: Container[str] = ()) -> Node:
     return node
 
 
-def admit_pod(pod: Pod, priorities: Mapping[str, PriorityClass | int], label: str) -> Pod:
+def admit_pod(
+    pod: Pod, priorities: Mapping[str, PriorityClass | int], label: str, *, template: str = ""
+) -> Pod:
     """The pod as the API server stores it on create: defaulted, matchLabelKeys merged into its
-    selectors, priority resolved; a ValidationError prefixed with ``label`` if it is invalid."""
+    selectors, priority resolved; a ValidationError prefixed with ``label`` if it is invalid.
+
+    A pod made from a workload's template names the field where the workload keeps it
+    (``template``, e.g. ``spec.template``), as the API server validates the template there.
+    """
     pod = prepare_for_create(default_pod(pod))
     pod = _admit_priority(pod, priorities, label)
     errors = validate_pod(pod)
     if errors:
-        raise ValidationError(f"{label}: {errors[0]}")
+        first = str(errors[0])
+        raise ValidationError(f"{label}: {template + '.' if template else ''}{first}")
     return pod
 
 

@@ -39,6 +39,7 @@ import msgspec
 from topospread.api.admission import (
     add_default_toleration_seconds,
 )
+from topospread.api.apps_validation import template_path, validate_workload_spec
 from topospread.api.loader import (
     UnknownObject,
 )
@@ -536,6 +537,9 @@ class Simulation:
     def _apply_workload(self, obj: Workload, where: str) -> str:
         key = workload_key(obj)
         label = f"{where} ({obj.kind} {key[1]}/{key[2]})"
+        errors = validate_workload_spec(obj)
+        if errors:
+            raise ValidationError(f"{label}: {errors[0]}")
         template: PodTemplateSpec
         try:
             if isinstance(obj, ReplicationController):
@@ -558,7 +562,12 @@ class Simulation:
         probe_meta = msgspec.structs.replace(
             probe.metadata, name=f"{obj.metadata.name}-0", namespace=key[1]
         )
-        admit_pod(msgspec.structs.replace(probe, metadata=probe_meta), self._priorities(), label)
+        admit_pod(
+            msgspec.structs.replace(probe, metadata=probe_meta),
+            self._priorities(),
+            label,
+            template=template_path(obj),
+        )
         old = self.workloads.get(key)
         if old is None:
             meta = stamp(obj.metadata, self.rng, None)

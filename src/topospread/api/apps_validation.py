@@ -1,0 +1,215 @@
+"""The API server's validation of the workload kinds' own fields (replicas, strategies, history
+limits, Job and CronJob counts), with its messages. Selectors and pod templates are checked
+where the controllers read them (``check_selector_matches_template``, ``validate_pod``).
+
+Upstream: ValidateDeploymentSpec, ValidateDeploymentStrategy, ValidateRollingUpdateDeployment,
+ValidateReplicaSetSpec, ValidateStatefulSetSpec, ValidateDaemonSetSpec
+(pkg/apis/apps/validation/validation.go), ValidateReplicationControllerSpec
+(pkg/apis/core/validation/validation.go), validateJobSpec and validateCronJobSpec
+(pkg/apis/batch/validation/validation.go), v1.35.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from topospread.api.field import FieldError, GoJSON, Path, forbidden, invalid, not_supported
+from topospread.api.types import (
+    CronJob,
+    DaemonSet,
+    Deployment,
+    Job,
+    JobSpec,
+    ReplicaSet,
+    ReplicationController,
+    StatefulSet,
+)
+
+IS_NEGATIVE: Final = "must be greater than or equal to 0"
+_PERCENT: Final = re.compile(r"[0-9]+%")
+_PERCENT_ERR: Final = (
+    "a valid percent string must be a numeric string followed by an ending '%' "
+    "(e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')"
+)
+
+Workload = Deployment | ReplicaSet | StatefulSet | DaemonSet | ReplicationController | Job | CronJob
+
+
+def nonnegative(value: int | None, path: Path) -> list[FieldError]:
+    """Upstream: ValidateNonnegativeField (core validation.go, v1.35)."""
+    return [invalid(path, value, IS_NEGATIVE)] if value is not None and value < 0 else []
+
+
+def _int_or_percent(value: int | str | None, path: Path) -> list[FieldError]:
+    """Upstream: ValidatePositiveIntOrPercent and IsNotMoreThan100Percent (apps validation)."""
+    if value is None:
+        return []
+    if isinstance(value, int):
+        return nonnegative(value, path)
+    if not _PERCENT.fullmatch(value):
+        return [invalid(path, GoJSON(value), _PERCENT_ERR)]
+    if int(value[:-1]) > 100:
+        return [invalid(path, GoJSON(value), "must not be greater than 100%")]
+    return []
+
+
+def _is_zero(value: int | str | None) -> bool:
+    return value == 0 or value == "0%"
+
+
+def _deployment(obj: Deployment, spec_path: Path) -> list[FieldError]:
+    spec = obj.spec
+    errs = nonnegative(spec.replicas, spec_path.child("replicas"))
+    strategy_path = spec_path.child("strategy")
+    strategy = spec.strategy
+    if strategy.type == "Recreate":
+        if strategy.rolling_update is not None:
+            errs.append(
+                forbidden(
+                    strategy_path.child("rollingUpdate"),
+                    "may not be specified when strategy `type` is 'Recreate'",
+                )
+            )
+    elif strategy.type in ("", "RollingUpdate"):
+        rolling = strategy.rolling_update
+        if rolling is not None:
+            rolling_path = strategy_path.child("rollingUpdate")
+            unavailable = rolling_path.child("maxUnavailable")
+            errs += _int_or_percent(rolling.max_unavailable, unavailable)
+            errs += _int_or_percent(rolling.max_surge, rolling_path.child("maxSurge"))
+            if _is_zero(rolling.max_unavailable) and _is_zero(rolling.max_surge):
+                errs.append(
+                    invalid(
+                        unavailable,
+                        GoJSON(rolling.max_unavailable),
+                        "may not be 0 when `maxSurge` is 0",
+                    )
+                )
+    else:
+        errs.append(
+            not_supported(
+                strategy_path.child("type"), GoJSON(strategy.type), ("Recreate", "RollingUpdate")
+            )
+        )
+    errs += nonnegative(spec.min_ready_seconds, spec_path.child("minReadySeconds"))
+    errs += nonnegative(spec.revision_history_limit, spec_path.child("revisionHistoryLimit"))
+    deadline = spec.progress_deadline_seconds
+    if deadline is not None:
+        deadline_path = spec_path.child("progressDeadlineSeconds")
+        errs += nonnegative(deadline, deadline_path)
+        if deadline <= spec.min_ready_seconds:
+            errs.append(
+                invalid(deadline_path, GoJSON(deadline), "must be greater than minReadySeconds")
+            )
+    return errs
+
+
+def _stateful_set(obj: StatefulSet, spec_path: Path) -> list[FieldError]:
+    spec = obj.spec
+    errs: list[FieldError] = []
+    if spec.pod_management_policy not in ("", "OrderedReady", "Parallel"):
+        errs.append(
+            not_supported(
+                spec_path.child("podManagementPolicy"),
+                GoJSON(spec.pod_management_policy),
+                ("OrderedReady", "Parallel"),
+            )
+        )
+    strategy = spec.update_strategy
+    if strategy.type not in ("", "RollingUpdate", "OnDelete"):
+        errs.append(
+            not_supported(
+                spec_path.child("updateStrategy", "type"),
+                GoJSON(strategy.type),
+                ("OnDelete", "RollingUpdate"),
+            )
+        )
+    errs += nonnegative(spec.replicas, spec_path.child("replicas"))
+    if spec.ordinals is not None:
+        errs += nonnegative(spec.ordinals.start, spec_path.child("ordinals", "start"))
+    errs += nonnegative(spec.min_ready_seconds, spec_path.child("minReadySeconds"))
+    return errs
+
+
+def _daemon_set(obj: DaemonSet, spec_path: Path) -> list[FieldError]:
+    spec = obj.spec
+    strategy = spec.update_strategy
+    errs: list[FieldError] = []
+    if strategy.type not in ("", "RollingUpdate", "OnDelete"):
+        errs.append(
+            not_supported(
+                spec_path.child("updateStrategy", "type"),
+                GoJSON(strategy.type),
+                ("OnDelete", "RollingUpdate"),
+            )
+        )
+    elif strategy.rolling_update is not None:
+        rolling_path = spec_path.child("updateStrategy", "rollingUpdate")
+        errs += _int_or_percent(
+            strategy.rolling_update.max_unavailable, rolling_path.child("maxUnavailable")
+        )
+        errs += _int_or_percent(strategy.rolling_update.max_surge, rolling_path.child("maxSurge"))
+    errs += nonnegative(spec.min_ready_seconds, spec_path.child("minReadySeconds"))
+    errs += nonnegative(spec.revision_history_limit, spec_path.child("revisionHistoryLimit"))
+    return errs
+
+
+def _job_spec(spec: JobSpec, spec_path: Path) -> list[FieldError]:
+    errs = nonnegative(spec.parallelism, spec_path.child("parallelism"))
+    errs += nonnegative(spec.completions, spec_path.child("completions"))
+    if spec.completion_mode not in (None, "NonIndexed", "Indexed"):
+        errs.append(
+            not_supported(
+                spec_path.child("completionMode"),
+                GoJSON(spec.completion_mode),
+                ("NonIndexed", "Indexed"),
+            )
+        )
+    return errs
+
+
+def _cron_job(obj: CronJob, spec_path: Path) -> list[FieldError]:
+    spec = obj.spec
+    errs: list[FieldError] = []
+    if spec.concurrency_policy not in ("", "Allow", "Forbid", "Replace"):
+        errs.append(
+            not_supported(
+                spec_path.child("concurrencyPolicy"),
+                GoJSON(spec.concurrency_policy),
+                ("Allow", "Forbid", "Replace"),
+            )
+        )
+    errs += nonnegative(spec.starting_deadline_seconds, spec_path.child("startingDeadlineSeconds"))
+    errs += nonnegative(
+        spec.successful_jobs_history_limit, spec_path.child("successfulJobsHistoryLimit")
+    )
+    errs += nonnegative(spec.failed_jobs_history_limit, spec_path.child("failedJobsHistoryLimit"))
+    errs += _job_spec(spec.job_template.spec, spec_path.child("jobTemplate", "spec"))
+    return errs
+
+
+def validate_workload_spec(obj: Workload) -> list[FieldError]:
+    """What the API server refuses in a workload's own spec fields, in upstream's order."""
+    spec_path = Path.root("spec")
+    if isinstance(obj, Deployment):
+        return _deployment(obj, spec_path)
+    if isinstance(obj, StatefulSet):
+        return _stateful_set(obj, spec_path)
+    if isinstance(obj, DaemonSet):
+        return _daemon_set(obj, spec_path)
+    if isinstance(obj, Job):
+        return _job_spec(obj.spec, spec_path)
+    if isinstance(obj, CronJob):
+        return _cron_job(obj, spec_path)
+    # ReplicaSet and ReplicationController
+    errs = nonnegative(obj.spec.replicas, spec_path.child("replicas"))
+    errs += nonnegative(obj.spec.min_ready_seconds, spec_path.child("minReadySeconds"))
+    return errs
+
+
+def template_path(obj: Workload) -> str:
+    """Where a workload keeps its pod template, as validation paths name it."""
+    if isinstance(obj, CronJob):
+        return "spec.jobTemplate.spec.template"
+    return "spec.template"
