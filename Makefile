@@ -10,7 +10,7 @@ SHARED ?= ../shared
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,ray]'
+	$(BIN)/pip install --quiet -e '.[dev,ray,live]'
 	touch $(STAMP)
 
 # The schedule and explain commands have their own examples in README (examples/scenarios/).

@@ -12,6 +12,14 @@ from a saved file decode through the same code to the same structs. That also sk
 models, which would cost ~30x msgspec's decoding time on big clusters and drop fields the client
 release does not know.
 
+When the API server no longer accepts a continue token (410 Expired: the snapshot the first page
+came from is compacted away), the pages read are dropped and the resource is listed again in one
+call, as client-go's pager does; the token the 410 offers would read on from a newer snapshot,
+mixing two states of the cluster. An answer with Retry-After (429, or 5xx) is asked again after
+that delay, as client-go does, within bounds (``MAX_RETRIES``, ``RETRY_WAIT_LIMIT``). Nothing else
+is retried, urllib3's own retries included, and every request has a connect and a read timeout
+(``REQUEST_TIMEOUT``): a server that stops answering ends the read after one timeout.
+
 Every failure — client missing, kubeconfig missing or invalid, unknown context, an API error, a
 server out of reach — is one ``ClusterAccessError`` line naming the kubeconfig or the cluster and
 the resource. One exception: a resource other than nodes and pods that the user may not list
@@ -23,6 +31,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, NamedTuple
@@ -36,8 +45,15 @@ INSTALL_HINT: Final = "install the live extra: pip install 'topospread[live]'"
 DEFAULT_KUBECONFIG: Final = "~/.kube/config"
 # kubectl get's default --chunk-size.
 PAGE_SIZE: Final = 500
-# (connect, read) seconds for each list call; a page of 500 pods is far below a second's work.
-REQUEST_TIMEOUT: Final = (10.0, 120.0)
+# (connect, read) seconds for each list call; a page of 500 pods is far below a second's work,
+# and the API server gives up on a request itself after a minute (its --request-timeout).
+REQUEST_TIMEOUT: Final = (10.0, 60.0)
+# A 429 or 5xx answer carrying Retry-After is asked again after that many seconds, up to
+# client-go's default of 10 retries (checkWait and withRetry in rest/, v1.35), as long as the
+# waits for one page add up to no more than RETRY_WAIT_LIMIT seconds: a server asking for longer
+# ends the read at once instead of stalling a CI job. Other errors are not retried.
+MAX_RETRIES: Final = 10
+RETRY_WAIT_LIMIT: Final = 60.0
 
 
 class _Resource(NamedTuple):
@@ -131,9 +147,10 @@ _SKIPPABLE: Final = frozenset({403, 404})
 class _ListRefused(ClusterAccessError):
     """The API server answered a list call with an error status."""
 
-    def __init__(self, message: str, status: int | None) -> None:
+    def __init__(self, message: str, status: int | None, reason: str = "") -> None:
         super().__init__(message)
         self.status = status
+        self.reason = reason  # the Status's reason, e.g. "Expired"
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,26 +187,44 @@ _page_decoder: Final = msgspec.json.Decoder(_Page)
 
 
 class _Client(NamedTuple):
-    """The pieces of the ``kubernetes`` package this module uses (all ``Any``: it has no types)."""
+    """The pieces of the ``kubernetes`` package this module uses (``Any``: its generated API
+    classes are looked up by name)."""
 
     client: Any
     config: Any
     api_exception: type[Exception]
     config_exception: type[Exception]
     http_error: type[Exception]
+    read_timeout: type[Exception]
+    connect_timeout: type[Exception]
+    new_connection_error: type[Exception]
 
 
 def _import_client() -> _Client:
     try:
         # The only Kubernetes client import in topospread; see the module docstring.
         from kubernetes import client, config
-        from kubernetes.client.rest import ApiException
-        from urllib3.exceptions import HTTPError
+        from kubernetes.client.exceptions import ApiException
+        from urllib3.exceptions import (
+            ConnectTimeoutError,
+            HTTPError,
+            NewConnectionError,
+            ReadTimeoutError,
+        )
     except ImportError as err:
         raise ClusterAccessError(
             f"reading a live cluster needs the Kubernetes Python client: {INSTALL_HINT}"
         ) from err
-    return _Client(client, config, ApiException, config.ConfigException, HTTPError)
+    return _Client(
+        client,
+        config,
+        ApiException,
+        config.ConfigException,
+        HTTPError,
+        ReadTimeoutError,
+        ConnectTimeoutError,
+        NewConnectionError,
+    )
 
 
 def read_cluster(kubeconfig: str | None, context: str | None) -> LiveCluster:
@@ -278,9 +313,16 @@ def _connect(k8s: _Client, config_file: str, context: str | None) -> tuple[Any, 
     """An API client for the context, and the context's name."""
     import yaml  # the client parses kubeconfigs with PyYAML; its errors are ours to report
 
+    configuration = k8s.client.Configuration()
+    # No urllib3 retries (its default is 3 for reads): a timeout is one timeout, not four, and
+    # the only retries are those client-go makes, in _get_page.
+    configuration.retries = False
     try:
         api_client = k8s.config.new_client_from_config(
-            config_file=config_file, context=context, persist_config=False
+            config_file=config_file,
+            context=context,
+            persist_config=False,
+            client_configuration=configuration,
         )
         if context is None:
             _, current = k8s.config.list_kube_config_contexts(config_file=config_file)
@@ -316,31 +358,22 @@ def _list_all(
 ) -> list[Object]:
     """Every object of one resource, page by page (a consistent snapshot, as the API
     server guarantees for pages that follow a continue token)."""
+    label = f"{where}: list {resource.name}"
     out: list[Object] = []
     token: str | None = None
+    limit: int | None = PAGE_SIZE
     page_number = 0
     while True:
         page_number += 1
-        label = f"{where}: list {resource.name}"
         try:
-            response = list_call(
-                limit=PAGE_SIZE,
-                _continue=token,
-                _preload_content=False,
-                _request_timeout=REQUEST_TIMEOUT,
-            )
-            data: bytes = response.data
-        except k8s.api_exception as err:
-            status = getattr(err, "status", None)
-            raise _ListRefused(
-                f"{label}: {_api_message(err)}", status if isinstance(status, int) else None
-            ) from err
-        except k8s.http_error as err:
-            raise ClusterAccessError(
-                f"{label}: cannot reach the API server: {_reason(err)}"
-            ) from err
-        except k8s.config_exception as err:  # credentials refreshed per request (exec plugins)
-            raise ClusterAccessError(f"{label}: credentials: {_one_line(str(err))}") from err
+            data = _get_page(k8s, list_call, label, limit=limit, _continue=token)
+        except _ListRefused as err:
+            if err.status != 410 or err.reason != "Expired" or not token or limit is None:
+                raise
+            # The snapshot of the first page is gone: list again, all in one call, as
+            # client-go's pager does (FullListIfExpired in tools/pager/pager.go, v1.35).
+            out, token, limit, page_number = [], None, None, 0
+            continue
         try:
             page = _page_decoder.decode(data)
         except msgspec.DecodeError as err:
@@ -358,6 +391,62 @@ def _list_all(
             return out
 
 
+def _get_page(k8s: _Client, list_call: Callable[..., Any], label: str, **query: Any) -> bytes:
+    """One list call's body, asked again after a Retry-After answer as client-go does."""
+    waited = 0.0
+    retries = 0
+    while True:
+        try:
+            response = list_call(**query, _preload_content=False, _request_timeout=REQUEST_TIMEOUT)
+            data: bytes = response.data
+            return data
+        except k8s.api_exception as err:
+            status = getattr(err, "status", None)
+            status = status if isinstance(status, int) else None
+            message = f"{label}: {_api_message(err)}"
+            reason = _status_reason(getattr(err, "body", None))
+            wait = _retry_after(err) if status == 429 or (status or 0) >= 500 else None
+            if wait is None:
+                raise _ListRefused(message, status, reason) from err
+            if retries == MAX_RETRIES:
+                raise _ListRefused(
+                    f"{message} (still refused after {retries} retries)", status, reason
+                ) from err
+            if waited + wait > RETRY_WAIT_LIMIT:
+                raise _ListRefused(
+                    f"{message} (the server asks to retry after {wait:g} s, more than "
+                    f"{RETRY_WAIT_LIMIT - waited:g} s left to wait)",
+                    status,
+                    reason,
+                ) from err
+        except k8s.http_error as err:
+            raise ClusterAccessError(f"{label}: {_unreachable(k8s, err)}") from err
+        except k8s.config_exception as err:  # credentials refreshed per request (exec plugins)
+            raise ClusterAccessError(f"{label}: credentials: {_one_line(str(err))}") from err
+        time.sleep(wait)
+        waited += wait
+        retries += 1
+
+
+def _retry_after(err: Any) -> float | None:
+    """Seconds from a Retry-After header given as a whole number, as client-go reads it."""
+    headers: Any = getattr(err, "headers", None) or {}
+    value = headers.get("Retry-After")  # urllib3's headers match names in any case
+    if isinstance(value, str) and value.strip().isdigit():
+        return float(value.strip())
+    return None
+
+
+def _unreachable(k8s: _Client, err: BaseException) -> str:
+    """What a urllib3 error says of the server: no answer in time, or not reached at all."""
+    # NewConnectionError (refused, no route) is a ConnectTimeoutError subclass in urllib3.
+    if isinstance(err, k8s.read_timeout):
+        return f"the API server did not answer within {REQUEST_TIMEOUT[1]:g} s"
+    if isinstance(err, k8s.connect_timeout) and not isinstance(err, k8s.new_connection_error):
+        return f"cannot reach the API server: no connection within {REQUEST_TIMEOUT[0]:g} s"
+    return f"cannot reach the API server: {_reason(err)}"
+
+
 def _api_message(err: Any) -> str:
     """``403 Forbidden: <the API server's message>`` from an ApiException."""
     status = getattr(err, "status", None)
@@ -370,15 +459,26 @@ def _api_message(err: Any) -> str:
 
 
 def _status_message(body: Any) -> str:
-    """The ``message`` of the metav1.Status the API server sends with an error, if any."""
-    if isinstance(body, bytes | str) and body:
-        try:
-            status = msgspec.json.decode(body)
-        except msgspec.DecodeError:
-            return _one_line(body if isinstance(body, str) else body.decode("utf-8", "replace"))
-        if isinstance(status, dict) and isinstance(status.get("message"), str):
-            return _one_line(status["message"])
-    return ""
+    """The ``message`` of the metav1.Status the API server sends with an error, if any; a body
+    that is not JSON is quoted on one line."""
+    if not isinstance(body, bytes | str) or not body:
+        return ""
+    try:
+        status = msgspec.json.decode(body)
+    except msgspec.DecodeError:
+        return _one_line(body if isinstance(body, str) else body.decode("utf-8", "replace"))
+    message = status.get("message") if isinstance(status, dict) else None
+    return _one_line(message) if isinstance(message, str) else ""
+
+
+def _status_reason(body: Any) -> str:
+    """The ``reason`` of the metav1.Status in an error's body (``Expired``...), or ""."""
+    try:
+        status = msgspec.json.decode(body) if isinstance(body, bytes | str) and body else None
+    except msgspec.DecodeError:
+        return ""
+    reason = status.get("reason") if isinstance(status, dict) else None
+    return reason if isinstance(reason, str) else ""
 
 
 def _reason(err: BaseException) -> str:
