@@ -21,10 +21,40 @@ _display_type = TyperOption.display_type_rich
 
 
 def _flag_display_type(self: TyperOption, ctx: Any) -> str | None:
+    _names_never_cut()
     return None if self.is_flag else _display_type(self, ctx)
 
 
 TyperOption.display_type_rich = _flag_display_type  # type: ignore[method-assign]
+
+
+def _names_never_cut() -> None:
+    """Rich shrinks every column of typer's options table when the help is narrower than its
+    rows, cutting option names ("--exclude-names…" at 80 columns); an option name is what the
+    reader types, so its columns keep their width and the type and help columns wrap instead.
+
+    NOTE: typer builds an options panel's rows (calling ``display_type_rich``, above) before
+    it makes the table, through the name ``Table`` of ``typer.rich_utils``, which is imported
+    only when help is shown; so the first help row swaps in this table, at no cost to commands
+    run without --help. Its columns are made by the first row: all but the last two (type and
+    help) hold names (and the required marker). The commands table makes its columns first.
+    """
+    import typer.rich_utils as rich_utils
+    from rich.table import Table
+
+    if getattr(rich_utils, "Table", None) is not Table:
+        return
+
+    class _NamesTable(Table):
+        def add_row(self, *renderables: Any, **kwargs: Any) -> None:
+            made = not self.columns
+            super().add_row(*renderables, **kwargs)
+            if made:
+                for column in self.columns[:-2]:
+                    column.no_wrap = True
+
+    setattr(rich_utils, "Table", _NamesTable)  # noqa: B010 (typer does not export it)
+
 
 _SUMMARY = (
     "kube-scheduler's PodTopologySpread, exactly: schedule pods, explain a placement, verify "

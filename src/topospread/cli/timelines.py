@@ -143,12 +143,13 @@ def sweep_command(
             "do not divide evenly over the cores).",
         ),
     ] = None,
+    # Help is rich markup: "\\[" keeps the extra's "[ray]" from being read as a style.
     ray: Annotated[
         str | None,
         typer.Option(
             metavar="ADDRESS",
             help="Run on a Ray cluster (its address, or 'local' to start one here); needs "
-            "the ray extra: pip install 'topospread[ray]'.",
+            "the ray extra: pip install 'topospread\\[ray]'.",
         ),
     ] = None,
     output: Annotated[ReportFormat, OUTPUT] = "text",
@@ -265,14 +266,19 @@ def rebalance_command(
     rounds: Annotated[
         int, typer.Option("--rounds", min=1, help="The descheduler's rounds at most.")
     ] = 10,
-    topology_balance_node_fit: Annotated[
+    no_topology_balance_node_fit: Annotated[
         bool,
         typer.Option(
-            "--topology-balance-node-fit/--no-topology-balance-node-fit",
-            help="The descheduler's topologyBalanceNodeFit: move only pods that fit a node of "
-            "a smaller domain.",
+            "--no-topology-balance-node-fit",
+            help="The descheduler's topologyBalanceNodeFit off: move pods even when they fit "
+            "no node of a smaller domain.",
         ),
-    ] = True,
+    ] = False,
+    # The default, accepted as it was when the pair was one option: shown, its name and its
+    # negation's would leave the help no room at 80 columns.
+    topology_balance_node_fit: Annotated[
+        bool, typer.Option("--topology-balance-node-fit", hidden=True)
+    ] = False,
     seed: SeedOption = 0,
     zone_key: ZoneKeyOption = None,
     output: Annotated[ReportFormat, OUTPUT] = "text",
@@ -309,6 +315,11 @@ def rebalance_command(
         rebalance_yaml,
     )
 
+    if topology_balance_node_fit and no_topology_balance_node_fit:
+        raise ManifestError(
+            "give one of --topology-balance-node-fit (the default) and "
+            "--no-topology-balance-node-fit"
+        )
     try:
         chosen = parse(selector) if selector is not None else None
     except SelectorError as err:
@@ -328,7 +339,7 @@ def rebalance_command(
     report = plan_rebalance(sim, options, source=loaded.source)
     if descheduler:  # the exact plan ran on copies: the cluster is as it was
         chosen_options = dataclasses.replace(
-            descheduler_options(options), topology_balance_node_fit=topology_balance_node_fit
+            descheduler_options(options), topology_balance_node_fit=not no_topology_balance_node_fit
         )
         report.descheduler = descheduler_rounds(sim, chosen_options, rounds=rounds)
     warn(loaded.warnings)

@@ -39,16 +39,14 @@ def verify_command(
             help="Branch over every feasible node, not only the best-scoring ones.",
         ),
     ] = False,
+    # The library's DEFAULT_MAX_STATES and DEFAULT_SAMPLES (tests/test_cli_package.py), written
+    # out so that --help shows them without importing the search.
     max_states: Annotated[
-        int | None,
-        typer.Option(
-            "--max-states", min=1, help="State budget before falling back [default: 50000]."
-        ),
-    ] = None,
+        int, typer.Option("--max-states", min=1, help="State budget before falling back.")
+    ] = 50_000,
     samples: Annotated[
-        int | None,
-        typer.Option(min=0, help="Random complete orders to try past the budget [default: 200]."),
-    ] = None,
+        int, typer.Option(min=0, help="Random complete orders to try past the budget.")
+    ] = 200,
     seed: Annotated[int, seed_option("Seed for the random sampling.")] = 0,
     output: Annotated[TimelineFormat, OUTPUT] = "text",
     html: HtmlOption = None,
@@ -57,11 +55,7 @@ def verify_command(
     """Prove that no scheduling order deadlocks or breaks an invariant, or show the shortest
     counterexample. Exit 0 when proven (or nothing found by a bounded run, which says it is not
     a proof), 1 when a counterexample is found."""
-    from topospread.analysis.verify import (
-        DEFAULT_MAX_STATES,
-        DEFAULT_SAMPLES,
-        verify,
-    )
+    from topospread.analysis.verify import verify
     from topospread.render.html import verify_html
     from topospread.render.verify import verify_text
 
@@ -71,8 +65,8 @@ def verify_command(
         result = verify(
             loaded,
             any_feasible=any_feasible,
-            max_states=DEFAULT_MAX_STATES if max_states is None else max_states,
-            samples=DEFAULT_SAMPLES if samples is None else samples,
+            max_states=max_states,
+            samples=samples,
             seed=seed,
             progress=progress,
         )
