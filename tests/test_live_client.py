@@ -391,11 +391,11 @@ def api(certs: Certs) -> Iterator[ApiServer]:
 
 def write_kubeconfig(
     path: Path,
-    contexts: dict[str, tuple[str, str | None, str | None]],
+    contexts: dict[str, tuple[str, str | Path | None, str | None]],
     current: str | None,
 ) -> Path:
-    """A kubeconfig with one cluster and user per context: name → (server URL,
-    certificate-authority-data or None, bearer token or None)."""
+    """A kubeconfig with one cluster and user per context: name → (server URL, the CA as
+    certificate-authority-data or a certificate-authority file or None, bearer token or None)."""
     doc: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "Config",
@@ -406,7 +406,9 @@ def write_kubeconfig(
     }
     for name, (server, ca_data, token) in contexts.items():
         cluster: dict[str, Any] = {"server": server}
-        if ca_data is not None:
+        if isinstance(ca_data, Path):
+            cluster["certificate-authority"] = str(ca_data)
+        elif ca_data is not None:
             cluster["certificate-authority-data"] = ca_data
         doc["clusters"].append({"name": name, "cluster": cluster})
         doc["users"].append({"name": name, "user": {"token": token} if token else {}})
@@ -571,14 +573,14 @@ def test_the_current_context_is_read_unless_one_is_named(
     config = write_kubeconfig(
         tmp_path / "two-contexts",
         {
-            "elsewhere": ("https://127.0.0.1:9", certs.ca_data, TOKEN),
-            "local": (api.url, certs.ca_data, TOKEN),
+            "elsewhere": (f"https://127.0.0.1:{closed_port()}", certs.ca_data, TOKEN),
+            "local": (api.url, certs.ca, TOKEN),  # the CA as a file this time
         },
         "elsewhere",
     )
     read = live.read_cluster(str(config), "local")
     assert (read.context, read.server) == ("local", api.url)
-    with pytest.raises(ClusterAccessError, match=r'^cluster "elsewhere" \(https://127.0.0.1:9\)'):
+    with pytest.raises(ClusterAccessError, match=r'^cluster "elsewhere" .*: Connection refused$'):
         live.read_cluster(str(config), None)
 
 
@@ -590,7 +592,9 @@ def test_kubeconfig_then_the_environment_then_the_home_default(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     unreachable = write_kubeconfig(
-        tmp_path / "unreachable", {"gone": ("https://127.0.0.1:9", None, None)}, "gone"
+        tmp_path / "unreachable",
+        {"gone": (f"https://127.0.0.1:{closed_port()}", None, None)},
+        "gone",
     )
     monkeypatch.setenv("KUBECONFIG", str(unreachable))
     assert live.read_cluster(str(kubeconfig), None).context == "local"  # --kubeconfig wins
@@ -812,7 +816,9 @@ def test_a_server_that_accepts_the_connection_and_never_starts_tls_ends_the_read
     code, out, err = run(["schedule", "--kubeconfig", str(kubeconfig)], capsys)
     assert time.monotonic() - started < 3
     assert (code, out) == (2, "")
-    assert one_error_line(err).startswith(f'cluster "local" ({api.url}): list nodes: ')
+    assert one_error_line(err) == (
+        f'cluster "local" ({api.url}): list nodes: the API server did not answer within 0.5 s'
+    )
 
 
 def closed_port() -> int:
