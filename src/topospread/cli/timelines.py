@@ -35,9 +35,12 @@ from topospread.errors import ManifestError
 @app.command("simulate")
 def simulate_command(
     scenario: Annotated[
-        Path,
-        typer.Argument(help="A timeline scenario {nodes, nodeGroups, objects, config, timeline}."),
-    ],
+        Path | None,
+        typer.Argument(
+            help="A timeline scenario {nodes, nodeGroups, objects, config, timeline}. Optional "
+            "with --cluster or a live cluster (then the cluster is settled and reported)."
+        ),
+    ] = None,
     output: Annotated[TimelineFormat, OUTPUT] = "text",
     html: HtmlOption = None,
     seed: SeedOption = 0,
