@@ -8,21 +8,15 @@ import typer
 
 from topospread.cli.app import app
 from topospread.cli.emit import emit
-from topospread.cli.options import (
-    OUTPUT,
-    ClusterOption,
-    ContextOption,
-    KubeconfigOption,
-    LiveOption,
-    inputs,
-    seed_option,
-)
+from topospread.cli.options import NO_INPUTS, OUTPUT, reads_cluster, seed_option
 from topospread.errors import ManifestError
+from topospread.inputs import Inputs
 
 CheckFormat = Literal["text", "json", "github"]
 
 
 @app.command("check")
+@reads_cluster()
 def check_command(
     manifests: Annotated[
         list[str],
@@ -32,7 +26,6 @@ def check_command(
             "or - for standard input.",
         ),
     ],
-    cluster: ClusterOption = None,
     zones: Annotated[
         int | None, typer.Option("--zones", min=1, help="A generated shape: this many zones.")
     ] = None,
@@ -57,9 +50,7 @@ def check_command(
         typer.Option("--format", help="Alias of --output (github: Actions annotations)."),
     ] = None,
     seed: Annotated[int, seed_option("Seed for names and tie-breaks.")] = 0,
-    live: LiveOption = False,
-    kubeconfig: KubeconfigOption = None,
-    context: ContextOption = None,
+    read: Inputs = NO_INPUTS,
 ) -> None:
     """Check chart output against a cluster: every pod of every workload schedules and every
     DoNotSchedule constraint holds (with --survive, after each zone or node loss too);
@@ -74,8 +65,7 @@ def check_command(
                 f'--survive: Unsupported value: "{kind}": supported values: '
                 + ", ".join(f'"{k}"' for k in SURVIVE)
             )
-    read = inputs(cluster=cluster, live=live, kubeconfig=kubeconfig, context=context)
-    if sum((bool(cluster), read.cluster.is_live, zones is not None)) != 1:
+    if sum((bool(read.cluster.files), read.cluster.is_live, zones is not None)) != 1:
         raise ManifestError(
             "give the cluster once: --cluster node files, a live cluster (--live, "
             "--kubeconfig, --context), or a generated shape (--zones N --nodes-per-zone M)"

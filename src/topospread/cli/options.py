@@ -8,9 +8,11 @@ command gives its own help through the same factory.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+import inspect
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 import typer
 
@@ -21,15 +23,20 @@ from topospread.inputs import ClusterSource, Inputs
 # Cluster inputs: files (`kubectl get -o yaml|json` output) or a live cluster, read-only.
 
 NodesOption = Annotated[
-    list[Path] | None, typer.Option("--nodes", help="Node manifests (any kinds are read).")
+    list[Path] | None,
+    typer.Option("--nodes", metavar="FILE", help="Node manifests (any kinds are read)."),
 ]
 PodsOption = Annotated[
     list[Path] | None,
-    typer.Option("--pods", help="Pod manifests: bound pods exist, unbound ones are queued."),
+    typer.Option(
+        "--pods", metavar="FILE", help="Pod manifests: bound pods exist, unbound ones are queued."
+    ),
 ]
 ObjectsOption = Annotated[
     list[Path] | None,
-    typer.Option("--objects", help="Services, ReplicaSets, StatefulSets, Namespaces, ..."),
+    typer.Option(
+        "--objects", metavar="FILE", help="Services, ReplicaSets, StatefulSets, Namespaces, ..."
+    ),
 ]
 ClusterOption = Annotated[
     list[Path] | None,
@@ -58,7 +65,8 @@ ContextOption = Annotated[
     ),
 ]
 ConfigOption = Annotated[
-    Path | None, typer.Option("--config", help="A KubeSchedulerConfiguration (v1) file.")
+    Path | None,
+    typer.Option("--config", metavar="FILE", help="A KubeSchedulerConfiguration (v1) file."),
 ]
 
 # ---------------------------------------------------------------------------------------------
@@ -151,3 +159,52 @@ def inputs(
         config,
         warning,
     )
+
+
+Command = Callable[..., None]
+# What a command declares its ``read`` parameter with; ``reads_cluster`` always passes one.
+NO_INPUTS: Final = Inputs()
+_MANIFEST_OPTIONS: Final = (
+    ("nodes", NodesOption, None),
+    ("pods", PodsOption, None),
+    ("objects", ObjectsOption, None),
+    ("config", ConfigOption, None),
+)
+_CLUSTER_OPTIONS: Final = (
+    ("cluster", ClusterOption, None),
+    ("live", LiveOption, False),
+    ("kubeconfig", KubeconfigOption, None),
+    ("context", ContextOption, None),
+)
+
+
+def reads_cluster(*, manifests: bool = False) -> Callable[[Command], Command]:
+    """Give a command the cluster options (``--cluster``, ``--live``, ``--kubeconfig``,
+    ``--context``; with ``manifests`` also ``--nodes``, ``--pods``, ``--objects``, ``--config``),
+    after its own, and call it with ``read``: the ``Inputs`` they and its ``scenario`` argument
+    (when it has one) make.
+
+    NOTE: Typer reads a command's options from its signature; the returned command's is the
+    command's own, ``read`` left out and these options added (as keyword-only parameters, with
+    their annotations resolved), so every command declares them by this one call.
+    """
+    shared = [*(_MANIFEST_OPTIONS if manifests else ()), *_CLUSTER_OPTIONS]
+    added = [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=alias)
+        for name, alias, default in shared
+    ]
+
+    def decorate(command: Command) -> Command:
+        own = inspect.signature(command, eval_str=True)
+        kept = [p for p in own.parameters.values() if p.name != "read"]
+
+        @functools.wraps(command)
+        def run(**given: Any) -> None:
+            options = {name: given.pop(name) for name, _, _ in shared}
+            command(**given, read=inputs(given.get("scenario"), **options))
+
+        run.__signature__ = own.replace(parameters=[*kept, *added])  # type: ignore[attr-defined]
+        run.__annotations__ = {p.name: p.annotation for p in [*kept, *added]}
+        return run
+
+    return decorate

@@ -13,34 +13,25 @@ import typer
 from topospread.cli.app import app
 from topospread.cli.emit import emit, warn
 from topospread.cli.options import (
+    NO_INPUTS,
     OUTPUT,
-    ClusterOption,
-    ConfigOption,
-    ContextOption,
     HtmlOption,
-    KubeconfigOption,
-    LiveOption,
-    NodesOption,
-    ObjectsOption,
-    PodsOption,
     TieSeedOption,
     ZoneKeyOption,
-    inputs,
     output_option,
+    reads_cluster,
     requirements,
 )
+from topospread.inputs import Inputs
 
 
 @app.command("schedule")
+@reads_cluster(manifests=True)
 def schedule_command(
     scenario: Annotated[
         Path | None,
         typer.Argument(help="A scenario document {nodes, pods, queue, objects, config}."),
     ] = None,
-    nodes: NodesOption = None,
-    pods: PodsOption = None,
-    objects: ObjectsOption = None,
-    config: ConfigOption = None,
     output: Annotated[Literal["text", "json", "jsonl", "yaml", "html"], OUTPUT] = "text",
     seed: TieSeedOption = 0,
     tie_break: Annotated[
@@ -62,10 +53,7 @@ def schedule_command(
         typer.Option(metavar="LIST", help="Exit 1 when a requirement breaks: no-pending."),
     ] = None,
     html: HtmlOption = None,
-    cluster: ClusterOption = None,
-    live: LiveOption = False,
-    kubeconfig: KubeconfigOption = None,
-    context: ContextOption = None,
+    read: Inputs = NO_INPUTS,
 ) -> None:
     """Place every queued pod as kube-scheduler would; show where each landed, or why not.
     Workloads given with --pods (Deployments, StatefulSets, ReplicaSets, Jobs) are expanded
@@ -80,17 +68,7 @@ def schedule_command(
     from topospread.simulator.run import schedule
 
     required = requirements(require, ("no-pending",))
-    loaded = inputs(
-        scenario,
-        nodes=nodes,
-        pods=pods,
-        objects=objects,
-        config=config,
-        cluster=cluster,
-        live=live,
-        kubeconfig=kubeconfig,
-        context=context,
-    ).scenario()
+    loaded = read.scenario()
     warn(loaded.warnings)
     # Only jsonl, json and html show every node's scores and reasons; gathering them for a
     # successful attempt costs a reference recount, and changes no decision. The spill takes
@@ -129,6 +107,7 @@ def schedule_command(
 
 
 @app.command("explain")
+@reads_cluster(manifests=True)
 def explain_command(
     pod: Annotated[str, typer.Option("--pod", help="The queued pod: name or namespace/name.")],
     scenario: Annotated[Path | None, typer.Argument(help="A scenario document.")] = None,
@@ -138,14 +117,7 @@ def explain_command(
     ] = "text",
     html: HtmlOption = None,
     seed: TieSeedOption = 0,
-    nodes: NodesOption = None,
-    pods: PodsOption = None,
-    objects: ObjectsOption = None,
-    config: ConfigOption = None,
-    cluster: ClusterOption = None,
-    live: LiveOption = False,
-    kubeconfig: KubeconfigOption = None,
-    context: ContextOption = None,
+    read: Inputs = NO_INPUTS,
 ) -> None:
     """Explain one pod: every node's Filter and Score results, its spread domains and skews,
     and, when Pending, the smallest single changes that would let it schedule."""
@@ -155,17 +127,7 @@ def explain_command(
     from topospread.render.explain import explanation_text
     from topospread.render.html import explain_html
 
-    loaded = inputs(
-        scenario,
-        nodes=nodes,
-        pods=pods,
-        objects=objects,
-        config=config,
-        cluster=cluster,
-        live=live,
-        kubeconfig=kubeconfig,
-        context=context,
-    ).scenario()
+    loaded = read.scenario()
     result = explain(loaded, pod, seed=seed)
     emit(
         output,

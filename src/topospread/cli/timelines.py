@@ -12,27 +12,26 @@ import typer
 from topospread.cli.app import app
 from topospread.cli.emit import emit, warn
 from topospread.cli.options import (
+    NO_INPUTS,
     OUTPUT,
-    ClusterOption,
-    ContextOption,
     HtmlOption,
-    KubeconfigOption,
-    LiveOption,
     ReportFormat,
     SeedOption,
     TimelineFormat,
     ZoneKeyOption,
     duration,
-    inputs,
+    reads_cluster,
     requirements,
     seed_option,
     zone_key_option,
 )
 from topospread.cli.progress import simulate_progress, sweep_progress
 from topospread.errors import ManifestError
+from topospread.inputs import Inputs
 
 
 @app.command("simulate")
+@reads_cluster()
 def simulate_command(
     scenario: Annotated[
         Path | None,
@@ -45,10 +44,7 @@ def simulate_command(
     html: HtmlOption = None,
     seed: SeedOption = 0,
     zone_key: ZoneKeyOption = None,
-    cluster: ClusterOption = None,
-    live: LiveOption = False,
-    kubeconfig: KubeconfigOption = None,
-    context: ContextOption = None,
+    read: Inputs = NO_INPUTS,
 ) -> None:
     """Replay a timeline (scale, rollout, drain, taint, zone outage, new nodes, ...): after
     each step, controllers and scheduler run until nothing changes; report placements,
@@ -58,7 +54,6 @@ def simulate_command(
     from topospread.render.html import simulate_html
     from topospread.render.timeline import timeline_json, timeline_text
 
-    read = inputs(scenario, cluster=cluster, live=live, kubeconfig=kubeconfig, context=context)
     loaded = read.timeline()
     with simulate_progress(len(loaded.steps) + 1) as on_step:
         report = simulate(loaded, seed=seed, on_step=on_step)
@@ -75,6 +70,7 @@ def simulate_command(
 
 
 @app.command("sweep")
+@reads_cluster()
 def sweep_command(
     scenario: Annotated[
         Path | None,
@@ -157,10 +153,7 @@ def sweep_command(
     ] = None,
     output: Annotated[ReportFormat, OUTPUT] = "text",
     html: HtmlOption = None,
-    cluster: ClusterOption = None,
-    live: LiveOption = False,
-    kubeconfig: KubeconfigOption = None,
-    context: ContextOption = None,
+    read: Inputs = NO_INPUTS,
 ) -> None:
     """Replay every failure of the chosen families (zones, nodes, drains, node combinations)
     from one settled base state, in parallel: which failures leave pods Pending, violate a
@@ -173,7 +166,6 @@ def sweep_command(
     required = requirements(require, REQUIREMENTS)
     if not (zones or nodes or drains or max_failures > 1):
         raise ManifestError("choose what fails: --zones, --nodes, --drains or --max-failures K")
-    read = inputs(scenario, cluster=cluster, live=live, kubeconfig=kubeconfig, context=context)
     loaded = read.timeline()
     options = SweepOptions(
         then=tuple(read.steps(then)) if then is not None else (),
@@ -219,6 +211,7 @@ def sweep_command(
 
 
 @app.command("rebalance")
+@reads_cluster()
 def rebalance_command(
     scenario: Annotated[
         Path | None,
@@ -294,10 +287,7 @@ def rebalance_command(
             "report.",
         ),
     ] = None,
-    cluster: ClusterOption = None,
-    live: LiveOption = False,
-    kubeconfig: KubeconfigOption = None,
-    context: ContextOption = None,
+    read: Inputs = NO_INPUTS,
 ) -> None:
     """Find the fewest evictions that bring violated spread constraints back within maxSkew,
     proven by replaying them (eviction API and budgets, controllers, the exact scheduler) on
@@ -336,7 +326,6 @@ def rebalance_command(
         max_evictions=max_evictions,
         max_replays=max_replays,
     )
-    read = inputs(scenario, cluster=cluster, live=live, kubeconfig=kubeconfig, context=context)
     loaded = read.timeline()
     sim = settle_timeline(loaded, seed)
     report = plan_rebalance(sim, options, source=loaded.source)
