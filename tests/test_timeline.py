@@ -535,7 +535,7 @@ BAD_TIMELINES = {
         "{topologySpreadConstraints: [{maxSkew: 0, topologyKey: k, "
         "whenUnsatisfiable: DoNotSchedule}]}}}}]",
         "t.yaml: timeline[0] (rollout): patch (Deployment default/web): "
-        "spec.topologySpreadConstraints[0].maxSkew: Invalid value: 0",
+        "spec.template.spec.topologySpreadConstraints[0].maxSkew: Invalid value: 0",
     ),
     "wait with an unknown unit": (
         "timeline: [{wait: 5x}]",
