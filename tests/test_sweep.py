@@ -29,6 +29,7 @@ from topospread.analysis.sweep import (
 from topospread.analysis.sweep_pool import pool_size, process_backend
 from topospread.analysis.timeline import settle_timeline, simulate
 from topospread.framework.features import DEFAULT_FEATURES
+from topospread.simulator.drain import DrainOptions
 from topospread.simulator.simulation import Simulation
 from topospread.simulator.snapshot import FORKS, Snapshot
 from topospread.simulator.timeline import parse_timeline
@@ -295,3 +296,32 @@ def test_the_bases_hand_out_a_restorable_snapshot_and_pickle_as_plain_bytes() ->
     )
     bases.release()
     assert bases.live(0) is None and bases[0] is data
+
+
+@pytest.mark.parametrize(
+    ("options", "blocked"),
+    [
+        pytest.param(DrainOptions(), True, id="kubectl drain refuses emptyDir pods"),
+        pytest.param(DrainOptions(delete_emptydir_data=True), False, id="--delete-emptydir-data"),
+    ],
+)
+def test_drains_delete_emptydir_data_when_asked(options: DrainOptions, blocked: bool) -> None:
+    doc = web()
+    spec = doc["spec"]["template"]["spec"]
+    spec["volumes"] = [{"name": "scratch", "emptyDir": {}}]
+    report = sweep(
+        parse_timeline(cluster_doc(doc), "t.yaml"),
+        drains=True,
+        options=SweepOptions(source="t.yaml", drain=options),
+    )
+    drained = [o for o in report.outcomes if o.failure.kind == "drain"]
+    assert drained
+    for outcome in drained:
+        step = outcome.run.timeline[0]["drain"]
+        assert step == (
+            {"node": outcome.failure.targets[0], "deleteEmptyDirData": True}
+            if not blocked
+            else outcome.failure.targets[0]
+        )
+        refused = [b for b in outcome.run.during.blocked if "local storage" in b]
+        assert bool(refused) == blocked, outcome.run.during.blocked

@@ -37,11 +37,12 @@ from topospread.api.types import LABEL_TOPOLOGY_ZONE
 from topospread.errors import ManifestError
 from topospread.framework.features import DEFAULT_FEATURES, Features
 from topospread.simulator.clock import format_duration
-from topospread.simulator.drain import DrainResult
+from topospread.simulator.drain import DrainOptions, DrainResult
 from topospread.simulator.simulation import Simulation
 from topospread.simulator.snapshot import FORKS, Snapshot
 from topospread.simulator.timeline import TimelineScenario, parse_step
 
+NO_DRAIN_OPTIONS: Final = DrainOptions()
 KINDS: Final = ("zone", "node", "nodes", "drain")
 REQUIREMENTS: Final = ("no-pending", "no-violation", "no-blocked-drain", "recovers")
 
@@ -57,12 +58,25 @@ class Failure(msgspec.Struct, frozen=True, order=True):
     def name(self) -> str:
         return f"{self.kind} {' + '.join(self.targets)}"
 
-    def loss(self) -> list[dict[str, Any]]:
+    def loss(self, drain: DrainOptions = NO_DRAIN_OPTIONS) -> list[dict[str, Any]]:
+        """The timeline steps of the failure; a drain with kubectl drain's ``drain`` options."""
         if self.kind == "zone":
             zone = {"zone": self.targets[0], "zoneKey": self.zone_key}
             return [{"name": f"lose zone {self.targets[0]}", "loseZone": zone}]
         if self.kind == "drain":
-            return [{"name": f"drain {self.targets[0]}", "drain": self.targets[0]}]
+            flags = {
+                key: True
+                for key, on in (
+                    ("force", drain.force),
+                    ("disableEviction", drain.disable_eviction),
+                    ("deleteEmptyDirData", drain.delete_emptydir_data),
+                )
+                if on
+            }
+            target: str | dict[str, Any] = (
+                {"node": self.targets[0], **flags} if flags else self.targets[0]
+            )
+            return [{"name": f"drain {self.targets[0]}", "drain": target}]
         return [{"name": f"lose {self.name}", "loseNode": list(self.targets)}]
 
     def recovery(self) -> list[dict[str, Any]]:
@@ -111,11 +125,13 @@ class Run(msgspec.Struct, frozen=True, rename="camel"):
 class SweepOptions:
     """How each failure runs: ``wait`` (nanoseconds; None: until the last toleration of the
     unreachable taint runs out), the user's steps after the failure, the scenario's source
-    (for messages)."""
+    (for messages), and kubectl drain's options for each drain."""
 
     then: tuple[dict[str, Any], ...] = ()
     wait: int | None = None
     source: str = "sweep"
+    # How each drain runs: kubectl drain's --force, --disable-eviction, --delete-emptydir-data.
+    drain: DrainOptions = NO_DRAIN_OPTIONS
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,7 +233,7 @@ def run_failure(sim: Simulation, failure: Failure, seed: int, options: SweepOpti
         drains.extend(done.drains)
         applied.append(doc)
 
-    for doc in failure.loss():
+    for doc in failure.loss(options.drain):
         do(doc)
     if failure.kind != "drain":
         wait = options.wait if options.wait is not None else _until_evictions(sim)
