@@ -239,3 +239,24 @@ def test_nesting_past_go_yamls_max_depth_is_refused(text: str) -> None:
 def test_nesting_the_decoders_cannot_follow_is_one_error_not_a_recursion_error() -> None:
     with pytest.raises(ManifestError, match="nested too deeply"):
         load_text("[" * 5000 + "]" * 5000, "deep.yaml")
+
+
+def test_objects_read_from_a_live_cluster_are_not_held_to_this_releases_fields(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A newer API server writes fields v1.35 does not have; kubectl get does not refuse them.
+    from topospread.cluster import live
+
+    page = json.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "NodeList",
+            "metadata": {},
+            "items": [{"metadata": {"name": "n1"}, "spec": {"aFieldFromV1_40": True}}],
+        }
+    ).encode()
+    with pytest.raises(ManifestError, match=r'unknown field "spec\.aFieldFromV1_40"'):
+        load_text(page, "nodes.json")
+    monkeypatch.setattr(live, "_get_page", lambda *args, **kwargs: page)
+    (node,) = live._list_all(None, lambda: None, live.RESOURCES[0], "cluster")  # type: ignore[arg-type]
+    assert node.metadata.name == "n1"  # type: ignore[attr-defined]

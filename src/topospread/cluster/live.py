@@ -39,6 +39,7 @@ from typing import Any, Final, NamedTuple
 import msgspec
 
 from topospread.api.loader import Object, load_text
+from topospread.api.strict import FieldValidation, field_validation
 from topospread.errors import ClusterAccessError
 
 INSTALL_HINT: Final = "install the live extra: pip install 'topospread[live]'"
@@ -385,7 +386,10 @@ def _list_all(
                 f'{label}: the response is not a {resource.list_kind}: kind "{page.kind}"'
             )
         source = f"{where}: {resource.name}" + (f" page {page_number}" if page_number > 1 else "")
-        out.extend(load_text(data, source))
+        # The API server wrote these objects, perhaps at a newer version than the schema here:
+        # no field of theirs is the user's mistake (kubectl get does not validate either).
+        with field_validation(FieldValidation.IGNORE):
+            out.extend(load_text(data, source))
         token = page.metadata.continue_
         if not token:
             return out
