@@ -178,6 +178,10 @@ class FakeReadTimeoutError(FakeHTTPError):
     pass
 
 
+class FakeInsecureRequestWarning(Warning):
+    pass
+
+
 class FakeResponse:
     def __init__(self, data: bytes) -> None:
         self.data = data
@@ -322,6 +326,7 @@ def fake_kubernetes(server: FakeServer) -> dict[str, ModuleType]:
     exceptions.ConnectTimeoutError = FakeConnectTimeoutError  # type: ignore[attr-defined]
     exceptions.NewConnectionError = FakeNewConnectionError  # type: ignore[attr-defined]
     exceptions.ReadTimeoutError = FakeReadTimeoutError  # type: ignore[attr-defined]
+    exceptions.InsecureRequestWarning = FakeInsecureRequestWarning  # type: ignore[attr-defined]
     urllib3.exceptions = exceptions  # type: ignore[attr-defined]
     return {
         "kubernetes": kubernetes,

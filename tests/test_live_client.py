@@ -23,6 +23,7 @@ import shutil
 import socket
 import ssl
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -607,6 +608,30 @@ def test_kubeconfig_then_the_environment_then_the_home_default(
     (home / ".kube").mkdir(parents=True)
     (home / ".kube" / "config").write_text(kubeconfig.read_text())
     assert live.read_cluster(None, None).context == "local"
+    assert_list_calls_only(api)
+
+
+def test_a_server_whose_certificate_is_not_verified_is_said_once_not_on_every_request(
+    api: ApiServer, tmp_path: Path
+) -> None:
+    config = write_kubeconfig(tmp_path / "config", {"local": (api.url, None, TOKEN)}, "local")
+    doc = json.loads(config.read_text())
+    doc["clusters"][0]["cluster"]["insecure-skip-tls-verify"] = True
+    config.write_text(json.dumps(doc))
+    # A process of its own: pytest would catch the warnings urllib3 prints on stderr.
+    topospread = Path(sys.executable).parent / "topospread"
+    done = subprocess.run(
+        [str(topospread), "schedule", "--kubeconfig", str(config), "-o", "jsonl"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0
+    assert done.stderr.splitlines()[0] == (
+        f'topospread: warning: cluster "local" ({api.url}): the API server\'s certificate is not '
+        "verified (insecure-skip-tls-verify in the kubeconfig)"
+    )
+    assert all(line.startswith("topospread: warning: ") for line in done.stderr.splitlines())
     assert_list_calls_only(api)
 
 

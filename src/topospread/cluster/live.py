@@ -35,6 +35,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, NamedTuple
+from warnings import catch_warnings, simplefilter
 
 import msgspec
 
@@ -199,6 +200,7 @@ class _Client(NamedTuple):
     read_timeout: type[Exception]
     connect_timeout: type[Exception]
     new_connection_error: type[Exception]
+    insecure_request_warning: type[Warning]
 
 
 def _import_client() -> _Client:
@@ -209,6 +211,7 @@ def _import_client() -> _Client:
         from urllib3.exceptions import (
             ConnectTimeoutError,
             HTTPError,
+            InsecureRequestWarning,
             NewConnectionError,
             ReadTimeoutError,
         )
@@ -225,6 +228,7 @@ def _import_client() -> _Client:
         ReadTimeoutError,
         ConnectTimeoutError,
         NewConnectionError,
+        InsecureRequestWarning,
     )
 
 
@@ -238,11 +242,30 @@ def read_cluster(kubeconfig: str | None, context: str | None) -> LiveCluster:
     k8s = _import_client()
     config_file = _kubeconfig_location(kubeconfig)
     api_client, context_name = _connect(k8s, config_file, context)
-    server = str(getattr(getattr(api_client, "configuration", None), "host", "") or "")
+    configuration = getattr(api_client, "configuration", None)
+    server = str(getattr(configuration, "host", "") or "")
     where = _cluster_label(context_name, server)
-    apis: dict[str, Any] = {}
     objects: list[Object] = []
     warnings: list[str] = []
+    if getattr(configuration, "verify_ssl", True) is False:
+        warnings.append(
+            f"{where}: the API server's certificate is not verified "
+            "(insecure-skip-tls-verify in the kubeconfig)"
+        )
+    # Said once above, not by urllib3 on every request (two lines each, on stderr).
+    with catch_warnings():
+        simplefilter("ignore", k8s.insecure_request_warning)
+        _read_all(k8s, api_client, where, objects, warnings)
+    return LiveCluster(
+        context=context_name, server=server, objects=objects, warnings=tuple(warnings)
+    )
+
+
+def _read_all(
+    k8s: _Client, api_client: Any, where: str, objects: list[Object], warnings: list[str]
+) -> None:
+    """List every resource into ``objects``; close the client however that ends."""
+    apis: dict[str, Any] = {}
     try:
         for resource in RESOURCES:
             api = apis.get(resource.api)
@@ -258,9 +281,6 @@ def read_cluster(kubeconfig: str | None, context: str | None) -> LiveCluster:
         close = getattr(api_client, "close", None)
         if callable(close):
             close()
-    return LiveCluster(
-        context=context_name, server=server, objects=objects, warnings=tuple(warnings)
-    )
 
 
 def _kubeconfig_location(kubeconfig: str | None) -> str:
