@@ -560,7 +560,7 @@ def test_retries_after_retry_after_are_bounded_in_number_and_in_time(
     api.retry_after["pods"] = [(429, 3600)]
     started = time.monotonic()
     code, out, err = run(argv, capsys)
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 10  # not an hour
     assert (code, out) == (2, "")
     assert one_error_line(err) == (
         f"{refused} (the server asks to retry after 3600 s, more than 60 s left to wait)"
@@ -821,7 +821,7 @@ def test_a_server_that_stops_answering_ends_the_read_after_the_read_timeout(
     api.silent = True
     started = time.monotonic()
     code, out, err = run(command[0], capsys)
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - started < 10  # 0.5 s timeouts; the default is 60 s
     assert (code, out) == (2, "")
     assert one_error_line(err) == (
         f'cluster "local" ({api.url}): list nodes: the API server did not answer within 0.5 s'
@@ -839,7 +839,7 @@ def test_a_server_that_accepts_the_connection_and_never_starts_tls_ends_the_read
     api.silent_before_tls = True
     started = time.monotonic()
     code, out, err = run(["schedule", "--kubeconfig", str(kubeconfig)], capsys)
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - started < 10  # 0.5 s timeouts; the default is 60 s
     assert (code, out) == (2, "")
     assert one_error_line(err) == (
         f'cluster "local" ({api.url}): list nodes: the API server did not answer within 0.5 s'
