@@ -3,7 +3,8 @@ shared by commands (``--require`` lists, durations).
 
 A command lists the ones it takes as parameters (``seed: SeedOption = 0``); where a shared
 option means something narrower in one command (sweep's first seed, verify's sampling seed), the
-command gives its own help through the same factory.
+command gives its own help through the same factory. The cluster options come together, from
+``reads_cluster``, which also turns them into the library's ``Inputs``.
 """
 
 from __future__ import annotations
