@@ -105,6 +105,14 @@ def _deployment(obj: Deployment, spec_path: Path) -> list[FieldError]:
     return errs
 
 
+def _update_strategy_type(kind: str, spec_path: Path) -> list[FieldError]:
+    """A StatefulSet's or DaemonSet's ``updateStrategy.type`` (empty: defaulted)."""
+    if kind in ("", "RollingUpdate", "OnDelete"):
+        return []
+    path = spec_path.child("updateStrategy", "type")
+    return [not_supported(path, GoJSON(kind), ("OnDelete", "RollingUpdate"))]
+
+
 def _stateful_set(obj: StatefulSet, spec_path: Path) -> list[FieldError]:
     spec = obj.spec
     errs: list[FieldError] = []
@@ -116,15 +124,7 @@ def _stateful_set(obj: StatefulSet, spec_path: Path) -> list[FieldError]:
                 ("OrderedReady", "Parallel"),
             )
         )
-    strategy = spec.update_strategy
-    if strategy.type not in ("", "RollingUpdate", "OnDelete"):
-        errs.append(
-            not_supported(
-                spec_path.child("updateStrategy", "type"),
-                GoJSON(strategy.type),
-                ("OnDelete", "RollingUpdate"),
-            )
-        )
+    errs += _update_strategy_type(spec.update_strategy.type, spec_path)
     errs += nonnegative(spec.replicas, spec_path.child("replicas"))
     if spec.ordinals is not None:
         errs += nonnegative(spec.ordinals.start, spec_path.child("ordinals", "start"))
@@ -135,16 +135,8 @@ def _stateful_set(obj: StatefulSet, spec_path: Path) -> list[FieldError]:
 def _daemon_set(obj: DaemonSet, spec_path: Path) -> list[FieldError]:
     spec = obj.spec
     strategy = spec.update_strategy
-    errs: list[FieldError] = []
-    if strategy.type not in ("", "RollingUpdate", "OnDelete"):
-        errs.append(
-            not_supported(
-                spec_path.child("updateStrategy", "type"),
-                GoJSON(strategy.type),
-                ("OnDelete", "RollingUpdate"),
-            )
-        )
-    elif strategy.rolling_update is not None:
+    errs = _update_strategy_type(strategy.type, spec_path)
+    if not errs and strategy.rolling_update is not None:
         rolling_path = spec_path.child("updateStrategy", "rollingUpdate")
         errs += _int_or_percent(
             strategy.rolling_update.max_unavailable, rolling_path.child("maxUnavailable")

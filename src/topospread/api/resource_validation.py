@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from topospread.api.field import FieldError, GoJSON, Path, forbidden, invalid, required
 from topospread.api.resource import Quantity, QuantityError, parse_quantity
 from topospread.api.resource_names import (
+    INTEGER_RESOURCES,
     RESOURCE_CPU,
     RESOURCE_EPHEMERAL_STORAGE,
     RESOURCE_HUGE_PAGES_PREFIX,
@@ -36,30 +37,19 @@ _STANDARD_CONTAINER_RESOURCES = frozenset(
     {RESOURCE_CPU, RESOURCE_MEMORY, RESOURCE_EPHEMERAL_STORAGE}
 )
 # Every resource name a Kubernetes release knows unqualified (helper.standardResources).
-_STANDARD_RESOURCES = frozenset(
-    {
-        "cpu",
-        "memory",
-        "ephemeral-storage",
-        "requests.cpu",
-        "requests.memory",
-        "requests.ephemeral-storage",
-        "limits.cpu",
-        "limits.memory",
-        "limits.ephemeral-storage",
-        "pods",
-        "services",
-        "replicationcontrollers",
-        "resourcequotas",
-        "secrets",
-        "configmaps",
-        "persistentvolumeclaims",
-        "storage",
-        "requests.storage",
-        "services.nodeports",
-        "services.loadbalancers",
-    }
-)
+_STANDARD_RESOURCES = INTEGER_RESOURCES | {
+    "cpu",
+    "memory",
+    "ephemeral-storage",
+    "requests.cpu",
+    "requests.memory",
+    "requests.ephemeral-storage",
+    "limits.cpu",
+    "limits.memory",
+    "limits.ephemeral-storage",
+    "storage",
+    "requests.storage",
+}
 
 Quantities = Mapping[str, "str | int | float"]
 
