@@ -276,6 +276,11 @@ BAD_FLAGS: Final = {
         ["check", "CHART", "--zones", "3", "--node-memory", "-1Gi"],
         "-1Gi",
     ),
+    "check node ephemeral storage negative": (
+        ["check", "CHART", "--zones", "3", "--node-ephemeral-storage", "-5Gi"],
+        "--node-ephemeral-storage",
+    ),
+    "check validate unknown": (["check", "CHART", "--zones", "3", "--validate", "maybe"], "maybe"),
     "check zones zero": (["check", "CHART", "--zones", "0"], "--zones"),
     "check survive unknown": (["check", "CHART", "--survive", "region"], "--survive"),
     "check missing file": (["check", "nope.yaml", "--zones", "3"], "nope.yaml"),

@@ -503,3 +503,23 @@ def test_generated_nodes_carry_the_labels_and_resources_of_real_nodes() -> None:
     }
     resources = {"cpu": "8", "memory": "32Gi", "ephemeral-storage": "50Gi", "pods": "64"}
     assert node.status.capacity == resources and node.status.allocatable == resources
+
+
+def test_the_generated_shape_takes_its_node_labels_and_resources_from_flags(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    chart = tmp_path / "arm.yaml"
+    chart.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: arm}\nspec:\n"
+        "  replicas: 2\n  selector: {matchLabels: {app: arm}}\n  template:\n"
+        "    metadata: {labels: {app: arm}}\n    spec:\n"
+        "      nodeSelector:\n"
+        "        {kubernetes.io/arch: arm64, topology.kubernetes.io/region: eu-west-1}\n"
+        "      containers:\n"
+        "      - {name: c, image: x, resources: {requests: {ephemeral-storage: 150Gi}}}\n"
+    )
+    code, out, _ = run(["check", str(chart), "--zones", "2"], capsys)
+    assert code == 1 and "FAIL" in out
+    flags = ["--node-arch", "arm64", "--region", "eu-west-1", "--node-ephemeral-storage", "200Gi"]
+    code, out, err = run(["check", str(chart), "--zones", "2", *flags], capsys)
+    assert code == 0, out + err

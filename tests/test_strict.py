@@ -260,3 +260,34 @@ def test_objects_read_from_a_live_cluster_are_not_held_to_this_releases_fields(
     monkeypatch.setattr(live, "_get_page", lambda *args, **kwargs: page)
     (node,) = live._list_all(None, lambda: None, live.RESOURCES[0], "cluster")  # type: ignore[arg-type]
     assert node.metadata.name == "n1"  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("validate", "code", "warned"),
+    [("strict", 2, False), ("warn", 0, True), ("false", 0, False)],
+)
+def test_every_command_that_reads_manifests_takes_validate(
+    validate: str,
+    code: int,
+    warned: bool,
+    tmp_path: Any,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from test_cli import run
+
+    chart = tmp_path / "web.yaml"
+    chart.write_text(DEPLOYMENT.replace("\n        imagePullPolicyx: Always", ""))
+    nodes = tmp_path / "nodes.yaml"
+    nodes.write_text(
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1, labels: {zone: a}}\n"
+        "status: {capacity: {cpu: '8', pods: '110'}}\n"
+    )
+    for argv in (
+        ["check", str(chart), "--zones", "3"],
+        ["schedule", "--nodes", str(nodes), "--pods", str(chart)],
+    ):
+        got, _, err = run([*argv, "--validate", validate], capsys)
+        assert got == code, (argv, err)
+        assert (
+            'web.yaml (Deployment default/web): unknown field "spec.replicaz"' in err
+        ) is warned, err

@@ -325,3 +325,27 @@ def test_drains_delete_emptydir_data_when_asked(options: DrainOptions, blocked: 
         )
         refused = [b for b in outcome.run.during.blocked if "local storage" in b]
         assert bool(refused) == blocked, outcome.run.during.blocked
+
+
+def test_sweep_takes_kubectl_drains_flags_on_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = web()
+    doc["spec"]["template"]["spec"]["volumes"] = [{"name": "scratch", "emptyDir": {}}]
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump(cluster_doc(doc)))
+    outcomes = {}
+    for flags in ([], ["--delete-emptydir-data", "--force"]):
+        code, out, err = cli(
+            ["sweep", str(path), "--drains", "-j", "1", "-o", "json", *flags], capsys
+        )
+        assert code == 0, err
+        runs = json.loads(out)["runs"]
+        outcomes[bool(flags)] = runs
+    blocked = [
+        r for r in outcomes[False] if any("local storage" in b for b in r["during"]["blocked"])
+    ]
+    assert blocked
+    assert not any(r["during"]["blocked"] for r in outcomes[True])
+    steps = [r["timeline"][0]["drain"] for r in outcomes[True]]
+    assert all(s["deleteEmptyDirData"] is True and s["force"] is True for s in steps)

@@ -25,7 +25,7 @@ import enum
 import json
 import sys
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import cache
@@ -57,15 +57,32 @@ class FieldValidation(enum.StrEnum):
             ) from None
 
 
+class _Warnings(list[str]):
+    """The warnings of ``warn``, each also handed to ``say`` as it is found."""
+
+    def __init__(self, say: Callable[[str], None] | None) -> None:
+        super().__init__()
+        self.say = say
+
+    def extend(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.append(line)
+            if self.say is not None:
+                self.say(line)
+
+
 _MODE: ContextVar[FieldValidation] = ContextVar("field_validation", default=FieldValidation.STRICT)
-_WARNINGS: ContextVar[list[str] | None] = ContextVar("field_validation_warnings", default=None)
+_WARNINGS: ContextVar[_Warnings | None] = ContextVar("field_validation_warnings", default=None)
 
 
 @contextmanager
-def field_validation(mode: FieldValidation) -> Iterator[list[str]]:
+def field_validation(
+    mode: FieldValidation, say: Callable[[str], None] | None = None
+) -> Iterator[list[str]]:
     """Objects decoded inside are checked as ``mode`` says; yields the list that collects the
-    warnings of ``warn`` (one line each, naming the object and the field)."""
-    found: list[str] = []
+    warnings of ``warn`` (one line each, naming the object and the field), each also given to
+    ``say`` (e.g. printed) as it is found."""
+    found = _Warnings(say)
     mode_token = _MODE.set(mode)
     warnings_token = _WARNINGS.set(found)
     try:

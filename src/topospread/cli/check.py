@@ -8,7 +8,7 @@ import typer
 
 from topospread.cli.app import app
 from topospread.cli.emit import emit
-from topospread.cli.options import NO_INPUTS, OUTPUT, reads_cluster, seed_option
+from topospread.cli.options import NO_INPUTS, OUTPUT, quantity, reads_cluster, seed_option
 from topospread.errors import ManifestError
 from topospread.inputs import Inputs
 
@@ -36,6 +36,32 @@ def check_command(
     node_memory: Annotated[str, typer.Option("--node-memory", help="Each node's memory.")] = (
         "32Gi"
     ),
+    node_ephemeral_storage: Annotated[
+        str, typer.Option("--node-ephemeral-storage", help="Each node's ephemeral storage.")
+    ] = "100Gi",
+    node_pods: Annotated[
+        int, typer.Option("--node-pods", min=1, help="Pods each node has room for.")
+    ] = 110,
+    node_os: Annotated[str, typer.Option("--node-os", help="kubernetes.io/os of each node.")] = (
+        "linux"
+    ),
+    node_arch: Annotated[
+        str, typer.Option("--node-arch", help="kubernetes.io/arch of each node.")
+    ] = "amd64",
+    node_instance_type: Annotated[
+        str | None,
+        typer.Option(
+            "--node-instance-type",
+            metavar="TYPE",
+            help="node.kubernetes.io/instance-type of each node (default: <cpu>cpu-<memory>).",
+        ),
+    ] = None,
+    region: Annotated[
+        str,
+        typer.Option(
+            "--region", help="topology.kubernetes.io/region; zones are <region>a, <region>b, ..."
+        ),
+    ] = "region-1",
     survive: Annotated[
         list[str] | None,
         typer.Option(
@@ -71,7 +97,20 @@ def check_command(
             "--kubeconfig, --context), or a generated shape (--zones N --nodes-per-zone M)"
         )
     objects = read.manifests(manifests)
-    shape = Shape(zones, nodes_per_zone, node_cpu, node_memory) if zones is not None else None
+    shape = None
+    if zones is not None:
+        shape = Shape(
+            zones,
+            nodes_per_zone,
+            quantity("--node-cpu", node_cpu),
+            quantity("--node-memory", node_memory),
+            pods=node_pods,
+            region=region,
+            ephemeral_storage=quantity("--node-ephemeral-storage", node_ephemeral_storage),
+            os=node_os,
+            arch=node_arch,
+            instance_type=node_instance_type or "",
+        )
     existing = read.cluster.read(read.warn)
     source = ", ".join("<stdin>" if m == "-" else m for m in manifests)
     report = check(

@@ -9,9 +9,10 @@ command gives its own help through the same factory. The cluster options come to
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal
 
@@ -63,6 +64,15 @@ ContextOption = Annotated[
     str | None,
     typer.Option(
         "--context", metavar="NAME", help="The kubeconfig context to read (default: current)."
+    ),
+]
+ValidateOption = Annotated[
+    str,
+    typer.Option(
+        "--validate",
+        metavar="MODE",
+        help="Field validation, as kubectl's: strict (an unknown or duplicate field is an "
+        "error), warn (a warning) or ignore; true and false mean strict and ignore.",
     ),
 ]
 ConfigOption = Annotated[
@@ -134,6 +144,20 @@ def duration(flag: str, text: str) -> int:
     return nanos
 
 
+def quantity(flag: str, text: str) -> str:
+    """A quantity option's value, checked as the API server checks a node's capacity (a
+    quantity, not negative); a ManifestError naming the flag otherwise."""
+    from topospread.api.resource import QuantityError, parse_quantity
+
+    try:
+        value = parse_quantity(text)
+    except QuantityError as err:
+        raise ManifestError(f'{flag}: Invalid value: "{text}": {err}') from err
+    if value.sign() < 0:
+        raise ManifestError(f'{flag}: Invalid value: "{text}": must be greater than or equal to 0')
+    return text
+
+
 def inputs(
     document: Path | None = None,
     *,
@@ -176,14 +200,25 @@ _CLUSTER_OPTIONS: Final = (
     ("live", LiveOption, False),
     ("kubeconfig", KubeconfigOption, None),
     ("context", ContextOption, None),
+    ("validate", ValidateOption, "strict"),
 )
+
+
+@contextlib.contextmanager
+def validating(mode: str) -> Iterator[None]:
+    """Every manifest read inside is held to ``--validate MODE``; warnings printed as found."""
+    from topospread.api.strict import FieldValidation, field_validation
+    from topospread.cli.emit import warning
+
+    with field_validation(FieldValidation.parse(mode), warning):
+        yield
 
 
 def reads_cluster(*, manifests: bool = False) -> Callable[[Command], Command]:
     """Give a command the cluster options (``--cluster``, ``--live``, ``--kubeconfig``,
-    ``--context``; with ``manifests`` also ``--nodes``, ``--pods``, ``--objects``, ``--config``),
-    after its own, and call it with ``read``: the ``Inputs`` they and its ``scenario`` argument
-    (when it has one) make.
+    ``--context``, ``--validate``; with ``manifests`` also ``--nodes``, ``--pods``,
+    ``--objects``, ``--config``), after its own, and call it with ``read``: the ``Inputs``
+    they and its ``scenario`` argument (when it has one) make, read under ``--validate``.
 
     NOTE: Typer reads a command's options from its signature; the returned command's is the
     command's own, ``read`` left out and these options added (as keyword-only parameters, with
@@ -202,7 +237,8 @@ def reads_cluster(*, manifests: bool = False) -> Callable[[Command], Command]:
         @functools.wraps(command)
         def run(**given: Any) -> None:
             options = {name: given.pop(name) for name, _, _ in shared}
-            command(**given, read=inputs(given.get("scenario"), **options))
+            with validating(options.pop("validate")):
+                command(**given, read=inputs(given.get("scenario"), **options))
 
         run.__signature__ = own.replace(parameters=[*kept, *added])  # type: ignore[attr-defined]
         run.__annotations__ = {p.name: p.annotation for p in [*kept, *added]}

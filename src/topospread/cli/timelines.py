@@ -84,6 +84,27 @@ def sweep_command(
     drains: Annotated[
         bool, typer.Option("--drains", help="Each node drained (budgets honoured), uncordoned.")
     ] = False,
+    delete_emptydir_data: Annotated[
+        bool,
+        typer.Option(
+            "--delete-emptydir-data",
+            help="Drains delete pods with emptyDir volumes (kubectl drain's flag).",
+        ),
+    ] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force", help="Drains delete pods that no controller owns (kubectl drain's flag)."
+        ),
+    ] = False,
+    disable_eviction: Annotated[
+        bool,
+        typer.Option(
+            "--disable-eviction",
+            help="Drains delete pods without the eviction API, past their disruption budgets "
+            "(kubectl drain's flag).",
+        ),
+    ] = False,
     max_failures: Annotated[
         int,
         typer.Option(
@@ -162,6 +183,7 @@ def sweep_command(
     from topospread.analysis.sweep_pool import choose_backend
     from topospread.render.html import sweep_html
     from topospread.render.sweep import sweep_json, sweep_text, sweep_yaml
+    from topospread.simulator.drain import DrainOptions
 
     required = requirements(require, REQUIREMENTS)
     if not (zones or nodes or drains or max_failures > 1):
@@ -171,6 +193,11 @@ def sweep_command(
         then=tuple(read.steps(then)) if then is not None else (),
         wait=duration("--wait", wait) if wait is not None else None,
         source=loaded.source,
+        drain=DrainOptions(
+            force=force,
+            disable_eviction=disable_eviction,
+            delete_emptydir_data=delete_emptydir_data,
+        ),
     )
     backend = choose_backend(jobs, ray)
     if not after_timeline:

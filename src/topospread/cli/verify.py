@@ -16,9 +16,11 @@ from topospread.cli.options import (
     OUTPUT,
     HtmlOption,
     TimelineFormat,
+    ValidateOption,
     ZoneKeyOption,
     inputs,
     seed_option,
+    validating,
 )
 from topospread.cli.progress import verify_progress
 
@@ -51,6 +53,7 @@ def verify_command(
     output: Annotated[TimelineFormat, OUTPUT] = "text",
     html: HtmlOption = None,
     zone_key: ZoneKeyOption = None,
+    validate: ValidateOption = "strict",
 ) -> None:
     """Prove that no scheduling order deadlocks or breaks an invariant, or show the shortest
     counterexample. Exit 0 when proven (or nothing found by a bounded run, which says it is not
@@ -59,7 +62,8 @@ def verify_command(
     from topospread.render.html import verify_html
     from topospread.render.verify import verify_text
 
-    loaded = inputs(scenario).verify_scenario()
+    with validating(validate):
+        loaded = inputs(scenario).verify_scenario()
     warn(loaded.scenario.warnings)
     with verify_progress() as progress:
         result = verify(
