@@ -291,3 +291,23 @@ def test_every_command_that_reads_manifests_takes_validate(
         assert (
             'web.yaml (Deployment default/web): unknown field "spec.replicaz"' in err
         ) is warned, err
+
+
+def test_a_json_key_that_comes_twice_is_the_api_servers_duplicate_field() -> None:
+    text = (
+        '{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},'
+        ' "spec": {"replicas": 2, "replicaz": 1, "replicas": 3,'
+        ' "template": {"metadata": {"labels": {"a": "b", "a": "c"}}}}}'
+    )
+    with pytest.raises(ManifestError) as err:
+        load_text(text, "web.json")
+    assert str(err.value) == (
+        'web.json (Deployment default/web): strict decoding error: unknown field "spec.replicaz", '
+        'duplicate field "spec.replicas", duplicate field "spec.template.metadata.labels.a"'
+    )
+    with field_validation(FieldValidation.IGNORE):
+        (obj,) = load_text(text, "web.json")
+    assert obj.spec.replicas == 3  # type: ignore[attr-defined]
+    custom = '{"apiVersion": "example.com/v1", "kind": "W", "metadata": {"name": "w", "name": "v"}}'
+    with pytest.raises(ManifestError, match=r'duplicate field "metadata\.name"'):
+        load_text(custom, "w.json")

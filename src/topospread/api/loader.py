@@ -51,7 +51,14 @@ from yaml.events import (
 )
 
 from topospread.api import types as t
-from topospread.api.strict import FieldValidation, check_object, current_mode, report
+from topospread.api.strict import (
+    DuplicateKeys,
+    FieldValidation,
+    check_object,
+    current_mode,
+    duplicates_marked,
+    report,
+)
 from topospread.errors import ManifestError
 
 Object: TypeAlias = msgspec.Struct
@@ -150,6 +157,11 @@ def _load_text(text: str | bytes, source_name: str) -> list[Object]:
     with _gc_paused():
         if _looks_like_json(text):
             raw = text if isinstance(text, bytes) else text.encode()
+            marked = _json_duplicates(raw)
+            if marked is not None:
+                with duplicates_marked():
+                    _walk_root(marked, source_name, out)
+                return out
             if _load_json(raw, source_name, out):
                 return out
         fast = _fast_yaml(text, source_name)
@@ -933,6 +945,40 @@ def _load_json(raw: bytes, source: str, out: list[Object]) -> bool:
         _decode_utf8(raw, source)
         raise
     return True
+
+
+def _json_duplicates(raw: bytes) -> Any | None:
+    """Small JSON parsed with each object whose keys came twice marked (``DuplicateKeys``), or
+    None when no key came twice (or the text is large, not JSON, or field validation is off).
+
+    NOTE: like rapidyaml, msgspec keeps the last of two equal keys without a word; the API
+    server's strict decoding reports them (``duplicate field "spec.replicas"``). Large JSON is
+    machine-written (kubectl get), where a key cannot come twice, and keeps msgspec's speed.
+    """
+    if len(raw) >= _FAST_MIN_BYTES or current_mode() is FieldValidation.IGNORE:
+        return None
+    found = False
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        nonlocal found
+        out: dict[str, Any] = {}
+        again = []
+        for key, value in items:
+            if key in out:
+                again.append((key, len(out)))
+            out[key] = value
+        if not again:
+            return out
+        found = True
+        marked = DuplicateKeys(out)
+        marked.duplicates = again
+        return marked
+
+    try:
+        data = json.loads(raw.removeprefix(b"\xef\xbb\xbf"), object_pairs_hook=pairs)
+    except (ValueError, RecursionError):
+        return None  # not JSON (or too deep): the other paths say what is wrong
+    return data if found else None
 
 
 def _json_syntax_message(err: msgspec.DecodeError, raw: bytes, source: str) -> str:

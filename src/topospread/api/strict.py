@@ -124,26 +124,72 @@ def type_of(api_version: str, kind: str) -> str | None:
     return _schema()[0].get(f"{api_version} {kind}")
 
 
+class DuplicateKeys(dict[str, Any]):
+    """A JSON object in which some keys came twice (the last value kept), as a JSON decoder
+    that marks them makes it: ``duplicates`` holds each key that came again with the number of
+    distinct keys before it then (so that it is reported where the decoder met it)."""
+
+    duplicates: list[tuple[str, int]]
+
+
+_DUPLICATES_MARKED: ContextVar[bool] = ContextVar("duplicates_marked", default=False)
+
+
+@contextmanager
+def duplicates_marked() -> Iterator[None]:
+    """Objects decoded inside may hold ``DuplicateKeys``: each is walked to report them."""
+    token = _DUPLICATES_MARKED.set(True)
+    try:
+        yield
+    finally:
+        _DUPLICATES_MARKED.reset(token)
+
+
 def unknown_fields(data: Any, type_name: str) -> list[str]:
     """The paths of every field of ``data`` that type ``type_name`` does not have, in document
     order, as the API server prints them (``spec.template.spec.containers[0].foo``)."""
+    return [
+        problem.removeprefix('unknown field "')[:-1]
+        for problem in field_problems(data, type_name)
+        if problem.startswith("unknown")
+    ]
+
+
+def field_problems(data: Any, type_name: str | None) -> list[str]:
+    """Every unknown field of ``data`` (of schema type ``type_name``; None: not known, so only
+    duplicates are found) and every duplicate one, as the API server's strict decoding names
+    them: ``unknown field "spec.replicaz"``, ``duplicate field "spec.replicas"``."""
     out: list[str] = []
     _walk(data, type_name, "", out, _schema()[1])
     return out
 
 
 def _walk(
-    data: Any, type_name: str, path: str, out: list[str], schema: dict[str, dict[str, Any]]
+    data: Any,
+    type_name: str | None,
+    path: str,
+    out: list[str],
+    schema: dict[str, dict[str, Any]],
 ) -> None:
     if not isinstance(data, dict):
+        if isinstance(data, list) and type_name is None:
+            for i, item in enumerate(data):
+                _walk(item, None, f"{path[:-1]}[{i}].", out, schema)
         return  # a mistyped value: the typed decode names it
-    fields = schema[type_name]
-    for key, value in data.items():
+    fields = schema[type_name] if type_name is not None else None
+    again = data.duplicates if isinstance(data, DuplicateKeys) else []
+    for index, (key, value) in enumerate(data.items()):
+        out.extend(f'duplicate field "{path}{k}"' for k, seen in again if seen == index)
+        if fields is None:
+            _walk(value, None, f"{path}{key}.", out, schema)
+            continue
         if key not in fields:
-            out.append(f"{path}{key}")
+            out.append(f'unknown field "{path}{key}"')
             continue
         ref = fields[key]
         if ref is None or value is None:
+            if ref is None and _DUPLICATES_MARKED.get():
+                _walk(value, None, f"{path}{key}.", out, schema)
             continue
         if isinstance(ref, str):
             _walk(value, ref, f"{path}{key}.", out, schema)
@@ -154,6 +200,7 @@ def _walk(
         elif isinstance(value, dict):
             for name, item in value.items():
                 _walk(item, ref["*"], f"{path}{key}.{name}.", out, schema)
+    out.extend(f'duplicate field "{path}{k}"' for k, seen in again if seen >= len(data))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -223,22 +270,23 @@ def check_object(
     if mode is FieldValidation.IGNORE:
         return
     type_name = type_of(api_version, kind)
-    if type_name is None:
+    marked = _DUPLICATES_MARKED.get()
+    if type_name is None and not marked:
         return
-    try:
-        if raw is not None:
-            _json_decoder(type_name).decode(raw)
-        else:
-            msgspec.convert(data, _struct(type_name), strict=False)
-        return
-    except msgspec.ValidationError:
-        pass
+    if type_name is not None and not marked:
+        try:
+            if raw is not None:
+                _json_decoder(type_name).decode(raw)
+            else:
+                msgspec.convert(data, _struct(type_name), strict=False)
+            return
+        except msgspec.ValidationError:
+            pass
     if data is None:
         data = msgspec.json.decode(raw) if raw is not None else None
-    unknown = unknown_fields(data, type_name)
-    if not unknown:
+    problems = field_problems(data, type_name)
+    if not problems:
         return
     if mode is FieldValidation.STRICT:
-        fields = ", ".join(f'unknown field "{path}"' for path in unknown)
-        raise ManifestError(f"{where}: strict decoding error: {fields}")
-    report(where, "", [f'unknown field "{path}"' for path in unknown])
+        raise ManifestError(f"{where}: strict decoding error: {', '.join(problems)}")
+    report(where, "", problems)
