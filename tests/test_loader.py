@@ -168,11 +168,17 @@ def test_lists_nested_in_lists_are_flattened(tmp_path: Path, name: str) -> None:
     assert summary(objects) == ["Pod default/p", "Service default/s"]
 
 
-def test_a_top_level_sequence_of_manifests_is_read_in_yaml_and_json(tmp_path: Path) -> None:
-    text = '[{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "a"}}]'
-    assert summary(load_manifests(write(tmp_path, text, "a.json"))) == ["Node a"]
-    text = "- {apiVersion: v1, kind: Node, metadata: {name: a}}\n"
-    assert summary(load_manifests(write(tmp_path, text))) == ["Node a"]
+def test_a_top_level_sequence_of_manifests_is_refused_in_yaml_and_json_as_kubectl_does(
+    tmp_path: Path,
+) -> None:
+    # kubectl decodes each document as one object: an array is not one ("cannot unmarshal
+    # array"), so a tool that read it would pass what `kubectl apply` refuses.
+    for text, name in (
+        ('[{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "a"}}]', "a.json"),
+        ("- {apiVersion: v1, kind: Node, metadata: {name: a}}\n", "a.yaml"),
+    ):
+        with pytest.raises(ManifestError, match="got a sequence: kubectl reads one object"):
+            load_manifests(write(tmp_path, text, name))
 
 
 def test_a_yaml_flow_mapping_that_starts_like_json_is_read_as_yaml(tmp_path: Path) -> None:
@@ -660,9 +666,11 @@ BAD_POD = "apiVersion: v1\nkind: Pod\nmetadata: {name: web-1}\nspec:\n"
         ),
         pytest.param(
             "nodes.yaml",
-            "- apiVersion: v1\n  kind: Node\n- 42\n",
-            "nodes.yaml: [1]: expected an object (a mapping), got 42",
-            id="a sequence item that is not a mapping",
+            "- apiVersion: v1\n  kind: Node\n  metadata: {name: n1}\n",
+            "nodes.yaml: expected an object (a mapping) or a List, got a sequence: kubectl "
+            "reads one object per document (separate them with ---, or give them as the items "
+            "of a kind: List)",
+            id="a document that is a sequence, as kubectl refuses it",
         ),
         pytest.param(
             "nodes.yaml",

@@ -236,9 +236,23 @@ def test_nesting_past_go_yamls_max_depth_is_refused(text: str) -> None:
         load_text(text, "deep.yaml")
 
 
-def test_nesting_the_decoders_cannot_follow_is_one_error_not_a_recursion_error() -> None:
-    with pytest.raises(ManifestError, match="nested too deeply"):
-        load_text("[" * 5000 + "]" * 5000, "deep.yaml")
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("[" * 5000 + "]" * 5000, id="a deep sequence"),
+        pytest.param('{"x": ' + "[" * 5000 + "]" * 5000 + "}", id="deep JSON"),
+        pytest.param(
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: c, annotations: {a: "
+            + "[" * 5000
+            + "]" * 5000
+            + "}}\n",
+            id="deep in a field",
+        ),
+    ],
+)
+def test_nesting_below_the_limit_is_one_error_not_a_recursion_error(text: str) -> None:
+    with pytest.raises(ManifestError, match=r"^deep\.yaml"):
+        load_text(text, "deep.yaml")
 
 
 def test_objects_read_from_a_live_cluster_are_not_held_to_this_releases_fields(

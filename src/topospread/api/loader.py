@@ -1003,9 +1003,7 @@ def _walk_json(
     out: list[Object],
 ) -> None:
     if isinstance(head, list):
-        for i, item in enumerate(head):
-            _walk_json_item(item, f"{where}: [{i}]", None, out)
-        return
+        raise ManifestError(f"{where}: {_SEQUENCE_DOCUMENT}")
     api_version, kind, items = head.api_version, head.kind, head.items
     if kind is None and default is not None:
         api_version, kind = api_version or default[0], default[1]
@@ -1068,9 +1066,18 @@ def _item_default(api_version: Any, kind: Any) -> tuple[str, str] | None:
     return (api_version if isinstance(api_version, str) else "", kind[: -len("List")])
 
 
+_SEQUENCE_DOCUMENT: Final = (
+    "expected an object (a mapping) or a List, got a sequence: kubectl reads one object per "
+    "document (separate them with ---, or give them as the items of a kind: List)"
+)
+
+
 def _walk_root(data: Any, where: str, out: list[Object]) -> None:
-    """A whole document: a manifest, a List, or a sequence of them (named ``pods.yaml: [3]``)."""
-    _walk(data, f"{where}: " if isinstance(data, list) else where, None, out)
+    """A whole document of a manifest file: a manifest or a List. A sequence is refused, as
+    kubectl refuses it (it cannot decode an array as an object)."""
+    if isinstance(data, list):
+        raise ManifestError(f"{where}: {_SEQUENCE_DOCUMENT}")
+    _walk(data, where, None, out)
 
 
 def _walk(data: Any, where: str, default: tuple[str, str] | None, out: list[Object]) -> None:
