@@ -134,6 +134,11 @@ BAD_MANIFESTS: Final = {
     "metadata a list": "apiVersion: v1\nkind: Pod\nmetadata: [x]\n",
     "labels a list": "apiVersion: v1\nkind: Pod\nmetadata: {name: x, labels: [a]}\n",
     "undefined alias": "apiVersion: v1\nkind: Pod\nmetadata: {name: *nope}\n",
+    "service name invalid": "apiVersion: v1\nkind: Service\nmetadata: {name: Web_Svc}\n",
+    "priority class value too high": (
+        "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: top}\n"
+        "value: 2000000000\n"
+    ),
     "pod priority class unknown": GOOD_POD.replace("spec:\n", "spec:\n  priorityClassName: nope\n"),
     "pod nodeName invalid": GOOD_POD.replace("spec:\n", "spec:\n  nodeName: Bad_Node\n"),
 }

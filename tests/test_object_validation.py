@@ -171,3 +171,52 @@ def test_workload_fields_are_refused_as_the_api_server_refuses_them(
 def test_a_valid_deployment_passes() -> None:
     spec = {"replicas": 3, "strategy": {"rollingUpdate": {"maxSurge": "25%", "maxUnavailable": 0}}}
     assert validate_workload_spec(workload(Deployment, spec)) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param(
+            "apiVersion: v1\nkind: Service\nmetadata: {name: web_svc, namespace: default}\n",
+            'metadata.name: Invalid value: "web_svc": a DNS-1035 label must consist of lower '
+            "case alphanumeric characters or '-', start with an alphabetic character, and end "
+            "with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for "
+            "validation is '[a-z]([-a-z0-9]*[a-z0-9])?')",
+            id="a Service name is a DNS-1035 label",
+        ),
+        pytest.param(
+            "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: default}\n"
+            "spec: {selector: {app: 'no spaces'}}\n",
+            'spec.selector: Invalid value: "no spaces": a valid label must be an empty string '
+            "or consist of alphanumeric characters, '-', '_' or '.', and must start and end "
+            "with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex "
+            "used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
+            id="a Service selector's values are label values",
+        ),
+        pytest.param(
+            "apiVersion: v1\nkind: Namespace\nmetadata: {name: team.a}\n",
+            'metadata.name: Invalid value: "team.a": must not contain dots',
+            id="a Namespace name is a DNS label",
+        ),
+        pytest.param(
+            "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: top}\n"
+            "value: 2000000000\n",
+            "value: Forbidden: maximum allowed value of a user defined priority is 1000000000",
+            id="a user PriorityClass above a billion",
+        ),
+        pytest.param(
+            "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: "
+            + "c" * 53
+            + ", namespace: default}\nspec: {schedule: '* * * * *'}\n",
+            f'metadata.name: Invalid value: "{"c" * 53}": must be no more than 52 characters',
+            id="a CronJob name leaves room for its Jobs' suffix",
+        ),
+    ],
+)
+def test_other_kinds_are_validated_as_the_api_server_does(text: str, expected: str) -> None:
+    from topospread.api.loader import load_text
+    from topospread.api.object_validation import validate_object
+
+    (obj,) = load_text(text, "o.yaml")
+    errors = validate_object(obj)
+    assert errors and str(errors[0]) == expected

@@ -14,8 +14,8 @@ from typing import Any, Final, Literal
 
 import msgspec
 
-from topospread.api.apps_validation import validate_workload_spec
 from topospread.api.loader import decode_manifests
+from topospread.api.object_validation import validate_object
 from topospread.api.types import (
     CronJob,
     Deployment,
@@ -282,7 +282,7 @@ def expand_workload_pods(
         if isinstance(obj, StatefulSet | ReplicaSet | ReplicationController):
             out.append((where, obj))  # owners default spreading reads
         name = f"{obj.kind} {obj.metadata.namespace or 'default'}/{obj.metadata.name}"
-        errors = validate_workload_spec(obj)
+        errors = validate_object(obj)
         if errors:
             raise ValidationError(f"{where} ({name}): {errors[0]}")
         if isinstance(obj, CronJob):

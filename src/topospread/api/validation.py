@@ -12,7 +12,7 @@ errors come out in a stable order (upstream's order among them varies from run t
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Final
 
@@ -72,6 +72,7 @@ from topospread.api.types import (
 )
 from topospread.util.validation import (
     is_decimal_integer,
+    is_dns1035_label,
     is_dns1123_label,
     is_dns1123_subdomain,
     is_qualified_name,
@@ -762,10 +763,20 @@ def validate_annotations(annotations: Mapping[str, str], path: Path) -> list[Fie
     return errs
 
 
+def name_is_dns1035_label(name: str, prefix: bool) -> list[str]:
+    """Upstream: NameIsDNS1035Label (apimachinery/pkg/api/validation/generic.go, v1.35)"""
+    return is_dns1035_label(_mask_trailing_dash(name) if prefix else name)
+
+
 def validate_object_meta(
-    meta: ObjectMeta, path: Path, *, requires_namespace: bool
+    meta: ObjectMeta,
+    path: Path,
+    *,
+    requires_namespace: bool,
+    name_rule: Callable[[str, bool], list[str]] = name_is_dns_subdomain,
 ) -> list[FieldError]:
-    """Name (a DNS subdomain), generateName, namespace, labels and annotation keys.
+    """Name (by ``name_rule``: a DNS subdomain for most kinds), generateName, namespace, labels
+    and annotation keys.
 
     Owner references, finalizers and managed fields are not checked. Name generation is
     expected to have happened already (see :func:`validate_pod`).
@@ -776,14 +787,13 @@ def validate_object_meta(
     if meta.generate_name:
         errs.extend(
             invalid(path.child("generateName"), meta.generate_name, msg)
-            for msg in name_is_dns_subdomain(meta.generate_name, True)
+            for msg in name_rule(meta.generate_name, True)
         )
     if not meta.name:
         errs.append(required(path.child("name"), "name or generateName is required"))
     else:
         errs.extend(
-            invalid(path.child("name"), meta.name, msg)
-            for msg in name_is_dns_subdomain(meta.name, False)
+            invalid(path.child("name"), meta.name, msg) for msg in name_rule(meta.name, False)
         )
     namespace = path.child("namespace")
     if requires_namespace:

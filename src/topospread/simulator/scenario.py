@@ -34,6 +34,7 @@ from topospread.api.loader import (
     load_manifests,
     read_yaml_documents,
 )
+from topospread.api.object_validation import describe_object, validate_object
 from topospread.api.types import (
     Namespace,
     Node,
@@ -148,6 +149,9 @@ class ScenarioBuilder:
                 )
             (self.pods if bound else self.queue).append((where, obj))
         elif isinstance(obj, _OWNER_TYPES):
+            errors = validate_object(obj)
+            if errors:
+                raise ValidationError(f"{where} ({describe_object(obj)}): {errors[0]}")
             self.objects.append((where, obj))
         elif isinstance(obj, UnknownObject) and makes_pods(obj):
             self.pod_makers[f"{obj.kind} ({obj.api_version})"] += 1

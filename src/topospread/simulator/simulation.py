@@ -39,10 +39,11 @@ import msgspec
 from topospread.api.admission import (
     add_default_toleration_seconds,
 )
-from topospread.api.apps_validation import template_path, validate_workload_spec
+from topospread.api.apps_validation import template_path
 from topospread.api.loader import (
     UnknownObject,
 )
+from topospread.api.object_validation import describe_object, validate_object
 from topospread.api.types import (
     LABEL_HOSTNAME,
     LABEL_TOPOLOGY_REGION,
@@ -515,6 +516,9 @@ class Simulation:
         if isinstance(obj, _LOOKUP_TYPES):
             if not isinstance(obj, (Namespace, PriorityClass)):
                 obj = self._namespaced(obj)
+            errors = validate_object(obj)
+            if errors:
+                raise ValidationError(f"{where} ({describe_object(obj)}): {errors[0]}")
             if isinstance(obj, PodDisruptionBudget):
                 validate_pdb(obj, where)
             kept = [o for o in self.lookups if not same_object(o, obj)]
@@ -537,7 +541,7 @@ class Simulation:
     def _apply_workload(self, obj: Workload, where: str) -> str:
         key = workload_key(obj)
         label = f"{where} ({obj.kind} {key[1]}/{key[2]})"
-        errors = validate_workload_spec(obj)
+        errors = validate_object(obj)
         if errors:
             raise ValidationError(f"{label}: {errors[0]}")
         template: PodTemplateSpec

@@ -146,6 +146,28 @@ def is_dns1123_label(value: str) -> list[str]:
     return errs
 
 
+_DNS1035_LABEL_FMT: Final = "[a-z]([-a-z0-9]*[a-z0-9])?"
+_DNS1035_LABEL_ERR: Final = (
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
+    "alphabetic character, and end with an alphanumeric character"
+)
+_DNS1035_LABEL_RE: Final = re.compile(_DNS1035_LABEL_FMT)
+
+
+@_memoised
+def is_dns1035_label(value: str) -> list[str]:
+    """Problems with ``value`` as a DNS-1035 label (the rule for Service names).
+
+    Upstream: IsDNS1035Label (apimachinery/pkg/util/validation/validation.go, v1.35)
+    """
+    errs: list[str] = []
+    if _byte_len(value) > DNS1123_LABEL_MAX_LENGTH:
+        errs.append(legacy_max_len_error(DNS1123_LABEL_MAX_LENGTH))
+    if not _matches(_DNS1035_LABEL_RE, value):
+        errs.append(regex_error(_DNS1035_LABEL_ERR, _DNS1035_LABEL_FMT, "my-name", "abc-123"))
+    return errs
+
+
 @_memoised
 def is_qualified_name(value: str) -> list[str]:
     """Problems with ``value`` as a label key: an optional DNS-subdomain prefix, ``/``, a name.
