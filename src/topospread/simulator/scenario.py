@@ -52,7 +52,7 @@ from topospread.cluster.snapshot import ObjectStore
 from topospread.cluster.state import ClusterState
 from topospread.errors import ManifestError, ValidationError
 from topospread.framework.config import SchedulerConfig, decode_config, default_config
-from topospread.simulator.controllers.kinds import POD_MAKING_KINDS, LeftOut, makes_pods
+from topospread.simulator.controllers.kinds import LeftOut, makes_pods
 from topospread.simulator.scheduler import is_terminal
 
 _SCENARIO_ORDER: Final = ("nodes", "pods", "queue", "objects", "config")
@@ -157,9 +157,9 @@ class ScenarioBuilder:
             self.pod_makers[f"{obj.kind} ({obj.api_version})"] += 1
         elif isinstance(obj, UnknownObject):
             self.ignored[obj.kind] += 1
-        elif _kind(obj) in POD_MAKING_KINDS:  # a workload not expanded (given with --nodes)
-            self.pod_makers[f"{_kind(obj)} ({obj.api_version})"] += 1
         else:
+            # A workload in a cluster dump (--nodes, --cluster) is not expanded: its pods are
+            # in the dump already, bound, so it is left out like any object no one reads.
             self.ignored[_kind(obj)] += 1
 
     def build(self, config: SchedulerConfig) -> Scenario:
