@@ -9,7 +9,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from topospread.api import loader
+from topospread.api import decode
 from topospread.api.loader import (
     UnknownObject,
     decode_manifests,
@@ -224,8 +224,8 @@ def test_decode_manifests_takes_one_manifest_a_list_or_nothing() -> None:
 
 
 def test_a_registered_kind_is_decoded_by_later_loads(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(loader, "_BY_GVK", dict(loader._BY_GVK))
-    monkeypatch.setattr(loader, "_BY_CLASS", dict(loader._BY_CLASS))
+    monkeypatch.setattr(decode, "_BY_GVK", dict(decode._BY_GVK))
+    monkeypatch.setattr(decode, "_BY_CLASS", dict(decode._BY_CLASS))
 
     class Widget(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
         api_version: str = "example.com/v1"

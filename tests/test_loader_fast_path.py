@@ -10,19 +10,19 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from topospread.api import loader
+from topospread.api import loader, yaml_fast
 from topospread.errors import ManifestError
 
 
 @pytest.fixture(autouse=True)
 def fast_path_for_any_size(monkeypatch: pytest.MonkeyPatch) -> None:
     """The fast path takes only large text in use; here it is tried on text of every size."""
-    monkeypatch.setattr(loader, "_FAST_MIN_BYTES", 0)
+    monkeypatch.setattr(yaml_fast, "_FAST_MIN_BYTES", 0)
 
 
 def exact(text: str, monkeypatch: pytest.MonkeyPatch) -> Any:
     with monkeypatch.context() as m:
-        m.setattr(loader, "ryml", None)
+        m.setattr(yaml_fast, "ryml", None)
         return outcome(text)
 
 
@@ -100,14 +100,14 @@ def test_fast_and_exact_paths_agree(text: str, monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_the_fast_path_really_runs_on_kubectl_style_yaml() -> None:
-    assert loader._fast_yaml(pod_text(), "t.yaml") is not None
+    assert yaml_fast.fast_yaml(pod_text(), "t.yaml") is not None
     # A node's machineID is 32 hex digits, plain in kubectl's output; one that starts with 0
     # and a digit must not send a whole cluster down the exact path.
     machine_id = pod_text(labels="app: 041e824e121f9b3b2332c397fbc4edf1")
-    assert loader._fast_yaml(machine_id, "t.yaml") is not None
+    assert yaml_fast.fast_yaml(machine_id, "t.yaml") is not None
     machine_id = pod_text(labels="app: 0bde35c14466871aecdc2c98e770d8ce")
-    assert loader._fast_yaml(machine_id, "t.yaml") is not None
-    assert loader._fast_yaml(pod_text(labels="app: yes"), "t.yaml") is None
+    assert yaml_fast.fast_yaml(machine_id, "t.yaml") is not None
+    assert yaml_fast.fast_yaml(pod_text(labels="app: yes"), "t.yaml") is None
 
 
 words = st.sampled_from(
@@ -136,12 +136,12 @@ def test_random_manifests_decode_the_same_either_way(
     # PyYAML's emitter quotes every string YAML 1.1 would read otherwise, as go-yaml's does.
     text = yaml.safe_dump(manifest, default_flow_style=flow, allow_unicode=True)
     fast = outcome(text)
-    loader_ryml = loader.ryml
+    saved_ryml = yaml_fast.ryml
     try:
-        loader.ryml = None
+        yaml_fast.ryml = None
         slow = outcome(text)
     finally:
-        loader.ryml = loader_ryml
+        yaml_fast.ryml = saved_ryml
     assert fast == slow
 
 
@@ -172,17 +172,17 @@ def stream(pods: list[dict[str, Any]]) -> str:
 @pytest.fixture(params=[1, 2], ids=["one core", "two cores"])
 def tiny_parts(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Parts of 300 bytes; records how many parts each fast-path call cut its text into."""
-    monkeypatch.setattr(loader, "_CHUNK_BYTES", 300)
-    monkeypatch.setattr(loader.os, "cpu_count", lambda: request.param)
+    monkeypatch.setattr(yaml_fast, "_CHUNK_BYTES", 300)
+    monkeypatch.setattr(yaml_fast.os, "cpu_count", lambda: request.param)
     counts: list[int] = []
-    split = loader._split_yaml
+    split = yaml_fast._split_yaml
 
     def spy(raw: bytes, parts: int) -> list[bytes] | None:
         out = split(raw, parts)
         counts.append(0 if out is None else len(out))
         return out
 
-    monkeypatch.setattr(loader, "_split_yaml", spy)
+    monkeypatch.setattr(yaml_fast, "_split_yaml", spy)
     return counts
 
 
@@ -202,7 +202,7 @@ def test_one_risky_part_sends_the_whole_file_down_the_exact_path(
 ) -> None:
     pods = [pod_manifest(i, {"app": "web"}) for i in range(12)]
     text = kubectl_list(pods).replace("app: web", "app: yes", 1)  # YAML 1.1 reads a bool
-    assert loader._fast_yaml(text, "t.yaml") is None
+    assert yaml_fast.fast_yaml(text, "t.yaml") is None
     assert outcome(text) == exact(text, monkeypatch)
 
 
@@ -237,23 +237,23 @@ def test_random_lists_cut_anywhere_decode_the_same_either_way(
 ) -> None:
     pods = [pod_manifest(i, ls) for i, ls in enumerate(labels)]
     text = (stream if as_stream else kubectl_list)(pods) if pods else "apiVersion: v1\n"
-    saved = loader._CHUNK_BYTES, loader.ryml
+    saved = yaml_fast._CHUNK_BYTES, yaml_fast.ryml
     try:
-        loader._CHUNK_BYTES = part
+        yaml_fast._CHUNK_BYTES = part
         fast = outcome(text)
-        loader.ryml = None
+        yaml_fast.ryml = None
         slow = outcome(text)
     finally:
-        loader._CHUNK_BYTES, loader.ryml = saved
+        yaml_fast._CHUNK_BYTES, yaml_fast.ryml = saved
     assert fast == slow
 
 
 _DECLINE_OFTEN = """
-from topospread.api import loader
+from topospread.api import loader, yaml_fast
 ok = [b"apiVersion: v1\\nkind: Pod\\nmetadata:\\n  name: p%d\\n" % i for i in range(6)]
 risky = b"apiVersion: v1\\nkind: Pod\\nmetadata:\\n  name: x\\n  labels:\\n    app: yes\\n"
 for i in range(1200):
-    assert loader._fast_yaml_parallel([risky, *ok[1:]], 2) is None
+    assert yaml_fast._fast_yaml_parallel([risky, *ok[1:]], 2) is None
 print("done")
 """
 

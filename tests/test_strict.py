@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from topospread.api import loader
+from topospread.api import decode, goyaml
 from topospread.api.loader import UnknownObject, load_text
 from topospread.api.strict import FieldValidation, field_validation, type_of, unknown_fields
 from topospread.api.types import Deployment, StatefulSet
@@ -40,7 +40,7 @@ UNKNOWN = (
 
 
 def as_json(text: str) -> str:
-    docs = list(loader._parse_yaml(text, "t"))
+    docs = list(goyaml.parse_yaml(text, "t"))
     return json.dumps(docs[0])
 
 
@@ -105,7 +105,7 @@ def test_status_and_metadata_fields_kubectl_prints_are_known() -> None:
 
 
 def test_every_kind_the_loader_decodes_has_its_fields_in_the_schema() -> None:
-    for api_version, kind in loader._BY_GVK:
+    for api_version, kind in decode._BY_GVK:
         assert type_of(api_version, kind) is not None, (api_version, kind)
 
 
@@ -167,7 +167,7 @@ def test_a_nested_duplicate_names_its_line_and_warn_keeps_the_last_value() -> No
 def test_a_merge_that_sets_a_key_twice_is_a_duplicate_in_strict_mode() -> None:
     text = "base: &b {a: 1}\nm: {a: 0, <<: *b}\n"
     with pytest.raises(ManifestError, match='key "a" already set in map'):
-        list(loader._parse_yaml(text, "m.yaml"))
+        list(goyaml.parse_yaml(text, "m.yaml"))
 
 
 def test_the_documents_after_a_duplicate_are_still_read_under_warn() -> None:
@@ -191,7 +191,7 @@ def test_large_machine_written_files_keep_the_fast_path_and_its_checks() -> None
         for i in range(6000)
     ]
     text = json.dumps({"apiVersion": "v1", "kind": "List", "items": items}, indent=1)
-    assert len(text) > loader._FAST_MIN_BYTES
+    assert len(text) > decode.SMALL_TEXT_BYTES
     with pytest.raises(ManifestError, match=r'\(StatefulSet default/s0\).*"spec.replicaz"$'):
         load_text(text, "big.json")
     with field_validation(FieldValidation.IGNORE):
@@ -219,7 +219,7 @@ def test_a_billion_laughs_is_refused_before_anything_is_expanded() -> None:
 
 def test_ordinary_use_of_anchors_stays_within_the_alias_budget() -> None:
     text = "base: &b {cpu: 1, memory: 2Gi}\n" + "".join(f"r{i}: *b\n" for i in range(200))
-    (doc,) = list(loader._parse_yaml(text, "ok.yaml"))
+    (doc,) = list(goyaml.parse_yaml(text, "ok.yaml"))
     assert doc["r199"] == {"cpu": 1, "memory": "2Gi"}
 
 

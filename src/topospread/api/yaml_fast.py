@@ -1,0 +1,279 @@
+"""The YAML fast path: rapidyaml parses, emits JSON, and the JSON path decodes it as a JSON
+manifest; large files are cut at item or document boundaries and decoded by forked workers.
+Exact where it runs (see the NOTE below); anything it cannot decide goes down the exact path
+(``goyaml``), which also gives the precise message.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import re
+import sys
+from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, Final
+
+import msgspec
+
+try:
+    import ryml
+except ImportError:  # pragma: no cover - rapidyaml is a dependency; the exact path suffices
+    ryml = None
+
+from topospread.api.decode import (
+    SMALL_TEXT_BYTES,
+    Object,
+    UnknownObject,
+    load_json,
+    registered_classes,
+)
+from topospread.api.strict import FieldValidation, current_mode
+
+#
+# NOTE: this is exact only where rapidyaml (YAML 1.2) and go-yaml v2 (YAML 1.1) read the text
+# alike. They differ on plain scalars such as yes/no/on/off/y/n, ~, Null, 0755, 0x1F, 1_000,
+# .inf, +1 (as values or as keys) and on anchors, aliases, tags, merge keys and directives. The
+# fast path declines when the YAML holds any of those constructs, a plain risky value, or a
+# non-empty flow collection (kubectl never writes one; hand-written files take the exact path),
+# and when a key in the JSON it produced reads as a risky scalar (quoted or not: declining only
+# costs speed). rapidyaml turns other divergent scalars into invalid JSON, which msgspec
+# rejects. Any failure falls back to the exact path, which also gives the precise message.
+
+_RISKY_SCALAR: Final = (
+    rb"(?:y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF|True|TRUE|False|FALSE|~|Null|NULL"
+    rb"|[-+]?\.(?:inf|Inf|INF|nan|NaN|NAN)"
+    # Leading zero: octal, decimal (0789 is a float to go-yaml), 041e8, 0x1F, 0o17, 0b101;
+    # not a hex string such as a node's machineID (041e824e…, 0bde35c1…): both read a string.
+    rb"|[-+]?0(?:[0-9_]+(?:[eE][-+]?[0-9]+)?|[xX][0-9a-fA-F_]*|[oO][0-7_]*|[bB][01_]*)"
+    rb"|\+[0-9.][0-9a-zA-Z_.+-]*|[0-9]+_[0-9a-zA-Z_.+-]*|[0-9]+\.|\.[0-9][0-9a-zA-Z_.+-]*)"
+)
+# A plain risky scalar as a block mapping value or block sequence item.
+# NOTE: each search below is split in patterns that start with a literal, which re scans for
+# quickly; one pattern starting with an alternation or a class is tried at every position
+# (a quarter of the fast path's time on kubectl output).
+_RISKY_YAML_VALUE: Final = tuple(
+    re.compile(lead + _RISKY_SCALAR + rb"[ \t]*(?:#|\r?$)", re.MULTILINE)
+    for lead in (rb": +", rb"- +")
+)
+_FLOW_WITH_CONTENT: Final = tuple(
+    re.compile(lead + rb"[ \t]*[^\]}\s]") for lead in (rb"\[", rb"\{")
+)
+_YAML_STRUCTURE: Final = re.compile(
+    rb"(?:^|[\s\[{,])[&*!][^\s]|<<[ \t]*:|(?:^|\n)[ \t]*\?[ \t\r\n]", re.MULTILINE
+)
+# A JSON key that go-yaml would have read as a bool, a null or a number other than a plain
+# decimal integer (which it would have printed differently).
+_RISKY_JSON_KEY: Final = re.compile(
+    rb'"(?:y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF|True|TRUE|False|FALSE|~|Null|NULL'
+    rb'|<<|(?:[-+.]|0[0-9xXoObB_]|[0-9]+[^0-9"])[^"]*)":'
+)
+
+
+def fast_yaml(text: str | bytes, source: str) -> list[Object] | None:
+    """Objects through the fast path, or None when it declines or cannot decide.
+
+    A large List or document stream is cut at item or document boundaries into parts of about
+    ``_CHUNK_BYTES``, decoded one by one or, with several cores, by forked workers: rapidyaml's
+    tree and JSON for a whole 350 MiB file cost gigabytes, and faulting that memory in cost more
+    time than parsing.
+    """
+    if ryml is None:
+        return None
+    raw = text if isinstance(text, bytes) else text.encode()
+    if len(raw) < _FAST_MIN_BYTES and current_mode() is not FieldValidation.IGNORE:
+        return None
+    if len(raw) < 2 * _CHUNK_BYTES:
+        return _fast_yaml_one(raw, source)
+    chunks = _split_yaml(raw, len(raw) // _CHUNK_BYTES)
+    if chunks is None:
+        return _fast_yaml_one(raw, source)
+    workers = min(os.cpu_count() or 1, _MAX_WORKERS, len(chunks))
+    if workers > 1:
+        return _fast_yaml_parallel(chunks, workers)
+    out: list[Object] = []
+    for chunk in chunks:
+        objs = _fast_yaml_one(chunk, source)
+        if objs is None:
+            return None
+        out += objs
+    return out or None
+
+
+@contextmanager
+def _stderr_silenced() -> Iterator[None]:
+    """rapidyaml's C++ error handler writes to file descriptor 2 before it raises; a file the
+    fast path cannot parse goes down the exact path, which says what is wrong in one line."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def _fast_yaml_one(raw: bytes, source: str) -> list[Object] | None:
+    if raw.startswith(b"%") or b"\n%" in raw:
+        return None
+    if any(c in raw for c in (b"&", b"*", b"!", b"<<", b"?")) and _YAML_STRUCTURE.search(raw):
+        return None
+    if any(p.search(raw) for p in (*_FLOW_WITH_CONTENT, *_RISKY_YAML_VALUE)):
+        return None
+    try:
+        with _stderr_silenced():
+            tree = ryml.parse_in_arena(raw)
+        root = tree.root_id()
+        docs = _children(tree, root) if tree.is_stream(root) else [root]
+        out: list[Object] = []
+        for n, doc in enumerate(docs, 1):
+            if not tree.has_children(doc):
+                if tree.has_val(doc) and tree.val(doc).tobytes().strip() not in (b"", b"null"):
+                    return None
+                continue  # an empty document
+            where = source if len(docs) == 1 else f"{source}: document {n}"
+            js = ryml.emit_json_malloc(tree, doc).encode()
+            if _RISKY_JSON_KEY.search(js) is not None:
+                return None
+            if not load_json(js, where, out):
+                return None
+    except Exception:
+        return None
+    return out or None
+
+
+# NOTE: cutting is exact because a List's items and a stream's documents are decoded
+# independently (anchors, which could tie them together, make the fast path decline) and the
+# parts' objects are concatenated in file order. A cut is made only before a line that starts
+# with "- " (a List's items, as kubectl writes them, at column 0) or "---": inside a block
+# scalar such a line would end the scalar, and inside a quoted scalar the cut leaves the quote
+# open, which rapidyaml rejects. Any part that declines or fails sends the whole file down the
+# exact path, which also gives the precise message.
+_CHUNK_BYTES: Final = 4 << 20
+# Smaller text takes the exact path, which reports duplicate keys (see decode.SMALL_TEXT_BYTES).
+_FAST_MIN_BYTES: Final = SMALL_TEXT_BYTES
+_MAX_WORKERS: Final = 8
+_TOP_KEY: Final = re.compile(rb"(apiVersion|kind|items):[ \t]*(\S*)[ \t]*\r?$")
+_TOP_LEVEL_LINE: Final = re.compile(rb"\n[^ \t\-#\r\n]")
+_CHUNKS: list[bytes] = []
+
+
+def _line_starts(raw: bytes, prefix: bytes, start: int = 0, end: int | None = None) -> list[int]:
+    """Offsets of the lines in raw[start:end] that begin with ``prefix`` (start counts as one)."""
+    end = len(raw) if end is None else end
+    out = [start] if raw.startswith(prefix, start) else []
+    needle = b"\n" + prefix
+    i = raw.find(needle, start, end)
+    while i >= 0:
+        out.append(i + 1)
+        i = raw.find(needle, i + 1, end)
+    return out
+
+
+def _split_yaml(raw: bytes, parts: int) -> list[bytes] | None:
+    """The text cut into about ``parts`` standalone YAML texts whose objects, in order, are its
+    objects; None when it is neither a document stream nor a List with items at column 0."""
+    if parts < 2:
+        return None
+    docs = [
+        i
+        for i in _line_starts(raw, b"---")
+        if raw[i + 3 : i + 4] in (b"", b" ", b"\t", b"\n", b"\r")
+    ]
+    if len(docs) >= 2:
+        cuts = _cuts(docs, len(raw), parts)
+        return [raw[a:b] for a, b in zip([0, *cuts], [*cuts, len(raw)], strict=True)]
+    if docs:
+        return None
+    # A kubectl-style List: top-level keys at column 0, items as "- " entries at column 0.
+    top: dict[bytes, tuple[int, bytes]] = {}
+    for key in (b"apiVersion", b"kind", b"items"):
+        for pos in _line_starts(raw, key + b":"):
+            line_end = raw.find(b"\n", pos)
+            m = _TOP_KEY.match(raw, pos, len(raw) if line_end < 0 else line_end)
+            if m is not None:
+                top[key] = (pos, m.group(2))
+    if b"items" not in top or top[b"items"][1] or b"kind" not in top:
+        return None
+    start = raw.find(b"\n", top[b"items"][0]) + 1
+    end = min([pos for pos, _ in top.values() if pos > start], default=len(raw))
+    # Any other top-level key (kubectl's List metadata) ends the items too.
+    other = _TOP_LEVEL_LINE.search(raw, start, end)
+    if other is not None:
+        end = other.start() + 1
+    items = _line_starts(raw, b"- ", start, end)
+    if len(items) < 2 or items[0] != start:
+        return None
+    head = b"apiVersion: " + top.get(b"apiVersion", (0, b"v1"))[1] + b"\n"
+    head += b"kind: " + top[b"kind"][1] + b"\nitems:\n"
+    cuts = _cuts(items, end, parts)
+    return [head + raw[a:b] for a, b in zip([start, *cuts], [*cuts, end], strict=True)]
+
+
+def _cuts(starts: list[int], end: int, parts: int) -> list[int]:
+    """Boundaries (from ``starts``) splitting [starts[0], end) into ``parts`` near-equal runs."""
+    cuts: list[int] = []
+    for k in range(1, parts):
+        target = starts[0] + (end - starts[0]) * k // parts
+        i = bisect.bisect_left(starts, target)
+        if 0 < i < len(starts) and (not cuts or starts[i] > cuts[-1]):
+            cuts.append(starts[i])
+    return cuts
+
+
+def _fast_yaml_worker(index: int) -> tuple[list[str], bytes] | None:
+    objs = _fast_yaml_one(_CHUNKS[index], "part")
+    if objs is None:
+        return None
+    return [type(o).__name__ for o in objs], msgspec.msgpack.encode(objs)
+
+
+def _fast_yaml_parallel(chunks: list[bytes], workers: int) -> list[Object] | None:
+    """The parts decoded by forked workers, taken back in order as msgpack.
+
+    A ``concurrent.futures`` pool, not ``multiprocessing.Pool``: leaving a ``Pool`` early (one
+    part declines) calls ``terminate()``, which can hang for ever when its task thread is
+    blocked on the queue lock. Here the parts not yet started are cancelled and the running
+    ones finish before the workers exit.
+    """
+    import multiprocessing
+    from concurrent.futures import Future, ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    global _CHUNKS
+    _CHUNKS = chunks  # inherited by the forked workers, never pickled
+    classes: list[type[msgspec.Struct]] = [*registered_classes(), UnknownObject]
+    decoders = {cls.__name__: msgspec.msgpack.Decoder(cls) for cls in classes}
+    out: list[Object] = []
+    pool: ProcessPoolExecutor | None = None
+    try:
+        pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+        futures: deque[Future[tuple[list[str], bytes] | None]] = deque(
+            pool.submit(_fast_yaml_worker, index) for index in range(len(chunks))
+        )
+        while futures:  # each result is let go once decoded
+            result = futures.popleft().result()
+            if result is None:
+                return None
+            names, payload = result
+            items = msgspec.msgpack.decode(payload, type=list[msgspec.Raw])
+            out += [decoders[n].decode(i) for n, i in zip(names, items, strict=True)]
+    except (OSError, ValueError, BrokenProcessPool, msgspec.DecodeError):
+        return None  # no fork here, or a worker died: the exact path still works
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+        _CHUNKS = []
+    return out or None
+
+
+def _children(tree: Any, node: int) -> list[int]:
+    out = []
+    child = tree.first_child(node)
+    while child != ryml.NONE:
+        out.append(child)
+        child = tree.next_sibling(child)
+    return out
