@@ -63,7 +63,13 @@ def test_the_default_profile_has_upstreams_plugins_order_and_weights() -> None:
         "NodeResourcesBalancedAllocation=1",
         "ImageLocality=1",
     ]
-    assert described["postFilter"] == ["DefaultPreemption"]
+    # DynamicResources comes just before DefaultPreemption in multiPoint (applyDynamicResources):
+    # its PostFilter runs first, and it serves PreEnqueue, Reserve and PreBind too.
+    assert described["preEnqueue"] == ["SchedulingGates", "DynamicResources", "DefaultPreemption"]
+    assert described["preFilter"][-1] == "DynamicResources"
+    assert described["postFilter"] == ["DynamicResources", "DefaultPreemption"]
+    assert described["reserve"] == ["DynamicResources"]
+    assert described["preBind"] == ["DynamicResources"]
     assert fwk.profile_name == "default-scheduler"
 
 

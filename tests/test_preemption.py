@@ -1224,7 +1224,7 @@ def test_preempt_never_keeps_the_victims() -> None:
     (decision,) = scheduler.run()
     assert decision.message == (
         "0/2 nodes are available: 2 Insufficient cpu, 2 Insufficient memory. "
-        "preemption: not eligible due to preemptionPolicy=Never."
+        "no new claims to deallocate, preemption: not eligible due to preemptionPolicy=Never."
     )
     assert decision.preempted == []
     assert set(_bound(scheduler)) == {"p1.1", "p2.1"}
@@ -1265,6 +1265,7 @@ def test_message_when_no_pod_has_a_lower_priority_to_evict() -> None:
     assert decision.node is None
     assert decision.message == (
         "0/3 nodes are available: 3 node(s) didn't match pod topology spread constraints. "
+        "no new claims to deallocate, "
         "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
     )
     assert ERR_NO_VICTIMS == "No preemption victims found for incoming pod"
@@ -1284,6 +1285,7 @@ def test_message_mixing_nodes_without_victims_and_nodes_preemption_cannot_help()
     (decision,) = scheduler.run()
     assert decision.message == (
         "0/6 nodes are available: 2 Insufficient cpu, 4 node(s) had untolerated taint(s). "
+        "no new claims to deallocate, "
         "preemption: 0/6 nodes are available: 2 No preemption victims found for incoming pod, "
         "4 Preemption is not helpful for scheduling."
     )
@@ -1332,6 +1334,7 @@ def test_equal_priority_pod_does_not_take_the_room_made_for_a_nominated_pod() ->
     assert e1.reasons["n1"] == [f"NodeResourcesFit: {INSUFFICIENT_CPU}"]
     assert e1.message == (
         "0/2 nodes are available: 2 Insufficient cpu. "
+        "no new claims to deallocate, "
         "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
     )
     assert (h2.key, h2.node) == ("default/h", "n1")
@@ -1360,6 +1363,7 @@ def test_lower_priority_pods_honour_a_nomination_from_the_cluster() -> None:
     h, low = scheduler.run()
     assert h.message == (
         "0/2 nodes are available: 2 Insufficient cpu. "
+        "no new claims to deallocate, "
         "preemption: not eligible due to a terminating pod on the nominated node."
     )
     assert h.pod.status.nominated_node_name == "n1"

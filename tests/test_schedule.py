@@ -67,6 +67,7 @@ def test_docs_conflicting_constraints_keep_the_pod_pending_with_upstreams_text()
     assert outcome.node is None
     assert outcome.message == (
         "0/3 nodes are available: 3 node(s) didn't match pod topology spread constraints. "
+        "no new claims to deallocate, "
         "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
     )
 
@@ -94,6 +95,7 @@ def test_failed_scheduling_reasons_are_counted_and_sorted_like_upstream() -> Non
         "0/3 nodes are available: 1 Insufficient cpu, "
         "1 node(s) didn't match pod topology spread constraints (missing required label), "
         "1 node(s) had untolerated taint(s). "
+        "no new claims to deallocate, "
         "preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, "
         "2 Preemption is not helpful for scheduling."
     )

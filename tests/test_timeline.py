@@ -234,7 +234,8 @@ def test_tainted_zone_with_node_taints_policy_ignore_leaves_replicas_pending() -
     assert len(last.bound) == 2 and len(last.pending) == 4
     assert set(last.pending.values()) == {
         "0/6 nodes are available: 2 node(s) had untolerated taint(s), "
-        "4 node(s) didn't match pod topology spread constraints. preemption: 0/6 nodes are "
+        "4 node(s) didn't match pod topology spread constraints. "
+        "no new claims to deallocate, preemption: 0/6 nodes are "
         "available: 2 Preemption is not helpful for scheduling, "
         "4 No preemption victims found for incoming pod."
     }
@@ -265,6 +266,7 @@ def test_min_domains_keeps_pods_pending_until_a_node_arrives_in_a_new_zone() -> 
     assert len(first.bound) == 2
     assert list(first.pending.values()) == [
         "0/2 nodes are available: 2 node(s) didn't match pod topology spread constraints. "
+        "no new claims to deallocate, "
         "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
     ]
     assert last.events == [f"added node pool-c-1 ({ZONE}=c)"]

@@ -11,6 +11,7 @@ from topospread.framework.runtime import PluginFactory
 from topospread.plugins import (
     defaultbinder,
     defaultpreemption,
+    dynamicresources,
     imagelocality,
     interpodaffinity,
     nodeaffinity,
@@ -39,6 +40,7 @@ def in_tree_registry() -> dict[str, PluginFactory]:
         noderesources.NAME: noderesources.new,
         podtopologyspread.NAME: podtopologyspread.new,
         interpodaffinity.NAME: interpodaffinity.new,
+        dynamicresources.NAME: dynamicresources.new,
         defaultpreemption.NAME: defaultpreemption.new,
         noderesources.BALANCED_ALLOCATION_NAME: noderesources.new_balanced_allocation,
         imagelocality.NAME: imagelocality.new,

@@ -1,10 +1,11 @@
-"""Default plugins whose subject topospread does not model: volumes and dynamic resources.
+"""Default plugins whose subject topospread does not model: volumes.
 
 They keep their place in the default profile so that plugin order and names match upstream.
 For a pod that needs none of what they check (no PersistentVolumeClaim, no generic ephemeral
-volume, no ResourceClaim) they return Skip, as upstream's do. A pod that does need them is not
-waved through: VolumeBinding or DynamicResources rejects it with a message that says topospread
-cannot decide it, so the report shows it Pending for that reason and never silently placed.
+volume) they return Skip, as upstream's do. A pod that does need them is not waved through:
+VolumeBinding rejects it with a message that says topospread cannot decide it, so the report
+shows it Pending for that reason and never silently placed. (Dynamic resources have their own
+plugin package, plugins/dynamicresources, whose other extension points shape every message.)
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from topospread.framework.status import SKIP, Code, Status, new_status
 from topospread.framework.types import NodeInfo
 
 UNMODELLED_VOLUMES: Final = "topospread does not model volume binding"
-UNMODELLED_CLAIMS: Final = "topospread does not model dynamic resource allocation"
 
 
 class _SkipEverything:
@@ -82,20 +82,6 @@ class VolumeBinding(_SkipEverything):
         )
 
 
-class DynamicResources(_SkipEverything):
-    plugin_name = "DynamicResources"
-
-    def pre_filter(
-        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
-    ) -> tuple[PreFilterResult | None, Status]:
-        if not pod.spec.resource_claims:
-            return None, SKIP
-        names = ", ".join(f'"{c.name}"' for c in pod.spec.resource_claims)
-        return None, new_status(
-            Code.UnschedulableAndUnresolvable, f"{UNMODELLED_CLAIMS} (resource claims {names})"
-        )
-
-
 @dataclass(frozen=True, slots=True)
 class _Factory:
     """A plugin factory that ignores its arguments (a class, not a closure: picklable)."""
@@ -114,5 +100,5 @@ def _factory(cls: type[_SkipEverything]) -> Any:
 
 FACTORIES: Final = {
     cls.plugin_name: _factory(cls)
-    for cls in (VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone, DynamicResources)
+    for cls in (VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone)
 }

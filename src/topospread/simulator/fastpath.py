@@ -118,6 +118,9 @@ _SKIPPING_FILTERS: Final = (
     "VolumeZone",
     "DynamicResources",
 )
+# Of those, the ones whose PreFilter writes state before it skips, read by their later points
+# (PostFilter, Reserve, PreBind): ``seed_state`` runs them on the decision's cycle state.
+_SEEDING_FILTERS: Final = ("DynamicResources",)
 _DYNAMIC_FILTERS: Final = ("NodeResourcesFit", "PodTopologySpread", "InterPodAffinity")
 _STATIC_SCORES: Final = ("TaintToleration", "NodeAffinity", "ImageLocality")
 _NORMALIZED_STATIC: Final = {"TaintToleration": True, "NodeAffinity": False}  # name -> reverse
@@ -328,6 +331,7 @@ class FastPath:
         self.fwk = fwk
         self.features = features
         self.supported = self._profile_supported()
+        self._seeding = [pl for pl in fwk.pre_filter_plugins if pl.name in _SEEDING_FILTERS]
         ipa = fwk.plugins.get(_IPA)
         self._ipa: InterPodAffinity | None = ipa if isinstance(ipa, InterPodAffinity) else None
         self._statics: dict[bytes, _Static | None] = {}
@@ -942,6 +946,21 @@ class FastPath:
             if status.code is Code.Unschedulable and self.min_priority[self.index[name]] < priority:
                 return True
         return False
+
+    def seed_state(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> None:
+        """Write into a decision's cycle state what the PreFilter plugins that skip for every
+        pod this path takes (``_SEEDING_FILTERS``) write before skipping, for the points that
+        read it after this path decided (PostFilter, Reserve, PreBind): the reference PreFilter
+        would have written the same. The dynamic plugins' state is only needed by preemption's
+        dry run, which runs the reference PreFilter itself.
+
+        NOTE: relies on those plugins skipping for every accepted pod (``_build_static``
+        declines the pod otherwise), so that running them alone equals running them all.
+        """
+        for pl in self._seeding:
+            _, status = pl.pre_filter(state, pod, nodes)
+            if status.is_skip:
+                state.skip_filter_plugins.add(pl.name)
 
     # ------------------------------------------------------------------ one decision
 

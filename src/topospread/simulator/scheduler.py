@@ -478,6 +478,8 @@ class Scheduler:
             count_nominated=counted,
         )
         if isinstance(fast, FastResult):
+            if not prefiltered:
+                path.seed_state(state, pod, nodes)  # Reserve and PreBind read it
             self.fast_decisions += 1
             self.fast_nominated += prefiltered or counted
             decision.feasible = sorted(fast.feasible) if self.detail else []
@@ -498,6 +500,8 @@ class Scheduler:
             if not prefiltered and not victimless:
                 # Preemption's dry run reads what the PreFilter plugins wrote.
                 fwk.run_pre_filter_plugins(state, pod, nodes)
+            elif not prefiltered:
+                path.seed_state(state, pod, nodes)  # PostFilter reads it
             return self._fit_failure(
                 fwk,
                 info,
