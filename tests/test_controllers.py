@@ -47,6 +47,8 @@ from topospread.simulator.controllers import (
 )
 from topospread.simulator.controllers.common import (
     ALPHANUMS,
+    GENERATE_NAME_CONFLICT,
+    MAX_NAME_GENERATION_CREATE_ATTEMPTS,
     POD_DELETION_COST,
     active_pods_with_ranks_less,
     compute_hash,
@@ -57,6 +59,7 @@ from topospread.simulator.controllers.common import (
     get_scaled_value_from_int_or_percent,
     pods_prefix,
     random_string,
+    retry_generate_name,
     safe_encode_string,
     sort_active_pods,
 )
@@ -184,6 +187,42 @@ def test_generated_names_truncate_the_base_to_58_characters() -> None:
     name = generate_name("x" * 70, random.Random(1))
     assert len(name) == 63
     assert name.startswith("x" * 58)
+
+
+def test_a_generated_name_that_is_taken_is_drawn_again_from_the_same_seeded_source() -> None:
+    (pod,) = sync_replica_set(workload("ReplicaSet", replicas=1), [], rng=random.Random(1)).create
+    taken = {pod.metadata.name}
+    drawn: list[str] = []
+
+    def is_taken(name: str) -> bool:
+        drawn.append(name)
+        return name in taken
+
+    again = retry_generate_name(pod, random.Random(2), is_taken)
+    assert drawn == [pod.metadata.name, again.metadata.name]
+    assert again.metadata.name == generate_name("web-", random.Random(2))
+    assert again.metadata.uid == pod.metadata.uid
+    # A free name is kept as it is, the same object.
+    assert retry_generate_name(pod, random.Random(2), lambda name: False) is pod
+
+
+def test_a_create_tries_eight_names_then_fails_with_the_api_servers_conflict() -> None:
+    (pod,) = sync_replica_set(workload("ReplicaSet", replicas=1), [], rng=random.Random(1)).create
+    drawn: list[str] = []
+
+    def everything_taken(name: str) -> bool:
+        drawn.append(name)
+        return True
+
+    last = retry_generate_name(pod, random.Random(2), everything_taken)
+    assert MAX_NAME_GENERATION_CREATE_ATTEMPTS == 8
+    assert len(drawn) == 7 and drawn[0] == pod.metadata.name  # the caller checks the 8th
+    rng = random.Random(2)
+    assert [*drawn[1:], last.metadata.name] == [generate_name("web-", rng) for _ in range(7)]
+    assert GENERATE_NAME_CONFLICT.format(resource="pods", name="web-bcdfg") == (
+        'pods "web-bcdfg" already exists, the server was not able to generate a unique name '
+        "for the object"
+    )
 
 
 def test_pods_prefix_is_the_name_and_a_dash_when_that_is_a_valid_generate_name() -> None:

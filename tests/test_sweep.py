@@ -5,7 +5,10 @@ pool gives the serial result; Ctrl-C keeps what finished."""
 from __future__ import annotations
 
 import json
+import multiprocessing
+import os
 import pickle
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -16,11 +19,16 @@ from test_cli import readme_output
 from test_cli import run as cli
 from test_timeline import deployment, zones
 from topospread.analysis.sweep import (
+    KILL_HOOK_ENV,
     Bases,
+    Failure,
     Job,
     Phase,
     Run,
+    RunError,
     SweepOptions,
+    SweepReport,
+    death,
     enumerate_failures,
     phase,
     serial_backend,
@@ -29,9 +37,11 @@ from topospread.analysis.sweep import (
 from topospread.analysis.sweep_pool import pool_size, process_backend
 from topospread.analysis.timeline import settle_timeline, simulate
 from topospread.framework.features import DEFAULT_FEATURES
+from topospread.render.html import sweep_html
+from topospread.render.sweep import sweep_text
 from topospread.simulator.drain import DrainOptions
 from topospread.simulator.simulation import Simulation
-from topospread.simulator.snapshot import FORKS, Snapshot
+from topospread.simulator.snapshot import FORKS, ChildDied, Snapshot, call_forked
 from topospread.simulator.timeline import parse_timeline
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "simulations"
@@ -349,3 +359,97 @@ def test_sweep_takes_kubectl_drains_flags_on_the_command_line(
     assert not any(r["during"]["blocked"] for r in outcomes[True])
     steps = [r["timeline"][0]["drain"] for r in outcomes[True]]
     assert all(s["deleteEmptyDirData"] is True and s["force"] is True for s in steps)
+
+
+# ------------------------------------------------------------------ dead workers
+
+
+def kill_workers(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, *lines: str) -> None:
+    """The test hook: a worker about to run a failure named in ``lines`` ("once NAME",
+    "always NAME") kills itself with SIGKILL, as the OOM killer would."""
+    plan = tmp_path / "kill-plan"
+    plan.write_text("".join(f"{line}\n" for line in lines))
+    monkeypatch.setenv(KILL_HOOK_ENV, str(plan))
+
+
+def node_sweep(backend: Any = serial_backend, **kwargs: Any) -> SweepReport:
+    scenario = parse_timeline(cluster_doc(web()), "t.yaml")
+    return sweep(scenario, nodes=True, backend=backend, **kwargs)
+
+
+def test_a_worker_killed_once_is_replaced_and_its_run_retried_so_nothing_is_lost(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    serial = node_sweep().to_json()
+    kill_workers(monkeypatch, tmp_path, "once node pool-a-1", "once node pool-c-2")
+    pooled = node_sweep(process_backend(2)).to_json()
+    assert pooled == serial and pooled["completed"] == 6 and pooled["failed"] == []
+    # The hook did kill: each marked its first attempt.
+    assert len(list(tmp_path.glob("kill-plan.*.killed"))) == 2
+
+
+def test_a_run_that_kills_its_worker_twice_is_reported_failed_and_every_other_run_kept(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    serial = node_sweep()
+    kill_workers(monkeypatch, tmp_path, "always node pool-b-1")
+    pooled = node_sweep(process_backend(2))
+    failure = Failure("node", ("pool-b-1",))
+    assert pooled.failed == [RunError(failure, 0, "worker killed by SIGKILL", 2)]
+    assert [o.run for o in pooled.outcomes] == [
+        o.run for o in serial.outcomes if o.failure != failure
+    ]
+    doc = pooled.to_json()
+    assert doc["completed"] == 5 and doc["planned"] == 6
+    assert doc["failed"] == [
+        {
+            "failure": {"name": "node pool-b-1", "kind": "node", "targets": ["pool-b-1"]},
+            "seed": 0,
+            "error": "worker killed by SIGKILL",
+            "attempts": 2,
+        }
+    ]
+    text = sweep_text(pooled)
+    assert (
+        "Failed: 1 of 6 runs did not complete (the worker died on every attempt):\n"
+        "  node pool-b-1: worker killed by SIGKILL (2 attempts)\n"
+    ) in text
+    assert text.rstrip().endswith("1 run failed and is not judged.")
+    page = sweep_html(doc)
+    assert "node pool-b-1: worker killed by SIGKILL (2 attempts)" in page
+    assert "5 of 6 runs" in page and "1 failed" in page
+
+    # The command prints the report, says which run failed, and exits 1.
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(cluster_doc(web())))
+    code, out, err = cli(["sweep", str(path), "--nodes", "-j", "2", "-o", "json"], capsys)
+    assert code == 1 and json.loads(out)["failed"] == doc["failed"]
+    assert "topospread: 1 of 6 runs failed: node pool-b-1: worker killed by SIGKILL" in err
+    assert "Traceback" not in err
+
+
+def test_a_worker_killed_from_outside_mid_sweep_loses_no_run() -> None:
+    serial = node_sweep().to_json()
+    killed: list[int] = []
+
+    def kill_the_workers(outcome: Any) -> None:
+        # The first run is in: the other worker is mid-run. SIGKILL every worker, as the OOM
+        # killer would, once.
+        if not killed:
+            for child in multiprocessing.active_children():
+                assert child.pid is not None
+                os.kill(child.pid, signal.SIGKILL)
+                killed.append(child.pid)
+
+    pooled = node_sweep(process_backend(2), on_run=kill_the_workers).to_json()
+    assert len(killed) == 2
+    assert pooled == serial and pooled["failed"] == []
+
+
+@pytest.mark.skipif(not FORKS, reason="runs fork a child only where the platform forks")
+def test_a_forked_child_killed_is_reported_with_its_signal() -> None:
+    with pytest.raises(ChildDied) as died:
+        call_forked(lambda _: os.kill(os.getpid(), signal.SIGKILL), None)
+    assert died.value.exitcode == -signal.SIGKILL
+    assert death(died.value.exitcode, "worker's child") == "worker's child killed by SIGKILL"
+    assert death(3) == "worker exited with code 3"

@@ -8,6 +8,7 @@ it connected and leave it running.
 from __future__ import annotations
 
 import dataclasses
+import os
 import socket
 import sys
 from collections.abc import Iterator
@@ -17,7 +18,15 @@ from typing import Any
 import pytest
 
 from test_cli import run
-from topospread.analysis.sweep import Backend, Outcome, serial_backend, sweep
+from topospread.analysis.sweep import (
+    KILL_HOOK_ENV,
+    MAX_ATTEMPTS,
+    Backend,
+    Failure,
+    Outcome,
+    serial_backend,
+    sweep,
+)
 from topospread.analysis.sweep_pool import process_backend
 from topospread.analysis.sweep_ray import connect, ray_backend
 from topospread.errors import ManifestError
@@ -28,7 +37,21 @@ MISSING = "--ray: Ray is not installed: install the ray extra: pip install 'topo
 
 
 @pytest.fixture(scope="module")
-def ray_cluster() -> Iterator[None]:
+def kill_plan(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Where the tests write the workers' kill plan (the sweep's test hook): set before the
+    local Ray cluster starts, so that its workers inherit it; no plan, no kill."""
+    plan = tmp_path_factory.mktemp("ray-kill") / "kill-plan"
+    before = os.environ.get(KILL_HOOK_ENV)
+    os.environ[KILL_HOOK_ENV] = str(plan)
+    yield plan
+    if before is None:
+        os.environ.pop(KILL_HOOK_ENV, None)
+    else:
+        os.environ[KILL_HOOK_ENV] = before
+
+
+@pytest.fixture(scope="module")
+def ray_cluster(kill_plan: Path) -> Iterator[None]:
     ray = pytest.importorskip("ray")
     started = connect("local")
     yield
@@ -79,6 +102,34 @@ def test_ctrl_c_keeps_the_runs_completed_and_cancels_the_rest(ray_cluster: None)
     assert len(report.outcomes) == 3 < report.planned
     # The cluster is still usable after the cancelled tasks' workers were stopped.
     assert sweep_json(ray_backend("local")) == sweep_json(serial_backend)
+
+
+@pytest.mark.parametrize("batch", [1, None], ids=["one job per task", "batches"])
+def test_a_run_whose_worker_dies_once_is_retried_and_twice_is_reported_failed(
+    ray_cluster: None, kill_plan: Path, batch: int | None
+) -> None:
+    serial = sweep(scenario(), nodes=True, drains=True)
+    lost = Failure("node", ("node-zone-b-1",))
+    try:
+        # Killed on its first attempt only: Ray retries it, and the sweep is the serial one.
+        kill_plan.write_text("once node node-zone-b-1\n")
+        once = sweep(scenario(), nodes=True, drains=True, backend=ray_backend("local", batch=batch))
+        assert once.to_json() == serial.to_json()
+        assert len(list(kill_plan.parent.glob("kill-plan.*.killed"))) == 1  # it did die
+        # Killed on every attempt: reported failed; every other run is kept.
+        kill_plan.write_text("always node node-zone-b-1\n")
+        always = sweep(
+            scenario(), nodes=True, drains=True, backend=ray_backend("local", batch=batch)
+        )
+    finally:
+        kill_plan.unlink()
+        for mark in kill_plan.parent.glob("kill-plan.*"):
+            mark.unlink()
+    (failed,) = always.failed
+    assert (failed.failure, failed.seed, failed.attempts) == (lost, 0, MAX_ATTEMPTS)
+    assert failed.error.startswith("worker died (WorkerCrashedError: The worker died")
+    assert [o.run for o in always.outcomes] == [o.run for o in serial.outcomes if o.failure != lost]
+    assert always.to_json()["completed"] == serial.to_json()["completed"] - 1
 
 
 def test_without_ray_installed_the_backend_says_how_to_install_it(

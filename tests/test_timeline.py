@@ -6,6 +6,7 @@ outputs and errors."""
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -14,10 +15,10 @@ import pytest
 import yaml
 
 from test_cli import run as cli
-from topospread.analysis.reports import StepReport
+from topospread.analysis.reports import StepReport, step_report, summarize
 from topospread.analysis.timeline import TimelineReport, simulate
 from topospread.errors import TopospreadError
-from topospread.render.timeline import timeline_text
+from topospread.render.timeline import timeline_json, timeline_text
 from topospread.simulator.simulation import Settled, Simulation
 from topospread.simulator.steps import apply_step, merge_patch
 from topospread.simulator.timeline import parse_timeline
@@ -950,3 +951,66 @@ def test_kinds_the_simulator_does_not_model_are_counted_in_one_warning() -> None
         "read and left out (the scheduler does not need them): 3 ConfigMap, 1 Ingress",
     ]
     assert report.steps[1].events == ["left out a ConfigMap"]
+
+
+# ------------------------------------------------------------------ generated names
+
+
+def test_pods_given_by_generate_name_alone_get_distinct_names_as_kubectl_create_gives_them() -> (
+    None
+):
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"generateName": "job-"},
+        "spec": {"containers": [{"name": "c", "image": "i"}]},
+    }
+    doc = {"nodeGroups": zones(1), "objects": [pod, pod], "timeline": [{"apply": [pod]}]}
+    first, last = run(doc).steps
+    assert len(first.bound) == 2 and len(last.bound) == 3
+    assert all(re.fullmatch(r"default/job-[bcdfghjklmnpqrstvwxz2456789]{5}", k) for k in last.bound)
+
+
+def test_thirty_thousand_replicas_get_unique_names_and_every_report_count_equals_the_json() -> None:
+    # generateName draws 5 characters of 27: at 30,000 pods, seed 0 draws 29 names already
+    # taken (each once a ghost pod, overwriting another); the API server draws them again.
+    # One node per zone that holds every pod keeps the scheduling cheap.
+    replicas = 30_000
+    node = {"status": {"capacity": {"cpu": "64", "memory": "256Gi", "pods": str(replicas)}}}
+    groups = [{"name": "n", "zones": ["a", "b", "c"], "perZone": 1, "template": node}]
+    doc = {"nodeGroups": groups, "objects": [deployment(replicas)], "timeline": []}
+    scenario = parse_timeline(doc, "t.yaml")
+    sim = Simulation(scenario, seed=0)
+    settled = sim.settle(scenario.source)
+    step = step_report(sim, 0, "initial state", "start", [], settled)
+    summary = summarize(sim)
+    out = json.loads(timeline_json(TimelineReport(scenario.source, 0, [step], [])))
+    (js,) = out["steps"]
+
+    # Every pod created once, under a name of its own.
+    assert len(settled.created) == len(set(settled.created)) == replicas == len(sim.pods)
+    assert sorted(js["created"]) == sorted(js["bound"]) == sorted(sim.pods)
+
+    # The counts derived from the JSON's placements...
+    zone_of = {n["name"]: n["zone"] for n in js["nodes"]}
+    per_zone = Counter(zone_of[node] for node in js["bound"].values())
+    running, pending = len(js["bound"]), len(js["pending"])
+    assert running + pending == replicas and pending == 0
+
+    # ...are what every report says: the step, its summary, the workload, its constraint.
+    assert step.running == summary.running == running
+    assert len(step.pending) == len(summary.pending) == pending
+    assert sum(len(pods) for _, pods in step.topology) == running
+    assert pods_per_zone(step) == dict(per_zone)
+    for workloads in (step.workloads, summary.workloads):
+        (w,) = workloads
+        assert (w.desired, w.running, w.pending) == (replicas, running, pending)
+        (constraint,) = w.constraints
+        assert constraint.view.counts == dict(per_zone)
+    (wj,) = js["workloads"]
+    assert (wj["desired"], wj["running"], wj["pending"]) == (replicas, running, pending)
+    assert sorted(wj["pods"]) == sorted(js["bound"])
+    (cj,) = wj["constraints"]
+    assert cj["counts"] == dict(per_zone)
+    assert cj["skew"] == max(per_zone.values()) - min(per_zone.values()) == 0
+    assert js["violations"] == [] and step.violations == summary.violations == []

@@ -19,12 +19,18 @@ violated that was not violated there.
 
 Every run records the steps it applied (``timeline``), so appending them to the input's
 timeline and running ``simulate`` replays that failure alone.
+
+A run whose worker process dies (the kernel's OOM killer, a signal) is run again once on a
+fresh worker; a run that kills its worker twice is reported as failed, with how the worker
+died (``RunError``), and every other run is kept.
 """
 
 from __future__ import annotations
 
 import gc
 import itertools
+import os
+import signal
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -119,6 +125,31 @@ class Run(msgspec.Struct, frozen=True, rename="camel"):
     during: Phase
     after: Phase
     settled: bool
+
+
+class RunError(msgspec.Struct, frozen=True, rename="camel"):
+    """A run that did not complete: its worker died on every attempt (``error`` says how,
+    e.g. ``worker killed by SIGKILL``)."""
+
+    failure: Failure
+    seed: int
+    error: str
+    attempts: int
+
+
+# Attempts of one run before it is reported as failed: the first and one retry.
+MAX_ATTEMPTS: Final = 2
+
+
+def death(exitcode: int | None, who: str = "worker") -> str:
+    """How a process ended, as a failed run reports it: ``worker killed by SIGKILL``."""
+    if exitcode is not None and exitcode < 0:
+        try:
+            name = signal.Signals(-exitcode).name
+        except ValueError:
+            name = f"signal {-exitcode}"
+        return f"{who} killed by {name}"
+    return f"{who} exited with code {exitcode}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -316,6 +347,36 @@ def worker_options() -> SweepOptions:
     return _OPTIONS[0]
 
 
+# A test hook, never set in use: the path of a file of lines "once|always <failure name>".
+# A worker about to run that failure kills itself with SIGKILL, as the OOM killer would: on
+# every attempt (always), or on the first only (once: it first leaves a mark beside the file).
+# Read by the workers alone (the pool's, Ray's tasks), never in the sweep's own process.
+KILL_HOOK_ENV: Final = "TOPOSPREAD_TEST_KILL_WORKER"
+
+
+def kill_hook(job: Job) -> None:
+    """Kill this worker if the test hook (KILL_HOOK_ENV) names the job's failure."""
+    path = os.environ.get(KILL_HOOK_ENV)
+    if not path:
+        return
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except FileNotFoundError:
+        return
+    for line in lines:
+        mode, _, name = line.partition(" ")
+        if name != job.failure.name:
+            continue
+        if mode == "once":
+            mark = f"{path}.{job.index}.killed"
+            try:
+                os.close(os.open(mark, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            except FileExistsError:
+                return  # killed once already: this is the retry
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
 def run_job(job: Job) -> tuple[int, Run]:
     """One job in a worker: restore the seed's base, replay, free the copy. The garbage
     collector waits until the end: mid-run collections would walk the whole copy again and
@@ -336,7 +397,11 @@ def run_jobs(
 ) -> list[tuple[int, Run]]:
     """A batch of jobs in one call (a Ray task)."""
     init_worker(bases, options)
-    return [run_job(job) for job in jobs]
+    out = []
+    for job in jobs:
+        kill_hook(job)
+        out.append(run_job(job))
+    return out
 
 
 # ------------------------------------------------------------------ the summary
@@ -406,6 +471,8 @@ class SweepReport:
     plan: dict[str, int] = field(default_factory=dict)
     interrupted: bool = False
     warnings: list[str] = field(default_factory=list)
+    # Runs whose worker died on every attempt (no outcome), in job order.
+    failed: list[RunError] = field(default_factory=list)
 
     @property
     def families(self) -> list[str]:
@@ -434,6 +501,19 @@ class SweepReport:
             "failures": self.plan,
             "planned": self.planned,
             "completed": len(self.outcomes),
+            "failed": [
+                {
+                    "failure": {
+                        "name": e.failure.name,
+                        "kind": e.failure.kind,
+                        "targets": list(e.failure.targets),
+                    },
+                    "seed": e.seed,
+                    "error": e.error,
+                    "attempts": e.attempts,
+                }
+                for e in self.failed
+            ],
             "interrupted": self.interrupted,
             "base": {str(s): msgspec.to_builtins(p) for s, p in self.base.items()},
             "ranked": [
@@ -467,17 +547,17 @@ class SweepReport:
 # ------------------------------------------------------------------ the driver
 
 # A backend runs jobs against the snapshots of the base states and reports each run as it
-# completes: run(bases, options, jobs, done).
-Backend = Callable[
-    [Mapping[int, bytes], SweepOptions, Sequence[Job], Callable[[int, Run], None]], None
-]
+# completes, or as failed when its worker died on every attempt: run(bases, options, jobs,
+# done).
+Done = Callable[[int, Run | RunError], None]
+Backend = Callable[[Mapping[int, bytes], SweepOptions, Sequence[Job], Done], None]
 
 
 def serial_backend(
     bases: Mapping[int, bytes],
     options: SweepOptions,
     jobs: Sequence[Job],
-    done: Callable[[int, Run], None],
+    done: Done,
 ) -> None:
     init_worker(bases, options)
     for job in jobs:
@@ -526,8 +606,12 @@ def sweep(
     plan = {k: sum(1 for f in failures if f.kind == k) for k in kinds}
     report = SweepReport(scenario.source, list(seeds), base_phases, [], len(jobs), plan)
     results: dict[int, Outcome] = {}
+    failed: dict[int, RunError] = {}
 
-    def done(index: int, run: Run) -> None:
+    def done(index: int, run: Run | RunError) -> None:
+        if isinstance(run, RunError):
+            failed[index] = run
+            return
         outcome = compare(run, base_phases[run.seed])
         results[index] = outcome
         if on_run is not None:
@@ -545,23 +629,30 @@ def sweep(
         if FORKS:
             gc.unfreeze()
     report.outcomes = [results[i] for i in sorted(results)]
+    report.failed = [failed[i] for i in sorted(failed)]
     report.warnings = list(scenario.warnings)
     return report
 
 
 __all__ = [
+    "KILL_HOOK_ENV",
     "KINDS",
+    "MAX_ATTEMPTS",
     "REQUIREMENTS",
     "Bases",
+    "Done",
     "Failure",
     "Job",
     "Outcome",
     "Phase",
     "Run",
+    "RunError",
     "SweepOptions",
     "SweepReport",
     "compare",
+    "death",
     "enumerate_failures",
+    "kill_hook",
     "run_failure",
     "run_job",
     "run_jobs",

@@ -11,31 +11,45 @@ backends). Elsewhere, workers are spawned and restore the snapshot for each fail
 
 Workers ignore Ctrl-C: the parent takes it, drops the queued tasks, stops the workers and
 keeps the runs that completed.
+
+The pool is the sweep's own, not ``concurrent.futures``': a worker that dies there breaks the
+whole pool (``BrokenProcessPool``) and no one can tell whose run killed it. Here each worker
+runs one job at a time, so a death (the worker's, or its run's forked child's) is the job's:
+a fresh worker replaces the dead one and the run goes again once; a second death reports the
+run as failed, with the signal.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import multiprocessing
 import os
 import signal
-from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from collections import deque
+from collections.abc import Mapping, Sequence
+from multiprocessing.connection import Connection, wait
+from typing import Any
 
 from topospread.analysis.sweep import (
+    MAX_ATTEMPTS,
     Backend,
     Bases,
+    Done,
     Job,
     Run,
+    RunError,
     SweepOptions,
+    death,
     init_worker,
+    kill_hook,
     run_failure,
     run_job,
     serial_backend,
     worker_options,
 )
 from topospread.simulator.simulation import Simulation
-from topospread.simulator.snapshot import FORKS, Snapshot, call_forked
+from topospread.simulator.snapshot import FORKS, ChildDied, Snapshot, call_forked
 
 
 def default_workers() -> int:
@@ -92,42 +106,126 @@ def pool_size(cores: int, jobs: int) -> int:
     return cores
 
 
+class _Worker:
+    """One worker process and the job it runs (None: idle)."""
+
+    def __init__(self, context: Any, bases: Mapping[int, bytes], options: SweepOptions) -> None:
+        self.conn, child = context.Pipe()
+        self.process = context.Process(target=_serve, args=(child, bases, options), daemon=True)
+        self.process.start()
+        child.close()
+        self.job: Job | None = None
+
+    def give(self, job: Job) -> None:
+        self.job = job
+        self.conn.send(job)
+
+    def stop(self) -> None:
+        with contextlib.suppress(OSError):  # it died meanwhile
+            self.conn.send(None)
+
+    def kill(self) -> None:
+        if self.process.is_alive():
+            self.process.terminate()
+
+
+def _serve(conn: Connection, bases: Mapping[int, bytes], options: SweepOptions) -> None:
+    """A worker: run each job sent until told to stop (None). Answers ("ok", (index, run)),
+    ("died", index, how) when the run's forked child died, or ("error", index, exception)."""
+    _init(bases, options)
+    while True:
+        try:
+            job = conn.recv()
+        except EOFError:
+            return
+        if job is None:
+            return
+        kill_hook(job)
+        answer: tuple[Any, ...]
+        try:
+            answer = ("ok", _run_forked(job) if FORKS else run_job(job))
+        except ChildDied as err:
+            answer = ("died", job.index, death(err.exitcode, "worker's child"))
+        except BaseException as err:  # a bug: the sweep's process raises it
+            answer = ("error", job.index, err)
+        conn.send(answer)
+
+
 def process_backend(workers: int, *, share_cores: bool = False) -> Backend:
-    """Run the jobs on ``workers`` processes, at most ``2 * workers`` queued at a time (so a
-    Ctrl-C has little to cancel and results stream in job order as far as possible).
+    """Run the jobs on ``workers`` processes, one job at a time each (so a Ctrl-C has
+    nothing queued to cancel and results stream in job order as far as possible).
     ``share_cores``: ``workers`` is the number of cores, and a few jobs that do not divide
-    evenly over them get a process each (``pool_size``)."""
+    evenly over them get a process each (``pool_size``).
+
+    A worker that dies mid-run (the OOM killer) is replaced by a fresh one and its run tried
+    again; a run whose worker died MAX_ATTEMPTS times is reported as failed (``RunError``,
+    with the signal), and the other runs go on."""
 
     def run(
         bases: Mapping[int, bytes],
         options: SweepOptions,
         jobs: Sequence[Job],
-        done: Callable[[int, Run], None],
+        done: Done,
     ) -> None:
-        size = pool_size(workers, len(jobs)) if share_cores else workers
+        if not jobs:
+            return
+        size = min(pool_size(workers, len(jobs)) if share_cores else workers, len(jobs))
         methods = multiprocessing.get_all_start_methods()
         context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-        pool = ProcessPoolExecutor(
-            size, mp_context=context, initializer=_init, initargs=(bases, options)
-        )
-        todo = list(reversed(jobs))
-        running: set[Future[tuple[int, Run]]] = set()
+        todo = deque(jobs)
+        attempts: dict[int, int] = {}
+        pool = [_Worker(context, bases, options) for _ in range(size)]
+
+        def lost(worker: _Worker, how: str) -> None:
+            job = worker.job
+            worker.job = None
+            if job is None:
+                return
+            attempts[job.index] = attempts.get(job.index, 0) + 1
+            if attempts[job.index] < MAX_ATTEMPTS:
+                todo.appendleft(job)  # again, first
+            else:
+                done(job.index, RunError(job.failure, job.seed, how, attempts[job.index]))
+
         try:
-            while todo or running:
-                while todo and len(running) < 2 * size:
-                    running.add(pool.submit(_run_forked if FORKS else run_job, todo.pop()))
-                finished, running = wait(running, return_when=FIRST_COMPLETED)
-                for future in finished:
-                    done(*future.result())
+            while True:
+                for worker in pool:
+                    if worker.job is None and todo:
+                        worker.give(todo.popleft())
+                busy = [w for w in pool if w.job is not None]
+                if not busy:
+                    break
+                ready = set(wait([w.conn for w in busy] + [w.process.sentinel for w in busy]))
+                for worker in busy:
+                    if worker.conn in ready:
+                        try:
+                            answer = worker.conn.recv()
+                        except (EOFError, OSError):
+                            answer = None  # it died: its sentinel says how
+                        if answer is not None and answer[0] == "error":
+                            raise answer[2]
+                        if answer is not None and answer[0] == "ok":
+                            worker.job = None
+                            done(*answer[1])
+                        elif answer is not None:  # its run's forked child died
+                            lost(worker, answer[2])
+                    if worker.process.sentinel in ready or not worker.process.is_alive():
+                        worker.process.join()
+                        lost(worker, death(worker.process.exitcode))
+                        worker.conn.close()
+                        pool[pool.index(worker)] = _Worker(context, bases, options)
         except BaseException:
-            for future in running:
-                future.cancel()
-            # The workers may be mid-run: stop them rather than wait for it.
-            for process in list(getattr(pool, "_processes", {}).values()):
-                process.terminate()
-            pool.shutdown(wait=True, cancel_futures=True)
+            # Ctrl-C, or a bug in a run: the runs reported so far stay; the workers may be
+            # mid-run, so they are stopped rather than waited for.
+            for worker in pool:
+                worker.kill()
+            for worker in pool:
+                worker.process.join()
             raise
-        pool.shutdown(wait=True)
+        for worker in pool:
+            worker.stop()
+        for worker in pool:
+            worker.process.join()
 
     return run
 

@@ -4,19 +4,28 @@ go into the object store once, the jobs run in batches as Ray tasks (analysis/sw
 
 Ray is an optional extra (``pip install 'topospread[ray]'``), imported only here, lazily. Every
 job restores the same snapshot, so the runs are the ones the local backends give, whatever the
-cluster or the batching.
+cluster or the batching. A run whose worker dies is run again once (Ray's task retries); a
+run that kills its worker twice is reported as failed, and the other runs are kept.
 """
 
 from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from types import ModuleType
 from typing import Any, Final
 
-from topospread.analysis.sweep import Backend, Job, Run, SweepOptions, run_jobs
+from topospread.analysis.sweep import (
+    MAX_ATTEMPTS,
+    Backend,
+    Done,
+    Job,
+    RunError,
+    SweepOptions,
+    run_jobs,
+)
 from topospread.errors import ManifestError
 
 INSTALL_HINT: Final = "install the ray extra: pip install 'topospread[ray]'"
@@ -58,7 +67,7 @@ def ray_backend(address: str, *, batch: int | None = None) -> Backend:
         bases: Mapping[int, bytes],
         options: SweepOptions,
         jobs: Sequence[Job],
-        done: Callable[[int, Run], None],
+        done: Done,
     ) -> None:
         started = connect(address)
         try:
@@ -104,7 +113,7 @@ def _run(
     bases: Mapping[int, bytes],
     options: SweepOptions,
     jobs: Sequence[Job],
-    done: Callable[[int, Run], None],
+    done: Done,
     batch: int | None,
 ) -> None:
     if not jobs:
@@ -115,15 +124,36 @@ def _run(
     bases_ref = ray.put(dict(bases))
     options_ref = ray.put(options)
     task = ray.remote(run_jobs)
-    pending = [
-        task.remote(bases_ref, options_ref, list(jobs[start : start + size]))
-        for start in range(0, len(jobs), size)
-    ]
+    died = (ray.exceptions.WorkerCrashedError, ray.exceptions.OutOfMemoryError)
+    # A task of one job is retried by Ray once when its worker dies; a batch is not (whose
+    # run killed it is unknown): its jobs go again one per task, each with one attempt left.
+    # So every run gets MAX_ATTEMPTS attempts, and a worker's death loses no other run.
+    pending: dict[Any, tuple[list[Job], int]] = {}
+
+    def submit(batch_jobs: list[Job], attempts_left: int) -> None:
+        retries = attempts_left - 1 if len(batch_jobs) == 1 else 0
+        ref = task.options(max_retries=retries).remote(bases_ref, options_ref, batch_jobs)
+        pending[ref] = (batch_jobs, attempts_left)
+
+    for start in range(0, len(jobs), size):
+        submit(list(jobs[start : start + size]), MAX_ATTEMPTS)
     try:
         while pending:
-            finished, pending = ray.wait(pending, num_returns=1)
+            finished, _ = ray.wait(list(pending), num_returns=1)
             for ref in finished:
-                for index, result in ray.get(ref):
+                batch_jobs, attempts_left = pending.pop(ref)
+                try:
+                    results = ray.get(ref)
+                except died as err:
+                    if len(batch_jobs) > 1:
+                        for job in batch_jobs:
+                            submit([job], attempts_left - 1)
+                        continue
+                    (job,) = batch_jobs
+                    how = f"worker died ({type(err).__name__}: {_one_line(err)})"
+                    done(job.index, RunError(job.failure, job.seed, how, MAX_ATTEMPTS))
+                    continue
+                for index, result in results:
                     done(index, result)
     except BaseException:
         # Ctrl-C or a failed task: the runs reported so far stay; the rest are stopped.

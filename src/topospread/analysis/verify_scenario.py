@@ -38,6 +38,7 @@ from topospread.simulator.controllers import (
     sync_replica_set,
     sync_stateful_set,
 )
+from topospread.simulator.controllers.common import retry_generate_name
 from topospread.simulator.controllers.cronjob import sync_cron_job
 from topospread.simulator.controllers.replicationcontroller import sync_replication_controller
 from topospread.simulator.scenario import Scenario, ScenarioBuilder, load_scenario
@@ -215,11 +216,16 @@ def _sync(
 
 
 def expand_workload(
-    workload: Expandable, rng: random.Random, existing: Sequence[Pod] = ()
+    workload: Expandable,
+    rng: random.Random,
+    existing: Sequence[Pod] = (),
+    taken: Iterable[str] = (),
 ) -> tuple[list[tuple[Pod, tuple[str, ...]]], list[ReplicaSet]]:
     """The pods the workload's controller creates, each with the pods it waits for, and (for a
     Deployment) its ReplicaSets. ``existing``: the bound pods of its namespace, which the
     controller claims as running (a StatefulSet whose ordinal 0 runs creates ordinal 1 next).
+    ``taken``: the names of the namespace's other pods (other workloads' pods, not claimed);
+    a created pod's name is free among them and ``existing``, as the API server makes it.
 
     The controller is synced until it creates nothing more. Each batch it creates is first
     offered with the previous batch still unbound: if the controller creates the next batch
@@ -228,6 +234,7 @@ def expand_workload(
     and waits for it.
     """
     created: list[tuple[Pod, tuple[str, ...]]] = []
+    names = {p.metadata.name for p in existing} | set(taken)
     rss: list[ReplicaSet] = []
     earlier: list[Pod] = list(existing)  # bound (running and ready, as controllers read it)
     last: list[Pod] = []  # the latest batch, unbound
@@ -249,13 +256,32 @@ def expand_workload(
                 continue  # a Deployment made its ReplicaSet; its pods come with the next sync
             return created, rss
         earlier += [bound_to(p, _EXPANDING_NODE) for p in last]
-        last = list(actions.create)
+        last = _stored(
+            actions.create, generated=not isinstance(workload, StatefulSet), rng=rng, names=names
+        )
         last_waits = waits
         created += [(p, waits) for p in last]
     raise ValidationError(
         f"{workload.kind} {workload.metadata.namespace}/{workload.metadata.name}: "
         f"its controller still creates pods after {_MAX_SYNCS} syncs"
     )
+
+
+def _stored(
+    pods: Iterable[Pod], *, generated: bool, rng: random.Random, names: set[str]
+) -> list[Pod]:
+    """The created pods as the API server stores them, ``names`` (the namespace's pods'
+    names) growing with each: a generated name already taken drawn again
+    (``retry_generate_name``); a pod whose given name, or every drawn name, is taken is not
+    created."""
+    stored: list[Pod] = []
+    for pod in pods:
+        kept = retry_generate_name(pod, rng, names.__contains__) if generated else pod
+        if kept.metadata.name in names:
+            continue
+        names.add(kept.metadata.name)
+        stored.append(kept)
+    return stored
 
 
 def expand_workload_pods(
@@ -273,6 +299,7 @@ def expand_workload_pods(
     for _, obj in items:
         if isinstance(obj, Pod):
             pods_by_namespace.setdefault(_namespace(obj), []).append(obj)
+    created_names: dict[str, set[str]] = {}  # by namespace: pods the workloads before made
     out: list[tuple[str, Any]] = []
     expandable_types = (StatefulSet, ReplicaSet, ReplicationController, Deployment, Job, CronJob)
     for i, ((where, obj), expand) in enumerate(zip(items, expandable, strict=True)):
@@ -293,11 +320,14 @@ def expand_workload_pods(
             if not jobs:  # suspended
                 continue
             obj = jobs[0]
-        existing = pods_by_namespace.get(obj.metadata.namespace or "default", [])
+        namespace = obj.metadata.namespace or "default"
+        existing = pods_by_namespace.get(namespace, [])
+        made = created_names.setdefault(namespace, set())
         try:
-            pods, rss = expand_workload(obj, random.Random(i), existing)
+            pods, rss = expand_workload(obj, random.Random(i), existing, made)
         except TopospreadError as err:
             raise type(err)(f"{where} ({name}): {err}") from err
+        made.update(p.metadata.name for p, _ in pods)
         out += [(f"{where} ({name}, pod {p.metadata.name})", p) for p, _ in pods]
         out += [(f"{where} ({name})", rs) for rs in rss]
     return out
@@ -343,7 +373,10 @@ def load_verify_scenario(path: Path) -> VerifyScenario:
                 try:
                     namespace = obj.metadata.namespace
                     bound = [p for _, p in builder.pods if _namespace(p) == namespace]
-                    pods, rss = expand_workload(obj, random.Random(i), bound)
+                    queued = [
+                        p.metadata.name for _, p in builder.queue if _namespace(p) == namespace
+                    ]
+                    pods, rss = expand_workload(obj, random.Random(i), bound, queued)
                 except TopospreadError as err:
                     raise type(err)(f"{at} ({name}): {err}") from err
                 for pod, waits in pods:

@@ -233,6 +233,13 @@ def sweep_command(
             err=True,
         )
         raise typer.Exit(130)
+    if report.failed:
+        typer.echo(
+            f"topospread: {len(report.failed)} of {report.planned} runs failed: "
+            + "; ".join(f"{e.failure.name}: {e.error}" for e in report.failed),
+            err=True,
+        )
+        raise typer.Exit(1)
     if required and report.failing(required):
         raise typer.Exit(1)
 

@@ -36,6 +36,8 @@ def sweep_text(report: SweepReport, *, requirements: Sequence[str] = ()) -> str:
             f"Interrupted: {len(ranked)} of {report.planned} runs completed; "
             "the report covers them."
         )
+    if report.failed:
+        lines += ["", *_failed(report)]
     if not ranked:
         return "\n".join(lines) + "\n"
     broken = [o for o in ranked if any(o.severity())]
@@ -154,7 +156,31 @@ def _details(o: Outcome, show_seed: bool) -> list[str]:
     return out
 
 
+def _failed(report: SweepReport) -> list[str]:
+    """The runs whose worker died on every attempt: no outcome, how it died."""
+    show_seed = len(report.seeds) > 1
+    n = len(report.failed)
+    out = [f"Failed: {n} of {report.planned} run{'s' if report.planned != 1 else ''} did not "
+           "complete (the worker died on every attempt):"]  # fmt: skip
+    for e in report.failed:
+        seed = f" (seed {e.seed})" if show_seed else ""
+        out.append(f"  {e.failure.name}{seed}: {e.error} ({e.attempts} attempts)")
+    return out
+
+
 def _verdict(report: SweepReport, broken: Sequence[Outcome], requirements: Sequence[str]) -> str:
+    verdict = _completed_verdict(report, broken, requirements)
+    if report.failed:
+        n = len(report.failed)
+        verdict += (
+            f" {n} run{'s' if n != 1 else ''} failed and {'are' if n != 1 else 'is'} not judged."
+        )
+    return verdict
+
+
+def _completed_verdict(
+    report: SweepReport, broken: Sequence[Outcome], requirements: Sequence[str]
+) -> str:
     if requirements:
         failing = report.failing(requirements)
         if failing:

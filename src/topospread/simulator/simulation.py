@@ -29,6 +29,7 @@ The API, shared by ``simulate``, ``sweep`` and ``rebalance``:
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -81,11 +82,13 @@ from topospread.simulator.controllers import (
     sync_stateful_set,
 )
 from topospread.simulator.controllers.common import (
+    GENERATE_NAME_CONFLICT,
     check_selector_matches_template,
     get_controller_of,
     get_pod_from_template,
     is_controlled_by,
     parse_time,
+    retry_generate_name,
     stamp,
     workload_selector,
 )
@@ -504,7 +507,16 @@ class Simulation:
             return f"added node {obj.metadata.name}"
         if isinstance(obj, Pod):
             pod = self._namespaced(obj)
+            generated = not pod.metadata.name and bool(pod.metadata.generate_name)
+            if generated:
+                taken = functools.partial(self._name_taken, pod.metadata.namespace)
+                pod = retry_generate_name(pod, self.rng, taken)
             key = pod.key
+            if key in self.pods and generated:
+                raise ValidationError(
+                    f"{where} (Pod {key}): "
+                    + GENERATE_NAME_CONFLICT.format(resource="pods", name=pod.metadata.name)
+                )
             if key in self.pods:
                 raise ValidationError(
                     f'{where} (Pod {key}): metadata.name: Duplicate value: "{pod.metadata.name}"'
@@ -1200,20 +1212,39 @@ class Simulation:
             actions = sync_job(obj, self._pods_in(key[1]), rng=self.rng)
         if actions:
             acted = True
-            self._apply_actions(actions, describe_workload(key), out)
+            # The StatefulSet controller names its pods itself (by ordinal); every other
+            # controller leaves the name to generateName.
+            generated = not isinstance(obj, StatefulSet)
+            self._apply_actions(actions, describe_workload(key), out, generated=generated)
         if isinstance(obj, StatefulSet) and key in self.sts_current:
             self._maybe_finish_sts_rollout(obj)
         return acted
 
-    def _apply_actions(self, actions: PodActions, who: str, out: Settled) -> None:
+    def _apply_actions(
+        self, actions: PodActions, who: str, out: Settled, *, generated: bool
+    ) -> None:
+        """Carry out one sync's actions as the API server would. ``generated``: the created
+        pods' names were drawn from their generateName, and one already taken in the namespace
+        is drawn again (upstream's RetryGenerateName); a name the controller gave that is taken
+        is AlreadyExists, and that pod is not created (nor one whose every drawn name is taken):
+        the controller's next sync, which still misses it, tries again."""
         for pod in actions.update:
             self._update_pod(pod)
         for pod in actions.delete:
             self.delete_pod(pod)
             out.deleted.append(pod.key)
         for pod in actions.create:
-            created = self._create_pod(pod, who)
+            stored = pod
+            if generated:
+                taken = functools.partial(self._name_taken, pod.metadata.namespace)
+                stored = retry_generate_name(pod, self.rng, taken)
+            if stored.key in self.pods:
+                continue
+            created = self._create_pod(stored, who)
             out.created.append(created.key)
+
+    def _name_taken(self, namespace: str, name: str) -> bool:
+        return f"{namespace}/{name}" in self.pods
 
     def _maybe_finish_sts_rollout(self, sts: StatefulSet) -> None:
         key = workload_key(sts)

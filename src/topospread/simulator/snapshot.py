@@ -123,6 +123,15 @@ class Snapshot(Generic[T]):
 FORKS: Final = hasattr(os, "fork")
 
 
+class ChildDied(RuntimeError):
+    """The child ``call_forked`` forked died before it answered (killed by a signal, say the
+    OOM killer's): ``exitcode`` as ``multiprocessing`` gives it (minus the signal)."""
+
+    def __init__(self, exitcode: int) -> None:
+        super().__init__(f"the forked child died before it answered (exit code {exitcode})")
+        self.exitcode = exitcode
+
+
 def call_forked(fn: Callable[[T], R], obj: T) -> R:
     """``fn(obj)`` in a child forked from this process: the child's copy of ``obj`` costs
     what ``fn`` touches (copy-on-write), and its exit frees it without a garbage collection.
@@ -150,9 +159,9 @@ def call_forked(fn: Callable[[T], R], obj: T) -> R:
     os.close(write)
     with os.fdopen(read, "rb") as source:
         data = source.read()
-    os.waitpid(pid, 0)
+    _, status = os.waitpid(pid, 0)
     if not data:
-        raise RuntimeError("the forked child died before it answered")
+        raise ChildDied(os.waitstatus_to_exitcode(status))
     ok, value = pickle.loads(data)
     if not ok:
         raise value

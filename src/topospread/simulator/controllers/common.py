@@ -5,7 +5,10 @@ The controllers are pure functions of a workload object, the pods (and nodes) th
 seeded ``random.Random``; they return the actions the controller would take. Where upstream
 asks the API server to create an object, the action carries the object as the API server would
 store it: ``generateName`` resolved to a name drawn from the seeded source, a ``uid`` drawn from
-it too, and, when the caller passes ``now``, the ``creationTimestamp``. The simulator admits
+it too, and, when the caller passes ``now``, the ``creationTimestamp``. A controller sees only
+its own pods, the API server every pod: the caller that stores the pods (the simulator) checks
+each name against its namespace's pods, draws a fresh name for a generated one that is taken
+(``retry_generate_name``) and refuses a create whose given name is taken. The simulator admits
 created pods like any other (defaulting, priority).
 
 Pod state. The simulator has no kubelet, so a pod whose manifest gives no status is read this
@@ -72,6 +75,16 @@ _MAX_ALPHANUMS_PER_INT: Final = 63 // _ALPHANUMS_IDX_BITS
 MAX_NAME_LENGTH: Final = 63
 RANDOM_LENGTH: Final = 5
 MAX_GENERATED_NAME_LENGTH: Final = MAX_NAME_LENGTH - RANDOM_LENGTH
+
+# apiserver/pkg/registry/generic/registry/store.go: a create from generateName is tried at most
+# this many times, each with a freshly generated name, while the name is taken (RetryGenerateName:
+# GA and locked on since v1.32). When every attempt's name is taken the create fails with
+# GENERATE_NAME_CONFLICT (errors.NewGenerateNameConflict), the last name quoted.
+MAX_NAME_GENERATION_CREATE_ATTEMPTS: Final = 8
+GENERATE_NAME_CONFLICT: Final = (
+    '{resource} "{name}" already exists, the server was not able to generate a unique name for '
+    "the object"
+)
 
 _PHASE_ORDINAL: Final[Mapping[str, int]] = {POD_PENDING: 0, POD_UNKNOWN: 1, POD_RUNNING: 2}
 
@@ -310,6 +323,27 @@ def generate_name(base: str, rng: random.Random) -> str:
     if len(base) > MAX_GENERATED_NAME_LENGTH:
         base = base[:MAX_GENERATED_NAME_LENGTH]
     return base + random_string(rng, RANDOM_LENGTH)
+
+
+def retry_generate_name(pod: Pod, rng: random.Random, taken: Callable[[str], bool]) -> Pod:
+    """A pod created from its ``generateName`` as the API server's create retries it: its
+    name (the first attempt's, drawn by ``create_pod``; drawn here when empty) and, while the
+    name is taken among the pods of its namespace, a fresh name from the same seeded source,
+    at most MAX_NAME_GENERATION_CREATE_ATTEMPTS attempts in all. The pod comes back with the
+    last name drawn: if that is still taken, the create fails (GENERATE_NAME_CONFLICT) and
+    nothing is stored.
+
+    Upstream: Store.createWithGenerateNameRetry (registry/generic/registry/store.go, v1.35)
+    """
+    base = pod.metadata.generate_name
+    name = pod.metadata.name or generate_name(base, rng)
+    for _ in range(MAX_NAME_GENERATION_CREATE_ATTEMPTS - 1):
+        if not taken(name):
+            break
+        name = generate_name(base, rng)
+    if name == pod.metadata.name:
+        return pod
+    return msgspec.structs.replace(pod, metadata=msgspec.structs.replace(pod.metadata, name=name))
 
 
 def pods_prefix(controller_name: str) -> str:
