@@ -12,12 +12,12 @@ def attempt_line(a: dict[str, Any]) -> str:
     FailedScheduling message, the node it left the pod nominated to and the pods it preempted."""
     if a["node"] is not None:
         return f"attempt {a['attempt']}: bound to {a['node']}"
-    line = f"attempt {a['attempt']}: {a['message']}"
+    line = f"attempt {a['attempt']}: not bound"
     if a["nominatedNode"]:
-        line += f"; nominated to {a['nominatedNode']}"
+        line += f", nominated to {a['nominatedNode']}"
     if a["preempted"]:
         line += f", preempting {', '.join(a['preempted'])}"
-    return line
+    return f"{line}: {a['message']}"
 
 
 def explanation_text(e: Explanation) -> str:

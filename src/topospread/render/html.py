@@ -34,6 +34,7 @@ def _environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
     )
 
 
@@ -433,7 +434,12 @@ def schedule_html(doc: dict[str, Any]) -> str:
         groups=[{"name": g, "color": _hue(i)} for g, i in groups.items()],
         pending=list(pending.items()),
         bound=len(placed),
-        step={"zones": [{"name": z, "nodes": nodes} for z, nodes in sorted(zones.items(), key=lambda kv: (kv[0] == "", kv[0]))]},
+        step={
+            "zones": [
+                {"name": z, "nodes": nodes}
+                for z, nodes in sorted(zones.items(), key=lambda kv: (kv[0] == "", kv[0]))
+            ]
+        },
     )
 
 
