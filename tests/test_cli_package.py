@@ -223,7 +223,7 @@ def test_html_writes_the_page_output_html_prints(
 ) -> None:
     page = tmp_path / "report.html"
     code, printed, _ = run([*RUNS[name], "-o", "html"], capsys)
-    assert printed.lower().startswith("<!doctype html>") and printed.endswith("</html>")
+    assert printed.lower().startswith("<!doctype html>") and printed.endswith("</html>\n")
     _, text, _ = run([*RUNS[name], "--html", str(page)], capsys)
     assert not text.lower().startswith("<!doctype html>")  # the text report, and the page beside it
     assert page.read_text() == printed

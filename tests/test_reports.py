@@ -163,17 +163,14 @@ def test_write_jsonl_writes_one_line_per_write() -> None:
     assert [json.loads(w)["pod"] for w in out.writes[1:]] == [o.key for o in run.outcomes]
 
 
-def test_a_pod_never_attempted_reports_empty_detail_and_no_preempted_key() -> None:
+def test_a_pod_never_attempted_reports_no_attempt() -> None:
     run = schedule(spread_scenario(), seed=3)
     gated = next(json.loads(line) for line in jsonl(run) if b"default/gated" in line)
     assert gated == {
         "pod": "default/gated",
         "node": None,
-        "feasible": [],
-        "scores": {},
-        "pluginScores": {},
-        "reasons": {},
         "message": "Scheduling is blocked due to non-empty scheduling gates",
+        "attempts": [],
     }
 
 

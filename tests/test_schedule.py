@@ -184,8 +184,13 @@ def test_schedule_jsonl_has_a_plugins_header_then_one_line_per_queued_pod(
     assert lines[0]["plugins"]["score"][:2] == ["TaintToleration=3", "NodeAffinity=2"]
     assert lines[1]["pod"] == "default/mypod"
     assert lines[1]["node"] == "node4"
-    assert set(lines[1]) >= {"feasible", "scores", "pluginScores", "reasons", "message"}
-    assert lines[1]["reasons"]["node1"] == [
+    assert list(lines[1]) == ["pod", "node", "message", "attempts"]
+    (attempt,) = lines[1]["attempts"]
+    assert list(attempt) == [
+        "attempt", "node", "nominatedNode", "message", "preempted",
+        "feasible", "scores", "pluginScores", "reasons",
+    ]  # fmt: skip
+    assert attempt["reasons"]["node1"] == [
         "PodTopologySpread: node(s) didn't match pod topology spread constraints"
     ]
 

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from topospread.analysis.reports import StepReport, step_report
+from topospread.analysis.reports import StepReport, node_json, pending_json, step_report
 from topospread.analysis.sweep import SweepOptions, sweep
 from topospread.analysis.timeline import settle_timeline
 from topospread.api.loader import UnknownObject
@@ -154,7 +154,7 @@ class CheckReport:
         return {
             "source": self.source,
             "passed": self.passed,
-            "nodes": self.nodes,
+            "nodeCount": self.nodes,
             "workloads": self.workloads,
             "errors": len(self.errors),
             "warnings": len(self.warnings),
@@ -162,7 +162,14 @@ class CheckReport:
             "ignoredKinds": self.ignored,
             "unmodelledKinds": self.unmodelled,
             "survived": self.survived,
-            "placement": self.placed.bound if self.placed is not None else {},
+            # The cluster as the generated or given nodes leave it, in every report's shapes.
+            "bound": self.placed.bound if self.placed is not None else {},
+            "pending": pending_json(self.placed.pending) if self.placed is not None else [],
+            "nodes": (
+                [node_json(node) for node, _ in self.placed.topology]
+                if self.placed is not None
+                else []
+            ),
         }
 
 

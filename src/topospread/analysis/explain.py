@@ -83,7 +83,10 @@ class Explanation:
     pod: Pod
     node: str | None
     message: str | None
-    attempts: int
+    # Every attempt of the pod in the run, in order, as ``schedule -o json`` records each
+    # (``Decision.attempt_json``): a preemptor's failed attempt with its nominated node and
+    # victims, then the attempt that binds. The nodes below are those of the last one.
+    attempts: list[dict[str, Any]]
     pre_filter: dict[str, str]
     nodes: list[NodeVerdict]
     constraints: list[DomainView]
@@ -175,19 +178,19 @@ def explain(
     recorder.captured = []
     for pod in scenario.queue:
         recorder.add(pod)
-    recorder.run()
+    attempts = [d.attempt_json() for d in recorder.run() if d.key == key]
     decision = recorder.last.get(key)
     if not recorder.captured:
         why = recorder.pending().get(key)
         message = why[1] if isinstance(why, tuple) else "never attempted"
-        return Explanation(target, None, message, 0, {}, [], [], [])
+        return Explanation(target, None, message, attempts, {}, [], [], [])
     nodes, pods = recorder.captured[-1]
     cluster = ClusterState(nodes, pods, recorder.cluster.objects)
     fwk = _framework(scenario, cluster, registry, features, target)
     explanation = _evaluate(fwk, cluster, target)
     explanation.node = decision.node if decision is not None else None
     explanation.message = decision.message if decision is not None else None
-    explanation.attempts = decision.attempt if decision is not None else 0
+    explanation.attempts = attempts
     if suggest and explanation.node is None:
         explanation.suggestions = _suggestions(scenario, cluster, target, registry, features)
     return explanation
@@ -245,7 +248,7 @@ def _evaluate(fwk: Framework, cluster: ClusterState, pod: Pod) -> Explanation:
         pod=pod,
         node=None,
         message=None,
-        attempts=0,
+        attempts=[],
         pre_filter=pre_filter,
         nodes=verdicts,
         constraints=_constraint_views(state, pod, cluster),

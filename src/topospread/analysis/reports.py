@@ -174,12 +174,12 @@ class StepReport(_Exceeding):
             "evicted": self.settled.evicted,
             "placed": self.settled.placed,
             "bound": self.bound,
-            "pending": [{"pod": k, "message": m} for k, m in self.pending.items()],
+            "pending": pending_json(self.pending),
             "workloads": [w.to_json() for w in self.workloads],
             "violations": self.violations,
             "preferencesNotMet": self.preferences_not_met,
             "drains": [d.to_json() for d in self.drains],
-            "nodes": [_node_json(node) for node, _ in self.topology],
+            "nodes": [node_json(node) for node, _ in self.topology],
         }
 
 
@@ -218,16 +218,22 @@ def summarize(sim: Simulation) -> Summary:
     return Summary(running, pending, workloads)
 
 
-def _node_json(node: Node) -> dict[str, Any]:
-    """A node as the reports' readers (the HTML report) draw it: its zone and its state."""
+def node_json(node: Node, zone_key: str = LABEL_TOPOLOGY_ZONE) -> dict[str, Any]:
+    """A node as every report gives it (its pods are in the report's ``bound``): its name, its
+    zone (the ``zone_key`` label, "" without it) and its state."""
     return {
         "name": node.metadata.name,
-        "zone": node.metadata.labels.get(LABEL_TOPOLOGY_ZONE, ""),
+        "zone": node.metadata.labels.get(zone_key, ""),
         "unschedulable": node.spec.unschedulable,
         "taints": [
             f"{t.key}{'=' + t.value if t.value else ''}:{t.effect}" for t in node.spec.taints
         ],
     }
+
+
+def pending_json(pending: Mapping[str, str]) -> list[dict[str, str]]:
+    """Pending pods as every report gives them: ``[{"pod": key, "message": why}]``, in order."""
+    return [{"pod": k, "message": m} for k, m in pending.items()]
 
 
 @dataclass(slots=True)

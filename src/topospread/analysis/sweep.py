@@ -37,7 +37,7 @@ from typing import Any, Final
 
 import msgspec
 
-from topospread.analysis.reports import StepReport, Summary, summarize
+from topospread.analysis.reports import StepReport, Summary, pending_json, summarize
 from topospread.analysis.timeline import carry_out, settle_timeline
 from topospread.api.types import LABEL_TOPOLOGY_ZONE
 from topospread.errors import ManifestError
@@ -515,7 +515,7 @@ class SweepReport:
                 for e in self.failed
             ],
             "interrupted": self.interrupted,
-            "base": {str(s): msgspec.to_builtins(p) for s, p in self.base.items()},
+            "base": {str(s): phase_json(p) for s, p in self.base.items()},
             "ranked": [
                 {
                     "failure": o.failure.name,
@@ -525,12 +525,15 @@ class SweepReport:
                     "blocked": len(o.run.during.blocked),
                     "preferencesNotMet": len(o.run.during.preferences_not_met),
                     "recovered": o.recovered,
+                    "broken": any(o.severity()),
                 }
                 for o in self.ranked()
             ],
             "runs": [
                 {
                     **msgspec.to_builtins(o.run),
+                    "during": phase_json(o.run.during),
+                    "after": phase_json(o.run.after),
                     "failure": {
                         "name": o.failure.name,
                         "kind": o.failure.kind,
@@ -542,6 +545,14 @@ class SweepReport:
             ],
             "warnings": self.warnings,
         }
+
+
+def phase_json(p: Phase) -> dict[str, Any]:
+    """A phase as the JSON report gives it: Pending pods in the shape of every report
+    (``pending_json``)."""
+    out: dict[str, Any] = msgspec.to_builtins(p)
+    out["pending"] = pending_json(p.pending)
+    return out
 
 
 # ------------------------------------------------------------------ the driver

@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from topospread.analysis.reports import node_json, pending_json
 from topospread.analysis.verify_scenario import (
     Invariant,
     VerifyScenario,
@@ -44,7 +45,6 @@ from topospread.analysis.verify_scenario import (
 )
 from topospread.analysis.verify_symmetry import Symmetry, find_symmetry
 from topospread.api.types import (
-    LABEL_TOPOLOGY_ZONE,
     Node,
     Pod,
     PodDisruptionBudget,
@@ -141,12 +141,10 @@ class Counterexample:
             "invariant": self.invariant,
             "message": self.message,
             "steps": [s.to_json() for s in self.steps],
-            "cluster": {n.metadata.name: [pod_key(p) for p in pods] for n, pods in self.cluster},
-            "pending": dict(self.pending),
-            "zones": {
-                n.metadata.name: n.metadata.labels.get(LABEL_TOPOLOGY_ZONE, "")
-                for n, _ in self.cluster
-            },
+            # The cluster at the failing step, in every report's shapes.
+            "bound": {pod_key(p): n.metadata.name for n, pods in self.cluster for p in pods},
+            "pending": pending_json(dict(self.pending)),
+            "nodes": [node_json(n) for n, _ in self.cluster],
         }
 
 
@@ -195,8 +193,8 @@ class VerifyResult:
             ),
             "proved": self.proved,
             "mode": "any-feasible" if self.any_feasible else "best-score",
-            "pods": self.pods,
-            "nodes": self.nodes,
+            "podCount": self.pods,
+            "nodeCount": self.nodes,
             "states": self.states,
             "transitions": self.transitions,
             "depth": self.depth,

@@ -88,14 +88,16 @@ def schedule_command(
             from topospread.render.html import schedule_html
 
             buffer = io.BytesIO()
-            write_json(run, buffer, spill)
+            write_json(run, buffer, spill, zone_key=zone_key)
             return schedule_html(json.loads(buffer.getvalue()))
 
         emit(
             output,
             {
                 "text": lambda: human(run, zone_key=zone_key) + "\n",
-                "json": lambda: lambda: write_json(run, sys.stdout.buffer, spill),
+                "json": lambda: (
+                    lambda: write_json(run, sys.stdout.buffer, spill, zone_key=zone_key)
+                ),
                 "jsonl": lambda: lambda: write_jsonl(run, sys.stdout.buffer, spill),
                 "yaml": lambda: lambda: write_cluster_yaml(run, sys.stdout),
                 "html": page,

@@ -2,16 +2,35 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from topospread.analysis.explain import Explanation
+
+
+def attempt_line(a: dict[str, Any]) -> str:
+    """One recorded attempt (``Decision.attempt_json``) on one line: where it bound, or its
+    FailedScheduling message, the node it left the pod nominated to and the pods it preempted."""
+    if a["node"] is not None:
+        return f"attempt {a['attempt']}: bound to {a['node']}"
+    line = f"attempt {a['attempt']}: not bound"
+    if a["nominatedNode"]:
+        line += f", nominated to {a['nominatedNode']}"
+    if a["preempted"]:
+        line += f", preempting {', '.join(a['preempted'])}"
+    return f"{line}: {a['message']}"
 
 
 def explanation_text(e: Explanation) -> str:
     key = f"{e.pod.metadata.namespace}/{e.pod.metadata.name}"
     out: list[str] = []
     if e.node is not None:
-        out.append(f"{key} -> {e.node} (attempt {e.attempts})")
+        out.append(f"{key} -> {e.node} (attempt {e.attempts[-1]['attempt'] if e.attempts else 0})")
     else:
         out.append(f"{key} is Pending: {e.message}")
+    earlier = e.attempts[:-1] if e.attempts else []
+    if earlier:
+        out += ["", "Earlier attempts:"]
+        out += [f"  {attempt_line(a)}" for a in earlier]
     if e.pre_filter:
         ran = [f"{name} {verdict}" for name, verdict in e.pre_filter.items() if verdict != "Skip"]
         skipped = [name for name, verdict in e.pre_filter.items() if verdict == "Skip"]

@@ -34,12 +34,19 @@ def _environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
     )
 
 
 def _hue(i: int) -> str:
     """A workload's colour: hues spread by the golden angle, as an HSL triple for CSS."""
     return f"{(i * 137.508) % 360:.0f} 65% 50%"
+
+
+def _label(pod: str) -> str:
+    """A pod's name as the grid labels it: without the namespace when it is ``default``."""
+    namespace, _, name = pod.partition("/")
+    return name if namespace == "default" and name else pod
 
 
 def _workload_names(reports: Sequence[dict[str, Any]]) -> list[str]:
@@ -85,7 +92,12 @@ def _step(s: dict[str, Any], color: dict[str, int], total: int) -> dict[str, Any
     on_node: dict[str, list[dict[str, Any]]] = {}
     for pod, node in s["bound"].items():
         on_node.setdefault(node, []).append(
-            {"key": pod, "w": owner.get(pod, len(color)), "placed": pod in placed}
+            {
+                "key": pod,
+                "w": owner.get(pod, len(color)),
+                "placed": pod in placed,
+                "label": _label(pod),
+            }
         )
     zones: dict[str, list[dict[str, Any]]] = {}
     for node in s["nodes"]:
@@ -96,7 +108,7 @@ def _step(s: dict[str, Any], color: dict[str, int], total: int) -> dict[str, Any
     pending: dict[str, list[dict[str, Any]]] = {}
     for p in s["pending"]:
         pending.setdefault(p["message"], []).append(
-            {"key": p["pod"], "w": owner.get(p["pod"], len(color))}
+            {"key": p["pod"], "w": owner.get(p["pod"], len(color)), "label": _label(p["pod"])}
         )
     spread = []
     for w in s["workloads"]:
@@ -131,6 +143,7 @@ def _step(s: dict[str, Any], color: dict[str, int], total: int) -> dict[str, Any
         "title_short": short,
         "events": s["events"],
         "running": len(s["bound"]),
+        "pending_count": len(s["pending"]),
         "placed": len(placed),
         "zones": [{"name": z, "nodes": nodes} for z, nodes in zones.items()],
         "pending": [{"message": m, "pods": pods} for m, pods in pending.items()],
@@ -231,18 +244,23 @@ def verify_html(doc: dict[str, Any]) -> str:
     groups: dict[str, int] = {}
     pending_groups: dict[str, int] = {}
     if counter:
-        pods = [s["pod"] for s in counter["steps"]] + list(counter["pending"])
-        for pod in pods:
+        waiting = [p["pod"] for p in counter["pending"]]
+        for pod in [s["pod"] for s in counter["steps"]] + waiting:
             groups.setdefault(_group(pod), len(groups))
-        pending_groups = {p: groups[_group(p)] for p in counter["pending"]}
-        zones = counter["zones"]
-        placed: dict[str, list[dict[str, Any]]] = {n: [] for n in counter["cluster"]}
+        pending_groups = {p: groups[_group(p)] for p in waiting}
+        zones = {n["name"]: n["zone"] for n in counter["nodes"]}
+        placed: dict[str, list[dict[str, Any]]] = {n["name"]: [] for n in counter["nodes"]}
         for step in counter["steps"]:
             for pods_on in placed.values():
                 for p in pods_on:
                     p["just"] = False
             placed[step["node"]].append(
-                {"key": step["pod"], "w": groups[_group(step["pod"])], "just": True}
+                {
+                    "key": step["pod"],
+                    "w": groups[_group(step["pod"])],
+                    "just": True,
+                    "label": _label(step["pod"]),
+                }
             )
             could = set(step["choices"]) - {step["node"]}
             by_zone: dict[str, list[dict[str, Any]]] = {}
@@ -314,12 +332,8 @@ def sweep_html(doc: dict[str, Any]) -> str:
     quiet = 0
     for i, ranked in enumerate(doc["ranked"]):
         run = runs[(ranked["failure"], ranked["seed"])]
-        broken = bool(
-            ranked["newPending"]
-            or ranked["newViolations"]
-            or ranked["blocked"]
-            or not ranked["recovered"]
-        )
+        # The text report's "broken": anything in the run's severity, preferences too.
+        broken = bool(ranked["broken"])
         if not broken:
             quiet += 1
             if quiet > MAX_QUIET_ROWS:
@@ -340,8 +354,8 @@ def sweep_html(doc: dict[str, Any]) -> str:
         rows.append({**ranked, "anchor": anchor, "cells": cells})
         if broken:
             pending: dict[str, list[str]] = {}
-            for pod, message in run["during"]["pending"].items():
-                pending.setdefault(message, []).append(pod)
+            for p in run["during"]["pending"]:
+                pending.setdefault(p["message"], []).append(p["pod"])
             details.append(
                 {
                     "anchor": anchor,
@@ -363,6 +377,7 @@ def sweep_html(doc: dict[str, Any]) -> str:
         rows=rows,
         details=details,
         broken=[r for r in rows if r["anchor"]],
+        broken_count=sum(1 for r in doc["ranked"] if r["broken"]),
         hidden=max(0, quiet - MAX_QUIET_ROWS),
     )
 
@@ -392,31 +407,39 @@ def rebalance_html(doc: dict[str, Any]) -> str:
 
 
 def schedule_html(doc: dict[str, Any]) -> str:
-    """``schedule -o json``'s document as a report: where each queued pod went, the Pending
-    ones beside their FailedScheduling text, and the cluster after the run."""
+    """``schedule -o json``'s document as a report: where each queued pod went, every
+    attempt it took (a preemptor's failed attempt, its nominated node and victims), the
+    Pending ones beside their FailedScheduling text, and the cluster after the run."""
     groups: dict[str, int] = {}
     placed = {p["pod"] for p in doc["pods"] if p["node"]}
+    on_node: dict[str, list[dict[str, Any]]] = {}
+    for key, node_name in doc["bound"].items():
+        w = groups.setdefault(_group(key), len(groups))
+        on_node.setdefault(node_name, []).append(
+            {"key": key, "w": w, "placed": key in placed, "label": _label(key)}
+        )
     zones: dict[str, list[dict[str, Any]]] = {}
     for node in doc["nodes"]:
-        pods = []
-        for key in node["pods"]:
-            w = groups.setdefault(_group(key), len(groups))
-            pods.append({"key": key, "w": w, "placed": key in placed})
         state = ", ".join((["cordoned"] if node["unschedulable"] else []) + node["taints"])
         zones.setdefault(node["zone"], []).append(
-            {"name": node["name"], "state": state, "pods": pods}
+            {"name": node["name"], "state": state, "pods": on_node.get(node["name"], [])}
         )
     pending: dict[str, list[str]] = {}
-    for p in doc["pods"]:
-        if not p["node"]:
-            pending.setdefault(p["message"] or "", []).append(p["pod"])
+    for p in doc["pending"]:
+        pending.setdefault(p["message"] or "", []).append(p["pod"])
     template = _environment().get_template("schedule.html.j2")
     return template.render(
         doc=doc,
         version=__version__,
         groups=[{"name": g, "color": _hue(i)} for g, i in groups.items()],
         pending=list(pending.items()),
-        step={"zones": [{"name": z, "nodes": nodes} for z, nodes in zones.items()]},
+        bound=len(placed),
+        step={
+            "zones": [
+                {"name": z, "nodes": nodes}
+                for z, nodes in sorted(zones.items(), key=lambda kv: (kv[0] == "", kv[0]))
+            ]
+        },
     )
 
 

@@ -18,17 +18,14 @@ from typing import IO, Any, Final
 import msgspec
 import yaml
 
-from topospread.api.types import LABEL_TOPOLOGY_ZONE
-from topospread.render.topology import Column, draw_topology
+from topospread.analysis.reports import node_json
+from topospread.render.topology import Column, draw_topology, zone_key_for
 from topospread.simulator.run import PodOutcome, ScheduleRun
 from topospread.simulator.scheduler import Decision
 
 # libyaml's emitter where PyYAML was built with it: the same documents, byte for byte, several
 # times faster than the pure-Python emitter.
 _YAML_DUMPER: Final[type[yaml.SafeDumper]] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-
-# What a pod never attempted (gated, ignored) reports in place of a Decision's detail.
-_NO_DETAIL: Final = b'"feasible":[],"scores":{},"pluginScores":{},"reasons":{}'
 
 
 def human(run: ScheduleRun, *, zone_key: str | None = None) -> str:
@@ -96,16 +93,16 @@ class DetailSpill:
         self._file: IO[bytes] | None = None  # opened by the first record
         self._end = 0
         self._encoder = msgspec.json.Encoder()
-        # key -> (the pod's latest recorded decision, offset, length); an earlier attempt's
-        # bytes stay in the file unread.
-        self._where: dict[str, tuple[Decision, int, int]] = {}
+        # key -> (each recorded decision of the pod, offset, length), in attempt order: the
+        # report writes every attempt's detail.
+        self._where: dict[str, list[tuple[Decision, int, int]]] = {}
 
     def record(self, decision: Decision) -> None:
         fragment = _detail_fragment(self._encoder, decision)
         if self._file is None:
             self._file = tempfile.TemporaryFile()  # noqa: SIM115 -- closed by close()
         self._file.write(fragment)
-        self._where[decision.key] = (decision, self._end, len(fragment))
+        self._where.setdefault(decision.key, []).append((decision, self._end, len(fragment)))
         self._end += len(fragment)
         decision.feasible = []
         decision.scores = {}
@@ -114,12 +111,13 @@ class DetailSpill:
 
     def fragment(self, decision: Decision) -> bytes | None:
         """The recorded detail of this very decision, or None if it was not recorded."""
-        found = self._where.get(decision.key)
-        if found is None or found[0] is not decision or self._file is None:
+        if self._file is None:
             return None
-        _, offset, length = found
-        self._file.flush()
-        return os.pread(self._file.fileno(), length, offset)
+        for recorded, offset, length in self._where.get(decision.key, ()):
+            if recorded is decision:
+                self._file.flush()
+                return os.pread(self._file.fileno(), length, offset)
+        return None
 
     def close(self) -> None:
         if self._file is not None:
@@ -160,52 +158,56 @@ def _encode_outcome(
     spill: DetailSpill | None,
     buf: bytearray,
 ) -> None:
-    """Append the outcome's line: the keys and values of ``PodOutcome.to_json``, in its order."""
-    decision = outcome.decision
+    """Append the outcome's line: the keys and values of ``PodOutcome.to_json``, in its order,
+    each attempt's per-node detail taken from the spill where it recorded the attempt."""
     buf += b'{"pod":'
-    if decision is None:
-        encoder.encode_into(outcome.key, buf, -1)
-        buf += b',"node":null,'
-        buf += _NO_DETAIL
-    else:
-        encoder.encode_into(decision.key, buf, -1)
-        buf += b',"node":'
-        encoder.encode_into(decision.node, buf, -1)
+    encoder.encode_into(outcome.key, buf, -1)
+    buf += b',"node":'
+    encoder.encode_into(outcome.node, buf, -1)
+    buf += b',"message":'
+    encoder.encode_into(outcome.message, buf, -1)
+    buf += b',"attempts":['
+    for i, decision in enumerate(outcome.attempts):
+        if i:
+            buf += b","
+        # The attempt's summary (a small dict), then its detail fragment.
+        encoder.encode_into(decision.attempt_json(), buf, -1)
+        del buf[-1]
         buf += b","
         fragment = spill.fragment(decision) if spill is not None else None
         buf += fragment if fragment is not None else _detail_fragment(encoder, decision)
-    buf += b',"message":'
-    encoder.encode_into(outcome.message, buf, -1)
-    if decision is not None:
-        buf += b',"preempted":'
-        encoder.encode_into(decision.preempted, buf, -1)
-    buf += b"}\n"
+        buf += b"}"
+    buf += b"]}\n"
 
 
-def write_json(run: ScheduleRun, out: IO[bytes], spill: DetailSpill | None = None) -> None:
+def write_json(
+    run: ScheduleRun,
+    out: IO[bytes],
+    spill: DetailSpill | None = None,
+    *,
+    zone_key: str | None = None,
+) -> None:
     """The jsonl report as one JSON document: ``{"plugins": ..., "pods": [...]}`` (and
-    ``profiles`` with several), then how many pods bound and how many did not, and the nodes
-    after the run with their zone, state and pods."""
+    ``profiles`` with several), then the cluster after the run as ``simulate`` reports a
+    step's: every bound pod's node (``bound``), the queued pods not bound with why
+    (``pending``), and the nodes with their zone (``zone_key``, as the text draws them) and
+    state."""
     lines = jsonl(run, spill)
     header = next(lines)
     out.write(header.rstrip(b"\n")[:-1] + b',"pods":[')
     for i, line in enumerate(lines):
         out.write((b"," if i else b"") + line.rstrip(b"\n"))
-    out.write(f'],"bound":{len(run.bound)},"pending":{len(run.pending)},"nodes":'.encode())
-    nodes = [
-        {
-            "name": info.name,
-            "zone": info.node.metadata.labels.get(LABEL_TOPOLOGY_ZONE, ""),
-            "unschedulable": info.node.spec.unschedulable,
-            "taints": [
-                f"{t.key}{'=' + t.value if t.value else ''}:{t.effect}"
-                for t in info.node.spec.taints
-            ],
-            "pods": [f"{p.metadata.namespace}/{p.metadata.name}" for p in info.pods],
-        }
-        for info in run.cluster.list()
-    ]
-    out.write(msgspec.json.encode(nodes) + b"}\n")
+    infos = run.cluster.list()
+    key = zone_key_for([info.node for info in infos], zone_key)
+    bound = {
+        f"{p.metadata.namespace}/{p.metadata.name}": info.name for info in infos for p in info.pods
+    }
+    pending = [{"pod": o.key, "message": o.message} for o in run.pending]
+    nodes = [node_json(info.node, key) for info in infos]
+    out.write(b'],"zoneKey":' + msgspec.json.encode(key))
+    out.write(b',"bound":' + msgspec.json.encode(bound))
+    out.write(b',"pending":' + msgspec.json.encode(pending))
+    out.write(b',"nodes":' + msgspec.json.encode(nodes) + b"}\n")
     out.flush()
 
 

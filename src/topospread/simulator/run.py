@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from topospread.api.types import Pod, PodDisruptionBudget
@@ -20,30 +20,26 @@ SCHEDULING_GATED_MESSAGE: Final = "Scheduling is blocked due to non-empty schedu
 
 @dataclass(slots=True)
 class PodOutcome:
-    """Where a queued pod ended up: its node, or why it is Pending."""
+    """Where a queued pod ended up: its node, or why it is Pending; and every scheduling
+    attempt it had, in order (a preemptor's failed attempt, with its nominated node and
+    victims, before the attempt that binds it)."""
 
     pod: Pod
     node: str | None
     decision: Decision | None
     message: str | None
+    attempts: list[Decision] = field(default_factory=list)
 
     @property
     def key(self) -> str:
         return f"{self.pod.metadata.namespace}/{self.pod.metadata.name}"
 
     def to_json(self) -> dict[str, Any]:
-        if self.decision is not None:
-            out = self.decision.to_json()
-            out["message"] = self.message
-            return out
         return {
             "pod": self.key,
-            "node": None,
-            "feasible": [],
-            "scores": {},
-            "pluginScores": {},
-            "reasons": {},
+            "node": self.node,
             "message": self.message,
+            "attempts": [d.to_json() for d in self.attempts],
         }
 
 
@@ -105,21 +101,29 @@ def schedule(
     for pod in scenario.queue:
         scheduler.add(pod)
     attempts = scheduler.run(on_decision)
+    by_pod: dict[str, list[Decision]] = {}
+    for d in attempts:
+        by_pod.setdefault(d.key, []).append(d)
     outcomes = []
     for pod in scenario.queue:
         key = f"{pod.metadata.namespace}/{pod.metadata.name}"
         decision = scheduler.last.get(key)
+        tried = by_pod.get(key, [])
         if key in scheduler.preempted:
             victim, by = scheduler.preempted[key]
             outcomes.append(
-                PodOutcome(victim, None, decision, f"preempted by {by}: deleted to make room")
+                PodOutcome(
+                    victim, None, decision, f"preempted by {by}: deleted to make room", tried
+                )
             )
         elif key in scheduler.gated:
             outcomes.append(PodOutcome(pod, None, None, SCHEDULING_GATED_MESSAGE))
         elif key in scheduler.ignored:
             outcomes.append(PodOutcome(pod, None, None, scheduler.ignored[key][1]))
         elif decision is None:
-            outcomes.append(PodOutcome(pod, None, None, "never attempted"))
+            outcomes.append(PodOutcome(pod, None, None, "never attempted", tried))
         else:
-            outcomes.append(PodOutcome(decision.pod, decision.node, decision, decision.message))
+            outcomes.append(
+                PodOutcome(decision.pod, decision.node, decision, decision.message, tried)
+            )
     return ScheduleRun(scenario, cluster, scheduler, outcomes, attempts)

@@ -79,16 +79,36 @@ class Decision:
     def key(self) -> str:
         return f"{self.pod.metadata.namespace}/{self.pod.metadata.name}"
 
-    def to_json(self) -> dict[str, Any]:
+    @property
+    def nominated_node(self) -> str | None:
+        """The node a failed attempt left the pod nominated to (``status.nominatedNodeName``
+        after it: set by this attempt's preemption, or kept from an earlier one); None for an
+        attempt that bound the pod, or when no node is nominated."""
+        if self.node is not None:
+            return None
+        return self.pod.status.nominated_node_name or None
+
+    def attempt_json(self) -> dict[str, Any]:
+        """The attempt without its per-node detail, as every report records it: its number,
+        the node it bound to, the nominated node and the victims a failed attempt's
+        preemption left, and its FailedScheduling (or binding) message."""
         return {
-            "pod": self.key,
+            "attempt": self.attempt,
             "node": self.node,
+            "nominatedNode": self.nominated_node,
+            "message": self.message,
+            "preempted": self.preempted,
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        """``attempt_json`` with the attempt's per-node detail: feasible nodes, scores per
+        node and per plugin, and each rejected node's reasons."""
+        return {
+            **self.attempt_json(),
             "feasible": self.feasible,
             "scores": self.scores,
             "pluginScores": self.plugin_scores,
             "reasons": self.reasons,
-            "message": self.message,
-            "preempted": self.preempted,
         }
 
 
