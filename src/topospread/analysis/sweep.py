@@ -17,8 +17,10 @@ preferences not met, pods a drain could not evict. The failure is then undone
 recovers when no workload has more Pending pods than in the base state and no constraint is
 violated that was not violated there.
 
-Every run records the steps it applied (``timeline``), so appending them to the input's
-timeline and running ``simulate`` replays that failure alone.
+Every run records the steps it applied (``timeline``), so a scenario whose ``timeline`` is
+those steps (in place of its own: the base state is the cluster before them) replays that
+failure alone under ``simulate`` with the run's seed. Only when the base state came after
+the input's own steps (``--after-timeline``) do they go after those steps instead.
 """
 
 from __future__ import annotations
