@@ -30,6 +30,7 @@ from topospread.analysis.sweep import (
 from topospread.analysis.sweep_pool import pool_size, process_backend
 from topospread.analysis.timeline import settle_timeline, simulate
 from topospread.framework.features import DEFAULT_FEATURES
+from topospread.render.sweep import sweep_text
 from topospread.simulator.drain import DrainOptions
 from topospread.simulator.simulation import Simulation
 from topospread.simulator.snapshot import FORKS, Snapshot
@@ -285,6 +286,30 @@ def replay_phases(path: Path, steps: int, seed: int) -> tuple[Phase, Phase]:
     replay = simulate(load_timeline(path), seed=seed).steps[-steps:]
     drains = [d for s in replay[:-1] for d in s.drains]
     return phase(replay[-2], drains), phase(replay[-1])
+
+
+def test_nodes_and_zones_are_listed_in_natural_order(capsys: pytest.CaptureFixture[str]) -> None:
+    """Numbers by value (a-2 before a-10), the same order on every run."""
+    doc = {
+        "nodeGroups": [{"name": "a", "zones": ["z1", "z2", "z10"], "perZone": {"z1": 11,
+                                                                               "z2": 1,
+                                                                               "z10": 1}}],
+        "objects": [],
+    }  # fmt: skip
+    sim = settle_timeline(parse_timeline(doc, "t.yaml"), 0)
+    failures = enumerate_failures(sim, zones=True, nodes=True, drains=False)
+    zone_names = [f.name for f in failures if f.kind == "zone"]
+    assert zone_names == ["zone z1", "zone z2", "zone z10"]
+    node_names = [f.targets[0] for f in failures if f.kind == "node"]
+    assert node_names == [*(f"a-z1-{i}" for i in range(1, 12)), "a-z2-1", "a-z10-1"]
+    # No run breaks anything: ranked by kind, then in that order, in the text and the JSON.
+    report = sweep(parse_timeline(doc, "t.yaml"), zones=True, nodes=True)
+    names = [f.name for f in failures if f.kind == "node"] + zone_names
+    assert [o.failure.name for o in report.ranked()] == names
+    table = sweep_text(report).split("Worst failures first:\n", 1)[1].splitlines()
+    assert [" ".join(line.split()[1:3]) for line in table[1 : 1 + len(names)]] == names
+    assert [r["failure"]["name"] for r in report.to_json()["runs"]] == names
+    assert [r["failure"] for r in report.to_json()["ranked"]] == names
 
 
 def test_jobs_are_numbered_in_failure_then_seed_order() -> None:
