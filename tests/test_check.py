@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
+from builders import make_node
 from test_cli import readme_output, run
 from topospread.analysis.check import Shape, check, lint
 from topospread.api.loader import load_text
@@ -162,7 +163,8 @@ MISTAKES = [
      "maxSkew 3 ≥ 3 replicas: all of them may share one domain"),
     ("min-domains-unreachable", deployment(replicas=9, constraint={"minDomains": 5, "maxSkew": 2}),
      "minDomains 5 with 3 topology.kubernetes.io/zone domain(s): the global minimum stays 0, so "
-     "at most maxSkew 2 pods per domain; 3 of 9 replicas stay Pending"),
+     "at most maxSkew 2 matching pods per domain: room for 6 of 9 replicas; 3 of 9 stay Pending "
+     "in this run"),
     ("rollout-skew", deployment(constraint={"matchLabelKeys": []}),
      "without matchLabelKeys: [pod-template-hash]"),
 ]  # fmt: skip
@@ -176,6 +178,36 @@ def test_each_mistake_is_named(rule: str, doc: dict[str, Any], text: str) -> Non
     assert found[0].level == "warning"
     others = {f.rule for f in report.warnings} - {rule}
     assert not others, others  # each document has only its own mistake
+
+
+def test_the_min_domains_warning_quotes_the_pending_pods_of_the_run() -> None:
+    doc = deployment(replicas=3, constraint={"minDomains": 3})
+    report = check(objects(helm_template(doc)), source="t", shape=Shape(zones=2))
+    (pending,) = [f for f in report.errors if f.rule == "pending"]
+    assert pending.message.startswith("1 pod(s) stay Pending")
+    (warning,) = [f for f in report.warnings if f.rule == "min-domains-unreachable"]
+    assert warning.message.endswith("room for 2 of 3 replicas; 1 of 3 stay Pending in this run")
+    # Checked alone, before any run, it says the risk and no count.
+    nodes = [make_node(f"n-{z}").label(ZONE, z).obj() for z in "ab"]
+    (alone,) = [f for f in lint(objects(helm_template(doc)), nodes)
+                if f.rule == "min-domains-unreachable"]  # fmt: skip
+    assert alone.message.endswith("room for 2 of 3 replicas")
+
+
+def test_a_constraint_without_a_label_selector_restricts_nothing_and_says_so() -> None:
+    """The scheduler reads an absent labelSelector as matching nothing: the run places every
+    replica, so the minDomains room (for pods the constraint does not count) is not claimed."""
+    doc = deployment(replicas=3, constraint={"minDomains": 3})
+    c = doc["spec"]["template"]["spec"]["topologySpreadConstraints"][0]
+    del c["labelSelector"], c["matchLabelKeys"]
+    report = check(objects(helm_template(doc)), source="t", shape=Shape(zones=2))
+    assert report.passed and report.placed is not None and not report.placed.pending
+    rules = {f.rule: f.message for f in report.warnings}
+    assert "min-domains-unreachable" not in rules
+    assert rules["selector-matches-nothing"] == (
+        "topologySpreadConstraints[0]: no labelSelector: the constraint counts no pods (its own "
+        "included) and never restricts"
+    )
 
 
 def test_min_domains_without_do_not_schedule_is_the_api_servers_error() -> None:

@@ -16,12 +16,18 @@ from topospread.analysis.descheduler import (
     DeschedulerEviction,
     DeschedulerOptions,
     descheduler_evictions,
+    is_ready,
 )
-from topospread.api.types import LabelSelector, Node, OwnerReference, Pod, Volume
+from topospread.analysis.timeline import settle_timeline
+from topospread.api.types import LabelSelector, Node, NodeCondition, OwnerReference, Pod, Volume
 from topospread.framework.types import NodeInfo
-from topospread.labels.selector import label_selector_as_selector
+from topospread.labels.selector import label_selector_as_selector, parse
+from topospread.simulator.simulation import Simulation
+from topospread.simulator.timeline import parse_timeline
 
 WEB = match_labels(app="web")
+ZONE = "topology.kubernetes.io/zone"
+OPTS = DeschedulerOptions()
 
 PodSpec = Callable[[PodBuilder], PodBuilder]
 Tweak = Callable[[Pod], Pod]
@@ -251,6 +257,150 @@ def test_an_empty_label_selector_counts_every_pod_of_the_namespace() -> None:
     ]
     (eviction,) = descheduler_evictions(nodes, DeschedulerOptions())
     assert (eviction.pod, eviction.constraint) == ("default/a-2", "default/<every pod> zone")
+
+
+# ------------------------------------------------------------------ Ready nodes only
+
+
+def with_ready(node: Node, status: str | None) -> Node:
+    """The node with its Ready condition set to ``status`` (None: no condition at all)."""
+    conditions = [] if status is None else [NodeCondition(type="Ready", status=status)]
+    pressure = NodeCondition(type="MemoryPressure", status="False")
+    return msgspec.structs.replace(
+        node, status=msgspec.structs.replace(node.status, conditions=[pressure, *conditions])
+    )
+
+
+@pytest.mark.parametrize(
+    "status, ready",
+    [
+        pytest.param(None, True, id="no Ready condition counts as Ready"),
+        pytest.param("True", True, id="Ready True"),
+        pytest.param("False", False, id="Ready False"),
+        pytest.param("Unknown", False, id="Ready Unknown (the kubelet stopped posting)"),
+    ],
+)
+def test_is_ready_reads_the_ready_condition_only(status: str | None, ready: bool) -> None:
+    assert is_ready(with_ready(zone_node("n", "a"), status)) is ready
+
+
+def test_a_not_ready_nodes_pods_are_not_counted_and_its_domain_is_not_pre_filled() -> None:
+    # Zone c's only node, empty, turns NotReady: Ready, [c=0, b=2, a=4] (average 2) moves
+    # min(ceil(4-2), ceil(2-0), ceil((4-0-1)/2)) = 2 pods from a toward c (NodeFit reads no
+    # condition); NotReady, c is no domain, and [b=2, a=4] (average 3) moves 1 toward b.
+    nodes = spread({"a": 4, "b": 2, "c": 0})
+    assert [(e.pod, e.reason.rsplit(" ", 1)[1]) for e in descheduler_evictions(nodes, OPTS)] == [
+        ("default/a-2", "zone=c"),
+        ("default/a-3", "zone=c"),
+    ]
+    nodes[2].set_node(with_ready(nodes[2].node, "Unknown"))
+    assert [(e.pod, e.reason.rsplit(" ", 1)[1]) for e in descheduler_evictions(nodes, OPTS)] == [
+        ("default/a-3", "zone=b")
+    ]
+    # Its pods are not listed either: Ready, [b=1, a=3, c=3] (average 7/3) moves 1 from the
+    # last domain, c, toward b, and then b=2 and a=3 are within maxSkew; NotReady, [b=1, a=3]
+    # moves 1 from a.
+    nodes = spread({"a": 3, "b": 1, "c": 3})
+    assert evicted(nodes) == ["default/c-2"]
+    nodes[2].set_node(with_ready(nodes[2].node, "False"))
+    assert evicted(nodes) == ["default/a-2"]
+
+
+def test_the_policys_node_selector_picks_the_nodes_before_readiness() -> None:
+    nodes = spread({"a": 4, "b": 2, "c": 0})
+    for info in nodes[:2]:
+        labels = {**info.node.metadata.labels, "pool": "web"}
+        meta = msgspec.structs.replace(info.node.metadata, labels=labels)
+        info.set_node(msgspec.structs.replace(info.node, metadata=meta))
+    assert evicted(nodes) == ["default/a-2", "default/a-3"]
+    assert evicted(nodes, node_selector=parse("pool=web")) == ["default/a-3"]
+
+
+def lost_zone_c() -> Simulation:
+    """One node per zone, a Deployment spread by zone with ScheduleAnyway; cordons steer its
+    scale-ups so that zone a holds 5 pods, b 1 and c 6; then zone c is lost (the timeline's
+    loseZone: NotReady, tainted unreachable), and nothing else has happened yet: its pods are
+    still bound there, waiting out their 300 s toleration."""
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web"},
+        "spec": {
+            "replicas": 0,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {
+                    "containers": [{"name": "c", "image": "nginx:1"}],
+                    "topologySpreadConstraints": [
+                        {
+                            "maxSkew": 1,
+                            "topologyKey": ZONE,
+                            "whenUnsatisfiable": "ScheduleAnyway",
+                            "labelSelector": {"matchLabels": {"app": "web"}},
+                        }
+                    ],
+                },
+            },
+        },
+    }
+
+    def scale(replicas: int) -> dict[str, Any]:
+        return {"scale": {"workload": "deployment/web", "replicas": replicas}}
+
+    doc = {
+        "nodeGroups": [{"name": "pool", "zones": ["a", "b", "c"], "perZone": 1}],
+        "objects": [deployment],
+        "timeline": [
+            {"cordon": ["pool-a-1", "pool-b-1"]},
+            scale(6),
+            {"uncordon": "pool-a-1"},
+            {"cordon": "pool-c-1"},
+            scale(11),
+            {"uncordon": "pool-b-1"},
+            {"cordon": "pool-a-1"},
+            scale(12),
+            {"uncordon": ["pool-a-1", "pool-c-1"]},
+            {"loseZone": "c"},
+        ],
+    }
+    return settle_timeline(parse_timeline(doc, "t.yaml"), 0)
+
+
+def test_right_after_a_zone_loss_the_model_evicts_what_upstream_would() -> None:
+    sim = lost_zone_c()
+    nodes = sim.cluster.list()
+    pods = {info.name: [p.key for p in info.pods] for info in nodes}
+    assert {n: len(p) for n, p in pods.items()} == {"pool-a-1": 5, "pool-b-1": 1, "pool-c-1": 6}
+    lost = sim.cluster.infos["pool-c-1"].node
+    assert not is_ready(lost) and {t.key for t in lost.spec.taints} == {
+        "node.kubernetes.io/unreachable"
+    }
+    options = DeschedulerOptions(include_soft_constraints=True)
+    got = descheduler_evictions(nodes, options)
+
+    # Upstream by hand: Balance gets pool-a-1 and pool-b-1 (ReadyNodes), so the domains are
+    # a=5 and b=1 (sum 6, average 3). Sorted [b, a]: move min(ceil(5-3), ceil(3-1),
+    # ceil((4-1)/2)) = 2 from a, the back of its list (equal pods keep listing order, and all
+    # fit pool-b-1); then a=3 is not above the average and the walk ends.
+    reason = (
+        f"{ZONE}=a has 5 matching pods, {ZONE}=b has 1 (ideal average 3.00, maxSkew 1): "
+        f"2 to move from {ZONE}=a toward {ZONE}=b"
+    )
+    constraint = f"default/app=web {ZONE}"
+    assert got == [
+        DeschedulerEviction(pod, "pool-a-1", constraint, reason) for pod in pods["pool-a-1"][-2:]
+    ]
+
+    # Taking every node as Ready gives another answer: [b=1, a=5, c=6], average 4, moves 2
+    # from c (pods on the lost node) toward b, then 1 from a toward b.
+    all_ready = [NodeInfo(with_ready(i.node, None), list(i.pods)) for i in nodes]
+    every_node = descheduler_evictions(all_ready, options)
+    assert [(e.node, e.pod) for e in every_node] == [
+        *(("pool-c-1", pod) for pod in pods["pool-c-1"][-2:]),
+        ("pool-a-1", pods["pool-a-1"][-1]),
+    ]
+    assert every_node != got
 
 
 # ------------------------------------------------------------------ the DefaultEvictor

@@ -763,6 +763,16 @@ def test_verify_checks_the_design_over_every_order_and_takes_its_verdict(
     assert verdict in out
 
 
+def test_verify_without_a_scenario_file_names_no_deleted_file(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["design", "redis-cluster", "--shards", "2", "--zones", "a,b", "--relaxed"]
+    got, out, _ = run([*argv, "--verify"], capsys)
+    assert got == 0
+    assert "topospread-design-" not in out and "scenario.yaml" not in out
+    assert "the design's scenario (not kept: --scenario FILE writes it): 4 pods to place" in out
+
+
 def test_verify_reads_the_scenario_file_it_wrote(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -406,6 +406,34 @@ def test_the_descheduler_loops_where_the_exact_plan_sees_nothing_to_do() -> None
     assert e.domains == e.replacement_domains  # back where it came from
 
 
+def test_a_descheduler_whose_every_eviction_a_budget_refuses_is_said_to_evict_nothing(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Refused evictions change nothing: that is no loop, and nothing was evicted."""
+    doc = scaled_down()
+    doc["objects"].append(
+        {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": "web"},
+            "spec": {"maxUnavailable": 0, "selector": {"matchLabels": {"app": "web"}}},
+        }
+    )
+    d = descheduler_rounds(settled(doc), descheduler_options(RebalanceOptions()), rounds=5)
+    assert d.outcome == "refused" and d.evicted == 0
+    (only,) = d.rounds
+    assert only.picked and list(only.refused) == [e.pod for e in only.picked]
+    assert d.verdict == (
+        f"evicts nothing: every eviction it tried ({len(only.picked)}) was refused by a "
+        "PodDisruptionBudget, and each later cycle would try the same"
+    )
+    path = tmp_path / "pdb.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    _, out, _ = cli(["rebalance", str(path), "--descheduler"], capsys)
+    assert "loops" not in out and "for ever" not in out
+    assert f"The descheduler {d.verdict}; 0 eviction(s) in all" in out
+
+
 def test_the_descheduler_stops_where_its_count_agrees(capsys: pytest.CaptureFixture[str]) -> None:
     """On the zone-outage example both agree on the domains: the descheduler's round fixes
     the skew and the next round evicts nothing (the exact plan is as small)."""

@@ -4,6 +4,7 @@ pool gives the serial result; Ctrl-C keeps what finished."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import multiprocessing
 import os
@@ -43,7 +44,7 @@ from topospread.render.sweep import sweep_text
 from topospread.simulator.drain import DrainOptions
 from topospread.simulator.simulation import Simulation
 from topospread.simulator.snapshot import FORKS, ChildDied, Snapshot, call_forked
-from topospread.simulator.timeline import parse_timeline
+from topospread.simulator.timeline import load_timeline, parse_timeline
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "simulations"
 
@@ -259,6 +260,66 @@ def test_the_base_state_follows_the_timeline_only_when_asked(
     assert json.loads(out)["base"]["0"]["running"] == 6
     _, out, _ = cli(["sweep", str(example), "--zones", "--after-timeline", "-o", "json"], capsys)
     assert json.loads(out)["base"]["0"]["running"] == 4  # scaled down to 4 at its end
+
+
+def test_the_replay_recipe_followed_literally_reproduces_each_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The recipe: the run's steps replace the scenario's timeline, and ``simulate --seed``
+    replays the run. The example has its own timeline, which the sweep left out: appending
+    the steps after it replays something else."""
+    example = EXAMPLES / "zone-outage.yaml"
+    doc = yaml.safe_load(example.read_text())
+    assert doc["timeline"]
+    _, out, _ = cli(["sweep", str(example), "--zones", "--seed", "3", "-o", "json"], capsys)
+    swept = sweep(dataclasses.replace(load_timeline(example), steps=[]), zones=True, seeds=[3])
+    runs = {o.failure.name: o.run for o in swept.outcomes}
+    differs = 0
+    for r in json.loads(out)["runs"]:
+        run = runs[r["failure"]["name"]]
+        assert r["timeline"] == run.timeline
+        replaced = tmp_path / "replaced.yaml"
+        replaced.write_text(yaml.safe_dump({**doc, "timeline": r["timeline"]}))
+        assert replay_phases(replaced, len(r["timeline"]), r["seed"]) == (run.during, run.after)
+        appended = tmp_path / "appended.yaml"
+        appended.write_text(yaml.safe_dump({**doc, "timeline": doc["timeline"] + r["timeline"]}))
+        differs += replay_phases(appended, len(r["timeline"]), r["seed"]) != (run.during, run.after)
+    assert differs
+    _, page, _ = cli(["sweep", str(example), "--zones", "-o", "html"], capsys)
+    assert "Replace the scenario's <code>timeline</code> with these steps" in page
+    assert "Append" not in page
+
+
+def replay_phases(path: Path, steps: int, seed: int) -> tuple[Phase, Phase]:
+    """``simulate`` of a scenario file: the phases read where the run's last ``steps`` steps
+    leave the failure in place (all but the recovery) and at the end."""
+    replay = simulate(load_timeline(path), seed=seed).steps[-steps:]
+    drains = [d for s in replay[:-1] for d in s.drains]
+    return phase(replay[-2], drains), phase(replay[-1])
+
+
+def test_nodes_and_zones_are_listed_in_natural_order(capsys: pytest.CaptureFixture[str]) -> None:
+    """Numbers by value (a-2 before a-10), the same order on every run."""
+    doc = {
+        "nodeGroups": [{"name": "a", "zones": ["z1", "z2", "z10"], "perZone": {"z1": 11,
+                                                                               "z2": 1,
+                                                                               "z10": 1}}],
+        "objects": [],
+    }  # fmt: skip
+    sim = settle_timeline(parse_timeline(doc, "t.yaml"), 0)
+    failures = enumerate_failures(sim, zones=True, nodes=True, drains=False)
+    zone_names = [f.name for f in failures if f.kind == "zone"]
+    assert zone_names == ["zone z1", "zone z2", "zone z10"]
+    node_names = [f.targets[0] for f in failures if f.kind == "node"]
+    assert node_names == [*(f"a-z1-{i}" for i in range(1, 12)), "a-z2-1", "a-z10-1"]
+    # No run breaks anything: ranked by kind, then in that order, in the text and the JSON.
+    report = sweep(parse_timeline(doc, "t.yaml"), zones=True, nodes=True)
+    names = [f.name for f in failures if f.kind == "node"] + zone_names
+    assert [o.failure.name for o in report.ranked()] == names
+    table = sweep_text(report).split("Worst failures first:\n", 1)[1].splitlines()
+    assert [" ".join(line.split()[1:3]) for line in table[1 : 1 + len(names)]] == names
+    assert [r["failure"]["name"] for r in report.to_json()["runs"]] == names
+    assert [r["failure"] for r in report.to_json()["ranked"]] == names
 
 
 def test_jobs_are_numbered_in_failure_then_seed_order() -> None:

@@ -237,11 +237,17 @@ def rejected(objects: Sequence[tuple[str, Any]]) -> list[Finding]:
     return out
 
 
-def lint(objects: Sequence[tuple[str, Any]], nodes: Sequence[Node]) -> list[Finding]:
+def lint(
+    objects: Sequence[tuple[str, Any]],
+    nodes: Sequence[Node],
+    pending: Mapping[str, int] | None = None,
+) -> list[Finding]:
     """The mistakes a linter can name in the workloads' spread constraints, before anything
-    is placed: a selector that matches none of its own pods, a topology key no node carries,
-    a maxSkew so large it never restricts, minDomains the nodes' domains cannot reach, and a
-    Deployment counting its revisions together (no matchLabelKeys: [pod-template-hash])."""
+    is placed: a selector that matches none of its own pods (or no labelSelector at all), a
+    topology key no node carries, a maxSkew so large it never restricts, minDomains the
+    nodes' domains cannot reach, and a Deployment counting its revisions together (no
+    matchLabelKeys: [pod-template-hash]). ``pending``: the Pending pods a run left per
+    workload (named as findings name it), which the minDomains warning quotes."""
     out: list[Finding] = []
     deployments = {
         f"Deployment {o.metadata.namespace or 'default'}/{o.metadata.name}"
@@ -251,7 +257,12 @@ def lint(objects: Sequence[tuple[str, Any]], nodes: Sequence[Node]) -> list[Find
     for name, where, template, replicas in _templates(objects):
         for i, c in enumerate(template.spec.topology_spread_constraints):
             found = _constraint_mistakes(
-                c, template.metadata.labels, nodes, replicas, deployment=name in deployments
+                c,
+                template.metadata.labels,
+                nodes,
+                replicas,
+                deployment=name in deployments,
+                pending=None if pending is None else pending.get(name, 0),
             )
             out += [
                 Finding("warning", rule, name, where, f"topologySpreadConstraints[{i}]: {text}")
@@ -267,15 +278,27 @@ def _constraint_mistakes(
     replicas: int | None,
     *,
     deployment: bool,
+    pending: int | None = None,
 ) -> list[tuple[str, str]]:
-    """One constraint's mistakes: (rule, what to say)."""
+    """One constraint's mistakes: (rule, what to say). ``pending``: the workload's pods a
+    run left Pending, when there was a run."""
     try:
         selector = label_selector_as_selector(c.label_selector)
     except SelectorError:
         return []  # the API server's validation names it when the pods are admitted
     out = []
-    if c.label_selector is not None and not selector.matches(labels):
-        own = ", ".join(f"{k}={v}" for k, v in sorted(labels.items()))
+    counts_itself = c.label_selector is not None and selector.matches(labels)
+    own = ", ".join(f"{k}={v}" for k, v in sorted(labels.items()))
+    if c.label_selector is None:
+        # The scheduler reads an absent selector as labels.Nothing(): no pod is counted.
+        out.append(
+            (
+                "selector-matches-nothing",
+                "no labelSelector: the constraint counts no pods (its own included) and never "
+                "restricts",
+            )
+        )
+    elif not counts_itself:
         out.append(
             (
                 "selector-matches-nothing",
@@ -301,13 +324,21 @@ def _constraint_mistakes(
         )
     room = c.max_skew * len(values)
     short = c.min_domains is not None and hard and values and len(values) < c.min_domains
-    if short and replicas is not None and replicas > room:
+    # The room is the workload's own pods' only when the constraint counts them; pods of other
+    # workloads it counts take room too, so this is what it allows at best.
+    if short and counts_itself and replicas is not None and replicas > room:
+        if pending is None:
+            seen = ""
+        elif pending:
+            seen = f"; {pending} of {replicas} stay Pending in this run"
+        else:
+            seen = "; none stays Pending in this run"
         out.append(
             (
                 "min-domains-unreachable",
                 f"minDomains {c.min_domains} with {len(values)} {c.topology_key} domain(s): "
-                f"the global minimum stays 0, so at most maxSkew {c.max_skew} pods per "
-                f"domain; {replicas - room} of {replicas} replicas stay Pending",
+                f"the global minimum stays 0, so at most maxSkew {c.max_skew} matching pods "
+                f"per domain: room for {room} of {replicas} replicas{seen}",
             )
         )
     if deployment and POD_TEMPLATE_HASH not in c.match_label_keys:
@@ -350,16 +381,18 @@ def check(
     sim = settle_timeline(scenario, seed)
     nodes = [info.node for info in sim.cluster.list()]
     report.nodes = len(nodes)
-    report.findings = not_modelled + lint(modelled, nodes)
     placed = step_report(sim, 0, "placed", "start", [], Settled(0, True))
     report.placed = placed
     stuck: dict[tuple[str, str, str], list[str]] = {}  # (workload, where, why) -> pods
+    pending: dict[str, int] = {}  # workload -> its Pending pods
     for pod, message in placed.pending.items():
         owner = sim.owner_of(sim.pods[pod])
         name, where = (
             _workload_where(describe_workload(owner), modelled) if owner else (f"Pod {pod}", "")
         )
         stuck.setdefault((name, where, message), []).append(pod)
+        pending[name] = pending.get(name, 0) + 1
+    report.findings = not_modelled + lint(modelled, nodes, pending)
     for (name, where, message), pods in stuck.items():
         shown = ", ".join(pods[:3]) + (f", and {len(pods) - 3} more" if len(pods) > 3 else "")
         report.findings.append(

@@ -6,6 +6,12 @@ DefaultEvictor with its legacy boolean arguments), not of kube-scheduler. It exi
 descheduler's guess can be set beside topospread's exact planner, so it keeps the plugin's own
 counting and its known weaknesses rather than correcting them:
 
+- Only Ready nodes exist for it: the descheduler lists the nodes matching the policy's
+  ``nodeSelector`` and keeps those whose Ready condition is not False or Unknown (a node
+  with no Ready condition counts as Ready; cordoned nodes are kept). The plugin lists pods on
+  those nodes only, so a pod on a NotReady node is neither counted nor evicted, and a domain
+  whose every node is NotReady is not pre-filled as an empty domain. Right after a zone is
+  lost, its pods are simply not there for the plugin.
 - Only pods that pass the plugin's pod filter exist for it: the DefaultEvictor's ``Filter``
   (no DaemonSet, mirror, static, terminating, bare, local-storage or system-critical pods, by
   default), the plugin's ``namespaces`` and ``labelSelector``, and a phase other than
@@ -51,12 +57,13 @@ Not modelled: the DefaultEvictor's ``priorityThreshold`` by class name, ``minRep
 ``minPodAge``, ``labelSelector``, ``namespaceLabelSelector`` and pod protections beyond the
 legacy booleans; ``hostPath`` volumes (topospread's API types keep only ``emptyDir``, so only
 those count as local storage); a ``nodeSelector`` that is set but empty (Go tells it from an
-absent one when sorting; decoded manifests cannot); node readiness (every node given is taken
-as Ready, as the descheduler lists only Ready nodes).
+absent one when sorting; decoded manifests cannot); the DefaultEvictor's own ``nodeSelector``
+(its ``nodeFit`` checks every Ready node).
 
 Upstream: pkg/framework/plugins/removepodsviolatingtopologyspreadconstraint/
 topologyspreadconstraint.go, pkg/framework/plugins/defaultevictor/defaultevictor.go,
-pkg/descheduler/node/node.go, pkg/descheduler/evictions/evictions.go (descheduler v0.34).
+pkg/descheduler/node/node.go, pkg/descheduler/evictions/evictions.go,
+pkg/descheduler/descheduler.go (descheduler v0.34).
 """
 
 from __future__ import annotations
@@ -70,9 +77,11 @@ import msgspec
 
 from topospread.api.resource import ZERO, Quantity, parse_resource_list
 from topospread.api.types import (
+    CONDITION_TRUE,
     DO_NOT_SCHEDULE,
     NODE_INCLUSION_POLICY_HONOR,
     NODE_INCLUSION_POLICY_IGNORE,
+    NODE_READY,
     SCHEDULE_ANYWAY,
     Node,
     Pod,
@@ -121,7 +130,8 @@ class DeschedulerOptions:
     ``topology_balance_node_fit``. ``priority_threshold`` is ``priorityThreshold.value``: pods
     at or above it are protected (unless ``evict_system_critical_pods``). The three limits are
     the policy's ``maxNoOfPodsToEvictPerNode``, ``...PerNamespace`` and ``...Total``; None is
-    unlimited, and the counts start at zero (this plugin alone, one cycle).
+    unlimited, and the counts start at zero (this plugin alone, one cycle). ``node_selector``
+    is the policy's ``nodeSelector`` (None: every node), applied before readiness.
 
     Upstream: RemovePodsViolatingTopologySpreadConstraintArgs (types.go), DefaultEvictorArgs
     (defaultevictor/types.go), DeschedulerPolicy (pkg/api/types.go), v0.34
@@ -142,6 +152,7 @@ class DeschedulerOptions:
     max_no_of_pods_to_evict_per_node: int | None = None
     max_no_of_pods_to_evict_per_namespace: int | None = None
     max_no_of_pods_to_evict_total: int | None = None
+    node_selector: Selector | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +164,33 @@ class DeschedulerEviction:
     node: str
     constraint: str
     reason: str
+
+
+# ---------------------------------------------------------------------------------------------
+# Nodes
+
+
+def is_ready(node: Node) -> bool:
+    """False when the node's Ready condition is anything but True (False or Unknown); a node
+    without a Ready condition, and a cordoned node, count as Ready.
+
+    Upstream: IsReady (pkg/descheduler/node/node.go, v0.34)
+    """
+    return all(c.status == CONDITION_TRUE for c in node.status.conditions if c.type == NODE_READY)
+
+
+def ready_nodes(nodes: Iterable[NodeInfo], node_selector: Selector | None) -> list[NodeInfo]:
+    """The nodes a descheduling cycle works on: those the selector matches, Ready ones only,
+    in the order given.
+
+    Upstream: ReadyNodes (pkg/descheduler/node/node.go, v0.34)
+    """
+    return [
+        info
+        for info in nodes
+        if (node_selector is None or node_selector.matches(info.node.metadata.labels))
+        and is_ready(info.node)
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -708,12 +746,25 @@ def _limit_evictions(
 def descheduler_evictions(
     nodes: Sequence[NodeInfo], options: DeschedulerOptions
 ) -> list[DeschedulerEviction]:
-    """The pods one descheduling cycle would evict, in eviction order.
+    """The pods one descheduling cycle would evict, in eviction order. ``nodes`` is the whole
+    cluster: the cycle takes the Ready ones its node selector matches, as the descheduler
+    hands them to the plugin.
 
-    Upstream: RemovePodsViolatingTopologySpreadConstraint.Balance (topologyspreadconstraint.go,
-    v0.34)
+    Upstream: RemovePodsViolatingTopologySpreadConstraint.Balance (topologyspreadconstraint.go)
+    and the loop's ReadyNodes (descheduler.go, v0.34)
     """
-    views = [_NodeView(info.node, [p for p in info.pods if _is_running(p)]) for info in nodes]
+    # The DefaultEvictor's nodeFit lists Ready nodes with its own (unset) node selector, so it
+    # may look past the policy's; the plugin sees only the nodes the policy selects.
+    ready = [
+        _NodeView(info.node, [p for p in info.pods if _is_running(p)])
+        for info in ready_nodes(nodes, None)
+    ]
+    selector = options.node_selector
+    views = (
+        ready
+        if selector is None
+        else [v for v in ready if selector.matches(v.node.metadata.labels)]
+    )
 
     def is_evictable(pod: Pod) -> bool:
         return evictor_filter(pod, options)
@@ -744,7 +795,7 @@ def descheduler_evictions(
                 if pick.placed.index not in picked:
                     picked.add(pick.placed.index)
                     picks.append(pick)
-    return _limit_evictions(picks, views, options)
+    return _limit_evictions(picks, ready, options)
 
 
 __all__ = [
@@ -756,5 +807,7 @@ __all__ = [
     "DeschedulerOptions",
     "descheduler_evictions",
     "evictor_filter",
+    "is_ready",
     "pod_fits_any_other_node",
+    "ready_nodes",
 ]

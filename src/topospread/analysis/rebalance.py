@@ -663,12 +663,13 @@ class DeschedulerRound:
 
 @dataclass(slots=True)
 class DeschedulerReport:
-    """The descheduler's plugin and the cluster taking turns until it evicts nothing (a
-    fixpoint), the placement repeats an earlier round's (a cycle: it would evict for ever),
-    or the rounds run out."""
+    """The descheduler's plugin and the cluster taking turns until it picks nothing (a
+    fixpoint), every eviction it tries is refused by a PodDisruptionBudget (it evicts nothing,
+    and every later cycle would try the same), the placement repeats an earlier round's (a
+    cycle: it would evict for ever), or the rounds run out."""
 
     rounds: list[DeschedulerRound]
-    outcome: str  # "fixpoint", "cycle" or "limit"
+    outcome: str  # "fixpoint", "refused", "cycle" or "limit"
     cycle_from: int | None = None  # the earlier round whose placement came back
     violations: list[str] = field(default_factory=list)  # still violated at the end
 
@@ -682,6 +683,13 @@ class DeschedulerReport:
         n = len(self.rounds)
         if self.outcome == "fixpoint":
             return f"stops after {n} round(s): nothing more to evict"
+        if self.outcome == "refused":
+            tried = len(self.rounds[-1].refused)
+            what = "evicts nothing" if self.evicted == 0 else f"evicts nothing more in round {n}"
+            return (
+                f"{what}: every eviction it tried ({tried}) was refused by a "
+                "PodDisruptionBudget, and each later cycle would try the same"
+            )
         if self.outcome == "cycle":
             back = "the start" if self.cycle_from == 0 else f"round {self.cycle_from}"
             return (
@@ -740,6 +748,10 @@ def descheduler_rounds(
                 continue
             sim.delete_pod(pod)
             victims.append(pod)
+        if refused and not victims:
+            # Nothing changed, so the next cycle picks the same pods and is refused again.
+            done.append(DeschedulerRound(index, picked, refused, [], workload_reports(sim)))
+            return DeschedulerReport(done, "refused", violations=_violations(sim))
         where = {p.key: sim.cluster.infos[p.spec.node_name].node for p in victims}
         sim.settle(f"descheduler round {index}")
         made = _landings(sim, victims, where, known)

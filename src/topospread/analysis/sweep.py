@@ -17,8 +17,10 @@ preferences not met, pods a drain could not evict. The failure is then undone
 recovers when no workload has more Pending pods than in the base state and no constraint is
 violated that was not violated there.
 
-Every run records the steps it applied (``timeline``), so appending them to the input's
-timeline and running ``simulate`` replays that failure alone.
+Every run records the steps it applied (``timeline``), so a scenario whose ``timeline`` is
+those steps (in place of its own: the base state is the cluster before them) replays that
+failure alone under ``simulate`` with the run's seed. Only when the base state came after
+the input's own steps (``--after-timeline``) do they go after those steps instead.
 
 A run whose worker process dies (the kernel's OOM killer, a signal) is run again once on a
 fresh worker; a run that kills its worker twice is reported as failed, with how the worker
@@ -47,14 +49,16 @@ from topospread.simulator.drain import DrainOptions, DrainResult
 from topospread.simulator.simulation import Simulation
 from topospread.simulator.snapshot import FORKS, Snapshot
 from topospread.simulator.timeline import TimelineScenario, parse_step
+from topospread.util.natural import natural_key
 
 NO_DRAIN_OPTIONS: Final = DrainOptions()
 KINDS: Final = ("zone", "node", "nodes", "drain")
 REQUIREMENTS: Final = ("no-pending", "no-violation", "no-blocked-drain", "recovers")
 
 
-class Failure(msgspec.Struct, frozen=True, order=True):
-    """One failure: ``kind`` (zone, node, nodes, drain) of ``targets``."""
+class Failure(msgspec.Struct, frozen=True):
+    """One failure: ``kind`` (zone, node, nodes, drain) of ``targets``. Not ordered by its
+    fields (code points would put ``a-10`` before ``a-2``): sort by ``sort_key``."""
 
     kind: str
     targets: tuple[str, ...]
@@ -63,6 +67,10 @@ class Failure(msgspec.Struct, frozen=True, order=True):
     @property
     def name(self) -> str:
         return f"{self.kind} {' + '.join(self.targets)}"
+
+    def sort_key(self) -> tuple[Any, ...]:
+        """Kind, then the targets in natural order (``node a-2`` before ``node a-10``)."""
+        return self.kind, tuple(natural_key(t) for t in self.targets), self.zone_key
 
     def loss(self, drain: DrainOptions = NO_DRAIN_OPTIONS) -> list[dict[str, Any]]:
         """The timeline steps of the failure; a drain with kubectl drain's ``drain`` options."""
@@ -215,8 +223,9 @@ def enumerate_failures(
     zone_key: str = LABEL_TOPOLOGY_ZONE,
 ) -> list[Failure]:
     """The failures of the chosen families, in a fixed order: zones, single nodes (and every
-    combination of up to ``max_failures`` nodes), drains; each by name."""
-    names = sorted(sim.cluster.infos)
+    combination of up to ``max_failures`` nodes), drains; each by name in natural order
+    (numbers by value: ``a-2`` before ``a-10``)."""
+    names = sorted(sim.cluster.infos, key=natural_key)
     out: list[Failure] = []
     if zones:
         found = sorted(
@@ -224,7 +233,8 @@ def enumerate_failures(
                 v
                 for info in sim.cluster.infos.values()
                 if (v := info.node.metadata.labels.get(zone_key))
-            }
+            },
+            key=natural_key,
         )
         if not found:
             raise ManifestError(
@@ -482,7 +492,7 @@ class SweepReport:
     def ranked(self) -> list[Outcome]:
         return sorted(
             self.outcomes,
-            key=lambda o: (tuple(-x for x in o.severity()), o.failure, o.run.seed),
+            key=lambda o: (tuple(-x for x in o.severity()), o.failure.sort_key(), o.run.seed),
         )
 
     def failing(self, requirements: Sequence[str]) -> list[Outcome]:
@@ -541,7 +551,7 @@ class SweepReport:
                     },
                     "recovered": o.recovered,
                 }
-                for o in sorted(self.outcomes, key=lambda o: (o.failure, o.run.seed))
+                for o in sorted(self.outcomes, key=lambda o: (o.failure.sort_key(), o.run.seed))
             ],
             "warnings": self.warnings,
         }

@@ -29,6 +29,9 @@ TAINT_EFFECT_PREFER_NO_SCHEDULE: Final = "PreferNoSchedule"
 TAINT_EFFECT_NO_EXECUTE: Final = "NoExecute"
 TOLERATION_OP_EXISTS: Final = "Exists"
 TOLERATION_OP_EQUAL: Final = "Equal"
+NODE_READY: Final = "Ready"
+CONDITION_TRUE: Final = "True"
+CONDITION_UNKNOWN: Final = "Unknown"
 
 
 class _Obj(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True, gc=False):
@@ -101,10 +104,20 @@ class ContainerImage(_Obj, frozen=True):
     size_bytes: int = 0
 
 
+class NodeCondition(_Obj, frozen=True):
+    """Read by the descheduler model: it works on a node only while the node's Ready condition
+    is True (or absent). The scheduler reads no condition."""
+
+    type: str = ""
+    status: str = ""
+    reason: str = ""
+
+
 class NodeStatus(_Obj, frozen=True):
     capacity: dict[str, str | int | float] = {}
     allocatable: dict[str, str | int | float] = {}
     images: list[ContainerImage] = []
+    conditions: list[NodeCondition] = []
 
 
 class Node(_Obj, frozen=True):

@@ -3,10 +3,11 @@ availability requirements (and verified the same way)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Final, Literal
 
 import typer
 
@@ -26,6 +27,9 @@ from topospread.cli.progress import verify_progress
 
 if TYPE_CHECKING:
     from topospread.analysis.design import RedisPlan, SpreadPlan
+
+# What ``design --verify`` names as the verified scenario when no --scenario file keeps it.
+UNSAVED_DESIGN_SCENARIO: Final = "the design's scenario (not kept: --scenario FILE writes it)"
 
 
 @app.command("verify")
@@ -183,6 +187,9 @@ def _verify_design(plan: RedisPlan | SpreadPlan, scenario: Path | None, *, to_st
             path = Path(tmp) / "scenario.yaml"
             write_text(path, scenario_yaml(plan))
         loaded = inputs(path).verify_scenario()
+    if scenario is None:
+        # The temporary file is gone once read: name what was verified, not a deleted path.
+        loaded = dataclasses.replace(loaded, source=UNSAVED_DESIGN_SCENARIO)
     with verify_progress() as progress:
         result = verify(loaded, progress=progress)
     typer.echo(verify_text(result), err=to_stderr)

@@ -19,10 +19,14 @@ from topospread.api.loader import (
     decode_object,
 )
 from topospread.api.types import (
+    CONDITION_TRUE,
+    CONDITION_UNKNOWN,
     LABEL_TOPOLOGY_ZONE,
+    NODE_READY,
     DaemonSet,
     Deployment,
     Node,
+    NodeCondition,
     Pod,
     PodTemplateSpec,
     ReplicaSet,
@@ -217,11 +221,16 @@ def _step_untaint(sim: Simulation, step: Step) -> list[str]:
 
 
 def _set_taints(
-    sim: Simulation, node: Node, add: Sequence[Taint], remove: Sequence[Taint], what: str = ""
+    sim: Simulation,
+    node: Node,
+    add: Sequence[Taint],
+    remove: Sequence[Taint],
+    what: str = "",
+    ready: NodeCondition | None = None,
 ) -> list[str]:
     """Replace the node's taints (a NoExecute one added records its timeAdded, as kubectl
-    and the node lifecycle controller write it), then let the taint manager act; one line of
-    report."""
+    and the node lifecycle controller write it) and, given ``ready``, its Ready condition;
+    then let the taint manager act; one line of report."""
     stamp_time = format_time(sim.epoch + sim.now)
     added = [
         msgspec.structs.replace(t, time_added=stamp_time) if t.effect == EFFECT_NO_EXECUTE else t
@@ -229,7 +238,13 @@ def _set_taints(
     ]
     kept = [t for t in node.spec.taints if t not in remove]
     kept += [t for t in added if not any(k.key == t.key and k.effect == t.effect for k in kept)]
-    updated = msgspec.structs.replace(node, spec=msgspec.structs.replace(node.spec, taints=kept))
+    status = node.status
+    if ready is not None:
+        others = [c for c in status.conditions if c.type != NODE_READY]
+        status = msgspec.structs.replace(status, conditions=[ready, *others])
+    updated = msgspec.structs.replace(
+        node, spec=msgspec.structs.replace(node.spec, taints=kept), status=status
+    )
     changes = sim.update_node(updated)
     parts = [what] if what else []
     if add:
@@ -281,6 +296,12 @@ UNREACHABLE_TAINTS: Final = (
     Taint(key=TAINT_NODE_UNREACHABLE, effect=EFFECT_NO_SCHEDULE),
     Taint(key=TAINT_NODE_UNREACHABLE, effect=EFFECT_NO_EXECUTE),
 )
+# The Ready condition the node lifecycle controller writes when the kubelet stops posting
+# (tryUpdateNodeHealth, NodeStatusUnknown), and the one the kubelet posts when it is back.
+READY_UNKNOWN: Final = NodeCondition(
+    type=NODE_READY, status=CONDITION_UNKNOWN, reason="NodeStatusUnknown"
+)
+READY_TRUE: Final = NodeCondition(type=NODE_READY, status=CONDITION_TRUE, reason="KubeletReady")
 
 
 def _zone_args(step: Step) -> tuple[str, str]:
@@ -316,7 +337,9 @@ def _step_restore_nodes(sim: Simulation, step: Step) -> list[str]:
 def _lose(sim: Simulation, nodes: list[Node]) -> list[str]:
     events = []
     for node in nodes:
-        events += _set_taints(sim, node, UNREACHABLE_TAINTS, [], "NotReady (unreachable)")
+        events += _set_taints(
+            sim, node, UNREACHABLE_TAINTS, [], "NotReady (unreachable)", READY_UNKNOWN
+        )
     return events
 
 
@@ -324,7 +347,7 @@ def _restore(sim: Simulation, nodes: list[Node]) -> list[str]:
     events = []
     for node in nodes:
         gone = [t for t in node.spec.taints if t.key == TAINT_NODE_UNREACHABLE]
-        events += _set_taints(sim, node, [], gone, "Ready again")
+        events += _set_taints(sim, node, [], gone, "Ready again", READY_TRUE)
     return events
 
 
