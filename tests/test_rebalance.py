@@ -9,6 +9,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import msgspec
 import pytest
 import yaml
@@ -32,6 +33,7 @@ from topospread.analysis.timeline import settle_timeline, simulate
 from topospread.api.types import Pod
 from topospread.labels.selector import parse
 from topospread.render.rebalance import rebalance_text
+from topospread.render.schemas import load_schema
 from topospread.simulator import snapshot
 from topospread.simulator.simulation import Settled, Simulation
 from topospread.simulator.timeline import parse_timeline
@@ -432,6 +434,8 @@ def test_a_descheduler_whose_every_eviction_a_budget_refuses_is_said_to_evict_no
     _, out, _ = cli(["rebalance", str(path), "--descheduler"], capsys)
     assert "loops" not in out and "for ever" not in out
     assert f"The descheduler {d.verdict}; 0 eviction(s) in all" in out
+    _, out, _ = cli(["rebalance", str(path), "--descheduler", "-o", "json"], capsys)
+    jsonschema.validate(json.loads(out), load_schema("rebalance"))
 
 
 def test_the_descheduler_stops_where_its_count_agrees(capsys: pytest.CaptureFixture[str]) -> None:
