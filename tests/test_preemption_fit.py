@@ -102,7 +102,15 @@ def summary(run: ScheduleRun) -> list[Any]:
     ]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# NOTE: derandomized, so that the coverage below is the same on every run (it counts what the
+# random scenarios reached) and does not depend on the tests that ran before.
+@settings(
+    max_examples=300,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    derandomize=True,
+    database=None,
+)
 @given(scenarios(), st.integers(0, 3))
 def test_reprieve_by_fit_picks_the_reference_victims(scenario: Scenario, seed: int) -> None:
     reference = schedule(scenario, seed=seed, fast=False)
@@ -121,7 +129,8 @@ def test_reprieve_by_fit_picks_the_reference_victims(scenario: Scenario, seed: i
 
 
 def test_preemption_by_fit_was_exercised() -> None:
-    # Runs after the property test in file order.
+    if not SEEN["preempted"]:  # run alone (-k): the property test counts first
+        test_reprieve_by_fit_picks_the_reference_victims()
     assert SEEN["preempted"] > 50
     assert SEEN["nominated"] > 20
     assert SEEN["gpu preemptor"] > 10
