@@ -217,62 +217,51 @@ def assert_one_line_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str], 
     assert "Traceback" not in err
 
 
-@pytest.mark.parametrize("name", list(BAD_MANIFESTS))
-@pytest.mark.parametrize("command", ["check", "schedule", "explain"])
-def test_bad_manifests_are_one_line_and_exit_2(
-    name: str, command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+# Each command that reads a kind of input, as argv around the bad file (BAD) and the good
+# files it needs beside it (NODES, PODS, CHART).
+READERS: Final = {
+    "manifests": [
+        ["check", "BAD", "--zones", "3"],
+        ["schedule", "--nodes", "NODES", "--pods", "BAD"],
+        ["explain", "--nodes", "NODES", "--pods", "BAD", "--pod", "p"],
+    ],
+    "nodes": [
+        ["check", "CHART", "--cluster", "BAD"],
+        ["schedule", "--nodes", "BAD", "--pods", "PODS"],
+        ["explain", "--nodes", "BAD", "--pods", "PODS", "--pod", "p"],
+    ],
+    "timelines": [["simulate", "BAD"], ["sweep", "BAD", "--zones"], ["rebalance", "BAD"]],
+    "verify": [["verify", "BAD"]],
+    "cases": [["evaluate", "BAD"], ["conformance", "BAD"]],
+}
+CORPUS: Final = {
+    "manifests": BAD_MANIFESTS,
+    "nodes": BAD_NODES,
+    "timelines": BAD_TIMELINES,
+    "verify": BAD_VERIFY,
+    "cases": BAD_CASES,
+}
+
+
+@pytest.mark.parametrize(
+    ("kind", "name", "argv"),
+    [
+        pytest.param(kind, name, argv, id=f"{argv[0]}-{name}")
+        for kind, inputs in CORPUS.items()
+        for name in inputs
+        for argv in READERS[kind]
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2_for_every_command_that_reads_it(
+    kind: str, name: str, argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    bad = _write(tmp_path, "bad.yaml", BAD_MANIFESTS[name])
-    nodes = _write(tmp_path, "nodes.yaml", GOOD_NODE)
-    argv = {
-        "check": ["check", bad, "--zones", "3"],
-        "schedule": ["schedule", "--nodes", nodes, "--pods", bad],
-        "explain": ["explain", "--nodes", nodes, "--pods", bad, "--pod", "p"],
-    }[command]
-    assert_one_line_exit_2(argv, capsys, "bad.yaml")
-
-
-@pytest.mark.parametrize("name", list(BAD_NODES))
-@pytest.mark.parametrize("command", ["check", "schedule", "explain"])
-def test_bad_nodes_are_one_line_and_exit_2(
-    name: str, command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    bad = _write(tmp_path, "badnodes.yaml", BAD_NODES[name])
-    pods = _write(tmp_path, "pods.yaml", GOOD_POD)
-    chart = _write(tmp_path, "chart.yaml", DEPLOYMENT)
-    argv = {
-        "check": ["check", chart, "--cluster", bad],
-        "schedule": ["schedule", "--nodes", bad, "--pods", pods],
-        "explain": ["explain", "--nodes", bad, "--pods", pods, "--pod", "p"],
-    }[command]
-    assert_one_line_exit_2(argv, capsys, "badnodes.yaml")
-
-
-@pytest.mark.parametrize("name", list(BAD_TIMELINES))
-@pytest.mark.parametrize("command", ["simulate", "sweep", "rebalance"])
-def test_bad_timelines_are_one_line_and_exit_2(
-    name: str, command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    bad = _write(tmp_path, "timeline.yaml", BAD_TIMELINES[name])
-    argv = [command, bad] + (["--zones"] if command == "sweep" else [])
-    assert_one_line_exit_2(argv, capsys, "timeline.yaml")
-
-
-@pytest.mark.parametrize("name", list(BAD_VERIFY))
-def test_bad_verify_scenarios_are_one_line_and_exit_2(
-    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    bad = _write(tmp_path, "verify.yaml", BAD_VERIFY[name])
-    assert_one_line_exit_2(["verify", bad], capsys, "verify.yaml")
-
-
-@pytest.mark.parametrize("name", list(BAD_CASES))
-@pytest.mark.parametrize("command", ["evaluate", "conformance"])
-def test_bad_cases_are_one_line_and_exit_2(
-    name: str, command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    bad = _write(tmp_path, "case.yaml", BAD_CASES[name])
-    assert_one_line_exit_2([command, bad], capsys, "case.yaml")
+    files = {
+        "BAD": _write(tmp_path, f"bad-{kind}.yaml", CORPUS[kind][name]),
+        "NODES": _write(tmp_path, "nodes.yaml", GOOD_NODE),
+        "PODS": _write(tmp_path, "pods.yaml", GOOD_POD),
+        "CHART": _write(tmp_path, "chart.yaml", DEPLOYMENT),
+    }
+    assert_one_line_exit_2([files.get(a, a) for a in argv], capsys, f"bad-{kind}.yaml")
 
 
 BAD_FLAGS: Final = {
