@@ -18,6 +18,7 @@ parallelism 1 does, and breaks the last tie by candidate order where upstream wa
 
 from __future__ import annotations
 
+import bisect
 import datetime
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -391,7 +392,52 @@ class Evaluator:
             nothing = self.interface.no_victims_status(pod, potential[offset % n])
             if nothing is not None:
                 return [], UniformStatuses(potential, offset, nothing), []
+        screen = statuses.screen if isinstance(statuses, NodeStatuses) else None
+        if screen is not None:
+            found = self.dry_run_screened(
+                state, pod, potential, pdbs, offset, num_candidates, screen
+            )
+            if found:
+                return found, {}, []
         return self.dry_run_preemption(state, pod, potential, pdbs, offset, num_candidates)
+
+    def dry_run_screened(
+        self,
+        state: CycleState,
+        pod: Pod,
+        potential_nodes: Sequence[NodeInfo],
+        pdbs: Sequence[PodDisruptionBudget],
+        offset: int,
+        num_candidates: int,
+        screen: Sequence[int],
+    ) -> list[Candidate]:
+        """``dry_run_preemption``'s candidates, dry-running only the nodes at ``screen``
+        (ascending indices into ``potential_nodes``), in the same visiting order.
+
+        NOTE: exact when no node outside ``screen`` can be a candidate: the candidates and
+        where the search stops depend on the candidates alone. The other nodes' statuses are
+        not computed; preempt() reads statuses and errors only when there is no candidate, so
+        an empty list sends the caller to the full dry run.
+        """
+        split = bisect.bisect_left(screen, offset)
+        order = [*screen[split:], *screen[:split]]
+        non_violating: list[Candidate] = []
+        violating: list[Candidate] = []
+        select = self.interface.select_victims_on_node
+        for i in order:
+            node = potential_nodes[i]
+            if self.interface.no_victims_status(pod, node) is not None:
+                continue
+            node_copy = node.snapshot()
+            pods, num_pdb_violations, status = select(state.clone(), pod, node_copy, pdbs)
+            if status.is_success and pods:
+                found = Candidate(node_copy.name, Victims(tuple(pods), num_pdb_violations))
+                kept = non_violating if num_pdb_violations == 0 else violating
+                if len(kept) < num_candidates:
+                    kept.append(found)
+                if non_violating and len(non_violating) + len(violating) >= num_candidates:
+                    break
+        return non_violating + violating
 
     def dry_run_preemption(
         self,
