@@ -424,14 +424,19 @@ class Evaluator:
         non_violating: list[Candidate] = []
         violating: list[Candidate] = []
         select = self.interface.select_victims_on_node
+        # An interface may judge a screened node without a copy of it (DefaultPreemption's
+        # screened_victims); None sends the node to select_victims_on_node.
+        screened = getattr(self.interface, "screened_victims", None)
         for i in order:
             node = potential_nodes[i]
             if self.interface.no_victims_status(pod, node) is not None:
                 continue
-            node_copy = node.snapshot()
-            pods, num_pdb_violations, status = select(state.clone(), pod, node_copy, pdbs)
+            outcome = None if screened is None else screened(state, pod, node, pdbs)
+            if outcome is None:
+                outcome = select(state.clone(), pod, node.snapshot(), pdbs)
+            pods, num_pdb_violations, status = outcome
             if status.is_success and pods:
-                found = Candidate(node_copy.name, Victims(tuple(pods), num_pdb_violations))
+                found = Candidate(node.name, Victims(tuple(pods), num_pdb_violations))
                 kept = non_violating if num_pdb_violations == 0 else violating
                 if len(kept) < num_candidates:
                     kept.append(found)
