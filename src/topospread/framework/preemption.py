@@ -196,6 +196,11 @@ def pick_one_node_for_preemption(
         return ""
     candidates = list(nodes_to_victims)
     funcs = list(score_funcs)
+    if not funcs and all(v.pods for v in nodes_to_victims.values()):
+        # NOTE: the default criteria at once, as one key compared lexicographically: keeping
+        # the nodes with the best first score, then among them the best second, ... equals the
+        # greatest key, the first such node in candidate order (max keeps the first).
+        return max(candidates, key=lambda node: _default_rank(nodes_to_victims[node]))
     if not funcs:
 
         def min_num_pdb_violating(node: str) -> int:
@@ -230,6 +235,19 @@ def pick_one_node_for_preemption(
             return selected[0]
         candidates = selected
     return candidates[0]
+
+
+def _default_rank(victims: Victims) -> tuple[int, int, int, int, int]:
+    """pickOneNodeForPreemption's default scores of one node, in order (higher is better):
+    fewest PDB violations, lowest highest priority, lowest sum of shifted priorities, fewest
+    victims, latest start among the highest-priority victims. Victims must not be empty."""
+    pods = victims.pods
+    priorities = [pod_priority(p) for p in pods]
+    highest = max(priorities)
+    earliest = min(pod_start_time(p) for p, q in zip(pods, priorities, strict=True) if q == highest)
+    total = sum(priorities) + _PRIORITY_SHIFT * len(pods)
+    # The second score reads the first victim, as min_highest_priority does.
+    return (-victims.num_pdb_violations, -priorities[0], -total, -len(pods), earliest)
 
 
 def aggregate_message(errors: Sequence[str]) -> str:
