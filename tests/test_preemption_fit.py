@@ -11,7 +11,9 @@ victims) must be the reference path's, where every step runs the filters.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from typing import Any
+from unittest.mock import patch
 
 import msgspec
 from hypothesis import HealthCheck, given, settings
@@ -19,6 +21,15 @@ from hypothesis import strategies as st
 
 from topospread.api.types import Node, Pod, PodDisruptionBudget
 from topospread.framework.config import default_config
+from topospread.framework.cycle_state import CycleState
+from topospread.framework.preemption import (
+    Candidate,
+    Evaluator,
+    nodes_where_preemption_might_help,
+)
+from topospread.framework.schedule_one import NodeStatuses
+from topospread.framework.status import Status
+from topospread.framework.types import NodeInfo
 from topospread.plugins.defaultpreemption.plugin import DefaultPreemption
 from topospread.simulator.run import ScheduleRun, schedule
 from topospread.simulator.scenario import Scenario
@@ -134,3 +145,51 @@ def test_preemption_by_fit_was_exercised() -> None:
     assert SEEN["preempted"] > 50
     assert SEEN["nominated"] > 20
     assert SEEN["gpu preemptor"] > 10
+
+
+def _candidates(found: list[Candidate]) -> list[tuple[str, tuple[str, ...], int]]:
+    return [
+        (c.name, tuple(p.metadata.name for p in c.victims.pods), c.victims.num_pdb_violations)
+        for c in found
+    ]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios(), st.integers(0, 3))
+def test_the_screened_dry_run_finds_the_reference_candidates(scenario: Scenario, seed: int) -> None:
+    # Wherever the fast path screens the nodes, the dry run over the screened nodes alone
+    # (judged without copies where only Fit matters) finds the candidates the full reference
+    # dry run finds, in order, victim for victim; and every node that is a candidate passed
+    # the screen.
+    original = Evaluator.find_candidates
+
+    def checked(
+        self: Evaluator,
+        state: CycleState,
+        all_nodes: Sequence[NodeInfo],
+        pod: Pod,
+        statuses: Mapping[str, Status],
+    ) -> tuple[list[Candidate], Mapping[str, Status], list[str]]:
+        screen = statuses.screen if isinstance(statuses, NodeStatuses) else None
+        if screen is not None and not statuses.victimless:
+            potential = nodes_where_preemption_might_help(all_nodes, statuses)
+            pdbs = self.handle.pod_disruption_budgets()
+            n = len(potential)
+            for offset in sorted({0, seed % n, n - 1}):
+                full, _, _ = self.dry_run_preemption(state, pod, potential, pdbs, offset, n)
+                screened = self.dry_run_screened(state, pod, potential, pdbs, offset, n, screen)
+                assert _candidates(screened) == _candidates(full)
+                names = {potential[i].name for i in screen}
+                assert all(c.name in names for c in full)
+                SEEN["screened candidates"] += len(full)
+        return original(self, state, all_nodes, pod, statuses)
+
+    with patch.object(Evaluator, "find_candidates", checked):
+        fast = schedule(scenario, seed=seed, fast=True)
+    reference = schedule(scenario, seed=seed, fast=False)
+    assert summary(fast) == summary(reference)
+
+
+def test_the_screened_dry_run_was_exercised() -> None:
+    # Runs after the property test in file order.
+    assert SEEN["screened candidates"] > 50

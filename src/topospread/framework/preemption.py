@@ -18,6 +18,7 @@ parallelism 1 does, and breaks the last tie by candidate order where upstream wa
 
 from __future__ import annotations
 
+import bisect
 import datetime
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -195,6 +196,11 @@ def pick_one_node_for_preemption(
         return ""
     candidates = list(nodes_to_victims)
     funcs = list(score_funcs)
+    if not funcs and all(v.pods for v in nodes_to_victims.values()):
+        # NOTE: the default criteria at once, as one key compared lexicographically: keeping
+        # the nodes with the best first score, then among them the best second, ... equals the
+        # greatest key, the first such node in candidate order (max keeps the first).
+        return max(candidates, key=lambda node: _default_rank(nodes_to_victims[node]))
     if not funcs:
 
         def min_num_pdb_violating(node: str) -> int:
@@ -229,6 +235,19 @@ def pick_one_node_for_preemption(
             return selected[0]
         candidates = selected
     return candidates[0]
+
+
+def _default_rank(victims: Victims) -> tuple[int, int, int, int, int]:
+    """pickOneNodeForPreemption's default scores of one node, in order (higher is better):
+    fewest PDB violations, lowest highest priority, lowest sum of shifted priorities, fewest
+    victims, latest start among the highest-priority victims. Victims must not be empty."""
+    pods = victims.pods
+    priorities = [pod_priority(p) for p in pods]
+    highest = max(priorities)
+    earliest = min(pod_start_time(p) for p, q in zip(pods, priorities, strict=True) if q == highest)
+    total = sum(priorities) + _PRIORITY_SHIFT * len(pods)
+    # The second score reads the first victim, as min_highest_priority does.
+    return (-victims.num_pdb_violations, -priorities[0], -total, -len(pods), earliest)
 
 
 def aggregate_message(errors: Sequence[str]) -> str:
@@ -391,7 +410,57 @@ class Evaluator:
             nothing = self.interface.no_victims_status(pod, potential[offset % n])
             if nothing is not None:
                 return [], UniformStatuses(potential, offset, nothing), []
+        screen = statuses.screen if isinstance(statuses, NodeStatuses) else None
+        if screen is not None:
+            found = self.dry_run_screened(
+                state, pod, potential, pdbs, offset, num_candidates, screen
+            )
+            if found:
+                return found, {}, []
         return self.dry_run_preemption(state, pod, potential, pdbs, offset, num_candidates)
+
+    def dry_run_screened(
+        self,
+        state: CycleState,
+        pod: Pod,
+        potential_nodes: Sequence[NodeInfo],
+        pdbs: Sequence[PodDisruptionBudget],
+        offset: int,
+        num_candidates: int,
+        screen: Sequence[int],
+    ) -> list[Candidate]:
+        """``dry_run_preemption``'s candidates, dry-running only the nodes at ``screen``
+        (ascending indices into ``potential_nodes``), in the same visiting order.
+
+        NOTE: exact when no node outside ``screen`` can be a candidate: the candidates and
+        where the search stops depend on the candidates alone. The other nodes' statuses are
+        not computed; preempt() reads statuses and errors only when there is no candidate, so
+        an empty list sends the caller to the full dry run.
+        """
+        split = bisect.bisect_left(screen, offset)
+        order = [*screen[split:], *screen[:split]]
+        non_violating: list[Candidate] = []
+        violating: list[Candidate] = []
+        select = self.interface.select_victims_on_node
+        # An interface may judge a screened node without a copy of it (DefaultPreemption's
+        # screened_victims); None sends the node to select_victims_on_node.
+        screened = getattr(self.interface, "screened_victims", None)
+        for i in order:
+            node = potential_nodes[i]
+            if self.interface.no_victims_status(pod, node) is not None:
+                continue
+            outcome = None if screened is None else screened(state, pod, node, pdbs)
+            if outcome is None:
+                outcome = select(state.clone(), pod, node.snapshot(), pdbs)
+            pods, num_pdb_violations, status = outcome
+            if status.is_success and pods:
+                found = Candidate(node.name, Victims(tuple(pods), num_pdb_violations))
+                kept = non_violating if num_pdb_violations == 0 else violating
+                if len(kept) < num_candidates:
+                    kept.append(found)
+                if non_violating and len(non_violating) + len(violating) >= num_candidates:
+                    break
+        return non_violating + violating
 
     def dry_run_preemption(
         self,

@@ -344,21 +344,24 @@ def statuses_by_node(
     *,
     unschedulable: Sequence[int] | None = None,
     victimless: bool = False,
+    screen: Sequence[int] | None = None,
 ) -> NodeStatuses:
     """Every node's status after a failed attempt (absent nodes get the default status): a
     view over the diagnosis, in node order, built without a pass over the nodes.
 
     A caller that knows more may say so: ``unschedulable``, the positions (in node order) of
     the nodes whose status is Unschedulable; ``victimless``, that none of those holds a pod
-    of lower priority than the pod (so preemption's dry run can find no victim on any).
+    of lower priority than the pod (so preemption's dry run can find no victim on any);
+    ``screen``, the indices into ``unschedulable`` of the only nodes the dry run could make
+    candidates (a necessary condition: the others certainly are not).
     """
-    return NodeStatuses(diagnosis, node_names, unschedulable, victimless)
+    return NodeStatuses(diagnosis, node_names, unschedulable, victimless, screen)
 
 
 class NodeStatuses(Mapping[str, Status]):
     """Upstream: NodeToStatus (framework/types.go, v1.35) over a list of nodes."""
 
-    __slots__ = ("_diagnosis", "_known", "_names", "unschedulable", "victimless")
+    __slots__ = ("_diagnosis", "_known", "_names", "screen", "unschedulable", "victimless")
 
     def __init__(
         self,
@@ -366,12 +369,14 @@ class NodeStatuses(Mapping[str, Status]):
         names: Sequence[str],
         unschedulable: Sequence[int] | None = None,
         victimless: bool = False,
+        screen: Sequence[int] | None = None,
     ) -> None:
         self._diagnosis = diagnosis
         self._names = names
         self._known: set[str] | None = None
         self.unschedulable = unschedulable
         self.victimless = victimless and unschedulable is not None
+        self.screen = screen if unschedulable is not None else None
 
     def __getitem__(self, name: str) -> Status:
         if name in self._diagnosis.node_to_status:

@@ -152,6 +152,7 @@ _REPLAYED_ROWS: Final = 32
 _LEAST: Final = "least"
 _BALANCED: Final = "balanced"
 _FIT: Final = "fit"
+_FIT_NAME: Final = "NodeResourcesFit"
 _CHANGED_ROWS_KEPT: Final = 1 << 16
 
 # The node table's per-node int64 columns carried over a rebuild (min_priority aside: its
@@ -390,6 +391,9 @@ class FastPath:
         # Nominated pods: key -> (pod, node), and their requests per priority, per node.
         self._nominations: dict[str, tuple[Pod, str]] = {}
         self._nominated: dict[int, _Nominated] = {}
+        # Bound pods' requests per priority, per node: what preemption can take from each node
+        # for a pod of a higher priority (``preemption_screen``).
+        self._bound: dict[int, _Nominated] = {}
         self._stale = False  # nodes came or went: the table is rebuilt before its next use
         # The rows of the table as last built (NodeInfo and Node objects), and the nodes whose
         # pods changed while the table was stale: a rebuild recounts only those rows and the
@@ -462,6 +466,10 @@ class FastPath:
         old_images, self._images = self._images, any(info.node.status.images for info in infos)
         for column in _ROW_COLUMNS:
             setattr(self, column, carry(getattr(self, column)))
+        self._bound = {
+            p: _Nominated(carry(lv.cpu), carry(lv.mem), carry(lv.eph), carry(lv.pods))
+            for p, lv in self._bound.items()
+        }
         # The lowest priority among each node's pods (preemption can only take lower ones).
         self.min_priority = carry(self.min_priority, _MAX_INT32 + 1)
         # Derived below; _account keeps them as it counts the fresh rows' pods.
@@ -565,6 +573,15 @@ class FastPath:
         self.nz_mem[i] += sign * r.non0_mem
         self.pod_count[i] += sign
         priority = pod_priority(pod)
+        level = self._bound.get(priority)
+        if level is None:
+            n = len(self.names)
+            zeros = [np.zeros(n, np.int64) for _ in range(4)]
+            level = self._bound[priority] = _Nominated(zeros[0], zeros[1], zeros[2], zeros[3])
+        level.cpu[i] += sign * r.resource.milli_cpu
+        level.mem[i] += sign * r.resource.memory
+        level.eph[i] += sign * r.resource.ephemeral_storage
+        level.pods[i] += sign
         if sign > 0:
             self.min_priority[i] = min(int(self.min_priority[i]), priority)
         elif priority == self.min_priority[i]:
@@ -946,6 +963,52 @@ class FastPath:
             if status.code is Code.Unschedulable and self.min_priority[self.index[name]] < priority:
                 return True
         return False
+
+    def preemption_screen(self, pod: Pod, failure: FastFailure) -> Sequence[int] | None:
+        """Of the nodes a failure rejected as Unschedulable (``unschedulable_positions``), the
+        indices in that list of those preemption's dry run could make candidates; None when
+        this path cannot tell.
+
+        A node passes when it holds a pod of lower priority, every node-only filter passes
+        there, and NodeResourcesFit passes with every pod of lower priority gone and the
+        nominated pods of at least the pod's priority counted in. NOTE: a necessary
+        condition, not a sufficient one: those filters' verdicts do not depend on the other
+        filters, and the dry run fails a node where any of them fails with every potential
+        victim removed (SelectVictimsOnNode). The Evaluator dry-runs the nodes passing it
+        and, when none becomes a candidate, every node (for the statuses).
+        """
+        if failure.rejected_with is None or not self.accepts(pod):
+            return None
+        self._fresh()
+        sig = self._signature(pod)
+        if sig is None:
+            return None
+        static = sig.static
+        fit_filters = self.fwk.filter_plugins
+        if _FIT_NAME in static.skip_filters or all(pl.name != _FIT_NAME for pl in fit_filters):
+            return None
+        priority = pod_priority(pod)
+        unschedulable = self._unschedulable(failure)
+        if len(unschedulable) != len(self.names):
+            return None
+        may = unschedulable & (self.min_priority < priority)
+        for name, arr in static.filter_status.items():
+            if static.rejects[name]:
+                may &= arr == 0
+        cpu, mem, eph, pods = self._nominated_requests(pod)
+        free_cpu = self.free_cpu - cpu
+        free_mem = self.free_mem - mem
+        free_eph = self.free_eph - eph
+        free_pods = self.free_pods - pods
+        for p, level in self._bound.items():
+            if p < priority:
+                free_cpu += level.cpu
+                free_mem += level.mem
+                free_eph += level.eph
+                free_pods += level.pods
+        may &= self._fit_bits(static, free_cpu, free_mem, free_eph, free_pods) == 0
+        screened: list[int] = np.flatnonzero(may[unschedulable]).tolist()
+        return screened
 
     def seed_state(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> None:
         """Write into a decision's cycle state what the PreFilter plugins that skip for every

@@ -343,6 +343,9 @@ class Scheduler:
         self.fast_decisions = 0  # attempts the fast path decided, failures included
         self.fast_failures = 0
         self.fast_nominated = 0  # of those, attempts that met nominated pods
+        # Preemption's dry run skips the nodes the fast path's vectors rule out
+        # (FastPath.preemption_screen); off, it dry-runs every node (tests compare the two).
+        self.screen_preemption = True
 
     def _tick(self) -> float:
         """The queue's clock: a strictly increasing timestamp per arrival."""
@@ -531,6 +534,9 @@ class Scheduler:
                 nodes,
                 unschedulable=path.unschedulable_positions(fast),
                 victimless=victimless,
+                screen=None
+                if victimless or not self.screen_preemption
+                else path.preemption_screen(pod, fast),
             )
         return None
 
@@ -554,6 +560,7 @@ class Scheduler:
         *,
         unschedulable: Sequence[int] | None = None,
         victimless: bool = False,
+        screen: Sequence[int] | None = None,
     ) -> Decision:
         """No node fits: PostFilter (preemption) over every node's status, then the pod waits
         as unschedulable or, when preemption made room, goes straight back to the queue.
@@ -569,6 +576,7 @@ class Scheduler:
             self._names_of(nodes),
             unschedulable=unschedulable,
             victimless=victimless,
+            screen=screen,
         )
         nominated: PostFilterResult | None = None
         if fwk.post_filter_plugins:

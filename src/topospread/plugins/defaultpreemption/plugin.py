@@ -426,6 +426,75 @@ class DefaultPreemption:
             _most_important_first(victims, potential)
         return victims, num_violating, SUCCESS
 
+    def screened_victims(
+        self,
+        state: CycleState,
+        pod: Pod,
+        node_info: NodeInfo,
+        pdbs: Sequence[PodDisruptionBudget],
+    ) -> tuple[list[Pod], int, Status] | None:
+        """``select_victims_on_node`` for a node that passed the fast path's screen (its
+        node-only filters pass, and NodeResourcesFit with every lower-priority pod gone and
+        the nominated pods in), where only NodeResourcesFit can change the verdict
+        (``_fit_alone``); None where that does not hold. Reads ``node_info`` without changing
+        it, and keeps the outcome in its cache for the next pod of the same priority and
+        request while the node's pods stay (no PDB, no nominated pod of the pod's priority or
+        more on the node: then nothing else can change it).
+
+        NOTE: relies on the screen: the filters are not run again here.
+        """
+        found = self._framework()
+        if found is None or not self.reprieve_by_fit:
+            return None
+        _, fwk = found
+        fit = self._fit_alone(fwk, state)
+        if fit is None:
+            return None
+        request = state.read(FIT_PRE_FILTER_STATE_KEY)
+        need = request.resource
+        priority = pod_priority(pod)
+        nominated = list(ge_nominated_pods(fwk.handle.nominated_pods_for_node(node_info.name), pod))
+        memo: dict[Any, tuple[list[Pod], int, Status]] | None = None
+        key: Any = None
+        if not pdbs and not nominated and not need.scalar_resources:
+            memo = node_info.cache.setdefault(_SCREENED_KEY, {})
+            key = (id(fit), priority, need.milli_cpu, need.memory, need.ephemeral_storage)
+            hit = memo.get(key)
+            if hit is not None:
+                return hit
+        totals = node_resources(node_info, fit.features)
+        requested, count = Resource(), 0
+        potential: list[Pod] = []
+        for p in node_info.pods:
+            if pod_priority(p) < priority:
+                potential.append(p)
+            else:
+                requested.add_resource(calculate_resource(p, fit.features).resource)
+                count += 1
+        if not potential:
+            return None  # the screen admits no such node; the reference says why
+        for p in nominated:
+            requested.add_resource(calculate_resource(p, fit.features).resource)
+            count += 1
+        potential = importance_order(potential)
+        violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
+        fits_back = _fit_reprieve(fit, request, NodeResources(
+            totals.allocatable, requested, totals.non_zero_requested, count
+        ))  # fmt: skip
+        victims: list[Pod] = []
+        num_violating = 0
+        for group, violates in ((violating, 1), (non_violating, 0)):
+            for candidate in group:
+                if not fits_back(calculate_resource(candidate, fit.features).resource):
+                    victims.append(candidate)
+                    num_violating += violates
+        if violating and non_violating:
+            _most_important_first(victims, potential)
+        outcome = (victims, num_violating, SUCCESS)
+        if memo is not None:
+            memo[key] = outcome
+        return outcome
+
     def _fit_alone(self, fwk: Framework, state: CycleState) -> Fit | None:
         """NodeResourcesFit, when it is the only filter of this cycle whose verdict depends on
         the pods of a node: every other filter that runs reads only the pod and the node (the
@@ -560,6 +629,7 @@ def _most_important_first(victims: list[Pod], ranked: Sequence[Pod]) -> None:
 
 
 _LOWEST_PRIORITY_KEY: Final = "defaultpreemption.lowest-priority"
+_SCREENED_KEY: Final = "defaultpreemption.screened"
 _NO_VICTIMS: Final = new_status(Code.UnschedulableAndUnresolvable, ERR_NO_VICTIMS)
 
 

@@ -29,6 +29,7 @@ from topospread.plugins.interpodaffinity.terms import (
     AffinityTerm,
     NamespaceLabels,
     PodAffinityTerms,
+    has_pod_affinity,
 )
 
 # Reasons shown in FailedScheduling events, byte for byte upstream's.
@@ -217,6 +218,22 @@ def satisfy_pod_affinity(state: PreFilterState, node_info: NodeInfo) -> bool:
     )
 
 
+_PODS_WITH_AFFINITY_KEY: Final = "interpodaffinity.pods-with-affinity"
+
+
+def _pods_with_affinity(info: NodeInfo) -> list[Pod]:
+    """The node's pods with a podAffinity or podAntiAffinity stanza, kept in the NodeInfo's
+    cache until its pods change (only they can carry required anti-affinity terms; most
+    clusters have few).
+
+    Upstream: NodeInfo.PodsWithAffinity (framework/types.go, v1.35)
+    """
+    found: list[Pod] | None = info.cache.get(_PODS_WITH_AFFINITY_KEY)
+    if found is None:
+        found = info.cache[_PODS_WITH_AFFINITY_KEY] = [p for p in info.pods if has_pod_affinity(p)]
+    return found
+
+
 class Filtering(PluginBase):
     """PreFilter, PreFilterExtensions and Filter of InterPodAffinity."""
 
@@ -230,7 +247,7 @@ class Filtering(PluginBase):
         counts: TopologyToMatchedTermCount = {}
         for info in nodes:
             node = info.node
-            for existing in info.pods:
+            for existing in _pods_with_affinity(info):
                 terms = self.terms_cache.get(existing).required_anti_affinity_terms
                 if terms:
                     update_with_anti_affinity_terms(counts, terms, pod, namespace_labels, node, 1)
