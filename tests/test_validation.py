@@ -1131,6 +1131,18 @@ def test_a_pods_spec_errors_found_once_are_those_found_afresh() -> None:
     for tier in ("a", "bad value!"):
         pods.append(make_pod(labels={"app": "web", "tier": tier}, topologySpreadConstraints=[
             spread(matchLabelKeys=["tier"])]))  # fmt: skip
+    # Pods that differ only where the kept errors do not look (the name, nodeName, volumes,
+    # images) share them; nodeName's own checks are each pod's.
+    for i, node_name in enumerate(("node-1", "Node_1", "", "node-2")):
+        for gates in ([], [{"name": "wait"}]):
+            for notes in ({}, {"bad key!": "x"}):
+                pods.append(make_pod(
+                    meta={"name": f"web-{i}", "annotations": notes},
+                    nodeName=node_name, schedulingGates=gates,
+                    containers=[{"name": "c", "image": f"img:{i}",
+                                 "resources": {"requests": {"cpu": "-1" if i == 3 else "1"}}}],
+                    volumes=[{"name": f"kube-api-access-{i}"}],
+                ))  # fmt: skip
     fresh = []
     for pod in pods:
         validation._SPEC_ERRORS.clear()

@@ -774,9 +774,11 @@ def validate_object_meta(
     *,
     requires_namespace: bool,
     name_rule: Callable[[str, bool], list[str]] = name_is_dns_subdomain,
+    labels_too: bool = True,
 ) -> list[FieldError]:
     """Name (by ``name_rule``: a DNS subdomain for most kinds), generateName, namespace, labels
-    and annotation keys.
+    and annotation keys (the last two only with ``labels_too``: they come last, and
+    validate_pod keeps theirs).
 
     Owner references, finalizers and managed fields are not checked. Name generation is
     expected to have happened already (see :func:`validate_pod`).
@@ -806,8 +808,9 @@ def validate_object_meta(
             )
     elif meta.namespace:
         errs.append(forbidden(namespace, "not allowed on this type"))
-    errs += validate_labels(meta.labels, path.child("labels"))
-    errs += validate_annotations(meta.annotations, path.child("annotations"))
+    if labels_too:
+        errs += validate_labels(meta.labels, path.child("labels"))
+        errs += validate_annotations(meta.annotations, path.child("annotations"))
     return errs
 
 
@@ -865,31 +868,74 @@ def validate_pod(
     if not pod.metadata.name and pod.metadata.generate_name:
         meta = msgspec.structs.replace(pod.metadata, name=generate_name(pod.metadata.generate_name))
         pod = msgspec.structs.replace(pod, metadata=meta)
-    errs = validate_object_meta(pod.metadata, Path.root("metadata"), requires_namespace=True)
-    # NOTE: the spec's errors depend on the spec, the labels (merged into its selectors) and
-    # the two switches alone: a controller's pods share them, so they are found once.
+    meta = pod.metadata
+    meta_path = Path.root("metadata")
+    errs = validate_object_meta(meta, meta_path, requires_namespace=True, labels_too=False)
+    spec = pod.spec
+    # NOTE: the errors of the labels, the annotations and the spec depend on those, the two
+    # switches and no other field: a controller's pods share them, so they are found once. The
+    # key holds only the fields they read (not a bound pod's nodeName, volumes or images, which
+    # differ from pod to pod); nodeName's own checks are made for each pod.
     key = _SPEC_KEY.encode(
-        (pod.metadata.labels, pod.spec, allow_toleration_comparison_operators,
-         match_label_keys_selector_merge)
-    )  # fmt: skip
+        (
+            meta.labels,
+            meta.annotations,
+            [c.resources for c in spec.containers],
+            [c.resources for c in spec.init_containers],
+            spec.node_selector,
+            spec.affinity,
+            spec.scheduling_gates,
+            spec.topology_spread_constraints,
+            spec.tolerations,
+            spec.priority_class_name,
+            spec.preemption_policy,
+            spec.overhead,
+            spec.resources,
+            allow_toleration_comparison_operators,
+            match_label_keys_selector_merge,
+        )
+    )
     found = _SPEC_ERRORS.get(key)
     if found is None:
         prepared = prepare_for_create(
             pod, merge_topology_spread_keys=match_label_keys_selector_merge
         )
-        found = _validate_pod_spec(
-            prepared.spec,
-            allow_toleration_comparison_operators=allow_toleration_comparison_operators,
-            match_label_keys_selector_merge=match_label_keys_selector_merge,
+        found = (
+            validate_labels(meta.labels, meta_path.child("labels"))
+            + validate_annotations(meta.annotations, meta_path.child("annotations")),
+            *_validate_pod_spec(
+                prepared.spec,
+                allow_toleration_comparison_operators=allow_toleration_comparison_operators,
+                match_label_keys_selector_merge=match_label_keys_selector_merge,
+            ),
         )
         if len(_SPEC_ERRORS) >= _MAX_SPEC_ERRORS:
             _SPEC_ERRORS.clear()
         _SPEC_ERRORS[key] = found
-    return errs + found
+    meta_errors, before_node_name, after_node_name = found
+    errs += meta_errors
+    errs += before_node_name
+    if spec.node_name:
+        spec_path = Path.root("spec")
+        errs.extend(
+            invalid(spec_path.child("nodeName"), spec.node_name, msg)
+            for msg in name_is_dns_subdomain(spec.node_name, False)
+        )
+    errs += after_node_name
+    # ValidatePodCreate's own checks, after validatePodMetadataAndSpec.
+    if spec.node_name and spec.scheduling_gates:
+        errs.append(
+            forbidden(
+                Path.root("spec").child("nodeName"),
+                "cannot be set until all schedulingGates have been cleared",
+            )
+        )
+    return errs
 
 
 _SPEC_KEY: Final = msgspec.json.Encoder()
-_SPEC_ERRORS: dict[bytes, list[FieldError]] = {}
+# The errors of the labels and annotations, then the spec's before and after nodeName's.
+_SPEC_ERRORS: dict[bytes, tuple[list[FieldError], list[FieldError], list[FieldError]]] = {}
 _MAX_SPEC_ERRORS: Final = 4096
 
 
@@ -898,8 +944,10 @@ def _validate_pod_spec(
     *,
     allow_toleration_comparison_operators: bool,
     match_label_keys_selector_merge: bool,
-) -> list[FieldError]:
-    """validate_pod's checks of the (prepared) spec, in upstream's order."""
+) -> tuple[list[FieldError], list[FieldError]]:
+    """validate_pod's checks of the (prepared) spec, in upstream's order: those before
+    ``spec.nodeName``'s, and those after it but before ValidatePodCreate's own (validate_pod
+    makes the ones that read nodeName)."""
     spec_path = Path.root("spec")
     errs: list[FieldError] = []
     for field, containers in (
@@ -917,11 +965,8 @@ def _validate_pod_spec(
         spec_path.child("topologySpreadConstraints"),
         selector_merge=match_label_keys_selector_merge,
     )
-    if spec.node_name:
-        errs.extend(
-            invalid(spec_path.child("nodeName"), spec.node_name, msg)
-            for msg in name_is_dns_subdomain(spec.node_name, False)
-        )
+    before = errs
+    errs = []
     if spec.tolerations:
         errs += validate_tolerations(
             spec.tolerations,
@@ -949,15 +994,7 @@ def _validate_pod_spec(
         errs += validate_overhead(spec.overhead, spec_path.child("overhead"))
     if spec.resources is not None:
         errs += validate_resource_requirements(spec.resources, spec_path.child("resources"))
-    # ValidatePodCreate's own checks, after validatePodMetadataAndSpec.
-    if spec.node_name and spec.scheduling_gates:
-        errs.append(
-            forbidden(
-                spec_path.child("nodeName"),
-                "cannot be set until all schedulingGates have been cleared",
-            )
-        )
-    return errs
+    return before, errs
 
 
 def validate_node(node: Node) -> list[FieldError]:
