@@ -274,3 +274,47 @@ def test_leaving_the_workers_early_never_hangs() -> None:
         pytest.fail("decoding parts in workers hung after a part declined")
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "done"
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.text(alphabet='yYnNoOeEsSfFTtrRuUlLaA~<.+-_0123456789xXbBiI: "\n#', max_size=40),
+    st.sampled_from([": ", "- ", ":  "]),
+)
+def test_the_risky_searches_find_what_they_found_without_the_first_character_lookahead(
+    tail: str, lead: str
+) -> None:
+    """The lookahead only skips places where no alternative can start."""
+    import re
+
+    text = (lead + tail).encode()
+    for compiled, body in [
+        *(
+            (fast, re.compile(p + yaml_fast._RISKY_SCALAR + rb"[ \t]*(?:#|\r?$)", re.MULTILINE))
+            for fast, p in zip(yaml_fast._RISKY_YAML_VALUE, (rb": +", rb"- +"), strict=True)
+        ),
+        (yaml_fast._RISKY_JSON_KEY, re.compile(rb'"' + yaml_fast._RISKY_JSON_KEY_BODY + rb'":')),
+    ]:
+        for probe in (text, b'"' + tail.encode()):
+            assert [m.span() for m in compiled.finditer(probe)] == [
+                m.span() for m in body.finditer(probe)
+            ]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(alphabet="- \na", max_size=80),
+    st.integers(min_value=0, max_value=10),
+    st.integers(min_value=0, max_value=80),
+    st.integers(min_value=2, max_value=9),
+)
+def test_the_cuts_found_near_each_target_are_those_of_every_items_start(
+    text: str, start: int, length: int, parts: int
+) -> None:
+    raw = text.encode()
+    start = min(start, len(raw))
+    if not raw.startswith(b"- ", start):
+        return
+    end = min(len(raw), start + length)
+    every = yaml_fast._line_starts(raw, b"- ", start, end)
+    assert yaml_fast._item_cuts(raw, start, end, parts) == yaml_fast._cuts(every, end, parts)

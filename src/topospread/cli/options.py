@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import inspect
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -237,8 +238,11 @@ def reads_cluster(*, manifests: bool = False) -> Callable[[Command], Command]:
         @functools.wraps(command)
         def run(**given: Any) -> None:
             options = {name: given.pop(name) for name, _, _ in shared}
-            with validating(options.pop("validate")):
-                command(**given, read=inputs(given.get("scenario"), **options))
+            try:
+                with validating(options.pop("validate")):
+                    command(**given, read=inputs(given.get("scenario"), **options))
+            finally:
+                gc.unfreeze()  # what Inputs froze for the run (inputs.documents)
 
         run.__signature__ = own.replace(parameters=[*kept, *added])  # type: ignore[attr-defined]
         run.__annotations__ = {p.name: p.annotation for p in [*kept, *added]}

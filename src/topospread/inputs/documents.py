@@ -11,14 +11,17 @@ simulator/timeline.py, analysis/verify_scenario.py, conformance/case.py), all th
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from topospread.errors import ManifestError
 from topospread.inputs.cluster import LIVE_FLAGS, ClusterSource, Warn, ignore
 from topospread.inputs.manifests import Located, case_files, read_manifests
+
+_T = TypeVar("_T")
 
 if TYPE_CHECKING:
     from topospread.analysis.verify_scenario import VerifyScenario
@@ -59,7 +62,7 @@ class Inputs:
             loaded = load_scenario(self.document)
             if self.config is not None:
                 loaded.config = load_config(self.config)
-            return loaded
+            return kept_for_the_run(loaded)
         if not any(given):
             raise ManifestError(
                 "nothing to schedule: give a SCENARIO file, --nodes and --pods files, "
@@ -73,7 +76,7 @@ class Inputs:
         config = load_config(self.config) if self.config is not None else default_config()
         scenario = build_scenario(objects, config)
         scenario.warnings[:0] = warnings
-        return scenario
+        return kept_for_the_run(scenario)
 
     def _expanded(self, files: Sequence[Path]) -> list[Located]:
         """The objects of manifest files, the workloads of ``pods`` files replaced by their
@@ -103,7 +106,7 @@ class Inputs:
             )
         if self.cluster.given:
             loaded = with_cluster(loaded, self.cluster.read(self.warn))
-        return loaded
+        return kept_for_the_run(loaded)
 
     def verify_scenario(self) -> VerifyScenario:
         """The verify scenario of ``verify``: the ``schedule`` keys plus workloads and
@@ -142,3 +145,16 @@ class Inputs:
         """The objects of the files, directories and standard input (``-``) named: ``check``'s
         chart output."""
         return read_manifests(names)
+
+
+def kept_for_the_run(value: _T) -> _T:
+    """``value``, with everything alive now moved out of the garbage collector's generations.
+
+    NOTE: what a command has read (a cluster dump: a million objects, none in a reference
+    cycle) lives until the command ends; left in the collector's oldest generation, each full
+    collection the run triggers rescans all of it (a tenth of ``schedule``'s time on a 52 MiB
+    dump). Frozen objects are still freed when unreferenced; only cycles among them wait for
+    ``gc.unfreeze()``, which the CLI calls when the command ends (cli/options.py).
+    """
+    gc.freeze()
+    return value
