@@ -1087,16 +1087,19 @@ class FastPath:
         visited = (int(take[to_find - 1]) - start) % n + 1 if len(feasible) >= to_find else n
         algorithm.next_start_node_index = (start + visited) % n
         # Names are built only for reports; decisions work on indices.
-        take_names = [names[i] for i in take.tolist()] if detail else []
+        take_names = list(map(names.__getitem__, take.tolist())) if detail else []
         rejected: dict[str, list[str]] = {}
         if detail:
             rejected = {name: format_reasons(status) for name, status in (prior or {}).items()}
             seen = order[:visited]
             seen = seen[rejected_with[seen] != 0]
+            codes = rejected_with[seen]
+            if len(codes):  # the table filled up to the largest status seen, then indexed
+                self._formatted(int(codes.max()))
             rejected.update(
                 zip(
-                    [names[i] for i in seen.tolist()],
-                    map(self._formatted, rejected_with[seen].tolist()),
+                    map(names.__getitem__, seen.tolist()),
+                    map(self._formatted_table.__getitem__, codes.tolist()),
                     strict=True,
                 )
             )
