@@ -318,3 +318,29 @@ def test_the_cuts_found_near_each_target_are_those_of_every_items_start(
     end = min(len(raw), start + length)
     every = yaml_fast._line_starts(raw, b"- ", start, end)
     assert yaml_fast._item_cuts(raw, start, end, parts) == yaml_fast._cuts(every, end, parts)
+
+
+@pytest.mark.parametrize("form", [kubectl_list, stream], ids=["a kubectl List", "a stream"])
+def test_warnings_of_a_file_cut_in_parts_name_the_items_as_the_exact_path_does(
+    form: Any, tiny_parts: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from topospread.api.strict import FieldValidation, field_validation
+
+    pods = [pod_manifest(i, {"app": "web"}) for i in range(12)]
+    pods[7]["spec"]["nodeNam"] = "n1"  # an unknown field, in a later part
+    text = form(pods)
+
+    def warned() -> tuple[Any, list[str]]:
+        said: list[str] = []
+        with field_validation(FieldValidation.WARN, said.append) as found:
+            result = outcome(text)
+        assert said == found
+        return result, list(found)
+
+    fast = warned()
+    assert tiny_parts and tiny_parts[0] > 2, "the text was not cut"
+    with monkeypatch.context() as m:
+        m.setattr(yaml_fast, "ryml", None)
+        slow = warned()
+    assert len(slow[1]) == 1 and "nodeNam" in slow[1][0]
+    assert fast == slow

@@ -29,7 +29,7 @@ from topospread.api.decode import (
     load_json,
     registered_classes,
 )
-from topospread.api.strict import FieldValidation, current_mode
+from topospread.api.strict import FieldValidation, current_mode, field_validation
 
 #
 # NOTE: this is exact only where rapidyaml (YAML 1.2) and go-yaml v2 (YAML 1.1) read the text
@@ -99,7 +99,7 @@ def fast_yaml(text: str | bytes, source: str) -> list[Object] | None:
         return _fast_yaml_parallel(chunks, workers)
     out: list[Object] = []
     for chunk in chunks:
-        objs = _fast_yaml_one(chunk, source)
+        objs = _fast_yaml_part(chunk, source)
         if objs is None:
             return None
         out += objs
@@ -248,8 +248,17 @@ def _item_cuts(raw: bytes, start: int, end: int, parts: int) -> list[int]:
     return cuts
 
 
+def _fast_yaml_part(raw: bytes, source: str) -> list[Object] | None:
+    """A part of a cut text through the fast path; None when field validation warned: a
+    warning names an item by its place in the part (and a worker's would be lost), so the
+    exact path reads the whole text again to name them."""
+    with field_validation(current_mode()) as warned:
+        objs = _fast_yaml_one(raw, source)
+    return None if warned else objs
+
+
 def _fast_yaml_worker(index: int) -> tuple[list[str], bytes] | None:
-    objs = _fast_yaml_one(_CHUNKS[index], "part")
+    objs = _fast_yaml_part(_CHUNKS[index], "part")
     if objs is None:
         return None
     return [type(o).__name__ for o in objs], msgspec.msgpack.encode(objs)
