@@ -13,15 +13,14 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from topospread.errors import ManifestError
 from topospread.inputs.cluster import LIVE_FLAGS, ClusterSource, Warn, ignore
 from topospread.inputs.manifests import Located, case_files, read_manifests
-
-_T = TypeVar("_T")
 
 if TYPE_CHECKING:
     from topospread.analysis.verify_scenario import VerifyScenario
@@ -48,6 +47,10 @@ class Inputs:
         files (workloads given with ``pods`` expanded into the pods their controllers create;
         ``cluster`` files read as ``objects``), or a live cluster; bound pods exist, unbound
         ones are queued. ``config`` replaces the scheduler configuration."""
+        with _read_for_the_run():
+            return self._scenario()
+
+    def _scenario(self) -> Scenario:
         from topospread.framework.config import default_config
         from topospread.simulator.scenario import build_scenario, load_config, load_scenario
 
@@ -62,7 +65,7 @@ class Inputs:
             loaded = load_scenario(self.document)
             if self.config is not None:
                 loaded.config = load_config(self.config)
-            return kept_for_the_run(loaded)
+            return loaded
         if not any(given):
             raise ManifestError(
                 "nothing to schedule: give a SCENARIO file, --nodes and --pods files, "
@@ -76,7 +79,7 @@ class Inputs:
         config = load_config(self.config) if self.config is not None else default_config()
         scenario = build_scenario(objects, config)
         scenario.warnings[:0] = warnings
-        return kept_for_the_run(scenario)
+        return scenario
 
     def _expanded(self, files: Sequence[Path]) -> list[Located]:
         """The objects of manifest files, the workloads of ``pods`` files replaced by their
@@ -94,6 +97,10 @@ class Inputs:
         """The timeline scenario of ``simulate``, ``sweep`` and ``rebalance`` (or an empty one
         when only a cluster is given), started from the given cluster (read-only): its objects
         come before the scenario's own."""
+        with _read_for_the_run():
+            return self._timeline()
+
+    def _timeline(self) -> TimelineScenario:
         from topospread.simulator.timeline import load_timeline, parse_timeline, with_cluster
 
         if self.document is not None:
@@ -106,7 +113,7 @@ class Inputs:
             )
         if self.cluster.given:
             loaded = with_cluster(loaded, self.cluster.read(self.warn))
-        return kept_for_the_run(loaded)
+        return loaded
 
     def verify_scenario(self) -> VerifyScenario:
         """The verify scenario of ``verify``: the ``schedule`` keys plus workloads and
@@ -147,14 +154,24 @@ class Inputs:
         return read_manifests(names)
 
 
-def kept_for_the_run(value: _T) -> _T:
-    """``value``, with everything alive now moved out of the garbage collector's generations.
+@contextmanager
+def _read_for_the_run() -> Iterator[None]:
+    """Read (and admit) a command's inputs with the garbage collector paused, then move
+    everything alive out of its generations for the rest of the run.
 
-    NOTE: what a command has read (a cluster dump: a million objects, none in a reference
-    cycle) lives until the command ends; left in the collector's oldest generation, each full
-    collection the run triggers rescans all of it (a tenth of ``schedule``'s time on a 52 MiB
-    dump). Frozen objects are still freed when unreferenced; only cycles among them wait for
-    ``gc.unfreeze()``, which the CLI calls when the command ends (cli/options.py).
+    NOTE: what a command reads (a cluster dump: a million objects, none in a reference cycle)
+    all survives, and lives until the command ends. Collections triggered while it is read
+    would rescan it again and again for nothing, as the loader's own pause says; left in the
+    collector's oldest generation afterwards, every full collection the run triggers rescans
+    all of it (a tenth of ``schedule``'s time on a 52 MiB dump). Frozen objects are still
+    freed when unreferenced; only cycles among them wait for ``gc.unfreeze()``, which the CLI
+    calls when the command ends (cli/options.py).
     """
-    gc.freeze()
-    return value
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if enabled:
+            gc.enable()
