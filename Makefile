@@ -47,6 +47,8 @@ test: lint typecheck unit conformance
 # Benchmarks measure speed; tests never time anything. Every scheduler_perf-style workload runs
 # in its own process (bench/run.py); pick some or shrink them with BENCH_ARGS, e.g.
 # `make bench BENCH_ARGS="--quick"` or `make bench BENCH_ARGS="TopologySpreading --max-seconds 60"`.
+# `make bench BENCH_ARGS="--compare"` runs each scheduling workload on the fast and the reference
+# path too and prints their ratio (the reference run capped by --reference-seconds, default 60).
 BENCH_ARGS ?=
 bench: $(STAMP)
 	$(BIN)/python bench/schedule_1000.py 1000 1000

@@ -1,6 +1,7 @@
 """Benchmarks mirroring kube-scheduler's scheduler_perf workloads, plus end-to-end CLI runs.
 
-    python bench/run.py [--quick] [--max-seconds N] [--detail] [--reference] [NAME...]
+    python bench/run.py [--quick] [--max-seconds N] [--detail] [--reference | --compare]
+                        [--reference-seconds N] [NAME...]
 
 NAME selects workloads by family (``TopologySpreading``) or full name
 (``TopologySpreading/5000Nodes_5000Pods``); none selects all. ``--quick`` builds every
@@ -9,6 +10,17 @@ scheduler_perf, the benchmark measures scheduling, not reporting: the Scheduler 
 fast path on and report detail off (``detail=False`` changes no decision: tests/test_fastpath.py
 checks it). ``--detail`` turns the per-node scores and reasons that ``topospread schedule``
 reports back on; ``--reference`` turns the fast path off; the line says so.
+
+``--compare`` runs each scheduling workload twice, on the fast path and then on the reference
+path (each in its own process, each with its own line), and adds a third line with the two
+rates and their ratio:
+
+    TopologySpreading/5000Nodes_5000Pods: fast N pods/s, reference M pods/s, R.Rx
+
+The reference path can take hours at full size, so its run has its own time budget per phase,
+``--reference-seconds`` (default 60, never more than ``--max-seconds``): past it the reference
+rate is the rate so far and the line says after how many pods it stopped. The CLI and loading
+workloads run once, as without ``--compare``, and get no ratio.
 
 The scheduling workloads (bench/workloads.py) are scheduler_perf's topology-spreading, pod
 (anti-)affinity, Unschedulable and PreemptionBasic workloads, and Scale. Two more run the CLI
@@ -405,7 +417,11 @@ def default_max_rss_mib() -> float:
         return 8192.0
 
 
-def spawn(job: Job, divisor: int, limits: Limits, mode: Mode, manifest: Path | None) -> None:
+def spawn(
+    job: Job, divisor: int, limits: Limits, mode: Mode, manifest: Path | None
+) -> Result | None:
+    """Run ``job`` in a child process and print its line: the child's Result, None if it
+    failed."""
     cmd = [
         sys.executable,
         str(Path(__file__).resolve()),
@@ -432,12 +448,12 @@ def spawn(job: Job, divisor: int, limits: Limits, mode: Mode, manifest: Path | N
     rss = peak_rss_mib(rusage)
     if proc.returncode != 0:
         print(f"{job.name}: FAILED (exit code {proc.returncode}), peak RSS {rss:,.0f} MiB")
-        return
+        return None
     r = msgspec.json.decode(out.strip().splitlines()[-1], type=Result)
     if job.manifest_format is not None:
         print(f"{r.name}: {r.seconds:.1f} s, peak RSS {rss:,.0f} MiB", flush=True)
-        return
-    rate = r.bound / r.seconds if r.seconds > 0 else 0.0
+        return r
+    rate = _rate(r)
     notes = []
     if r.init_stopped:
         notes.append(f"(init stopped after {r.init_stopped} pods)")
@@ -452,6 +468,44 @@ def spawn(job: Job, divisor: int, limits: Limits, mode: Mode, manifest: Path | N
     notes += mode.notes()
     suffix = "".join(" " + n for n in notes)
     print(f"{r.name}: {rate:,.1f} pods/s, peak RSS {rss:,.0f} MiB{suffix}", flush=True)
+    return r
+
+
+def _rate(r: Result) -> float:
+    """Measured pods bound per second of the timed loop."""
+    return r.bound / r.seconds if r.seconds > 0 else 0.0
+
+
+def _stopped_note(path: str, r: Result, budget: str) -> str:
+    """Why ``path``'s rate covers fewer pods than the workload has ("" when it covers all)."""
+    notes = []
+    if r.init_stopped:
+        notes.append(f"{path} init stopped after {r.init_stopped} pods{budget}")
+    if r.stopped == TIME:
+        notes.append(f"{path} stopped after {r.bound} of {r.total} pods{budget}")
+    elif r.stopped == MEMORY:
+        notes.append(f"{path} stopped after {r.bound} of {r.total} pods at the memory limit")
+    return "".join(f" ({n})" for n in notes)
+
+
+def compare(job: Job, divisor: int, limits: Limits, reference_limits: Limits, detail: bool) -> None:
+    """Run a scheduling workload on the fast path, then on the reference path within
+    ``reference_limits``, and print a line with both rates and their ratio."""
+    fast = spawn(job, divisor, limits, Mode(fast=True, detail=detail), None)
+    reference = spawn(job, divisor, reference_limits, Mode(fast=False, detail=detail), None)
+    if fast is None or reference is None:
+        print(f"{job.name}: no ratio (a run FAILED)", flush=True)
+        return
+    fast_rate, reference_rate = _rate(fast), _rate(reference)
+    ratio = f"{fast_rate / reference_rate:,.1f}x" if reference_rate > 0 else "no ratio"
+    budget = f" in its {reference_limits.seconds:g} s budget"
+    notes = _stopped_note("fast", fast, "") + _stopped_note("reference", reference, budget)
+    notes += " (detail on)" if detail else ""
+    print(
+        f"{job.name}: fast {fast_rate:,.0f} pods/s, reference {reference_rate:,.0f} pods/s, "
+        f"{ratio}{notes}",
+        flush=True,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -870,13 +924,29 @@ def main(argv: Sequence[str] | None = None) -> None:
         action="store_true",
         help="build the Scheduler with fast=False (every attempt through the plugins)",
     )
+    p.add_argument(
+        "--compare",
+        action="store_true",
+        help="run each scheduling workload on the fast and the reference path; print the ratio",
+    )
+    p.add_argument(
+        "--reference-seconds",
+        type=float,
+        default=60.0,
+        help="with --compare, per phase: the reference run's time budget (default 60)",
+    )
     p.add_argument("--list", action="store_true", help="print the workload names and exit")
     p.add_argument("--worker", help=argparse.SUPPRESS)
     p.add_argument("--divisor", type=int, default=1, help=argparse.SUPPRESS)
     p.add_argument("--manifest", type=Path, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
 
+    if args.compare and args.reference:
+        p.error("--compare runs both paths: leave out --reference")
     limits = Limits(seconds=args.max_seconds, rss_mib=args.max_rss_mib)
+    reference_limits = Limits(
+        seconds=min(args.reference_seconds, args.max_seconds), rss_mib=args.max_rss_mib
+    )
     mode = Mode(fast=not args.reference, detail=args.detail)
     if args.worker:
         worker(args.worker, args.divisor, limits, mode, args.manifest)
@@ -916,6 +986,9 @@ def main(argv: Sequence[str] | None = None) -> None:
                 continue
             if job.cli == HTML:
                 run_html(job, Path(tmp), limits)
+                continue
+            if args.compare and job.manifest_format is None:
+                compare(job, divisor, limits, reference_limits, args.detail)
                 continue
             manifest = files.get(job.manifest_format) if job.manifest_format else None
             spawn(job, divisor, limits, mode, manifest)
