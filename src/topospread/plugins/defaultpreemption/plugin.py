@@ -476,20 +476,8 @@ class DefaultPreemption:
         for p in nominated:
             requested.add_resource(calculate_resource(p, fit.features).resource)
             count += 1
-        potential = importance_order(potential)
-        violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
-        fits_back = _fit_reprieve(fit, request, NodeResources(
-            totals.allocatable, requested, totals.non_zero_requested, count
-        ))  # fmt: skip
-        victims: list[Pod] = []
-        num_violating = 0
-        for group, violates in ((violating, 1), (non_violating, 0)):
-            for candidate in group:
-                if not fits_back(calculate_resource(candidate, fit.features).resource):
-                    victims.append(candidate)
-                    num_violating += violates
-        if violating and non_violating:
-            _most_important_first(victims, potential)
+        remaining = NodeResources(totals.allocatable, requested, totals.non_zero_requested, count)
+        victims, num_violating = _reprieve_by_fit(fit, request, remaining, potential, pdbs)
         outcome = (victims, num_violating, SUCCESS)
         if memo is not None:
             memo[key] = outcome
@@ -558,21 +546,38 @@ class DefaultPreemption:
                 status = fwk.run_filter_plugin(pl, state, pod, node_info)
             if not status.is_success:
                 return [], 0, status
-        potential = importance_order(potential)
-        violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
-        fits_back = _fit_reprieve(fit, request, NodeResources(
-            totals.allocatable, requested, totals.non_zero_requested, count
-        ))  # fmt: skip
-        victims: list[Pod] = []
-        num_violating = 0
-        for group, violates in ((violating, 1), (non_violating, 0)):
-            for candidate in group:
-                if not fits_back(calculate_resource(candidate, fit.features).resource):
-                    victims.append(candidate)
-                    num_violating += violates
-        if violating and non_violating:
-            _most_important_first(victims, potential)
+        remaining = NodeResources(totals.allocatable, requested, totals.non_zero_requested, count)
+        victims, num_violating = _reprieve_by_fit(fit, request, remaining, potential, pdbs)
         return victims, num_violating, SUCCESS
+
+
+def _reprieve_by_fit(
+    fit: Fit,
+    request: FitPreFilterState,
+    remaining: NodeResources,
+    potential: list[Pod],
+    pdbs: Sequence[PodDisruptionBudget],
+) -> tuple[list[Pod], int]:
+    """SelectVictimsOnNode's reprieve, judged by Fit alone on ``remaining`` (the node with
+    every potential victim removed): PDB-violating victims first, then the others, each in
+    importance order, given back while the pod still fits; the victims and how many of them
+    violate a budget.
+
+    Upstream: SelectVictimsOnNode's reprievePod loop (default_preemption.go, v1.35)
+    """
+    potential = importance_order(potential)
+    violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
+    fits_back = _fit_reprieve(fit, request, remaining)
+    victims: list[Pod] = []
+    num_violating = 0
+    for group, violates in ((violating, 1), (non_violating, 0)):
+        for candidate in group:
+            if not fits_back(calculate_resource(candidate, fit.features).resource):
+                victims.append(candidate)
+                num_violating += violates
+    if violating and non_violating:
+        _most_important_first(victims, potential)
+    return victims, num_violating
 
 
 def _fit_reprieve(
