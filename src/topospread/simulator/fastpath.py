@@ -71,6 +71,8 @@ from topospread.framework.types import MAX_NODE_SCORE, NodeInfo
 from topospread.labels.selector import Selector, SelectorError
 from topospread.nodeaffinity import get_required_node_affinity
 from topospread.plugins import NODE_ONLY_FILTERS
+from topospread.plugins.helper.gomath import go_round_array
+from topospread.plugins.helper.normalize_score import default_normalize_score_array
 from topospread.plugins.interpodaffinity.filtering import (
     ERR_REASON_AFFINITY_RULES_NOT_MATCH,
     ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
@@ -78,6 +80,7 @@ from topospread.plugins.interpodaffinity.filtering import (
     pod_matches_all_affinity_terms,
 )
 from topospread.plugins.interpodaffinity.plugin import InterPodAffinity
+from topospread.plugins.interpodaffinity.scoring import has_preferred_constraints
 from topospread.plugins.interpodaffinity.terms import (
     AffinityTerm,
     NamespaceLabels,
@@ -103,10 +106,10 @@ from topospread.plugins.podtopologyspread.common import (
 )
 from topospread.plugins.podtopologyspread.filtering import PreFilterState, state_from_counts
 from topospread.plugins.podtopologyspread.plugin import PodTopologySpread
+from topospread.plugins.podtopologyspread.scoring import topology_normalizing_weight
 
 I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
-F64 = npt.NDArray[np.float64]
 B = npt.NDArray[np.bool_]
 
 # Filters whose PreFilter must Skip for this path to apply (they read only the pod's spec).
@@ -1400,7 +1403,9 @@ class FastPath:
                 else:
                     raw = static.static_scores[name][take]
                     if name in _NORMALIZED_STATIC:
-                        raw = _default_normalize(raw, reverse=_NORMALIZED_STATIC[name])
+                        raw = default_normalize_score_array(
+                            MAX_NODE_SCORE, _NORMALIZED_STATIC[name], raw
+                        )
             elif name == "NodeResourcesFit":
                 raw = self._least_allocated(sig.static, take)
             elif name == "NodeResourcesBalancedAllocation":
@@ -1612,12 +1617,12 @@ class FastPath:
                 else:
                     has = counter.codes
                     counts = np.where(codes >= 0, counter.counts[np.where(codes >= 0, codes, 0)], 0)
-            weight = float(np.log(size + 2))
+            weight = topology_normalizing_weight(size)
             if has is None:
                 raw += counts * weight + float(c.max_skew - 1)
             else:
                 raw += np.where(has[take] >= 0, counts * weight + float(c.max_skew - 1), 0.0)
-        scores = _go_round_non_negative(raw)  # counts, log weights and maxSkew - 1: all >= 0
+        scores = go_round_array(raw)
         if ignored is not None:
             scores[ignored] = -1
         valid = scores if ignored is None else scores[~ignored]
@@ -1773,17 +1778,6 @@ class FastPath:
         terms = parse_pod_affinity_terms(pod)
         if terms.parse_error:
             return None  # InterPodAffinity's PreFilter rejects it with the parse error
-        affinity = pod.spec.affinity
-        has_preferred = affinity is not None and bool(
-            (
-                affinity.pod_affinity is not None
-                and affinity.pod_affinity.preferred_during_scheduling_ignored_during_execution
-            )
-            or (
-                affinity.pod_anti_affinity is not None
-                and affinity.pod_anti_affinity.preferred_during_scheduling_ignored_during_execution
-            )
-        )
         skip_filters = set(state.skip_filter_plugins)
         if self._ipa is None:
             skipped.add(_IPA)
@@ -1799,7 +1793,7 @@ class FastPath:
             score_req=score_req,
             balanced_req=balanced_req,
             terms=terms,
-            has_preferred_terms=has_preferred,
+            has_preferred_terms=has_preferred_constraints(pod),
             pod=pod,
             state=state,
         )
@@ -2045,28 +2039,6 @@ class _Names(Sequence[str]):
 
     def __getitem__(self, i: int) -> str:  # type: ignore[override]
         return self._names[int(self._indices[i])]
-
-
-def _default_normalize(raw: I64, *, reverse: bool) -> I64:
-    """Upstream: DefaultNormalizeScore (plugins/helper/normalize_score.go, v1.35)."""
-    top = int(raw.max()) if len(raw) else 0
-    if top == 0:
-        return np.full(len(raw), MAX_NODE_SCORE, np.int64) if reverse else raw
-    scaled = MAX_NODE_SCORE * raw // top
-    return MAX_NODE_SCORE - scaled if reverse else scaled
-
-
-def _go_round_non_negative(x: F64) -> I64:
-    """``_go_round`` for values known not to be negative."""
-    t = np.trunc(x)
-    return (t + (x - t >= 0.5)).astype(np.int64)
-
-
-def _go_round(x: F64) -> I64:
-    """Go's math.Round over an array (halves away from zero; exact below a half)."""
-    t = np.trunc(x)
-    frac = np.abs(x - t)
-    return (t + np.where(frac >= 0.5, np.sign(x), 0)).astype(np.int64)
 
 
 __all__ = ["FastFailure", "FastPath", "FastResult"]

@@ -75,6 +75,25 @@ def process_terms(
         process_term(scores, t.term, t.weight, pod, namespace_labels, node, multiplier)
 
 
+def has_preferred_constraints(pod: Pod) -> bool:
+    """Whether the pod has preferred affinity or preferred anti-affinity terms.
+
+    Upstream: hasPreferredAffinityConstraints || hasPreferredAntiAffinityConstraints in PreScore
+    (scoring.go, v1.35)
+    """
+    affinity = pod.spec.affinity
+    return affinity is not None and bool(
+        (
+            affinity.pod_affinity is not None
+            and affinity.pod_affinity.preferred_during_scheduling_ignored_during_execution
+        )
+        or (
+            affinity.pod_anti_affinity is not None
+            and affinity.pod_anti_affinity.preferred_during_scheduling_ignored_during_execution
+        )
+    )
+
+
 @dataclass(slots=True)
 class PreScoreState:
     """The weights PreScore accumulated per topology pair, read by Score.
@@ -145,17 +164,7 @@ class Scoring(PluginBase):
 
         Upstream: PreScore (scoring.go, v1.35)
         """
-        affinity = pod.spec.affinity
-        has_constraints = affinity is not None and bool(
-            (
-                affinity.pod_affinity is not None
-                and affinity.pod_affinity.preferred_during_scheduling_ignored_during_execution
-            )
-            or (
-                affinity.pod_anti_affinity is not None
-                and affinity.pod_anti_affinity.preferred_during_scheduling_ignored_during_execution
-            )
-        )
+        has_constraints = has_preferred_constraints(pod)
         if self.args.ignore_preferred_terms_of_existing_pods and not has_constraints:
             return SKIP
         terms = self.terms_cache.get(pod)

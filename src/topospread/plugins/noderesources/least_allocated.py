@@ -11,11 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from topospread.framework.types import MAX_NODE_SCORE
+from topospread.plugins.helper.gomath import go_div, go_int64
 from topospread.plugins.noderesources.args import ResourceSpec
 from topospread.plugins.noderesources.resource_allocation import (
     Scorer,
-    go_div,
-    go_int64,
     weighted_mean_scorer,
 )
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from topospread.framework.types import MAX_NODE_SCORE
+from topospread.plugins.helper.gomath import go_div, go_int64, go_round
 from topospread.plugins.noderesources.args import (
     MAX_CUSTOM_PRIORITY_SCORE,
     ResourceSpec,
@@ -23,9 +24,6 @@ from topospread.plugins.noderesources.args import (
 )
 from topospread.plugins.noderesources.resource_allocation import (
     Scorer,
-    go_div,
-    go_int64,
-    go_round,
 )
 
 MAX_UTILIZATION: Final = 100

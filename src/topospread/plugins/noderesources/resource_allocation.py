@@ -15,7 +15,6 @@ Upstream: pkg/scheduler/framework/plugins/noderesources/resource_allocation.go (
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -31,6 +30,7 @@ from topospread.api.types import Pod
 from topospread.framework.features import Features
 from topospread.framework.status import SUCCESS, Code, Status, new_status
 from topospread.framework.types import NodeInfo
+from topospread.plugins.helper.gomath import go_div, go_int64
 from topospread.plugins.noderesources.args import ResourceSpec
 from topospread.plugins.noderesources.resource_helpers import (
     DEFAULT_NON_MISSING_REQUESTS,
@@ -76,28 +76,6 @@ def weighted_mean_scorer(
 
 
 ERR_RESOURCES_NOT_FOUND: Final = "resources not found"
-
-_INT64_MOD: Final = 1 << 64
-
-
-def go_int64(x: int) -> int:
-    """``x`` wrapped to int64, as Go's int64 arithmetic overflows."""
-    x &= _INT64_MOD - 1
-    return x - _INT64_MOD if x >= 1 << 63 else x
-
-
-def go_div(a: int, b: int) -> int:
-    """Go's integer division, which truncates toward zero (Python's // floors)."""
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
-
-
-def go_round(x: float) -> int:
-    """Go's math.Round: halves away from zero (Python's round() rounds halves to even)."""
-    t = math.trunc(x)
-    if abs(x - t) >= 0.5:
-        t += 1 if x > 0 else -1
-    return int(t)
 
 
 @dataclass(slots=True)
@@ -196,8 +174,5 @@ __all__ = [
     "ERR_RESOURCES_NOT_FOUND",
     "ResourceAllocationScorer",
     "Scorer",
-    "go_div",
-    "go_int64",
-    "go_round",
     "is_best_effort_pod",
 ]

@@ -14,6 +14,7 @@ from topospread.framework.status import SKIP, SUCCESS, Status, as_status
 from topospread.framework.types import MAX_NODE_SCORE, NodeInfo, NodeScore
 from topospread.labels.selector import SelectorError
 from topospread.nodeaffinity import get_required_node_affinity
+from topospread.plugins.helper.gomath import go_div, go_round
 from topospread.plugins.podtopologyspread.common import (
     NAME,
     InternalConstraint,
@@ -58,24 +59,6 @@ def topology_normalizing_weight(size: int) -> float:
 def score_for_count(count: int, max_skew: int, weight: float) -> float:
     """Upstream: scoreForCount (scoring.go, v1.35)."""
     return float(count) * weight + float(max_skew - 1)
-
-
-def go_round(x: float) -> int:
-    """Go's math.Round: halves away from zero (Python's round() rounds halves to even).
-
-    ``x - trunc(x)`` is exact in binary floating point, so no value just below a half is
-    pushed over it (as ``floor(x + 0.5)`` would do for 0.49999999999999994).
-    """
-    t = math.trunc(x)
-    if abs(x - t) >= 0.5:
-        t += 1 if x > 0 else -1
-    return int(t)
-
-
-def go_div(a: int, b: int) -> int:
-    """Go's integer division, which truncates toward zero (Python's // floors)."""
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
 
 
 class Scoring(PluginBase):
