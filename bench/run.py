@@ -454,13 +454,7 @@ def spawn(
         print(f"{r.name}: {r.seconds:.1f} s, peak RSS {rss:,.0f} MiB", flush=True)
         return r
     rate = _rate(r)
-    notes = []
-    if r.init_stopped:
-        notes.append(f"(init stopped after {r.init_stopped} pods)")
-    if r.stopped == TIME:
-        notes.append(f"(stopped after {r.bound} of {r.total} pods)")
-    elif r.stopped == MEMORY:
-        notes.append(f"(stopped after {r.bound} of {r.total} pods at the memory limit)")
+    notes = [f"({n})" for n in _stops(r, "", "")]
     if r.unschedulable:
         notes.append(f"({r.unschedulable} unschedulable)")
     if r.preempted:
@@ -476,16 +470,22 @@ def _rate(r: Result) -> float:
     return r.bound / r.seconds if r.seconds > 0 else 0.0
 
 
-def _stopped_note(path: str, r: Result, budget: str) -> str:
-    """Why ``path``'s rate covers fewer pods than the workload has ("" when it covers all)."""
+def _stops(r: Result, lead: str, budget: str) -> list[str]:
+    """Why a run's rate covers fewer pods than the workload has, each reason after ``lead``
+    (a time stop's after ``budget``); empty when it covers all."""
     notes = []
     if r.init_stopped:
-        notes.append(f"{path} init stopped after {r.init_stopped} pods{budget}")
+        notes.append(f"{lead}init stopped after {r.init_stopped} pods{budget}")
     if r.stopped == TIME:
-        notes.append(f"{path} stopped after {r.bound} of {r.total} pods{budget}")
+        notes.append(f"{lead}stopped after {r.bound} of {r.total} pods{budget}")
     elif r.stopped == MEMORY:
-        notes.append(f"{path} stopped after {r.bound} of {r.total} pods at the memory limit")
-    return "".join(f" ({n})" for n in notes)
+        notes.append(f"{lead}stopped after {r.bound} of {r.total} pods at the memory limit")
+    return notes
+
+
+def _stopped_note(path: str, r: Result, budget: str) -> str:
+    """Why ``path``'s rate covers fewer pods than the workload has ("" when it covers all)."""
+    return "".join(f" ({n})" for n in _stops(r, f"{path} ", budget))
 
 
 def compare(job: Job, divisor: int, limits: Limits, reference_limits: Limits, detail: bool) -> None:

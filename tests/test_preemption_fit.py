@@ -113,15 +113,18 @@ def summary(run: ScheduleRun) -> list[Any]:
     ]
 
 
-# NOTE: derandomized, so that the coverage below is the same on every run (it counts what the
-# random scenarios reached) and does not depend on the tests that ran before.
-@settings(
+# NOTE: derandomized, so that the coverage the tests below count is the same on every run (it
+# counts what the random scenarios reached) and does not depend on the tests that ran before.
+COUNTED = settings(
     max_examples=300,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
     derandomize=True,
     database=None,
 )
+
+
+@COUNTED
 @given(scenarios(), st.integers(0, 3))
 def test_reprieve_by_fit_picks_the_reference_victims(scenario: Scenario, seed: int) -> None:
     reference = schedule(scenario, seed=seed, fast=False)
@@ -154,13 +157,7 @@ def _candidates(found: list[Candidate]) -> list[tuple[str, tuple[str, ...], int]
     ]
 
 
-@settings(
-    max_examples=300,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-    derandomize=True,
-    database=None,
-)
+@COUNTED
 @given(scenarios(), st.integers(0, 3))
 def test_the_screened_dry_run_finds_the_reference_candidates(scenario: Scenario, seed: int) -> None:
     # Wherever the fast path screens the nodes, the dry run over the screened nodes alone
