@@ -158,17 +158,6 @@ def test_a_gated_pod_waits_with_upstreams_condition_message() -> None:
     assert run.outcomes[0].message == "Scheduling is blocked due to non-empty scheduling gates"
 
 
-def test_a_pod_with_a_claim_is_pending_with_a_clear_unmodelled_message() -> None:
-    with_pvc = pod("v", volumes=[{"name": "data", "persistentVolumeClaim": {"claimName": "d0"}}])
-    run = schedule(scenario([node("a", "z")], [with_pvc]))
-    message = run.outcomes[0].message
-    assert message is not None
-    assert message.startswith(
-        "0/1 nodes are available: topospread does not model volume binding "
-        '(volume "data" uses PersistentVolumeClaim "d0").'
-    )
-
-
 def run_cli(argv: list[str]) -> None:
     with pytest.raises(SystemExit) as exit_:
         main(argv)

@@ -13,6 +13,7 @@ from typing import Any, Final, NamedTuple, TypeAlias, TypeVar, overload
 
 import msgspec
 
+from topospread.api import storage as st
 from topospread.api import types as t
 from topospread.api.decode_errors import clean, explain, render, type_info
 from topospread.api.goyaml import decode_utf8
@@ -91,6 +92,17 @@ register_kind(
 register_kind(
     t.PodDisruptionBudget, api_version="policy/v1", kind="PodDisruptionBudget", namespaced=True
 )
+register_kind(st.PersistentVolume, api_version="v1", kind="PersistentVolume", namespaced=False)
+register_kind(
+    st.PersistentVolumeClaim, api_version="v1", kind="PersistentVolumeClaim", namespaced=True
+)
+for _cls, _namespaced in (
+    (st.StorageClass, False),
+    (st.CSINode, False),
+    (st.CSIDriver, False),
+    (st.CSIStorageCapacity, True),
+):
+    register_kind(_cls, api_version="storage.k8s.io/v1", kind=_cls.__name__, namespaced=_namespaced)
 
 
 @overload

@@ -14,6 +14,7 @@ from typing import Any, Final
 
 from topospread.api.apps_validation import Workload, validate_workload_spec
 from topospread.api.field import FieldError, Path, forbidden, invalid
+from topospread.api.storage_validation import validate_storage_object
 from topospread.api.types import (
     CronJob,
     DaemonSet,
@@ -79,7 +80,8 @@ def validate_object(obj: Any) -> list[FieldError]:
         return validate_object_meta(obj.metadata, meta, requires_namespace=True)
     if isinstance(obj, _WORKLOADS):
         return _workload(obj, meta)
-    return []
+    storage = validate_storage_object(obj)
+    return storage if storage is not None else []
 
 
 def describe_object(obj: Any) -> str:

@@ -11,6 +11,9 @@ from typing import Any, Final
 
 import msgspec
 
+from topospread.api import volumes as v
+from topospread.api.base import _Obj
+
 # Well-known label keys (k8s.io/api/core/v1 well_known_labels.go).
 LABEL_HOSTNAME: Final = "kubernetes.io/hostname"
 LABEL_TOPOLOGY_ZONE: Final = "topology.kubernetes.io/zone"
@@ -32,16 +35,6 @@ TOLERATION_OP_EQUAL: Final = "Equal"
 NODE_READY: Final = "Ready"
 CONDITION_TRUE: Final = "True"
 CONDITION_UNKNOWN: Final = "Unknown"
-
-
-class _Obj(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True, gc=False):
-    """Base of every API struct: immutable, keyword-only, camelCase on the wire.
-
-    ``gc=False``: frozen plain data cannot form reference cycles, so the garbage collector need
-    not track (and rescan) millions of loaded objects.
-
-    Subclasses repeat ``frozen=True`` only so that type checkers see it (msgspec inherits it).
-    """
 
 
 # ---------------------------------------------------------------------------------------------
@@ -253,6 +246,18 @@ class Volume(_Obj, frozen=True):
     empty_dir: dict[str, Any] | None = None
     # Read by rebalance: the descheduler's evictor leaves pods with local storage alone.
     host_path: dict[str, Any] | None = None
+    # Read by the volume plugins (VolumeRestrictions, NodeVolumeLimits): see api/volumes.py.
+    gce_persistent_disk: v.GCEPersistentDiskVolumeSource | None = None
+    aws_elastic_block_store: v.AWSElasticBlockStoreVolumeSource | None = None
+    azure_disk: v.AzureDiskVolumeSource | None = None
+    cinder: v.CinderVolumeSource | None = None
+    iscsi: v.ISCSIVolumeSource | None = None
+    rbd: v.RBDVolumeSource | None = None
+    csi: v.CSIVolumeSource | None = None
+    # In-tree sources CSI migration can translate, but whose volumes no limit counts here.
+    azure_file: dict[str, Any] | None = None
+    vsphere_volume: dict[str, Any] | None = None
+    portworx_volume: dict[str, Any] | None = None
 
 
 class PodResourceClaim(_Obj, frozen=True):

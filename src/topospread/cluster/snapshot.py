@@ -21,6 +21,7 @@ from topospread.api.types import (
     Service,
     StatefulSet,
 )
+from topospread.cluster.storage import StorageState
 from topospread.framework.features import DEFAULT_FEATURES, Features
 from topospread.framework.types import NodeInfo
 
@@ -67,7 +68,7 @@ class Snapshot:
 class ObjectStore:
     """Services, ReplicationControllers, ReplicaSets and StatefulSets, indexed for lookups."""
 
-    __slots__ = ("_namespaces", "_rcs", "_rss", "_services", "_sss")
+    __slots__ = ("_namespaces", "_rcs", "_rss", "_services", "_sss", "_storage")
 
     def __init__(
         self,
@@ -76,7 +77,9 @@ class ObjectStore:
         replica_sets: Iterable[ReplicaSet] = (),
         stateful_sets: Iterable[StatefulSet] = (),
         namespaces: Iterable[Namespace] = (),
+        storage: StorageState | None = None,
     ) -> None:
+        self._storage = storage if storage is not None else StorageState()
         self._services: dict[str, list[Service]] = defaultdict(list)
         for s in services:
             self._services[s.metadata.namespace].append(s)
@@ -112,6 +115,9 @@ class ObjectStore:
         return msgspec.structs.replace(
             ns, metadata=msgspec.structs.replace(ns.metadata, labels=labels)
         )
+
+    def storage(self) -> StorageState:
+        return self._storage
 
     def namespaces(self) -> Sequence[Namespace]:
         return [ns for name in self._namespaces if (ns := self.namespace(name)) is not None]

@@ -24,6 +24,7 @@ from topospread.api.types import (
     StatefulSet,
 )
 from topospread.cluster.snapshot import ObjectStore
+from topospread.cluster.storage import StorageState
 from topospread.framework.types import NodeInfo
 
 _BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
@@ -124,8 +125,12 @@ class ClusterState:
         pods: Iterable[Pod] = (),
         objects: ObjectStore | None = None,
         priority_classes: Iterable[PriorityClass] = (),
+        storage: StorageState | None = None,
     ) -> None:
         self.tree = NodeTree()
+        # Owned here, not by ``objects``: the simulation replaces the object store as its
+        # workloads change, while storage lives on (and is mutated by volume binding).
+        self.storage_state = storage if storage is not None else StorageState()
         self.infos: dict[str, NodeInfo] = {}
         self.objects = objects if objects is not None else ObjectStore()
         self.priority_classes = {pc.metadata.name: pc for pc in priority_classes}
@@ -225,3 +230,6 @@ class ClusterState:
 
     def namespaces(self) -> Sequence[Namespace]:
         return self.objects.namespaces()
+
+    def storage(self) -> StorageState:
+        return self.storage_state

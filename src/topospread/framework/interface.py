@@ -22,6 +22,7 @@ from topospread.api.types import (
 from topospread.framework.cycle_state import CycleState
 from topospread.framework.features import Features
 from topospread.framework.status import Status
+from topospread.framework.storage import StorageLister
 from topospread.framework.types import NodeInfo, NodeScore
 
 
@@ -61,6 +62,8 @@ class ObjectLister(Protocol):
     def namespace(self, name: str) -> Namespace | None: ...
 
     def namespaces(self) -> Sequence[Namespace]: ...
+
+    def storage(self) -> StorageLister: ...
 
 
 class Handle(Protocol):

@@ -19,12 +19,15 @@ from topospread.plugins import (
     nodeports,
     noderesources,
     nodeunschedulable,
+    nodevolumelimits,
     queuesort,
     schedulinggates,
     tainttoleration,
+    volumebinding,
+    volumerestrictions,
+    volumezone,
 )
 from topospread.plugins.podtopologyspread import plugin as podtopologyspread
-from topospread.plugins.unmodelled import FACTORIES as UNMODELLED
 
 
 def in_tree_registry() -> dict[str, PluginFactory]:
@@ -38,6 +41,10 @@ def in_tree_registry() -> dict[str, PluginFactory]:
         nodeaffinity.NAME: nodeaffinity.new,
         nodeports.NAME: nodeports.new,
         noderesources.NAME: noderesources.new,
+        volumerestrictions.NAME: volumerestrictions.new,
+        nodevolumelimits.NAME: nodevolumelimits.new,
+        volumebinding.NAME: volumebinding.new,
+        volumezone.NAME: volumezone.new,
         podtopologyspread.NAME: podtopologyspread.new,
         interpodaffinity.NAME: interpodaffinity.new,
         dynamicresources.NAME: dynamicresources.new,
@@ -46,7 +53,6 @@ def in_tree_registry() -> dict[str, PluginFactory]:
         imagelocality.NAME: imagelocality.new,
         defaultbinder.NAME: defaultbinder.new,
     }
-    registry.update(UNMODELLED)
     return registry
 
 

@@ -35,6 +35,7 @@ from topospread.api.loader import (
     read_yaml_documents,
 )
 from topospread.api.object_validation import describe_object, validate_object
+from topospread.api.storage import STORAGE_KINDS, StorageObject
 from topospread.api.types import (
     Namespace,
     Node,
@@ -50,6 +51,7 @@ from topospread.api.validation import validate_node, validate_pod
 from topospread.cluster.live import read_cluster
 from topospread.cluster.snapshot import ObjectStore
 from topospread.cluster.state import ClusterState
+from topospread.cluster.storage import StorageState
 from topospread.errors import ManifestError, ValidationError
 from topospread.framework.config import SchedulerConfig, decode_config, default_config
 from topospread.simulator.controllers.kinds import LeftOut, makes_pods
@@ -72,6 +74,7 @@ Owner = (
     | Namespace
     | PriorityClass
     | PodDisruptionBudget
+    | StorageObject
 )
 _OWNER_TYPES: Final = (
     Service,
@@ -81,6 +84,7 @@ _OWNER_TYPES: Final = (
     Namespace,
     PriorityClass,
     PodDisruptionBudget,
+    *STORAGE_KINDS,
 )
 
 
@@ -117,6 +121,7 @@ class Scenario:
             [p for p in self.pods if not is_terminal(p)],
             store,
             [o for o in self.objects if isinstance(o, PriorityClass)],
+            StorageState(o for o in self.objects if isinstance(o, STORAGE_KINDS)),
         )
 
 

@@ -1,0 +1,161 @@
+"""The API server's create validation of the storage objects, for the fields the volume plugins
+read: access modes, capacities and requests (quantities), a StorageClass's provisioner, binding
+mode and reclaim policy, a CSINode driver's allocatable count, a capacity's quantities.
+
+Upstream: ValidatePersistentVolume, ValidatePersistentVolumeClaim (pkg/apis/core/validation),
+ValidateStorageClass, ValidateCSINode, ValidateCSIStorageCapacity (pkg/apis/storage/validation),
+v1.35. Volume sources are not checked (a PV without one is accepted here).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Final
+
+from topospread.api.field import FieldError, GoJSON, Path, invalid, not_supported, required
+from topospread.api.resource import Quantity
+from topospread.api.resource_validation import (
+    parse_field_quantity,
+    validate_resource_quantity_value,
+)
+from topospread.api.storage import (
+    ACCESS_MODES,
+    RESOURCE_STORAGE,
+    VOLUME_BINDING_MODES,
+    VOLUME_MODE_BLOCK,
+    VOLUME_MODE_FILESYSTEM,
+    CSIDriver,
+    CSINode,
+    CSIStorageCapacity,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    StorageClass,
+)
+from topospread.api.validation import validate_object_meta
+
+# The access modes in the order upstream prints them (sets.List: sorted).
+_SUPPORTED_ACCESS_MODES: Final = sorted(ACCESS_MODES)
+_SUPPORTED_RECLAIM_POLICIES: Final = ("Delete", "Recycle", "Retain")
+_SUPPORTED_VOLUME_MODES: Final = (VOLUME_MODE_BLOCK, VOLUME_MODE_FILESYSTEM)
+
+
+def validate_storage_object(obj: Any) -> list[FieldError] | None:
+    """The errors creating ``obj`` would give; None when ``obj`` is not a storage kind."""
+    meta = Path.root("metadata")
+    if isinstance(obj, PersistentVolume):
+        errs = validate_object_meta(obj.metadata, meta, requires_namespace=False)
+        return errs + _persistent_volume_spec(obj, Path.root("spec"))
+    if isinstance(obj, PersistentVolumeClaim):
+        errs = validate_object_meta(obj.metadata, meta, requires_namespace=True)
+        return errs + _claim_spec(obj, Path.root("spec"))
+    if isinstance(obj, StorageClass):
+        errs = validate_object_meta(obj.metadata, meta, requires_namespace=False)
+        return errs + _storage_class(obj)
+    if isinstance(obj, CSINode):
+        errs = validate_object_meta(obj.metadata, meta, requires_namespace=False)
+        return errs + _csi_node(obj)
+    if isinstance(obj, CSIStorageCapacity):
+        errs = validate_object_meta(obj.metadata, meta, requires_namespace=True)
+        return errs + _capacity(obj)
+    if isinstance(obj, CSIDriver):
+        return validate_object_meta(obj.metadata, meta, requires_namespace=False)
+    return None
+
+
+def _access_modes(modes: Sequence[str], path: Path, detail: str) -> list[FieldError]:
+    if not modes:
+        return [required(path, detail)]
+    return [not_supported(path, m, _SUPPORTED_ACCESS_MODES) for m in modes if m not in ACCESS_MODES]
+
+
+def _volume_mode(mode: str | None, path: Path) -> list[FieldError]:
+    if mode is not None and mode not in _SUPPORTED_VOLUME_MODES:
+        return [not_supported(path, mode, _SUPPORTED_VOLUME_MODES)]
+    return []
+
+
+def _quantity(name: str, value: str | int | float, path: Path) -> list[FieldError]:
+    parsed = parse_field_quantity(value, path)
+    if isinstance(parsed, FieldError):
+        return [parsed]
+    return validate_resource_quantity_value(name, parsed, path)
+
+
+def _persistent_volume_spec(pv: PersistentVolume, path: Path) -> list[FieldError]:
+    """Upstream: ValidatePersistentVolumeSpec (core validation.go, v1.35), in part."""
+    spec = pv.spec
+    errs = _access_modes(spec.access_modes, path.child("accessModes"), "")
+    capacity = path.child("capacity")
+    if not spec.capacity:
+        errs.append(required(capacity, ""))
+    elif RESOURCE_STORAGE not in spec.capacity or len(spec.capacity) > 1:
+        errs.append(not_supported(capacity, GoJSON(sorted(spec.capacity)), [RESOURCE_STORAGE]))
+    for name, value in spec.capacity.items():
+        errs += _quantity(name, value, capacity.key(name))
+    policy = spec.persistent_volume_reclaim_policy
+    if policy and policy not in _SUPPORTED_RECLAIM_POLICIES:
+        errs.append(
+            not_supported(
+                path.child("persistentVolumeReclaimPolicy"), policy, _SUPPORTED_RECLAIM_POLICIES
+            )
+        )
+    return errs + _volume_mode(spec.volume_mode, path.child("volumeMode"))
+
+
+def _claim_spec(pvc: PersistentVolumeClaim, path: Path) -> list[FieldError]:
+    """Upstream: ValidatePersistentVolumeClaimSpec (core validation.go, v1.35), in part."""
+    spec = pvc.spec
+    errs = _access_modes(
+        spec.access_modes, path.child("accessModes"), "at least 1 access mode is required"
+    )
+    requests = path.child("resources").key(RESOURCE_STORAGE)
+    storage = spec.resources.requests.get(RESOURCE_STORAGE)
+    if storage is None:
+        errs.append(required(requests, ""))
+    else:
+        parsed = parse_field_quantity(storage, requests)
+        if isinstance(parsed, FieldError):
+            errs.append(parsed)
+        elif parsed.cmp(Quantity()) <= 0:
+            errs.append(invalid(requests, str(parsed), "must be greater than zero"))
+    return errs + _volume_mode(spec.volume_mode, path.child("volumeMode"))
+
+
+def _storage_class(sc: StorageClass) -> list[FieldError]:
+    """Upstream: ValidateStorageClass (storage validation.go, v1.35), in part."""
+    errs: list[FieldError] = []
+    if not sc.provisioner:
+        errs.append(required(Path.root("provisioner"), ""))
+    if sc.reclaim_policy is not None and sc.reclaim_policy not in ("Delete", "Retain"):
+        errs.append(
+            not_supported(Path.root("reclaimPolicy"), sc.reclaim_policy, ("Delete", "Retain"))
+        )
+    mode = sc.volume_binding_mode
+    if mode is not None and mode not in VOLUME_BINDING_MODES:
+        errs.append(not_supported(Path.root("volumeBindingMode"), mode, VOLUME_BINDING_MODES))
+    return errs
+
+
+def _csi_node(node: CSINode) -> list[FieldError]:
+    """Upstream: validateCSINodeDriver (storage validation.go, v1.35), the allocatable count."""
+    errs: list[FieldError] = []
+    drivers = Path.root("spec", "drivers")
+    for i, d in enumerate(node.spec.drivers):
+        if not d.name:
+            errs.append(required(drivers.index(i).child("name"), ""))
+        count = d.allocatable.count if d.allocatable is not None else None
+        if count is not None and count < 0:
+            path = drivers.index(i).child("allocatable", "count")
+            errs.append(invalid(path, count, "must be greater than or equal to 0"))
+    return errs
+
+
+def _capacity(cap: CSIStorageCapacity) -> list[FieldError]:
+    """Upstream: ValidateCSIStorageCapacity (storage validation.go, v1.35), in part."""
+    errs: list[FieldError] = []
+    if not cap.storage_class_name:
+        errs.append(required(Path.root("storageClassName"), ""))
+    for name, value in (("capacity", cap.capacity), ("maximumVolumeSize", cap.maximum_volume_size)):
+        if value is not None:
+            errs += _quantity(name, value, Path.root(name))
+    return errs

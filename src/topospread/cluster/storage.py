@@ -1,0 +1,137 @@
+"""The cluster's storage: PersistentVolumes, claims, StorageClasses, CSINodes, CSIDrivers and
+CSIStorageCapacities, with the lookups the volume plugins make and the volume binder's assume
+cache (Reserve assumes a PV bound to a claim, or a claim's selected node; Unreserve restores;
+PreBind writes them to the "API").
+
+Upstream: the informers' listers, and the PV and PVC assume caches of the volume binder
+(pkg/scheduler/framework/plugins/volumebinding/assume_cache.go, v1.35). The PV controller is
+not modelled as a controller: when BindPodVolumes writes a PV's claimRef, the claim is bound to
+it at once (what the controller does next, and what upstream's PreBind waits for); a claim to
+provision only gets the selected-node annotation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from topospread.api.storage import (
+    CSIDriver,
+    CSINode,
+    CSIStorageCapacity,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    StorageClass,
+    StorageObject,
+)
+from topospread.plugins.helper.storage import pv_class
+
+
+class StorageState:
+    """Storage objects by name (claims by ``namespace/name``), and the assumed versions.
+
+    Mutable: a simulation snapshot (pickle) carries it with the cluster state.
+    """
+
+    __slots__ = (
+        "_assumed_pvcs",
+        "_assumed_pvs",
+        "capacities",
+        "classes",
+        "csi_drivers",
+        "csi_nodes",
+        "pvcs",
+        "pvs",
+    )
+
+    def __init__(self, objects: Iterable[StorageObject] = ()) -> None:
+        self.pvs: dict[str, PersistentVolume] = {}
+        self.pvcs: dict[str, PersistentVolumeClaim] = {}
+        self.classes: dict[str, StorageClass] = {}
+        self.csi_nodes: dict[str, CSINode] = {}
+        self.csi_drivers: dict[str, CSIDriver] = {}
+        self.capacities: list[CSIStorageCapacity] = []
+        self._assumed_pvs: dict[str, PersistentVolume] = {}
+        self._assumed_pvcs: dict[str, PersistentVolumeClaim] = {}
+        for obj in objects:
+            self.add(obj)
+
+    def add(self, obj: StorageObject) -> None:
+        """Add or replace an object (an informer's add or update event)."""
+        name = obj.metadata.name
+        if isinstance(obj, PersistentVolume):
+            self.pvs[name] = obj
+            self._assumed_pvs.pop(name, None)
+        elif isinstance(obj, PersistentVolumeClaim):
+            self.pvcs[obj.key] = obj
+            self._assumed_pvcs.pop(obj.key, None)
+        elif isinstance(obj, StorageClass):
+            self.classes[name] = obj
+        elif isinstance(obj, CSINode):
+            self.csi_nodes[name] = obj
+        elif isinstance(obj, CSIDriver):
+            self.csi_drivers[name] = obj
+        else:
+            self.capacities.append(obj)
+
+    def __bool__(self) -> bool:
+        return bool(self.pvs or self.pvcs or self.classes or self.csi_nodes or self.capacities)
+
+    # Informer listers
+    def persistent_volume_claim(self, namespace: str, name: str) -> PersistentVolumeClaim | None:
+        return self.pvcs.get(f"{namespace}/{name}")
+
+    def persistent_volume(self, name: str) -> PersistentVolume | None:
+        return self.pvs.get(name)
+
+    def storage_class(self, name: str) -> StorageClass | None:
+        return self.classes.get(name)
+
+    def csi_node(self, name: str) -> CSINode | None:
+        return self.csi_nodes.get(name)
+
+    def csi_driver(self, name: str) -> CSIDriver | None:
+        return self.csi_drivers.get(name)
+
+    def csi_storage_capacities(self) -> Sequence[CSIStorageCapacity]:
+        return self.capacities
+
+    # The assume cache
+    def assumed_pvc(self, key: str) -> PersistentVolumeClaim | None:
+        found = self._assumed_pvcs.get(key)
+        return found if found is not None else self.pvcs.get(key)
+
+    def assumed_pv(self, name: str) -> PersistentVolume | None:
+        found = self._assumed_pvs.get(name)
+        return found if found is not None else self.pvs.get(name)
+
+    def assumed_pvs_of_class(self, class_name: str) -> Sequence[PersistentVolume]:
+        """Upstream: PVAssumeCache.ListPVs (by the storage class index), in name order."""
+        out = []
+        for name in sorted(self.pvs):
+            pv = self.assumed_pv(name)
+            if pv is not None and pv_class(pv) == class_name:
+                out.append(pv)
+        return out
+
+    def assume_pv(self, pv: PersistentVolume) -> None:
+        if pv.metadata.name not in self.pvs:
+            raise KeyError(f'PersistentVolume "{pv.metadata.name}" not found')
+        self._assumed_pvs[pv.metadata.name] = pv
+
+    def assume_pvc(self, pvc: PersistentVolumeClaim) -> None:
+        if pvc.key not in self.pvcs:
+            raise KeyError(f'PersistentVolumeClaim "{pvc.key}" not found')
+        self._assumed_pvcs[pvc.key] = pvc
+
+    def restore_pv(self, name: str) -> None:
+        self._assumed_pvs.pop(name, None)
+
+    def restore_pvc(self, key: str) -> None:
+        self._assumed_pvcs.pop(key, None)
+
+    # API writes
+    def update_pv(self, pv: PersistentVolume) -> None:
+        self.add(pv)
+
+    def update_pvc(self, pvc: PersistentVolumeClaim) -> None:
+        self.add(pvc)

@@ -1,0 +1,77 @@
+"""Whole runs with storage: a claim binds to the static PV of the right zone, a claim whose PV
+is in a zone without nodes stays Pending with upstream's reason, a missing claim is named."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from topospread.api.types import Node, Pod
+from topospread.cli import main
+from topospread.framework.config import default_config
+from topospread.simulator.run import schedule
+from topospread.simulator.scenario import Scenario, load_scenario
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def test_schedule_binds_a_claim_to_the_zonal_pv_and_leaves_the_dark_zone_pod_pending(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["schedule", str(DATA / "volumes-zonal.yaml"), "-o", "jsonl"])
+    assert exit_.value.code == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()][1:]
+    by_pod = {line["pod"]: line for line in lines}
+    assert by_pod["default/db-0"]["node"] == "b1"
+    assert by_pod["default/db-1"]["node"] is None
+    assert by_pod["default/db-1"]["message"].startswith(
+        "0/2 nodes are available: 2 node(s) didn't match PersistentVolume's node affinity."
+    )
+    (attempt,) = by_pod["default/db-1"]["attempts"]
+    assert attempt["reasons"]["a1"] == [
+        "VolumeBinding: node(s) didn't match PersistentVolume's node affinity"
+    ]
+
+
+def test_binding_writes_the_pv_claim_ref_and_binds_the_claim() -> None:
+    run = schedule(load_scenario(DATA / "volumes-zonal.yaml"))
+    storage = run.cluster.storage()
+    pv = storage.persistent_volume("pv-b")
+    pvc = storage.persistent_volume_claim("default", "data-0")
+    assert pv is not None and pv.spec.claim_ref is not None
+    assert (pv.spec.claim_ref.namespace, pv.spec.claim_ref.name) == ("default", "data-0")
+    assert pv.status.phase == "Bound"
+    assert pvc is not None and pvc.spec.volume_name == "pv-b"
+    assert pvc.metadata.annotations["pv.kubernetes.io/bind-completed"] == "yes"
+
+
+def test_a_pod_whose_claim_does_not_exist_is_pending_with_upstreams_not_found_message() -> None:
+    node = msgspec.convert(
+        {
+            "metadata": {"name": "a", "labels": {"kubernetes.io/hostname": "a"}},
+            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}},
+        },
+        Node,
+    )
+    pod = msgspec.convert(
+        {
+            "metadata": {"name": "v", "namespace": "default"},
+            "spec": {
+                "containers": [{"name": "c", "image": "x"}],
+                "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "d0"}}],
+            },
+        },
+        Pod,
+    )
+    run = schedule(
+        Scenario(nodes=[node], pods=[], queue=[pod], objects=[], config=default_config())
+    )
+    # VolumeRestrictions' PreFilter runs first and names the claim; DynamicResources' PostFilter
+    # then finds no state of its own (upstream appends its bare "not found").
+    assert run.outcomes[0].message == (
+        '0/1 nodes are available: persistentvolumeclaim "d0" not found. not found'
+    )
