@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
@@ -152,6 +153,15 @@ class PodBuilder:
         )
         return self
 
+    def volume(self, volume: dict[str, Any]) -> PodBuilder:
+        """``st.MakePod().Volume(v)``: a volume as the API writes it (camelCase)."""
+        self._spec.setdefault("volumes", []).append(volume)
+        return self
+
+    def pvc(self, claim: str) -> PodBuilder:
+        """``st.MakePod().PVC(name)``: a volume named after the claim it uses."""
+        return self.volume({"name": claim, "persistentVolumeClaim": {"claimName": claim}})
+
     def spec_field(self, name: str, value: Any) -> PodBuilder:
         """Set a spec field verbatim (camelCase name, manifest-shaped value)."""
         self._spec[name] = value
@@ -217,3 +227,19 @@ def exists(key: str) -> dict[str, Any]:
 
 def match_labels(**labels: str) -> dict[str, Any]:
     return {"matchLabels": labels}
+
+
+def storage_handle(
+    nodes: Sequence[Node], pods: Sequence[Pod] = (), objects: Sequence[Any] = ()
+) -> Any:
+    """A framework handle over a snapshot of ``nodes`` and bound ``pods`` whose storage lister
+    holds ``objects`` (PVs, claims, StorageClasses, CSINodes, CSIDrivers, capacities)."""
+    from topospread.cluster.snapshot import ObjectStore, Snapshot, SnapshotHandle
+    from topospread.cluster.storage import StorageState
+
+    return SnapshotHandle(Snapshot(nodes, pods), ObjectStore(storage=StorageState(objects)))
+
+
+def api(cls: type[Any], data: dict[str, Any]) -> Any:
+    """An API object of ``cls`` from its manifest dict (camelCase)."""
+    return msgspec.convert(data, cls)
