@@ -56,6 +56,32 @@ spec:
 """
 
 
+PV: Final = """\
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: pv-a}
+spec:
+  capacity: {storage: 10Gi}
+  accessModes: [ReadWriteOnce]
+  csi: {driver: ebs.csi.aws.com, volumeHandle: vol-a}
+"""
+
+PVC: Final = """\
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data}
+spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+"""
+
+SC: Final = """\
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: zonal}
+provisioner: ebs.csi.aws.com
+volumeBindingMode: WaitForFirstConsumer
+"""
+
+
 def deployment(old: str, new: str) -> str:
     assert old in DEPLOYMENT, old
     return DEPLOYMENT.replace(old, new, 1)
@@ -141,6 +167,11 @@ BAD_MANIFESTS: Final = {
     ),
     "pod priority class unknown": GOOD_POD.replace("spec:\n", "spec:\n  priorityClassName: nope\n"),
     "pod nodeName invalid": GOOD_POD.replace("spec:\n", "spec:\n  nodeName: Bad_Node\n"),
+    "pv capacity a word": PV.replace("storage: 10Gi", "storage: lots"),
+    "pv access mode unknown": PV.replace("ReadWriteOnce", "ReadWriteSometimes"),
+    "pvc without storage request": PVC.replace("resources: {requests: {storage: 1Gi}}", "{}"),
+    "pvc access mode unknown": PVC.replace("ReadWriteOnce", "WriteMany"),
+    "storage class binding mode unknown": SC.replace("WaitForFirstConsumer", "Eventually"),
 }
 
 BAD_NODES: Final = {

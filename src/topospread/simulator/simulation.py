@@ -45,6 +45,12 @@ from topospread.api.loader import (
     UnknownObject,
 )
 from topospread.api.object_validation import describe_object, validate_object
+from topospread.api.storage import (
+    STORAGE_KINDS,
+    CSIStorageCapacity,
+    PersistentVolumeClaim,
+    StorageObject,
+)
 from topospread.api.types import (
     LABEL_HOSTNAME,
     LABEL_TOPOLOGY_REGION,
@@ -525,6 +531,8 @@ class Simulation:
             return f"created pod {key}"
         if isinstance(obj, _WORKLOAD_TYPES):
             return self._apply_workload(self._namespaced(obj), where)
+        if isinstance(obj, STORAGE_KINDS):
+            return self._apply_storage(obj, where)
         if isinstance(obj, _LOOKUP_TYPES):
             if not isinstance(obj, (Namespace, PriorityClass)):
                 obj = self._namespaced(obj)
@@ -543,6 +551,18 @@ class Simulation:
         self.left_out.add(obj)
         self.left_out.update_warnings(self.scenario.warnings)
         return f"left out a {kind}"
+
+    def _apply_storage(self, obj: StorageObject, where: str) -> str:
+        """A PV, claim, StorageClass, CSINode, CSIDriver or capacity joins the cluster's
+        storage, which the volume plugins read (and volume binding writes)."""
+        if isinstance(obj, (PersistentVolumeClaim, CSIStorageCapacity)):
+            obj = self._namespaced(obj)
+        errors = validate_object(obj)
+        if errors:
+            raise ValidationError(f"{where} ({describe_object(obj)}): {errors[0]}")
+        self.cluster.storage_state.add(obj)
+        ns = obj.metadata.namespace
+        return f"applied {obj.kind.lower()} {ns + '/' if ns else ''}{obj.metadata.name}"
 
     def _namespaced(self, obj: Any) -> Any:
         if obj.metadata.namespace:
