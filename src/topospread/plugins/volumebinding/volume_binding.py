@@ -1,8 +1,12 @@
 """VolumeBinding: a pod's claims must be bound, or bindable on the node, before it goes there.
 
 Upstream: pkg/scheduler/framework/plugins/volumebinding/volume_binding.go (v1.35). With the
-default feature gates StorageCapacityScoring is off (alpha since 1.33), so there is no scorer:
-PreScore always skips and Score gives 0.
+default feature gates StorageCapacityScoring is off (alpha since 1.33), so upstream builds no
+scorer: its PreScore always skips, and Score never runs. This plugin leaves both points out,
+which decides the same; the one visible difference is the profile listing, where upstream's
+expanded defaults show ``VolumeBinding`` (weight 1) among the score plugins.
+NOTE: serving them here needs the fast path (simulator/fastpath.py) to accept VolumeBinding in
+a profile's score plugins, as one whose PreScore always skips.
 """
 
 from __future__ import annotations
@@ -139,16 +143,6 @@ class VolumeBinding:
         data.pod_volumes_by_node[node_info.name] = volumes
         data.has_static_bindings = data.has_static_bindings or bool(volumes.static_bindings)
         return SUCCESS
-
-    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status:
-        """No scorer with the default feature gates (StorageCapacityScoring is off)."""
-        return SKIP
-
-    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status]:
-        return 0, SUCCESS
-
-    def score_extensions(self) -> None:
-        return None
 
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         """Upstream: Reserve (volume_binding.go).
