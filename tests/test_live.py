@@ -233,6 +233,7 @@ _API_VERSIONS = {
     "BatchV1Api": "batch/v1",
     "SchedulingV1Api": "scheduling.k8s.io/v1",
     "PolicyV1Api": "policy/v1",
+    "StorageV1Api": "storage.k8s.io/v1",
 }
 
 

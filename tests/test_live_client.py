@@ -52,6 +52,7 @@ GROUP_VERSIONS = {
     "BatchV1Api": "batch/v1",
     "SchedulingV1Api": "scheduling.k8s.io/v1",
     "PolicyV1Api": "policy/v1",
+    "StorageV1Api": "storage.k8s.io/v1",
 }
 RESOURCES = {r.name: r for r in live.RESOURCES}
 RESOURCE_OF_KIND = {r.list_kind.removesuffix("List"): r.name for r in live.RESOURCES}
@@ -788,6 +789,33 @@ def test_an_optional_resource_the_user_may_not_list_is_left_out_with_a_warning(
             if type(o).__name__ not in ("Service", "PriorityClass")
         ]
     )
+
+
+def test_storage_objects_are_read_and_a_forbidden_storage_list_is_left_out_with_a_warning(
+    api: ApiServer, kubeconfig: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    api.add(
+        {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "fast"},
+         "provisioner": "ebs.csi.aws.com", "volumeBindingMode": "WaitForFirstConsumer"}
+    )  # fmt: skip
+    api.add(
+        {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+         "metadata": {"name": "data", "namespace": "shop"},
+         "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "fast",
+                  "resources": {"requests": {"storage": "1Gi"}}}}
+    )  # fmt: skip
+    api.forbidden.add("persistentvolumes")
+    code, _, err = run(["schedule", "--kubeconfig", str(kubeconfig), "-o", "jsonl"], capsys)
+    assert code == 0
+    assert (
+        f'topospread: warning: cluster "local" ({api.url}): list persistentvolumes: 403 Forbidden'
+        in err
+    )
+    assert "read on without persistentvolumes: a bound claim's volume is missing" in err
+    read = live.read_cluster(str(kubeconfig), None)
+    kinds = {type(o).__name__ for o in read.objects}
+    assert {"StorageClass", "PersistentVolumeClaim"} <= kinds
+    assert "PersistentVolume" not in kinds
 
 
 # ---------------------------------------------------------------------------------------------

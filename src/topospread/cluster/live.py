@@ -139,6 +139,48 @@ RESOURCES: Final = (
         "PodDisruptionBudgetList",
         "preemption and drain see no disruption budget",
     ),
+    _Resource(
+        "StorageV1Api",
+        "list_storage_class",
+        "storageclasses",
+        "StorageClassList",
+        "a claim's binding mode counts as Immediate and nothing can be provisioned",
+    ),
+    _Resource(
+        "CoreV1Api",
+        "list_persistent_volume",
+        "persistentvolumes",
+        "PersistentVolumeList",
+        "a bound claim's volume is missing, so its pods stay Pending",
+    ),
+    _Resource(
+        "CoreV1Api",
+        "list_persistent_volume_claim_for_all_namespaces",
+        "persistentvolumeclaims",
+        "PersistentVolumeClaimList",
+        "every pod with a claim stays Pending (the claim is not found)",
+    ),
+    _Resource(
+        "StorageV1Api",
+        "list_csi_node",
+        "csinodes",
+        "CSINodeList",
+        "no node has CSI volume limits or migrated in-tree plugins",
+    ),
+    _Resource(
+        "StorageV1Api",
+        "list_csi_driver",
+        "csidrivers",
+        "CSIDriverList",
+        "no driver's storage capacity is checked",
+    ),
+    _Resource(
+        "StorageV1Api",
+        "list_csi_storage_capacity_for_all_namespaces",
+        "csistoragecapacities",
+        "CSIStorageCapacityList",
+        "no driver's storage capacity is checked",
+    ),
 )
 
 # HTTP statuses after which an optional resource is left out rather than ending the read:
