@@ -9,20 +9,21 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from topospread.analysis.explain import explain
 from topospread.api.types import Node, Pod
 from topospread.cli import main
 from topospread.framework.config import default_config
 from topospread.simulator.run import schedule
 from topospread.simulator.scenario import Scenario, load_scenario
 
-DATA = Path(__file__).resolve().parent / "data"
+SCENARIOS = Path(__file__).resolve().parents[1] / "examples" / "scenarios"
 
 
 def test_schedule_binds_a_claim_to_the_zonal_pv_and_leaves_the_dark_zone_pod_pending(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     with pytest.raises(SystemExit) as exit_:
-        main(["schedule", str(DATA / "volumes-zonal.yaml"), "-o", "jsonl"])
+        main(["schedule", str(SCENARIOS / "zonal-volumes.yaml"), "-o", "jsonl"])
     assert exit_.value.code == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()][1:]
     by_pod = {line["pod"]: line for line in lines}
@@ -38,7 +39,7 @@ def test_schedule_binds_a_claim_to_the_zonal_pv_and_leaves_the_dark_zone_pod_pen
 
 
 def test_binding_writes_the_pv_claim_ref_and_binds_the_claim() -> None:
-    run = schedule(load_scenario(DATA / "volumes-zonal.yaml"))
+    run = schedule(load_scenario(SCENARIOS / "zonal-volumes.yaml"))
     storage = run.cluster.storage()
     pv = storage.persistent_volume("pv-b")
     pvc = storage.persistent_volume_claim("default", "data-0")
@@ -74,4 +75,17 @@ def test_a_pod_whose_claim_does_not_exist_is_pending_with_upstreams_not_found_me
     # then finds no state of its own (upstream appends its bare "not found").
     assert run.outcomes[0].message == (
         '0/1 nodes are available: persistentvolumeclaim "d0" not found. not found'
+    )
+
+
+def test_explain_shows_the_volume_reasons_on_every_node_as_they_stood_at_the_attempt() -> None:
+    explanation = explain(load_scenario(SCENARIOS / "zonal-volumes.yaml"), "db-1")
+    assert explanation.node is None
+    assert explanation.pre_filter["VolumeBinding"] == "Success"  # the claim was found
+    assert {v.node: v.filters["VolumeBinding"] for v in explanation.nodes} == {
+        "a1": "UnschedulableAndUnresolvable: node(s) didn't match PersistentVolume's node affinity",
+        "b1": "UnschedulableAndUnresolvable: node(s) didn't match PersistentVolume's node affinity",
+    }
+    assert explanation.nodes[0].filters["VolumeZone"] == (
+        "UnschedulableAndUnresolvable: node(s) had no available volume zone"
     )

@@ -27,6 +27,7 @@ from topospread.api.types import (
     Toleration,
 )
 from topospread.cluster.state import ClusterState
+from topospread.cluster.storage import StorageState
 from topospread.errors import ManifestError
 from topospread.framework.cycle_state import CycleState
 from topospread.framework.features import DEFAULT_FEATURES, Features
@@ -132,13 +133,15 @@ class _Recorder(Scheduler):
     """A Scheduler that remembers the cluster as it stood before each attempt of one pod."""
 
     target: str = ""
-    captured: list[tuple[list[Node], list[Pod]]]
+    captured: list[tuple[list[Node], list[Pod], StorageState]]
 
     def schedule_one(self, info: QueuedPodInfo) -> Decision:
         pod = info.pod
         if f"{pod.metadata.namespace}/{pod.metadata.name}" == self.target:
             infos = self.cluster.list()
-            self.captured.append(([i.node for i in infos], [p for i in infos for p in i.pods]))
+            nodes = [i.node for i in infos]
+            pods = [p for i in infos for p in i.pods]
+            self.captured.append((nodes, pods, self.cluster.storage_state.copy()))
         return super().schedule_one(info)
 
 
@@ -184,8 +187,8 @@ def explain(
         why = recorder.pending().get(key)
         message = why[1] if isinstance(why, tuple) else "never attempted"
         return Explanation(target, None, message, attempts, {}, [], [], [])
-    nodes, pods = recorder.captured[-1]
-    cluster = ClusterState(nodes, pods, recorder.cluster.objects)
+    nodes, pods, storage = recorder.captured[-1]
+    cluster = ClusterState(nodes, pods, recorder.cluster.objects, storage=storage)
     fwk = _framework(scenario, cluster, registry, features, target)
     explanation = _evaluate(fwk, cluster, target)
     explanation.node = decision.node if decision is not None else None
@@ -360,6 +363,7 @@ def _copy(cluster: ClusterState) -> ClusterState:
         [p for i in infos for p in i.pods],
         cluster.objects,
         cluster.priority_classes.values(),
+        cluster.storage_state.copy(),
     )
 
 

@@ -73,6 +73,15 @@ class StorageState:
         else:
             self.capacities.append(obj)
 
+    def copy(self) -> StorageState:
+        """An independent copy (the objects are frozen and shared)."""
+        out = StorageState()
+        out.pvs, out.pvcs = dict(self.pvs), dict(self.pvcs)
+        out.classes, out.csi_nodes = dict(self.classes), dict(self.csi_nodes)
+        out.csi_drivers, out.capacities = dict(self.csi_drivers), list(self.capacities)
+        out._assumed_pvs, out._assumed_pvcs = dict(self._assumed_pvs), dict(self._assumed_pvcs)
+        return out
+
     def __bool__(self) -> bool:
         return bool(self.pvs or self.pvcs or self.classes or self.csi_nodes or self.capacities)
 
