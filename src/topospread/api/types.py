@@ -423,6 +423,10 @@ class StatefulSetSpec(_Obj, frozen=True):
     min_ready_seconds: int = 0
     ordinals: StatefulSetOrdinals | None = None
     revision_history_limit: int | None = None
+    # PersistentVolumeClaim manifests (api/storage.py decodes them: that module imports this
+    # one), and the retention policy (whenDeleted, whenScaled: Retain or Delete).
+    volume_claim_templates: list[dict[str, Any]] = []
+    persistent_volume_claim_retention_policy: dict[str, str] | None = None
 
 
 class StatefulSetStatus(_Obj, frozen=True):

@@ -113,9 +113,14 @@ from topospread.simulator.controllers.replicationcontroller import (
     validate_replication_controller_spec,
 )
 from topospread.simulator.controllers.statefulset import (
+    get_ordinal,
     get_parent_name_and_ordinal,
     get_pod_revision,
     revision_name,
+)
+from topospread.simulator.controllers.statefulset_storage import (
+    admit_claim,
+    get_persistent_volume_claims,
 )
 from topospread.simulator.disruption import Evictions, validate_pdb
 from topospread.simulator.scenario import admit_node, admit_pod, priority_classes
@@ -1223,6 +1228,8 @@ class Simulation:
             actions = sync_stateful_set(
                 obj, self._pods_in(key[1]), rng=self.rng, current_template=current
             )
+            for pod in actions.create:
+                self._create_claims(obj, pod)
         elif isinstance(obj, DaemonSet):
             nodes = [info.node for info in self.cluster.list()]
             actions = sync_daemon_set(
@@ -1262,6 +1269,14 @@ class Simulation:
                 continue
             created = self._create_pod(stored, who)
             out.created.append(created.key)
+
+    def _create_claims(self, sts: StatefulSet, pod: Pod) -> None:
+        """The claims of a StatefulSet pod's ordinal that do not exist yet, created before the
+        pod (Upstream: createPersistentVolumeClaims, stateful_pod_control.go)."""
+        storage = self.cluster.storage_state
+        for claim in get_persistent_volume_claims(sts, get_ordinal(pod)):
+            if claim.key not in storage.pvcs:
+                storage.add(admit_claim(claim, storage.classes.values()))
 
     def _name_taken(self, namespace: str, name: str) -> bool:
         return f"{namespace}/{name}" in self.pods

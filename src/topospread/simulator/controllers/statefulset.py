@@ -54,6 +54,7 @@ from topospread.simulator.controllers.common import (
     template_patch,
     workload_selector,
 )
+from topospread.simulator.controllers.statefulset_storage import update_storage
 
 ORDERED_READY: Final = "OrderedReady"
 PARALLEL: Final = "Parallel"
@@ -198,7 +199,8 @@ def new_stateful_set_pod(
     """The pod for ``ordinal`` (not yet created): the template, the identity labels, the
     revision label, hostname and subdomain.
 
-    Upstream: newStatefulSetPod / initIdentity / setPodRevision (stateful_set_utils.go, v1.35)
+    Upstream: newStatefulSetPod / initIdentity / updateStorage / setPodRevision
+    (stateful_set_utils.go, v1.35)
     """
     pod = get_pod_from_template(template, sts.metadata.name, new_controller_ref(sts))
     name = get_pod_name(sts, ordinal)
@@ -211,7 +213,7 @@ def new_stateful_set_pod(
         pod.metadata, name=name, namespace=sts.metadata.namespace, labels=labels
     )
     spec = msgspec.structs.replace(pod.spec, hostname=name, subdomain=sts.spec.service_name)
-    return msgspec.structs.replace(pod, metadata=meta, spec=spec)
+    return update_storage(sts, msgspec.structs.replace(pod, metadata=meta, spec=spec), ordinal)
 
 
 def get_stateful_set_max_unavailable(value: int | str | None, replicas: int, where: str) -> int:

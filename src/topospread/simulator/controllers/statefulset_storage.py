@@ -1,0 +1,105 @@
+"""A StatefulSet's volumeClaimTemplates: the claim each ordinal gets
+(``<template>-<statefulset>-<ordinal>``), the pod volumes that use them, and the default
+StorageClass the API server gives a claim that names none.
+
+Upstream: getPersistentVolumeClaims, getPersistentVolumeClaimName, updateStorage
+(pkg/controller/statefulset/stateful_set_utils.go) and the DefaultStorageClass admission
+plugin (plugin/pkg/admission/storage/storageclass/setdefault), v1.35. Not modelled yet: the
+persistentVolumeClaimRetentionPolicy (claims are retained, the default), and claims' owner
+references.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import msgspec
+
+from topospread.api.storage import PersistentVolumeClaim, StorageClass
+from topospread.api.types import (
+    PersistentVolumeClaimVolumeSource,
+    Pod,
+    StatefulSet,
+    Volume,
+)
+
+ANN_DEFAULT_CLASS = "storageclass.kubernetes.io/is-default-class"
+ANN_BETA_DEFAULT_CLASS = "storageclass.beta.kubernetes.io/is-default-class"
+
+
+def claim_templates(sts: StatefulSet) -> list[PersistentVolumeClaim]:
+    return [msgspec.convert(t, PersistentVolumeClaim) for t in sts.spec.volume_claim_templates]
+
+
+def get_persistent_volume_claims(sts: StatefulSet, ordinal: int) -> list[PersistentVolumeClaim]:
+    """The claims of one ordinal, in template order: named after the template, the set and the
+    ordinal, in the set's namespace, labelled with the set's selector's matchLabels.
+
+    Upstream: getPersistentVolumeClaims (stateful_set_utils.go)
+    """
+    selector = sts.spec.selector.match_labels if sts.spec.selector is not None else {}
+    out = []
+    for template in claim_templates(sts):
+        labels = {**template.metadata.labels, **selector}
+        meta = msgspec.structs.replace(
+            template.metadata,
+            name=f"{template.metadata.name}-{sts.metadata.name}-{ordinal}",
+            namespace=sts.metadata.namespace,
+            labels=labels,
+        )
+        out.append(msgspec.structs.replace(template, metadata=meta))
+    return out
+
+
+def update_storage(sts: StatefulSet, pod: Pod, ordinal: int) -> Pod:
+    """The pod with a volume per claim template (named as the template, using the ordinal's
+    claim) first, then its other volumes; a template volume the pod declared is replaced.
+
+    Upstream: updateStorage (stateful_set_utils.go)
+    """
+    templates = claim_templates(sts)
+    if not templates:
+        return pod
+    claims = get_persistent_volume_claims(sts, ordinal)
+    names = {t.metadata.name for t in templates}
+    volumes = [
+        Volume(
+            name=t.metadata.name,
+            persistent_volume_claim=PersistentVolumeClaimVolumeSource(claim_name=c.metadata.name),
+        )
+        for t, c in zip(templates, claims, strict=True)
+    ]
+    volumes += [v for v in pod.spec.volumes if v.name not in names]
+    return msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, volumes=volumes))
+
+
+def default_class(classes: Iterable[StorageClass]) -> str | None:
+    """The default StorageClass: of those annotated default, the newest (then by name).
+
+    Upstream: GetDefaultClass (plugin/pkg/admission/storage/storageclass/setdefault)
+    """
+    defaults = [
+        c
+        for c in classes
+        if c.metadata.annotations.get(ANN_DEFAULT_CLASS) == "true"
+        or c.metadata.annotations.get(ANN_BETA_DEFAULT_CLASS) == "true"
+    ]
+    if not defaults:
+        return None
+    newest = max(defaults, key=lambda c: (c.metadata.creation_timestamp or "", c.metadata.name))
+    return newest.metadata.name
+
+
+def admit_claim(
+    pvc: PersistentVolumeClaim, classes: Iterable[StorageClass]
+) -> PersistentVolumeClaim:
+    """A claim naming no class gets the default one, as the DefaultStorageClass admission
+    plugin sets it (an explicit ``""`` is kept: it asks for no class)."""
+    if pvc.spec.storage_class_name is not None:
+        return pvc
+    name = default_class(classes)
+    if name is None:
+        return pvc
+    return msgspec.structs.replace(
+        pvc, spec=msgspec.structs.replace(pvc.spec, storage_class_name=name)
+    )

@@ -1,0 +1,85 @@
+"""A StatefulSet's volumeClaimTemplates: a claim per ordinal, the pod's volume using it, the
+default StorageClass given to a claim that names none; and ``check`` on cockroachdb's
+StatefulSet from kubernetes/examples giving a verdict with the scheduler's reason."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from topospread.analysis.check import Shape, check
+from topospread.api.loader import load_text
+from topospread.simulator.controllers.statefulset_storage import (
+    admit_claim,
+    get_persistent_volume_claims,
+)
+
+DATA = Path(__file__).resolve().parent / "data"
+COCKROACH = (DATA / "cockroachdb-statefulset.yaml").read_text()
+DEFAULT_CLASS = """\
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: standard
+  annotations: {storageclass.kubernetes.io/is-default-class: "true"}
+provisioner: pd.csi.storage.gke.io
+volumeBindingMode: WaitForFirstConsumer
+"""
+SHAPE = Shape(zones=3, nodes_per_zone=2)
+
+
+def objects(text: str) -> list[tuple[str, Any]]:
+    return [(f"in.yaml: object {i + 1}", o) for i, o in enumerate(load_text(text, "in.yaml"))]
+
+
+def statefulset() -> Any:
+    return next(o for _, o in objects(COCKROACH) if o.kind == "StatefulSet")
+
+
+def test_each_ordinal_gets_a_claim_named_after_template_set_and_ordinal() -> None:
+    (claim,) = get_persistent_volume_claims(statefulset(), 2)
+    assert (claim.metadata.name, claim.metadata.namespace) == ("datadir-cockroachdb-2", "default")
+    assert claim.metadata.labels == {"app": "cockroachdb"}
+    assert claim.spec.access_modes == ["ReadWriteOnce"]
+    assert claim.spec.storage_class_name is None
+
+
+def test_a_claim_naming_no_class_gets_the_default_class() -> None:
+    (claim,) = get_persistent_volume_claims(statefulset(), 0)
+    classes = [o for _, o in objects(DEFAULT_CLASS)]
+    assert admit_claim(claim, classes).spec.storage_class_name == "standard"
+    assert admit_claim(claim, []).spec.storage_class_name is None
+
+
+def test_check_on_cockroachdb_without_a_storage_class_names_the_unbound_claims() -> None:
+    report = check(objects(COCKROACH), source="in.yaml", shape=SHAPE)
+    assert not report.passed
+    assert [f.rule for f in report.findings if f.rule == "not-modelled"] == []
+    (pending,) = [f for f in report.errors if f.rule == "pending"]
+    assert pending.obj == "StatefulSet default/cockroachdb"
+    assert "pod has unbound immediate PersistentVolumeClaims" in pending.message
+
+
+def test_check_on_cockroachdb_with_a_default_wait_for_first_consumer_class_passes() -> None:
+    report = check(objects(COCKROACH + "---\n" + DEFAULT_CLASS), source="in.yaml", shape=SHAPE)
+    assert report.passed, [f.message for f in report.findings]
+    assert report.placed is not None
+
+
+def test_the_pods_use_their_ordinals_claims_and_the_claims_exist() -> None:
+    from topospread.simulator.simulation import Simulation
+    from topospread.simulator.timeline import parse_timeline, with_cluster
+
+    doc = {"nodeGroups": SHAPE.node_groups()}
+    scenario = with_cluster(parse_timeline(doc, "t"), objects(COCKROACH + "---\n" + DEFAULT_CLASS))
+    sim = Simulation(scenario, seed=0)
+    sim.settle("t")
+    pods = sorted(k for k, p in sim.pods.items() if p.spec.node_name)
+    assert pods == [f"default/cockroachdb-{i}" for i in range(3)]
+    pod = sim.pods["default/cockroachdb-1"]
+    (volume,) = pod.spec.volumes
+    assert volume.persistent_volume_claim is not None
+    assert volume.persistent_volume_claim.claim_name == "datadir-cockroachdb-1"
+    claim = sim.cluster.storage().persistent_volume_claim("default", "datadir-cockroachdb-1")
+    assert claim is not None and claim.spec.storage_class_name == "standard"
+    assert claim.metadata.annotations["volume.kubernetes.io/selected-node"] == pod.spec.node_name
