@@ -89,3 +89,19 @@ def test_explain_shows_the_volume_reasons_on_every_node_as_they_stood_at_the_att
     assert explanation.nodes[0].filters["VolumeZone"] == (
         "UnschedulableAndUnresolvable: node(s) had no available volume zone"
     )
+
+
+def test_a_zone_outage_keeps_the_pinned_replica_pending_until_the_zone_returns(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    example = SCENARIOS.parent / "simulations" / "database-zone-outage.yaml"
+    with pytest.raises(SystemExit) as exit_:
+        main(["simulate", str(example), "-o", "json"])
+    assert exit_.value.code == 0
+    report = json.loads(capsys.readouterr().out)
+    steps = report["steps"]
+    assert steps[0]["bound"]["default/db-1"].startswith("node-zone-c-")
+    (pending,) = steps[2]["pending"]
+    assert pending["pod"] == "default/db-1"
+    assert "4 node(s) didn't match PersistentVolume's node affinity" in pending["message"]
+    assert steps[3]["placed"]["default/db-1"].startswith("node-zone-c-")

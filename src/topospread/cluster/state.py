@@ -131,6 +131,7 @@ class ClusterState:
         # Owned here, not by ``objects``: the simulation replaces the object store as its
         # workloads change, while storage lives on (and is mutated by volume binding).
         self.storage_state = storage if storage is not None else StorageState()
+        self.storage_state.node_of = self._node_of
         self.infos: dict[str, NodeInfo] = {}
         self.objects = objects if objects is not None else ObjectStore()
         self.priority_classes = {pc.metadata.name: pc for pc in priority_classes}
@@ -233,3 +234,7 @@ class ClusterState:
 
     def storage(self) -> StorageState:
         return self.storage_state
+
+    def _node_of(self, name: str) -> Node | None:
+        info = self.infos.get(name)
+        return info.node if info is not None else None

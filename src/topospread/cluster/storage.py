@@ -12,17 +12,37 @@ provision only gets the selected-node annotation.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+
+import msgspec
 
 from topospread.api.storage import (
+    ANN_BIND_COMPLETED,
+    ANN_SELECTED_NODE,
+    CLAIM_BOUND,
+    NOT_SUPPORTED_PROVISIONER,
+    RESOURCE_STORAGE,
+    VOLUME_BOUND,
     CSIDriver,
     CSINode,
     CSIStorageCapacity,
+    ObjectReference,
     PersistentVolume,
     PersistentVolumeClaim,
+    PersistentVolumeSpec,
     StorageClass,
     StorageObject,
+    VolumeNodeAffinity,
 )
+from topospread.api.types import (
+    LABEL_TOPOLOGY_ZONE,
+    Node,
+    NodeSelector,
+    NodeSelectorRequirement,
+    NodeSelectorTerm,
+    ObjectMeta,
+)
+from topospread.api.volumes import CSIPersistentVolumeSource
 from topospread.plugins.helper.storage import pv_class
 
 
@@ -39,6 +59,7 @@ class StorageState:
         "classes",
         "csi_drivers",
         "csi_nodes",
+        "node_of",
         "pvcs",
         "pvs",
     )
@@ -52,6 +73,8 @@ class StorageState:
         self.capacities: list[CSIStorageCapacity] = []
         self._assumed_pvs: dict[str, PersistentVolume] = {}
         self._assumed_pvcs: dict[str, PersistentVolumeClaim] = {}
+        # The cluster's node lookup, for the provisioner model (None: nothing is provisioned).
+        self.node_of: Callable[[str], Node | None] | None = None
         for obj in objects:
             self.add(obj)
 
@@ -144,3 +167,65 @@ class StorageState:
 
     def update_pvc(self, pvc: PersistentVolumeClaim) -> None:
         self.add(pvc)
+        self._provision(pvc)
+
+    def _provision(self, pvc: PersistentVolumeClaim) -> None:
+        """The provisioner and PV controller's answer to a claim given a selected node."""
+        node_name = pvc.metadata.annotations.get(ANN_SELECTED_NODE)
+        if node_name is None or pvc.spec.volume_name or self.node_of is None:
+            return
+        node = self.node_of(node_name)
+        cls = self.classes.get(pvc.spec.storage_class_name or "")
+        if node is None or cls is None or cls.provisioner in ("", NOT_SUPPORTED_PROVISIONER):
+            return
+        name = f"pvc-{pvc.metadata.uid or pvc.key.replace('/', '-')}"
+        ref = ObjectReference(
+            kind="PersistentVolumeClaim",
+            namespace=pvc.metadata.namespace,
+            name=pvc.metadata.name,
+            uid=pvc.metadata.uid,
+            api_version="v1",
+        )
+        size = pvc.spec.resources.requests.get(RESOURCE_STORAGE)
+        affinity = self._topology(node, cls.provisioner)
+        spec = PersistentVolumeSpec(
+            capacity={RESOURCE_STORAGE: size} if size is not None else {},
+            access_modes=list(pvc.spec.access_modes),
+            claim_ref=ref,
+            storage_class_name=cls.metadata.name,
+            node_affinity=affinity,
+            volume_mode=pvc.spec.volume_mode,
+            persistent_volume_reclaim_policy=cls.reclaim_policy or "Delete",
+            csi=CSIPersistentVolumeSource(driver=cls.provisioner, volume_handle=name),
+        )
+        pv = PersistentVolume(
+            metadata=ObjectMeta(name=name),
+            spec=spec,
+            status=msgspec.structs.replace(PersistentVolume().status, phase=VOLUME_BOUND),
+        )
+        self.add(pv)
+        annotations = {**pvc.metadata.annotations, ANN_BIND_COMPLETED: "yes"}
+        self.add(
+            msgspec.structs.replace(
+                pvc,
+                metadata=msgspec.structs.replace(pvc.metadata, annotations=annotations),
+                spec=msgspec.structs.replace(pvc.spec, volume_name=name),
+                status=msgspec.structs.replace(pvc.status, phase=CLAIM_BOUND),
+            )
+        )
+
+    def _topology(self, node: Node, driver: str) -> VolumeNodeAffinity | None:
+        labels = node.metadata.labels
+        csi_node = self.csi_nodes.get(node.metadata.name)
+        keys: list[str] = []
+        if csi_node is not None:
+            for d in csi_node.spec.drivers:
+                if d.name == driver:
+                    keys = [k for k in d.topology_keys if k in labels]
+        elif LABEL_TOPOLOGY_ZONE in labels:
+            keys = [LABEL_TOPOLOGY_ZONE]
+        if not keys:
+            return None
+        exprs = [NodeSelectorRequirement(key=k, operator="In", values=[labels[k]]) for k in keys]
+        term = NodeSelectorTerm(match_expressions=exprs)
+        return VolumeNodeAffinity(required=NodeSelector(node_selector_terms=[term]))
