@@ -105,3 +105,14 @@ def test_a_zone_outage_keeps_the_pinned_replica_pending_until_the_zone_returns(
     assert pending["pod"] == "default/db-1"
     assert "4 node(s) didn't match PersistentVolume's node affinity" in pending["message"]
     assert steps[3]["placed"]["default/db-1"].startswith("node-zone-c-")
+
+
+def test_the_readme_shows_what_schedule_prints_for_the_zonal_volumes(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    readme = (SCENARIOS.parents[1] / "README.md").read_text()
+    command = "$ topospread schedule examples/scenarios/zonal-volumes.yaml\n"
+    shown = readme.split(command, 1)[1].split("\n```", 1)[0]
+    with pytest.raises(SystemExit):
+        main(["schedule", str(SCENARIOS / "zonal-volumes.yaml")])
+    assert capsys.readouterr().out.rstrip("\n") == shown
