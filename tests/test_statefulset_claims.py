@@ -83,3 +83,25 @@ def test_the_pods_use_their_ordinals_claims_and_the_claims_exist() -> None:
     claim = sim.cluster.storage().persistent_volume_claim("default", "datadir-cockroachdb-1")
     assert claim is not None and claim.spec.storage_class_name == "standard"
     assert claim.metadata.annotations["volume.kubernetes.io/selected-node"] == pod.spec.node_name
+
+
+def test_a_snapshot_carries_the_storage_and_its_restores_are_independent() -> None:
+    from topospread.simulator.simulation import Simulation
+    from topospread.simulator.timeline import parse_timeline, with_cluster
+
+    doc = {"nodeGroups": SHAPE.node_groups()}
+    scenario = with_cluster(parse_timeline(doc, "t"), objects(COCKROACH + "---\n" + DEFAULT_CLASS))
+    sim = Simulation(scenario, seed=0)
+    sim.settle("t")
+    storage = sim.cluster.storage_state
+    snap = sim.snapshot()
+    first, second = snap.restore(), snap.restore()
+    assert first.cluster.storage_state.pvcs == storage.pvcs
+    assert sorted(first.cluster.storage_state.pvs) == sorted(storage.pvs)
+    assert len(storage.pvs) == 3  # one provisioned volume per ordinal
+    first.cluster.storage_state.pvcs.clear()
+    assert second.cluster.storage_state.pvcs == storage.pvcs
+    # The provisioner of a restored copy looks up its own cluster's nodes.
+    node = next(iter(second.cluster.infos))
+    assert second.cluster.storage_state.node_of is not None
+    assert second.cluster.storage_state.node_of(node) is second.cluster.infos[node].node
