@@ -7,6 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import msgspec
+import pytest
+
 from topospread.analysis.check import Shape, check
 from topospread.api.loader import load_text
 from topospread.simulator.controllers.statefulset_storage import (
@@ -105,3 +108,33 @@ def test_a_snapshot_carries_the_storage_and_its_restores_are_independent() -> No
     node = next(iter(second.cluster.infos))
     assert second.cluster.storage_state.node_of is not None
     assert second.cluster.storage_state.node_of(node) is second.cluster.infos[node].node
+
+
+@pytest.mark.parametrize(("policy", "kept"), [(None, True), ("Retain", True), ("Delete", False)])
+def test_scaling_down_deletes_the_ordinals_claims_only_when_the_policy_says_delete(
+    policy: str | None, kept: bool
+) -> None:
+    from topospread.simulator.simulation import Simulation
+    from topospread.simulator.timeline import parse_timeline, with_cluster
+
+    text = COCKROACH + "---\n" + DEFAULT_CLASS
+    if policy is not None:
+        text = text.replace(
+            "  volumeClaimTemplates:",
+            f"  persistentVolumeClaimRetentionPolicy: {{whenScaled: {policy}}}\n"
+            "  volumeClaimTemplates:",
+        )
+    doc = {"nodeGroups": SHAPE.node_groups()}
+    sim = Simulation(with_cluster(parse_timeline(doc, "t"), objects(text)), seed=0)
+    sim.settle("t")
+    storage = sim.cluster.storage_state
+    volume = storage.pvcs["default/datadir-cockroachdb-2"].spec.volume_name
+    assert volume in storage.pvs
+    sts = next(o for _, o in objects(text) if o.kind == "StatefulSet")
+    scaled = msgspec.structs.replace(sts, spec=msgspec.structs.replace(sts.spec, replicas=2))
+    sim.apply(scaled, "t")
+    sim.settle("t")
+    assert "default/cockroachdb-2" not in sim.pods
+    assert ("default/datadir-cockroachdb-2" in storage.pvcs) is kept
+    assert (volume in storage.pvs) is kept  # the provisioned volume's reclaim policy: Delete
+    assert "default/datadir-cockroachdb-1" in storage.pvcs

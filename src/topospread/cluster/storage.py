@@ -169,6 +169,26 @@ class StorageState:
         self.add(pvc)
         self._provision(pvc)
 
+    def delete_pvc(self, key: str) -> None:
+        """Delete a claim; the PV controller then deletes its volume (reclaim policy Delete) or
+        releases it (Retain: no claim can take it until an administrator frees it)."""
+        pvc = self.pvcs.pop(key, None)
+        self._assumed_pvcs.pop(key, None)
+        if pvc is None or not pvc.spec.volume_name:
+            return
+        pv = self.pvs.get(pvc.spec.volume_name)
+        if pv is None:
+            return
+        if pv.spec.persistent_volume_reclaim_policy == "Delete":
+            del self.pvs[pv.metadata.name]
+            self._assumed_pvs.pop(pv.metadata.name, None)
+        else:
+            self.add(
+                msgspec.structs.replace(
+                    pv, status=msgspec.structs.replace(pv.status, phase="Released")
+                )
+            )
+
     def _provision(self, pvc: PersistentVolumeClaim) -> None:
         """The provisioner and PV controller's answer to a claim given a selected node."""
         node_name = pvc.metadata.annotations.get(ANN_SELECTED_NODE)

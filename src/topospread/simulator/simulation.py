@@ -116,10 +116,12 @@ from topospread.simulator.controllers.statefulset import (
     get_ordinal,
     get_parent_name_and_ordinal,
     get_pod_revision,
+    get_start_ordinal,
     revision_name,
 )
 from topospread.simulator.controllers.statefulset_storage import (
     admit_claim,
+    deletes_claims_when_scaled,
     get_persistent_volume_claims,
 )
 from topospread.simulator.disruption import Evictions, validate_pdb
@@ -1230,6 +1232,13 @@ class Simulation:
             )
             for pod in actions.create:
                 self._create_claims(obj, pod)
+            if deletes_claims_when_scaled(obj):
+                start = get_start_ordinal(obj)
+                replicas = obj.spec.replicas if obj.spec.replicas is not None else 1
+                for pod in actions.delete:
+                    if not start <= get_ordinal(pod) < start + replicas:
+                        for claim in get_persistent_volume_claims(obj, get_ordinal(pod)):
+                            self.cluster.storage_state.delete_pvc(claim.key)
         elif isinstance(obj, DaemonSet):
             nodes = [info.node for info in self.cluster.list()]
             actions = sync_daemon_set(

@@ -5,8 +5,9 @@ StorageClass the API server gives a claim that names none.
 Upstream: getPersistentVolumeClaims, getPersistentVolumeClaimName, updateStorage
 (pkg/controller/statefulset/stateful_set_utils.go) and the DefaultStorageClass admission
 plugin (plugin/pkg/admission/storage/storageclass/setdefault), v1.35. Not modelled yet: the
-persistentVolumeClaimRetentionPolicy (claims are retained, the default), and claims' owner
-references.
+claims' owner references (the retention policy's whenScaled: Delete is applied directly: the
+claims of an ordinal scaled away are deleted with its pod; whenDeleted is not, as the
+simulator deletes no StatefulSet).
 """
 
 from __future__ import annotations
@@ -71,6 +72,12 @@ def update_storage(sts: StatefulSet, pod: Pod, ordinal: int) -> Pod:
     ]
     volumes += [v for v in pod.spec.volumes if v.name not in names]
     return msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, volumes=volumes))
+
+
+def deletes_claims_when_scaled(sts: StatefulSet) -> bool:
+    """Upstream: the StatefulSetAutoDeletePVC policy (GA in 1.32), whenScaled: Delete."""
+    policy = sts.spec.persistent_volume_claim_retention_policy or {}
+    return policy.get("whenScaled") == "Delete"
 
 
 def default_class(classes: Iterable[StorageClass]) -> str | None:
