@@ -11,8 +11,13 @@ from typing import Any, Final
 
 import msgspec
 
-from topospread.api import volumes as v
 from topospread.api.base import _Obj
+
+# Re-exported: a pod's volumes live beside the sources they share with PersistentVolumes.
+from topospread.api.volumes import (
+    PersistentVolumeClaimVolumeSource as PersistentVolumeClaimVolumeSource,
+)
+from topospread.api.volumes import Volume as Volume
 
 # Well-known label keys (k8s.io/api/core/v1 well_known_labels.go).
 LABEL_HOSTNAME: Final = "kubernetes.io/hostname"
@@ -232,32 +237,6 @@ class Container(_Obj, frozen=True):
 
 class PodSchedulingGate(_Obj, frozen=True):
     name: str = ""
-
-
-class PersistentVolumeClaimVolumeSource(_Obj, frozen=True):
-    claim_name: str = ""
-
-
-class Volume(_Obj, frozen=True):
-    name: str = ""
-    persistent_volume_claim: PersistentVolumeClaimVolumeSource | None = None
-    ephemeral: dict[str, Any] | None = None
-    # Read by drain: kubectl refuses pods with local storage without --delete-emptydir-data.
-    empty_dir: dict[str, Any] | None = None
-    # Read by rebalance: the descheduler's evictor leaves pods with local storage alone.
-    host_path: dict[str, Any] | None = None
-    # Read by the volume plugins (VolumeRestrictions, NodeVolumeLimits): see api/volumes.py.
-    gce_persistent_disk: v.GCEPersistentDiskVolumeSource | None = None
-    aws_elastic_block_store: v.AWSElasticBlockStoreVolumeSource | None = None
-    azure_disk: v.AzureDiskVolumeSource | None = None
-    cinder: v.CinderVolumeSource | None = None
-    iscsi: v.ISCSIVolumeSource | None = None
-    rbd: v.RBDVolumeSource | None = None
-    csi: v.CSIVolumeSource | None = None
-    # In-tree sources CSI migration can translate, but whose volumes no limit counts here.
-    azure_file: dict[str, Any] | None = None
-    vsphere_volume: dict[str, Any] | None = None
-    portworx_volume: dict[str, Any] | None = None
 
 
 class PodResourceClaim(_Obj, frozen=True):

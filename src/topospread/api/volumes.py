@@ -1,10 +1,12 @@
-"""Volume sources that both a pod's inline volumes and a PersistentVolume carry, as far as the
-scheduler's volume plugins read them: the attachable disks VolumeRestrictions compares (GCE PD,
-AWS EBS, iSCSI, Ceph RBD), the in-tree sources NodeVolumeLimits translates to CSI drivers (GCE PD,
-AWS EBS, Azure Disk, Cinder), and CSI itself.
+"""A pod's volumes, and the volume sources that both a pod's inline volumes and a
+PersistentVolume carry, as far as the scheduler's volume plugins read them: the attachable
+disks VolumeRestrictions compares (GCE PD, AWS EBS, iSCSI, Ceph RBD), the in-tree sources
+NodeVolumeLimits translates to CSI drivers (GCE PD, AWS EBS, Azure Disk, Cinder), and CSI.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import msgspec
 
@@ -63,3 +65,29 @@ class CSIPersistentVolumeSource(_Obj, frozen=True):
     driver: str = ""
     volume_handle: str = ""
     read_only: bool = False
+
+
+class PersistentVolumeClaimVolumeSource(_Obj, frozen=True):
+    claim_name: str = ""
+
+
+class Volume(_Obj, frozen=True):
+    name: str = ""
+    persistent_volume_claim: PersistentVolumeClaimVolumeSource | None = None
+    ephemeral: dict[str, Any] | None = None
+    # Read by drain: kubectl refuses pods with local storage without --delete-emptydir-data.
+    empty_dir: dict[str, Any] | None = None
+    # Read by rebalance: the descheduler's evictor leaves pods with local storage alone.
+    host_path: dict[str, Any] | None = None
+    # Read by the volume plugins (VolumeRestrictions, NodeVolumeLimits): see api/volumes.py.
+    gce_persistent_disk: GCEPersistentDiskVolumeSource | None = None
+    aws_elastic_block_store: AWSElasticBlockStoreVolumeSource | None = None
+    azure_disk: AzureDiskVolumeSource | None = None
+    cinder: CinderVolumeSource | None = None
+    iscsi: ISCSIVolumeSource | None = None
+    rbd: RBDVolumeSource | None = None
+    csi: CSIVolumeSource | None = None
+    # In-tree sources CSI migration can translate, but whose volumes no limit counts here.
+    azure_file: dict[str, Any] | None = None
+    vsphere_volume: dict[str, Any] | None = None
+    portworx_volume: dict[str, Any] | None = None
