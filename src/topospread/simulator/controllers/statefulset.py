@@ -13,7 +13,8 @@ Pods carry ``statefulset.kubernetes.io/pod-name``, ``apps.kubernetes.io/pod-inde
 ``subdomain`` the serviceName. Upstream's revision hash is FNV-1 over the JSON patch of the
 template as the API server stores it (every field defaulted); here it is the same algorithm
 over topospread's canonical JSON of the template, so it is stable but not equal to upstream's.
-PersistentVolumeClaim templates are not modelled.
+Each pod's volumes use its ordinal's claims of the volumeClaimTemplates
+(``statefulset_storage.py``; the simulation creates the claims before the pod).
 
 Upstream: pkg/controller/statefulset (stateful_set_control.go, stateful_set_utils.go, v1.35)
 """
