@@ -138,3 +138,26 @@ def test_scaling_down_deletes_the_ordinals_claims_only_when_the_policy_says_dele
     assert ("default/datadir-cockroachdb-2" in storage.pvcs) is kept
     assert (volume in storage.pvs) is kept  # the provisioned volume's reclaim policy: Delete
     assert "default/datadir-cockroachdb-1" in storage.pvcs
+
+
+def test_schedule_pods_expands_a_statefulset_with_its_claims(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from topospread.cli import main
+
+    node = tmp_path / "nodes.yaml"
+    node.write_text(
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1, labels: {kubernetes.io/hostname: n1,"
+        " topology.kubernetes.io/zone: a}}\n"
+        'status: {allocatable: {cpu: "8", memory: 32Gi, pods: "110"}}\n'
+    )
+    sc = tmp_path / "sc.yaml"
+    sc.write_text(DEFAULT_CLASS)
+    argv = ["schedule", "--nodes", str(node), "--pods", str(DATA / "cockroachdb-statefulset.yaml")]
+    with pytest.raises(SystemExit):
+        main([*argv, "--pods", str(sc)])
+    out = capsys.readouterr().out
+    assert "default/cockroachdb-2  -> n1" in out
+    with pytest.raises(SystemExit):
+        main(argv)
+    assert "pod has unbound immediate PersistentVolumeClaims" in capsys.readouterr().out

@@ -16,6 +16,7 @@ import msgspec
 
 from topospread.api.loader import decode_manifests
 from topospread.api.object_validation import validate_object
+from topospread.api.storage import PersistentVolumeClaim, StorageClass
 from topospread.api.types import (
     CronJob,
     Deployment,
@@ -41,6 +42,11 @@ from topospread.simulator.controllers import (
 from topospread.simulator.controllers.common import retry_generate_name
 from topospread.simulator.controllers.cronjob import sync_cron_job
 from topospread.simulator.controllers.replicationcontroller import sync_replication_controller
+from topospread.simulator.controllers.statefulset import get_ordinal
+from topospread.simulator.controllers.statefulset_storage import (
+    admit_claim,
+    get_persistent_volume_claims,
+)
 from topospread.simulator.scenario import Scenario, ScenarioBuilder, load_scenario
 
 MAX_PER_DOMAIN: Final = "maxPerDomain"
@@ -329,8 +335,38 @@ def expand_workload_pods(
             raise type(err)(f"{where} ({name}): {err}") from err
         made.update(p.metadata.name for p, _ in pods)
         out += [(f"{where} ({name}, pod {p.metadata.name})", p) for p, _ in pods]
+        if isinstance(obj, StatefulSet):
+            out += _claims_of(obj, [p for p, _ in pods], items, out)
         out += [(f"{where} ({name})", rs) for rs in rss]
     return out
+
+
+def _claims_of(
+    sts: StatefulSet,
+    pods: Sequence[Pod],
+    items: Sequence[tuple[str, Any]],
+    out: Sequence[tuple[str, Any]],
+) -> list[tuple[str, Any]]:
+    """The claims the StatefulSet controller creates for its pods' ordinals, those not given
+    already, each with the default StorageClass when it names none."""
+    namespace = sts.metadata.namespace or "default"
+    sts = msgspec.structs.replace(
+        sts, metadata=msgspec.structs.replace(sts.metadata, namespace=namespace)
+    )
+    given = {
+        f"{o.metadata.namespace or 'default'}/{o.metadata.name}"
+        for _, o in (*items, *out)
+        if isinstance(o, PersistentVolumeClaim)
+    }
+    classes = [o for _, o in items if isinstance(o, StorageClass)]
+    claims = []
+    for pod in pods:
+        for claim in get_persistent_volume_claims(sts, get_ordinal(pod)):
+            if claim.key not in given:
+                given.add(claim.key)
+                label = f"StatefulSet {namespace}/{sts.metadata.name}, claim {claim.metadata.name}"
+                claims.append((label, admit_claim(claim, classes)))
+    return claims
 
 
 def _in_namespace(obj: CronJob) -> CronJob:
