@@ -12,7 +12,7 @@ import pytest
 
 from topospread.analysis.check import Shape, check
 from topospread.api.loader import load_text
-from topospread.simulator.controllers.statefulset_storage import (
+from topospread.simulator.controllers.claims import (
     admit_claim,
     get_persistent_volume_claims,
 )
@@ -161,3 +161,41 @@ def test_schedule_pods_expands_a_statefulset_with_its_claims(
     with pytest.raises(SystemExit):
         main(argv)
     assert "pod has unbound immediate PersistentVolumeClaims" in capsys.readouterr().out
+
+
+def test_a_generic_ephemeral_volume_gets_its_claim_and_loses_it_with_the_pod() -> None:
+    from topospread.simulator.simulation import Simulation
+    from topospread.simulator.timeline import parse_timeline, with_cluster
+
+    deployment = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: scratch}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: s}}
+  template:
+    metadata: {labels: {app: s}}
+    spec:
+      containers: [{name: c, image: x}]
+      volumes:
+      - name: tmp
+        ephemeral:
+          volumeClaimTemplate:
+            metadata: {labels: {kind: scratch}}
+            spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+"""
+    doc = {"nodeGroups": SHAPE.node_groups()}
+    text = deployment + "---\n" + DEFAULT_CLASS
+    sim = Simulation(with_cluster(parse_timeline(doc, "t"), objects(text)), seed=0)
+    sim.settle("t")
+    bound = [p for p in sim.pods.values() if p.spec.node_name]
+    assert len(bound) == 2
+    storage = sim.cluster.storage_state
+    pod = bound[0]
+    claim = storage.pvcs[f"default/{pod.metadata.name}-tmp"]
+    assert claim.metadata.labels == {"kind": "scratch"}
+    assert claim.metadata.owner_references[0].uid == pod.metadata.uid
+    assert claim.spec.volume_name in storage.pvs  # provisioned where the pod landed
+    sim.delete_pod(pod)
+    assert f"default/{pod.metadata.name}-tmp" not in storage.pvcs

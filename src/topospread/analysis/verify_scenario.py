@@ -39,14 +39,14 @@ from topospread.simulator.controllers import (
     sync_replica_set,
     sync_stateful_set,
 )
+from topospread.simulator.controllers.claims import (
+    admit_claim,
+    get_persistent_volume_claims,
+)
 from topospread.simulator.controllers.common import retry_generate_name
 from topospread.simulator.controllers.cronjob import sync_cron_job
 from topospread.simulator.controllers.replicationcontroller import sync_replication_controller
 from topospread.simulator.controllers.statefulset import get_ordinal
-from topospread.simulator.controllers.statefulset_storage import (
-    admit_claim,
-    get_persistent_volume_claims,
-)
 from topospread.simulator.scenario import Scenario, ScenarioBuilder, load_scenario
 
 MAX_PER_DOMAIN: Final = "maxPerDomain"

@@ -54,6 +54,7 @@ from topospread.cluster.state import ClusterState
 from topospread.cluster.storage import StorageState
 from topospread.errors import ManifestError, ValidationError
 from topospread.framework.config import SchedulerConfig, decode_config, default_config
+from topospread.simulator.controllers.claims import admit_claim, ephemeral_claims
 from topospread.simulator.controllers.kinds import LeftOut, makes_pods
 from topospread.simulator.scheduler import is_terminal
 
@@ -116,12 +117,17 @@ class Scenario:
             stateful_sets=[o for o in self.objects if isinstance(o, StatefulSet)],
             namespaces=[o for o in self.objects if isinstance(o, Namespace)],
         )
+        storage = StorageState(o for o in self.objects if isinstance(o, STORAGE_KINDS))
+        for pod in self.queue:  # the ephemeral volume controller, for the pods to schedule
+            for claim in ephemeral_claims(pod):
+                if claim.key not in storage.pvcs:
+                    storage.add(admit_claim(claim, storage.classes.values()))
         return ClusterState(
             self.nodes,
             [p for p in self.pods if not is_terminal(p)],
             store,
             [o for o in self.objects if isinstance(o, PriorityClass)],
-            StorageState(o for o in self.objects if isinstance(o, STORAGE_KINDS)),
+            storage,
         )
 
 

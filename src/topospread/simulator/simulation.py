@@ -87,6 +87,12 @@ from topospread.simulator.controllers import (
     sync_replica_set,
     sync_stateful_set,
 )
+from topospread.simulator.controllers.claims import (
+    admit_claim,
+    deletes_claims_when_scaled,
+    ephemeral_claims,
+    get_persistent_volume_claims,
+)
 from topospread.simulator.controllers.common import (
     GENERATE_NAME_CONFLICT,
     check_selector_matches_template,
@@ -118,11 +124,6 @@ from topospread.simulator.controllers.statefulset import (
     get_pod_revision,
     get_start_ordinal,
     revision_name,
-)
-from topospread.simulator.controllers.statefulset_storage import (
-    admit_claim,
-    deletes_claims_when_scaled,
-    get_persistent_volume_claims,
 )
 from topospread.simulator.disruption import Evictions, validate_pdb
 from topospread.simulator.scenario import admit_node, admit_pod, priority_classes
@@ -875,15 +876,31 @@ class Simulation:
             if self._started:
                 self._pod_bound(admitted)
         else:
+            self._create_ephemeral_claims(admitted)
             self.scheduler.add(admitted)
         self.pods[admitted.key] = admitted
         return admitted
+
+    def _create_ephemeral_claims(self, pod: Pod) -> None:
+        """The ephemeral volume controller: a missing claim for each generic ephemeral volume
+        (deleted with the pod, its owner)."""
+        storage = self.cluster.storage_state
+        for claim in ephemeral_claims(pod):
+            if claim.key not in storage.pvcs:
+                storage.add(admit_claim(claim, storage.classes.values()))
 
     def delete_pod(self, pod: Pod) -> None:
         """Delete a pod at once (no graceful termination): bound pods leave their node."""
         stored = self.pods.pop(pod.key, None)
         self.taint_evictions.cancel(pod.key)
         current = stored if stored is not None else pod
+        for claim in ephemeral_claims(current):  # the garbage collector: the pod owned them
+            owned = self.cluster.storage_state.pvcs.get(claim.key)
+            if owned is not None and any(
+                r.controller and r.uid == current.metadata.uid
+                for r in owned.metadata.owner_references
+            ):
+                self.cluster.storage_state.delete_pvc(claim.key)
         if current.spec.node_name:
             self.scheduler.delete_assigned_pod(current)
         else:

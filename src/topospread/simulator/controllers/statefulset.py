@@ -14,7 +14,7 @@ Pods carry ``statefulset.kubernetes.io/pod-name``, ``apps.kubernetes.io/pod-inde
 template as the API server stores it (every field defaulted); here it is the same algorithm
 over topospread's canonical JSON of the template, so it is stable but not equal to upstream's.
 Each pod's volumes use its ordinal's claims of the volumeClaimTemplates
-(``statefulset_storage.py``; the simulation creates the claims before the pod).
+(``claims.py``; the simulation creates the claims before the pod).
 
 Upstream: pkg/controller/statefulset (stateful_set_control.go, stateful_set_utils.go, v1.35)
 """
@@ -35,6 +35,7 @@ from topospread.api.types import (
     StatefulSet,
     StatefulSetUpdateStrategy,
 )
+from topospread.simulator.controllers.claims import update_storage
 from topospread.simulator.controllers.common import (
     POD_FAILED,
     POD_RUNNING,
@@ -55,7 +56,6 @@ from topospread.simulator.controllers.common import (
     template_patch,
     workload_selector,
 )
-from topospread.simulator.controllers.statefulset_storage import update_storage
 
 ORDERED_READY: Final = "OrderedReady"
 PARALLEL: Final = "Parallel"

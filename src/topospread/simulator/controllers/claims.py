@@ -1,6 +1,7 @@
-"""A StatefulSet's volumeClaimTemplates: the claim each ordinal gets
-(``<template>-<statefulset>-<ordinal>``), the pod volumes that use them, and the default
-StorageClass the API server gives a claim that names none.
+"""Claims that controllers create for pods. A StatefulSet's volumeClaimTemplates: the claim
+each ordinal gets (``<template>-<statefulset>-<ordinal>``), the pod volumes that use them,
+and the default StorageClass the API server gives a claim that names none; and a pod's
+generic ephemeral volumes, whose claims the ephemeral volume controller creates.
 
 Upstream: getPersistentVolumeClaims, getPersistentVolumeClaimName, updateStorage
 (pkg/controller/statefulset/stateful_set_utils.go) and the DefaultStorageClass admission
@@ -18,6 +19,8 @@ import msgspec
 
 from topospread.api.storage import PersistentVolumeClaim, StorageClass
 from topospread.api.types import (
+    ObjectMeta,
+    OwnerReference,
     PersistentVolumeClaimVolumeSource,
     Pod,
     StatefulSet,
@@ -78,6 +81,44 @@ def deletes_claims_when_scaled(sts: StatefulSet) -> bool:
     """Upstream: the StatefulSetAutoDeletePVC policy (GA in 1.32), whenScaled: Delete."""
     policy = sts.spec.persistent_volume_claim_retention_policy or {}
     return policy.get("whenScaled") == "Delete"
+
+
+def ephemeral_claims(pod: Pod) -> list[PersistentVolumeClaim]:
+    """The claims of the pod's generic ephemeral volumes, as the ephemeral volume controller
+    creates them: ``<pod>-<volume>`` from the volume's claim template, in the pod's namespace,
+    controlled by the pod.
+
+    Upstream: pkg/controller/volume/ephemeral (controller.go handleVolume), v1.35
+    """
+    out = []
+    owner = OwnerReference(
+        api_version="v1",
+        kind="Pod",
+        name=pod.metadata.name,
+        uid=pod.metadata.uid,
+        controller=True,
+        block_owner_deletion=True,
+    )
+    for volume in pod.spec.volumes:
+        if volume.ephemeral is None:
+            continue
+        template = volume.ephemeral.get("volumeClaimTemplate") or {}
+        claim = msgspec.convert(
+            {"spec": template.get("spec") or {}}, PersistentVolumeClaim, strict=False
+        )
+        meta = template.get("metadata") or {}
+        claim = msgspec.structs.replace(
+            claim,
+            metadata=ObjectMeta(
+                name=f"{pod.metadata.name}-{volume.name}",
+                namespace=pod.metadata.namespace,
+                labels=dict(meta.get("labels") or {}),
+                annotations=dict(meta.get("annotations") or {}),
+                owner_references=[owner],
+            ),
+        )
+        out.append(claim)
+    return out
 
 
 def default_class(classes: Iterable[StorageClass]) -> str | None:
