@@ -25,6 +25,7 @@ RANK: Final = {
     "cluster": 6,
     "conformance": 7,
     "simulator": 7,
+    "autoscaler": 7,
     "analysis": 8,
     "inputs": 9,
     "render": 9,

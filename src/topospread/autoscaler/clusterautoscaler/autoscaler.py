@@ -1,0 +1,227 @@
+"""``ClusterAutoscaler.run_once``: one cluster-autoscaler loop over a cluster and its pending pods.
+
+The facade owns only what cluster-autoscaler itself keeps between loops: each node group's
+target size, when it last asked a group for nodes (for ``max-node-provision-time`` and the
+back-off that follows a timeout), since when nodes are unneeded, and the times of the last
+scale-up, deletion and failure (the scale-down cooldowns). It never changes the cluster it is
+given: it works on its own snapshot and returns what it decided; the caller adds the nodes
+(``NodeGroup.template_node``) and removes the ones it names.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from topospread.api.types import DaemonSet, Pod, PodDisruptionBudget
+from topospread.autoscaler.clusterautoscaler.drainability import DrainContext, RemainingPdbTracker
+from topospread.autoscaler.clusterautoscaler.expander import build_expander
+from topospread.autoscaler.clusterautoscaler.nodegroup import (
+    NodeGroup,
+    copy_template_node,
+    node_group_of,
+    template_node_info,
+)
+from topospread.autoscaler.clusterautoscaler.options import AutoscalingOptions
+from topospread.autoscaler.clusterautoscaler.scaledown import (
+    ScaleDownResult,
+    UnneededNodes,
+    plan_scale_down,
+)
+from topospread.autoscaler.clusterautoscaler.scaleup import (
+    SCALE_UP_SUCCESSFUL,
+    ScaleUpOrchestrator,
+    ScaleUpResult,
+)
+from topospread.autoscaler.clusterautoscaler.snapshot import ClusterSnapshot, PredicateChecker
+from topospread.cluster.state import ClusterState
+from topospread.framework.config import SchedulerConfig, default_config
+from topospread.framework.features import DEFAULT_FEATURES, Features
+from topospread.framework.runtime import Registry
+
+# The wall clock the model's seconds are counted from (for deletion timestamps).
+CLOCK_ORIGIN = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+@dataclass(slots=True)
+class ProvisioningTimeout:
+    """A group that did not deliver its nodes within max-node-provision-time."""
+
+    group: str
+    requested: int
+    registered: int
+    backoff_until: float
+
+
+@dataclass(slots=True)
+class RunOnceResult:
+    """What one loop decided: the scale-up, the scale-down, timeouts and the target sizes."""
+
+    now: float
+    scale_up: ScaleUpResult
+    scale_down: ScaleDownResult | None
+    timeouts: list[ProvisioningTimeout] = field(default_factory=list)
+    target_sizes: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class _Backoff:
+    until: float
+    duration: float
+
+
+class ClusterAutoscaler:
+    """cluster-autoscaler's loop on the project's scheduler framework.
+
+    Upstream: StaticAutoscaler.RunOnce (core/static_autoscaler.go)
+    """
+
+    def __init__(
+        self,
+        groups: Iterable[NodeGroup],
+        options: AutoscalingOptions | None = None,
+        *,
+        config: SchedulerConfig | None = None,
+        registry: Registry | None = None,
+        features: Features = DEFAULT_FEATURES,
+        daemonsets: Sequence[DaemonSet] = (),
+    ) -> None:
+        self.options = options if options is not None else AutoscalingOptions()
+        self.groups = {g.name: dataclasses.replace(g) for g in groups}
+        config = config if config is not None else default_config()
+        self.profile = config.profiles[0]
+        if registry is None:
+            from topospread.plugins.registry import IN_TREE
+
+            registry = IN_TREE
+        self.registry = registry
+        self.features = features
+        self.daemonsets = list(daemonsets)
+        self.rng = random.Random(self.options.seed)
+        self.expander = build_expander(self.options.expander, self.rng, self.options.priorities)
+        self.unneeded = UnneededNodes()
+        self.requested_at: dict[str, float] = {}
+        self.backoff: dict[str, _Backoff] = {}
+        self.last_scale_up = float("-inf")
+        self.last_scale_down_delete = float("-inf")
+        self.last_scale_down_fail = float("-inf")
+
+    def _provisioning_timeouts(
+        self, now: float, registered: Counter[str]
+    ) -> list[ProvisioningTimeout]:
+        """Groups whose requested nodes did not all register in time: the target falls back
+        to what registered and the group backs off (doubling up to the max back-off).
+
+        Upstream: ClusterStateRegistry's scale-up request timeout and exponential back-off
+        """
+        out = []
+        for name, since in list(self.requested_at.items()):
+            group = self.groups[name]
+            if registered[name] >= group.target_size:
+                del self.requested_at[name]
+                continue
+            if now - since < self.options.max_node_provision_time:
+                continue
+            previous = self.backoff.get(name)
+            duration = self.options.initial_node_group_backoff_duration
+            if previous is not None:
+                duration = min(previous.duration * 2, self.options.max_node_group_backoff_duration)
+            self.backoff[name] = _Backoff(now + duration, duration)
+            out.append(
+                ProvisioningTimeout(name, group.target_size, registered[name], now + duration)
+            )
+            group.target_size = registered[name]
+            del self.requested_at[name]
+        return out
+
+    def run_once(
+        self,
+        now: float,
+        cluster: ClusterState,
+        pending: Sequence[Pod],
+        pdbs: Sequence[PodDisruptionBudget] = (),
+    ) -> RunOnceResult:
+        """One loop at ``now`` (seconds on the caller's clock) over ``cluster`` (not modified)
+        and its ``pending`` pods."""
+        nodes = [info.node for info in cluster.list()]
+        registered = Counter(node_group_of(n) for n in nodes)
+        timeouts = self._provisioning_timeouts(now, registered)
+        backoff = {name for name, b in self.backoff.items() if b.until > now}
+        snapshot = ClusterSnapshot(cluster)
+        templates = {
+            name: template_node_info(g, self.daemonsets) for name, g in self.groups.items()
+        }
+        # Upcoming nodes join the snapshot, so pods that will fit them do not trigger more.
+        upcoming_nodes = []
+        for name, group in self.groups.items():
+            for i in range(max(0, group.target_size - registered[name])):
+                node, ds_pods = copy_template_node(templates[name], f"{name}-upcoming-{i}")
+                snapshot.add_node(node, ds_pods)
+                upcoming_nodes.append(node)
+        checker = PredicateChecker(snapshot, self.profile, self.registry, self.features)
+        orchestrator = ScaleUpOrchestrator(
+            checker, list(self.groups.values()), templates, self.options, self.expander
+        )
+        scale_up = orchestrator.scale_up(
+            pending, len(nodes) + len(upcoming_nodes), [*nodes, *upcoming_nodes], backoff
+        )
+        if scale_up.result == SCALE_UP_SUCCESSFUL:
+            for info in scale_up.scale_up_infos:
+                self.groups[info.group].target_size = info.new_size
+                self.requested_at.setdefault(info.group, now)
+            self.last_scale_up = now
+        scale_down = None
+        if self.options.scale_down_enabled:
+            scale_down = self._scale_down(now, checker, cluster, pdbs, scale_up)
+        return RunOnceResult(
+            now,
+            scale_up,
+            scale_down,
+            timeouts,
+            {name: g.target_size for name, g in self.groups.items()},
+        )
+
+    def _scale_down(
+        self,
+        now: float,
+        checker: PredicateChecker,
+        cluster: ClusterState,
+        pdbs: Sequence[PodDisruptionBudget],
+        scale_up: ScaleUpResult,
+    ) -> ScaleDownResult:
+        opts = self.options
+        in_cooldown = (
+            scale_up.result == SCALE_UP_SUCCESSFUL
+            or now - self.last_scale_up < opts.scale_down_delay_after_add
+            or now - self.last_scale_down_delete < opts.scale_down_delay_after_delete_effective
+            or now - self.last_scale_down_fail < opts.scale_down_delay_after_failure
+        )
+        real = [checker.snapshot.get(info.name) for info in cluster.list()]
+        infos = [i for i in real if i is not None]
+        candidates = [i for i in infos if node_group_of(i.node) in self.groups]
+        ctx = DrainContext(
+            RemainingPdbTracker(list(pdbs)),
+            cluster.objects,
+            CLOCK_ORIGIN + timedelta(seconds=now),
+        )
+        result = plan_scale_down(
+            checker,
+            candidates,
+            [i.name for i in infos],
+            self.groups,
+            opts,
+            self.unneeded,
+            ctx,
+            now,
+            in_cooldown=in_cooldown,
+        )
+        for removed in result.removed:
+            self.groups[removed.group].target_size -= 1
+            self.unneeded.since.pop(removed.node, None)
+        if result.removed:
+            self.last_scale_down_delete = now
+        return result

@@ -1,0 +1,308 @@
+"""Which pods may be moved off a node being scaled down, and which block it.
+
+The rules run in upstream's order; the first rule with an outcome decides. Mirror pods and pods
+terminating for long are skipped (they do not move), DaemonSet pods, pods annotated
+``safe-to-evict: "true"`` and terminal pods are drainable at once; then the blocking checks:
+not replicated, kube-system without a PodDisruptionBudget, ``safe-to-evict: "false"``, local
+storage, and a budget with no disruption left.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from enum import Enum, IntEnum
+
+from topospread.api.types import OwnerReference, Pod, PodDisruptionBudget
+from topospread.cluster.snapshot import ObjectStore
+from topospread.labels.selector import SelectorError, label_selector_as_selector
+
+POD_SAFE_TO_EVICT_KEY = "cluster-autoscaler.kubernetes.io/safe-to-evict"
+SAFE_TO_EVICT_LOCAL_VOLUMES_KEY = "cluster-autoscaler.kubernetes.io/safe-to-evict-local-volumes"
+DAEMONSET_POD_KEY = "cluster-autoscaler.kubernetes.io/daemonset-pod"
+MIRROR_POD_KEY = "kubernetes.io/config.mirror"
+# Upstream: PodLongTerminatingExtraThreshold and DefaultTerminationGracePeriodSeconds.
+LONG_TERMINATING_EXTRA = timedelta(seconds=30)
+DEFAULT_TERMINATION_GRACE_PERIOD = 30
+_REPLICATED_KINDS = frozenset({"ReplicationController", "Job", "ReplicaSet", "StatefulSet"})
+
+
+class BlockingPodReason(IntEnum):
+    """Upstream: drain.BlockingPodReason (utils/drain/drain.go), same names and order."""
+
+    NoReason = 0
+    ControllerNotFound = 1
+    MinReplicasReached = 2
+    NotReplicated = 3
+    LocalStorageRequested = 4
+    NotSafeToEvictAnnotation = 5
+    UnmovableKubeSystemPod = 6
+    NotEnoughPdb = 7
+    UnexpectedError = 8
+
+
+class Outcome(Enum):
+    """Upstream: drainability.OutcomeType."""
+
+    Undefined = "Undefined"
+    Drain = "DrainOk"
+    Block = "BlockDrain"
+    Skip = "SkipDrain"
+
+
+@dataclass(frozen=True, slots=True)
+class DrainStatus:
+    outcome: Outcome
+    reason: BlockingPodReason = BlockingPodReason.NoReason
+    message: str = ""
+
+
+UNDEFINED = DrainStatus(Outcome.Undefined)
+DRAINABLE = DrainStatus(Outcome.Drain)
+SKIP = DrainStatus(Outcome.Skip)
+
+
+def _blocked(reason: BlockingPodReason, message: str) -> DrainStatus:
+    return DrainStatus(Outcome.Block, reason, message)
+
+
+def _parse_time(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def controller_ref(pod: Pod) -> OwnerReference | None:
+    return next((r for r in pod.metadata.owner_references if r.controller), None)
+
+
+def is_mirror_pod(pod: Pod) -> bool:
+    return MIRROR_POD_KEY in pod.metadata.annotations
+
+
+def is_daemonset_pod(pod: Pod) -> bool:
+    """Upstream: pod_util.IsDaemonSetPod (controller kind DaemonSet, or the annotation)."""
+    ref = controller_ref(pod)
+    if ref is not None and ref.kind == "DaemonSet":
+        return True
+    return pod.metadata.annotations.get(DAEMONSET_POD_KEY) == "true"
+
+
+def is_pod_long_terminating(pod: Pod, now: datetime) -> bool:
+    """Deleted longer ago than its grace period plus 30 s. Upstream: drain.IsPodLongTerminating"""
+    if pod.metadata.deletion_timestamp is None:
+        return False
+    grace = DEFAULT_TERMINATION_GRACE_PERIOD
+    deadline = _parse_time(pod.metadata.deletion_timestamp) + timedelta(seconds=grace)
+    return deadline + LONG_TERMINATING_EXTRA < now
+
+
+def is_pod_terminal(pod: Pod) -> bool:
+    """Upstream: drain.IsPodTerminal."""
+    phase, policy = pod.status.phase, pod.spec.restart_policy
+    if policy == "Never" and phase in ("Succeeded", "Failed"):
+        return True
+    if policy == "OnFailure" and phase == "Succeeded":
+        return True
+    return phase == "Failed"
+
+
+def has_blocking_local_storage(pod: Pod) -> bool:
+    """A hostPath or a non-memory emptyDir volume not listed in the safe-to-evict-local-volumes
+    annotation. Upstream: drain.HasBlockingLocalStorage"""
+    safe = {
+        v.strip()
+        for v in pod.metadata.annotations.get(SAFE_TO_EVICT_LOCAL_VOLUMES_KEY, "").split(",")
+        if v.strip()
+    }
+    for volume in pod.spec.volumes:
+        local = volume.host_path is not None or (
+            volume.empty_dir is not None and volume.empty_dir.get("medium") != "Memory"
+        )
+        if local and volume.name not in safe:
+            return True
+    return False
+
+
+@dataclass(slots=True)
+class RemainingPdbTracker:
+    """PodDisruptionBudgets with the disruptions the simulated drains have used up.
+
+    Upstream: pdb.BasicRemainingPdbTracker (core/scaledown/pdb)
+    """
+
+    pdbs: list[PodDisruptionBudget] = field(default_factory=list)
+    remaining: dict[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for pdb in self.pdbs:
+            self.remaining.setdefault(_pdb_key(pdb), pdb.status.disruptions_allowed)
+
+    def matching_pdbs(self, pod: Pod) -> list[PodDisruptionBudget]:
+        out = []
+        for pdb in self.pdbs:
+            if pdb.metadata.namespace != pod.metadata.namespace:
+                continue
+            try:
+                selector = label_selector_as_selector(pdb.spec.selector)
+            except SelectorError:
+                continue
+            if pdb.spec.selector is not None and selector.matches(pod.metadata.labels):
+                out.append(pdb)
+        return out
+
+    def disruptions_left(self, pdb: PodDisruptionBudget) -> int:
+        return self.remaining.get(_pdb_key(pdb), pdb.status.disruptions_allowed)
+
+    def can_remove_pods(self, pods: Sequence[Pod]) -> tuple[bool, Pod | None]:
+        """Upstream: BasicRemainingPdbTracker.CanRemovePods."""
+        used: dict[str, int] = {}
+        for pod in pods:
+            for pdb in self.matching_pdbs(pod):
+                key = _pdb_key(pdb)
+                used[key] = used.get(key, 0) + 1
+                if self.disruptions_left(pdb) - used[key] < 0:
+                    return False, pod
+        return True, None
+
+    def remove_pods(self, pods: Sequence[Pod]) -> None:
+        for pod in pods:
+            for pdb in self.matching_pdbs(pod):
+                key = _pdb_key(pdb)
+                self.remaining[key] = self.disruptions_left(pdb) - 1
+
+
+def _pdb_key(pdb: PodDisruptionBudget) -> str:
+    return f"{pdb.metadata.namespace}/{pdb.metadata.name}"
+
+
+@dataclass(slots=True)
+class DrainContext:
+    """Upstream: drainability.DrainContext."""
+
+    pdbs: RemainingPdbTracker
+    objects: ObjectStore
+    now: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteOptions:
+    """Upstream: options.NodeDeleteOptions (the drain rules' flags)."""
+
+    skip_nodes_with_system_pods: bool = True
+    skip_nodes_with_local_storage: bool = True
+    skip_nodes_with_custom_controller_pods: bool = True
+    min_replica_count: int = 0
+
+
+def _controller_object_replicas(ctx: DrainContext, pod: Pod, ref: OwnerReference) -> int | None:
+    ns = pod.metadata.namespace
+    obj: object
+    if ref.kind == "ReplicationController":
+        obj = ctx.objects.replication_controller(ns, ref.name)
+    elif ref.kind == "ReplicaSet":
+        obj = ctx.objects.replica_set(ns, ref.name)
+    elif ref.kind == "StatefulSet":
+        obj = ctx.objects.stateful_set(ns, ref.name)
+    else:
+        return -1  # a kind the store does not hold (Job): taken to exist
+    if obj is None:
+        return None
+    replicas = getattr(getattr(obj, "spec", None), "replicas", None)
+    return 1 if replicas is None else int(replicas)
+
+
+def _replica_count(ctx: DrainContext, pod: Pod, opts: DeleteOptions) -> DrainStatus:
+    """Upstream: rules/replicacount (the controller exists and keeps min-replica-count)."""
+    ref = controller_ref(pod)
+    if ref is None or ref.kind not in _REPLICATED_KINDS:
+        return UNDEFINED
+    replicas = _controller_object_replicas(ctx, pod, ref)
+    if replicas is None:
+        key = f"{pod.metadata.namespace}/{pod.metadata.name}"
+        message = f"replication controller for {key} is not available"
+        return _blocked(BlockingPodReason.ControllerNotFound, message)
+    if 0 <= replicas < opts.min_replica_count:
+        message = (
+            f"{ref.kind} for {pod.metadata.namespace}/{pod.metadata.name} has too few replicas "
+            f"spec: {replicas} min: {opts.min_replica_count}"
+        )
+        return _blocked(BlockingPodReason.MinReplicasReached, message)
+    return UNDEFINED
+
+
+def drainable(pod: Pod, ctx: DrainContext, opts: DeleteOptions) -> DrainStatus:
+    """The first outcome of the default rules, in upstream's order.
+
+    Upstream: rules.Default and Rules.Drainable (simulator/drainability/rules/rules.go)
+    """
+    ns, name = pod.metadata.namespace, pod.metadata.name
+    annotations: Mapping[str, str] = pod.metadata.annotations
+    if is_mirror_pod(pod):  # Mirror
+        return SKIP
+    if is_pod_long_terminating(pod, ctx.now):  # LongTerminating
+        return SKIP
+    if opts.skip_nodes_with_custom_controller_pods:  # ReplicaCount
+        status = _replica_count(ctx, pod, opts)
+        if status.outcome is not Outcome.Undefined:
+            return status
+    # Interrupting checks.
+    if is_daemonset_pod(pod):  # DaemonSet
+        return DRAINABLE
+    if annotations.get(POD_SAFE_TO_EVICT_KEY) == "true":  # SafeToEvict
+        return DRAINABLE
+    if is_pod_terminal(pod):  # Terminal
+        return DRAINABLE
+    # Blocking checks.
+    ref = controller_ref(pod)
+    replicated = ref is not None and (
+        not opts.skip_nodes_with_custom_controller_pods or ref.kind in _REPLICATED_KINDS
+    )
+    if not replicated:  # Replicated
+        return _blocked(BlockingPodReason.NotReplicated, f"{ns}/{name} is not replicated")
+    system = opts.skip_nodes_with_system_pods and ns == "kube-system"
+    if system and not ctx.pdbs.matching_pdbs(pod):  # System
+        message = f"non-daemonset, non-mirrored, non-pdb-assigned kube-system pod present: {name}"
+        return _blocked(BlockingPodReason.UnmovableKubeSystemPod, message)
+    if annotations.get(POD_SAFE_TO_EVICT_KEY) == "false":  # NotSafeToEvict
+        message = f"pod annotated as not safe to evict present: {name}"
+        return _blocked(BlockingPodReason.NotSafeToEvictAnnotation, message)
+    if opts.skip_nodes_with_local_storage and has_blocking_local_storage(pod):  # LocalStorage
+        return _blocked(
+            BlockingPodReason.LocalStorageRequested, f"pod with local storage present: {name}"
+        )
+    for pdb in ctx.pdbs.matching_pdbs(pod):  # PDB
+        if ctx.pdbs.disruptions_left(pdb) < 1:
+            message = f"not enough pod disruption budget to move {ns}/{name}"
+            return _blocked(BlockingPodReason.NotEnoughPdb, message)
+    return UNDEFINED
+
+
+@dataclass(frozen=True, slots=True)
+class BlockingPod:
+    """Upstream: drain.BlockingPod."""
+
+    pod: Pod
+    reason: BlockingPodReason
+    message: str
+
+
+def get_pods_to_move(
+    pods: Sequence[Pod], ctx: DrainContext, opts: DeleteOptions
+) -> tuple[list[Pod], list[Pod], BlockingPod | None]:
+    """The pods to re-schedule, the DaemonSet pods, and the first pod that blocks the drain.
+
+    Upstream: simulator.GetPodsToMove (simulator/drain.go)
+    """
+    to_move: list[Pod] = []
+    daemonset: list[Pod] = []
+    for pod in pods:
+        status = drainable(pod, ctx, opts)
+        if status.outcome is Outcome.Block:
+            return [], [], BlockingPod(pod, status.reason, status.message)
+        if status.outcome is Outcome.Skip:
+            continue
+        if is_daemonset_pod(pod):
+            daemonset.append(pod)
+        else:
+            to_move.append(pod)
+    return to_move, daemonset, None

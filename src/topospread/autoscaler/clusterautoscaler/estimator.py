@@ -1,0 +1,238 @@
+"""How many template nodes a node group needs for a set of pending pods.
+
+Pods are first grouped by equivalence (same controller, same spec and labels), then packed
+First-Fit Decreasing onto template nodes added to a fork of the snapshot, each placement
+checked by the scheduler's own PreFilter and Filter plugins (so a zonal spread constraint can
+stop the packing, as it does upstream). A limiter caps the number of nodes added: the static
+``max-nodes-per-scaleup``, the free capacity of the group and its similar groups, and what
+``max-nodes-total`` leaves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import msgspec
+
+from topospread.api.resource import parse_quantity
+from topospread.api.types import Pod
+from topospread.autoscaler.clusterautoscaler.nodegroup import (
+    NodeGroup,
+    copy_template_node,
+    with_node_name,
+)
+from topospread.autoscaler.clusterautoscaler.snapshot import PredicateChecker, PredicateError
+from topospread.framework.types import NodeInfo
+
+# Upstream: maxEquivalenceGroupsByController (core/scaleup/equivalence/groups.go).
+MAX_EQUIVALENCE_GROUPS_BY_CONTROLLER = 10
+
+
+@dataclass(slots=True)
+class PodGroup:
+    """Equivalent pending pods and what scale-up learned about them.
+
+    Upstream: equivalence.PodGroup (core/scaleup/equivalence/groups.go)
+    """
+
+    pods: list[Pod]
+    scheduling_errors: dict[str, PredicateError] = field(default_factory=dict)
+    schedulable_groups: list[str] = field(default_factory=list)
+    schedulable: bool = False
+
+    def exemplar(self) -> Pod:
+        return self.pods[0]
+
+
+def _controller_key(pod: Pod) -> tuple[str, str, str] | None:
+    for ref in pod.metadata.owner_references:
+        if ref.controller:
+            return (ref.kind, ref.name, ref.uid)
+    return None
+
+
+def _spec_key(pod: Pod) -> bytes:
+    """What must be equal for two pods of one controller to be equivalent: the spec (without
+    the per-pod fields), the labels and the namespace.
+
+    Upstream: groupPodsBySchedulingProperties's PodSpecSemanticallyEqual and labels check
+    """
+    spec = msgspec.structs.replace(pod.spec, node_name="", hostname="", subdomain="")
+    labels = sorted(pod.metadata.labels.items())
+    return msgspec.json.encode([pod.metadata.namespace, labels, spec])
+
+
+def build_pod_groups(pods: Sequence[Pod]) -> list[PodGroup]:
+    """Equivalence groups in the order their first pod appears; a pod without a controller is
+    a group of its own, and a controller has at most 10 groups (the rest are single pods).
+
+    Upstream: equivalence.BuildPodGroups
+    """
+    groups: list[PodGroup] = []
+    by_controller: dict[tuple[str, str, str], dict[bytes, PodGroup]] = {}
+    for pod in pods:
+        controller = _controller_key(pod)
+        if controller is None:
+            groups.append(PodGroup([pod]))
+            continue
+        known = by_controller.setdefault(controller, {})
+        key = _spec_key(pod)
+        group = known.get(key)
+        if group is not None:
+            group.pods.append(pod)
+        elif len(known) < MAX_EQUIVALENCE_GROUPS_BY_CONTROLLER:
+            group = known[key] = PodGroup([pod])
+            groups.append(group)
+        else:
+            groups.append(PodGroup([pod]))
+    return groups
+
+
+def _container_requests(pod: Pod, resource: str) -> int:
+    total = 0
+    for c in pod.spec.containers:
+        raw = c.resources.requests.get(resource)
+        if raw is not None:
+            q = parse_quantity(raw)
+            total += q.milli_value() if resource == "cpu" else q.value()
+    return total
+
+
+def decreasing_pod_order(groups: Sequence[list[Pod]], template: NodeInfo) -> list[list[Pod]]:
+    """Groups by decreasing size relative to the template: cpu/allocatable + memory/allocatable
+    of the exemplar's container requests (stable for equal scores).
+
+    Upstream: DecreasingPodOrderer.Order (estimator/decreasing_pod_orderer.go)
+    """
+    alloc = template.node.status.allocatable
+    cpu = parse_quantity(alloc["cpu"]).milli_value() if "cpu" in alloc else 0
+    mem = parse_quantity(alloc["memory"]).value() if "memory" in alloc else 0
+
+    def score(pods: list[Pod]) -> float:
+        if not pods:
+            return 0.0
+        s = 0.0
+        if cpu > 0:
+            s += _container_requests(pods[0], "cpu") / cpu
+        if mem > 0:
+            s += _container_requests(pods[0], "memory") / mem
+        return s
+
+    return sorted(groups, key=score, reverse=True)
+
+
+class EstimationLimiter:
+    """Caps the nodes one estimation may add: ``max_nodes`` > 0 is a cap, 0 is none, and a
+    negative value allows no node at all.
+
+    Upstream: thresholdBasedEstimationLimiter (estimator/threshold_based_limiter.go); the time
+    threshold (max-nodegroup-binpacking-duration) is not modelled: the model has no clock here.
+    """
+
+    def __init__(self, max_nodes: int = 0) -> None:
+        self.max_nodes = max_nodes
+        self.nodes = 0
+
+    def start_estimation(self) -> None:
+        self.nodes = 0
+
+    def permission_to_add_node(self) -> bool:
+        if self.max_nodes < 0 or (self.max_nodes > 0 and self.nodes >= self.max_nodes):
+            return False
+        self.nodes += 1
+        return True
+
+
+def node_limit(
+    *,
+    max_nodes_per_scaleup: int,
+    group: NodeGroup | None,
+    similar_groups: Sequence[NodeGroup] = (),
+    max_nodes_total: int = 0,
+    current_node_count: int = 0,
+) -> int:
+    """The limiter's cap from its three thresholds (0: no limit, -1: no capacity).
+
+    Upstream: NewStaticThreshold, NewSngCapacityThreshold, NewClusterCapacityThreshold
+    """
+    limits: list[int] = []
+    if max_nodes_per_scaleup > 0:
+        limits.append(max_nodes_per_scaleup)
+    if group is not None:
+        free = sum(max(0, g.max_size - g.target_size) for g in (group, *similar_groups))
+        limits.append(free if free > 0 else -1)
+    if max_nodes_total > 0:
+        left = max_nodes_total - current_node_count
+        limits.append(left if left > 0 else -1)
+    if any(limit < 0 for limit in limits):
+        return -1
+    return min(limits, default=0)
+
+
+@dataclass(slots=True)
+class Estimate:
+    """Nodes needed and the pods they would take, in the order they were placed."""
+
+    node_count: int
+    pods: list[Pod]
+    nodes_with_pods: list[str] = field(default_factory=list)
+
+
+class BinpackingEstimator:
+    """First-Fit Decreasing onto template nodes, every placement checked by the scheduler.
+
+    Upstream: BinpackingNodeEstimator.Estimate (estimator/binpacking_estimator.go)
+    """
+
+    def __init__(self, checker: PredicateChecker, limiter: EstimationLimiter) -> None:
+        self.checker = checker
+        self.limiter = limiter
+
+    def estimate(self, groups: Sequence[list[Pod]], template: NodeInfo, prefix: str) -> Estimate:
+        snapshot = self.checker.snapshot
+        self.limiter.start_estimation()
+        ordered = decreasing_pod_order(groups, template)
+        new_nodes: set[str] = set()
+        with_pods: list[str] = []
+        placed: list[Pod] = []
+        last = ""
+        index = 0
+
+        def place(pod: Pod, node_name: str) -> None:
+            snapshot.add_pod(with_node_name(pod, node_name), node_name)
+            if node_name not in with_pods:
+                with_pods.append(node_name)
+            placed.append(pod)
+
+        with snapshot.forked():
+            for pods in ordered:
+                remaining = list(pods)
+                # tryToScheduleOnExistingNodes: the new nodes only, until one pod does not fit.
+                while remaining:
+                    name = self.checker.fits_any_node_matching(
+                        remaining[0], lambda info: info.name in new_nodes
+                    )
+                    if name is None:
+                        break
+                    place(remaining.pop(0), name)
+                # tryToScheduleOnNewNodes
+                for pod in remaining:
+                    if last and self.checker.check_predicates(pod, last) is None:
+                        place(pod, last)
+                        continue
+                    # An empty new node that did not take the pod: another would not either.
+                    if last and last not in with_pods:
+                        break
+                    if not self.limiter.permission_to_add_node():
+                        break
+                    last = f"{prefix}-e-{index}"
+                    index += 1
+                    node, ds_pods = copy_template_node(template, last)
+                    snapshot.add_node(node, ds_pods)
+                    new_nodes.add(last)
+                    # The pod may still not fit (a zonal spread constraint): the node stays.
+                    if self.checker.check_predicates(pod, last) is not None:
+                        break
+                    place(pod, last)
+        return Estimate(len(with_pods), placed, with_pods)

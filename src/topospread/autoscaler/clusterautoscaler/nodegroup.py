@@ -1,0 +1,173 @@
+"""Node groups (a cloud's instance groups) and the template nodes cluster-autoscaler builds.
+
+A node group has a name (upstream's ``Id()``), min and max size, a target size (what the cloud
+was asked for) and a template: the labels, taints and capacity of the nodes it would add. A group
+is either in one zone or spans several (as multi-zone ASGs and VMSS do); the template of a
+multi-zone group carries its first zone, like the cloud providers' templates built from the
+group's first availability zone. A node belongs to the group whose name its
+``topospread.io/node-group`` label carries (the stand-in for a provider id; the label is ignored
+when comparing groups, as providers' own group labels are).
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import msgspec
+
+from topospread.api.types import (
+    LABEL_HOSTNAME,
+    LABEL_TOPOLOGY_ZONE,
+    DaemonSet,
+    Node,
+    NodeSpec,
+    NodeStatus,
+    ObjectMeta,
+    OwnerReference,
+    Pod,
+    Taint,
+)
+from topospread.framework.types import NodeInfo
+from topospread.nodeaffinity import get_required_node_affinity
+from topospread.taints import do_not_schedule_taints_filter, find_matching_untolerated_taint
+
+NODE_GROUP_LABEL = "topospread.io/node-group"
+
+
+def with_node_name(pod: Pod, node_name: str) -> Pod:
+    """The pod as bound to ``node_name``."""
+    return msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, node_name=node_name))
+
+
+@dataclass(slots=True)
+class NodeGroup:
+    """One node group; ``target_size`` changes as the autoscaler resizes it.
+
+    Upstream: cloudprovider.NodeGroup (MinSize, MaxSize, TargetSize, Id, TemplateNodeInfo)
+    """
+
+    name: str
+    min_size: int
+    max_size: int
+    target_size: int
+    labels: Mapping[str, str] = field(default_factory=dict)
+    taints: Sequence[Taint] = ()
+    capacity: Mapping[str, str] = field(default_factory=dict)
+    allocatable: Mapping[str, str] | None = None
+    zones: Sequence[str] = ()
+
+    def id(self) -> str:
+        return self.name
+
+    @property
+    def zone(self) -> str:
+        return self.zones[0] if self.zones else ""
+
+    def template_node(self, name: str) -> Node:
+        """A node as the group would create it, named ``name``.
+
+        Upstream: the providers' TemplateNodeInfo (buildNodeFromTemplate and its generic
+        labels: hostname, zone) and DeepCopyTemplateNode (the hostname label follows the name).
+        """
+        labels = {**self.labels, NODE_GROUP_LABEL: self.name, LABEL_HOSTNAME: name}
+        if self.zone:
+            labels.setdefault(LABEL_TOPOLOGY_ZONE, self.zone)
+        capacity: dict[str, str | int | float] = dict(self.capacity)
+        source = self.allocatable if self.allocatable is not None else self.capacity
+        allocatable: dict[str, str | int | float] = dict(source)
+        return Node(
+            metadata=ObjectMeta(name=name, labels=labels),
+            spec=NodeSpec(taints=list(self.taints)),
+            status=NodeStatus(capacity=capacity, allocatable=allocatable),
+        )
+
+    def new_node_name(self, index: int) -> str:
+        """The name of the group's ``index``-th created node (what a cloud would call it)."""
+        return f"{self.name}-{index}"
+
+
+def node_group_of(node: Node) -> str:
+    """The group a node belongs to ("" when it is not autoscaled)."""
+    return node.metadata.labels.get(NODE_GROUP_LABEL, "")
+
+
+def template_node_name(group: NodeGroup) -> str:
+    """A sanitized template node name: ``template-node-for-<group>-<n>``, where upstream uses a
+    random number and this a checksum of the name, so runs are deterministic.
+
+    Upstream: SanitizedTemplateNodeInfoFromNodeGroup (simulator/node_info_utils.go)
+    """
+    return f"template-node-for-{group.name}-{zlib.crc32(group.name.encode())}"
+
+
+def daemonset_runs_on(ds: DaemonSet, node: Node) -> bool:
+    """Whether the DaemonSet's pod would be placed on the node: its node selector and required
+    node affinity match, and it tolerates the node's NoSchedule and NoExecute taints.
+
+    Upstream: daemonset.GetDaemonSetPodsForNode (utils/daemonset) runs the scheduler's
+    predicates for a DaemonSet pod; these are the ones a DaemonSet pod can fail on a new node.
+    """
+    pod = Pod(metadata=ds.spec.template.metadata, spec=ds.spec.template.spec)
+    if not get_required_node_affinity(pod).match(node):
+        return False
+    taint = find_matching_untolerated_taint(
+        node.spec.taints, pod.spec.tolerations, do_not_schedule_taints_filter
+    )
+    return taint is None
+
+
+def daemonset_pod(ds: DaemonSet, node_name: str) -> Pod:
+    """The DaemonSet's pod on ``node_name`` (named ``<ds>-<node>``, owned by the DaemonSet)."""
+    template = ds.spec.template
+    meta = ObjectMeta(
+        name=f"{ds.metadata.name}-{node_name}",
+        namespace=ds.metadata.namespace or "default",
+        labels=dict(template.metadata.labels),
+        annotations=dict(template.metadata.annotations),
+        owner_references=[
+            OwnerReference(
+                api_version="apps/v1",
+                kind="DaemonSet",
+                name=ds.metadata.name,
+                uid=ds.metadata.uid,
+                controller=True,
+            )
+        ],
+    )
+    spec = msgspec.structs.replace(template.spec, node_name=node_name)
+    return Pod(metadata=meta, spec=spec)
+
+
+def template_node_info(
+    group: NodeGroup, daemonsets: Iterable[DaemonSet] = (), name: str | None = None
+) -> NodeInfo:
+    """The group's template NodeInfo: the template node with the pods of every DaemonSet that
+    would run on it.
+
+    Upstream: simulator.TemplateNodeInfoFromNodeGroupTemplate
+    """
+    node = group.template_node(name or template_node_name(group))
+    info = NodeInfo(node)
+    for ds in daemonsets:
+        if daemonset_runs_on(ds, node):
+            info.add_pod(daemonset_pod(ds, node.metadata.name))
+    return info
+
+
+def copy_template_node(template: NodeInfo, name: str) -> tuple[Node, list[Pod]]:
+    """The template's node renamed (hostname label included) and its pods moved to it.
+
+    Upstream: DeepCopyTemplateNode (utils/scheduler/scheduler.go)
+    """
+    node = template.node
+    labels = {**node.metadata.labels, LABEL_HOSTNAME: name}
+    meta = msgspec.structs.replace(node.metadata, name=name, labels=labels)
+    new_node = msgspec.structs.replace(node, metadata=meta)
+    pods = []
+    for pod in template.pods:
+        owner = pod.metadata.owner_references[0].name if pod.metadata.owner_references else "pod"
+        pod_meta = msgspec.structs.replace(pod.metadata, name=f"{owner}-{name}")
+        pods.append(with_node_name(msgspec.structs.replace(pod, metadata=pod_meta), name))
+    return new_node, pods

@@ -1,0 +1,391 @@
+"""Scale-down: which nodes are unneeded, for how long, and which to remove now.
+
+Every loop the planner (1) filters the autoscaled nodes by eligibility (not being deleted, not
+annotated scale-down-disabled, ready unless unready scale-down is on, utilization below the
+threshold), (2) simulates removing each eligible node: its pods must pass the drain rules and
+every pod that moves must fit another node by the scheduler's own filters (successful removals
+persist, so the next candidate sees the moved pods and one node fewer), (3) tracks since when
+each node has been unneeded, and (4) after ``scale-down-unneeded-time`` deletes them, empty
+nodes in bulk and at most ``max-drain-parallelism`` nodes with pods, keeping each group at or
+above its min size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import Enum
+
+from topospread.api.resource import parse_quantity
+from topospread.api.types import CONDITION_TRUE, NODE_READY, Node, Pod
+from topospread.autoscaler.clusterautoscaler.drainability import (
+    BlockingPod,
+    DeleteOptions,
+    DrainContext,
+    get_pods_to_move,
+    is_daemonset_pod,
+    is_mirror_pod,
+    is_pod_long_terminating,
+)
+from topospread.autoscaler.clusterautoscaler.nodegroup import (
+    NodeGroup,
+    node_group_of,
+    with_node_name,
+)
+from topospread.autoscaler.clusterautoscaler.options import AutoscalingOptions
+from topospread.autoscaler.clusterautoscaler.snapshot import PredicateChecker
+from topospread.framework.types import NodeInfo
+from topospread.plugins.noderesources.resource_helpers import pod_requests
+
+SCALE_DOWN_DISABLED_KEY = "cluster-autoscaler.kubernetes.io/scale-down-disabled"
+TO_BE_DELETED_TAINT = "ToBeDeletedByClusterAutoscaler"
+# Upstream: MaxCloudProviderNodeDeletionTime's default (5m), how long a ToBeDeleted taint counts.
+MAX_CLOUD_PROVIDER_NODE_DELETION_TIME = 300.0
+
+
+class UnremovableReason(Enum):
+    """Upstream: simulator.UnremovableReason (simulator/cluster.go), same names."""
+
+    NoReason = "NoReason"
+    ScaleDownDisabledAnnotation = "ScaleDownDisabledAnnotation"
+    ScaleDownUnreadyDisabled = "ScaleDownUnreadyDisabled"
+    NotAutoscaled = "NotAutoscaled"
+    NotUnneededLongEnough = "NotUnneededLongEnough"
+    NotUnreadyLongEnough = "NotUnreadyLongEnough"
+    NodeGroupMinSizeReached = "NodeGroupMinSizeReached"
+    CurrentlyBeingDeleted = "CurrentlyBeingDeleted"
+    NotUnderutilized = "NotUnderutilized"
+    NoPlaceToMovePods = "NoPlaceToMovePods"
+    BlockedByPod = "BlockedByPod"
+    UnexpectedError = "UnexpectedError"
+
+
+@dataclass(frozen=True, slots=True)
+class UtilizationInfo:
+    """Upstream: utilization.Info."""
+
+    cpu: float
+    memory: float
+    utilization: float
+    resource_name: str
+
+
+def calculate_utilization(
+    info: NodeInfo, *, ignore_daemonsets: bool, ignore_mirror_pods: bool, now: datetime
+) -> UtilizationInfo:
+    """Requests over allocatable for cpu and memory, the larger of the two as the node's
+    utilization; long-terminating pods do not count, DaemonSet and mirror pods optionally.
+
+    Upstream: utilization.Calculate and CalculateUtilizationOfResource
+    """
+    used = {"cpu": 0, "memory": 0}
+    for pod in info.pods:
+        if ignore_daemonsets and is_daemonset_pod(pod):
+            continue
+        if ignore_mirror_pods and is_mirror_pod(pod):
+            continue
+        if is_pod_long_terminating(pod, now):
+            continue
+        reqs = pod_requests(pod)
+        if "cpu" in reqs:
+            used["cpu"] += reqs["cpu"].milli_value()
+        if "memory" in reqs:
+            used["memory"] += reqs["memory"].value()
+    alloc = info.node.status.allocatable
+    cpu_alloc = parse_quantity(alloc.get("cpu", 0)).milli_value()
+    mem_alloc = parse_quantity(alloc.get("memory", 0)).value()
+    cpu = used["cpu"] / cpu_alloc if cpu_alloc else 0.0
+    mem = used["memory"] / mem_alloc if mem_alloc else 0.0
+    if cpu >= mem:
+        return UtilizationInfo(cpu, mem, cpu, "cpu")
+    return UtilizationInfo(cpu, mem, mem, "memory")
+
+
+def is_node_ready(node: Node) -> bool:
+    """The Ready condition is True; a node without any Ready condition counts as ready (the
+    model's nodes usually carry no conditions). Upstream: kube_util.GetReadinessState"""
+    ready = next((c for c in node.status.conditions if c.type == NODE_READY), None)
+    return ready is None or ready.status == CONDITION_TRUE
+
+
+def is_node_being_deleted(node: Node, now: float) -> bool:
+    """Upstream: actuation.IsNodeBeingDeleted (ToBeDeleted taint younger than 5 minutes)."""
+    for taint in node.spec.taints:
+        if taint.key == TO_BE_DELETED_TAINT:
+            try:
+                since = float(taint.value)
+            except ValueError:
+                return True
+            return now - since < MAX_CLOUD_PROVIDER_NODE_DELETION_TIME
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class UnremovableNode:
+    """Upstream: simulator.UnremovableNode."""
+
+    node: str
+    reason: UnremovableReason
+    blocking_pod: BlockingPod | None = None
+
+
+def filter_out_unremovable(
+    infos: Sequence[NodeInfo],
+    groups: Mapping[str, NodeGroup],
+    options: AutoscalingOptions,
+    now: float,
+    wall_now: datetime,
+) -> tuple[list[str], dict[str, UtilizationInfo], list[UnremovableNode]]:
+    """The candidates that may be unneeded, every candidate's utilization, and the rest with
+    their reason. Upstream: eligibility.Checker.FilterOutUnremovable"""
+    eligible: list[str] = []
+    utilization: dict[str, UtilizationInfo] = {}
+    ineligible: list[UnremovableNode] = []
+    for info in infos:
+        node = info.node
+        reason = UnremovableReason.NoReason
+        if is_node_being_deleted(node, now):
+            reason = UnremovableReason.CurrentlyBeingDeleted
+        elif node.metadata.annotations.get(SCALE_DOWN_DISABLED_KEY) == "true":
+            reason = UnremovableReason.ScaleDownDisabledAnnotation
+        elif node_group_of(node) not in groups:
+            reason = UnremovableReason.NotAutoscaled
+        else:
+            util = calculate_utilization(
+                info,
+                ignore_daemonsets=options.ignore_daemonsets_utilization,
+                ignore_mirror_pods=options.ignore_mirror_pods_utilization,
+                now=wall_now,
+            )
+            if not options.scale_down_unready_enabled and not is_node_ready(node):
+                reason = UnremovableReason.ScaleDownUnreadyDisabled
+            else:
+                utilization[info.name] = util
+                if util.utilization >= options.scale_down_utilization_threshold:
+                    reason = UnremovableReason.NotUnderutilized
+        if reason is UnremovableReason.NoReason:
+            eligible.append(info.name)
+        else:
+            ineligible.append(UnremovableNode(info.name, reason))
+    return eligible, utilization, ineligible
+
+
+@dataclass(slots=True)
+class NodeToRemove:
+    """A node whose pods all find a place elsewhere. Upstream: simulator.NodeToBeRemoved."""
+
+    node: str
+    group: str
+    pods_to_reschedule: list[Pod]
+    daemonset_pods: list[Pod]
+    destinations: dict[str, str] = field(default_factory=dict)  # pod key -> node
+
+
+def simulate_node_removal(
+    checker: PredicateChecker,
+    node_name: str,
+    destinations: set[str],
+    ctx: DrainContext,
+    opts: DeleteOptions,
+) -> NodeToRemove | UnremovableNode:
+    """Whether the node could go: its pods pass the drain rules and each moved pod fits one of
+    ``destinations`` by the scheduler's filters (placed one after another). On success the move
+    stays in the snapshot, the caller's fork decides whether it persists.
+
+    Upstream: RemovalSimulator.SimulateNodeRemoval and findPlaceFor (simulator/cluster.go)
+    """
+    snapshot = checker.snapshot
+    info = snapshot.get(node_name)
+    if info is None:
+        return UnremovableNode(node_name, UnremovableReason.UnexpectedError)
+    to_move, daemonset, blocking = get_pods_to_move(list(info.pods), ctx, opts)
+    if blocking is not None:
+        return UnremovableNode(node_name, UnremovableReason.BlockedByPod, blocking)
+    placed: dict[str, str] = {}
+    snapshot.fork()
+    for pod in to_move:
+        snapshot.remove_pod(pod)
+    for pod in to_move:
+        target = checker.fits_any_node_matching(
+            pod, lambda i: i.name in destinations and i.name != node_name
+        )
+        if target is None:
+            snapshot.revert()
+            return UnremovableNode(node_name, UnremovableReason.NoPlaceToMovePods)
+        snapshot.add_pod(with_node_name(pod, target), target)
+        placed[f"{pod.metadata.namespace}/{pod.metadata.name}"] = target
+    snapshot.commit()
+    return NodeToRemove(node_name, node_group_of(info.node), to_move, daemonset, placed)
+
+
+@dataclass(slots=True)
+class UnneededNodes:
+    """Since when each node has been unneeded, kept across loops.
+
+    Upstream: unneeded.Nodes (core/scaledown/unneeded/nodes.go)
+    """
+
+    since: dict[str, float] = field(default_factory=dict)
+
+    def update(self, names: Sequence[str], now: float) -> None:
+        self.since = {n: self.since.get(n, now) for n in names}
+
+    def unneeded_for(self, name: str, now: float) -> float:
+        return now - self.since[name]
+
+
+@dataclass(slots=True)
+class RemovedNode:
+    """A node the scale-down deletes, and why it could."""
+
+    node: str
+    group: str
+    empty: bool
+    unneeded_since: float
+    utilization: float
+    pods_to_reschedule: list[str]
+
+
+@dataclass(slots=True)
+class ScaleDownResult:
+    """What one scale-down pass decided.
+
+    Upstream: status.ScaleDownStatus (ScaleDownNodeDeleteStarted / ScaleDownNoUnneeded /
+    ScaleDownInCooldown / ScaleDownNoNodeDeleted)
+    """
+
+    result: str
+    removed: list[RemovedNode] = field(default_factory=list)
+    unneeded: dict[str, float] = field(default_factory=dict)  # node -> unneeded since
+    unremovable: list[UnremovableNode] = field(default_factory=list)
+    utilization: dict[str, UtilizationInfo] = field(default_factory=dict)
+
+
+SCALE_DOWN_IN_COOLDOWN = "ScaleDownInCooldown"
+SCALE_DOWN_NO_UNNEEDED = "ScaleDownNoUnneeded"
+SCALE_DOWN_NO_NODE_DELETED = "ScaleDownNoNodeDeleted"
+SCALE_DOWN_NODE_DELETE_STARTED = "ScaleDownNodeDeleteStarted"
+
+
+def removable_now(
+    candidates: Sequence[NodeToRemove],
+    groups: Mapping[str, NodeGroup],
+    tracker: UnneededNodes,
+    utilization: Mapping[str, UtilizationInfo],
+    options: AutoscalingOptions,
+    now: float,
+    ready: Mapping[str, bool],
+) -> tuple[list[RemovedNode], list[UnremovableNode]]:
+    """The unneeded nodes to delete in this loop: unneeded long enough, their group above its
+    min size, empty ones up to --max-scale-down-parallelism, --max-empty-bulk-delete at once,
+    and nodes with pods up to --max-drain-parallelism.
+
+    Upstream: unneeded.Nodes.RemovableAt and planner.NodesToDelete
+    """
+    removed: list[RemovedNode] = []
+    skipped: list[UnremovableNode] = []
+    sizes = {name: g.target_size for name, g in groups.items()}
+    empty_count = drain_count = 0
+    for c in candidates:
+        group = groups[c.group]
+        needed = (
+            options.scale_down_unneeded_time
+            if ready.get(c.node, True)
+            else options.scale_down_unready_time
+        )
+        if tracker.unneeded_for(c.node, now) < needed:
+            reason = (
+                UnremovableReason.NotUnneededLongEnough
+                if ready.get(c.node, True)
+                else UnremovableReason.NotUnreadyLongEnough
+            )
+            skipped.append(UnremovableNode(c.node, reason))
+            continue
+        if sizes[group.name] - 1 < group.min_size:
+            skipped.append(UnremovableNode(c.node, UnremovableReason.NodeGroupMinSizeReached))
+            continue
+        empty = not c.pods_to_reschedule
+        if empty:
+            limit = min(options.max_empty_bulk_delete, options.max_scale_down_parallelism)
+            if empty_count >= limit:
+                continue
+            empty_count += 1
+        else:
+            if drain_count >= options.max_drain_parallelism:
+                continue
+            drain_count += 1
+        sizes[group.name] -= 1
+        util = utilization.get(c.node)
+        removed.append(
+            RemovedNode(
+                c.node,
+                group.name,
+                empty,
+                tracker.since[c.node],
+                util.utilization if util is not None else 0.0,
+                [f"{p.metadata.namespace}/{p.metadata.name}" for p in c.pods_to_reschedule],
+            )
+        )
+    return removed, skipped
+
+
+def plan_scale_down(
+    checker: PredicateChecker,
+    candidates: Sequence[NodeInfo],
+    destinations: Sequence[str],
+    groups: Mapping[str, NodeGroup],
+    options: AutoscalingOptions,
+    tracker: UnneededNodes,
+    ctx: DrainContext,
+    now: float,
+    *,
+    in_cooldown: bool,
+) -> ScaleDownResult:
+    """One pass of the planner: eligibility, removal simulation, unneeded tracking, and the
+    nodes to delete unless scale-down is in cooldown. The snapshot is left as it was.
+
+    Upstream: planner.UpdateClusterState, categorizeNodes and NodesToDelete
+    (core/scaledown/planner/planner.go)
+    """
+    ready = {info.name: is_node_ready(info.node) for info in candidates}
+    eligible, utilization, unremovable = filter_out_unremovable(
+        candidates, groups, options, now, ctx.now
+    )
+    opts = DeleteOptions(
+        skip_nodes_with_system_pods=options.skip_nodes_with_system_pods,
+        skip_nodes_with_local_storage=options.skip_nodes_with_local_storage,
+        skip_nodes_with_custom_controller_pods=options.skip_nodes_with_custom_controller_pods,
+        min_replica_count=options.min_replica_count,
+    )
+    # Nodes already unneeded are simulated first, so they keep their place (and their clock).
+    order = sorted(eligible, key=lambda n: n not in tracker.since)
+    dest = set(destinations)
+    removable: list[NodeToRemove] = []
+    snapshot = checker.snapshot
+    with snapshot.forked():
+        for name in order:
+            outcome = simulate_node_removal(checker, name, dest, ctx, opts)
+            if isinstance(outcome, UnremovableNode):
+                unremovable.append(outcome)
+                continue
+            dest.discard(name)
+            ctx.pdbs.remove_pods(outcome.pods_to_reschedule)
+            removable.append(outcome)
+    tracker.update([r.node for r in removable], now)
+    result = ScaleDownResult(
+        SCALE_DOWN_NO_UNNEEDED,
+        unneeded={r.node: tracker.since[r.node] for r in removable},
+        unremovable=unremovable,
+        utilization=utilization,
+    )
+    if in_cooldown:
+        result.result = SCALE_DOWN_IN_COOLDOWN
+        return result
+    if not removable:
+        return result
+    removed, skipped = removable_now(removable, groups, tracker, utilization, options, now, ready)
+    result.unremovable.extend(skipped)
+    result.removed = removed
+    result.result = SCALE_DOWN_NODE_DELETE_STARTED if removed else SCALE_DOWN_NO_NODE_DELETED
+    return result

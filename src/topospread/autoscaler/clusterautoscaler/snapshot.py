@@ -1,0 +1,195 @@
+"""The autoscaler's own copy of the cluster, forkable, and the scheduler that checks pods on it.
+
+cluster-autoscaler never writes to the scheduler's cache: it copies the cluster into a
+ClusterSnapshot, forks it before every what-if (a template node added, a node's pods moved),
+and reverts afterwards. Its PredicateChecker runs the real scheduler framework's PreFilter and
+Filter plugins on that snapshot. Here the snapshot is a ``ClusterState`` (the project's one
+cluster structure) with an undo log, and the checker is the project's one ``Framework``, so
+every filter, PodTopologySpread included, is the scheduler's own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from topospread.api.types import Node, Pod
+from topospread.cluster.state import ClusterState
+from topospread.framework.config import Profile
+from topospread.framework.cycle_state import CycleState
+from topospread.framework.features import DEFAULT_FEATURES, Features
+from topospread.framework.runtime import Framework, FrameworkHandle, Registry
+from topospread.framework.status import Status
+from topospread.framework.types import NodeInfo
+
+
+class ClusterSnapshot:
+    """A private copy of the cluster with nested fork/revert.
+
+    Upstream: ClusterSnapshot's Fork/Revert/Commit (simulator/clustersnapshot, current release)
+    """
+
+    def __init__(self, source: ClusterState) -> None:
+        self.state = ClusterState(
+            (info.node for info in source.list()),
+            source.pods(),
+            source.objects,
+            source.priority_classes.values(),
+        )
+        # Each entry undoes one change; None marks where a fork began.
+        self._undo: list[Callable[[], None] | None] = []
+
+    def fork(self) -> None:
+        self._undo.append(None)
+
+    def revert(self) -> None:
+        while self._undo:
+            undo = self._undo.pop()
+            if undo is None:
+                return
+            undo()
+
+    def commit(self) -> None:
+        """Keep the changes of the innermost fork (they join the enclosing one)."""
+        for i in range(len(self._undo) - 1, -1, -1):
+            if self._undo[i] is None:
+                del self._undo[i]
+                return
+
+    @contextmanager
+    def forked(self) -> Iterator[ClusterSnapshot]:
+        self.fork()
+        try:
+            yield self
+        finally:
+            self.revert()
+
+    def _record(self, undo: Callable[[], None]) -> None:
+        if self._undo:
+            self._undo.append(undo)
+
+    def add_node(self, node: Node, pods: list[Pod] | None = None) -> None:
+        self.state.add_node(node)
+        name = node.metadata.name
+
+        def undo() -> None:
+            self.state.remove_node(name)
+
+        self._record(undo)
+        for pod in pods or ():
+            self.add_pod(pod, name)
+
+    def remove_node(self, name: str) -> list[Pod]:
+        info = self.state.infos[name]
+        node, pods = info.node, list(info.pods)
+        self.state.remove_node(name)
+
+        def undo() -> None:
+            self.state.add_node(node)
+            for p in pods:
+                self.state.bind(p, node.metadata.name)
+
+        self._record(undo)
+        return pods
+
+    def add_pod(self, pod: Pod, node_name: str) -> None:
+        self.state.bind(pod, node_name)
+
+        def undo() -> None:
+            self.state.infos[node_name].remove_pod(pod)
+
+        self._record(undo)
+
+    def remove_pod(self, pod: Pod) -> None:
+        node_name = pod.spec.node_name
+        if self.state.unbind(pod):
+            self._record(lambda: self.state.bind(pod, node_name))
+
+    def node_infos(self) -> list[NodeInfo]:
+        return list(self.state.list())
+
+    def get(self, name: str) -> NodeInfo | None:
+        return self.state.get(name)
+
+
+@dataclass(frozen=True, slots=True)
+class PredicateError:
+    """Why a pod does not fit a node: the failing plugin and its reasons."""
+
+    node_name: str
+    status: Status
+
+    @property
+    def message(self) -> str:
+        return self.status.message
+
+
+class PredicateChecker:
+    """PreFilter and Filter of one scheduler profile, run on the snapshot.
+
+    Upstream: SchedulerBasedPredicateChecker (simulator/predicatechecker, current release)
+    """
+
+    def __init__(
+        self,
+        snapshot: ClusterSnapshot,
+        profile: Profile,
+        registry: Registry,
+        features: Features = DEFAULT_FEATURES,
+    ) -> None:
+        self.snapshot = snapshot
+        handle = FrameworkHandle(snapshot.state, snapshot.state, features)
+        self.framework = Framework(profile, registry, handle, features)
+        self._last_index = 0
+
+    def _pre_filter(self, pod: Pod) -> tuple[CycleState, set[str] | None, Status]:
+        state = CycleState()
+        infos = self.snapshot.state.list()
+        result, status, _ = self.framework.run_pre_filter_plugins(state, pod, infos)
+        names = None if result is None or result.node_names is None else set(result.node_names)
+        return state, names, status
+
+    def check_predicates(self, pod: Pod, node_name: str) -> PredicateError | None:
+        """None when the pod passes every filter on the node. PreFilter's node set is not
+        applied here, as upstream's CheckPredicates does not apply it.
+
+        Upstream: SchedulerBasedPredicateChecker.CheckPredicates
+        """
+        info = self.snapshot.state.get(node_name)
+        if info is None:
+            raise KeyError(node_name)
+        state, _, status = self._pre_filter(pod)
+        if not status.is_success and not status.is_skip:
+            return PredicateError(node_name, status)
+        status = self.framework.run_filter_plugins(state, pod, info)
+        return None if status.is_success else PredicateError(node_name, status)
+
+    def fits_any_node_matching(self, pod: Pod, matches: Callable[[NodeInfo], bool]) -> str | None:
+        """The first matching node the pod fits, searching round robin from where the last
+        search stopped; None when no node fits.
+
+        Upstream: SchedulerBasedPredicateChecker.FitsAnyNodeMatching
+        """
+        infos = self.snapshot.state.list()
+        if not infos:
+            return None
+        state, names, status = self._pre_filter(pod)
+        if not status.is_success and not status.is_skip:
+            return None
+        n = len(infos)
+        for i in range(n):
+            info = infos[(self._last_index + i) % n]
+            if not matches(info):
+                continue
+            if names is not None and info.name not in names:
+                continue
+            if info.node.spec.unschedulable:
+                continue
+            if self.framework.run_filter_plugins(state, pod, info).is_success:
+                self._last_index = (self._last_index + i + 1) % n
+                return info.name
+        return None
+
+    def fits_any_node(self, pod: Pod) -> str | None:
+        return self.fits_any_node_matching(pod, lambda _: True)
