@@ -9,7 +9,7 @@ storage, and a budget with no disruption left.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import Enum, IntEnum
@@ -211,69 +211,138 @@ def _controller_object_replicas(ctx: DrainContext, pod: Pod, ref: OwnerReference
     return 1 if replicas is None else int(replicas)
 
 
-def _replica_count(ctx: DrainContext, pod: Pod, opts: DeleteOptions) -> DrainStatus:
-    """Upstream: rules/replicacount (the controller exists and keeps min-replica-count)."""
+def replica_count_rule(pod: Pod, ctx: DrainContext, opts: DeleteOptions) -> DrainStatus:
+    """The controller of a replicated kind exists and keeps min-replica-count replicas.
+
+    Upstream: rules/replicacount
+    """
     ref = controller_ref(pod)
     if ref is None or ref.kind not in _REPLICATED_KINDS:
         return UNDEFINED
     replicas = _controller_object_replicas(ctx, pod, ref)
+    key = f"{pod.metadata.namespace}/{pod.metadata.name}"
     if replicas is None:
-        key = f"{pod.metadata.namespace}/{pod.metadata.name}"
         message = f"replication controller for {key} is not available"
         return _blocked(BlockingPodReason.ControllerNotFound, message)
     if 0 <= replicas < opts.min_replica_count:
         message = (
-            f"{ref.kind} for {pod.metadata.namespace}/{pod.metadata.name} has too few replicas "
-            f"spec: {replicas} min: {opts.min_replica_count}"
+            f"{ref.kind} for {key} has too few replicas spec: {replicas} "
+            f"min: {opts.min_replica_count}"
         )
         return _blocked(BlockingPodReason.MinReplicasReached, message)
     return UNDEFINED
 
 
-def drainable(pod: Pod, ctx: DrainContext, opts: DeleteOptions) -> DrainStatus:
-    """The first outcome of the default rules, in upstream's order.
+def mirror_rule(pod: Pod, ctx: DrainContext, opts: DeleteOptions) -> DrainStatus:
+    """Upstream: rules/mirror (mirror pods are skipped)."""
+    return SKIP if is_mirror_pod(pod) else UNDEFINED
 
-    Upstream: rules.Default and Rules.Drainable (simulator/drainability/rules/rules.go)
-    """
-    ns, name = pod.metadata.namespace, pod.metadata.name
-    annotations: Mapping[str, str] = pod.metadata.annotations
-    if is_mirror_pod(pod):  # Mirror
-        return SKIP
-    if is_pod_long_terminating(pod, ctx.now):  # LongTerminating
-        return SKIP
-    if opts.skip_nodes_with_custom_controller_pods:  # ReplicaCount
-        status = _replica_count(ctx, pod, opts)
-        if status.outcome is not Outcome.Undefined:
-            return status
-    # Interrupting checks.
-    if is_daemonset_pod(pod):  # DaemonSet
-        return DRAINABLE
-    if annotations.get(POD_SAFE_TO_EVICT_KEY) == "true":  # SafeToEvict
-        return DRAINABLE
-    if is_pod_terminal(pod):  # Terminal
-        return DRAINABLE
-    # Blocking checks.
+
+def long_terminating_rule(pod: Pod, ctx: DrainContext, opts: DeleteOptions) -> DrainStatus:
+    """Upstream: rules/longterminating (pods terminating for long are skipped)."""
+    return SKIP if is_pod_long_terminating(pod, ctx.now) else UNDEFINED
+
+
+def daemonset_rule(pod: Pod, ctx: DrainContext, opts: DeleteOptions) -> DrainStatus:
+    """Upstream: rules/daemonset (DaemonSet pods are drainable)."""
+    return DRAINABLE if is_daemonset_pod(pod) else UNDEFINED
+
+
+def safe_to_evict_rule(pod: Pod, ctx: DrainContext, opts: DeleteOptions) -> DrainStatus:
+    """Upstream: rules/safetoevict (``safe-to-evict: "true"`` is drainable)."""
+    return DRAINABLE if pod.metadata.annotations.get(POD_SAFE_TO_EVICT_KEY) == "true" else UNDEFINED
+
+
+def terminal_rule(pod: Pod, ctx: DrainContext, opts: DeleteOptions) -> DrainStatus:
+    """Upstream: rules/terminal (terminal pods are drainable)."""
+    return DRAINABLE if is_pod_terminal(pod) else UNDEFINED
+
+
+def replicated_rule(pod: Pod, ctx: DrainContext, opts: DeleteOptions) -> DrainStatus:
+    """Upstream: rules/replicated (a pod without a controller, or with one of a custom kind
+    when skip-nodes-with-custom-controller-pods is on, blocks)."""
     ref = controller_ref(pod)
     replicated = ref is not None and (
         not opts.skip_nodes_with_custom_controller_pods or ref.kind in _REPLICATED_KINDS
     )
-    if not replicated:  # Replicated
-        return _blocked(BlockingPodReason.NotReplicated, f"{ns}/{name} is not replicated")
-    system = opts.skip_nodes_with_system_pods and ns == "kube-system"
-    if system and not ctx.pdbs.matching_pdbs(pod):  # System
-        message = f"non-daemonset, non-mirrored, non-pdb-assigned kube-system pod present: {name}"
-        return _blocked(BlockingPodReason.UnmovableKubeSystemPod, message)
-    if annotations.get(POD_SAFE_TO_EVICT_KEY) == "false":  # NotSafeToEvict
-        message = f"pod annotated as not safe to evict present: {name}"
-        return _blocked(BlockingPodReason.NotSafeToEvictAnnotation, message)
-    if opts.skip_nodes_with_local_storage and has_blocking_local_storage(pod):  # LocalStorage
-        return _blocked(
-            BlockingPodReason.LocalStorageRequested, f"pod with local storage present: {name}"
+    if replicated:
+        return UNDEFINED
+    key = f"{pod.metadata.namespace}/{pod.metadata.name}"
+    return _blocked(BlockingPodReason.NotReplicated, f"{key} is not replicated")
+
+
+def system_rule(pod: Pod, ctx: DrainContext, opts: DeleteOptions) -> DrainStatus:
+    """Upstream: rules/system (a kube-system pod without a matching PDB blocks)."""
+    if pod.metadata.namespace == "kube-system" and not ctx.pdbs.matching_pdbs(pod):
+        message = (
+            "non-daemonset, non-mirrored, non-pdb-assigned kube-system pod present: "
+            f"{pod.metadata.name}"
         )
-    for pdb in ctx.pdbs.matching_pdbs(pod):  # PDB
+        return _blocked(BlockingPodReason.UnmovableKubeSystemPod, message)
+    return UNDEFINED
+
+
+def not_safe_to_evict_rule(pod: Pod, ctx: DrainContext, opts: DeleteOptions) -> DrainStatus:
+    """Upstream: rules/notsafetoevict (``safe-to-evict: "false"`` blocks)."""
+    if pod.metadata.annotations.get(POD_SAFE_TO_EVICT_KEY) == "false":
+        message = f"pod annotated as not safe to evict present: {pod.metadata.name}"
+        return _blocked(BlockingPodReason.NotSafeToEvictAnnotation, message)
+    return UNDEFINED
+
+
+def local_storage_rule(pod: Pod, ctx: DrainContext, opts: DeleteOptions) -> DrainStatus:
+    """Upstream: rules/localstorage (blocking local volumes block)."""
+    if has_blocking_local_storage(pod):
+        message = f"pod with local storage present: {pod.metadata.name}"
+        return _blocked(BlockingPodReason.LocalStorageRequested, message)
+    return UNDEFINED
+
+
+def pdb_rule(pod: Pod, ctx: DrainContext, opts: DeleteOptions) -> DrainStatus:
+    """Upstream: rules/pdb (a matching budget with no disruption left blocks)."""
+    for pdb in ctx.pdbs.matching_pdbs(pod):
         if ctx.pdbs.disruptions_left(pdb) < 1:
-            message = f"not enough pod disruption budget to move {ns}/{name}"
+            key = f"{pod.metadata.namespace}/{pod.metadata.name}"
+            message = f"not enough pod disruption budget to move {key}"
             return _blocked(BlockingPodReason.NotEnoughPdb, message)
+    return UNDEFINED
+
+
+Rule = Callable[[Pod, DrainContext, DeleteOptions], DrainStatus]
+
+
+def default_rules(opts: DeleteOptions) -> list[tuple[str, Rule]]:
+    """The rules in upstream's order, those the options turn off left out.
+
+    Upstream: rules.Default (simulator/drainability/rules/rules.go)
+    """
+    table: list[tuple[str, Rule, bool]] = [
+        ("Mirror", mirror_rule, True),
+        ("LongTerminating", long_terminating_rule, True),
+        ("ReplicaCount", replica_count_rule, opts.skip_nodes_with_custom_controller_pods),
+        # Interrupting checks.
+        ("DaemonSet", daemonset_rule, True),
+        ("SafeToEvict", safe_to_evict_rule, True),
+        ("Terminal", terminal_rule, True),
+        # Blocking checks.
+        ("Replicated", replicated_rule, True),
+        ("System", system_rule, opts.skip_nodes_with_system_pods),
+        ("NotSafeToEvict", not_safe_to_evict_rule, True),
+        ("LocalStorage", local_storage_rule, opts.skip_nodes_with_local_storage),
+        ("PDB", pdb_rule, True),
+    ]
+    return [(name, rule) for name, rule, enabled in table if enabled]
+
+
+def drainable(pod: Pod, ctx: DrainContext, opts: DeleteOptions) -> DrainStatus:
+    """The first outcome of the default rules, in upstream's order.
+
+    Upstream: Rules.Drainable (simulator/drainability/rules/rules.go)
+    """
+    for _, rule in default_rules(opts):
+        status = rule(pod, ctx, opts)
+        if status.outcome is not Outcome.Undefined:
+            return status
     return UNDEFINED
 
 

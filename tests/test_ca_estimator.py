@@ -1,0 +1,144 @@
+"""The binpacking estimator and pod equivalence groups, from upstream's table tests.
+
+Upstream: TestBinpackingEstimate (estimator/binpacking_estimator_test.go) and
+TestGroupSchedulablePodsForNode (core/scaleup/equivalence/groups_test.go).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+from builders import make_node, make_pod
+from ca_helpers import MIB, checker_for
+
+from topospread.api.types import Pod
+from topospread.autoscaler.clusterautoscaler.estimator import (
+    BinpackingEstimator,
+    EstimationLimiter,
+    build_pod_groups,
+    node_limit,
+)
+from topospread.autoscaler.clusterautoscaler.nodegroup import NodeGroup, template_node_info
+
+ZONE = "topology.kubernetes.io/zone"
+HOSTNAME = "kubernetes.io/hostname"
+
+
+def estimatee(
+    count: int, cpu: int, mem: int, *, prefix: str = "estimatee", host_port: int = 0, skew: str = ""
+) -> list[Pod]:
+    pods = []
+    for i in range(count):
+        b = make_pod(f"{prefix}-{i}").namespace("universe").label("app", "estimatee")
+        if host_port:
+            b = b.container(ports=[{"containerPort": 80, "hostPort": host_port}])
+        b = b.req(cpu=f"{cpu}m", memory=str(mem))
+        if skew:
+            b = b.spread_constraint(2, skew, selector={"matchLabels": {"app": "estimatee"}})
+        pods.append(b.obj())
+    return pods
+
+
+@dataclass
+class Case:
+    name: str
+    millicores: int
+    memory_mib: int
+    groups: list[list[Pod]]
+    expect_nodes: int
+    expect_pods: int
+    max_nodes: int = 0
+    expect_processed: list[str] | None = None
+
+
+HIGH = estimatee(10, 500, 1000, prefix="high")
+
+CASES = [
+    Case("simple resource-based binpacking", 350 * 3 - 50, 2 * 1000,
+         [estimatee(10, 350, 1000)], 5, 10),
+    Case("pods-per-node bound binpacking", 10000, 20000, [estimatee(20, 10, 100)], 2, 20),
+    Case("hostport conflict forces pod-per-node", 1000, 5000,
+         [estimatee(8, 200, 1000, host_port=5555)], 8, 8),
+    Case("limiter cuts binpacking", 1000, 5000, [estimatee(20, 500, 1000)], 5, 10, max_nodes=5),
+    Case("decreasing ordered pods are processed first", 1000, 5000,
+         [estimatee(10, 50, 1000), HIGH], 5, 10, max_nodes=5,
+         expect_processed=[p.metadata.name for p in HIGH]),
+    Case("hostname topology spreading with maxSkew=2 forces 2 pods/node", 1000, 5000,
+         [estimatee(8, 20, 100, skew=HOSTNAME)], 4, 8),
+    Case("zonal topology spreading with maxSkew=2 only allows 2 pods to schedule", 1000, 5000,
+         [estimatee(8, 20, 100, skew=ZONE)], 1, 2),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_binpacking_estimate(case: Case) -> None:
+    # One node in another zone, so that topology spreading sees two domains (as upstream's).
+    old = (
+        make_node("oldnode")
+        .label(HOSTNAME, "oldnode")
+        .label(ZONE, "zone-jupiter")
+        .capacity(cpu="100m", memory=str(100 * MIB), pods="10")
+        .obj()
+    )
+    checker = checker_for([old])
+    group = NodeGroup(
+        "template",
+        0,
+        1000,
+        0,
+        labels={ZONE: "zone-mars"},
+        capacity={"cpu": f"{case.millicores}m", "memory": str(case.memory_mib * MIB), "pods": "10"},
+    )
+    estimator = BinpackingEstimator(checker, EstimationLimiter(case.max_nodes))
+    estimate = estimator.estimate(case.groups, template_node_info(group), "template")
+    assert estimate.node_count == case.expect_nodes
+    assert len(estimate.pods) == case.expect_pods
+    if case.expect_processed is not None:
+        assert [p.metadata.name for p in estimate.pods] == case.expect_processed
+    # The estimation runs on a fork: the snapshot is as it was.
+    assert [i.name for i in checker.snapshot.node_infos()] == ["oldnode"]
+    assert checker.snapshot.get("oldnode").pods == []  # type: ignore[union-attr]
+
+
+def test_pods_of_one_controller_with_the_same_spec_form_one_group() -> None:
+    rs = [make_pod(f"rs-{i}").owner("ReplicaSet", "rs").req(cpu="1").obj() for i in range(3)]
+    other = make_pod("rs-odd").owner("ReplicaSet", "rs").req(cpu="2").obj()
+    lone = [make_pod(f"lone-{i}").req(cpu="1").obj() for i in range(2)]
+    groups = build_pod_groups([*rs, other, *lone])
+    assert [[p.metadata.name for p in g.pods] for g in groups] == [
+        ["rs-0", "rs-1", "rs-2"],
+        ["rs-odd"],
+        ["lone-0"],
+        ["lone-1"],
+    ]
+
+
+def test_a_controller_has_at_most_ten_equivalence_groups() -> None:
+    pods = [make_pod(f"p{i}").owner("ReplicaSet", "rs").req(cpu=f"{i + 1}").obj() for i in range(12)]
+    pods.append(make_pod("p0-twin").owner("ReplicaSet", "rs").req(cpu="1").obj())
+    groups = build_pod_groups(pods)
+    assert len(groups) == 12
+    assert [p.metadata.name for p in groups[0].pods] == ["p0", "p0-twin"]
+
+
+@pytest.mark.parametrize(
+    ("max_total", "current", "target", "max_size", "want"),
+    [
+        (0, 10, 2, 5, 3),  # the group's free capacity
+        (12, 10, 2, 5, 2),  # max-nodes-total leaves less
+        (10, 10, 2, 5, -1),  # max-nodes-total reached
+        (0, 10, 5, 5, -1),  # the group is full
+    ],
+)
+def test_node_limit_takes_the_tightest_threshold(
+    max_total: int, current: int, target: int, max_size: int, want: int
+) -> None:
+    group = NodeGroup("ng", 0, max_size, target)
+    got = node_limit(
+        max_nodes_per_scaleup=1000,
+        group=group,
+        max_nodes_total=max_total,
+        current_node_count=current,
+    )
+    assert got == want
