@@ -188,8 +188,15 @@ def _as_labels(where: str, key: str, value: object) -> tuple[str, ...]:
 
 def _as_priorities(where: str, key: str, value: object) -> Mapping[int, tuple[str, ...]]:
     """The priority expander's config map: priority -> regular expressions of group names."""
-    if not isinstance(value, Mapping) or not value:
+    if not isinstance(value, Mapping):
         raise _bad(where, key, value, "expected a mapping of priority to a list of patterns")
+    if not value:
+        # Upstream: parsePrioritiesYAMLString's message for an empty configuration.
+        detail = (
+            "priority configuration in cluster-autoscaler-priority-expander configmap is empty; "
+            "please provide valid configuration"
+        )
+        raise _bad(where, key, value, detail)
     out: dict[int, tuple[str, ...]] = {}
     for prio, patterns in value.items():
         if isinstance(prio, str) and prio.lstrip("-").isdigit():
