@@ -24,9 +24,7 @@ def build_test_pod(name: str, cpu_milli: int, mem_bytes: int, namespace: str = "
 def build_test_node(name: str, cpu_milli: int, mem_bytes: int, pods: int = 100) -> Node:
     """``BuildTestNode(name, cpu, mem)``: capacity equals allocatable, 100 pods."""
     return (
-        make_node(name)
-        .capacity(cpu=f"{cpu_milli}m", memory=str(mem_bytes), pods=str(pods))
-        .obj()
+        make_node(name).capacity(cpu=f"{cpu_milli}m", memory=str(mem_bytes), pods=str(pods)).obj()
     )
 
 

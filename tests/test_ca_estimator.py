@@ -115,7 +115,9 @@ def test_pods_of_one_controller_with_the_same_spec_form_one_group() -> None:
 
 
 def test_a_controller_has_at_most_ten_equivalence_groups() -> None:
-    pods = [make_pod(f"p{i}").owner("ReplicaSet", "rs").req(cpu=f"{i + 1}").obj() for i in range(12)]
+    pods = [
+        make_pod(f"p{i}").owner("ReplicaSet", "rs").req(cpu=f"{i + 1}").obj() for i in range(12)
+    ]
     pods.append(make_pod("p0-twin").owner("ReplicaSet", "rs").req(cpu="1").obj())
     groups = build_pod_groups(pods)
     assert len(groups) == 12
