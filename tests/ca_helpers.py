@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-from builders import make_node, make_pod
 
+from builders import make_node, make_pod
 from topospread.api.types import Node, Pod
 from topospread.autoscaler.clusterautoscaler.snapshot import ClusterSnapshot, PredicateChecker
 from topospread.cluster.state import ClusterState

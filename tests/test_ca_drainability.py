@@ -8,9 +8,9 @@ from typing import Any
 
 import msgspec
 import pytest
+
 from builders import make_pod
 from ca_helpers import with_meta
-
 from topospread.api.types import (
     LabelSelector,
     ObjectMeta,

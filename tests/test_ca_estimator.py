@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
+
 from builders import make_node, make_pod
 from ca_helpers import MIB, checker_for
-
 from topospread.api.types import Pod
 from topospread.autoscaler.clusterautoscaler.estimator import (
     BinpackingEstimator,

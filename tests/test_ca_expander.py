@@ -7,9 +7,9 @@ from __future__ import annotations
 import random
 
 import pytest
+
 from builders import make_pod
 from ca_helpers import build_test_node
-
 from topospread.autoscaler.clusterautoscaler.expander import (
     ChainStrategy,
     LeastWasteExpander,

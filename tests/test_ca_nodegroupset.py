@@ -4,8 +4,8 @@ balancing_processor_test.go (processors/nodegroupset)."""
 from __future__ import annotations
 
 import pytest
-from ca_helpers import build_test_node, build_test_pod, with_labels
 
+from ca_helpers import build_test_node, build_test_pod, with_labels
 from topospread.api.resource import must_parse
 from topospread.api.types import Node, Pod
 from topospread.autoscaler.clusterautoscaler.nodegroup import NodeGroup, with_node_name

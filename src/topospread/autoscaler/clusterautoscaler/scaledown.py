@@ -207,8 +207,9 @@ def simulate_node_removal(
     for pod in to_move:
         snapshot.remove_pod(pod)
     for pod in to_move:
+        # The pod is scheduled afresh: without its node name (upstream: ClearPodNodeNames).
         target = checker.fits_any_node_matching(
-            pod, lambda i: i.name in destinations and i.name != node_name
+            with_node_name(pod, ""), lambda i: i.name in destinations and i.name != node_name
         )
         if target is None:
             snapshot.revert()
