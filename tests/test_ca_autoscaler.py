@@ -1,0 +1,246 @@
+"""``ClusterAutoscaler.run_once`` end to end: skipped groups and their reasons, the cluster
+limits, scale-down after scale-down-unneeded-time, the cooldowns, min size, and the back-off
+after max-node-provision-time; and the options with upstream's names and defaults."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+from builders import make_pod
+from topospread.api.types import ObjectMeta, Pod, ReplicaSet
+from topospread.autoscaler.clusterautoscaler import (
+    AutoscalingOptions,
+    ClusterAutoscaler,
+    NodeGroup,
+    parse_options,
+)
+from topospread.autoscaler.clusterautoscaler.scaledown import UnremovableReason
+from topospread.autoscaler.clusterautoscaler.scaleup import (
+    BACKOFF_REASON,
+    MAX_LIMIT_REACHED_REASON,
+    SCALE_UP_NO_OPTIONS_AVAILABLE,
+    SCALE_UP_NOT_NEEDED,
+    SCALE_UP_SUCCESSFUL,
+)
+from topospread.cluster.snapshot import ObjectStore
+from topospread.cluster.state import ClusterState
+from topospread.errors import ManifestError
+
+CAP = {"cpu": "4", "memory": "16Gi", "pods": "110"}
+
+
+def group(name: str, size: int = 1, max_size: int = 5, min_size: int = 0, **kw) -> NodeGroup:  # type: ignore[no-untyped-def]
+    return NodeGroup(name, min_size, max_size, size, capacity=kw.pop("capacity", CAP), **kw)
+
+
+def web(i: int, cpu: str = "1", node: str = "") -> Pod:
+    pod = make_pod(f"web-{i}").label("app", "web").owner("ReplicaSet", "web").req(cpu=cpu).obj()
+    if node:
+        pod = msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, node_name=node))
+    return pod
+
+
+def cluster_of(ca: ClusterAutoscaler, pods: list[Pod] = ()) -> ClusterState:  # type: ignore[assignment]
+    objects = ObjectStore(
+        replica_sets=[ReplicaSet(metadata=ObjectMeta(name="web", namespace="default"))]
+    )
+    nodes = [
+        g.template_node(g.new_node_name(i))
+        for g in ca.groups.values()
+        for i in range(g.target_size)
+    ]
+    return ClusterState(nodes, pods, objects)
+
+
+def test_pending_pods_that_fit_existing_nodes_need_no_scale_up() -> None:
+    ca = ClusterAutoscaler([group("ng")])
+    out = ca.run_once(0, cluster_of(ca), [web(0)])
+    assert out.scale_up.result == SCALE_UP_NOT_NEEDED
+    assert out.scale_up.pods_fit_existing == ["default/web-0"]
+
+
+def test_a_scale_up_binpacks_the_pending_pods_onto_new_nodes() -> None:
+    ca = ClusterAutoscaler([group("ng")])
+    full = [web(i, "3", "ng-0") for i in range(1)]
+    out = ca.run_once(0, cluster_of(ca, full), [web(10 + i, "2") for i in range(5)])
+    assert out.scale_up.result == SCALE_UP_SUCCESSFUL
+    # 5 pods of 2 cpu: 2 per 4-cpu node, 3 nodes (the existing node has 1 cpu free).
+    assert [(i.group, i.current_size, i.new_size) for i in out.scale_up.scale_up_infos] == [
+        ("ng", 1, 4)
+    ]
+    assert out.target_sizes == {"ng": 4}
+    # The next loop counts the three requested nodes as upcoming: nothing more to add.
+    # (The cluster is rebuilt from a fresh autoscaler: the requested nodes have not registered.)
+    again = ca.run_once(
+        10, cluster_of(ClusterAutoscaler([group("ng")]), full), [web(10 + i, "2") for i in range(5)]
+    )
+    assert again.scale_up.result == SCALE_UP_NOT_NEEDED
+
+
+def test_groups_at_max_size_or_backed_off_are_skipped_with_upstreams_reasons() -> None:
+    ca = ClusterAutoscaler([group("full", size=2, max_size=2), group("ok")])
+    full = [web(i, "4", n) for i, n in enumerate(["full-0", "full-1", "ok-0"])]
+    out = ca.run_once(0, cluster_of(ca, full), [web(9, "4")])
+    assert out.scale_up.skipped_node_groups == {"full": MAX_LIMIT_REACHED_REASON}
+    assert [i.group for i in out.scale_up.scale_up_infos] == ["ok"]
+
+
+def test_pods_that_fit_no_template_remain_unschedulable_with_each_groups_reason() -> None:
+    ca = ClusterAutoscaler([group("small", capacity={"cpu": "1", "memory": "1Gi", "pods": "10"})])
+    out = ca.run_once(0, cluster_of(ca), [web(0, "2")])
+    assert out.scale_up.result == SCALE_UP_NO_OPTIONS_AVAILABLE
+    (info,) = out.scale_up.pods_remain_unschedulable
+    assert info.pod == "default/web-0"
+    assert info.rejected_node_groups == {"small": "Insufficient cpu"}
+
+
+def test_max_nodes_total_caps_the_scale_up() -> None:
+    ca = ClusterAutoscaler([group("ng", max_size=10)], AutoscalingOptions(max_nodes_total=3))
+    full = [web(0, "4", "ng-0")]
+    out = ca.run_once(0, cluster_of(ca, full), [web(i, "4") for i in range(1, 6)])
+    assert [(i.group, i.new_size) for i in out.scale_up.scale_up_infos] == [("ng", 3)]
+    assert out.scale_up.estimated_nodes == 2  # the limiter already held binpacking to 2
+
+
+def test_the_cores_limit_skips_a_group_with_upstreams_message() -> None:
+    options = parse_options({"cores-total": "0:4"}, "test")
+    ca = ClusterAutoscaler([group("ng")], options)
+    out = ca.run_once(0, cluster_of(ca, [web(0, "4", "ng-0")]), [web(1, "4")])
+    assert out.scale_up.skipped_node_groups == {"ng": "max cluster cpu limit reached"}
+
+
+def idle_cluster() -> tuple[ClusterAutoscaler, ClusterState]:
+    ca = ClusterAutoscaler([group("ng", size=3, min_size=1)])
+    pods = [web(0, "3", "ng-0"), web(1, "500m", "ng-1")]
+    return ca, cluster_of(ca, pods)
+
+
+def test_a_node_is_removed_only_after_scale_down_unneeded_time() -> None:
+    ca, cluster = idle_cluster()
+    first = ca.run_once(0, cluster, [])
+    assert first.scale_down is not None
+    assert set(first.scale_down.unneeded) == {"ng-1", "ng-2"}
+    assert first.scale_down.removed == []
+    reasons = {u.node: u.reason for u in first.scale_down.unremovable}
+    assert reasons == {
+        "ng-0": UnremovableReason.NotUnderutilized,
+        "ng-1": UnremovableReason.NotUnneededLongEnough,
+        "ng-2": UnremovableReason.NotUnneededLongEnough,
+    }
+    assert ca.run_once(590, cluster, []).scale_down.removed == []  # type: ignore[union-attr]
+    last = ca.run_once(600, cluster, [])
+    assert last.scale_down is not None
+    # Both go in one loop: ng-2 as an empty node, ng-1 as the one drain max-drain-parallelism
+    # allows (its 500m pod moves to ng-0, which has 1 cpu free).
+    assert sorted((r.node, r.empty) for r in last.scale_down.removed) == [
+        ("ng-1", False),
+        ("ng-2", True),
+    ]
+    assert last.target_sizes == {"ng": 1}
+
+
+def test_min_size_keeps_nodes_however_idle() -> None:
+    ca = ClusterAutoscaler([group("ng", size=2, min_size=2)])
+    cluster = cluster_of(ca)
+    ca.run_once(0, cluster, [])
+    out = ca.run_once(600, cluster, [])
+    assert out.scale_down is not None and out.scale_down.removed == []
+    assert {u.reason for u in out.scale_down.unremovable} == {
+        UnremovableReason.NodeGroupMinSizeReached
+    }
+
+
+def test_scale_down_waits_scale_down_delay_after_add() -> None:
+    ca, cluster = idle_cluster()
+    ca.last_scale_up = 100.0  # a scale-up 500 s before the first loop below
+    out = ca.run_once(600, cluster, [])
+    assert out.scale_down is not None and out.scale_down.result == "ScaleDownInCooldown"
+    assert ca.run_once(1200, cluster, []).scale_down.removed != []  # type: ignore[union-attr]
+
+
+def test_a_group_that_does_not_deliver_in_max_node_provision_time_backs_off() -> None:
+    ca = ClusterAutoscaler(
+        [group("slow"), group("fast")],
+        AutoscalingOptions(expander=("priority",), priorities={10: ["slow"], 1: ["fast"]}),
+    )
+    cluster = cluster_of(ca, [web(0, "4", "slow-0"), web(1, "4", "fast-0")])
+    out = ca.run_once(0, cluster, [web(2, "4")])
+    assert [i.group for i in out.scale_up.scale_up_infos] == ["slow"]
+    # Fifteen minutes later the node has not registered: the request is given up.
+    late = ca.run_once(900, cluster, [web(2, "4")])
+    assert [(t.group, t.requested, t.registered) for t in late.timeouts] == [("slow", 2, 1)]
+    assert late.scale_up.skipped_node_groups == {"slow": BACKOFF_REASON}
+    assert [i.group for i in late.scale_up.scale_up_infos] == ["fast"]
+
+
+DEFAULTS = {
+    "scan_interval": 10.0,
+    "expander": ("random",),
+    "max_nodes_total": 0,
+    "scale_down_enabled": True,
+    "scale_down_utilization_threshold": 0.5,
+    "scale_down_unneeded_time": 600.0,
+    "scale_down_delay_after_add": 600.0,
+    "max_node_provision_time": 900.0,
+    "balance_similar_node_groups": False,
+    "skip_nodes_with_local_storage": True,
+    "skip_nodes_with_system_pods": True,
+    "max_empty_bulk_delete": 10,
+    "new_pod_scale_up_delay": 0.0,
+    "expendable_pods_priority_cutoff": -10,
+}
+
+
+def test_options_default_as_upstreams_flags() -> None:
+    options = parse_options({}, "test")
+    assert {k: getattr(options, k) for k in DEFAULTS} == DEFAULTS
+    assert (options.cores_total.min, options.cores_total.max) == (0, 320000)
+    assert (options.memory_total.min, options.memory_total.max) == (0, 6400000)
+
+
+def test_options_parse_flag_names_and_go_durations() -> None:
+    options = parse_options(
+        {
+            "scale-down-unneeded-time": "1h30m",
+            "scan-interval": "500ms",
+            "expander": "priority,least-waste",
+            "balance-similar-node-groups": True,
+            "balancing-ignore-label": ["a", "b"],
+        },
+        "test",
+    )
+    assert options.scale_down_unneeded_time == 5400.0
+    assert options.scan_interval == 0.5
+    assert options.expander == ("priority", "least-waste")
+    assert options.balancing_ignore_label == ("a", "b")
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"scan-interval": "10"}, "scenario.yaml: autoscaler: scan-interval: Invalid value: '10': "
+         'expected a duration such as "10s", "10m" or "1h30m"'),
+        ({"expander": "cheapest"}, "scenario.yaml: autoscaler: expander: Invalid value: "
+         "'cheapest': unknown expander 'cheapest' (known: random, most-pods, least-waste, "
+         "priority)"),
+        ({"scale-down-utilization-threshold": 2}, "scenario.yaml: autoscaler: "
+         "scale-down-utilization-threshold: Invalid value: 2: expected a number between 0 and 1"),
+        ({"max-nodes-total": -1}, "scenario.yaml: autoscaler: max-nodes-total: Invalid value: "
+         "-1: must be 0 or more"),
+        ({"cores-total": "10"}, "scenario.yaml: autoscaler: cores-total: Invalid value: '10': "
+         'expected "<min>:<max>" with min <= max'),
+        ([], "scenario.yaml: autoscaler: expected a mapping of cluster-autoscaler flags"),
+    ],
+)  # fmt: skip
+def test_bad_options_name_the_file_the_section_and_the_flag(data: object, message: str) -> None:
+    with pytest.raises(ManifestError) as err:
+        parse_options(data, "scenario.yaml: autoscaler")
+    assert str(err.value) == message
+
+
+def test_an_unknown_option_is_named() -> None:
+    with pytest.raises(
+        ManifestError, match="scale-down-unneded-time: unknown cluster-autoscaler option"
+    ):
+        parse_options({"scale-down-unneded-time": "1m"}, "scenario.yaml: autoscaler")
