@@ -244,3 +244,17 @@ def test_an_unknown_option_is_named() -> None:
         ManifestError, match="scale-down-unneded-time: unknown cluster-autoscaler option"
     ):
         parse_options({"scale-down-unneded-time": "1m"}, "scenario.yaml: autoscaler")
+
+
+def test_expendable_pods_and_pods_pending_for_less_than_the_delay_trigger_nothing() -> None:
+    options = AutoscalingOptions(new_pod_scale_up_delay=30.0)
+    ca = ClusterAutoscaler([group("ng")], options)
+    cluster = cluster_of(ca, [web(0, "4", "ng-0")])
+    low = msgspec.structs.replace(
+        web(1, "4"), spec=msgspec.structs.replace(web(1).spec, priority=-11)
+    )
+    young = web(2, "4")
+    out = ca.run_once(100, cluster, [low, young], pending_since={"default/web-2": 80})
+    assert out.scale_up.result == SCALE_UP_NOT_NEEDED
+    out = ca.run_once(110, cluster, [low, young], pending_since={"default/web-2": 80})
+    assert out.scale_up.pods_triggered_scale_up == ["default/web-2"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import random
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
@@ -138,15 +138,37 @@ class ClusterAutoscaler:
             del self.requested_at[name]
         return out
 
+    def _pods_to_consider(
+        self, now: float, pending: Sequence[Pod], since: Mapping[str, float]
+    ) -> list[Pod]:
+        """Pending pods below --expendable-pods-priority-cutoff never trigger a scale-up, nor do
+        pods younger than --new-pod-scale-up-delay.
+
+        Upstream: FilterOutExpendablePods and the new-pod-scale-up-delay check of
+        static_autoscaler.go
+        """
+        out = []
+        for pod in pending:
+            if (pod.spec.priority or 0) < self.options.expendable_pods_priority_cutoff:
+                continue
+            key = f"{pod.metadata.namespace}/{pod.metadata.name}"
+            if now - since.get(key, float("-inf")) < self.options.new_pod_scale_up_delay:
+                continue
+            out.append(pod)
+        return out
+
     def run_once(
         self,
         now: float,
         cluster: ClusterState,
         pending: Sequence[Pod],
         pdbs: Sequence[PodDisruptionBudget] = (),
+        pending_since: Mapping[str, float] | None = None,
     ) -> RunOnceResult:
         """One loop at ``now`` (seconds on the caller's clock) over ``cluster`` (not modified)
-        and its ``pending`` pods."""
+        and its ``pending`` pods; ``pending_since`` (``namespace/name`` -> seconds) lets
+        --new-pod-scale-up-delay hold back pods pending for less than the delay."""
+        pending = self._pods_to_consider(now, pending, pending_since or {})
         nodes = [info.node for info in cluster.list()]
         registered = Counter(node_group_of(n) for n in nodes)
         timeouts = self._provisioning_timeouts(now, registered)
