@@ -144,3 +144,59 @@ def test_node_limit_takes_the_tightest_threshold(
         current_node_count=current,
     )
     assert got == want
+
+
+def test_daemonset_pods_join_the_template_where_they_would_run() -> None:
+    from topospread.api.types import DaemonSet
+
+    def ds(name: str, spec: dict[str, object]) -> DaemonSet:
+        import msgspec
+
+        return msgspec.convert(
+            {
+                "metadata": {"name": name, "namespace": "kube-system"},
+                "spec": {"template": {"metadata": {"labels": {"ds": name}}, "spec": spec}},
+            },
+            DaemonSet,
+        )
+
+    containers = [{"name": "c", "resources": {"requests": {"cpu": "300m"}}}]
+    everywhere = ds("everywhere", {"containers": containers})
+    elsewhere = ds("elsewhere", {"containers": containers, "nodeSelector": {"pool": "other"}})
+    intolerant = ds("intolerant", {"containers": containers})
+    tolerant = ds("tolerant", {"containers": containers, "tolerations": [{"operator": "Exists"}]})
+    from topospread.api.types import Taint
+
+    plain = NodeGroup("ng", 0, 10, 0, labels={"pool": "web"}, capacity={"cpu": "1", "pods": "10"})
+    info = template_node_info(plain, [everywhere, elsewhere])
+    assert [p.metadata.name for p in info.pods] == [f"everywhere-{info.name}"]
+    assert all(p.spec.node_name == info.name for p in info.pods)
+    tainted = NodeGroup(
+        "gpu", 0, 10, 0, taints=[Taint(key="gpu", effect="NoSchedule")], capacity={"cpu": "1"}
+    )
+    pods_on_gpu = template_node_info(tainted, [intolerant, tolerant]).pods
+    names = [p.metadata.owner_references[0].name for p in pods_on_gpu]
+    assert names == ["tolerant"]
+    # The DaemonSet's 300m leaves 700m per new node: three 300m pods need two nodes, not one.
+    checker = checker_for([])
+    pods = [make_pod(f"p{i}").req(cpu="300m").obj() for i in range(3)]
+    est = BinpackingEstimator(checker, EstimationLimiter()).estimate([pods], info, "ng")
+    assert est.node_count == 2
+
+
+def test_the_snapshot_forks_nest_and_commit_into_the_enclosing_fork() -> None:
+    node = make_node("n").capacity(cpu="1").obj()
+    checker = checker_for([node])
+    snap = checker.snapshot
+    snap.fork()
+    snap.add_pod(make_pod("a").node("n").obj(), "n")
+    snap.fork()
+    snap.add_pod(make_pod("b").node("n").obj(), "n")
+    snap.commit()  # b joins the outer fork
+    snap.fork()
+    snap.add_node(make_node("m").obj())
+    snap.revert()  # m goes
+    assert [p.metadata.name for p in snap.get("n").pods] == ["a", "b"]  # type: ignore[union-attr]
+    assert snap.get("m") is None
+    snap.revert()
+    assert snap.get("n").pods == []  # type: ignore[union-attr]
