@@ -200,3 +200,22 @@ def test_the_snapshot_forks_nest_and_commit_into_the_enclosing_fork() -> None:
     assert snap.get("m") is None
     snap.revert()
     assert snap.get("n").pods == []  # type: ignore[union-attr]
+
+
+def test_template_nodes_drop_transient_taints_and_keep_the_groups_own() -> None:
+    from topospread.api.types import Taint
+
+    taints = [
+        Taint(key="dedicated", value="web", effect="NoSchedule"),
+        Taint(key="node.kubernetes.io/not-ready", effect="NoSchedule"),
+        Taint(key="ToBeDeletedByClusterAutoscaler", effect="NoSchedule"),
+        Taint(key="startup-taint.cluster-autoscaler.kubernetes.io/cni", effect="NoSchedule"),
+        Taint(key="node.cloudprovider.kubernetes.io/uninitialized", effect="NoSchedule"),
+    ]
+    group = NodeGroup("ng", 0, 10, 0, taints=taints, capacity={"cpu": "1"}, zones=["z1", "z2"])
+    info = template_node_info(group)
+    assert [t.key for t in info.node.spec.taints] == ["dedicated"]
+    assert info.name.startswith("template-node-for-ng-")
+    labels = info.node.metadata.labels
+    assert labels[ZONE] == "z1"  # a multi-zone group's template carries its first zone
+    assert labels[HOSTNAME] == info.name

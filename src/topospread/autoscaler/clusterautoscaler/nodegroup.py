@@ -35,6 +35,45 @@ from topospread.taints import do_not_schedule_taints_filter, find_matching_untol
 
 NODE_GROUP_LABEL = "topospread.io/node-group"
 
+# Upstream: utils/taints (ToBeDeletedTaint, DeletionCandidateTaintKey, NodeConditionTaints and
+# the startup/status taint prefixes of the default TaintConfig).
+_TEMPLATE_DROPPED_TAINTS = frozenset(
+    {
+        "ToBeDeletedByClusterAutoscaler",
+        "DeletionCandidateOfClusterAutoscaler",
+        "node.kubernetes.io/not-ready",
+        "node.kubernetes.io/unreachable",
+        "node.kubernetes.io/unschedulable",
+        "node.kubernetes.io/memory-pressure",
+        "node.kubernetes.io/disk-pressure",
+        "node.kubernetes.io/network-unavailable",
+        "node.kubernetes.io/pid-pressure",
+        "node.cloudprovider.kubernetes.io/uninitialized",
+        "node.cloudprovider.kubernetes.io/shutdown",
+        "cloud.google.com/impending-node-termination",
+        "NodeWithImpairedVolumes",
+    }
+)
+_TEMPLATE_DROPPED_PREFIXES = (
+    "ignore-taint.cluster-autoscaler.kubernetes.io/",
+    "startup-taint.cluster-autoscaler.kubernetes.io/",
+    "status-taint.cluster-autoscaler.kubernetes.io/",
+)
+
+
+def sanitize_taints(taints: Sequence[Taint]) -> list[Taint]:
+    """The taints a new node of the group keeps: the autoscaler's own, the node-condition
+    taints and the startup and status taints are transient and dropped.
+
+    Upstream: taints.SanitizeTaints (utils/taints/taints.go)
+    """
+    return [
+        t
+        for t in taints
+        if t.key not in _TEMPLATE_DROPPED_TAINTS
+        and not t.key.startswith(_TEMPLATE_DROPPED_PREFIXES)
+    ]
+
 
 def with_node_name(pod: Pod, node_name: str) -> Pod:
     """The pod as bound to ``node_name``."""
@@ -69,7 +108,8 @@ class NodeGroup:
         """A node as the group would create it, named ``name``.
 
         Upstream: the providers' TemplateNodeInfo (buildNodeFromTemplate and its generic
-        labels: hostname, zone) and DeepCopyTemplateNode (the hostname label follows the name).
+        labels: hostname, zone), SanitizeNode (the taints) and DeepCopyTemplateNode (the
+        hostname label follows the name).
         """
         labels = {**self.labels, NODE_GROUP_LABEL: self.name, LABEL_HOSTNAME: name}
         if self.zone:
@@ -79,7 +119,7 @@ class NodeGroup:
         allocatable: dict[str, str | int | float] = dict(source)
         return Node(
             metadata=ObjectMeta(name=name, labels=labels),
-            spec=NodeSpec(taints=list(self.taints)),
+            spec=NodeSpec(taints=sanitize_taints(self.taints)),
             status=NodeStatus(capacity=capacity, allocatable=allocatable),
         )
 
