@@ -258,3 +258,23 @@ def test_expendable_pods_and_pods_pending_for_less_than_the_delay_trigger_nothin
     assert out.scale_up.result == SCALE_UP_NOT_NEEDED
     out = ca.run_once(110, cluster, [low, young], pending_since={"default/web-2": 80})
     assert out.scale_up.pods_triggered_scale_up == ["default/web-2"]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_scale_up_balance_groups(seed: int) -> None:
+    # Upstream: TestScaleUpBalanceGroups (core/scaleup/orchestrator/orchestrator_test.go).
+    cap = {"cpu": "100m", "memory": "1000", "pods": "100"}
+    sizes = {"ng1": (1, 1, 1), "ng2": (1, 2, 1), "ng3": (1, 5, 1), "ng4": (1, 5, 3)}
+    groups = [NodeGroup(name, lo, hi, size, capacity=cap) for name, (lo, hi, size) in sizes.items()]
+    options = AutoscalingOptions(balance_similar_node_groups=True, seed=seed)
+    ca = ClusterAutoscaler(groups, options)
+    nodes = [g.template_node(f"{g.name}-node-{i}") for g in groups for i in range(g.target_size)]
+    pods = [
+        msgspec.structs.replace(p, spec=msgspec.structs.replace(p.spec, node_name=n.metadata.name))
+        for n in nodes
+        for p in [make_pod(f"{n.metadata.name}-pod").req(cpu="80m", memory="0").obj()]
+    ]
+    pending = [make_pod(f"test-pod-{i}").req(cpu="80m", memory="0").obj() for i in range(2)]
+    out = ca.run_once(0, ClusterState(nodes, pods), pending)
+    assert out.scale_up.result == SCALE_UP_SUCCESSFUL
+    assert out.target_sizes == {"ng1": 1, "ng2": 2, "ng3": 2, "ng4": 3}
