@@ -28,6 +28,7 @@ from topospread.autoscaler.clusterautoscaler.scaledown import (
     simulate_node_removal,
 )
 from topospread.cluster.snapshot import ObjectStore
+from topospread.cluster.state import ClusterState
 from topospread.framework.types import NodeInfo
 
 NOW = 1_000_000.0
@@ -204,3 +205,21 @@ def test_node_status_without_conditions_counts_as_ready() -> None:
     assert is_node_ready(build_test_node("x", 1, 1))
     assert not is_node_ready(UNREADY)
     assert NodeStatus().conditions == []
+
+
+def test_the_planner_looks_for_no_more_unneeded_nodes_than_it_could_remove() -> None:
+    from topospread.autoscaler.clusterautoscaler import ClusterAutoscaler
+    from topospread.autoscaler.clusterautoscaler.scaledown import unneeded_nodes_limit
+
+    options = AutoscalingOptions()
+    assert unneeded_nodes_limit(options, 0) == 20
+    assert unneeded_nodes_limit(options, 600) == 610  # 10 per loop for 60 loops, plus 10
+    ca = ClusterAutoscaler([NodeGroup("ng1", 0, 100, 30)], options)
+    nodes = [in_group(build_test_node(f"n{i:02d}", 1000, 2**30)) for i in range(30)]
+    cluster = ClusterState(nodes)
+    first = ca.run_once(0, cluster, [])
+    assert first.scale_down is not None and len(first.scale_down.unneeded) == 20
+    second = ca.run_once(10, cluster, [])
+    assert second.scale_down is not None and len(second.scale_down.unneeded) == 30
+    # The nodes found first keep their clock.
+    assert second.scale_down.unneeded["n00"] == 0

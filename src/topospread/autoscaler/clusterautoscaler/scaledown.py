@@ -331,6 +331,21 @@ def removable_now(
     return removed, skipped
 
 
+def unneeded_nodes_limit(options: AutoscalingOptions, unneeded_now: int) -> int:
+    """How many unneeded nodes are worth finding: the ones known plus twice
+    --max-scale-down-parallelism, never more than it times the loops in
+    --scale-down-unneeded-time, plus one buffer.
+
+    Upstream: Planner.unneededNodesLimit (core/scaledown/planner/planner.go)
+    """
+    n = options.max_scale_down_parallelism
+    limit = unneeded_now + 2 * n
+    loops = int(
+        max(options.scale_down_unneeded_time, options.scan_interval) // options.scan_interval
+    )
+    return min(limit, n * loops + n)
+
+
 def plan_scale_down(
     checker: PredicateChecker,
     candidates: Sequence[NodeInfo],
@@ -364,8 +379,11 @@ def plan_scale_down(
     dest = set(destinations)
     removable: list[NodeToRemove] = []
     snapshot = checker.snapshot
+    limit = unneeded_nodes_limit(options, len(tracker.since))
     with snapshot.forked():
         for name in order:
+            if len(removable) >= limit:
+                break  # more unneeded nodes than scale-down could remove: not simulated
             outcome = simulate_node_removal(checker, name, dest, ctx, opts)
             if isinstance(outcome, UnremovableNode):
                 unremovable.append(outcome)
