@@ -278,3 +278,26 @@ def test_scale_up_balance_groups(seed: int) -> None:
     out = ca.run_once(0, ClusterState(nodes, pods), pending)
     assert out.scale_up.result == SCALE_UP_SUCCESSFUL
     assert out.target_sizes == {"ng1": 1, "ng2": 2, "ng3": 2, "ng4": 3}
+
+
+def test_scale_down_keeps_the_cluster_at_the_cores_minimum() -> None:
+    options = parse_options({"cores-total": "8:320000"}, "test")
+    ca = ClusterAutoscaler([group("ng", size=3, min_size=0)], options)
+    cluster = cluster_of(ca)
+    ca.run_once(0, cluster, [])
+    out = ca.run_once(600, cluster, [])
+    assert out.scale_down is not None
+    # 12 cores, a minimum of 8: one 4-core node may go, not two.
+    assert len(out.scale_down.removed) == 1
+    assert UnremovableReason.MinimalResourceLimitExceeded in {
+        u.reason for u in out.scale_down.unremovable
+    }
+
+
+def test_a_failed_deletion_pauses_scale_down() -> None:
+    ca, cluster = idle_cluster()
+    ca.run_once(0, cluster, [])
+    ca.node_deletion_failed(500)
+    out = ca.run_once(600, cluster, [])
+    assert out.scale_down is not None and out.scale_down.result == "ScaleDownInCooldown"
+    assert ca.run_once(680, cluster, []).scale_down.removed != []  # type: ignore[union-attr]

@@ -138,6 +138,11 @@ class ClusterAutoscaler:
             del self.requested_at[name]
         return out
 
+    def node_deletion_failed(self, now: float) -> None:
+        """The caller could not delete a node this autoscaler chose: scale-down pauses for
+        --scale-down-delay-after-failure (the model's own deletions never fail)."""
+        self.last_scale_down_fail = now
+
     def _pods_to_consider(
         self, now: float, pending: Sequence[Pod], since: Mapping[str, float]
     ) -> list[Pod]:

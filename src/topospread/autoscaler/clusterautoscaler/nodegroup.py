@@ -11,12 +11,14 @@ when comparing groups, as providers' own group labels are).
 
 from __future__ import annotations
 
+import math
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import msgspec
 
+from topospread.api.resource import parse_quantity
 from topospread.api.types import (
     LABEL_HOSTNAME,
     LABEL_TOPOLOGY_ZONE,
@@ -34,6 +36,7 @@ from topospread.nodeaffinity import get_required_node_affinity
 from topospread.taints import do_not_schedule_taints_filter, find_matching_untolerated_taint
 
 NODE_GROUP_LABEL = "topospread.io/node-group"
+GIB = 1024**3
 
 # Upstream: utils/taints (ToBeDeletedTaint, DeletionCandidateTaintKey, NodeConditionTaints and
 # the startup/status taint prefixes of the default TaintConfig).
@@ -126,6 +129,14 @@ class NodeGroup:
     def new_node_name(self, index: int) -> str:
         """The name of the group's ``index``-th created node (what a cloud would call it)."""
         return f"{self.name}-{index}"
+
+
+def node_cores_and_memory(node: Node) -> tuple[int, int]:
+    """Cores (rounded up) and memory bytes of a node's capacity. Upstream: GetNodeCoresAndMemory"""
+    cap = node.status.capacity
+    cores = parse_quantity(cap.get("cpu", 0)).milli_value()
+    memory = parse_quantity(cap.get("memory", 0)).value()
+    return math.ceil(cores / 1000), memory
 
 
 def node_group_of(node: Node) -> str:

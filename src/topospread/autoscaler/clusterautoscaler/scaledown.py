@@ -29,7 +29,9 @@ from topospread.autoscaler.clusterautoscaler.drainability import (
     is_pod_long_terminating,
 )
 from topospread.autoscaler.clusterautoscaler.nodegroup import (
+    GIB,
     NodeGroup,
+    node_cores_and_memory,
     node_group_of,
     with_node_name,
 )
@@ -54,6 +56,7 @@ class UnremovableReason(Enum):
     NotUnneededLongEnough = "NotUnneededLongEnough"
     NotUnreadyLongEnough = "NotUnreadyLongEnough"
     NodeGroupMinSizeReached = "NodeGroupMinSizeReached"
+    MinimalResourceLimitExceeded = "MinimalResourceLimitExceeded"
     CurrentlyBeingDeleted = "CurrentlyBeingDeleted"
     NotUnderutilized = "NotUnderutilized"
     NoPlaceToMovePods = "NoPlaceToMovePods"
@@ -180,6 +183,7 @@ class NodeToRemove:
     pods_to_reschedule: list[Pod]
     daemonset_pods: list[Pod]
     destinations: dict[str, str] = field(default_factory=dict)  # pod key -> node
+    cores_and_memory: tuple[int, int] = (0, 0)
 
 
 def simulate_node_removal(
@@ -217,7 +221,14 @@ def simulate_node_removal(
         snapshot.add_pod(with_node_name(pod, target), target)
         placed[f"{pod.metadata.namespace}/{pod.metadata.name}"] = target
     snapshot.commit()
-    return NodeToRemove(node_name, node_group_of(info.node), to_move, daemonset, placed)
+    return NodeToRemove(
+        node_name,
+        node_group_of(info.node),
+        to_move,
+        daemonset,
+        placed,
+        node_cores_and_memory(info.node),
+    )
 
 
 @dataclass(slots=True)
@@ -277,10 +288,12 @@ def removable_now(
     options: AutoscalingOptions,
     now: float,
     ready: Mapping[str, bool],
+    above_min: tuple[int, int] = (2**62, 2**62),
 ) -> tuple[list[RemovedNode], list[UnremovableNode]]:
     """The unneeded nodes to delete in this loop: unneeded long enough, their group above its
     min size, empty ones up to --max-scale-down-parallelism, --max-empty-bulk-delete at once,
-    and nodes with pods up to --max-drain-parallelism.
+    and nodes with pods up to --max-drain-parallelism; ``above_min`` is how many cores and
+    bytes of memory the cluster has above --cores-total and --memory-total's minimums.
 
     Upstream: unneeded.Nodes.RemovableAt and planner.NodesToDelete
     """
@@ -288,6 +301,7 @@ def removable_now(
     skipped: list[UnremovableNode] = []
     sizes = {name: g.target_size for name, g in groups.items()}
     empty_count = drain_count = 0
+    cores_left, memory_left = above_min
     for c in candidates:
         group = groups[c.group]
         needed = (
@@ -306,6 +320,11 @@ def removable_now(
         if sizes[group.name] - 1 < group.min_size:
             skipped.append(UnremovableNode(c.node, UnremovableReason.NodeGroupMinSizeReached))
             continue
+        cores, memory = c.cores_and_memory
+        if cores > cores_left or memory > memory_left:
+            reason = UnremovableReason.MinimalResourceLimitExceeded
+            skipped.append(UnremovableNode(c.node, reason))
+            continue
         empty = not c.pods_to_reschedule
         if empty:
             limit = min(options.max_empty_bulk_delete, options.max_scale_down_parallelism)
@@ -317,6 +336,8 @@ def removable_now(
                 continue
             drain_count += 1
         sizes[group.name] -= 1
+        cores_left -= cores
+        memory_left -= memory
         util = utilization.get(c.node)
         removed.append(
             RemovedNode(
@@ -403,7 +424,16 @@ def plan_scale_down(
         return result
     if not removable:
         return result
-    removed, skipped = removable_now(removable, groups, tracker, utilization, options, now, ready)
+    cores = memory = 0
+    for name in destinations:
+        info = snapshot.get(name)
+        if info is not None:
+            c, m = node_cores_and_memory(info.node)
+            cores, memory = cores + c, memory + m
+    above_min = (cores - options.cores_total.min, memory - options.memory_total.min * GIB)
+    removed, skipped = removable_now(
+        removable, groups, tracker, utilization, options, now, ready, above_min
+    )
     result.unremovable.extend(skipped)
     result.removed = removed
     result.result = SCALE_DOWN_NODE_DELETE_STARTED if removed else SCALE_DOWN_NO_NODE_DELETED

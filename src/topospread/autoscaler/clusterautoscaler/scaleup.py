@@ -11,11 +11,9 @@ across the similar groups when ``balance-similar-node-groups`` is on.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from topospread.api.resource import parse_quantity
 from topospread.api.types import Node, Pod
 from topospread.autoscaler.clusterautoscaler.estimator import (
     BinpackingEstimator,
@@ -25,7 +23,12 @@ from topospread.autoscaler.clusterautoscaler.estimator import (
     node_limit,
 )
 from topospread.autoscaler.clusterautoscaler.expander import ChainStrategy, Option
-from topospread.autoscaler.clusterautoscaler.nodegroup import NodeGroup, with_node_name
+from topospread.autoscaler.clusterautoscaler.nodegroup import (
+    GIB,
+    NodeGroup,
+    node_cores_and_memory,
+    with_node_name,
+)
 from topospread.autoscaler.clusterautoscaler.nodegroupset import (
     ScaleUpInfo,
     balance_scale_up_between_groups,
@@ -46,20 +49,11 @@ SCALE_UP_ERROR = "ScaleUpError"
 SCALE_UP_NO_OPTIONS_AVAILABLE = "ScaleUpNoOptionsAvailable"
 SCALE_UP_NOT_NEEDED = "ScaleUpNotNeeded"
 MAX_NODES_TOTAL_REACHED = "max node total count already reached"
-GIB = 1024**3
 
 
 def max_resource_limit_reached(resources: Sequence[str]) -> str:
     """Upstream: NewMaxResourceLimitReached's message."""
     return f"max cluster {', '.join(resources)} limit reached"
-
-
-def node_cores_and_memory(node: Node) -> tuple[int, int]:
-    """Cores (rounded up) and memory bytes of a node's capacity. Upstream: GetNodeCoresAndMemory"""
-    cap = node.status.capacity
-    cores = parse_quantity(cap.get("cpu", 0)).milli_value()
-    memory = parse_quantity(cap.get("memory", 0)).value()
-    return math.ceil(cores / 1000), memory
 
 
 @dataclass(slots=True)
