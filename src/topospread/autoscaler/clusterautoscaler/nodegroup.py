@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import msgspec
 
+from topospread.api.decode import decode_object
 from topospread.api.resource import parse_quantity
 from topospread.api.types import (
     LABEL_HOSTNAME,
@@ -31,6 +32,7 @@ from topospread.api.types import (
     Pod,
     Taint,
 )
+from topospread.errors import ManifestError
 from topospread.framework.types import NodeInfo
 from topospread.nodeaffinity import get_required_node_affinity
 from topospread.taints import do_not_schedule_taints_filter, find_matching_untolerated_taint
@@ -222,3 +224,74 @@ def copy_template_node(template: NodeInfo, name: str) -> tuple[Node, list[Pod]]:
         pod_meta = msgspec.structs.replace(pod.metadata, name=f"{owner}-{name}")
         pods.append(with_node_name(msgspec.structs.replace(pod, metadata=pod_meta), name))
     return new_node, pods
+
+
+_GROUP_KEYS = ("name", "minSize", "maxSize", "size", "zones", "template")
+
+
+def _size(raw: Mapping[str, object], key: str, default: int, where: str) -> int:
+    value = raw.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ManifestError(
+            f"{where}: {key}: Invalid value: {value!r}: expected a count (0 or more)"
+        )
+    return value
+
+
+def parse_node_group(raw: object, where: str) -> NodeGroup:
+    """A node group from a mapping: ``name``, ``minSize`` (0), ``maxSize``, ``size``
+    (``minSize``), ``zones`` (a list; the first is the template's), and ``template``, a Node
+    manifest whose labels, taints, capacity and allocatable the group's nodes get. Errors
+    name ``where`` and the field (a ManifestError: the CLI exits with code 2)."""
+    if not isinstance(raw, Mapping):
+        raise ManifestError(f"{where}: expected a mapping with name, minSize, maxSize, template")
+    unknown = sorted(str(k) for k in raw if k not in _GROUP_KEYS)
+    if unknown:
+        known = ", ".join(_GROUP_KEYS)
+        raise ManifestError(f"{where}: {unknown[0]}: unknown field; a node group has {known}")
+    name = raw.get("name")
+    if not isinstance(name, str) or not name:
+        raise ManifestError(f"{where}: name: Required value: a node group needs a name")
+    if "maxSize" not in raw:
+        raise ManifestError(f"{where}: maxSize: Required value: a node group needs a max size")
+    min_size = _size(raw, "minSize", 0, where)
+    max_size = _size(raw, "maxSize", 0, where)
+    size = _size(raw, "size", min_size, where)
+    if min_size > max_size:
+        raise ManifestError(
+            f"{where}: minSize: Invalid value: {min_size}: must not exceed maxSize ({max_size})"
+        )
+    if not min_size <= size <= max_size:
+        raise ManifestError(
+            f"{where}: size: Invalid value: {size}: must lie between minSize ({min_size}) "
+            f"and maxSize ({max_size})"
+        )
+    zones = raw.get("zones", [])
+    if not isinstance(zones, list) or not all(isinstance(z, str) and z for z in zones):
+        raise ManifestError(f"{where}: zones: expected a list of zone names")
+    template = decode_object(raw.get("template") or {}, Node, f"{where}: template")
+    status = template.status
+    return NodeGroup(
+        name,
+        min_size,
+        max_size,
+        size,
+        labels=dict(template.metadata.labels),
+        taints=list(template.spec.taints),
+        capacity={k: str(v) for k, v in status.capacity.items()},
+        allocatable={k: str(v) for k, v in status.allocatable.items()} or None,
+        zones=list(zones),
+    )
+
+
+def parse_node_groups(raw: object, where: str) -> list[NodeGroup]:
+    """A list of node groups; names must be unique."""
+    if not isinstance(raw, list):
+        raise ManifestError(f"{where}: expected a list of node groups")
+    groups: list[NodeGroup] = []
+    for i, item in enumerate(raw):
+        group = parse_node_group(item, f"{where}[{i}]")
+        if any(g.name == group.name for g in groups):
+            raise ManifestError(f'{where}[{i}]: name: Duplicate value: "{group.name}"')
+        groups.append(group)
+    return groups
