@@ -45,14 +45,14 @@ class PodGroup:
         return self.pods[0]
 
 
-def _controller_key(pod: Pod) -> tuple[str, str, str] | None:
+def controller_key(pod: Pod) -> tuple[str, str, str] | None:
     for ref in pod.metadata.owner_references:
         if ref.controller:
             return (ref.kind, ref.name, ref.uid)
     return None
 
 
-def _spec_key(pod: Pod) -> bytes:
+def spec_key(pod: Pod) -> bytes:
     """What must be equal for two pods of one controller to be equivalent: the spec (without
     the per-pod fields), the labels and the namespace.
 
@@ -72,12 +72,12 @@ def build_pod_groups(pods: Sequence[Pod]) -> list[PodGroup]:
     groups: list[PodGroup] = []
     by_controller: dict[tuple[str, str, str], dict[bytes, PodGroup]] = {}
     for pod in pods:
-        controller = _controller_key(pod)
+        controller = controller_key(pod)
         if controller is None:
             groups.append(PodGroup([pod]))
             continue
         known = by_controller.setdefault(controller, {})
-        key = _spec_key(pod)
+        key = spec_key(pod)
         group = known.get(key)
         if group is not None:
             group.pods.append(pod)

@@ -20,7 +20,9 @@ from topospread.autoscaler.clusterautoscaler.estimator import (
     EstimationLimiter,
     PodGroup,
     build_pod_groups,
+    controller_key,
     node_limit,
+    spec_key,
 )
 from topospread.autoscaler.clusterautoscaler.expander import ChainStrategy, Option
 from topospread.autoscaler.clusterautoscaler.nodegroup import (
@@ -97,9 +99,15 @@ def filter_out_schedulable(
     order = sorted(pods, key=lambda p: -(p.spec.priority or 0))
     fit: list[Pod] = []
     unschedulable: list[Pod] = []
+    # NOTE: once a pod fails, its equivalent pods are not checked again: they would fail too,
+    # unless a pod placed in between made room through pod affinity. Upstream's filter keeps
+    # them unschedulable "based on caching" the same way.
+    failed: set[tuple[object, bytes]] = set()
     for pod in order:
-        node = checker.fits_any_node(pod)
+        key = (controller_key(pod) or id(pod), spec_key(pod))
+        node = None if key in failed else checker.fits_any_node(pod)
         if node is None:
+            failed.add(key)
             unschedulable.append(pod)
         else:
             checker.snapshot.add_pod(with_node_name(pod, node), node)
