@@ -51,13 +51,18 @@ def replica(i: int, when: str) -> Pod:
 class Run:
     scale_ups: list[tuple[int, dict[str, int]]] = field(default_factory=list)  # time, group: +n
     removed: list[tuple[int, str]] = field(default_factory=list)
+    pods_per_zone: Counter[str] = field(default_factory=Counter)
     peak_per_zone: Counter[str] = field(default_factory=Counter)
     final_per_zone: Counter[str] = field(default_factory=Counter)
     pending_at_end: int = 0
     all_running_at: int | None = None
 
 
-def simulate(balance: bool, when: str, seconds: int = 1800, seed: int = 1) -> Run:
+def simulate(
+    balance: bool, when: str, seconds: int = 1800, seed: int = 1, shrink_at: int | None = None
+) -> Run:
+    """The loop every scan interval; at ``shrink_at`` the Deployment drops to 15 replicas
+    (the odd-numbered ones go)."""
     options = AutoscalingOptions(balance_similar_node_groups=balance, seed=seed)
     ca = ClusterAutoscaler(groups(), options)
     objects = ObjectStore(
@@ -77,6 +82,12 @@ def simulate(balance: bool, when: str, seconds: int = 1800, seed: int = 1) -> Ru
     arriving: list[tuple[int, str]] = []
     run = Run()
     for now in range(0, seconds, int(options.scan_interval)):
+        if now == shrink_at:
+            for info in list(cluster.list()):
+                for pod in list(info.pods):
+                    if int(pod.metadata.name.split("-")[1]) % 2:
+                        cluster.unbind(pod)
+            pending = [p for p in pending if not int(p.metadata.name.split("-")[1]) % 2]
         for at, name in [a for a in arriving if a[0] <= now]:
             arriving.remove((at, name))
             g = ca.groups[name]
@@ -115,6 +126,9 @@ def simulate(balance: bool, when: str, seconds: int = 1800, seed: int = 1) -> Ru
         for z, c in per_zone.items():
             run.peak_per_zone[z] = max(run.peak_per_zone[z], c)
     run.final_per_zone = Counter(n.node.metadata.labels[ZONE] for n in cluster.list())
+    run.pods_per_zone = Counter(
+        n.node.metadata.labels[ZONE] for n in cluster.list() for _ in n.pods
+    )
     run.pending_at_end = len(pending)
     return run
 
@@ -157,3 +171,18 @@ def test_no_node_is_added_in_excess_of_what_the_spread_lets_the_pods_use() -> No
         run = simulate(balance, "DoNotSchedule", seconds=1200)
         assert run.removed == []
         assert run.peak_per_zone == run.final_per_zone
+
+
+def test_after_the_deployment_shrinks_nodes_go_after_scale_down_unneeded_time() -> None:
+    # The second half of Azure/AKS#2849: nodes the pods no longer need are removed once they
+    # have been unneeded for scale-down-unneeded-time (10 minutes), one drain per loop, each
+    # move checked against the zone spread by the scheduler's filters. A node whose
+    # simulation fails in one loop (its pods' destination was taken by an earlier candidate)
+    # starts its unneeded clock again, so the last one goes ten minutes after the others.
+    run = simulate(True, "DoNotSchedule", seconds=1600, shrink_at=300)
+    assert min(t for t, _ in run.removed) == 300 + 600
+    assert len(run.removed) == 6
+    assert run.pending_at_end == 0
+    assert run.pods_per_zone == Counter({"zone-1": 5, "zone-2": 5, "zone-3": 5})
+    # Five 1.9-cpu replicas per zone on 4-cpu nodes: three nodes a zone.
+    assert run.final_per_zone == Counter({"zone-1": 3, "zone-2": 3, "zone-3": 3})
