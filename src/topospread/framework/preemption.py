@@ -66,6 +66,14 @@ class Candidate:
     victims: Victims
 
 
+class RankedCandidates(Sequence[Candidate]):
+    """Candidates, in dry-run order, whose pick (``pick_one_node_for_preemption`` with the
+    interface's score functions) is already known: a vectorised dry run ranks them at once.
+    ``select_candidate`` takes ``best`` without ranking them again."""
+
+    best: Candidate
+
+
 class PreemptionInterface(Protocol):
     """What a preemption plugin decides. Upstream: preemption.Interface (preemption.go, v1.35)."""
 
@@ -392,7 +400,7 @@ class Evaluator:
         all_nodes: Sequence[NodeInfo],
         pod: Pod,
         statuses: Mapping[str, Status],
-    ) -> tuple[list[Candidate], Mapping[str, Status], list[str]]:
+    ) -> tuple[Sequence[Candidate], Mapping[str, Status], list[str]]:
         """Dry-run preemption on the nodes where it might help.
 
         Upstream: Evaluator.findCandidates (preemption.go, v1.35)
@@ -411,6 +419,13 @@ class Evaluator:
             if nothing is not None:
                 return [], UniformStatuses(potential, offset, nothing), []
         screen = statuses.screen if isinstance(statuses, NodeStatuses) else None
+        # An interface may dry-run the screened nodes all at once (DefaultPreemption's
+        # vectorised_candidates); None where it cannot prove its answer the reference's.
+        vectorised = getattr(self.interface, "vectorised_candidates", None)
+        if screen is not None and vectorised is not None:
+            ranked = vectorised(state, pod, potential, pdbs, offset, num_candidates, screen)
+            if ranked:
+                return ranked, {}, []
         if screen is not None:
             found = self.dry_run_screened(
                 state, pod, potential, pdbs, offset, num_candidates, screen
@@ -516,6 +531,8 @@ class Evaluator:
         """Upstream: Evaluator.SelectCandidate (preemption.go, v1.35)."""
         if not candidates:
             return None
+        if isinstance(candidates, RankedCandidates):
+            return candidates.best
         if len(candidates) == 1:
             return candidates[0]
         victims_map = {c.name: c.victims for c in candidates}
@@ -558,6 +575,7 @@ __all__ = [
     "Candidate",
     "Evaluator",
     "PreemptionInterface",
+    "RankedCandidates",
     "ScoreFunc",
     "Victims",
     "aggregate_message",

@@ -46,6 +46,7 @@ from topospread.plugins.podtopologyspread.common import NAME as POD_TOPOLOGY_SPR
 from topospread.plugins.podtopologyspread.plugin import PodTopologySpread
 from topospread.plugins.queuesort import PrioritySort, pod_priority
 from topospread.simulator.fastpath import FastFailure, FastPath, FastResult
+from topospread.simulator.preemption_kernel import PreemptionKernel
 from topospread.simulator.snapshot import IndexedDict
 
 # kube-scheduler lists and watches pods with the field selector
@@ -338,6 +339,10 @@ class Scheduler:
                 if path.supported:
                     self.fast[name] = path
                     self.nominator.listeners.append(path)
+                    preemption = fwk.plugins.get(DEFAULT_PREEMPTION)
+                    if isinstance(preemption, DefaultPreemption):
+                        # The screened nodes' dry run all at once, over the path's table.
+                        preemption.victims_kernel = PreemptionKernel(path, cluster)
                 else:
                     cluster.listeners.remove(path)
         self.fast_decisions = 0  # attempts the fast path decided, failures included

@@ -14,8 +14,9 @@ validation/validation_pluginargs.go), v1.35.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import msgspec
 
@@ -27,6 +28,7 @@ from topospread.framework.interface import Handle, PostFilterResult
 from topospread.framework.nominator import ge_nominated_pods, pod_key, pod_priority
 from topospread.framework.preemption import (
     Evaluator,
+    RankedCandidates,
     ScoreFunc,
     Victims,
     importance_order,
@@ -190,26 +192,13 @@ def filter_pods_with_pdb_violation(
     Upstream: filterPodsWithPDBViolation (default_preemption.go, v1.35)
     """
     allowed = [pdb.status.disruptions_allowed for pdb in pdbs]
-    selectors: list[Selector | None] = []
-    for pdb in pdbs:
-        try:
-            selectors.append(label_selector_as_selector(pdb.spec.selector))
-        except SelectorError:
-            selectors.append(None)
+    selectors = pdb_selectors(pdbs)
     violating: list[Pod] = []
     non_violating: list[Pod] = []
     for pod in pods:
         violated = False
-        labels = pod.metadata.labels
-        if labels:  # a pod without labels matches no PDB
-            for i, pdb in enumerate(pdbs):
-                if pdb.metadata.namespace != pod.metadata.namespace:
-                    continue
-                selector = selectors[i]
-                if selector is None or selector.empty or not selector.matches(labels):
-                    continue
-                if pod.metadata.name in pdb.status.disrupted_pods:
-                    continue  # its eviction was already processed: it no longer counts
+        for i, pdb in enumerate(pdbs):
+            if counts_against(pdb, selectors[i], pod):
                 allowed[i] -= 1
                 if allowed[i] < 0:
                     violated = True
@@ -217,8 +206,53 @@ def filter_pods_with_pdb_violation(
     return violating, non_violating
 
 
+def pdb_selectors(pdbs: Sequence[PodDisruptionBudget]) -> list[Selector | None]:
+    """Each budget's selector, None where it does not parse (such a budget is skipped)."""
+    selectors: list[Selector | None] = []
+    for pdb in pdbs:
+        try:
+            selectors.append(label_selector_as_selector(pdb.spec.selector))
+        except SelectorError:
+            selectors.append(None)
+    return selectors
+
+
+def counts_against(pdb: PodDisruptionBudget, selector: Selector | None, pod: Pod) -> bool:
+    """Whether evicting the pod takes one of the budget's allowed disruptions: a pod with
+    labels in its namespace that its (non-empty) selector selects, not already among its
+    ``disruptedPods`` (that eviction was processed: it no longer counts).
+
+    Upstream: the matching in filterPodsWithPDBViolation (default_preemption.go, v1.35)
+    """
+    labels = pod.metadata.labels
+    if not labels or pdb.metadata.namespace != pod.metadata.namespace:
+        return False
+    if selector is None or selector.empty or not selector.matches(labels):
+        return False
+    return pod.metadata.name not in pdb.status.disrupted_pods
+
+
 # ---------------------------------------------------------------------------------------------
 # The plugin
+
+
+class VictimsKernel(Protocol):
+    """Preemption's dry run over many nodes at once where NodeResourcesFit alone decides
+    (topospread's simulator supplies one over its node table)."""
+
+    def candidates(
+        self,
+        pod: Pod,
+        need: Resource,
+        features: Features,
+        nodes: Sequence[NodeInfo],
+        order: Sequence[int],
+        num_candidates: int,
+        pdbs: Sequence[PodDisruptionBudget],
+    ) -> RankedCandidates | None:
+        """``Evaluator.dry_run_screened``'s candidates over ``nodes[i] for i in order`` (the
+        visiting order of the nodes passing the screen), ranked; None where it cannot tell."""
+        ...
 
 
 class DefaultPreemption:
@@ -238,6 +272,8 @@ class DefaultPreemption:
         # reference path, which tests/test_fastpath.py compares it with).
         self.reprieve_by_fit = True
         self._fit_alone_memo: dict[tuple[int, frozenset[str]], Fit | None] = {}
+        # Set by the simulator when its fast path covers this profile (vectorised_candidates).
+        self.victims_kernel: VictimsKernel | None = None
 
     @property
     def name(self) -> str:
@@ -483,6 +519,39 @@ class DefaultPreemption:
             memo[key] = outcome
         return outcome
 
+    def vectorised_candidates(
+        self,
+        state: CycleState,
+        pod: Pod,
+        potential_nodes: Sequence[NodeInfo],
+        pdbs: Sequence[PodDisruptionBudget],
+        offset: int,
+        num_candidates: int,
+        screen: Sequence[int],
+    ) -> RankedCandidates | None:
+        """``Evaluator.dry_run_screened``'s candidates, ranked, from ``victims_kernel``: where
+        only NodeResourcesFit can change the verdict (``_fit_alone``), for a request of cpu,
+        memory and ephemeral storage alone; None elsewhere (the caller dry-runs node by node).
+
+        NOTE: relies on the screen, as ``screened_victims`` does, and on this plugin's score
+        functions being pickOneNodeForPreemption's defaults (``ordered_score_funcs``).
+        """
+        kernel = self.victims_kernel
+        found = self._framework()
+        if kernel is None or found is None or not self.reprieve_by_fit or not screen:
+            return None
+        fit = self._fit_alone(found[1], state)
+        if fit is None:
+            return None
+        need = state.read(FIT_PRE_FILTER_STATE_KEY).resource
+        if need.scalar_resources:
+            return None
+        split = bisect.bisect_left(screen, offset)
+        order = [*screen[split:], *screen[:split]]
+        return kernel.candidates(
+            pod, need, fit.features, potential_nodes, order, num_candidates, pdbs
+        )
+
     def _fit_alone(self, fwk: Framework, state: CycleState) -> Fit | None:
         """NodeResourcesFit, when it is the only filter of this cycle whose verdict depends on
         the pods of a node: every other filter that runs reads only the pod and the node (the
@@ -660,9 +729,12 @@ __all__ = [
     "NAME",
     "DefaultPreemption",
     "DefaultPreemptionArgs",
+    "VictimsKernel",
+    "counts_against",
     "decode_default_preemption_args",
     "filter_pods_with_pdb_violation",
     "new",
+    "pdb_selectors",
     "pod_terminating_by_preemption",
     "resolve_default_preemption_args",
     "set_defaults_default_preemption_args",
