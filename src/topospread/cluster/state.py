@@ -26,6 +26,7 @@ from topospread.api.types import (
 from topospread.cluster.snapshot import ObjectStore
 from topospread.cluster.storage import StorageState
 from topospread.framework.types import NodeInfo
+from topospread.plugins.interpodaffinity.terms import has_pod_affinity
 
 _BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
 _BETA_REGION = "failure-domain.beta.kubernetes.io/region"
@@ -136,6 +137,10 @@ class ClusterState:
         self.objects = objects if objects is not None else ObjectStore()
         self.priority_classes = {pc.metadata.name: pc for pc in priority_classes}
         self._list: list[NodeInfo] | None = None
+        # Per node, how many of its pods carry pod (anti-)affinity; the nodes holding any, in
+        # node order, built when asked (have_pods_with_affinity_list).
+        self._affinity_pods: dict[str, int] = {}
+        self._affinity_list: list[NodeInfo] | None = None
         self.listeners: builtins.list[ClusterListener] = []
         for node in nodes:
             self.add_node(node)
@@ -154,13 +159,35 @@ class ClusterState:
     def get(self, name: str) -> NodeInfo | None:
         return self.infos.get(name)
 
+    def have_pods_with_affinity_list(self) -> Sequence[NodeInfo]:
+        """The nodes, in node order, holding a pod with pod affinity or anti-affinity (only
+        they can hold a pod with required anti-affinity terms).
+
+        Upstream: Snapshot.HavePodsWithAffinityList (pkg/scheduler/backend/cache/snapshot.go)
+        """
+        if self._affinity_list is None:
+            counts = self._affinity_pods
+            self._affinity_list = [info for info in self.list() if info.name in counts]
+        return self._affinity_list
+
+    def _count_affinity(self, pod: Pod, node_name: str, sign: int) -> None:
+        if not has_pod_affinity(pod):
+            return
+        held = self._affinity_pods.get(node_name, 0) + sign
+        if held > 0:
+            self._affinity_pods[node_name] = held
+        else:
+            self._affinity_pods.pop(node_name, None)
+        if held == 0 or (held == 1 and sign > 0):
+            self._affinity_list = None
+
     def add_node(self, node: Node) -> None:
         name = node.metadata.name
         if name in self.infos:
             raise ValueError(f"node {name} already exists")
         self.infos[name] = NodeInfo(node)
         self.tree.add(node)
-        self._list = None
+        self._list = self._affinity_list = None
         for listener in self.listeners:
             listener.on_nodes_changed()
 
@@ -169,7 +196,7 @@ class ClusterState:
         old = info.node
         self.tree.update(old, node)
         info.set_node(node)
-        self._list = None
+        self._list = self._affinity_list = None
         for listener in self.listeners:
             listener.on_node_updated(old, node)
 
@@ -177,7 +204,8 @@ class ClusterState:
         """Remove a node; returns the pods that were bound to it."""
         info = self.infos.pop(name)
         self.tree.remove(info.node)
-        self._list = None
+        self._list = self._affinity_list = None
+        self._affinity_pods.pop(name, None)
         for listener in self.listeners:
             listener.on_nodes_changed()
         return info.pods
@@ -187,6 +215,7 @@ class ClusterState:
         if info is None:
             raise KeyError(node_name)
         info.add_pod(pod)
+        self._count_affinity(pod, node_name, 1)
         for listener in self.listeners:
             listener.on_bind(pod, node_name)
 
@@ -206,6 +235,7 @@ class ClusterState:
         )
         if bound is None or not info.remove_pod(bound):
             return False
+        self._count_affinity(bound, info.name, -1)
         for listener in self.listeners:
             listener.on_unbind(bound, info.name)
         return True

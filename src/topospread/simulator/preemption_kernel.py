@@ -16,7 +16,7 @@ order. This module does that arithmetic for all the screened nodes together:
   once a PDB-respecting one is among at least ``numCandidates``) over running counts, and
   pickOneNodeForPreemption's default criteria over the kept candidates' columns.
 
-It reads the fast path only through its table (``free_*``, ``min_priority``, ``names``, ``index``,
+It reads the fast path only through its table (``free_*``, ``names``, ``index``,
 ``_bound``, ``_nominated_requests``) and the cluster's NodeInfos, and answers None wherever it
 cannot prove the reference's answer; the caller then dry-runs node by node.
 tests/test_preemption_kernel.py checks it against the reference Evaluator on random clusters.
@@ -49,13 +49,16 @@ from topospread.plugins.noderesources.resource_helpers import Resource, calculat
 
 I64 = npt.NDArray[np.int64]
 B = npt.NDArray[np.bool_]
+Rows = npt.NDArray[np.intp]
 
 # The sum-of-priorities criterion shifts every priority by MaxInt32+1 so that all are >= 0.
 _PRIORITY_SHIFT: Final = 2**31
 # Padding of the pods matrix: above every priority, so never a victim.
 _NO_POD: Final = 2**31
-# The fields of the pods matrix, per node and pod.
-_PRIORITY, _START, _CPU, _MEM, _EPH = range(5)
+# The fields of the pods matrix, per node and pod: priority, start time, then what the pod
+# takes of each of Fit's quantities (one pod, cpu, memory, ephemeral storage).
+_PRIORITY, _START, _ONE = 0, 1, 2
+_FIELDS: Final = 6
 # Nodes dry-run in the first batch, at least: the search usually stops after numCandidates.
 _MIN_BATCH: Final = 256
 
@@ -67,7 +70,6 @@ class NodeTable(Protocol):
     free_mem: I64
     free_eph: I64
     free_pods: I64
-    min_priority: I64
     names: list[str]
     index: dict[str, int]
     _bound: Any  # priority -> per-node summed requests of the bound pods of that priority
@@ -81,37 +83,12 @@ class NodeInfos(Protocol):
     def get(self, name: str) -> NodeInfo | None: ...
 
 
-class _Found(RankedCandidates):
-    """The kept candidates in DryRunPreemption's order (PDB-respecting first), each read out
-    of its batch's outcome when asked for."""
-
-    __slots__ = ("_at", "best")
-
-    def __init__(self, kept: list[tuple[_Outcome, npt.NDArray[np.intp]]], best: int) -> None:
-        self._at = [(outcome, i) for outcome, idx in kept for i in idx.tolist()]
-        self.best = self[best]
-
-    def __len__(self) -> int:
-        return len(self._at)
-
-    @overload
-    def __getitem__(self, i: int) -> Candidate: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[Candidate]: ...
-    def __getitem__(self, i: int | slice) -> Candidate | list[Candidate]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        outcome, at = self._at[i]
-        return outcome.candidate(at)
-
-
 class PreemptionKernel:
     """DefaultPreemption's ``VictimsKernel`` over one fast path's node table.
 
     It keeps, per table row, the node's pods most important first (``importance_order``) as
-    a matrix of priorities, start times and cpu, memory and ephemeral-storage requests,
-    padded to the most pods on a node; a cluster listener, it re-sorts only the nodes whose
-    pods changed since its last use.
+    a matrix of priorities, start times and requests, padded to the most pods on a node; a
+    cluster listener, it re-sorts only the nodes whose pods changed since its last use.
     """
 
     def __init__(self, table: NodeTable, infos: NodeInfos) -> None:
@@ -121,7 +98,7 @@ class PreemptionKernel:
         self._features: Features | None = None
         self._dirty: set[str] = set()
         self._pods: list[list[Pod]] = []
-        self._grid: I64 = np.zeros((5, 0, 0), np.int64)
+        self._grid: I64 = np.zeros((_FIELDS, 0, 0), np.int64)
         infos.listeners.append(self)
 
     # -- ClusterListener: which rows to re-sort
@@ -146,7 +123,7 @@ class PreemptionKernel:
             self._index, self._features = t.index, features
             self._dirty.clear()
             self._pods = [[] for _ in t.names]
-            self._grid = np.full((5, len(t.names), 1), _NO_POD, np.int64)
+            self._grid = np.full((_FIELDS, len(t.names), 1), _NO_POD, np.int64)
             return all(self._sort_row(i, name) for i, name in enumerate(t.names))
         dirty, self._dirty = self._dirty, set()
         return all(self._sort_row(t.index[n], n) for n in dirty if n in t.index)
@@ -159,9 +136,8 @@ class PreemptionKernel:
         pods = importance_order(info.pods)
         grid = self._grid
         if len(pods) > grid.shape[2]:
-            wider = np.full(
-                (5, grid.shape[1], max(len(pods), 2 * grid.shape[2])), _NO_POD, np.int64
-            )
+            width = max(len(pods), 2 * grid.shape[2])
+            wider = np.full((_FIELDS, grid.shape[1], width), _NO_POD, np.int64)
             wider[:, :, : grid.shape[2]] = grid
             self._grid = grid = wider
         grid[:, row, :] = _NO_POD
@@ -170,6 +146,7 @@ class PreemptionKernel:
             grid[:, row, j] = (
                 pod_priority(p),
                 pod_start_time(p),
+                1,
                 r.milli_cpu,
                 r.memory,
                 r.ephemeral_storage,
@@ -207,18 +184,27 @@ class PreemptionKernel:
             return None
         priority = pod_priority(pod)
         rows = np.array(order, np.intp)
-        if (t.min_priority[rows] >= priority).any():
-            return None
-        # The room with every pod of lower priority gone and the nominated pods of at least
-        # the pod's priority in: what Fit sees in SelectVictimsOnNode.
+        # Fit's quantities the pod asks for (a pod more is always asked): the room left for
+        # each, per node, with every pod of lower priority gone and the nominated pods of at
+        # least the pod's priority in — what Fit sees in SelectVictimsOnNode.
         nominated = t._nominated_requests(pod)
-        room = np.stack([t.free_pods, t.free_cpu, t.free_mem, t.free_eph]) - np.stack(
-            [nominated[3], nominated[0], nominated[1], nominated[2]]
+        quantities = (
+            (1, t.free_pods, nominated[3], "pods"),
+            (need.milli_cpu, t.free_cpu, nominated[0], "cpu"),
+            (need.memory, t.free_mem, nominated[1], "mem"),
+            (need.ephemeral_storage, t.free_eph, nominated[2], "eph"),
         )
-        for level_priority, level in t._bound.items():
-            if level_priority < priority:
-                room += np.stack([level.pods, level.cpu, level.mem, level.eph])
-        room = room[:, rows]
+        lower_levels = [level for p, level in t._bound.items() if p < priority]
+        asked = [q for q, (amount, *_) in enumerate(quantities) if amount > 0]
+        room = np.empty((len(asked), len(rows)), np.int64)
+        for r, q in enumerate(asked):
+            _, free, taken, attr = quantities[q]
+            left = free - taken
+            for level in lower_levels:
+                left = left + getattr(level, attr)
+            room[r] = left[rows]
+        needs = np.array([quantities[q][0] for q in asked], np.int64)[:, None]
+        fields = np.array(asked, np.intp) + _ONE
         k = num_candidates
         kept: tuple[list[Any], list[Any]] = ([], [])  # PDB-respecting, violating
         counts = [0, 0]
@@ -226,107 +212,128 @@ class PreemptionKernel:
         size = max(4 * k, _MIN_BATCH)
         while start < len(rows):
             stop = min(start + size, len(rows))
-            outcome = self._dry_run(rows[start:stop], room[:, start:stop], priority, need, pdbs)
+            outcome = self._dry_run(
+                rows[start:stop], room[:, start:stop], needs, fields, priority, pdbs
+            )
             if outcome is None:
                 return None
-            done = _keep(outcome, k, kept, counts)
-            if done:
+            if _keep(outcome, k, kept, counts):
                 break
             start, size = stop, 2 * size
         chosen = kept[0] + kept[1]
-        keys = np.concatenate([outcome.keys[:, idx] for outcome, idx in chosen], axis=1)
+        if len(chosen) == 1 and len(chosen[0][1]) == 1:
+            return _Found(chosen, 0)
+        keys = np.concatenate([outcome.keys()[:, idx] for outcome, idx in chosen], axis=1)
         return _Found(chosen, _pick(keys))
 
     def _dry_run(
         self,
-        rows: npt.NDArray[np.intp],
+        rows: Rows,
         room: I64,
+        needs: I64,
+        fields: Rows,
         priority: int,
-        need: Resource,
         pdbs: Sequence[PodDisruptionBudget],
     ) -> _Outcome | None:
+        """SelectVictimsOnNode for a batch of nodes (``room``: per asked quantity and node,
+        what is left with every potential victim gone; ``needs``: what the pod asks of each)."""
+        if not (room >= needs).all():
+            return None  # the screen's verdict, checked again: the pod fits with all gone
         grid = self._grid[:, rows, :]
         lower = grid[_PRIORITY] < priority  # the potential victims, a suffix of each row
-        depth = int(lower.sum(axis=1).max())
-        if depth == 0:
-            return None
-        n = len(rows)
-        violating = np.zeros(lower.shape, np.bool_)
-        if pdbs:
-            selectors = pdb_selectors(pdbs)
-            where = np.nonzero(lower)
-            victims = [self._pods[rows[i]][j] for i, j in zip(*where, strict=True)]
-            for pdb, selector in zip(pdbs, selectors, strict=True):
-                counted = np.zeros(lower.shape, np.int64)
-                counted[where] = [counts_against(pdb, selector, p) for p in victims]
-                # A pod violates a budget once the running count of its pods exceeds what the
-                # budget allows (filterPodsWithPDBViolation's decrement below zero).
-                running = np.cumsum(counted, axis=1)
-                violating |= (counted > 0) & (running > pdb.status.disruptions_allowed)
-        # The screen's verdict, checked again: the pod fits with every victim gone.
-        needs = np.array([1, need.milli_cpu, need.memory, need.ephemeral_storage], np.int64)
-        asked = needs > 0
-        if not (room[asked] >= needs[asked, None]).all():
-            return None
-        # The reprieve order: PDB-violating pods, then the others, each most important first.
-        rank = np.where(lower, np.where(violating, 0, 1), 2)
-        order = np.argsort(rank, axis=1, kind="stable")[:, :depth]
-        at = np.arange(n)[:, None]
-        taken = grid[:, at, order]  # (5, n, depth) in reprieve order
-        valid = lower[at, order]
-        back = np.zeros((n, depth), np.bool_)
-        left = room.copy()
-        # Fit's test with one more pod given back: the pod must still be allowed, and no
-        # nonzero request short. ``left`` rows: pods, cpu, memory, storage.
-        for step in range(depth):
-            trial = left - np.concatenate([np.ones((1, n), np.int64), taken[_CPU:, :, step]])
-            ok = valid[:, step] & (trial[asked] >= needs[asked, None]).all(axis=0)
+        violating = _pdb_violations(self._pods, rows, lower, pdbs) if pdbs else None
+        if violating is None:
+            # The reprieve order is importance order: the matrix's own columns.
+            taken, valid = grid[fields], lower
+            steps = np.flatnonzero(lower.any(axis=0))
+        else:
+            # PDB-violating pods first, then the others, each most important first.
+            rank = np.where(lower, np.where(violating, 0, 1), 2)
+            order = np.argsort(rank, axis=1, kind="stable")
+            at = np.arange(len(rows))[:, None]
+            taken, valid = grid[fields[:, None, None], at, order], lower[at, order]
+            steps = np.flatnonzero(valid.any(axis=0))
+        back = np.zeros(valid.shape, np.bool_)
+        left = room
+        for step in steps.tolist():
+            # Fit's test with this pod given back: the pod still allowed, no request short.
+            trial = left - taken[:, :, step]
+            ok = valid[:, step] & (trial >= needs).all(axis=0)
             back[:, step] = ok
             left = np.where(ok, trial, left)
-        victim = np.zeros(lower.shape, np.bool_)
-        victim[at, order] = valid & ~back
+        kept_victims = valid & ~back
+        if violating is None:
+            victim = kept_victims
+        else:
+            victim = np.zeros(lower.shape, np.bool_)
+            victim[at, order] = kept_victims
         count = victim.sum(axis=1)
         if not count.all():
-            return None
-        # pickOneNodeForPreemption reads the first victim: the highest priority, and the
-        # earliest start among the victims of that priority (importance order sorts by start
-        # within a priority).
-        first = np.argmax(victim, axis=1)
-        violations = (victim & violating).sum(axis=1)
-        total = np.where(victim, grid[_PRIORITY], 0).sum(axis=1) + _PRIORITY_SHIFT * count
-        keys = np.stack(
-            [
-                -violations,
-                -grid[_PRIORITY, at[:, 0], first],
-                -total,
-                -count,
-                grid[_START, at[:, 0], first],
-            ]
-        )
-        return _Outcome(self, rows, victim, violations, keys)
+            return None  # no victim: the reference reports it
+        violations = (victim & violating).sum(axis=1) if violating is not None else None
+        return _Outcome(self, rows, grid, victim, count, violations)
+
+
+def _pdb_violations(
+    pods: list[list[Pod]], rows: Rows, lower: B, pdbs: Sequence[PodDisruptionBudget]
+) -> B:
+    """Per node and potential victim, whether evicting it (after the more important ones)
+    exceeds a budget: a running count per budget along each row.
+
+    Upstream: filterPodsWithPDBViolation (default_preemption.go, v1.35)
+    """
+    violating = np.zeros(lower.shape, np.bool_)
+    where = np.nonzero(lower)
+    victims = [
+        pods[row][j] for row, j in zip(rows[where[0]].tolist(), where[1].tolist(), strict=True)
+    ]
+    for pdb, selector in zip(pdbs, pdb_selectors(pdbs), strict=True):
+        counted = np.zeros(lower.shape, np.int64)
+        counted[where] = [counts_against(pdb, selector, p) for p in victims]
+        # Violated once the running count of its pods exceeds what the budget allows
+        # (the allowance decremented below zero).
+        running = np.cumsum(counted, axis=1)
+        violating |= (counted > 0) & (running > pdb.status.disruptions_allowed)
+    return violating
 
 
 class _Outcome:
-    """One batch's dry run: per node its victims, PDB violations and ranking keys."""
+    """One batch's dry run: per node its victims and PDB violations (None: no budget)."""
 
-    __slots__ = ("kernel", "keys", "rows", "victim", "violations")
+    __slots__ = ("count", "grid", "kernel", "rows", "victim", "violations")
 
     def __init__(
-        self, kernel: PreemptionKernel, rows: npt.NDArray[np.intp], victim: B, violations: I64,
-        keys: I64,
+        self, kernel: PreemptionKernel, rows: Rows, grid: I64, victim: B, count: I64,
+        violations: I64 | None,
     ) -> None:  # fmt: skip
         self.kernel = kernel
         self.rows = rows
+        self.grid = grid
         self.victim = victim
+        self.count = count
         self.violations = violations
-        self.keys = keys
+
+    def keys(self) -> I64:
+        """pickOneNodeForPreemption's default criteria per node, higher is better: fewest PDB
+        violations, lowest highest priority, lowest sum of shifted priorities, fewest victims,
+        latest start among the highest-priority victims. The first victim has the highest
+        priority and, importance order sorting by start within a priority, the earliest start
+        of that priority."""
+        at = np.arange(len(self.rows))
+        first = np.argmax(self.victim, axis=1)
+        priorities = self.grid[_PRIORITY]
+        total = np.where(self.victim, priorities, 0).sum(axis=1) + _PRIORITY_SHIFT * self.count
+        violations = np.zeros(len(at), np.int64) if self.violations is None else self.violations
+        return np.stack(
+            [-violations, -priorities[at, first], -total, -self.count, self.grid[_START, at, first]]
+        )
 
     def candidate(self, i: int) -> Candidate:
         row = int(self.rows[i])
         pods = self.kernel._pods[row]
         chosen = tuple(pods[j] for j in np.flatnonzero(self.victim[i]).tolist())
-        name = self.kernel.table.names[row]
-        return Candidate(name, Victims(chosen, int(self.violations[i])))
+        violations = 0 if self.violations is None else int(self.violations[i])
+        return Candidate(self.kernel.table.names[row], Victims(chosen, violations))
 
 
 def _keep(outcome: _Outcome, k: int, kept: tuple[list[Any], list[Any]], counts: list[int]) -> bool:
@@ -334,27 +341,69 @@ def _keep(outcome: _Outcome, k: int, kept: tuple[list[Any], list[Any]], counts: 
     up to ``k``; the search stops after the first candidate at which a PDB-respecting one is
     kept and both kinds together (each capped at ``k``) reach ``k``. True when it stopped.
     ``counts`` are the candidates of each kind found in the batches before."""
+    n = len(outcome.rows)
+    if outcome.violations is None or not outcome.violations.any():
+        # Every candidate respects the budgets: the stop is where they reach what is needed.
+        needed = max(k - min(counts[1], k), 1)
+        at = needed - counts[0] - 1
+        end = min(max(at, 0) + 1, n)
+        stopped = at < n
+        take = min(max(k - counts[0], 0), end)
+        if take:
+            kept[0].append((outcome, np.arange(take)))
+        counts[0] += end
+        return stopped
     bad = outcome.violations > 0
     n_ok = counts[0] + np.cumsum(~bad)
     n_bad = counts[1] + np.cumsum(bad)
     stops = np.flatnonzero((n_ok >= 1) & (np.minimum(n_ok, k) + np.minimum(n_bad, k) >= k))
-    end = int(stops[0]) + 1 if len(stops) else len(bad)
+    end = int(stops[0]) + 1 if len(stops) else n
     for kind, mine in ((0, ~bad[:end]), (1, bad[:end])):
         found = np.flatnonzero(mine)
-        room = max(k - min(counts[kind], k), 0)
+        room = max(k - counts[kind], 0)
         if room and len(found):
             kept[kind].append((outcome, found[:room]))
         counts[kind] += len(found)
     return bool(len(stops))
 
 
-def _pick(ranks: I64) -> int:
-    """pickOneNodeForPreemption's default criteria, as rows of keys (higher is better), each
-    breaking the previous one's ties; then the first candidate."""
-    chosen = np.ones(ranks.shape[1], np.bool_)
-    for key in ranks:
-        chosen &= key == key[chosen].max()
-    return int(np.argmax(chosen))
+def _pick(keys: I64) -> int:
+    """pickOneNodeForPreemption over rows of keys (higher is better), each breaking the ties
+    of the ones before: the candidate with the greatest keys, the first such one (lexsort is
+    stable; sorting the negated keys ascending puts the greatest first)."""
+    return int(np.lexsort(-keys[::-1])[0])
+
+
+class _Found(RankedCandidates):
+    """The kept candidates in DryRunPreemption's order (PDB-respecting first), each read out
+    of its batch's outcome when asked for."""
+
+    __slots__ = ("_kept", "_len", "best")
+
+    def __init__(self, kept: list[tuple[_Outcome, Rows]], best: int) -> None:
+        self._kept = kept
+        self._len = sum(len(idx) for _, idx in kept)
+        self.best = self[best]
+
+    def __len__(self) -> int:
+        return self._len
+
+    @overload
+    def __getitem__(self, i: int) -> Candidate: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[Candidate]: ...
+    def __getitem__(self, i: int | slice) -> Candidate | list[Candidate]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += self._len
+        if not 0 <= i < self._len:
+            raise IndexError(i)
+        for outcome, idx in self._kept:
+            if i < len(idx):
+                return outcome.candidate(int(idx[i]))
+            i -= len(idx)
+        raise IndexError(i)  # unreachable: i was in range
 
 
 __all__ = ["NodeInfos", "NodeTable", "PreemptionKernel"]

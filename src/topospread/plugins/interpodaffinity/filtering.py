@@ -293,8 +293,12 @@ class Filtering(PluginBase):
                 Code.UnschedulableAndUnresolvable, f"parsing pod: {terms.parse_error}"
             )
         namespace_labels = self.namespace_labels()
-        all_nodes = self.handle.snapshot_shared_lister().node_infos().list()
-        existing = self.existing_anti_affinity_counts(pod, namespace_labels, all_nodes)
+        lister = self.handle.snapshot_shared_lister().node_infos()
+        # Only nodes holding pods with affinity can hold required anti-affinity terms; a
+        # lister that keeps them apart (the cluster state) saves a walk over every node.
+        with_affinity = getattr(lister, "have_pods_with_affinity_list", None)
+        holders = lister.list() if with_affinity is None else with_affinity()
+        existing = self.existing_anti_affinity_counts(pod, namespace_labels, holders)
         affinity, anti_affinity = self.incoming_affinity_anti_affinity_counts(
             terms, namespace_labels, nodes
         )
