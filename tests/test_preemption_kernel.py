@@ -193,19 +193,21 @@ def test_the_kernel_was_exercised() -> None:
 
 
 def test_the_pick_breaks_ties_by_each_criterion_in_turn_then_takes_the_first() -> None:
-    # Columns are candidates; rows the criteria, higher is better.
-    ranks = np.array(
-        [
-            [0, 0, 0, -1],  # fewest PDB violations: the last one is out
-            [-5, -5, -5, 0],  # lowest highest priority: a tie
-            [-9, -7, -7, 0],  # lowest sum of priorities: the second and third remain
-            [-2, -2, -2, 0],  # fewest victims: still tied
-            [3, 3, 3, 9],  # latest start: still tied
-        ],
-        np.int64,
-    )
-    assert _pick(ranks) == 1
-    assert _pick(np.array([[0], [0], [0], [0], [0]], np.int64)) == 0
+    # One array per criterion, one entry per candidate; lower is better.
+    keys = [
+        np.array(row, np.int64)
+        for row in (
+            [0, 0, 0, 1],  # PDB violations: the last one is out
+            [5, 5, 5, 0],  # highest victim priority: a tie
+            [9, 7, 7, 0],  # sum of priorities: the second and third remain
+            [2, 2, 2, 0],  # number of victims: still tied
+            [-3, -3, -3, -9],  # latest start (negated): still tied
+        )
+    ]
+    assert _pick(keys) == 1
+    keys[4] = np.array([-3, -3, -4, -9], np.int64)  # the third started later
+    assert _pick(keys) == 2
+    assert _pick([np.zeros(1, np.int64)] * 5) == 0
 
 
 def test_a_node_without_room_even_when_empty_is_left_to_the_reference() -> None:

@@ -59,7 +59,7 @@ _NO_POD: Final = 2**31
 # takes of each of Fit's quantities (one pod, cpu, memory, ephemeral storage).
 _PRIORITY, _START, _ONE = 0, 1, 2
 _FIELDS: Final = 6
-# Nodes dry-run in the first batch, at least: the search usually stops after numCandidates.
+# Nodes dry-run in the first batch, at least, where budgets may stop fewer nodes being kept.
 _MIN_BATCH: Final = 256
 
 
@@ -141,16 +141,21 @@ class PreemptionKernel:
             wider[:, :, : grid.shape[2]] = grid
             self._grid = grid = wider
         grid[:, row, :] = _NO_POD
-        for j, p in enumerate(pods):
-            r = calculate_resource(p, self._features).resource
-            grid[:, row, j] = (
-                pod_priority(p),
-                pod_start_time(p),
-                1,
-                r.milli_cpu,
-                r.memory,
-                r.ephemeral_storage,
-            )
+        if pods:
+            fields = []
+            for p in pods:
+                r = calculate_resource(p, self._features).resource
+                fields.append(
+                    (
+                        pod_priority(p),
+                        pod_start_time(p),
+                        1,
+                        r.milli_cpu,
+                        r.memory,
+                        r.ephemeral_storage,
+                    )
+                )
+            grid[:, row, : len(pods)] = np.array(fields, np.int64).T
         self._pods[row] = pods
         return True
 
@@ -209,7 +214,9 @@ class PreemptionKernel:
         kept: tuple[list[Any], list[Any]] = ([], [])  # PDB-respecting, violating
         counts = [0, 0]
         start = 0
-        size = max(4 * k, _MIN_BATCH)
+        # Without budgets every node is a PDB-respecting candidate (or the kernel declines):
+        # the search stops at the k-th.
+        size = k if not pdbs else max(2 * k, _MIN_BATCH)
         while start < len(rows):
             stop = min(start + size, len(rows))
             outcome = self._dry_run(
@@ -223,8 +230,9 @@ class PreemptionKernel:
         chosen = kept[0] + kept[1]
         if len(chosen) == 1 and len(chosen[0][1]) == 1:
             return _Found(chosen, 0)
-        keys = np.concatenate([outcome.keys()[:, idx] for outcome, idx in chosen], axis=1)
-        return _Found(chosen, _pick(keys))
+        keys = [outcome.keys(idx) for outcome, idx in chosen]
+        merged = keys[0] if len(keys) == 1 else [np.concatenate(c) for c in zip(*keys, strict=True)]
+        return _Found(chosen, _pick(merged))
 
     def _dry_run(
         self,
@@ -313,20 +321,23 @@ class _Outcome:
         self.count = count
         self.violations = violations
 
-    def keys(self) -> I64:
-        """pickOneNodeForPreemption's default criteria per node, higher is better: fewest PDB
-        violations, lowest highest priority, lowest sum of shifted priorities, fewest victims,
-        latest start among the highest-priority victims. The first victim has the highest
-        priority and, importance order sorting by start within a priority, the earliest start
-        of that priority."""
-        at = np.arange(len(self.rows))
-        first = np.argmax(self.victim, axis=1)
-        priorities = self.grid[_PRIORITY]
-        total = np.where(self.victim, priorities, 0).sum(axis=1) + _PRIORITY_SHIFT * self.count
-        violations = np.zeros(len(at), np.int64) if self.violations is None else self.violations
-        return np.stack(
-            [-violations, -priorities[at, first], -total, -self.count, self.grid[_START, at, first]]
+    def keys(self, idx: Rows) -> list[I64]:
+        """pickOneNodeForPreemption's default criteria for the nodes at ``idx``, lower is
+        better: PDB violations, the highest victim priority, the sum of shifted priorities,
+        the number of victims, the earliest start among the highest-priority victims (negated:
+        the latest is best). The first victim has the highest priority and, importance order
+        sorting by start within a priority, the earliest start of that priority."""
+        victim = self.victim[idx]
+        grid = self.grid[:, idx]
+        count = self.count[idx]
+        at = np.arange(len(idx))
+        first = np.argmax(victim, axis=1)
+        priorities = grid[_PRIORITY]
+        total = np.where(victim, priorities, 0).sum(axis=1) + _PRIORITY_SHIFT * count
+        violations = (
+            np.zeros(len(at), np.int64) if self.violations is None else self.violations[idx]
         )
+        return [violations, priorities[at, first], total, count, -grid[_START, at, first]]
 
     def candidate(self, i: int) -> Candidate:
         row = int(self.rows[i])
@@ -367,11 +378,11 @@ def _keep(outcome: _Outcome, k: int, kept: tuple[list[Any], list[Any]], counts: 
     return bool(len(stops))
 
 
-def _pick(keys: I64) -> int:
-    """pickOneNodeForPreemption over rows of keys (higher is better), each breaking the ties
-    of the ones before: the candidate with the greatest keys, the first such one (lexsort is
-    stable; sorting the negated keys ascending puts the greatest first)."""
-    return int(np.lexsort(-keys[::-1])[0])
+def _pick(keys: Sequence[I64]) -> int:
+    """pickOneNodeForPreemption over per-candidate keys (lower is better), each breaking the
+    ties of the ones before: the candidate with the least keys, the first such one (lexsort is
+    stable and sorts by its last key first)."""
+    return int(np.lexsort(keys[::-1])[0])
 
 
 class _Found(RankedCandidates):
