@@ -7,9 +7,8 @@ that the pod then fits, and gives pods back, most important first (PDB-violating
 the others), as long as the pod still fits. Its PostFilter message is the Evaluator's, prefixed
 with ``preemption: ``.
 
-Upstream: pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go, with the
-args of pkg/scheduler/apis/config (types_pluginargs.go, v1/defaults.go and
-validation/validation_pluginargs.go), v1.35.
+Its args live in ``args.py``, the budgets' arithmetic in ``budgets.py``.
+Upstream: pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go (v1.35)
 """
 
 from __future__ import annotations
@@ -18,10 +17,7 @@ import bisect
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, Final, Protocol
 
-import msgspec
-
 from topospread.api.types import Pod, PodDisruptionBudget
-from topospread.errors import ConfigError
 from topospread.framework.cycle_state import CycleState
 from topospread.framework.features import Features
 from topospread.framework.interface import Handle, PostFilterResult
@@ -36,8 +32,22 @@ from topospread.framework.preemption import (
 from topospread.framework.runtime import Framework, FrameworkHandle
 from topospread.framework.status import SUCCESS, Code, Status, as_status, new_status
 from topospread.framework.types import NodeInfo
-from topospread.labels.selector import Selector, SelectorError, label_selector_as_selector
 from topospread.plugins import NODE_ONLY_FILTERS
+from topospread.plugins.defaultpreemption.args import (
+    DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE,
+    DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE,
+    DefaultPreemptionArgs,
+    decode_default_preemption_args,
+    resolve_default_preemption_args,
+    set_defaults_default_preemption_args,
+    validate_default_preemption_args,
+)
+from topospread.plugins.defaultpreemption.budgets import (
+    counts_against,
+    filter_pods_with_pdb_violation,
+    pdb_selectors,
+    pod_terminating_by_preemption,
+)
 from topospread.plugins.noderesources.fit import NAME as FIT
 from topospread.plugins.noderesources.fit import PRE_FILTER_STATE_KEY as FIT_PRE_FILTER_STATE_KEY
 from topospread.plugins.noderesources.fit import Fit
@@ -51,9 +61,6 @@ from topospread.plugins.noderesources.resource_helpers import (
 
 NAME: Final = "DefaultPreemption"
 
-DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE: Final = 10
-DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE: Final = 100
-
 PREEMPT_NEVER: Final = "Never"
 MSG_PREFIX: Final = "preemption: "
 ERR_NO_VICTIMS: Final = "No preemption victims found for incoming pod"
@@ -62,174 +69,6 @@ ERR_TERMINATING_ON_NOMINATED_NODE: Final = (
     "not eligible due to a terminating pod on the nominated node."
 )
 ERR_NO_FRAMEWORK: Final = "DefaultPreemption needs the framework's handle to dry-run filters"
-
-# The condition the scheduler adds to a victim before deleting it (core/v1).
-DISRUPTION_TARGET: Final = "DisruptionTarget"
-POD_REASON_PREEMPTION_BY_SCHEDULER: Final = "PreemptionByScheduler"
-
-
-# ---------------------------------------------------------------------------------------------
-# Args
-
-
-class DefaultPreemptionArgs(
-    msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True
-):
-    """The args as written in a profile's pluginConfig (apiVersion and kind are ignored);
-    ``None`` until defaulted."""
-
-    min_candidate_nodes_percentage: int | None = None
-    min_candidate_nodes_absolute: int | None = None
-
-    @property
-    def percentage(self) -> int:
-        p = self.min_candidate_nodes_percentage
-        return DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE if p is None else p
-
-    @property
-    def absolute(self) -> int:
-        a = self.min_candidate_nodes_absolute
-        return DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE if a is None else a
-
-
-def decode_default_preemption_args(
-    raw: Mapping[str, Any] | DefaultPreemptionArgs | None,
-) -> DefaultPreemptionArgs:
-    """The args of a profile's pluginConfig entry, as written (not yet defaulted)."""
-    if raw is None:
-        return DefaultPreemptionArgs()
-    if isinstance(raw, DefaultPreemptionArgs):
-        return raw
-    try:
-        return msgspec.convert(dict(raw), DefaultPreemptionArgs)
-    except msgspec.ValidationError as err:
-        raise ConfigError(f"decoding DefaultPreemptionArgs: {err}") from err
-
-
-def set_defaults_default_preemption_args(args: DefaultPreemptionArgs) -> DefaultPreemptionArgs:
-    """Unset fields default to 10 (percentage) and 100 (absolute); explicit zeros stay.
-
-    Upstream: SetDefaults_DefaultPreemptionArgs (pkg/scheduler/apis/config/v1/defaults.go)
-    """
-    return DefaultPreemptionArgs(
-        min_candidate_nodes_percentage=args.percentage,
-        min_candidate_nodes_absolute=args.absolute,
-    )
-
-
-def _child(path: str, name: str) -> str:
-    return f"{path}.{name}" if path else name
-
-
-def validate_default_preemption_args(args: DefaultPreemptionArgs, path: str = "") -> list[str]:
-    """Field errors of the (defaulted) args, in upstream's order.
-
-    ``path`` is where the args sit (empty when the plugin validates its own args).
-    Upstream: ValidateDefaultPreemptionArgs, validateMinCandidateNodesPercentage and
-    validateMinCandidateNodesAbsolute (validation_pluginargs.go, v1.35)
-    """
-    percentage_path = _child(path, "minCandidateNodesPercentage")
-    absolute_path = _child(path, "minCandidateNodesAbsolute")
-    percentage, absolute = args.percentage, args.absolute
-    errors: list[str] = []
-    if percentage < 0 or percentage > 100:
-        errors.append(
-            f"{percentage_path}: Invalid value: {percentage}: not in valid range [0, 100]"
-        )
-    if absolute < 0:
-        errors.append(f"{absolute_path}: Invalid value: {absolute}: not in valid range [0, inf)")
-    if percentage == 0 and absolute == 0:
-        errors.append(
-            f"{percentage_path}: Invalid value: 0: "
-            "cannot be zero at the same time as minCandidateNodesAbsolute"
-        )
-        errors.append(
-            f"{absolute_path}: Invalid value: 0: "
-            "cannot be zero at the same time as minCandidateNodesPercentage"
-        )
-    return errors
-
-
-def resolve_default_preemption_args(
-    raw: Mapping[str, Any] | DefaultPreemptionArgs | None,
-) -> DefaultPreemptionArgs:
-    """Decode, default and validate; raises ConfigError with the scheduler's message."""
-    args = set_defaults_default_preemption_args(decode_default_preemption_args(raw))
-    errors = validate_default_preemption_args(args)
-    if errors:
-        raise ConfigError(errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]")
-    return args
-
-
-# ---------------------------------------------------------------------------------------------
-# Victims and PodDisruptionBudgets
-
-
-def pod_terminating_by_preemption(pod: Pod) -> bool:
-    """Being deleted, with the DisruptionTarget condition the scheduler's preemption adds.
-
-    Upstream: podTerminatingByPreemption (default_preemption.go, v1.35)
-    """
-    if pod.metadata.deletion_timestamp is None:
-        return False
-    for condition in pod.status.conditions:
-        if condition.type == DISRUPTION_TARGET:
-            return condition.status == "True" and condition.reason == (
-                POD_REASON_PREEMPTION_BY_SCHEDULER
-            )
-    return False
-
-
-def filter_pods_with_pdb_violation(
-    pods: Sequence[Pod], pdbs: Sequence[PodDisruptionBudget]
-) -> tuple[list[Pod], list[Pod]]:
-    """Split the pods, keeping their order, into those whose eviction would exceed a matching
-    budget's ``disruptionsAllowed`` (counting the pods before them) and the others.
-
-    A PDB matches a pod in its namespace that its selector selects (a nil or empty selector
-    selects nothing; an invalid one is skipped); pods already in its ``disruptedPods`` do not
-    count against it.
-    Upstream: filterPodsWithPDBViolation (default_preemption.go, v1.35)
-    """
-    allowed = [pdb.status.disruptions_allowed for pdb in pdbs]
-    selectors = pdb_selectors(pdbs)
-    violating: list[Pod] = []
-    non_violating: list[Pod] = []
-    for pod in pods:
-        violated = False
-        for i, pdb in enumerate(pdbs):
-            if counts_against(pdb, selectors[i], pod):
-                allowed[i] -= 1
-                if allowed[i] < 0:
-                    violated = True
-        (violating if violated else non_violating).append(pod)
-    return violating, non_violating
-
-
-def pdb_selectors(pdbs: Sequence[PodDisruptionBudget]) -> list[Selector | None]:
-    """Each budget's selector, None where it does not parse (such a budget is skipped)."""
-    selectors: list[Selector | None] = []
-    for pdb in pdbs:
-        try:
-            selectors.append(label_selector_as_selector(pdb.spec.selector))
-        except SelectorError:
-            selectors.append(None)
-    return selectors
-
-
-def counts_against(pdb: PodDisruptionBudget, selector: Selector | None, pod: Pod) -> bool:
-    """Whether evicting the pod takes one of the budget's allowed disruptions: a pod with
-    labels in its namespace that its (non-empty) selector selects, not already among its
-    ``disruptedPods`` (that eviction was processed: it no longer counts).
-
-    Upstream: the matching in filterPodsWithPDBViolation (default_preemption.go, v1.35)
-    """
-    labels = pod.metadata.labels
-    if not labels or pdb.metadata.namespace != pod.metadata.namespace:
-        return False
-    if selector is None or selector.empty or not selector.matches(labels):
-        return False
-    return pod.metadata.name not in pdb.status.disrupted_pods
 
 
 # ---------------------------------------------------------------------------------------------
