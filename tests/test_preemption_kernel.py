@@ -131,9 +131,7 @@ COUNTED = settings(
 
 @COUNTED
 @given(scenarios(), st.integers(0, 3))
-def test_the_kernel_finds_and_picks_the_reference_candidates(
-    scenario: Scenario, seed: int
-) -> None:
+def test_the_kernel_finds_and_picks_the_reference_candidates(scenario: Scenario, seed: int) -> None:
     original = Evaluator.find_candidates
 
     def checked(
@@ -254,3 +252,110 @@ def test_a_node_without_room_even_when_empty_is_left_to_the_reference() -> None:
     )
     assert found is None
     assert run.attempts[-1].node is None and not run.attempts[-1].preempted
+
+
+def _preemptor(name: str, cpu: str) -> Pod:
+    return msgspec.convert(
+        {
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {
+                "priority": 100,
+                "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}],
+            },
+        },
+        Pod,
+    )
+
+
+def _low(name: str, node_name: str, cpu: str) -> Pod:
+    return msgspec.convert(
+        {
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {
+                "nodeName": node_name,
+                "priority": 0,
+                "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}],
+            },
+        },
+        Pod,
+    )
+
+
+def test_the_kernel_follows_nodes_that_come_go_and_change_between_preemptions() -> None:
+    # The kernel keeps each node's pods sorted between attempts; nodes removed, added and
+    # refilled between preemptions must not leave it reading stale rows.
+    def run(fast: bool) -> list[Any]:
+        nodes = [node(f"n{i}", "3", "110") for i in range(6)]
+        bound = [
+            _low(f"b{i}-{j}", f"n{i}", f"{500 + 100 * j}m") for i in range(6) for j in range(4)
+        ]
+        scenario = Scenario(nodes=nodes, pods=bound, queue=[], objects=[], config=default_config())
+        sched = schedule(scenario, fast=fast).scheduler
+        seen: list[Any] = []
+        for step in range(4):
+            sched.add(_preemptor(f"p{step}", "2"))
+            seen += [(d.key, d.node, d.message, d.preempted) for d in sched.run()]
+            cluster = sched.cluster
+            if step == 0:
+                cluster.remove_node("n1")
+            elif step == 1:
+                cluster.add_node(node("n9", "3", "110"))
+                for j in range(3):
+                    cluster.bind(_low(f"c{j}", "n9", "900m"), "n9")
+            elif step == 2:
+                cluster.unbind(_low("b3-0", "n3", "500m"))
+                cluster.bind(_low("d0", "n3", "1000m"), "n3")
+        return seen
+
+    answered: list[bool] = []
+    original = PreemptionKernel.candidates
+
+    def counted(self: PreemptionKernel, *args: Any) -> RankedCandidates | None:
+        found = original(self, *args)
+        answered.append(found is not None)
+        return found
+
+    with patch.object(PreemptionKernel, "candidates", counted):
+        fast = run(True)
+    assert fast == run(False)
+    assert sum(bool(preempted) for *_, preempted in fast) == 4
+    assert answered == [True] * 4  # every preemption was the kernel's
+
+
+def test_the_cluster_state_lists_the_nodes_holding_pods_with_affinity_in_node_order() -> None:
+    cluster = Scenario(
+        nodes=[node(f"n{i}", "3", "110") for i in range(3)],
+        pods=[],
+        queue=[],
+        objects=[],
+        config=default_config(),
+    ).cluster()
+    with_affinity = msgspec.convert(
+        {
+            "metadata": {"name": "a", "namespace": "default", "labels": {"app": "a"}},
+            "spec": {
+                "nodeName": "n2",
+                "containers": [{"name": "c"}],
+                "affinity": {
+                    "podAntiAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": [
+                            {
+                                "labelSelector": {"matchLabels": {"app": "a"}},
+                                "topologyKey": "kubernetes.io/hostname",
+                            }
+                        ]
+                    }
+                },
+            },
+        },
+        Pod,
+    )
+    assert cluster.have_pods_with_affinity_list() == []
+    cluster.bind(_low("plain", "n0", "100m"), "n0")
+    cluster.bind(with_affinity, "n2")
+    assert [i.name for i in cluster.have_pods_with_affinity_list()] == ["n2"]
+    cluster.unbind(with_affinity)
+    assert cluster.have_pods_with_affinity_list() == []
+    cluster.bind(with_affinity, "n2")
+    cluster.remove_node("n2")
+    assert cluster.have_pods_with_affinity_list() == []
