@@ -8,7 +8,8 @@ for cpu, memory, ephemeral storage and pods — and the node's lower-priority po
 order. This module does that arithmetic for all the screened nodes together:
 
 - each node's pods sorted most important first, kept as a padded matrix of nodes by pods (a
-  node re-sorted when its pods change); the lower-priority pods are a suffix of each row;
+  node sorted when first needed, again only after its pods change); the lower-priority pods
+  are a suffix of each row;
 - PDB violations as a running count per budget along each row (``filterPodsWithPDBViolation``);
 - the reprieve, one column at a time for every row: PDB-violating pods first, then the others,
   each kept back when the pod still fits with it;
@@ -44,7 +45,7 @@ from topospread.framework.preemption import (
     pod_start_time,
 )
 from topospread.framework.types import NodeInfo
-from topospread.plugins.defaultpreemption.plugin import counts_against, pdb_selectors
+from topospread.plugins.defaultpreemption.budgets import counts_against, pdb_selectors
 from topospread.plugins.noderesources.resource_helpers import Resource, calculate_resource
 
 I64 = npt.NDArray[np.int64]
@@ -59,6 +60,9 @@ _NO_POD: Final = 2**31
 # takes of each of Fit's quantities (one pod, cpu, memory, ephemeral storage).
 _PRIORITY, _START, _ONE = 0, 1, 2
 _FIELDS: Final = 6
+# The most node-by-pod cells the matrix may hold (six int64 fields each: 96 MiB); past it the
+# kernel declines and the dry run goes node by node.
+_MAX_CELLS: Final = 2**21
 # Nodes dry-run in the first batch, at least, where budgets may stop fewer nodes being kept.
 _MIN_BATCH: Final = 256
 
@@ -88,7 +92,8 @@ class PreemptionKernel:
 
     It keeps, per table row, the node's pods most important first (``importance_order``) as
     a matrix of priorities, start times and requests, padded to the most pods on a node; a
-    cluster listener, it re-sorts only the nodes whose pods changed since its last use.
+    cluster listener, it sorts a node when a dry run first needs it and again only after its
+    pods change.
     """
 
     def __init__(self, table: NodeTable, infos: NodeInfos) -> None:
@@ -99,6 +104,7 @@ class PreemptionKernel:
         self._dirty: set[str] = set()
         self._pods: list[list[Pod]] = []
         self._grid: I64 = np.zeros((_FIELDS, 0, 0), np.int64)
+        self._sorted: B = np.zeros(0, np.bool_)  # per row: its pods sorted in the matrix
         infos.listeners.append(self)
 
     # -- ClusterListener: which rows to re-sort
@@ -115,18 +121,32 @@ class PreemptionKernel:
     def on_unbind(self, pod: Pod, node_name: str) -> None:
         self._dirty.add(node_name)
 
-    def _refresh(self, features: Features) -> bool:
-        """Bring the rows up to date with the table and the cluster; False if a node of the
-        table is missing from the cluster."""
+    def _refresh(self, features: Features) -> None:
+        """Follow the table's rows: all unsorted after the nodes changed, the nodes whose pods
+        changed since the last use unsorted."""
         t = self.table
         if self._index is not t.index or self._features is not features:
             self._index, self._features = t.index, features
             self._dirty.clear()
             self._pods = [[] for _ in t.names]
             self._grid = np.full((_FIELDS, len(t.names), 1), _NO_POD, np.int64)
-            return all(self._sort_row(i, name) for i, name in enumerate(t.names))
-        dirty, self._dirty = self._dirty, set()
-        return all(self._sort_row(t.index[n], n) for n in dirty if n in t.index)
+            self._sorted = np.zeros(len(t.names), np.bool_)
+            return
+        for name in self._dirty:
+            row = t.index.get(name)
+            if row is not None:
+                self._sorted[row] = False
+        self._dirty.clear()
+
+    def _sort_rows(self, rows: Rows) -> bool:
+        """Sort the rows not sorted yet; False if a node is missing from the cluster or the
+        matrix would grow past ``_MAX_CELLS``."""
+        names = self.table.names
+        for row in rows[~self._sorted[rows]].tolist():
+            if not self._sort_row(row, names[row]):
+                return False
+            self._sorted[row] = True
+        return True
 
     def _sort_row(self, row: int, name: str) -> bool:
         info = self.infos.get(name)
@@ -137,6 +157,8 @@ class PreemptionKernel:
         grid = self._grid
         if len(pods) > grid.shape[2]:
             width = max(len(pods), 2 * grid.shape[2])
+            if width * grid.shape[1] > _MAX_CELLS:
+                return False
             wider = np.full((_FIELDS, grid.shape[1], width), _NO_POD, np.int64)
             wider[:, :, : grid.shape[2]] = grid
             self._grid = grid = wider
@@ -185,10 +207,8 @@ class PreemptionKernel:
         t = self.table
         if not order or num_candidates <= 0 or len(nodes) != len(t.names):
             return None
-        if not self._refresh(features):
-            return None
+        self._refresh(features)
         priority = pod_priority(pod)
-        rows = np.array(order, np.intp)
         # Fit's quantities the pod asks for (a pod more is always asked): the room left for
         # each, per node, with every pod of lower priority gone and the nominated pods of at
         # least the pod's priority in — what Fit sees in SelectVictimsOnNode.
@@ -201,13 +221,12 @@ class PreemptionKernel:
         )
         lower_levels = [level for p, level in t._bound.items() if p < priority]
         asked = [q for q, (amount, *_) in enumerate(quantities) if amount > 0]
-        room = np.empty((len(asked), len(rows)), np.int64)
+        room = np.empty((len(asked), len(t.names)), np.int64)
         for r, q in enumerate(asked):
             _, free, taken, attr = quantities[q]
-            left = free - taken
+            np.subtract(free, taken, out=room[r])
             for level in lower_levels:
-                left = left + getattr(level, attr)
-            room[r] = left[rows]
+                room[r] += getattr(level, attr)
         needs = np.array([quantities[q][0] for q in asked], np.int64)[:, None]
         fields = np.array(asked, np.intp) + _ONE
         k = num_candidates
@@ -217,11 +236,12 @@ class PreemptionKernel:
         # Without budgets every node is a PDB-respecting candidate (or the kernel declines):
         # the search stops at the k-th.
         size = k if not pdbs else max(2 * k, _MIN_BATCH)
-        while start < len(rows):
-            stop = min(start + size, len(rows))
-            outcome = self._dry_run(
-                rows[start:stop], room[:, start:stop], needs, fields, priority, pdbs
-            )
+        while start < len(order):
+            stop = min(start + size, len(order))
+            rows = np.array(order[start:stop], np.intp)
+            if not self._sort_rows(rows):
+                return None
+            outcome = self._dry_run(rows, room[:, rows], needs, fields, priority, pdbs)
             if outcome is None:
                 return None
             if _keep(outcome, k, kept, counts):
