@@ -265,7 +265,7 @@ class PreemptionKernel:
     ) -> _Outcome | None:
         """SelectVictimsOnNode for a batch of nodes (``room``: per asked quantity and node,
         what is left with every potential victim gone; ``needs``: what the pod asks of each)."""
-        if not (room >= needs).all():
+        if not _all(room >= needs):
             return None  # the screen's verdict, checked again: the pod fits with all gone
         grid = self._grid[:, rows, :]
         lower = grid[_PRIORITY] < priority  # the potential victims, a suffix of each row
@@ -273,20 +273,20 @@ class PreemptionKernel:
         if violating is None:
             # The reprieve order is importance order: the matrix's own columns.
             taken, valid = grid[fields], lower
-            steps = np.flatnonzero(lower.any(axis=0))
+            steps = np.logical_or.reduce(lower, axis=0).nonzero()[0]
         else:
             # PDB-violating pods first, then the others, each most important first.
             rank = np.where(lower, np.where(violating, 0, 1), 2)
             order = np.argsort(rank, axis=1, kind="stable")
             at = np.arange(len(rows))[:, None]
             taken, valid = grid[fields[:, None, None], at, order], lower[at, order]
-            steps = np.flatnonzero(valid.any(axis=0))
+            steps = np.logical_or.reduce(valid, axis=0).nonzero()[0]
         back = np.zeros(valid.shape, np.bool_)
         left = room
         for step in steps.tolist():
             # Fit's test with this pod given back: the pod still allowed, no request short.
             trial = left - taken[:, :, step]
-            ok = valid[:, step] & (trial >= needs).all(axis=0)
+            ok = valid[:, step] & np.logical_and.reduce(trial >= needs, axis=0)
             back[:, step] = ok
             left = np.where(ok, trial, left)
         kept_victims = valid & ~back
@@ -295,10 +295,14 @@ class PreemptionKernel:
         else:
             victim = np.zeros(lower.shape, np.bool_)
             victim[at, order] = kept_victims
-        count = victim.sum(axis=1)
-        if not count.all():
+        count = np.add.reduce(victim, axis=1, dtype=np.int64)
+        if not _all(count):
             return None  # no victim: the reference reports it
-        violations = (victim & violating).sum(axis=1) if violating is not None else None
+        violations = (
+            np.add.reduce(victim & violating, axis=1, dtype=np.int64)
+            if violating is not None
+            else None
+        )
         return _Outcome(self, rows, grid, victim, count, violations)
 
 
@@ -351,9 +355,9 @@ class _Outcome:
         grid = self.grid[:, idx]
         count = self.count[idx]
         at = np.arange(len(idx))
-        first = np.argmax(victim, axis=1)
+        first = victim.argmax(axis=1)
         priorities = grid[_PRIORITY]
-        total = np.where(victim, priorities, 0).sum(axis=1) + _PRIORITY_SHIFT * count
+        total = np.add.reduce(np.where(victim, priorities, 0), axis=1) + _PRIORITY_SHIFT * count
         violations = (
             np.zeros(len(at), np.int64) if self.violations is None else self.violations[idx]
         )
@@ -362,7 +366,7 @@ class _Outcome:
     def candidate(self, i: int) -> Candidate:
         row = int(self.rows[i])
         pods = self.kernel._pods[row]
-        chosen = tuple(pods[j] for j in np.flatnonzero(self.victim[i]).tolist())
+        chosen = tuple(pods[j] for j in self.victim[i].nonzero()[0].tolist())
         violations = 0 if self.violations is None else int(self.violations[i])
         return Candidate(self.kernel.table.names[row], Victims(chosen, violations))
 
@@ -396,6 +400,11 @@ def _keep(outcome: _Outcome, k: int, kept: tuple[list[Any], list[Any]], counts: 
             kept[kind].append((outcome, found[:room]))
         counts[kind] += len(found)
     return bool(len(stops))
+
+
+def _all(values: npt.NDArray[Any]) -> bool:
+    """Whether every value is true (nonzero), without numpy's Python-level method wrapper."""
+    return bool(np.logical_and.reduce(values, axis=None))
 
 
 def _pick(keys: Sequence[I64]) -> int:
