@@ -163,6 +163,10 @@ class ClusterState:
         """The nodes, in node order, holding a pod with pod affinity or anti-affinity (only
         they can hold a pod with required anti-affinity terms).
 
+        NOTE: a superset is harmless (callers look at each listed node's own pods), and it can
+        only be one: every pod comes in through ``bind``, while a pod taken out of a NodeInfo
+        directly (the autoscaler's snapshot undoing an add) leaves its node listed.
+
         Upstream: Snapshot.HavePodsWithAffinityList (pkg/scheduler/backend/cache/snapshot.go)
         """
         if self._affinity_list is None:
