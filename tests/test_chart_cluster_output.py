@@ -1,0 +1,69 @@
+"""``schedule -o jsonl`` and ``-o json`` of an EKS-like cluster dump, byte for byte.
+
+The golden files under ``tests/data/`` were written by the code this work started from
+(``bench/chart.py``'s cluster at a twentieth of the benchmark's size: 50 nodes, 500 bound and
+100 queued pods, 2.7 MiB of YAML). Every speed-up of loading, validation, admission and output
+must leave them unchanged, whichever way the file is read: cut in parts and decoded by forked
+workers, in one piece by the fast path, or by the exact (go-yaml) path.
+"""
+
+from __future__ import annotations
+
+import gzip
+import sys
+from pathlib import Path
+
+import pytest
+
+from topospread.api import validation, yaml_fast
+from topospread.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(__file__).resolve().parent / "data"
+DIVISOR = 20
+
+
+@pytest.fixture(scope="module")
+def chart_cluster(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import chart  # bench/chart.py: the benchmark's generator
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    path = tmp_path_factory.mktemp("chart") / "chart-cluster.yaml"
+    assert chart.write_chart_cluster(path, DIVISOR) == (500, 100)
+    return path
+
+
+def schedule_output(path: Path, fmt: str, capsysbinary: pytest.CaptureFixture[bytes]) -> bytes:
+    try:
+        main(["schedule", "--nodes", str(path), "-o", fmt])
+    except SystemExit as exit_:
+        assert exit_.code in (0, None)
+    out, _ = capsysbinary.readouterr()
+    return out
+
+
+def golden(fmt: str) -> bytes:
+    return gzip.decompress((DATA / f"chart-cluster-{DIVISOR}.{fmt}.gz").read_bytes())
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "json"])
+@pytest.mark.parametrize("reader", ["forked parts", "one piece", "exact path"])
+def test_schedule_output_of_the_chart_cluster_is_unchanged(
+    chart_cluster: Path,
+    fmt: str,
+    reader: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsysbinary: pytest.CaptureFixture[bytes],
+) -> None:
+    if reader == "forked parts":
+        monkeypatch.setattr(yaml_fast, "_CHUNK_BYTES", 256 << 10)
+        monkeypatch.setattr(yaml_fast.os, "cpu_count", lambda: 2)
+    elif reader == "one piece":
+        monkeypatch.setattr(yaml_fast, "_CHUNK_BYTES", 64 << 20)
+    else:
+        monkeypatch.setattr(yaml_fast, "ryml", None)
+    # Each run starts with no pod's validation remembered from an earlier one.
+    monkeypatch.setattr(validation, "_SPEC_ERRORS", {})
+    assert schedule_output(chart_cluster, fmt, capsysbinary) == golden(fmt)
