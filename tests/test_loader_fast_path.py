@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import msgspec
@@ -344,3 +345,32 @@ def test_warnings_of_a_file_cut_in_parts_name_the_items_as_the_exact_path_does(
         slow = warned()
     assert len(slow[1]) == 1 and "nodeNam" in slow[1][0]
     assert fast == slow
+
+
+# The one-pattern search the fast path used before: the reference for the split search.
+STRUCTURE_REFERENCE = re.compile(
+    rb"(?:^|[\s\[{,])[&*!][^\s]|<<[ \t]*:|(?:^|\n)[ \t]*\?[ \t\r\n]", re.MULTILINE
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(list(b"&*!?<:-, \t\r\n\f\v[{a1")), max_size=24).map(bytes))
+def test_the_split_search_for_yaml_structure_finds_what_the_single_pattern_finds(
+    text: bytes,
+) -> None:
+    expected = STRUCTURE_REFERENCE.search(text) is not None
+    assert yaml_fast._has_yaml_structure(text) is expected
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        pytest.param(b"a: &x 1\nb: *x\n", True, id="an anchor and an alias"),
+        pytest.param(b"a: !!str 1\n", True, id="a tag"),
+        pytest.param(b"<<: {a: 1}\n", True, id="a merge key"),
+        pytest.param(b"  ? a\n  : b\n", True, id="a complex key"),
+        pytest.param(b"url: http://x/m?a=*&b=!\nglob: /var/*.log\n", False, id="a URL and a glob"),
+    ],
+)
+def test_yaml_structure_is_found_only_where_it_is(text: bytes, found: bool) -> None:
+    assert yaml_fast._has_yaml_structure(text) is found
