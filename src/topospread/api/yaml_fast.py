@@ -193,6 +193,8 @@ _FAST_MIN_BYTES: Final = SMALL_TEXT_BYTES
 _MAX_WORKERS: Final = 8
 _TOP_KEY: Final = re.compile(rb"(apiVersion|kind|items):[ \t]*(\S*)[ \t]*\r?$")
 _TOP_LEVEL_LINE: Final = re.compile(rb"\n[^ \t\-#\r\n]")
+_NOT_TOP_LEVEL: Final = (b"", b" ", b"\t", b"-", b"#", b"\r", b"\n")
+_MAX_TOP_LEVEL_LINES: Final = 64
 _CHUNKS: list[bytes] = []
 
 
@@ -224,21 +226,24 @@ def _split_yaml(raw: bytes, parts: int) -> list[bytes] | None:
     if docs:
         return None
     # A kubectl-style List: top-level keys at column 0, items as "- " entries at column 0.
+    # NOTE: one search finds every line at column 0 (a List has a handful), instead of one
+    # search of the whole text per key; a text with many is not a List as kubectl writes it.
+    lines = [0] if raw[:1] not in _NOT_TOP_LEVEL else []
+    for m in _TOP_LEVEL_LINE.finditer(raw):
+        lines.append(m.start() + 1)
+        if len(lines) > _MAX_TOP_LEVEL_LINES:
+            return None
     top: dict[bytes, tuple[int, bytes]] = {}
-    for key in (b"apiVersion", b"kind", b"items"):
-        for pos in _line_starts(raw, key + b":"):
-            line_end = raw.find(b"\n", pos)
-            m = _TOP_KEY.match(raw, pos, len(raw) if line_end < 0 else line_end)
-            if m is not None:
-                top[key] = (pos, m.group(2))
+    for pos in lines:
+        line_end = raw.find(b"\n", pos)
+        m = _TOP_KEY.match(raw, pos, len(raw) if line_end < 0 else line_end)
+        if m is not None:
+            top[m.group(1)] = (pos, m.group(2))
     if b"items" not in top or top[b"items"][1] or b"kind" not in top:
         return None
     start = raw.find(b"\n", top[b"items"][0]) + 1
-    end = min([pos for pos, _ in top.values() if pos > start], default=len(raw))
     # Any other top-level key (kubectl's List metadata) ends the items too.
-    other = _TOP_LEVEL_LINE.search(raw, start, end)
-    if other is not None:
-        end = other.start() + 1
+    end = min([pos for pos in lines if pos > start], default=len(raw))
     # Two items at least, the first at ``start``.
     if not raw.startswith(b"- ", start) or raw.find(b"\n- ", start, end) < 0:
         return None
