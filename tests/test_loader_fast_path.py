@@ -374,3 +374,89 @@ def test_the_split_search_for_yaml_structure_finds_what_the_single_pattern_finds
 )
 def test_yaml_structure_is_found_only_where_it_is(text: bytes, found: bool) -> None:
     assert yaml_fast._has_yaml_structure(text) is found
+
+
+LAST_APPLIED = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  annotations:
+    kubectl.kubernetes.io/last-applied-configuration: |
+      {"apiVersion":"apps/v1","kind":"Deployment","metadata":{"annotations":{},"name":"web"}}
+  name: web
+spec:
+  selector:
+    matchLabels:
+      app: web
+  template:
+    metadata:
+      labels:
+        app: web
+    spec:
+      containers:
+      - name: c
+        image: nginx
+"""
+CSI_NODE = """\
+apiVersion: v1
+kind: Node
+metadata:
+  annotations:
+    csi.volume.kubernetes.io/nodeid: '{"ebs.csi.aws.com":"i-0abc"}'
+    note: "[\\"a\\"]"
+  name: n1
+"""
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param(LAST_APPLIED, id="last-applied JSON in a block scalar"),
+        pytest.param(CSI_NODE, id="JSON in quoted annotations"),
+        pytest.param(
+            LAST_APPLIED.replace("- name: c\n", "- name: c\n        args: |\n          a: on\n"),
+            id="a risky value in a block scalar",
+        ),
+    ],
+)
+def test_flow_text_in_scalars_keeps_the_fast_path(
+    text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert yaml_fast.fast_yaml(text, "t.yaml") is not None
+    assert outcome(text) == exact(text, monkeypatch)
+
+
+SCALAR_LINES = ["{a: yes}", "[on, off]", "b: no", "- {x}", "plain", '{"k":"v"}', "[]", "  {y}", ""]
+scalar_lines = st.sampled_from(SCALAR_LINES)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    lines=st.lists(scalar_lines, min_size=1, max_size=4),
+    header=st.sampled_from(["|", ">", "|-", ">+", "|2"]),
+    indent=st.sampled_from(["  ", "    ", "      "]),
+    quoted=scalar_lines,
+    after=st.sampled_from(
+        ["labels: {a: web}", "labels: {a: yes}", "labels:\n    a: on", "labels:\n    a: web"]
+    ),
+)
+def test_scalars_holding_flow_text_decode_the_same_either_way(
+    lines: list[str], header: str, indent: str, quoted: str, after: str
+) -> None:
+    body = "".join(f"{indent}{line}\n" if line else "\n" for line in lines)
+    text = (
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations:\n"
+        f"    q: '{quoted.replace(chr(39), chr(39) * 2)}'\n"
+        f"    note: {header}\n{body}"
+        f"  {after}\n"
+    )
+    saved_ryml = yaml_fast.ryml
+    try:
+        yaml_fast.ryml = None
+        slow = outcome(text)
+    finally:
+        yaml_fast.ryml = saved_ryml
+    assert outcome(text) == slow
+    fast = yaml_fast.fast_yaml(text, "t.yaml")
+    if fast is not None:  # where the fast path ran, YAML 1.1's booleans were not in play
+        assert "yes" not in after and "on" not in after
