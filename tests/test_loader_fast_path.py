@@ -460,3 +460,12 @@ def test_scalars_holding_flow_text_decode_the_same_either_way(
     fast = yaml_fast.fast_yaml(text, "t.yaml")
     if fast is not None:  # where the fast path ran, YAML 1.1's booleans were not in play
         assert "yes" not in after and "on" not in after
+
+
+@pytest.mark.parametrize("size", [0, 16, 4096], ids=["no room", "too little", "room"])
+def test_json_is_emitted_whole_whatever_room_the_buffer_has(size: int) -> None:
+    import ryml
+
+    tree = ryml.parse_in_arena(b"a: [1, 2, 3]\nb: {c: 'd e'}\nf: |\n  g\n")
+    expected = ryml.emit_json_malloc(tree, tree.root_id()).encode()
+    assert yaml_fast._emit_json(tree, tree.root_id(), bytearray(size)) == expected
