@@ -178,8 +178,8 @@ def _block_scalar_regions(raw: bytes) -> list[tuple[int, int]]:
             ends = _SCALAR_ENDS.get(column)
             if ends is None:
                 ends = _SCALAR_ENDS[column] = re.compile(rb"\n {0,%d}[^ \r\n]" % column)
-            end = ends.search(raw, m.end())
-            spans.append((start, len(raw) if end is None else end.start() + 1))
+            found = ends.search(raw, m.end())
+            spans.append((start, len(raw) if found is None else found.start() + 1))
     spans.sort()
     merged: list[tuple[int, int]] = []
     for start, end in spans:
@@ -282,11 +282,11 @@ def _emit_json(tree: Any, node: int, buffer: bytearray) -> bytes:
     """
     try:
         with ryml.emit_json_in_place(tree, buffer, node) as emitted:
-            return emitted.tobytes()
+            return bytes(emitted)
     except IndexError:
         exact = bytearray(ryml.compute_json_length(tree, node))
         with ryml.emit_json_in_place(tree, exact, node) as emitted:
-            return emitted.tobytes()
+            return bytes(emitted)
 
 
 # NOTE: cutting is exact because a List's items and a stream's documents are decoded
@@ -338,8 +338,8 @@ def _split_yaml(raw: bytes, parts: int) -> list[bytes] | None:
     # NOTE: one search finds every line at column 0 (a List has a handful), instead of one
     # search of the whole text per key; a text with many is not a List as kubectl writes it.
     lines = [0] if raw[:1] not in _NOT_TOP_LEVEL else []
-    for m in _TOP_LEVEL_LINE.finditer(raw):
-        lines.append(m.start() + 1)
+    for line in _TOP_LEVEL_LINE.finditer(raw):
+        lines.append(line.start() + 1)
         if len(lines) > _MAX_TOP_LEVEL_LINES:
             return None
     top: dict[bytes, tuple[int, bytes]] = {}
