@@ -13,7 +13,10 @@ from hypothesis import strategies as st
 
 from topospread.api.types import Namespace, Node, Pod, Service, Taint
 from topospread.framework.config import default_config
-from topospread.simulator.fastpath import _ROW_COLUMNS, FastPath, _spread_counts, _Static
+from topospread.simulator.fastpath import FastPath
+from topospread.simulator.fastpath.kernels.spread_counts import spread_counts as _spread_counts
+from topospread.simulator.fastpath.shapes import Static as _Static
+from topospread.simulator.fastpath.table import ROW_COLUMNS as _ROW_COLUMNS
 from topospread.simulator.run import ScheduleRun, schedule
 from topospread.simulator.scenario import Scenario
 
@@ -279,15 +282,17 @@ def assert_table_as_built_afresh(fast: FastPath) -> None:
     assert fast.names == scratch.names
     for column in (*_ROW_COLUMNS, "min_priority", "free_cpu", "free_mem", "free_eph", "free_pods"):
         assert getattr(fast, column).tolist() == getattr(scratch, column).tolist(), column
-    for static in fast._statics.values():
+    fit: Any = fast.kernels.get("NodeResourcesFit")
+    balanced: Any = fast.kernels.get("NodeResourcesBalancedAllocation")
+    for static in fast.shapes.statics.values():
         if not isinstance(static, _Static):
             continue  # a shape the path declines
-        built = scratch._build_static(static.pod)
+        built = scratch.shapes.build(static.pod)
         assert built is not None
         assert {  # each table interns its own statuses: compare the statuses
-            k: [fast._status_table[i] for i in v.tolist()] for k, v in static.filter_status.items()
+            k: [fast.statuses.table[i] for i in v.tolist()] for k, v in static.filter_status.items()
         } == {
-            k: [scratch._status_table[i] for i in v.tolist()]
+            k: [scratch.statuses.table[i] for i in v.tolist()]
             for k, v in built.filter_status.items()
         }
         assert {k: v.tolist() for k, v in static.static_scores.items()} == {
@@ -298,18 +303,19 @@ def assert_table_as_built_afresh(fast: FastPath) -> None:
             assert zero == (not built.static_scores[name].any()), name
         # The resource scores kept between decisions, replayed from the changed rows.
         every = np.arange(len(fast.names))
-        if "least" in static.kept and fast._all_alloc:
-            kept = fast._per_node(static, "least").tolist()
-            assert kept == fast._least_allocated_at(static, every).tolist()
+        if "least" in static.kept and fast.table.all_alloc:
+            kept = fit.kept_least(static).tolist()
+            assert kept == fit.least_allocated_at(static, every).tolist()
         if "balanced" in static.kept:
-            kept = fast._per_node(static, "balanced").tolist()
-            assert kept == fast._balanced_at(static, every).tolist()
+            kept = balanced.kept_balanced(static).tolist()
+            assert kept == balanced.balanced_at(static, every).tolist()
         if "fit" in static.kept:
-            kept = fast._per_node(static, "fit").tolist()
+            kept = fit.kept_bits(static).tolist()
             free = (fast.free_cpu, fast.free_mem, fast.free_eph, fast.free_pods)
-            assert kept == fast._fit_bits(static, *free).tolist()
+            assert kept == fit.fit_bits(static, *free).tolist()
     infos = fast.cluster.list()
-    for namespace, by_selector in fast._matching.items():
+    spread: Any = fast.kernels.get("PodTopologySpread")
+    for namespace, by_selector in spread.counts.matching.items():
         for selector, matching in by_selector.items():
             expected = [
                 sum(1 for p in info.pods if _spread_counts(p, namespace, selector))
@@ -411,16 +417,18 @@ def test_one_rows_resource_scores_are_the_vectors(
     pod = msgspec.convert(
         {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i"}]}}, Pod
     )
-    static = fast._build_static(pod)
+    static = fast.shapes.build(pod)
     assert static is not None
     static.score_req = static.balanced_req = request
     every = np.arange(n)
-    balanced = fast._balanced_at(static, every).tolist()
-    assert [fast._balanced_row(static, i) for i in range(n)] == balanced
+    fit: Any = fast.kernels["NodeResourcesFit"]
+    kernel: Any = fast.kernels["NodeResourcesBalancedAllocation"]
+    balanced = kernel.balanced_at(static, every).tolist()
+    assert [kernel.balanced_row(static, i) for i in range(n)] == balanced
     if all(r[0] and r[1] for r in rows):
-        fast._all_alloc = True
-        least = fast._least_allocated_at(static, every).tolist()
-        assert [fast._least_row(static, i) for i in range(n)] == least
+        fast.table.all_alloc = True
+        least = fit.least_allocated_at(static, every).tolist()
+        assert [fit.least_row(static, i) for i in range(n)] == least
     # NodeResourcesFit's shortage bits, with room short, exact and to spare.
     fast.free_cpu = fast.alloc_cpu - fast.req_cpu
     fast.free_mem = fast.alloc_mem - fast.req_mem
@@ -428,8 +436,8 @@ def test_one_rows_resource_scores_are_the_vectors(
     fast.free_pods = np.array([r[3] % 3 - 1 for r in rows], np.int64)
     static.req_cpu, static.req_mem, static.req_eph = request[0], request[1], 3
     free = (fast.free_cpu, fast.free_mem, fast.free_eph, fast.free_pods)
-    bits = fast._fit_bits(static, *free).tolist()
-    assert [fast._fit_row(static, i) for i in range(n)] == bits
+    bits = fit.fit_bits(static, *free).tolist()
+    assert [fit.fit_row(static, i) for i in range(n)] == bits
 
 
 @st.composite
@@ -505,7 +513,7 @@ def test_a_soft_taint_on_one_node_updates_a_shapes_all_zero_taint_scores() -> No
     run = schedule(Scenario(nodes=nodes_, pods=[], queue=[web("a")], objects=[],
                             config=default_config()))  # fmt: skip
     (fast,) = run.scheduler.fast.values()
-    (static,) = (s for s in fast._statics.values() if isinstance(s, _Static))
+    (static,) = (s for s in fast.shapes.statics.values() if isinstance(s, _Static))
     assert static.all_zero.get("TaintToleration") is True
     for name in ("n0", "n2"):
         node = fast.cluster.infos[name].node

@@ -282,7 +282,7 @@ class Scheduler:
         fast: bool = True,
         detail: bool = True,
     ) -> None:
-        """``fast`` lets the vectorised path (simulator/fastpath.py) decide the attempts it
+        """``fast`` lets the vectorised path (simulator/fastpath/) decide the attempts it
         supports, and preemption's dry run give victims back by NodeResourcesFit's arithmetic
         where it can (off: the reference path throughout); ``detail`` records every node's
         scores and rejection reasons in Decisions."""
@@ -504,6 +504,7 @@ class Scheduler:
             overrides=overrides,
             prior=prior,
             count_nominated=counted,
+            state=state,
         )
         if isinstance(fast, FastResult):
             if not prefiltered:

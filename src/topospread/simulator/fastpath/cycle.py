@@ -1,0 +1,479 @@
+"""FastPath: one scheduling cycle over the node table, the profile's plugins in order, each
+through its kernel.
+
+Every filter kernel yields, per node, the index of the status it rejects with (0: passes), in
+the profile's filter order, so that a failed attempt gets its per-node statuses and
+FailedScheduling message from the same vectors (the scheduler then runs the reference
+PostFilter over them); then upstream's sampling (nodes visited from the rotating start index
+until enough are feasible), each score kernel's normalized scores and their weights, and host
+selection with the same random draws.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, cast
+
+import numpy as np
+
+from topospread.api.types import Node, Pod
+from topospread.cluster.state import ClusterState
+from topospread.framework.cycle_state import CycleState
+from topospread.framework.features import Features
+from topospread.framework.nominator import pod_priority
+from topospread.framework.runtime import Framework
+from topospread.framework.schedule_one import (
+    Diagnosis,
+    SchedulingAlgorithm,
+    num_feasible_nodes_to_find,
+)
+from topospread.framework.status import Status, format_reasons
+from topospread.framework.types import NodeInfo
+from topospread.plugins.podtopologyspread.filtering import PreFilterState
+from topospread.simulator.fastpath import screen
+from topospread.simulator.fastpath.kernels import KERNELS, Attempt, Kernel, ReferenceKernel
+from topospread.simulator.fastpath.kernels.podtopologyspread import MISSING, PodTopologySpread
+from topospread.simulator.fastpath.nominated import Nominations
+from topospread.simulator.fastpath.shapes import (
+    KEY_ENCODER,
+    Shapes,
+    Signature,
+    Static,
+    honours_taints,
+    static_key,
+)
+from topospread.simulator.fastpath.statuses import Names, StatusTable, VectorStatuses
+from topospread.simulator.fastpath.table import NodeTable, Requests
+from topospread.simulator.fastpath.vectors import I32, I64, B, Rows
+
+
+@dataclass(slots=True)
+class FastResult:
+    """What the reference ScheduleResult and a Decision need, for one successful attempt."""
+
+    host: str
+    feasible: list[str]
+    # The nodes visited and rejected, with their reasons as reports show them (with detail).
+    rejected: dict[str, list[str]] = field(default_factory=dict)
+    totals: dict[str, int] = field(default_factory=dict)
+    plugin_scores: dict[str, dict[str, int]] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class FastFailure:
+    """No node fits: the diagnosis the reference filters would have written, and each node's
+    status as an index into the path's status table."""
+
+    diagnosis: Diagnosis
+    rejected_with: I32 | None = None
+    # Per node, whether its status is Unschedulable (preemption may help): taken once.
+    unschedulable: B | None = None
+
+
+def _table_attribute(name: str) -> Any:
+    """A node table attribute reachable from the FastPath (preemption reads the columns)."""
+    return property(
+        lambda self: getattr(self.table, name),
+        lambda self, value: setattr(self.table, name, value),
+    )
+
+
+_PLUGIN_LISTS: Final = ("pre_filter_plugins", "filter_plugins", "pre_score_plugins",
+                        "score_plugins")  # fmt: skip
+
+
+class FastPath:
+    """The vectorised cycle over one ClusterState; registers itself as the state's listener
+    (and as its scheduler's Nominator's)."""
+
+    # The node table's names and columns, reachable from here (preemption reads them).
+    names: list[str] = _table_attribute("names")
+    index: dict[str, int] = _table_attribute("index")
+    _bound: dict[int, Requests] = _table_attribute("bound")
+    alloc_cpu: I64 = _table_attribute("alloc_cpu")
+    alloc_mem: I64 = _table_attribute("alloc_mem")
+    alloc_eph: I64 = _table_attribute("alloc_eph")
+    alloc_pods: I64 = _table_attribute("alloc_pods")
+    req_cpu: I64 = _table_attribute("req_cpu")
+    req_mem: I64 = _table_attribute("req_mem")
+    req_eph: I64 = _table_attribute("req_eph")
+    pod_count: I64 = _table_attribute("pod_count")
+    nz_cpu: I64 = _table_attribute("nz_cpu")
+    nz_mem: I64 = _table_attribute("nz_mem")
+    min_priority: I64 = _table_attribute("min_priority")
+    free_cpu: I64 = _table_attribute("free_cpu")
+    free_mem: I64 = _table_attribute("free_mem")
+    free_eph: I64 = _table_attribute("free_eph")
+    free_pods: I64 = _table_attribute("free_pods")
+
+    def __init__(self, cluster: ClusterState, fwk: Framework, features: Features) -> None:
+        self.cluster = cluster
+        self.fwk = fwk
+        self.features = features
+        self.statuses = StatusTable()
+        self.table = NodeTable(cluster, features)
+        self.shapes = Shapes(self)
+        self.nominations = Nominations(self.table)
+        # One kernel per plugin of the profile, by name: the plugin's own, or its reference
+        # plugin run node by node (``ReferenceKernel``).
+        self.kernels: dict[str, Kernel] = {}
+        self.supported = True
+        for pl in (pl for point in _PLUGIN_LISTS for pl in getattr(fwk, point)):
+            if pl.name in self.kernels:
+                continue
+            kind = KERNELS.get(pl.name, ReferenceKernel)
+            if not kind.supports(pl):
+                self.supported = False  # configured beyond what its kernel computes
+            self.kernels[pl.name] = kind(self, pl)
+        self._pre_filters = [self.kernels[pl.name] for pl in fwk.pre_filter_plugins]
+        self._filters = [(pl.name, self.kernels[pl.name]) for pl in fwk.filter_plugins]
+        self._pre_scores = [self.kernels[pl.name] for pl in fwk.pre_score_plugins]
+        self._scores = [(pl.name, self.kernels[pl.name]) for pl in fwk.score_plugins]
+        self._seeding = [pl for pl in fwk.pre_filter_plugins if self.kernels[pl.name].seeds_state]
+        spread = self.kernels.get("PodTopologySpread")
+        self._spread = spread if isinstance(spread, PodTopologySpread) else None
+        self._signatures: dict[tuple[bytes, Any], Signature | None] = {}
+        self._rebuild()
+        cluster.listeners.append(self)
+
+    def _rebuild(self) -> None:
+        """Rebuild the node table (carrying over unchanged rows), then the shapes' statics."""
+        rebuilt = self.table.rebuild()
+        self.shapes.carry(rebuilt)
+        self._signatures.clear()
+        self.nominations.recount()
+
+    def _fresh(self) -> None:
+        if self.table.stale:
+            self._rebuild()
+
+    # ClusterListener
+    def on_nodes_changed(self) -> None:
+        # NOTE: rebuilt on next use, so that adding a thousand nodes costs one rebuild.
+        self.table.stale = True
+
+    def on_node_updated(self, old: Node, new: Node) -> None:
+        """A node changed in place. Where its labels and images stay (a taint, cordoning, its
+        allocatable: what a zone outage or a drain changes on many nodes at once), only its
+        row is recomputed — allocatable, and each pod shape's static verdicts and scores on
+        it; signatures whose spread constraints honour taints are dropped (rebuilt on their
+        next pod). Anything else rebuilds the table."""
+        table = self.table
+        if table.stale:
+            return  # the rebuild will read the node as it is
+        i = table.index.get(new.metadata.name)
+        if (
+            i is None
+            or old.metadata.labels != new.metadata.labels
+            or old.status.images != new.status.images
+        ):
+            self._rebuild()
+            return
+        table.update_resources(i, new)
+        info = self.cluster.infos[new.metadata.name]
+        # Labels, images and name unchanged: of the static plugins only those reading the
+        # node's taints and unschedulable flag can answer differently, and they answer alike
+        # for alike nodes (a zone outage taints thousands the same way).
+        spec = KEY_ENCODER.encode((new.spec.taints, new.spec.unschedulable))
+        shapes = self.shapes
+        if len(shapes.spec_rows) > 65536:
+            shapes.spec_rows.clear()
+        stale = {
+            key
+            for key, static in shapes.statics.items()
+            if static is None or not shapes.refresh_row(static, info, i, memo=(key, spec))
+        }
+        for key in stale:
+            del shapes.statics[key]
+        for sig_key in list(self._signatures):
+            shape, constraints = sig_key
+            if shape in stale or honours_taints(constraints):
+                del self._signatures[sig_key]
+
+    def on_bind(self, pod: Pod, node_name: str) -> None:
+        if self.table.stale:
+            self.table.dirty.add(node_name)  # the rebuild recounts its row
+            return
+        self.table.account(pod, self.table.index[node_name], 1)
+
+    def on_unbind(self, pod: Pod, node_name: str) -> None:
+        if self.table.stale:
+            self.table.dirty.add(node_name)
+            return
+        self.table.account(pod, self.table.index[node_name], -1)
+
+    # NominatorListener
+    def on_nominated(self, pod: Pod, node_name: str, sign: int) -> None:
+        self.nominations.nominate(pod, node_name, sign)
+
+    # ------------------------------------------------------------------ applicability
+
+    def accepts(self, pod: Pod) -> bool:
+        """Whether this path may decide the pod's attempt (its signature may still decline)."""
+        self._fresh()
+        return self.supported and bool(self.table.names) and _pod_supported(pod)
+
+    def signature(self, pod: Pod) -> Signature | None:
+        """The pod's shape and spread constraints against the table; None: declined."""
+        key = static_key(pod)
+        statics = self.shapes.statics
+        static = statics.get(key, MISSING)
+        if static is MISSING:
+            static = statics[key] = self.shapes.build(pod)
+        if static is None:
+            return None
+        assert isinstance(static, Static)
+        spread = self._spread
+        constraints = spread.constraints(pod) if spread is not None else None
+        if constraints is MISSING:
+            return None  # a selector does not parse: the reference reports it
+        sig_key = (key, constraints)
+        sig = self._signatures.get(sig_key, MISSING)
+        if sig is MISSING:
+            if spread is not None:
+                sig = spread.signature(pod, static, constraints)
+            else:
+                sig = Signature(static, [], [], True, np.ones(len(self.table.names), np.bool_),
+                                static.skipped_scores | {"PodTopologySpread"})  # fmt: skip
+            self._signatures[sig_key] = sig
+        assert sig is None or isinstance(sig, Signature)
+        return sig
+
+    def spread_state(self, pod: Pod, *, shape_of: Pod | None = None) -> PreFilterState | None:
+        """PodTopologySpread's PreFilter state for ``pod`` (its hard constraints' matching
+        pods per eligible domain) read off the counters this path keeps for its decisions,
+        instead of counting every pod of every node; None where this path declines the pod
+        (the caller counts as the reference does). Reports read it: tests compare them with
+        the reference's on random timelines.
+
+        NOTE: only for a pod whose shape (``shape_of``'s, by default its own: a report's probe
+        is a workload pod with other constraints, which shares it) this path has decided: its
+        static verdicts are kept (over node table rebuilds too), and its selectors' pods per
+        node are counted once and kept current (a sweep's runs read them from the base
+        state). For shapes never decided, the static verdicts would cost more than the
+        caller's one walk over the pods."""
+        decided = self.shapes.statics.get(static_key(shape_of if shape_of is not None else pod))
+        if not self.accepts(pod) or decided is None or self._spread is None:
+            return None
+        sig = self.signature(pod)
+        return None if sig is None else self._spread.pre_filter_state(sig)
+
+    def counts_nominated(self, pod: Pod) -> bool:
+        """Whether the vectors can take the nominated pods into account for this pod: only
+        NodeResourcesFit can then tell a node with them from one without (no DoNotSchedule
+        spread constraint, no required inter-pod term of the pod's own, none of the nominated
+        pods of at least its priority carrying pod (anti-)affinity, no filter run through its
+        reference plugin)."""
+        sig = self.signature(pod) if self.accepts(pod) else None
+        if sig is None or sig.hard:
+            return False
+        if any(isinstance(k, ReferenceKernel) for _, k in self._filters):
+            return False
+        terms = sig.static.terms
+        if terms.required_affinity_terms or terms.required_anti_affinity_terms:
+            return False
+        return not self.nominations.with_affinity(pod_priority(pod))
+
+    # ------------------------------------------------------------------ preemption
+
+    def filter_kernels(self) -> list[tuple[str, Kernel]]:
+        """The profile's filter plugins in order, each with its kernel."""
+        return self._filters
+
+    def unschedulable_positions(self, failure: FastFailure) -> Sequence[int] | None:
+        return screen.unschedulable_positions(self, failure)
+
+    def preemption_may_find_victims(self, pod: Pod, failure: FastFailure) -> bool:
+        return screen.preemption_may_find_victims(self, pod, failure)
+
+    def preemption_screen(self, pod: Pod, failure: FastFailure) -> Sequence[int] | None:
+        return screen.preemption_screen(self, pod, failure)
+
+    def seed_state(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> None:
+        """Write into a decision's cycle state what the PreFilter plugins that skip for every
+        pod this path takes (kernels flagged ``seeds_state``) write before skipping, for the
+        points that read it after this path decided (PostFilter, Reserve, PreBind): the
+        reference PreFilter would have written the same. The dynamic plugins' state is only
+        needed by preemption's dry run, which runs the reference PreFilter itself.
+
+        NOTE: relies on those plugins skipping for every accepted pod (``Shapes.build``
+        declines the pod otherwise), so that running them alone equals running them all.
+        """
+        for pl in self._seeding:
+            _, status = pl.pre_filter(state, pod, nodes)
+            if status.is_skip:
+                state.skip_filter_plugins.add(pl.name)
+
+    # ------------------------------------------------------------------ one decision
+
+    def try_schedule(
+        self,
+        pod: Pod,
+        algorithm: SchedulingAlgorithm,
+        *,
+        detail: bool = True,
+        overrides: Mapping[str, Status] | None = None,
+        prior: Mapping[str, Status] | None = None,
+        count_nominated: bool = False,
+        state: CycleState | None = None,
+    ) -> FastResult | FastFailure | None:
+        """The reference cycle's outcome, or None where this path does not apply.
+
+        ``overrides`` are the statuses of the nodes that hold nominated pods of at least the
+        pod's priority, as the reference RunFilterPluginsWithNominatedPods gave them (the
+        vectors count bound pods only); ``prior`` is the status of the pod's own nominated node
+        when it was tried alone first and failed (the reference diagnosis keeps it).
+        ``count_nominated`` (where ``counts_nominated`` allows it) filters with the nominated
+        pods of at least the pod's priority counted on their nodes, as the reference's first
+        pass does; where that passes, the second pass, without them, passes too. ``state``:
+        the decision's cycle state, which plugins without a kernel write (a fresh one if
+        None).
+        """
+        if not self.accepts(pod):
+            return None
+        self.table.sums_memo.clear()
+        sig = self.signature(pod)
+        if sig is None:
+            return None
+        table = self.table
+        n = len(table.names)
+        nominated = self.nominations.requests(pod) if count_nominated else None
+        attempt = Attempt(pod, sig, state if state is not None else CycleState(), nominated)
+        rejected_with = self._filter(attempt)
+        if rejected_with is None:
+            return None
+        if overrides:
+            for name, status in overrides.items():
+                rejected_with[table.index[name]] = self.statuses.intern(status)
+        start = algorithm.next_start_node_index % n
+        order = table.double_order[start : start + n]
+        feasible = np.flatnonzero(rejected_with == 0)  # in index order
+        names = table.names
+        statuses = self.statuses.table
+        if len(feasible) == 0:
+            # Every node was visited: the search starts where this one did.
+            algorithm.next_start_node_index = start
+            diagnosis = Diagnosis()
+            for status in (prior or {}).values():
+                diagnosis.add_plugin_status(status)
+            by_node = VectorStatuses(names, table.index, order, rejected_with, statuses)
+            diagnosis.node_to_status = cast(dict[str, Status], by_node)  # read only from here
+            for index in by_node.distinct():
+                diagnosis.add_plugin_status(statuses[index])
+            return FastFailure(diagnosis, rejected_with)
+        to_find = num_feasible_nodes_to_find(algorithm.percentage_for(self.fwk), n)
+        # The first ``to_find`` feasible nodes in visiting order (from ``start`` round the
+        # nodes): those from ``start`` on, then those before it.
+        split = int(np.searchsorted(feasible, start))
+        take = feasible[split : split + to_find]
+        if len(take) < to_find:
+            take = np.concatenate((take, feasible[: min(split, to_find - len(take))]))
+        # A node's place in the visiting order is its index less ``start``, modulo n.
+        visited = (int(take[to_find - 1]) - start) % n + 1 if len(feasible) >= to_find else n
+        scored = self._score(attempt, take) if len(take) > 1 else None
+        if attempt.declined:
+            return None
+        algorithm.next_start_node_index = (start + visited) % n
+        # Names are built only for reports; decisions work on indices.
+        take_names = list(map(names.__getitem__, take.tolist())) if detail else []
+        rejected: dict[str, list[str]] = {}
+        if detail:
+            rejected = {name: format_reasons(status) for name, status in (prior or {}).items()}
+            seen = order[:visited]
+            seen = seen[rejected_with[seen] != 0]
+            codes = rejected_with[seen]
+            if len(codes):  # the table filled up to the largest status seen, then indexed
+                self.statuses.formatted(int(codes.max()))
+            rejected.update(
+                zip(
+                    map(names.__getitem__, seen.tolist()),
+                    map(self.statuses.formatted_table().__getitem__, codes.tolist()),
+                    strict=True,
+                )
+            )
+        if scored is None:
+            return FastResult(names[int(take[0])], take_names, rejected)
+        totals, per_plugin = scored
+        best = totals.max()
+        host = algorithm.choose(Names(names, take[totals == best]))
+        result = FastResult(host, take_names, rejected)
+        if detail:
+            result.totals = dict(zip(take_names, totals.tolist(), strict=True))
+            plugins = list(per_plugin)
+            columns = [v.tolist() for v in per_plugin.values()]
+            # Rows built by map() over zip(): no Python frame per node (columns are all
+            # len(take) long).
+            rows = map(dict, map(zip, itertools.repeat(plugins), zip(*columns, strict=True)))
+            result.plugin_scores = dict(zip(take_names, rows, strict=True))
+        return result
+
+    def _filter(self, attempt: Attempt) -> I32 | None:
+        """Per node, the index of the status its first failing filter returns (0: feasible);
+        None where a kernel declines the attempt.
+
+        Upstream: RunPreFilterPlugins and RunFilterPlugins (framework.go, v1.35), over every
+        node at once.
+        """
+        for kernel in self._pre_filters:
+            kernel.pre_filter(attempt)
+            if attempt.declined:
+                return None
+        static = attempt.sig.static
+        for name, kernel in self._filters:
+            if name in static.skip_filters:
+                continue
+            status = kernel.filter(attempt)
+            if attempt.declined:
+                return None
+            if status is None:
+                continue
+            first = attempt.first
+            attempt.first = status if first is None else np.where(first == 0, status, first)
+        first = attempt.first
+        if first is None:
+            return np.zeros(len(self.table.names), np.int32)
+        # A fresh array: callers write overrides into it, and static rows must not change.
+        return first.copy() if any(first is a for a in static.filter_status.values()) else first
+
+    def _score(self, attempt: Attempt, take: Rows) -> tuple[I64, dict[str, I64]] | None:
+        """The weighted total per node of ``take``, and each plugin's weighted scores.
+
+        Upstream: RunPreScorePlugins and RunScorePlugins (framework.go, v1.35).
+        """
+        for kernel in self._pre_scores:
+            kernel.pre_score(attempt, take)
+            if attempt.declined:
+                return None
+        skipped = attempt.sig.skipped_scores
+        weights = self.fwk.score_plugin_weight
+        per_plugin: dict[str, I64] = {}
+        total = np.zeros(len(take), np.int64)
+        for name, kernel in self._scores:
+            if name in skipped:
+                continue
+            raw = kernel.score(attempt, take)
+            if attempt.declined:
+                return None
+            if raw is None:
+                continue  # PreScore skipped: nothing to score
+            weight = weights[name]
+            weighted = raw if weight == 1 else raw * weight
+            per_plugin[name] = weighted
+            total += weighted
+        return total, per_plugin
+
+
+def _pod_supported(pod: Pod) -> bool:
+    """Pods the kernels never take: bound ones, with volumes or claims to bind, host ports."""
+    spec = pod.spec
+    if spec.node_name:
+        return False
+    if any(v.persistent_volume_claim is not None or v.ephemeral is not None
+           for v in spec.volumes) or spec.resource_claims:  # fmt: skip
+        return False
+    return not any(p.host_port for c in (*spec.init_containers, *spec.containers) for p in c.ports)
+
+
+__all__ = ["FastFailure", "FastPath", "FastResult", "Requests"]

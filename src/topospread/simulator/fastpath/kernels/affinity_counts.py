@@ -1,0 +1,140 @@
+"""The pods inter-pod affinity counts, per node: those matching each term an incoming pod asks
+about (``counts_of``), and those carrying each distinct term of existing pods (``carried``).
+
+NOTE: kept exact by the table's bind and unbind (a ``RowCounter``) and carried over its
+rebuilds. The match predicates must not change their answer for a pod while they live;
+namespace labels are the one outside input, so the counts by predicate are dropped when the
+namespaces change (``follow_namespaces``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+import numpy as np
+
+from topospread.api.types import Pod
+from topospread.plugins.interpodaffinity.plugin import InterPodAffinity
+from topospread.plugins.interpodaffinity.terms import AffinityTerm, has_pod_affinity
+from topospread.simulator.fastpath.table import Carry
+from topospread.simulator.fastpath.vectors import I64
+
+if TYPE_CHECKING:
+    from topospread.simulator.fastpath.table import NodeTable
+
+# Kinds of inter-pod affinity terms carried by existing pods.
+REQUIRED_AFFINITY: Final = 0
+REQUIRED_ANTI_AFFINITY: Final = 1
+PREFERRED_AFFINITY: Final = 2
+PREFERRED_ANTI_AFFINITY: Final = 3
+
+CarriedTerm = tuple[int, AffinityTerm, int, I64]  # kind, term, weight, carriers per node
+
+
+class PodCounts:
+    """Per node, the bound pods a predicate holds for (terminating pods included, as
+    InterPodAffinity counts them)."""
+
+    __slots__ = ("match", "per_node")
+
+    def __init__(self, match: Callable[[Pod], bool], n: int) -> None:
+        self.match = match
+        self.per_node: I64 = np.zeros(n, np.int64)
+
+
+class AffinityCounts:
+    """Inter-pod affinity's counts per node, kept with the table."""
+
+    def __init__(self, table: NodeTable, plugin: InterPodAffinity) -> None:
+        self.table = table
+        self.plugin = plugin
+        self.pod_counts: dict[Any, PodCounts] = {}
+        # (kind, term, weight) -> per node, the bound pods carrying that term.
+        self.carried: dict[tuple[int, AffinityTerm, int], I64] = {}
+        self._carried_matching: dict[Any, list[CarriedTerm]] = {}
+        self._last_carried: tuple[Pod | None, list[CarriedTerm]] = (None, [])
+        self._objects: Any = None
+        self._namespaces: Any = None
+
+    def carry(self, carry: Carry) -> None:
+        self.carried = {key: carry(row) for key, row in self.carried.items()}
+        self._carried_matching = {}
+        self._last_carried = (None, [])
+        for pc in self.pod_counts.values():
+            pc.per_node = carry(pc.per_node)
+
+    def count(self, pod: Pod, i: int, sign: int) -> None:
+        if has_pod_affinity(pod):
+            self._carry_terms(pod, i, sign)
+        for pc in self.pod_counts.values():
+            if pc.match(pod):
+                pc.per_node[i] += sign
+
+    def _carry_terms(self, pod: Pod, i: int, sign: int) -> None:
+        """Count the inter-pod affinity terms a bound pod carries on its node."""
+        terms = self.plugin.terms_cache.get(pod)
+        n = len(self.table.names)
+        kinds: tuple[tuple[int, Sequence[Any]], ...] = (
+            (REQUIRED_AFFINITY, terms.required_affinity_terms),
+            (REQUIRED_ANTI_AFFINITY, terms.required_anti_affinity_terms),
+        )
+        for kind, required in kinds:
+            for t in required:
+                self._carried_row((kind, t, 0), n)[i] += sign
+        for kind, preferred in (
+            (PREFERRED_AFFINITY, terms.preferred_affinity_terms),
+            (PREFERRED_ANTI_AFFINITY, terms.preferred_anti_affinity_terms),
+        ):
+            for wt in preferred:
+                self._carried_row((kind, wt.term, wt.weight), n)[i] += sign
+
+    def _carried_row(self, key: tuple[int, AffinityTerm, int], n: int) -> I64:
+        row = self.carried.get(key)
+        if row is None:
+            row = self.carried[key] = np.zeros(n, np.int64)
+            self._carried_matching.clear()  # a new term: every pod's matches are stale
+            self._last_carried = (None, [])
+        return row
+
+    def counts_of(self, key: Any, match: Callable[[Pod], bool]) -> I64:
+        """Per node, the bound pods ``match`` holds for; counted once, then kept current."""
+        pc = self.pod_counts.get(key)
+        if pc is None:
+            pc = self.pod_counts[key] = PodCounts(match, len(self.table.names))
+            for i, info in enumerate(self.table.cluster.list()):
+                pc.per_node[i] = sum(1 for p in info.pods if match(p))
+        return pc.per_node
+
+    def carried_matching(self, pod: Pod) -> list[CarriedTerm]:
+        """The terms existing pods carry that select the incoming pod, with their carriers."""
+        if pod is self._last_carried[0]:
+            return self._last_carried[1]  # Filter and Score of one attempt ask alike
+        meta = pod.metadata
+        key = (meta.namespace, tuple(sorted(meta.labels.items())))
+        found = self._carried_matching.get(key)
+        if found is None:
+            ns = self.plugin.namespace_labels()
+            found = [
+                (kind, term, weight, row)
+                for (kind, term, weight), row in self.carried.items()
+                if term.matches(pod, ns)
+            ]
+            if len(self._carried_matching) > 4096:
+                self._carried_matching.clear()
+            self._carried_matching[key] = found
+        self._last_carried = (pod, found)
+        return found
+
+    def follow_namespaces(self) -> None:
+        """Drop what was counted with namespace labels that have since changed."""
+        objects = self.table.cluster.objects
+        if objects is self._objects:
+            return
+        self._objects = objects
+        namespaces = [(ns.metadata.name, ns.metadata.labels) for ns in objects.namespaces()]
+        if namespaces != self._namespaces:
+            self._namespaces = namespaces
+            self.pod_counts.clear()
+            self._carried_matching.clear()
+            self._last_carried = (None, [])

@@ -1,0 +1,315 @@
+"""The node table: one row per node in node-tree order, the resource columns the kernels read,
+kept current on every bind and unbind and carried over rebuilds.
+
+It listens to the cluster state through its FastPath: a bind changes one row; nodes coming or
+going mark it stale, and it is rebuilt before its next use, carrying over the rows of nodes
+that did not change (with everything counted on them) and counting only the others. Kernels
+that keep counts of their own per row register as ``RowCounter``s and are carried and counted
+with it. tests/test_fastpath.py checks the table against one built from scratch after random
+node and pod churn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final, Protocol
+
+import numpy as np
+
+from topospread.api.types import Node, Pod
+from topospread.framework.features import Features
+from topospread.framework.nominator import pod_priority
+from topospread.framework.types import NodeInfo
+from topospread.plugins.noderesources.resource_helpers import (
+    allocatable_resource,
+    calculate_resource,
+)
+from topospread.simulator.fastpath.vectors import I32, I64, MAX_INT32, B, Rows
+
+if TYPE_CHECKING:
+    from topospread.cluster.state import ClusterState
+
+# The node table's per-node int64 columns carried over a rebuild (min_priority aside: its
+# fill is not 0; the free_* columns are derived).
+ROW_COLUMNS: Final = (
+    "alloc_cpu",
+    "alloc_mem",
+    "alloc_eph",
+    "alloc_pods",
+    "req_cpu",
+    "req_mem",
+    "req_eph",
+    "pod_count",
+    "nz_cpu",
+    "nz_mem",
+)
+# How long the log of changed rows grows before it restarts.
+CHANGED_ROWS_KEPT: Final = 1 << 16
+
+Carry = Callable[[I64], I64]
+
+
+@dataclass(slots=True)
+class Requests:
+    """The requests of some pods (one priority's bound or nominated pods) summed per node."""
+
+    cpu: I64
+    mem: I64
+    eph: I64
+    pods: I64
+    with_affinity: int = 0  # how many carry pod (anti-)affinity
+
+    @classmethod
+    def zeros(cls, n: int) -> Requests:
+        cpu, mem, eph, pods = (np.zeros(n, np.int64) for _ in range(4))
+        return cls(cpu, mem, eph, pods)
+
+    def carried(self, carry: Carry) -> Requests:
+        return Requests(carry(self.cpu), carry(self.mem), carry(self.eph), carry(self.pods))
+
+
+class RowCounter(Protocol):
+    """A kernel's own counts per row, kept with the table."""
+
+    def carry(self, carry: Carry) -> None:
+        """Move the counts to the rebuilt table's rows (``carry`` maps an old column)."""
+
+    def count(self, pod: Pod, i: int, sign: int) -> None:
+        """A pod came to (sign 1) or left (-1) the node at row ``i``."""
+
+
+@dataclass(slots=True)
+class Rebuilt:
+    """What a rebuild carried: the rows kept, their rows in the old table, the fresh rows."""
+
+    infos: Sequence[NodeInfo]
+    kept: Rows
+    from_rows: Rows
+    fresh: list[int]
+    old_images: bool
+
+
+class NodeTable:
+    """The nodes' resource columns, in node-tree order, and their topology domains."""
+
+    alloc_cpu: I64
+    alloc_mem: I64
+    alloc_eph: I64
+    alloc_pods: I64
+    req_cpu: I64
+    req_mem: I64
+    req_eph: I64
+    pod_count: I64
+    nz_cpu: I64
+    nz_mem: I64
+    min_priority: I64  # the lowest priority among each node's pods
+    free_cpu: I64  # alloc - req, kept with each bind
+    free_mem: I64
+    free_eph: I64
+    free_pods: I64  # alloc_pods - pod_count - 1 >= 0 means room
+
+    def __init__(self, cluster: ClusterState, features: Features) -> None:
+        self.cluster = cluster
+        self.features = features
+        self.counters: list[RowCounter] = []
+        # Bound pods' requests per priority, per node: what preemption can take from each node
+        # for a pod of a higher priority (``preemption_screen``).
+        self.bound: dict[int, Requests] = {}
+        self.stale = False  # nodes came or went: the table is rebuilt before its next use
+        # The rows of the table as last built (NodeInfo and Node objects), and the nodes whose
+        # pods changed while the table was stale: a rebuild recounts only those rows and the
+        # rows of nodes that came or changed.
+        self.row_infos: list[NodeInfo] = []
+        self.row_nodes: list[Node] = []
+        self.dirty: set[str] = set()
+        self.images = False  # whether any node reports images
+        # The rows whose resources changed, in order (the shapes' kept values replay it).
+        self.changed_rows: list[int] = []
+        self.names: list[str] = []
+        self.index: dict[str, int] = {}
+        self.all_alloc = False
+        self.double_order: Rows = np.zeros(0, np.intp)
+        for column in (*ROW_COLUMNS, "min_priority"):
+            setattr(self, column, np.zeros(0, np.int64))
+        self._forget_domains()
+
+    def _forget_domains(self) -> None:
+        self._codes: dict[str, tuple[I32, dict[str, int]]] = {}
+        self._single_valued: dict[str, bool] = {}
+        self._every_node_has: dict[str, bool] = {}
+        self.sums_memo: dict[tuple[str, int], tuple[I64, tuple[B, I64, int]]] = {}
+
+    def rebuild(self) -> Rebuilt:
+        """Build the table for the cluster's nodes in node-tree order. Rows of nodes the last
+        table had, unchanged (the same NodeInfo, Node and pods), are carried over with
+        everything counted on them, and only the other rows are computed, so that a node's
+        loss or return costs its own rows, not a recount of every pod (a sweep's node
+        failures)."""
+        self.stale = False
+        self.changed_rows = []
+        infos = list(self.cluster.list())
+        n = len(infos)
+        old_index, old_infos, old_nodes = self.index, self.row_infos, self.row_nodes
+        src = np.full(n, -1, np.int64)  # each row's row in the last table (-1: none)
+        for i, info in enumerate(infos):
+            j = old_index.get(info.name)
+            if (
+                j is not None
+                and old_infos[j] is info
+                and old_nodes[j] is info.node
+                and info.name not in self.dirty
+            ):
+                src[i] = j
+        self.dirty.clear()
+        kept = np.flatnonzero(src >= 0)
+        fresh = np.flatnonzero(src < 0).tolist()
+        from_rows = src[kept]
+
+        def carry(old: I64, fill: int = 0) -> I64:
+            new = np.full(n, fill, np.int64)
+            new[kept] = old[from_rows]
+            return new
+
+        self.names = [i.name for i in infos]
+        self.index = {name: i for i, name in enumerate(self.names)}
+        self.row_infos = infos
+        self.row_nodes = [info.node for info in infos]
+        old_images, self.images = self.images, any(info.node.status.images for info in infos)
+        for column in ROW_COLUMNS:
+            setattr(self, column, carry(getattr(self, column)))
+        self.bound = {p: level.carried(carry) for p, level in self.bound.items()}
+        self.min_priority = carry(self.min_priority, MAX_INT32 + 1)
+        # Derived below; account() keeps them as it counts the fresh rows' pods.
+        self.free_cpu, self.free_mem, self.free_eph, self.free_pods = (
+            np.zeros(n, np.int64) for _ in range(4)
+        )
+        self._forget_domains()
+        for counter in self.counters:
+            counter.carry(carry)
+        for i in fresh:
+            info = infos[i]
+            a = allocatable_resource(info.node)
+            self.alloc_cpu[i] = a.milli_cpu
+            self.alloc_mem[i] = a.memory
+            self.alloc_eph[i] = a.ephemeral_storage
+            self.alloc_pods[i] = a.allowed_pod_number
+            for pod in info.pods:
+                self.account(pod, i, 1)
+        self.free_cpu = self.alloc_cpu - self.req_cpu
+        self.free_mem = self.alloc_mem - self.req_mem
+        self.free_eph = self.alloc_eph - self.req_eph
+        self.free_pods = self.alloc_pods - self.pod_count  # - 1 >= 0 means room
+        # Two copies of 0..n-1: the visiting order from any start is a slice, not a new array.
+        self.double_order = np.concatenate((np.arange(n), np.arange(n)))
+        self.all_alloc = bool((self.alloc_cpu != 0).all() and (self.alloc_mem != 0).all())
+        return Rebuilt(infos, kept, from_rows, fresh, old_images)
+
+    def account(self, pod: Pod, i: int, sign: int) -> None:
+        """A pod came to (sign 1) or left (-1) the node at row ``i``: its resources, its
+        priority, and every kernel's counts."""
+        self.changed_rows.append(i)
+        r = calculate_resource(pod, self.features)
+        self.req_cpu[i] += sign * r.resource.milli_cpu
+        self.req_mem[i] += sign * r.resource.memory
+        self.req_eph[i] += sign * r.resource.ephemeral_storage
+        self.free_cpu[i] -= sign * r.resource.milli_cpu
+        self.free_mem[i] -= sign * r.resource.memory
+        self.free_eph[i] -= sign * r.resource.ephemeral_storage
+        self.free_pods[i] -= sign
+        self.nz_cpu[i] += sign * r.non0_cpu
+        self.nz_mem[i] += sign * r.non0_mem
+        self.pod_count[i] += sign
+        priority = pod_priority(pod)
+        level = self.bound.get(priority)
+        if level is None:
+            level = self.bound[priority] = Requests.zeros(len(self.names))
+        level.cpu[i] += sign * r.resource.milli_cpu
+        level.mem[i] += sign * r.resource.memory
+        level.eph[i] += sign * r.resource.ephemeral_storage
+        level.pods[i] += sign
+        if sign > 0:
+            self.min_priority[i] = min(int(self.min_priority[i]), priority)
+        elif priority == self.min_priority[i]:
+            # The pod has left the NodeInfo already: the minimum of those that remain.
+            pods = self.cluster.infos[self.names[i]].pods
+            self.min_priority[i] = min((pod_priority(p) for p in pods), default=MAX_INT32 + 1)
+        for counter in self.counters:
+            counter.count(pod, i, sign)
+
+    def update_resources(self, i: int, new: Node) -> None:
+        """A node changed in place (labels and images the same): its row's allocatable."""
+        self.row_nodes[i] = new
+        self.changed_rows.append(i)
+        a = allocatable_resource(new)
+        self.alloc_cpu[i], self.alloc_mem[i] = a.milli_cpu, a.memory
+        self.alloc_eph[i], self.alloc_pods[i] = a.ephemeral_storage, a.allowed_pod_number
+        self.free_cpu[i] = self.alloc_cpu[i] - self.req_cpu[i]
+        self.free_mem[i] = self.alloc_mem[i] - self.req_mem[i]
+        self.free_eph[i] = self.alloc_eph[i] - self.req_eph[i]
+        self.free_pods[i] = self.alloc_pods[i] - self.pod_count[i]
+        if not (self.all_alloc and a.milli_cpu and a.memory):
+            self.all_alloc = bool((self.alloc_cpu != 0).all() and (self.alloc_mem != 0).all())
+
+    # ------------------------------------------------------------------ topology domains
+
+    def codes(self, key: str) -> tuple[I32, dict[str, int]]:
+        """Each node's domain code for ``key`` (-1: no such label) and the value -> code map."""
+        cached = self._codes.get(key)
+        if cached is None:
+            values: dict[str, int] = {}
+            arr = np.full(len(self.names), -1, np.int32)
+            for i, name in enumerate(self.names):
+                v = self.cluster.infos[name].node.metadata.labels.get(key)
+                if v is not None:
+                    arr[i] = values.setdefault(v, len(values))
+            cached = self._codes[key] = (arr, values)
+        return cached
+
+    def has_all(self, keys: Sequence[str]) -> B:
+        """Per node, whether it has every one of the label keys."""
+        mask = np.ones(len(self.names), np.bool_)
+        for key in keys:
+            mask &= self.codes(key)[0] >= 0
+        return mask
+
+    def all_have(self, key: str) -> bool:
+        every = self._every_node_has.get(key)
+        if every is None:
+            every = self._every_node_has[key] = bool((self.codes(key)[0] >= 0).all())
+        return every
+
+    def one_node_per_value(self, key: str) -> bool:
+        single = self._single_valued.get(key)
+        if single is None:
+            codes, values = self.codes(key)
+            single = self._single_valued[key] = len(values) == int((codes >= 0).sum())
+        return single
+
+    def domain_sums(self, key: str, per_node: I64) -> tuple[B, I64, int]:
+        """For each node: whether it has ``key``, and the sum of ``per_node`` over its domain
+        (0 without the key); and the sum over every node that has the key."""
+        memo_key = (key, id(per_node))
+        found = self.sums_memo.get(memo_key)
+        if found is not None and found[0] is per_node:
+            return found[1]  # one attempt's Filter and Score sum the same counts
+        codes, values = self.codes(key)
+        has = codes >= 0
+        out: tuple[B, I64, int]
+        if not values:
+            out = has, np.zeros(len(codes), np.int64), 0
+        elif self.one_node_per_value(key):
+            # NOTE: each domain is one node (hostname): its sum is the node's own count.
+            at: I64 = np.where(has, per_node, 0)
+            out = has, at, int(at.sum())
+        elif self.all_have(key):
+            sums = np.bincount(codes, weights=per_node, minlength=len(values))
+            sums_int = sums.astype(np.int64)  # exact: counts are far below 2**53
+            out = has, sums_int[codes], int(sums_int.sum())
+        else:
+            sums = np.bincount(codes[has], weights=per_node[has], minlength=len(values))
+            sums_int = sums.astype(np.int64)
+            at = np.where(has, sums_int[np.where(has, codes, 0)], 0)
+            out = has, at, int(sums_int.sum())
+        self.sums_memo[memo_key] = (per_node, out)
+        return out
