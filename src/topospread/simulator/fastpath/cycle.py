@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, cast
+from typing import Any, cast
 
 import numpy as np
 
@@ -33,11 +33,11 @@ from topospread.framework.status import Status, format_reasons
 from topospread.framework.types import NodeInfo
 from topospread.plugins.podtopologyspread.filtering import PreFilterState
 from topospread.simulator.fastpath import screen
-from topospread.simulator.fastpath.kernels import KERNELS, Attempt, Kernel, ReferenceKernel
+from topospread.simulator.fastpath.kernels import Attempt, Kernel
 from topospread.simulator.fastpath.kernels.podtopologyspread import MISSING, PodTopologySpread
 from topospread.simulator.fastpath.nominated import Nominations
+from topospread.simulator.fastpath.profile import ProfileKernels
 from topospread.simulator.fastpath.shapes import (
-    KEY_ENCODER,
     Shapes,
     Signature,
     Static,
@@ -46,7 +46,7 @@ from topospread.simulator.fastpath.shapes import (
 )
 from topospread.simulator.fastpath.statuses import Names, StatusTable, VectorStatuses
 from topospread.simulator.fastpath.table import NodeTable, Requests
-from topospread.simulator.fastpath.vectors import I32, I64, B, Rows
+from topospread.simulator.fastpath.vectors import I32, I64, B
 
 
 @dataclass(slots=True)
@@ -78,10 +78,6 @@ def _table_attribute(name: str) -> Any:
         lambda self: getattr(self.table, name),
         lambda self, value: setattr(self.table, name, value),
     )
-
-
-_PLUGIN_LISTS: Final = ("pre_filter_plugins", "filter_plugins", "pre_score_plugins",
-                        "score_plugins")  # fmt: skip
 
 
 class FastPath:
@@ -116,22 +112,9 @@ class FastPath:
         self.table = NodeTable(cluster, features)
         self.shapes = Shapes(self)
         self.nominations = Nominations(self.table)
-        # One kernel per plugin of the profile, by name: the plugin's own, or its reference
-        # plugin run node by node (``ReferenceKernel``).
-        self.kernels: dict[str, Kernel] = {}
-        self.supported = True
-        for pl in (pl for point in _PLUGIN_LISTS for pl in getattr(fwk, point)):
-            if pl.name in self.kernels:
-                continue
-            kind = KERNELS.get(pl.name, ReferenceKernel)
-            if not kind.supports(pl):
-                self.supported = False  # configured beyond what its kernel computes
-            self.kernels[pl.name] = kind(self, pl)
-        self._pre_filters = [self.kernels[pl.name] for pl in fwk.pre_filter_plugins]
-        self._filters = [(pl.name, self.kernels[pl.name]) for pl in fwk.filter_plugins]
-        self._pre_scores = [self.kernels[pl.name] for pl in fwk.pre_score_plugins]
-        self._scores = [(pl.name, self.kernels[pl.name]) for pl in fwk.score_plugins]
-        self._seeding = [pl for pl in fwk.pre_filter_plugins if self.kernels[pl.name].seeds_state]
+        self.profile = ProfileKernels(self, fwk)
+        self.kernels = self.profile.by_name
+        self.supported = self.profile.supported
         spread = self.kernels.get("PodTopologySpread")
         self._spread = spread if isinstance(spread, PodTopologySpread) else None
         self._signatures: dict[tuple[bytes, Any], Signature | None] = {}
@@ -172,21 +155,7 @@ class FastPath:
             self._rebuild()
             return
         table.update_resources(i, new)
-        info = self.cluster.infos[new.metadata.name]
-        # Labels, images and name unchanged: of the static plugins only those reading the
-        # node's taints and unschedulable flag can answer differently, and they answer alike
-        # for alike nodes (a zone outage taints thousands the same way).
-        spec = KEY_ENCODER.encode((new.spec.taints, new.spec.unschedulable))
-        shapes = self.shapes
-        if len(shapes.spec_rows) > 65536:
-            shapes.spec_rows.clear()
-        stale = {
-            key
-            for key, static in shapes.statics.items()
-            if static is None or not shapes.refresh_row(static, info, i, memo=(key, spec))
-        }
-        for key in stale:
-            del shapes.statics[key]
+        stale = self.shapes.refresh_node(self.cluster.infos[new.metadata.name], i, new)
         for sig_key in list(self._signatures):
             shape, constraints = sig_key
             if shape in stale or honours_taints(constraints):
@@ -269,7 +238,7 @@ class FastPath:
         sig = self.signature(pod) if self.accepts(pod) else None
         if sig is None or sig.hard:
             return False
-        if any(isinstance(k, ReferenceKernel) for _, k in self._filters):
+        if self.profile.reference_filters:
             return False
         terms = sig.static.terms
         if terms.required_affinity_terms or terms.required_anti_affinity_terms:
@@ -280,7 +249,7 @@ class FastPath:
 
     def filter_kernels(self) -> list[tuple[str, Kernel]]:
         """The profile's filter plugins in order, each with its kernel."""
-        return self._filters
+        return self.profile.filters
 
     def unschedulable_positions(self, failure: FastFailure) -> Sequence[int] | None:
         return screen.unschedulable_positions(self, failure)
@@ -301,7 +270,7 @@ class FastPath:
         NOTE: relies on those plugins skipping for every accepted pod (``Shapes.build``
         declines the pod otherwise), so that running them alone equals running them all.
         """
-        for pl in self._seeding:
+        for pl in self.profile.seeding:
             _, status = pl.pre_filter(state, pod, nodes)
             if status.is_skip:
                 state.skip_filter_plugins.add(pl.name)
@@ -341,7 +310,7 @@ class FastPath:
         n = len(table.names)
         nominated = self.nominations.requests(pod) if count_nominated else None
         attempt = Attempt(pod, sig, state if state is not None else CycleState(), nominated)
-        rejected_with = self._filter(attempt)
+        rejected_with = self.profile.run_filters(attempt, n)
         if rejected_with is None:
             return None
         if overrides:
@@ -372,7 +341,7 @@ class FastPath:
             take = np.concatenate((take, feasible[: min(split, to_find - len(take))]))
         # A node's place in the visiting order is its index less ``start``, modulo n.
         visited = (int(take[to_find - 1]) - start) % n + 1 if len(feasible) >= to_find else n
-        scored = self._score(attempt, take) if len(take) > 1 else None
+        scored = self.profile.run_scores(attempt, take) if len(take) > 1 else None
         if attempt.declined:
             return None
         algorithm.next_start_node_index = (start + visited) % n
@@ -408,61 +377,6 @@ class FastPath:
             rows = map(dict, map(zip, itertools.repeat(plugins), zip(*columns, strict=True)))
             result.plugin_scores = dict(zip(take_names, rows, strict=True))
         return result
-
-    def _filter(self, attempt: Attempt) -> I32 | None:
-        """Per node, the index of the status its first failing filter returns (0: feasible);
-        None where a kernel declines the attempt.
-
-        Upstream: RunPreFilterPlugins and RunFilterPlugins (framework.go, v1.35), over every
-        node at once.
-        """
-        for kernel in self._pre_filters:
-            kernel.pre_filter(attempt)
-            if attempt.declined:
-                return None
-        static = attempt.sig.static
-        for name, kernel in self._filters:
-            if name in static.skip_filters:
-                continue
-            status = kernel.filter(attempt)
-            if attempt.declined:
-                return None
-            if status is None:
-                continue
-            first = attempt.first
-            attempt.first = status if first is None else np.where(first == 0, status, first)
-        first = attempt.first
-        if first is None:
-            return np.zeros(len(self.table.names), np.int32)
-        # A fresh array: callers write overrides into it, and static rows must not change.
-        return first.copy() if any(first is a for a in static.filter_status.values()) else first
-
-    def _score(self, attempt: Attempt, take: Rows) -> tuple[I64, dict[str, I64]] | None:
-        """The weighted total per node of ``take``, and each plugin's weighted scores.
-
-        Upstream: RunPreScorePlugins and RunScorePlugins (framework.go, v1.35).
-        """
-        for kernel in self._pre_scores:
-            kernel.pre_score(attempt, take)
-            if attempt.declined:
-                return None
-        skipped = attempt.sig.skipped_scores
-        weights = self.fwk.score_plugin_weight
-        per_plugin: dict[str, I64] = {}
-        total = np.zeros(len(take), np.int64)
-        for name, kernel in self._scores:
-            if name in skipped:
-                continue
-            raw = kernel.score(attempt, take)
-            if attempt.declined:
-                return None
-            if raw is None:
-                continue  # PreScore skipped: nothing to score
-            weight = weights[name]
-            weighted = raw if weight == 1 else raw * weight
-            per_plugin[name] = weighted
-            total += weighted
-        return total, per_plugin
 
 
 def _pod_supported(pod: Pod) -> bool:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Final
 import msgspec
 import numpy as np
 
-from topospread.api.types import NODE_INCLUSION_POLICY_HONOR, Container, Pod
+from topospread.api.types import NODE_INCLUSION_POLICY_HONOR, Container, Node, Pod
 from topospread.framework.cycle_state import CycleState
 from topospread.framework.types import NodeInfo
 from topospread.plugins.interpodaffinity.scoring import has_preferred_constraints
@@ -145,6 +145,23 @@ class Shapes:
                 static.rejects = {name: bool(arr.any()) for name, arr in filter_status.items()}
                 carried[key] = static
         self.statics = carried
+
+    def refresh_node(self, info: NodeInfo, i: int, node: Node) -> set[bytes]:
+        """A node changed in place, its labels, images and name the same: of the static
+        plugins only those reading its taints and unschedulable flag can answer differently,
+        and they answer alike for alike nodes (a zone outage taints thousands the same way).
+        Refresh its row of every shape; drop and return the shapes that cannot be."""
+        spec = KEY_ENCODER.encode((node.spec.taints, node.spec.unschedulable))
+        if len(self.spec_rows) > 65536:
+            self.spec_rows.clear()
+        stale = {
+            key
+            for key, static in self.statics.items()
+            if static is None or not self.refresh_row(static, info, i, memo=(key, spec))
+        }
+        for key in stale:
+            del self.statics[key]
+        return stale
 
     def refresh_row(
         self, static: Static, info: NodeInfo, i: int, memo: tuple[bytes, bytes] | None = None
