@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from topospread.api.types import Namespace, Node, Pod, Service, Taint
+from topospread.cluster.index import spread_counts as _spread_counts
 from topospread.framework.config import default_config
 from topospread.simulator.fastpath import FastPath
-from topospread.simulator.fastpath.kernels.spread_counts import spread_counts as _spread_counts
 from topospread.simulator.fastpath.shapes import Static as _Static
 from topospread.simulator.fastpath.table import ROW_COLUMNS as _ROW_COLUMNS
 from topospread.simulator.run import ScheduleRun, schedule
@@ -314,8 +314,7 @@ def assert_table_as_built_afresh(fast: FastPath) -> None:
             free = (fast.free_cpu, fast.free_mem, fast.free_eph, fast.free_pods)
             assert kept == fit.fit_bits(static, *free).tolist()
     infos = fast.cluster.list()
-    spread: Any = fast.kernels.get("PodTopologySpread")
-    for namespace, by_selector in spread.counts.matching.items():
+    for namespace, by_selector in fast.cluster.index().matching.items():
         for selector, matching in by_selector.items():
             expected = [
                 sum(1 for p in info.pods if _spread_counts(p, namespace, selector))

@@ -23,6 +23,7 @@ from topospread.api.types import (
     Service,
     StatefulSet,
 )
+from topospread.cluster.index import ClusterIndex
 from topospread.cluster.snapshot import ObjectStore
 from topospread.cluster.storage import StorageState
 from topospread.framework.types import NodeInfo
@@ -142,10 +143,20 @@ class ClusterState:
         self._affinity_pods: dict[str, int] = {}
         self._affinity_list: list[NodeInfo] | None = None
         self.listeners: builtins.list[ClusterListener] = []
+        self._index: ClusterIndex | None = None
         for node in nodes:
             self.add_node(node)
         for pod in pods:
             self.bind(pod, pod.spec.node_name)
+
+    def index(self) -> ClusterIndex:
+        """The index of the cluster's pods per selector, term and domain: created on first
+        use, then kept current from this state's change notifications."""
+        index = getattr(self, "_index", None)
+        if index is None:
+            index = self._index = ClusterIndex(self)
+            self.listeners.append(index)
+        return index.fresh()
 
     # SharedLister / NodeInfoLister
     def node_infos(self) -> ClusterState:

@@ -118,18 +118,23 @@ class FastPath:
         spread = self.kernels.get("PodTopologySpread")
         self._spread = spread if isinstance(spread, PodTopologySpread) else None
         self._signatures: dict[tuple[bytes, Any], Signature | None] = {}
+        self._generation = -1  # the cluster index's rows the signatures' counters are on
         self._rebuild()
         cluster.listeners.append(self)
 
     def _rebuild(self) -> None:
         """Rebuild the node table (carrying over unchanged rows), then the shapes' statics."""
+        # NOTE: the index and the table are rebuilt together, from one node order, so that
+        # their rows agree; the signatures (holding the index's counters) are dropped.
+        self._generation = self.cluster.index().generation
         rebuilt = self.table.rebuild()
         self.shapes.carry(rebuilt)
         self._signatures.clear()
         self.nominations.recount()
 
     def _fresh(self) -> None:
-        if self.table.stale:
+        index = self.cluster.index()  # rebuilt first if stale
+        if self.table.stale or index.generation != self._generation:
             self._rebuild()
 
     # ClusterListener
@@ -152,7 +157,7 @@ class FastPath:
             or old.metadata.labels != new.metadata.labels
             or old.status.images != new.status.images
         ):
-            self._rebuild()
+            table.stale = True  # rebuilt on next use, with the index
             return
         table.update_resources(i, new)
         stale = self.shapes.refresh_node(self.cluster.infos[new.metadata.name], i, new)

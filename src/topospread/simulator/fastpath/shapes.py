@@ -29,8 +29,8 @@ from topospread.simulator.fastpath.table import CHANGED_ROWS_KEPT, Rebuilt
 from topospread.simulator.fastpath.vectors import I32, I64, B
 
 if TYPE_CHECKING:
+    from topospread.cluster.index import DomainCounter
     from topospread.simulator.fastpath.cycle import FastPath
-    from topospread.simulator.fastpath.kernels.spread_counts import SpreadCounter
 
 # Changed rows replayed one by one into a shape's kept values; past this many the whole vector
 # is recomputed.
@@ -71,12 +71,12 @@ class Signature:
     """A pod shape and its spread constraints, resolved against the node table."""
 
     static: Static
-    hard: list[tuple[InternalConstraint, SpreadCounter, I64]]  # constraint, counter, domains
-    soft: list[tuple[InternalConstraint, SpreadCounter | None]]  # None: hostname (per node)
+    hard: list[tuple[InternalConstraint, DomainCounter, I64]]  # constraint, counter, domains
+    soft: list[tuple[InternalConstraint, DomainCounter | None]]  # None: hostname (per node)
     soft_require_all: bool
     soft_eligible_all: B  # nodes holding every soft topology key
     skipped_scores: frozenset[str]
-    host_counters: list[SpreadCounter] = field(default_factory=list)
+    host_counters: list[DomainCounter] = field(default_factory=list)
 
 
 class Shapes:

@@ -2,10 +2,9 @@
 kept current on every bind and unbind and carried over rebuilds.
 
 It listens to the cluster state through its FastPath: a bind changes one row; nodes coming or
-going mark it stale, and it is rebuilt before its next use, carrying over the rows of nodes
-that did not change (with everything counted on them) and counting only the others. Kernels
-that keep counts of their own per row register as ``RowCounter``s and are carried and counted
-with it. tests/test_fastpath.py checks the table against one built from scratch after random
+going mark it stale, and it is rebuilt before its next use (with the cluster index, whose rows
+are the same), carrying over the rows of nodes that did not change and counting only the
+others. tests/test_fastpath.py checks the table against one built from scratch after random
 node and pod churn.
 """
 
@@ -13,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import TYPE_CHECKING, Final
 
 import numpy as np
 
@@ -69,16 +68,6 @@ class Requests:
         return Requests(carry(self.cpu), carry(self.mem), carry(self.eph), carry(self.pods))
 
 
-class RowCounter(Protocol):
-    """A kernel's own counts per row, kept with the table."""
-
-    def carry(self, carry: Carry) -> None:
-        """Move the counts to the rebuilt table's rows (``carry`` maps an old column)."""
-
-    def count(self, pod: Pod, i: int, sign: int) -> None:
-        """A pod came to (sign 1) or left (-1) the node at row ``i``."""
-
-
 @dataclass(slots=True)
 class Rebuilt:
     """What a rebuild carried: the rows kept, their rows in the old table, the fresh rows."""
@@ -112,7 +101,6 @@ class NodeTable:
     def __init__(self, cluster: ClusterState, features: Features) -> None:
         self.cluster = cluster
         self.features = features
-        self.counters: list[RowCounter] = []
         # Bound pods' requests per priority, per node: what preemption can take from each node
         # for a pod of a higher priority (``preemption_screen``).
         self.bound: dict[int, Requests] = {}
@@ -185,8 +173,6 @@ class NodeTable:
             np.zeros(n, np.int64) for _ in range(4)
         )
         self._forget_domains()
-        for counter in self.counters:
-            counter.carry(carry)
         for i in fresh:
             info = infos[i]
             a = allocatable_resource(info.node)
@@ -206,8 +192,8 @@ class NodeTable:
         return Rebuilt(infos, kept, from_rows, fresh, old_images)
 
     def account(self, pod: Pod, i: int, sign: int) -> None:
-        """A pod came to (sign 1) or left (-1) the node at row ``i``: its resources, its
-        priority, and every kernel's counts."""
+        """A pod came to (sign 1) or left (-1) the node at row ``i``: its resources and its
+        priority."""
         self.changed_rows.append(i)
         r = calculate_resource(pod, self.features)
         self.req_cpu[i] += sign * r.resource.milli_cpu
@@ -234,8 +220,6 @@ class NodeTable:
             # The pod has left the NodeInfo already: the minimum of those that remain.
             pods = self.cluster.infos[self.names[i]].pods
             self.min_priority[i] = min((pod_priority(p) for p in pods), default=MAX_INT32 + 1)
-        for counter in self.counters:
-            counter.count(pod, i, sign)
 
     def update_resources(self, i: int, new: Node) -> None:
         """A node changed in place (labels and images the same): its row's allocatable."""

@@ -1,8 +1,8 @@
 """InterPodAffinity's kernel: Filter and Score from pod counts kept per node.
 
-What upstream's PreFilter and PreScore collect by walking every pod is kept incrementally on
-every bind and unbind (``AffinityCounts``, a RowCounter): per node, the pods matching each term
-an incoming pod asks about, and the pods carrying each distinct term of existing pods; each
+What upstream's PreFilter and PreScore collect by walking every pod is kept incrementally by
+the cluster index (``cluster/affinity_index.py``): per node, the pods matching each term an
+incoming pod asks about, and the pods carrying each distinct term of existing pods; each
 decision sums them per topology domain with one vector operation.
 """
 
@@ -15,6 +15,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from topospread.api.types import Pod
+from topospread.cluster.affinity_index import (
+    PREFERRED_AFFINITY,
+    PREFERRED_ANTI_AFFINITY,
+    REQUIRED_AFFINITY,
+    REQUIRED_ANTI_AFFINITY,
+)
 from topospread.framework.status import Code, new_status
 from topospread.framework.types import MAX_NODE_SCORE
 from topospread.plugins.interpodaffinity.filtering import (
@@ -25,13 +31,6 @@ from topospread.plugins.interpodaffinity.filtering import (
 )
 from topospread.plugins.interpodaffinity.plugin import InterPodAffinity as Plugin
 from topospread.plugins.interpodaffinity.terms import AffinityTerm, NamespaceLabels
-from topospread.simulator.fastpath.kernels.affinity_counts import (
-    PREFERRED_AFFINITY,
-    PREFERRED_ANTI_AFFINITY,
-    REQUIRED_AFFINITY,
-    REQUIRED_ANTI_AFFINITY,
-    AffinityCounts,
-)
 from topospread.simulator.fastpath.kernels.base import Attempt, Kernel
 from topospread.simulator.fastpath.vectors import I32, I64, Rows
 
@@ -49,8 +48,6 @@ class InterPodAffinity(Kernel):
     def __init__(self, path: FastPath, plugin: Any) -> None:
         super().__init__(path, plugin)
         self.ipa: Plugin = plugin
-        self.counts = AffinityCounts(path.table, plugin)
-        path.table.counters.append(self.counts)
         statuses, name = path.statuses, self.name
         self.affinity = statuses.intern(
             new_status(Code.UnschedulableAndUnresolvable, ERR_REASON_AFFINITY_RULES_NOT_MATCH)
@@ -73,18 +70,18 @@ class InterPodAffinity(Kernel):
         """The pod's required affinity, its required anti-affinity, then existing pods'
         required anti-affinity. None: no required term on either side, so every node
         passes."""
-        pod, table, counts = attempt.pod, self.path.table, self.counts
-        counts.follow_namespaces()
+        pod, table = attempt.pod, self.path.table
+        counts = self.path.cluster.index().affinity
         n = len(table.names)
         terms = attempt.sig.static.terms
-        carried = counts.carried_matching(pod)
+        ns = self.ipa.namespace_labels()
+        carried = counts.carried_matching(pod, ns)
         if (
             not terms.required_affinity_terms
             and not terms.required_anti_affinity_terms
             and not any(k == REQUIRED_ANTI_AFFINITY for k, *_ in carried)
         ):
             return None
-        ns = self.ipa.namespace_labels()
         affinity_fails = np.zeros(n, np.bool_)
         if terms.required_affinity_terms:
             required = terms.required_affinity_terms
@@ -128,7 +125,7 @@ class InterPodAffinity(Kernel):
         args = self.ipa.args
         if args.ignore_preferred_terms_of_existing_pods and not static.has_preferred_terms:
             return None
-        self.counts.follow_namespaces()
+        counts = self.path.cluster.index().affinity
         ns = self.ipa.namespace_labels()
         terms = static.terms
         contributions: list[tuple[str, int, I64]] = []
@@ -138,10 +135,10 @@ class InterPodAffinity(Kernel):
         ):
             for wt in preferred:
                 t = wt.term
-                per_node = self.counts.counts_of(("term", t), _matcher(t, ns))
+                per_node = counts.counts_of(("term", t), _matcher(t, ns))
                 contributions.append((t.topology_key, sign * wt.weight, per_node))
         hard_weight = args.weight
-        for kind, term, weight, carriers in self.counts.carried_matching(attempt.pod):
+        for kind, term, weight, carriers in counts.carried_matching(attempt.pod, ns):
             if kind == REQUIRED_AFFINITY and hard_weight > 0:
                 contributions.append((term.topology_key, hard_weight, carriers))
             elif kind == PREFERRED_AFFINITY:

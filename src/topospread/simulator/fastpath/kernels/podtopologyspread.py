@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Final
 import numpy as np
 
 from topospread.api.types import DO_NOT_SCHEDULE, LABEL_HOSTNAME, SCHEDULE_ANYWAY, Pod
+from topospread.cluster.index import DomainCounter
 from topospread.framework.status import Code, new_status
 from topospread.framework.types import MAX_NODE_SCORE
 from topospread.labels.selector import SelectorError
@@ -26,7 +27,6 @@ from topospread.plugins.podtopologyspread.filtering import PreFilterState, state
 from topospread.plugins.podtopologyspread.plugin import PodTopologySpread as Plugin
 from topospread.plugins.podtopologyspread.scoring import topology_normalizing_weight
 from topospread.simulator.fastpath.kernels.base import Attempt, Kernel
-from topospread.simulator.fastpath.kernels.spread_counts import SpreadCounter, SpreadCounts
 from topospread.simulator.fastpath.shapes import KEY_ENCODER, Signature
 from topospread.simulator.fastpath.vectors import I32, I64, MAX_INT32, B, Rows
 
@@ -47,8 +47,6 @@ class PodTopologySpread(Kernel):
     def __init__(self, path: FastPath, plugin: Any) -> None:
         super().__init__(path, plugin)
         self.spread: Plugin = plugin
-        self.counts = SpreadCounts(path.table)
-        path.table.counters.append(self.counts)
         statuses = path.statuses
         self.missing = statuses.intern(
             new_status(Code.UnschedulableAndUnresolvable, ERR_REASON_NODE_LABEL_NOT_MATCH)
@@ -104,20 +102,21 @@ class PodTopologySpread(Kernel):
         table = self.path.table
         n = len(table.names)
         skipped = set(static.skipped_scores)
-        hard: list[tuple[InternalConstraint, SpreadCounter, I64]] = []
-        soft: list[tuple[InternalConstraint, SpreadCounter | None]] = []
+        hard: list[tuple[InternalConstraint, DomainCounter, I64]] = []
+        soft: list[tuple[InternalConstraint, DomainCounter | None]] = []
         soft_require_all = True
         soft_all = np.ones(n, np.bool_)
-        host_counters: list[SpreadCounter] = []
+        host_counters: list[DomainCounter] = []
         hard_cs, soft_cs, own = constraints
         if not self.path.features.enable_node_inclusion_policy_in_pod_topology_spread:
             return None
         required = get_required_node_affinity(pod)
         namespace = pod.metadata.namespace
+        index = self.path.cluster.index()
         hard_all = table.has_all([c.topology_key for c in hard_cs])
         for c in hard_cs:
             eligible = hard_all & self._policy_mask(c, pod, required)
-            counter = self.counts.counter(c, namespace, eligible)
+            counter = index.counter(namespace, c.selector, c.topology_key, eligible)
             domains = np.unique(counter.codes[eligible & (counter.codes >= 0)])
             hard.append((c, counter, domains.astype(np.int64)))
         if not soft_cs:
@@ -132,10 +131,13 @@ class PodTopologySpread(Kernel):
                 eligible = base & self._policy_mask(c, pod, required)
                 if c.topology_key == LABEL_HOSTNAME:
                     every = np.ones(n, np.bool_)
-                    host_counters.append(self.counts.counter(c, namespace, every, per_node=True))
+                    host_counters.append(
+                        index.counter(namespace, c.selector, c.topology_key, every, per_node=True)
+                    )
                     soft.append((c, None))
                 else:
-                    soft.append((c, self.counts.counter(c, namespace, eligible)))
+                    counter = index.counter(namespace, c.selector, c.topology_key, eligible)
+                    soft.append((c, counter))
         return Signature(
             static=static,
             hard=hard,
@@ -165,7 +167,7 @@ class PodTopologySpread(Kernel):
         pods per eligible domain), read off the counters."""
         tallies: list[dict[str, int]] = []
         for c, counter, domains in sig.hard:
-            names = list(self.path.table.codes(c.topology_key)[1])  # the values by code
+            names = list(self.path.cluster.index().codes(c.topology_key)[1])  # values by code
             counts = counter.counts
             tallies.append({names[d]: int(counts[d]) for d in domains.tolist()})
         return state_from_counts([c for c, _, _ in sig.hard], tallies)

@@ -1,10 +1,11 @@
-"""The pods inter-pod affinity counts, per node: those matching each term an incoming pod asks
-about (``counts_of``), and those carrying each distinct term of existing pods (``carried``).
+"""The inter-pod affinity part of the cluster index: per node, the pods a predicate selects
+(the pods an incoming pod's terms match), and the pods carrying each distinct term of existing
+pods (what upstream's InterPodAffinity PreFilter and PreScore collect by walking every pod).
 
-NOTE: kept exact by the table's bind and unbind (a ``RowCounter``) and carried over its
-rebuilds. The match predicates must not change their answer for a pod while they live;
-namespace labels are the one outside input, so the counts by predicate are dropped when the
-namespaces change (``follow_namespaces``).
+NOTE: kept exact on every bind and unbind and carried over rebuilds. The predicates must not
+change their answer for a pod while they live; namespace labels are the one outside input, so
+the counts by predicate are dropped when the namespaces change (``follow_namespaces``).
+Carried terms are counted from the first ask on (until then no bind pays for them).
 """
 
 from __future__ import annotations
@@ -13,15 +14,20 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
+import numpy.typing as npt
 
 from topospread.api.types import Pod
-from topospread.plugins.interpodaffinity.plugin import InterPodAffinity
-from topospread.plugins.interpodaffinity.terms import AffinityTerm, has_pod_affinity
-from topospread.simulator.fastpath.table import Carry
-from topospread.simulator.fastpath.vectors import I64
+from topospread.plugins.interpodaffinity.terms import (
+    AffinityTerm,
+    NamespaceLabels,
+    PodTermsCache,
+    has_pod_affinity,
+)
 
 if TYPE_CHECKING:
-    from topospread.simulator.fastpath.table import NodeTable
+    from topospread.cluster.index import ClusterIndex
+
+I64 = npt.NDArray[np.int64]
 
 # Kinds of inter-pod affinity terms carried by existing pods.
 REQUIRED_AFFINITY: Final = 0
@@ -29,11 +35,11 @@ REQUIRED_ANTI_AFFINITY: Final = 1
 PREFERRED_AFFINITY: Final = 2
 PREFERRED_ANTI_AFFINITY: Final = 3
 
-CarriedTerm = tuple[int, AffinityTerm, int, I64]  # kind, term, weight, carriers per node
+CarriedTerm = tuple[int, AffinityTerm, int, I64]  # kind, term, weight, carriers per row
 
 
 class PodCounts:
-    """Per node, the bound pods a predicate holds for (terminating pods included, as
+    """Per row, the bound pods a predicate holds for (terminating pods included, as
     InterPodAffinity counts them)."""
 
     __slots__ = ("match", "per_node")
@@ -43,29 +49,30 @@ class PodCounts:
         self.per_node: I64 = np.zeros(n, np.int64)
 
 
-class AffinityCounts:
-    """Inter-pod affinity's counts per node, kept with the table."""
+class AffinityIndex:
+    """Inter-pod affinity's counts per row, kept with the cluster index."""
 
-    def __init__(self, table: NodeTable, plugin: InterPodAffinity) -> None:
-        self.table = table
-        self.plugin = plugin
+    def __init__(self, index: ClusterIndex) -> None:
+        self.index = index
+        self.terms_cache = PodTermsCache()
         self.pod_counts: dict[Any, PodCounts] = {}
-        # (kind, term, weight) -> per node, the bound pods carrying that term.
-        self.carried: dict[tuple[int, AffinityTerm, int], I64] = {}
+        # (kind, term, weight) -> per row, the bound pods carrying that term; None until asked.
+        self.carried: dict[tuple[int, AffinityTerm, int], I64] | None = None
         self._carried_matching: dict[Any, list[CarriedTerm]] = {}
         self._last_carried: tuple[Pod | None, list[CarriedTerm]] = (None, [])
         self._objects: Any = None
         self._namespaces: Any = None
 
-    def carry(self, carry: Carry) -> None:
-        self.carried = {key: carry(row) for key, row in self.carried.items()}
+    def carry(self, carry: Callable[[I64], I64]) -> None:
+        if self.carried is not None:
+            self.carried = {key: carry(row) for key, row in self.carried.items()}
         self._carried_matching = {}
         self._last_carried = (None, [])
         for pc in self.pod_counts.values():
             pc.per_node = carry(pc.per_node)
 
     def count(self, pod: Pod, i: int, sign: int) -> None:
-        if has_pod_affinity(pod):
+        if self.carried is not None and has_pod_affinity(pod):
             self._carry_terms(pod, i, sign)
         for pc in self.pod_counts.values():
             if pc.match(pod):
@@ -73,48 +80,58 @@ class AffinityCounts:
 
     def _carry_terms(self, pod: Pod, i: int, sign: int) -> None:
         """Count the inter-pod affinity terms a bound pod carries on its node."""
-        terms = self.plugin.terms_cache.get(pod)
-        n = len(self.table.names)
+        terms = self.terms_cache.get(pod)
         kinds: tuple[tuple[int, Sequence[Any]], ...] = (
             (REQUIRED_AFFINITY, terms.required_affinity_terms),
             (REQUIRED_ANTI_AFFINITY, terms.required_anti_affinity_terms),
         )
         for kind, required in kinds:
             for t in required:
-                self._carried_row((kind, t, 0), n)[i] += sign
+                self._carried_row((kind, t, 0))[i] += sign
         for kind, preferred in (
             (PREFERRED_AFFINITY, terms.preferred_affinity_terms),
             (PREFERRED_ANTI_AFFINITY, terms.preferred_anti_affinity_terms),
         ):
             for wt in preferred:
-                self._carried_row((kind, wt.term, wt.weight), n)[i] += sign
+                self._carried_row((kind, wt.term, wt.weight))[i] += sign
 
-    def _carried_row(self, key: tuple[int, AffinityTerm, int], n: int) -> I64:
+    def _carried_row(self, key: tuple[int, AffinityTerm, int]) -> I64:
+        assert self.carried is not None
         row = self.carried.get(key)
         if row is None:
-            row = self.carried[key] = np.zeros(n, np.int64)
+            row = self.carried[key] = np.zeros(len(self.index.names), np.int64)
             self._carried_matching.clear()  # a new term: every pod's matches are stale
             self._last_carried = (None, [])
         return row
 
     def counts_of(self, key: Any, match: Callable[[Pod], bool]) -> I64:
-        """Per node, the bound pods ``match`` holds for; counted once, then kept current."""
+        """Per row, the bound pods ``match`` holds for; counted once, then kept current.
+        ``key`` names the predicate (what it is built from)."""
+        index = self.index.fresh()
+        self.follow_namespaces()
         pc = self.pod_counts.get(key)
         if pc is None:
-            pc = self.pod_counts[key] = PodCounts(match, len(self.table.names))
-            for i, info in enumerate(self.table.cluster.list()):
+            pc = self.pod_counts[key] = PodCounts(match, len(index.names))
+            for i, info in enumerate(index.cluster.list()):
                 pc.per_node[i] = sum(1 for p in info.pods if match(p))
         return pc.per_node
 
-    def carried_matching(self, pod: Pod) -> list[CarriedTerm]:
-        """The terms existing pods carry that select the incoming pod, with their carriers."""
+    def carried_matching(self, pod: Pod, ns: NamespaceLabels) -> list[CarriedTerm]:
+        """The terms existing pods carry that select ``pod``, with their carriers per row."""
+        index = self.index.fresh()
+        self.follow_namespaces()
+        if self.carried is None:
+            self.carried = {}
+            for i, info in enumerate(index.cluster.list()):
+                for p in info.pods:
+                    if has_pod_affinity(p):
+                        self._carry_terms(p, i, 1)
         if pod is self._last_carried[0]:
             return self._last_carried[1]  # Filter and Score of one attempt ask alike
         meta = pod.metadata
         key = (meta.namespace, tuple(sorted(meta.labels.items())))
         found = self._carried_matching.get(key)
         if found is None:
-            ns = self.plugin.namespace_labels()
             found = [
                 (kind, term, weight, row)
                 for (kind, term, weight), row in self.carried.items()
@@ -128,7 +145,7 @@ class AffinityCounts:
 
     def follow_namespaces(self) -> None:
         """Drop what was counted with namespace labels that have since changed."""
-        objects = self.table.cluster.objects
+        objects = self.index.cluster.objects
         if objects is self._objects:
             return
         self._objects = objects

@@ -1,0 +1,272 @@
+"""One index of the cluster's pods, owned by its ClusterState and kept current from its change
+notifications: per namespace and spread selector, the matching bound pods per node and per
+topology domain; per inter-pod affinity term, the pods it selects and the pods carrying it, per
+node (``affinity_index.py``).
+
+Rows are the nodes in node-tree order (``ClusterState.list()``), the order the fast path's node
+table has. Everything is counted on first ask (one walk over the pods), then kept on every bind
+and unbind; when nodes come or go the index is rebuilt on next use, carrying over the rows of
+nodes that did not change and recounting only the others. ``generation`` tells a reader holding
+row-indexed arrays (the fast path) that they moved.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from topospread.api.types import Node, Pod
+from topospread.cluster.affinity_index import AffinityIndex
+from topospread.framework.types import NodeInfo
+from topospread.labels.selector import Selector
+
+if TYPE_CHECKING:
+    from topospread.cluster.state import ClusterState
+
+I32 = npt.NDArray[np.int32]
+I64 = npt.NDArray[np.int64]
+B = npt.NDArray[np.bool_]
+
+
+def spread_counts(pod: Pod, namespace: str, selector: Selector) -> bool:
+    """Whether a bound pod counts for a spread constraint of a pod in ``namespace``: in that
+    namespace, not terminating, matched by the (non-empty) selector."""
+    meta = pod.metadata
+    return (
+        meta.namespace == namespace
+        and meta.deletion_timestamp is None
+        and not selector.empty
+        and selector.matches(meta.labels)
+    )
+
+
+class DomainCounter:
+    """Matching pods per domain of one topology key (``codes``: each row's domain, -1 without
+    the key), over the rows ``eligible`` for a constraint.
+
+    NOTE: kept exact on every bind and unbind: a pod counts when ``spread_counts`` holds for
+    it and it is bound to an eligible node.
+    """
+
+    __slots__ = ("codes", "counts", "eligible", "has", "namespace", "safe_codes", "selector")
+
+    def __init__(self, selector: Selector, namespace: str, codes: I32,
+                 eligible: B, n_domains: int) -> None:  # fmt: skip
+        self.selector = selector
+        self.namespace = namespace
+        self.codes = codes
+        self.has: B = codes >= 0
+        self.safe_codes = np.where(self.has, codes, 0)
+        self.eligible = eligible
+        self.counts: I64 = np.zeros(max(n_domains, 1), np.int64)
+
+
+@dataclass(slots=True)
+class Matching:
+    """Per row, the bound pods one spread selector counts in one namespace, and the domain
+    counters built from it."""
+
+    per_node: I64
+    counters: list[DomainCounter] = field(default_factory=list)
+
+
+class ClusterIndex:
+    """Pod counts per node and per topology domain, for every selector and term asked about."""
+
+    def __init__(self, cluster: ClusterState) -> None:
+        self.cluster = cluster
+        self.generation = 0  # bumped on every rebuild: row-indexed arrays moved
+        self.stale = True
+        self.names: list[str] = []
+        self.index: dict[str, int] = {}
+        self._row_infos: list[NodeInfo] = []
+        self._row_nodes: list[Node] = []
+        self._dirty: set[str] = set()
+        self._codes: dict[str, tuple[I32, dict[str, int]]] = {}
+        # namespace -> selector -> its pods per row and its counters: a bind asks each once.
+        self.matching: dict[str, dict[Selector, Matching]] = {}
+        self._matched_by_labels: dict[tuple[str, tuple[tuple[str, str], ...]], list[Matching]] = {}
+        self._counters: list[DomainCounter] = []
+        self.affinity = AffinityIndex(self)
+
+    # ------------------------------------------------------------------ rows
+
+    def fresh(self) -> ClusterIndex:
+        """The index, rebuilt first if nodes came, went or changed their labels."""
+        if self.stale:
+            self._rebuild()
+        return self
+
+    def _rebuild(self) -> None:
+        self.stale = False
+        self.generation += 1
+        infos = list(self.cluster.list())
+        n = len(infos)
+        src = np.full(n, -1, np.int64)  # each row's row in the last index (-1: none)
+        for i, info in enumerate(infos):
+            j = self.index.get(info.name)
+            if (
+                j is not None
+                and self._row_infos[j] is info
+                and self._row_nodes[j] is info.node
+                and info.name not in self._dirty
+            ):
+                src[i] = j
+        self._dirty.clear()
+        kept = np.flatnonzero(src >= 0)
+        from_rows = src[kept]
+
+        def carry(old: I64) -> I64:
+            new = np.zeros(n, np.int64)
+            new[kept] = old[from_rows]
+            return new
+
+        self.names = [info.name for info in infos]
+        self.index = {name: i for i, name in enumerate(self.names)}
+        self._row_infos = infos
+        self._row_nodes = [info.node for info in infos]
+        self._codes = {}
+        self._counters.clear()
+        for by_selector in self.matching.values():
+            for m in by_selector.values():
+                m.per_node = carry(m.per_node)
+                m.counters.clear()
+        self.affinity.carry(carry)
+        for i in np.flatnonzero(src < 0).tolist():
+            for pod in infos[i].pods:
+                self._count(pod, i, 1)
+
+    def codes(self, key: str) -> tuple[I32, dict[str, int]]:
+        """Each row's domain code for ``key`` (-1: no such label) and the value -> code map."""
+        self.fresh()
+        cached = self._codes.get(key)
+        if cached is None:
+            values: dict[str, int] = {}
+            arr = np.full(len(self.names), -1, np.int32)
+            for i, info in enumerate(self._row_infos):
+                v = info.node.metadata.labels.get(key)
+                if v is not None:
+                    arr[i] = values.setdefault(v, len(values))
+            cached = self._codes[key] = (arr, values)
+        return cached
+
+    # ------------------------------------------------------------------ ClusterListener
+
+    def on_nodes_changed(self) -> None:
+        self.stale = True
+
+    def on_node_updated(self, old: Node, new: Node) -> None:
+        if old.metadata.labels != new.metadata.labels:
+            self.stale = True  # domains changed (and maybe the node's place in the order)
+        elif not self.stale:
+            i = self.index.get(new.metadata.name)
+            if i is not None:
+                self._row_nodes[i] = new  # same labels: every count stands
+
+    def on_bind(self, pod: Pod, node_name: str) -> None:
+        if self.stale:
+            self._dirty.add(node_name)  # the rebuild recounts its row
+        else:
+            self._count(pod, self.index[node_name], 1)
+
+    def on_unbind(self, pod: Pod, node_name: str) -> None:
+        if self.stale:
+            self._dirty.add(node_name)
+        else:
+            self._count(pod, self.index[node_name], -1)
+
+    def _count(self, pod: Pod, i: int, sign: int) -> None:
+        """A pod came to (1) or left (-1) row ``i``: the spread selectors it counts for (each
+        asked once per label set), their counters, and the affinity terms."""
+        self.affinity.count(pod, i, sign)
+        meta = pod.metadata
+        if meta.deletion_timestamp is not None:
+            return
+        groups = self.matching.get(meta.namespace)
+        if not groups:
+            return
+        key = (meta.namespace, tuple(meta.labels.items()))
+        matched = self._matched_by_labels.get(key)
+        if matched is None:
+            labels = meta.labels
+            matched = [m for sel, m in groups.items() if not sel.empty and sel.matches(labels)]
+            if len(self._matched_by_labels) > 4096:
+                self._matched_by_labels.clear()
+            self._matched_by_labels[key] = matched
+        for m in matched:
+            m.per_node[i] += sign
+            for c in m.counters:
+                if c.eligible[i]:
+                    c.counts[c.codes[i]] += sign
+
+    # ------------------------------------------------------------------ spread selectors
+
+    def matching_of(self, namespace: str, selector: Selector) -> Matching:
+        """The selector's pods per row in the namespace (``spread_counts``): counted once,
+        then kept current."""
+        self.fresh()
+        by_selector = self.matching.setdefault(namespace, {})
+        matching = by_selector.get(selector)
+        if matching is None:
+            per_node = np.zeros(len(self.names), np.int64)
+            if not selector.empty:
+                for i, info in enumerate(self._row_infos):
+                    per_node[i] = sum(1 for p in info.pods if spread_counts(p, namespace, selector))
+            matching = by_selector[selector] = Matching(per_node)
+            self._matched_by_labels.clear()  # a new selector: every label set's list is stale
+        return matching
+
+    def counter(
+        self, namespace: str, selector: Selector, topology_key: str, eligible: B, *,
+        per_node: bool = False,
+    ) -> DomainCounter:  # fmt: skip
+        """The selector's matching pods per domain of ``topology_key`` (``per_node``: per
+        row) over the ``eligible`` rows, shared by every constraint asking alike."""
+        self.fresh()
+        if per_node:
+            codes = np.arange(len(self.names), dtype=np.int32)
+            n_domains = len(self.names)
+        else:
+            codes, values = self.codes(topology_key)
+            n_domains = len(values)
+        for existing in self._counters:
+            if (
+                existing.selector == selector
+                and existing.namespace == namespace
+                and existing.codes is codes
+                and np.array_equal(existing.eligible, eligible)
+            ):
+                return existing
+        counter = DomainCounter(selector, namespace, codes, eligible, n_domains)
+        matching = self.matching_of(namespace, selector)
+        counted = eligible & counter.has
+        counter.counts[:] = np.bincount(
+            codes[counted], weights=matching.per_node[counted], minlength=len(counter.counts)
+        ).astype(np.int64)
+        self._counters.append(counter)
+        matching.counters.append(counter)
+        return counter
+
+    def domain_counts(
+        self,
+        namespace: str,
+        selector: Selector,
+        topology_key: str,
+        eligible_rows: Sequence[bool] | B | None = None,
+    ) -> dict[str, int]:
+        """The pods a spread constraint of a pod in ``namespace`` counts (``spread_counts``)
+        per value of ``topology_key``, over the nodes having it (and, if given, eligible by
+        row): every such domain, 0 where none."""
+        codes, values = self.codes(topology_key)
+        eligible = (
+            np.ones(len(self.names), np.bool_)
+            if eligible_rows is None
+            else np.asarray(eligible_rows, np.bool_)
+        )
+        counts = self.counter(namespace, selector, topology_key, eligible).counts
+        present = set(codes[eligible & (codes >= 0)].tolist())
+        return {value: int(counts[code]) for value, code in values.items() if code in present}
