@@ -233,6 +233,8 @@ class ClusterIndex:
         else:
             codes, values = self.codes(topology_key)
             n_domains = len(values)
+            # NOTE: a row without the key counts in no domain (its code, -1, must never index).
+            eligible = eligible & (codes >= 0)
         for existing in self._counters:
             if (
                 existing.selector == selector

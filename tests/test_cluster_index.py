@@ -1,0 +1,104 @@
+"""The cluster index keeps, through any churn, the counts one walk over the pods gives."""
+
+from __future__ import annotations
+
+import msgspec
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from test_fastpath import HOST, SELECTORS, ZONE, nodes, pod
+from topospread.api.types import LabelSelector, Node, Pod
+from topospread.cluster.index import spread_counts
+from topospread.cluster.state import ClusterState
+from topospread.labels.selector import Selector, label_selector_as_selector
+
+
+def compiled(raw: dict[str, object]) -> Selector:
+    return label_selector_as_selector(msgspec.convert(raw, LabelSelector))
+
+
+def selectors() -> list[Selector]:
+    return [compiled(s) for s in SELECTORS]
+
+
+def walked_domain_counts(
+    cluster: ClusterState, namespace: str, selector: Selector, key: str
+) -> dict[str, int]:
+    """Every domain of ``key`` with the pods a spread constraint counts in it, by one walk."""
+    out: dict[str, int] = {}
+    for info in cluster.list():
+        value = info.node.metadata.labels.get(key)
+        if value is None:
+            continue
+        n = sum(1 for p in info.pods if spread_counts(p, namespace, selector))
+        out[value] = out.get(value, 0) + n
+    return out
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(nodes(), st.data())
+def test_domain_counts_equal_a_walk_over_the_pods_after_any_churn(
+    first: list[Node], data: st.DataObject
+) -> None:
+    cluster = ClusterState(first)
+    index = cluster.index()
+    asked = [(ns, sel, key) for ns in ("default", "other") for sel in selectors()
+             for key in (ZONE, HOST)]  # fmt: skip
+    spare = [
+        msgspec.structs.replace(n, metadata=msgspec.structs.replace(n.metadata, name=f"x{i}"))
+        for i, n in enumerate(data.draw(nodes()))
+    ]
+    for step in range(data.draw(st.integers(1, 15))):
+        names = [info.name for info in cluster.list()]
+        op = data.draw(st.sampled_from(["add", "remove", "relabel", "bind", "unbind", "ask"]))
+        if op == "add" and spare:
+            cluster.add_node(spare.pop())
+        elif op == "remove" and len(names) > 1:
+            cluster.remove_node(data.draw(st.sampled_from(names)))
+        elif op == "relabel" and names:
+            node = cluster.infos[data.draw(st.sampled_from(names))].node
+            zone = data.draw(st.sampled_from(["z0", "z1", "z9"]))
+            labels = {HOST: node.metadata.name, ZONE: zone}
+            meta = msgspec.structs.replace(node.metadata, labels=labels)
+            cluster.update_node(msgspec.structs.replace(node, metadata=meta))
+        elif op == "bind" and names:
+            name = data.draw(st.sampled_from(names))
+            cluster.bind(data.draw(pod(f"p{step}", name)), name)
+        elif op == "unbind" and cluster.pods():
+            cluster.unbind(data.draw(st.sampled_from(cluster.pods())))
+        elif op == "ask":
+            ns, sel, key = data.draw(st.sampled_from(asked))
+            assert index.domain_counts(ns, sel, key) == walked_domain_counts(cluster, ns, sel, key)
+    assert cluster.index() is index  # one index per cluster state, kept current
+    for ns, sel, key in asked:
+        assert index.domain_counts(ns, sel, key) == walked_domain_counts(cluster, ns, sel, key)
+        per_node = index.matching_of(ns, sel).per_node.tolist()
+        assert per_node == [
+            sum(1 for p in info.pods if spread_counts(p, ns, sel)) for info in cluster.list()
+        ]
+    # Per term: the pods a predicate selects, per node, kept since first asked.
+    counts = index.affinity.counts_of("app a", _is_app_a)
+    assert counts.tolist() == [sum(map(_is_app_a, info.pods)) for info in cluster.list()]
+
+
+def _is_app_a(p: Pod) -> bool:
+    return p.metadata.labels.get("app") == "a"
+
+
+def test_domain_counts_honour_the_eligible_rows() -> None:
+    first = [
+        msgspec.convert({"metadata": {"name": f"n{i}", "labels": {ZONE: f"z{i % 2}"}}}, type=Node)
+        for i in range(4)
+    ]
+    cluster = ClusterState(first)
+    for i in range(4):
+        meta = {"name": f"a{i}", "namespace": "default", "labels": {"app": "a"}}
+        cluster.bind(msgspec.convert({"metadata": meta, "spec": {}}, type=Pod), f"n{i}")
+    selector = compiled({"matchLabels": {"app": "a"}})
+    index = cluster.index()
+    rows = [name in ("n0", "n1", "n2") for name in index.names]
+    assert index.domain_counts("default", selector, ZONE) == {"z0": 2, "z1": 2}
+    assert index.domain_counts("default", selector, ZONE, rows) == {"z0": 2, "z1": 1}
+    assert index.domain_counts("other", selector, ZONE) == {"z0": 0, "z1": 0}
+    only_n3 = [name == "n3" for name in index.names]
+    assert index.domain_counts("default", selector, ZONE, only_n3) == {"z1": 1}
