@@ -116,8 +116,11 @@ class AffinityIndex:
                 pc.per_node[i] = sum(1 for p in info.pods if match(p))
         return pc.per_node
 
-    def carried_matching(self, pod: Pod, ns: NamespaceLabels) -> list[CarriedTerm]:
-        """The terms existing pods carry that select ``pod``, with their carriers per row."""
+    def carried_matching(
+        self, pod: Pod, namespace_labels: Callable[[], NamespaceLabels]
+    ) -> list[CarriedTerm]:
+        """The terms existing pods carry that select ``pod``, with their carriers per row
+        (``namespace_labels``: asked for the labels lookup only when the terms are matched)."""
         index = self.index.fresh()
         self.follow_namespaces()
         if self.carried is None:
@@ -132,6 +135,7 @@ class AffinityIndex:
         key = (meta.namespace, tuple(sorted(meta.labels.items())))
         found = self._carried_matching.get(key)
         if found is None:
+            ns = namespace_labels()
             found = [
                 (kind, term, weight, row)
                 for (kind, term, weight), row in self.carried.items()

@@ -90,8 +90,8 @@ class Shapes:
         # or its score there (``refresh_row`` on a node's spec change).
         self.spec_rows: dict[tuple[tuple[bytes, bytes] | None, str, bool], int] = {}
 
-    def kept(self, static: Static, kind: str, full: Callable[[], Any],
-             row: Callable[[int], int]) -> Any:  # fmt: skip
+    def kept(self, static: Static, kind: str, full: Callable[[Static], Any],
+             row: Callable[[Static, int], int]) -> Any:  # fmt: skip
         """A shape's values on every node that read only the nodes' resources, kept between
         decisions: the rows changed since (a bind changes one) are recomputed one by one
         with ``row``, in Python, and many changed rows recompute the whole vector with
@@ -100,10 +100,10 @@ class Shapes:
         log = table.changed_rows
         values, at = static.kept.get(kind, (None, 0))
         if values is None or len(log) - at > REPLAYED_ROWS:
-            values = full()
+            values = full(static)
         else:
             for i in set(log[at:]):
-                values[i] = row(i)
+                values[i] = row(static, i)
         static.kept[kind] = (values, len(log))
         if len(log) > CHANGED_ROWS_KEPT:
             # Start the log again; every shape's kept values are computed afresh on next use.

@@ -34,12 +34,12 @@ class NodeResourcesBalancedAllocation(Kernel):
 
     def kept_balanced(self, static: Static) -> I64:
         """``balanced_at`` every node, kept between decisions (``Shapes.kept``)."""
-        every = self.path.table.double_order[: len(self.path.table.names)]
-        kept: I64 = self.path.shapes.kept(
-            static, BALANCED, lambda: self.balanced_at(static, every),
-            lambda i: self.balanced_row(static, i),
-        )  # fmt: skip
+        kept: I64 = self.path.shapes.kept(static, BALANCED, self.balanced_everywhere,
+                                          self.balanced_row)  # fmt: skip
         return kept
+
+    def balanced_everywhere(self, static: Static) -> I64:
+        return self.balanced_at(static, self.path.table.double_order[: len(self.path.table.names)])
 
     def balanced_row(self, static: Static, i: int) -> int:
         """``balanced_at`` for one node."""

@@ -74,14 +74,14 @@ class InterPodAffinity(Kernel):
         counts = self.path.cluster.index().affinity
         n = len(table.names)
         terms = attempt.sig.static.terms
-        ns = self.ipa.namespace_labels()
-        carried = counts.carried_matching(pod, ns)
+        carried = counts.carried_matching(pod, self.ipa.namespace_labels)
         if (
             not terms.required_affinity_terms
             and not terms.required_anti_affinity_terms
             and not any(k == REQUIRED_ANTI_AFFINITY for k, *_ in carried)
         ):
             return None
+        ns = self.ipa.namespace_labels()
         affinity_fails = np.zeros(n, np.bool_)
         if terms.required_affinity_terms:
             required = terms.required_affinity_terms
@@ -138,7 +138,9 @@ class InterPodAffinity(Kernel):
                 per_node = counts.counts_of(("term", t), _matcher(t, ns))
                 contributions.append((t.topology_key, sign * wt.weight, per_node))
         hard_weight = args.weight
-        for kind, term, weight, carriers in counts.carried_matching(attempt.pod, ns):
+        for kind, term, weight, carriers in counts.carried_matching(
+            attempt.pod, self.ipa.namespace_labels
+        ):
             if kind == REQUIRED_AFFINITY and hard_weight > 0:
                 contributions.append((term.topology_key, hard_weight, carriers))
             elif kind == PREFERRED_AFFINITY:

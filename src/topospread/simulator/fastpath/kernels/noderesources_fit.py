@@ -89,13 +89,13 @@ class NodeResourcesFit(Kernel):
     def kept_bits(self, static: Static) -> I32:
         """``fit_bits`` on every node from the free room as it stands, kept between
         decisions (``Shapes.kept``)."""
-        t = self.path.table
-        bits: I32 = self.path.shapes.kept(
-            static, FIT, lambda: self.fit_bits(static, t.free_cpu, t.free_mem, t.free_eph,
-                                               t.free_pods),
-            lambda i: self.fit_row(static, i),
-        )  # fmt: skip
+        bits: I32 = self.path.shapes.kept(static, FIT, self.fit_bits_now, self.fit_row)
         return bits
+
+    def fit_bits_now(self, static: Static) -> I32:
+        """``fit_bits`` from the free room as it stands."""
+        t = self.path.table
+        return self.fit_bits(static, t.free_cpu, t.free_mem, t.free_eph, t.free_pods)
 
     def fit_bits(self, static: Static, free_cpu: I64, free_mem: I64, free_eph: I64,
                  free_pods: I64) -> I32:  # fmt: skip
@@ -141,14 +141,14 @@ class NodeResourcesFit(Kernel):
     def kept_least(self, static: Static) -> I64:
         """``least_allocated_at`` every node, kept between decisions (``Shapes.kept``; only
         while every node has allocatable cpu and memory)."""
-        every = self.path.table.double_order[: len(self.path.table.names)]
-        kept: I64 = self.path.shapes.kept(
-            static,
-            LEAST,
-            lambda: self.least_allocated_at(static, every),
-            lambda i: self.least_row(static, i),
-        )
+        kept: I64 = self.path.shapes.kept(static, LEAST, self.least_allocated_everywhere,
+                                          self.least_row)  # fmt: skip
         return kept
+
+    def least_allocated_everywhere(self, static: Static) -> I64:
+        return self.least_allocated_at(
+            static, self.path.table.double_order[: len(self.path.table.names)]
+        )
 
     def least_row(self, static: Static, i: int) -> int:
         """``least_allocated_at`` for one node (every node has allocatable cpu and memory)."""
