@@ -37,6 +37,8 @@ class ProfileKernels:
                     self.supported = False
                 self.by_name[pl.name] = kind(path, pl)
         by_name = self.by_name
+        if any(type(by_name[pl.name]).score is Kernel.score for pl in fwk.score_plugins):
+            self.supported = False  # a score plugin whose kernel computes no score
         self.pre_filters = [by_name[pl.name] for pl in fwk.pre_filter_plugins]
         self.filters = [(pl.name, by_name[pl.name]) for pl in fwk.filter_plugins]
         self.pre_scores = [by_name[pl.name] for pl in fwk.pre_score_plugins]
