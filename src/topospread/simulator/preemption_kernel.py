@@ -68,7 +68,7 @@ _MIN_BATCH: Final = 256
 
 
 class NodeTable(Protocol):
-    """What the kernel reads of the fast path (simulator/fastpath.py's FastPath)."""
+    """What the kernel reads of the fast path (simulator/fastpath/'s FastPath)."""
 
     free_cpu: I64
     free_mem: I64

@@ -5,7 +5,7 @@ default feature gates StorageCapacityScoring is off (alpha since 1.33), so upstr
 scorer: its PreScore always skips, and Score never runs. This plugin leaves both points out,
 which decides the same; the one visible difference is the profile listing, where upstream's
 expanded defaults show ``VolumeBinding`` (weight 1) among the score plugins.
-NOTE: serving them here needs the fast path (simulator/fastpath.py) to accept VolumeBinding in
+NOTE: serving them here needs the fast path (simulator/fastpath/) to accept VolumeBinding in
 a profile's score plugins, as one whose PreScore always skips.
 """
 

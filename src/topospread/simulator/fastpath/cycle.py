@@ -265,6 +265,11 @@ class FastPath:
     def preemption_screen(self, pod: Pod, failure: FastFailure) -> Sequence[int] | None:
         return screen.preemption_screen(self, pod, failure)
 
+    def _nominated_requests(self, pod: Pod) -> tuple[I64, I64, I64, I64]:
+        """Per node, what nominated pods of at least the pod's priority request (preemption's
+        kernel reads it; ``Nominations.requests``)."""
+        return self.nominations.requests(pod)
+
     def seed_state(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> None:
         """Write into a decision's cycle state what the PreFilter plugins that skip for every
         pod this path takes (kernels flagged ``seeds_state``) write before skipping, for the
