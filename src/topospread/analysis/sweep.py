@@ -2,7 +2,7 @@
 
 The base state is the input's cluster settled by controllers and scheduler, after the input's
 own timeline steps if it has any, once per tie-break seed. Each failure then starts from a
-restored copy of that state (simulator/snapshot.py) and runs as a short timeline, step by step
+restored copy of that state (simulator/checkpoint.py) and runs as a short timeline, step by step
 exactly as ``simulate`` runs steps:
 
 - ``zone Z``: ``loseZone`` (the zone's nodes NotReady, tainted unreachable), then a ``wait``
@@ -40,15 +40,15 @@ from typing import Any, Final
 import msgspec
 
 from topospread.analysis.reports import StepReport, Summary, pending_json, summarize
-from topospread.analysis.timeline import carry_out, settle_timeline
+from topospread.analysis.simulate import carry_out, settle_timeline
 from topospread.api.types import LABEL_TOPOLOGY_ZONE
 from topospread.errors import ManifestError
 from topospread.framework.features import DEFAULT_FEATURES, Features
+from topospread.simulator.checkpoint import FORKS, Snapshot
 from topospread.simulator.clock import format_duration
 from topospread.simulator.drain import DrainOptions, DrainResult
 from topospread.simulator.simulation import Simulation
-from topospread.simulator.snapshot import FORKS, Snapshot
-from topospread.simulator.timeline import TimelineScenario, parse_step
+from topospread.simulator.timeline_format import TimelineScenario, parse_step
 from topospread.util.natural import natural_key
 
 NO_DRAIN_OPTIONS: Final = DrainOptions()

@@ -24,7 +24,7 @@ The API, shared by ``simulate``, ``sweep`` and ``rebalance``:
 - ``settle(where)`` runs controllers and scheduler to their fixpoint;
 - ``simulator.steps.apply_step(sim, step)`` carries out one timeline step (then settle);
 - ``snapshot()`` freezes the whole state, and ``Snapshot.restore()`` gives back an independent
-  simulation equal to it, any number of times (simulator/snapshot.py).
+  simulation equal to it, any number of times (simulator/checkpoint.py).
 """
 
 from __future__ import annotations
@@ -78,6 +78,7 @@ from topospread.errors import ManifestError, TopospreadError, ValidationError
 from topospread.framework.features import DEFAULT_FEATURES, Features
 from topospread.framework.runtime import Registry
 from topospread.labels.selector import Selector, SelectorError, label_selector_as_selector
+from topospread.simulator.checkpoint import IndexedDict, Snapshot
 from topospread.simulator.clock import format_duration
 from topospread.simulator.controllers import (
     PodActions,
@@ -125,17 +126,16 @@ from topospread.simulator.controllers.statefulset import (
     get_start_ordinal,
     revision_name,
 )
-from topospread.simulator.disruption import Evictions, validate_pdb
+from topospread.simulator.eviction import Evictions, validate_pdb
 from topospread.simulator.scenario import admit_node, admit_pod, priority_classes
 from topospread.simulator.scheduler import Decision, Scheduler, is_terminal
-from topospread.simulator.snapshot import IndexedDict, Snapshot
 from topospread.simulator.tainteviction import (
     ScheduledEviction,
     TaintEvictionQueue,
     get_no_execute_taints,
     process_pod_on_node,
 )
-from topospread.simulator.timeline import NodeGroup, TimelineScenario, region_of
+from topospread.simulator.timeline_format import NodeGroup, TimelineScenario, region_of
 
 MAX_ROUNDS: Final = 200
 Workload: TypeAlias = (

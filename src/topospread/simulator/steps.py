@@ -47,7 +47,7 @@ from topospread.simulator.simulation import (
     ran_out_text,
     workload_key,
 )
-from topospread.simulator.timeline import Step, drain_args, names_arg, wait_args
+from topospread.simulator.timeline_format import Step, drain_args, names_arg, wait_args
 
 EFFECT_NO_SCHEDULE: Final = "NoSchedule"
 EFFECT_NO_EXECUTE: Final = "NoExecute"

@@ -14,7 +14,7 @@ from topospread.framework.features import DEFAULT_FEATURES, Features
 from topospread.framework.runtime import Registry
 from topospread.simulator.simulation import Simulation
 from topospread.simulator.steps import StepResult, apply_step
-from topospread.simulator.timeline import Step, TimelineScenario
+from topospread.simulator.timeline_format import Step, TimelineScenario
 
 
 @dataclass(slots=True)
