@@ -22,8 +22,8 @@ from topospread.analysis.simulate import simulate
 from topospread.simulator.controllers.replicaset import PodClaims
 from topospread.simulator.fastpath import FastPath
 from topospread.simulator.simulation import Settled, Simulation
-from topospread.simulator.steps import apply_step
 from topospread.simulator.timeline_format import TimelineScenario, parse_timeline
+from topospread.simulator.timeline_steps.actions import apply_step
 
 
 def state(sim: Simulation) -> dict[str, Any]:

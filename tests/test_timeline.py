@@ -20,8 +20,9 @@ from topospread.analysis.simulate import TimelineReport, simulate
 from topospread.errors import TopospreadError
 from topospread.render.simulate import timeline_json, timeline_text
 from topospread.simulator.simulation import Settled, Simulation
-from topospread.simulator.steps import apply_step, merge_patch
 from topospread.simulator.timeline_format import parse_timeline
+from topospread.simulator.timeline_steps.actions import apply_step
+from topospread.simulator.timeline_steps.workloads import merge_patch
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "simulations" / "zone-outage.yaml"
 

@@ -136,7 +136,7 @@ class Inputs:
         """A file of timeline steps (a YAML list, or ``{timeline: [...]}``), checked as the
         timeline checks them: sweep's ``--then``."""
         from topospread.api.loader import read_yaml_documents
-        from topospread.simulator.timeline_format import parse_step
+        from topospread.simulator.timeline_steps.actions import parse_step
 
         docs = read_yaml_documents(path)
         steps = docs[0] if len(docs) == 1 else None

@@ -22,7 +22,7 @@ The API, shared by ``simulate``, ``sweep`` and ``rebalance``:
 
 - ``Simulation(scenario, seed=...)`` loads a timeline scenario's nodes and objects;
 - ``settle(where)`` runs controllers and scheduler to their fixpoint;
-- ``simulator.steps.apply_step(sim, step)`` carries out one timeline step (then settle);
+- ``step.run(sim)`` carries out one timeline step (simulator/timeline_steps/; then settle);
 - ``snapshot()`` freezes the whole state, and ``Snapshot.restore()`` gives back an independent
   simulation equal to it, any number of times (simulator/checkpoint.py).
 """
@@ -33,7 +33,7 @@ import functools
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 import msgspec
 
@@ -127,6 +127,7 @@ from topospread.simulator.controllers.statefulset import (
     revision_name,
 )
 from topospread.simulator.eviction import Evictions, validate_pdb
+from topospread.simulator.node_groups import NodeGroup, region_of
 from topospread.simulator.scenario import admit_node, admit_pod, priority_classes
 from topospread.simulator.scheduler import Decision, Scheduler, is_terminal
 from topospread.simulator.tainteviction import (
@@ -135,7 +136,9 @@ from topospread.simulator.tainteviction import (
     get_no_execute_taints,
     process_pod_on_node,
 )
-from topospread.simulator.timeline_format import NodeGroup, TimelineScenario, region_of
+
+if TYPE_CHECKING:
+    from topospread.simulator.timeline_format import TimelineScenario
 
 MAX_ROUNDS: Final = 200
 Workload: TypeAlias = (
