@@ -1,5 +1,6 @@
 """The timeline's steps as a registry of step classes: every action has one class that parses,
-applies and names it, and nothing else in the source dispatches on action names."""
+applies and names it, and nothing else in the source dispatches on action names; the cloud
+steps (``stockout``, ``addNodes`` with ``startupDelay``) on the simulation's clock."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any, Final
 import pytest
 
 from test_timeline import deployment
+from topospread.analysis.simulate import simulate
 from topospread.errors import ManifestError
 from topospread.simulator.simulation import Simulation
 from topospread.simulator.timeline_format import parse_timeline
@@ -73,6 +75,7 @@ def test_every_action_has_one_step_class_that_names_it() -> None:
         "wait",
         "rebalance",
     ]
+    assert "stockout" in STEPS
     for action, cls in STEPS.items():
         assert cls.action == action and issubclass(cls, Step)
     assert len(set(STEPS.values())) == len(STEPS)
@@ -147,6 +150,7 @@ def test_unknown_action_lists_every_registered_action() -> None:
         ({"wait": "5m"}, "wait 5m"),
         ({"rebalance": None}, "rebalance"),
         ({"name": "given", "wait": "5m"}, "given"),
+        ({"stockout": {"zone": "a", "duration": "10m"}}, "stockout"),
     ],
     ids=lambda v: str(v),
 )
@@ -157,7 +161,8 @@ def test_a_step_is_named_as_reports_name_it(raw: dict[str, Any], name: str) -> N
 def test_parsed_steps_survive_pickling_as_snapshots_need() -> None:
     raw = [
         {"drain": {"node": "a-1", "force": True}},
-        {"addNodes": {"group": "g", "zone": "a", "count": 2}},
+        {"addNodes": {"group": "g", "zone": "a", "startupDelay": "90s"}},
+        {"stockout": {"instanceType": "m5.large", "duration": "1h"}},
         {"rebalance": {"maxEvictions": 2}},
     ]
     steps = [parse_step(r, i, "t.yaml") for i, r in enumerate(raw)]
@@ -165,8 +170,7 @@ def test_parsed_steps_survive_pickling_as_snapshots_need() -> None:
 
 
 def test_a_rebalance_step_needs_the_analysis() -> None:
-    zones = [{"name": "pool", "zones": ["a", "b", "c"], "perZone": 1}]
-    doc = {"nodeGroups": zones, "objects": [deployment(3)], "timeline": [{"rebalance": {}}]}
+    doc = {"nodeGroups": ZONES, "objects": [deployment(3)], "timeline": [{"rebalance": {}}]}
     scenario = parse_timeline(doc, "t.yaml")
     sim = Simulation(scenario)
     sim.settle(scenario.source)
@@ -175,3 +179,244 @@ def test_a_rebalance_step_needs_the_analysis() -> None:
     assert str(err.value) == (
         "t.yaml: timeline[0] (rebalance): the simulator alone cannot carry out this step"
     )
+
+
+# ------------------------------------------------------------------ stockout and startupDelay
+
+ZONE: Final = "topology.kubernetes.io/zone"
+ZONES: Final = [{"name": "pool", "zones": ["a", "b", "c"], "perZone": 1}]
+TYPED: Final = [
+    {
+        "name": "pool",
+        "zones": ["a", "b", "c"],
+        "perZone": 1,
+        "template": {"metadata": {"labels": {"node.kubernetes.io/instance-type": "m5.large"}}},
+    }
+]
+
+
+def run(timeline: list[dict[str, Any]], replicas: int = 3, groups: Any = ZONES) -> Any:
+    doc = {"nodeGroups": groups, "objects": [deployment(replicas)], "timeline": timeline}
+    return simulate(parse_timeline(doc, "t.yaml"))
+
+
+BAD_STEPS = {
+    "stockout without duration": (
+        {"stockout": {"zone": "a"}},
+        "t.yaml: timeline[0] (stockout): duration: Required value",
+    ),
+    "stockout of nothing": (
+        {"stockout": {"duration": "5m"}},
+        "t.yaml: timeline[0] (stockout): give zone, instanceType or both",
+    ),
+    "stockout with an unknown field": (
+        {"stockout": {"region": "r", "duration": "5m"}},
+        "t.yaml: timeline[0] (stockout): region: unknown field; "
+        "expected zone, instanceType, duration",
+    ),
+    "stockout of a zone that is no name": (
+        {"stockout": {"zone": 3, "duration": "5m"}},
+        "t.yaml: timeline[0] (stockout): zone: expected a zone name",
+    ),
+    "stockout of an empty instance type": (
+        {"stockout": {"instanceType": "", "duration": "5m"}},
+        "t.yaml: timeline[0] (stockout): instanceType: expected an instance type",
+    ),
+    "stockout for no time": (
+        {"stockout": {"zone": "a", "duration": "0s"}},
+        't.yaml: timeline[0] (stockout): duration: Invalid value: "0s": must be more than 0s',
+    ),
+    "stockout for a bad duration": (
+        {"stockout": {"zone": "a", "duration": "soon"}},
+        't.yaml: timeline[0] (stockout): duration: Invalid value: "soon": time: invalid '
+        'duration "soon"; expected a duration such as 90s, 5m or 1h30m',
+    ),
+    "stockout that is no mapping": (
+        {"stockout": "a"},
+        "t.yaml: timeline[0] (stockout): expected a mapping with duration",
+    ),
+    "startupDelay without a unit": (
+        {"addNodes": {"group": "pool", "zone": "a", "startupDelay": 90}},
+        "t.yaml: timeline[0] (addNodes): startupDelay: Invalid value: 90: "
+        "expected a duration such as 90s, 5m or 1h30m",
+    ),
+    "negative startupDelay": (
+        {"addNodes": {"group": "pool", "zone": "a", "startupDelay": "-1m"}},
+        't.yaml: timeline[0] (addNodes): startupDelay: Invalid value: "-1m": '
+        "must not be negative (the clock only moves on)",
+    ),
+    "addNodes with an unknown field": (
+        {"addNodes": {"group": "pool", "zone": "a", "delay": "1m"}},
+        "t.yaml: timeline[0] (addNodes): delay: unknown field; "
+        "expected group, zone, count, startupDelay",
+    ),
+}
+
+
+@pytest.mark.parametrize(("raw", "message"), BAD_STEPS.values(), ids=BAD_STEPS.keys())
+def test_bad_cloud_steps_are_refused_with_one_message(raw: dict[str, Any], message: str) -> None:
+    with pytest.raises(ManifestError) as err:
+        parse_step(raw, 0, "t.yaml")
+    assert str(err.value) == message
+
+
+def test_an_add_into_a_stocked_out_zone_adds_nothing_and_says_why() -> None:
+    report = run(
+        [
+            {"stockout": {"zone": "c", "duration": "10m"}},
+            {"addNodes": {"group": "pool", "zone": "c"}},
+            {"addNodes": {"group": "pool", "zone": "a"}},
+        ]
+    )
+    stock, add_c, add_a = report.steps[1:]
+    assert stock.events == ["stockout: no new nodes in zone c until 10m0s"]
+    assert add_c.events == [
+        f"added no node to group pool ({ZONE}=c): stockout, no new nodes in zone c until 10m0s"
+    ]
+    assert add_a.events == [f"added node pool-a-2 ({ZONE}=a)"]
+    assert len(add_c.topology) == 3 and len(add_a.topology) == 4
+
+
+def test_a_stockout_ends_when_the_clock_passes_it() -> None:
+    report = run(
+        [
+            {"stockout": {"zone": "c", "duration": "10m"}},
+            {"wait": "5m"},
+            {"addNodes": {"group": "pool", "zone": "c"}},
+            {"wait": "5m"},
+            {"addNodes": {"group": "pool", "zone": "c"}},
+        ]
+    )
+    _, early, refused, later, added = report.steps[1:]
+    assert early.events == ["waited 5m (now 5m0s): no eviction fell due"]
+    assert refused.events[0].startswith("added no node to group pool")
+    assert later.events == [
+        "waited 5m (now 10m0s): no eviction fell due",
+        "stockout over at 10m0s: new nodes in zone c can be provisioned again",
+    ]
+    assert added.events == [f"added node pool-c-2 ({ZONE}=c)"]
+
+
+def test_an_instance_type_stockout_holds_in_every_zone_or_in_its_own() -> None:
+    report = run(
+        [
+            {"stockout": {"instanceType": "m5.large", "duration": "1h"}},
+            {"addNodes": {"group": "pool", "zone": "b"}},
+            {"stockout": {"instanceType": "other", "zone": "a", "duration": "1h"}},
+            {"addNodes": {"group": "pool", "zone": "a", "count": 0}},
+        ],
+        groups=TYPED,
+    )
+    assert report.steps[1].events == ["stockout: no new m5.large nodes until 1h0m0s"]
+    assert report.steps[2].events == [
+        f"added no node to group pool ({ZONE}=b): stockout, no new m5.large nodes until 1h0m0s"
+    ]
+    assert report.steps[3].events == ["stockout: no new other nodes in zone a until 1h0m0s"]
+
+
+def test_other_instance_types_are_not_stocked_out() -> None:
+    report = run(
+        [
+            {"stockout": {"instanceType": "m6.large", "zone": "b", "duration": "1h"}},
+            {"addNodes": {"group": "pool", "zone": "b"}},
+        ],
+        groups=TYPED,
+    )
+    assert report.steps[2].events == [f"added node pool-b-2 ({ZONE}=b)"]
+
+
+def test_nodes_that_start_up_are_not_ready_until_the_clock_passes_their_delay() -> None:
+    """Four replicas on three zones, the fourth Pending behind a scaled-up cluster whose new
+    node in zone a is still starting: the zone's domain has the node but the scheduler may not
+    use it (not-ready, NoSchedule); once Ready at 1m30s, a wait that passes it places the pod."""
+    report = run(
+        [
+            {"addNodes": {"group": "pool", "zone": "a", "startupDelay": "90s"}},
+            {"wait": "1m"},
+            {"wait": "1m"},
+        ],
+        replicas=3,
+    )
+    added, first, second = report.steps[1:]
+    assert added.events == [
+        f"added node pool-a-2 ({ZONE}=a)",
+        "pool-a-2: NotReady (starting up, Ready at 1m30s); tainted node.kubernetes.io/not-ready "
+        "(NoSchedule, NoExecute)",
+    ]
+    assert first.events == ["waited 1m (now 1m0s): no eviction fell due"]
+    assert second.events == [
+        "waited 1m (now 2m0s): no eviction fell due",
+        "pool-a-2: started up at 1m30s, Ready; untainted node.kubernetes.io/not-ready "
+        "(NoSchedule, NoExecute)",
+    ]
+    assert report.uses_clock
+
+
+def test_pending_pods_wait_for_starting_nodes_and_land_when_they_are_ready() -> None:
+    """Two zones of one node each that hold two pods: of six replicas two are Pending. Two
+    new nodes, one per zone, start up for 2m: tainted not-ready, they take nothing until a
+    wait passes 2m0s; then the scheduler places the two pods on them."""
+    small = {"status": {"capacity": {"cpu": "2", "memory": "4Gi", "pods": "2"}}}
+    groups = [{"name": "pool", "zones": ["a", "b"], "perZone": 1, "template": small}]
+    report = run(
+        [
+            {"addNodes": {"group": "pool", "zone": "a", "startupDelay": "2m"}},
+            {"addNodes": {"group": "pool", "zone": "b", "startupDelay": "2m"}},
+            {"wait": "1m"},
+            {"wait": "2m"},
+        ],
+        replicas=6,
+        groups=groups,
+    )
+    initial, _, added, before, after = report.steps
+    assert len(initial.pending) == 2
+    assert len(added.pending) == 2 and not added.settled.placed
+    assert all(
+        m.startswith("0/4 nodes are available: 2 Too many pods, 2 node(s) had untolerated taint")
+        for m in added.pending.values()
+    )
+    assert len(before.pending) == 2 and not before.settled.placed
+    assert after.pending == {}
+    assert sorted(after.bound[key] for key in after.settled.placed) == ["pool-a-2", "pool-b-2"]
+    assert after.events[1:] == [
+        f"pool-{z}-2: started up at 2m0s, Ready; untainted node.kubernetes.io/not-ready "
+        "(NoSchedule, NoExecute)"
+        for z in ("a", "b")
+    ]
+
+
+def test_a_node_removed_while_it_starts_is_forgotten() -> None:
+    report = run(
+        [
+            {"addNodes": {"group": "pool", "zone": "a", "startupDelay": "1m"}},
+            {"removeNode": "pool-a-2"},
+            {"wait": "2m"},
+        ]
+    )
+    assert report.steps[3].events == ["waited 2m (now 2m0s): no eviction fell due"]
+
+
+def test_stockouts_and_starting_nodes_travel_with_a_snapshot() -> None:
+    """sweep and rebalance replay futures from snapshots: a restored copy still has the
+    stock-out and the node that has not started yet, and carries them out alike."""
+    doc = {
+        "nodeGroups": ZONES,
+        "objects": [deployment(3)],
+        "timeline": [
+            {"stockout": {"zone": "b", "duration": "10m"}},
+            {"addNodes": {"group": "pool", "zone": "a", "startupDelay": "1m"}},
+            {"wait": "2m"},
+            {"addNodes": {"group": "pool", "zone": "b"}},
+        ],
+    }
+    scenario = parse_timeline(doc, "t.yaml")
+    sim = Simulation(scenario)
+    sim.settle(scenario.source)
+    for step in scenario.steps[:2]:
+        apply_step(sim, step)
+        sim.settle(step.where)
+    copy = sim.snapshot().restore()
+    assert copy.cloud == sim.cloud and copy.cloud.starting == {"pool-a-2": 60 * 10**9}
+    for step in scenario.steps[2:]:
+        assert apply_step(copy, step).events == apply_step(sim, step).events
+    assert copy.cloud == sim.cloud and sim.cloud.starting == {}

@@ -80,6 +80,7 @@ from topospread.framework.runtime import Registry
 from topospread.labels.selector import Selector, SelectorError, label_selector_as_selector
 from topospread.simulator.checkpoint import IndexedDict, Snapshot
 from topospread.simulator.clock import format_duration
+from topospread.simulator.cloud import CloudState
 from topospread.simulator.controllers import (
     PodActions,
     step_deployment,
@@ -430,6 +431,8 @@ class Simulation:
         self.now = 0
         self.epoch = _epoch(scenario)
         self.taint_evictions = TaintEvictionQueue()
+        # Stock-outs and nodes starting up, on the same clock (the stockout and addNodes steps).
+        self.cloud = CloudState()
         # Only evictions decided before the clock starts, reported with the initial state.
         self.start_events: list[str] = []
         self._started = False

@@ -22,7 +22,7 @@ from topospread.simulator.timeline_steps.nodes import (
     Uncordon,
     UntaintNodes,
 )
-from topospread.simulator.timeline_steps.provisioning import AddNodes
+from topospread.simulator.timeline_steps.provisioning import AddNodes, Stockout
 from topospread.simulator.timeline_steps.rebalancing import Rebalance
 from topospread.simulator.timeline_steps.step import SIMULATOR_ONLY, Step, StepResult
 from topospread.simulator.timeline_steps.waiting import Wait
@@ -66,6 +66,7 @@ for _step in (
     DeletePods,
     Wait,
     Rebalance,
+    Stockout,
 ):
     register(_step)
 

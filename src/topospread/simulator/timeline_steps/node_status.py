@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Final
 
 import msgspec
 
-from topospread.api.admission import TAINT_NODE_UNREACHABLE
+from topospread.api.admission import TAINT_NODE_NOT_READY, TAINT_NODE_UNREACHABLE
 from topospread.api.types import (
     CONDITION_TRUE,
     CONDITION_UNKNOWN,
@@ -22,6 +22,8 @@ from topospread.simulator.controllers.common import format_time
 if TYPE_CHECKING:
     from topospread.simulator.simulation import Simulation
 
+# NodeConditionStatus "False" (api/types.py names only True and Unknown).
+CONDITION_FALSE: Final = "False"
 EFFECT_NO_SCHEDULE: Final = "NoSchedule"
 EFFECT_NO_EXECUTE: Final = "NoExecute"
 
@@ -30,12 +32,22 @@ UNREACHABLE_TAINTS: Final = (
     Taint(key=TAINT_NODE_UNREACHABLE, effect=EFFECT_NO_SCHEDULE),
     Taint(key=TAINT_NODE_UNREACHABLE, effect=EFFECT_NO_EXECUTE),
 )
+# Its taints for a node whose kubelet reports Ready=False, as a new node's does while it
+# starts (TaintNodesByCondition's NoSchedule, doNoExecuteTaintingPass's NoExecute).
+NOT_READY_TAINTS: Final = (
+    Taint(key=TAINT_NODE_NOT_READY, effect=EFFECT_NO_SCHEDULE),
+    Taint(key=TAINT_NODE_NOT_READY, effect=EFFECT_NO_EXECUTE),
+)
 # The Ready condition the node lifecycle controller writes when the kubelet stops posting
 # (tryUpdateNodeHealth, NodeStatusUnknown), and the one the kubelet posts when it is back.
 READY_UNKNOWN: Final = NodeCondition(
     type=NODE_READY, status=CONDITION_UNKNOWN, reason="NodeStatusUnknown"
 )
 READY_TRUE: Final = NodeCondition(type=NODE_READY, status=CONDITION_TRUE, reason="KubeletReady")
+# What a starting kubelet posts until its runtime and network are up (KubeletNotReady).
+READY_FALSE_STARTING: Final = NodeCondition(
+    type=NODE_READY, status=CONDITION_FALSE, reason="KubeletNotReady"
+)
 
 
 def set_taints(
@@ -81,12 +93,19 @@ def taints_text(taints: Sequence[Taint]) -> str:
     return ", ".join(f"{k} ({', '.join(e)})" for k, e in effects.items())
 
 
+def ready_condition(node: Node) -> NodeCondition | None:
+    return next((c for c in node.status.conditions if c.type == NODE_READY), None)
+
+
 __all__ = [
     "EFFECT_NO_EXECUTE",
     "EFFECT_NO_SCHEDULE",
+    "NOT_READY_TAINTS",
+    "READY_FALSE_STARTING",
     "READY_TRUE",
     "READY_UNKNOWN",
     "UNREACHABLE_TAINTS",
+    "ready_condition",
     "set_taints",
     "taints_text",
 ]
