@@ -739,8 +739,8 @@ _REBALANCE_CHILD: Final = """
 import json, sys, time
 from pathlib import Path
 from topospread.analysis.rebalance import plan_rebalance
-from topospread.analysis.timeline import settle_timeline
-from topospread.simulator.timeline import load_timeline
+from topospread.analysis.simulate import settle_timeline
+from topospread.simulator.timeline_format import load_timeline
 t0 = time.perf_counter()
 sim = settle_timeline(load_timeline(Path(sys.argv[1])))
 t1 = time.perf_counter()

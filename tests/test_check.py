@@ -520,7 +520,7 @@ def test_a_generated_shape_has_ephemeral_storage_and_the_os_label() -> None:
 
 def test_generated_nodes_carry_the_labels_and_resources_of_real_nodes() -> None:
     from topospread.simulator.simulation import Simulation
-    from topospread.simulator.timeline import parse_timeline
+    from topospread.simulator.timeline_format import parse_timeline
 
     shape = Shape(zones=2, nodes_per_zone=1, ephemeral_storage="50Gi", pods=64, arch="arm64")
     sim = Simulation(parse_timeline({"nodeGroups": shape.node_groups()}, "t"))

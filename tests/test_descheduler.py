@@ -18,12 +18,12 @@ from topospread.analysis.descheduler import (
     descheduler_evictions,
     is_ready,
 )
-from topospread.analysis.timeline import settle_timeline
+from topospread.analysis.simulate import settle_timeline
 from topospread.api.types import LabelSelector, Node, NodeCondition, OwnerReference, Pod, Volume
 from topospread.framework.types import NodeInfo
 from topospread.labels.selector import label_selector_as_selector, parse
 from topospread.simulator.simulation import Simulation
-from topospread.simulator.timeline import parse_timeline
+from topospread.simulator.timeline_format import parse_timeline
 
 WEB = match_labels(app="web")
 ZONE = "topology.kubernetes.io/zone"

@@ -31,12 +31,12 @@ from topospread.simulator.controllers.disruption import (
     SYNC_FAILED_REASON,
     sync_budget,
 )
-from topospread.simulator.disruption import EVICTION_REFUSED, Evictions
+from topospread.simulator.eviction import EVICTION_REFUSED, Evictions
 from topospread.simulator.run import schedule
 from topospread.simulator.scenario import build_scenario
 from topospread.simulator.simulation import Simulation
-from topospread.simulator.steps import apply_step
-from topospread.simulator.timeline import parse_timeline
+from topospread.simulator.timeline_format import parse_timeline
+from topospread.simulator.timeline_steps.actions import apply_step
 
 HOSTNAME = "kubernetes.io/hostname"
 

@@ -14,9 +14,9 @@ from test_cli import run as cli
 from test_timeline import daemon_set, run
 from topospread.analysis.reports import StepReport
 from topospread.errors import TopospreadError
-from topospread.render.timeline import timeline_text
-from topospread.simulator.disruption import EVICTION_REFUSED, MULTIPLE_PDBS
-from topospread.simulator.timeline import parse_timeline
+from topospread.render.simulate import timeline_text
+from topospread.simulator.eviction import EVICTION_REFUSED, MULTIPLE_PDBS
+from topospread.simulator.timeline_format import parse_timeline
 
 NODES = [{"name": "pool", "count": 2}]
 

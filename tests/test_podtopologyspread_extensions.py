@@ -42,7 +42,7 @@ from topospread.plugins.podtopologyspread.plugin import PodTopologySpread
 from topospread.simulator.run import schedule
 from topospread.simulator.scenario import Scenario
 from topospread.simulator.simulation import Simulation
-from topospread.simulator.timeline import parse_timeline
+from topospread.simulator.timeline_format import parse_timeline
 
 FOO = exists("foo")
 BAR = exists("bar")

@@ -29,14 +29,14 @@ from topospread.analysis.rebalance import (
     replay_plan,
 )
 from topospread.analysis.reports import StepReport, step_report
-from topospread.analysis.timeline import settle_timeline, simulate
+from topospread.analysis.simulate import settle_timeline, simulate
 from topospread.api.types import Pod
 from topospread.labels.selector import parse
 from topospread.render.rebalance import rebalance_text
 from topospread.render.schemas import load_schema
-from topospread.simulator import snapshot
+from topospread.simulator import checkpoint
 from topospread.simulator.simulation import Settled, Simulation
-from topospread.simulator.timeline import parse_timeline
+from topospread.simulator.timeline_format import parse_timeline
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "simulations"
 ZONE = "topology.kubernetes.io/zone"
@@ -388,7 +388,7 @@ def test_replays_in_forked_children_report_what_restored_copies_do(
     (``diff_report``); rebuilt, it is the report a restored snapshot's replay makes."""
     doc = new_zone(6)
     forked = plan_rebalance(settled(doc))
-    monkeypatch.setattr(snapshot, "FORKS", False)
+    monkeypatch.setattr(checkpoint, "FORKS", False)
     restored = plan_rebalance(settled(doc))
     assert forked.to_json() == restored.to_json()
     assert rebalance_text(forked) == rebalance_text(restored)  # the grids: the topology

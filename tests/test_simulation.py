@@ -18,12 +18,12 @@ from topospread.analysis.reports import (
     summarize,
     workload_reports,
 )
-from topospread.analysis.timeline import simulate
+from topospread.analysis.simulate import simulate
 from topospread.simulator.controllers.replicaset import PodClaims
 from topospread.simulator.fastpath import FastPath
 from topospread.simulator.simulation import Settled, Simulation
-from topospread.simulator.steps import apply_step
-from topospread.simulator.timeline import TimelineScenario, parse_timeline
+from topospread.simulator.timeline_format import TimelineScenario, parse_timeline
+from topospread.simulator.timeline_steps.actions import apply_step
 
 
 def state(sim: Simulation) -> dict[str, Any]:

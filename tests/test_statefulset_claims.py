@@ -71,7 +71,7 @@ def test_check_on_cockroachdb_with_a_default_wait_for_first_consumer_class_passe
 
 def test_the_pods_use_their_ordinals_claims_and_the_claims_exist() -> None:
     from topospread.simulator.simulation import Simulation
-    from topospread.simulator.timeline import parse_timeline, with_cluster
+    from topospread.simulator.timeline_format import parse_timeline, with_cluster
 
     doc = {"nodeGroups": SHAPE.node_groups()}
     scenario = with_cluster(parse_timeline(doc, "t"), objects(COCKROACH + "---\n" + DEFAULT_CLASS))
@@ -90,7 +90,7 @@ def test_the_pods_use_their_ordinals_claims_and_the_claims_exist() -> None:
 
 def test_a_snapshot_carries_the_storage_and_its_restores_are_independent() -> None:
     from topospread.simulator.simulation import Simulation
-    from topospread.simulator.timeline import parse_timeline, with_cluster
+    from topospread.simulator.timeline_format import parse_timeline, with_cluster
 
     doc = {"nodeGroups": SHAPE.node_groups()}
     scenario = with_cluster(parse_timeline(doc, "t"), objects(COCKROACH + "---\n" + DEFAULT_CLASS))
@@ -115,7 +115,7 @@ def test_scaling_down_deletes_the_ordinals_claims_only_when_the_policy_says_dele
     policy: str | None, kept: bool
 ) -> None:
     from topospread.simulator.simulation import Simulation
-    from topospread.simulator.timeline import parse_timeline, with_cluster
+    from topospread.simulator.timeline_format import parse_timeline, with_cluster
 
     text = COCKROACH + "---\n" + DEFAULT_CLASS
     if policy is not None:
@@ -165,7 +165,7 @@ def test_schedule_pods_expands_a_statefulset_with_its_claims(
 
 def test_a_generic_ephemeral_volume_gets_its_claim_and_loses_it_with_the_pod() -> None:
     from topospread.simulator.simulation import Simulation
-    from topospread.simulator.timeline import parse_timeline, with_cluster
+    from topospread.simulator.timeline_format import parse_timeline, with_cluster
 
     deployment = """\
 apiVersion: apps/v1

@@ -20,6 +20,7 @@ import yaml
 from test_cli import readme_output
 from test_cli import run as cli
 from test_timeline import deployment, zones
+from topospread.analysis.simulate import settle_timeline, simulate
 from topospread.analysis.sweep import (
     KILL_HOOK_ENV,
     Bases,
@@ -37,14 +38,13 @@ from topospread.analysis.sweep import (
     sweep,
 )
 from topospread.analysis.sweep_pool import pool_size, process_backend
-from topospread.analysis.timeline import settle_timeline, simulate
 from topospread.framework.features import DEFAULT_FEATURES
 from topospread.render.html import sweep_html
 from topospread.render.sweep import sweep_text
+from topospread.simulator.checkpoint import FORKS, ChildDied, Snapshot, call_forked
 from topospread.simulator.drain import DrainOptions
 from topospread.simulator.simulation import Simulation
-from topospread.simulator.snapshot import FORKS, ChildDied, Snapshot, call_forked
-from topospread.simulator.timeline import load_timeline, parse_timeline
+from topospread.simulator.timeline_format import load_timeline, parse_timeline
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "simulations"
 

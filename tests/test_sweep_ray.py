@@ -30,7 +30,7 @@ from topospread.analysis.sweep import (
 from topospread.analysis.sweep_pool import process_backend
 from topospread.analysis.sweep_ray import connect, ray_backend
 from topospread.errors import ManifestError
-from topospread.simulator.timeline import TimelineScenario, load_timeline
+from topospread.simulator.timeline_format import TimelineScenario, load_timeline
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "simulations" / "zone-outage.yaml"
 MISSING = "--ray: Ray is not installed: install the ray extra: pip install 'topospread[ray]'"

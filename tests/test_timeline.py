@@ -16,12 +16,13 @@ import yaml
 
 from test_cli import run as cli
 from topospread.analysis.reports import StepReport, step_report, summarize
-from topospread.analysis.timeline import TimelineReport, simulate
+from topospread.analysis.simulate import TimelineReport, simulate
 from topospread.errors import TopospreadError
-from topospread.render.timeline import timeline_json, timeline_text
+from topospread.render.simulate import timeline_json, timeline_text
 from topospread.simulator.simulation import Settled, Simulation
-from topospread.simulator.steps import apply_step, merge_patch
-from topospread.simulator.timeline import parse_timeline
+from topospread.simulator.timeline_format import parse_timeline
+from topospread.simulator.timeline_steps.actions import apply_step
+from topospread.simulator.timeline_steps.workloads import merge_patch
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "simulations" / "zone-outage.yaml"
 

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from topospread.analysis.reports import StepReport, node_json, pending_json, step_report
+from topospread.analysis.simulate import settle_timeline
 from topospread.analysis.sweep import SweepOptions, sweep
-from topospread.analysis.timeline import settle_timeline
 from topospread.api.loader import UnknownObject
 from topospread.api.types import (
     DO_NOT_SCHEDULE,
@@ -43,7 +43,7 @@ from topospread.api.types import (
 from topospread.labels.selector import SelectorError, label_selector_as_selector
 from topospread.simulator.controllers.kinds import LeftOut, makes_pods, unmodelled_reason
 from topospread.simulator.simulation import Settled, describe_workload
-from topospread.simulator.timeline import TimelineScenario, parse_timeline, with_cluster
+from topospread.simulator.timeline_format import TimelineScenario, parse_timeline, with_cluster
 
 POD_TEMPLATE_HASH: Final = "pod-template-hash"
 SURVIVE: Final = ("zone", "node")

@@ -61,12 +61,12 @@ from topospread.errors import ManifestError
 from topospread.framework.cycle_state import CycleState
 from topospread.framework.types import NodeInfo
 from topospread.labels.selector import Selector, SelectorError, parse
+from topospread.simulator.checkpoint import Copies
 from topospread.simulator.controllers.common import get_controller_of
 from topospread.simulator.drain import MIRROR_POD_ANNOTATION
 from topospread.simulator.scheduler import is_terminal
 from topospread.simulator.simulation import Settled, Simulation
-from topospread.simulator.snapshot import Copies
-from topospread.simulator.timeline import rebalance_args
+from topospread.simulator.timeline_steps.rebalancing import Rebalance, rebalance_args
 
 # The default evictor's threshold (descheduler's utils.SystemCriticalPriority).
 SYSTEM_CRITICAL_PRIORITY: Final = 2_000_000_000
@@ -528,7 +528,7 @@ def replay_plan(
                         f"the replacement of {current.key} landed back in {key}="
                         f"{domains[key]} (on {e.replacement_node})",
                     )
-    after = step_report(sim, 1, "after", "rebalance", [], settled)
+    after = step_report(sim, 1, "after", Rebalance.action, [], settled)
     failure = _check(after, before, keys, victims)
     return Trial(evictions, after, failure)
 

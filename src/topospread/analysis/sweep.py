@@ -2,7 +2,7 @@
 
 The base state is the input's cluster settled by controllers and scheduler, after the input's
 own timeline steps if it has any, once per tie-break seed. Each failure then starts from a
-restored copy of that state (simulator/snapshot.py) and runs as a short timeline, step by step
+restored copy of that state (simulator/checkpoint.py) and runs as a short timeline, step by step
 exactly as ``simulate`` runs steps:
 
 - ``zone Z``: ``loseZone`` (the zone's nodes NotReady, tainted unreachable), then a ``wait``
@@ -40,19 +40,33 @@ from typing import Any, Final
 import msgspec
 
 from topospread.analysis.reports import StepReport, Summary, pending_json, summarize
-from topospread.analysis.timeline import carry_out, settle_timeline
+from topospread.analysis.simulate import carry_out, settle_timeline
 from topospread.api.types import LABEL_TOPOLOGY_ZONE
 from topospread.errors import ManifestError
 from topospread.framework.features import DEFAULT_FEATURES, Features
+from topospread.simulator.checkpoint import FORKS, Snapshot
 from topospread.simulator.clock import format_duration
 from topospread.simulator.drain import DrainOptions, DrainResult
 from topospread.simulator.simulation import Simulation
-from topospread.simulator.snapshot import FORKS, Snapshot
-from topospread.simulator.timeline import TimelineScenario, parse_step
+from topospread.simulator.timeline_format import TimelineScenario
+from topospread.simulator.timeline_steps.actions import parse_step
+from topospread.simulator.timeline_steps.failures import (
+    LoseNode,
+    LoseZone,
+    RestoreNode,
+    RestoreZone,
+)
+from topospread.simulator.timeline_steps.nodes import Drain, Uncordon
+from topospread.simulator.timeline_steps.waiting import Wait
 from topospread.util.natural import natural_key
 
 NO_DRAIN_OPTIONS: Final = DrainOptions()
-KINDS: Final = ("zone", "node", "nodes", "drain")
+# The families of failures.
+ZONE: Final = "zone"
+NODE: Final = "node"
+NODES: Final = "nodes"
+DRAIN: Final = "drain"
+KINDS: Final = (ZONE, NODE, NODES, DRAIN)
 REQUIREMENTS: Final = ("no-pending", "no-violation", "no-blocked-drain", "recovers")
 
 
@@ -74,10 +88,10 @@ class Failure(msgspec.Struct, frozen=True):
 
     def loss(self, drain: DrainOptions = NO_DRAIN_OPTIONS) -> list[dict[str, Any]]:
         """The timeline steps of the failure; a drain with kubectl drain's ``drain`` options."""
-        if self.kind == "zone":
+        if self.kind == ZONE:
             zone = {"zone": self.targets[0], "zoneKey": self.zone_key}
-            return [{"name": f"lose zone {self.targets[0]}", "loseZone": zone}]
-        if self.kind == "drain":
+            return [LoseZone.entry(zone, f"lose zone {self.targets[0]}")]
+        if self.kind == DRAIN:
             flags = {
                 key: True
                 for key, on in (
@@ -90,16 +104,16 @@ class Failure(msgspec.Struct, frozen=True):
             target: str | dict[str, Any] = (
                 {"node": self.targets[0], **flags} if flags else self.targets[0]
             )
-            return [{"name": f"drain {self.targets[0]}", "drain": target}]
-        return [{"name": f"lose {self.name}", "loseNode": list(self.targets)}]
+            return [Drain.entry(target, f"drain {self.targets[0]}")]
+        return [LoseNode.entry(list(self.targets), f"lose {self.name}")]
 
     def recovery(self) -> list[dict[str, Any]]:
-        if self.kind == "zone":
+        if self.kind == ZONE:
             zone = {"zone": self.targets[0], "zoneKey": self.zone_key}
-            return [{"name": f"restore zone {self.targets[0]}", "restoreZone": zone}]
-        if self.kind == "drain":
-            return [{"name": f"uncordon {self.targets[0]}", "uncordon": self.targets[0]}]
-        return [{"name": f"restore {self.name}", "restoreNode": list(self.targets)}]
+            return [RestoreZone.entry(zone, f"restore zone {self.targets[0]}")]
+        if self.kind == DRAIN:
+            return [Uncordon.entry(self.targets[0], f"uncordon {self.targets[0]}")]
+        return [RestoreNode.entry(list(self.targets), f"restore {self.name}")]
 
 
 class WorkloadOutcome(msgspec.Struct, frozen=True, rename="camel"):
@@ -241,13 +255,13 @@ def enumerate_failures(
                 f"--zones: no node has the label {zone_key} (--zone-key names the label that "
                 "tells zones apart)"
             )
-        out += [Failure("zone", (z,), zone_key) for z in found]
+        out += [Failure(ZONE, (z,), zone_key) for z in found]
     if nodes or max_failures > 1:
-        out += [Failure("node", (n,)) for n in names]
+        out += [Failure(NODE, (n,)) for n in names]
         for k in range(2, max_failures + 1):
-            out += [Failure("nodes", combo) for combo in itertools.combinations(names, k)]
+            out += [Failure(NODES, combo) for combo in itertools.combinations(names, k)]
     if drains:
-        out += [Failure("drain", (n,)) for n in names]
+        out += [Failure(DRAIN, (n,)) for n in names]
     return out
 
 
@@ -276,10 +290,10 @@ def run_failure(sim: Simulation, failure: Failure, seed: int, options: SweepOpti
 
     for doc in failure.loss(options.drain):
         do(doc)
-    if failure.kind != "drain":
+    if failure.kind != DRAIN:
         wait = options.wait if options.wait is not None else _until_evictions(sim)
         if wait > 0:
-            do({"name": "tolerations run out", "wait": format_duration(wait)})
+            do(Wait.entry(format_duration(wait), "tolerations run out"))
     for doc in options.then:
         do(dict(doc))
     during = phase(_report(sim), drains)

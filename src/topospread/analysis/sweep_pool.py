@@ -48,8 +48,8 @@ from topospread.analysis.sweep import (
     serial_backend,
     worker_options,
 )
+from topospread.simulator.checkpoint import FORKS, ChildDied, Snapshot, call_forked
 from topospread.simulator.simulation import Simulation
-from topospread.simulator.snapshot import FORKS, ChildDied, Snapshot, call_forked
 
 
 def default_workers() -> int:

@@ -50,9 +50,9 @@ def simulate_command(
     each step, controllers and scheduler run until nothing changes; report placements,
     Pending pods and each workload's spread and violated constraints. With --cluster files or
     a live cluster, the timeline starts from that cluster (read-only)."""
-    from topospread.analysis.timeline import simulate
+    from topospread.analysis.simulate import simulate
     from topospread.render.html import simulate_html
-    from topospread.render.timeline import timeline_json, timeline_text
+    from topospread.render.simulate import timeline_json, timeline_text
 
     loaded = read.timeline()
     with simulate_progress(len(loaded.steps) + 1) as on_step:
@@ -332,7 +332,7 @@ def rebalance_command(
         descheduler_rounds,
         plan_rebalance,
     )
-    from topospread.analysis.timeline import settle_timeline
+    from topospread.analysis.simulate import settle_timeline
     from topospread.labels.selector import SelectorError, parse
     from topospread.render.html import rebalance_html
     from topospread.render.rebalance import (

@@ -5,7 +5,7 @@ A command is given a document (a scenario, a timeline, a verify scenario) or non
 files (``--nodes``, ``--pods``, ``--objects``), and a cluster (``--cluster`` files or a live
 cluster); ``Inputs`` checks that they go together and reads them in the order the document's
 format wants. The formats themselves are parsed where they are defined (simulator/scenario.py,
-simulator/timeline.py, analysis/verify_scenario.py, conformance/case.py), all through
+simulator/timeline_format.py, analysis/verify_scenario.py, conformance/case.py), all through
 ``api.loader``.
 """
 
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from topospread.analysis.verify_scenario import VerifyScenario
     from topospread.conformance.case import Case
     from topospread.simulator.scenario import Scenario
-    from topospread.simulator.timeline import TimelineScenario
+    from topospread.simulator.timeline_format import TimelineScenario
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +101,7 @@ class Inputs:
             return self._timeline()
 
     def _timeline(self) -> TimelineScenario:
-        from topospread.simulator.timeline import load_timeline, parse_timeline, with_cluster
+        from topospread.simulator.timeline_format import load_timeline, parse_timeline, with_cluster
 
         if self.document is not None:
             loaded = load_timeline(self.document)
@@ -136,7 +136,7 @@ class Inputs:
         """A file of timeline steps (a YAML list, or ``{timeline: [...]}``), checked as the
         timeline checks them: sweep's ``--then``."""
         from topospread.api.loader import read_yaml_documents
-        from topospread.simulator.timeline import parse_step
+        from topospread.simulator.timeline_steps.actions import parse_step
 
         docs = read_yaml_documents(path)
         steps = docs[0] if len(docs) == 1 else None

@@ -10,7 +10,7 @@ import yaml
 
 from topospread.analysis.rebalance import RebalanceReport
 from topospread.analysis.reports import StepReport
-from topospread.render.timeline import constraint_line, topology_grid
+from topospread.render.simulate import constraint_line, topology_grid
 
 
 def rebalance_json(report: RebalanceReport) -> str:

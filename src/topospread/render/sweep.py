@@ -8,14 +8,14 @@ from collections.abc import Sequence
 
 import yaml
 
-from topospread.analysis.sweep import Outcome, Phase, SweepReport
+from topospread.analysis.sweep import DRAIN, NODE, NODES, ZONE, Outcome, Phase, SweepReport
 
 # The ranked table and the matrix show this many failures; the rest are counted.
 MAX_ROWS = 40
 # Pending pods and drain refusals listed per failure in the details.
 MAX_LINES = 5
 
-_FAMILY_WORDS = {"zone": "zones", "node": "nodes", "nodes": "node combinations", "drain": "drains"}
+_FAMILY_WORDS = {ZONE: "zones", NODE: "nodes", NODES: "node combinations", DRAIN: "drains"}
 
 
 def sweep_json(report: SweepReport) -> str:

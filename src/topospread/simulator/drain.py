@@ -5,7 +5,7 @@ a warning), mirror pods skipped, pods with emptyDir volumes and pods without a c
 refused unless ``--delete-emptydir-data`` or ``--force`` says otherwise. Any refusal is an
 error for the node and kubectl then evicts nothing there (the node stays cordoned).
 
-It then evicts the rest through the Eviction API (simulator/disruption.py), each pod in its own
+It then evicts the rest through the Eviction API (simulator/eviction.py), each pod in its own
 loop: a 429 (a PodDisruptionBudget allows no disruption now) is retried every 5 s without a
 time limit, any other error ends that pod's loop. Here a drain runs in passes: evict what the
 budgets allow, let the controllers and the scheduler settle (replacements bind elsewhere and
@@ -27,7 +27,7 @@ from typing import Any, Final, Protocol
 from topospread.api.types import Pod
 from topospread.cluster.state import ClusterState
 from topospread.simulator.controllers.common import get_controller_of
-from topospread.simulator.disruption import (
+from topospread.simulator.eviction import (
     REASON_TOO_MANY_REQUESTS,
     Evictions,
     Refusal,

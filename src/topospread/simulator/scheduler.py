@@ -45,9 +45,9 @@ from topospread.plugins.defaultpreemption.plugin import DefaultPreemption
 from topospread.plugins.podtopologyspread.common import NAME as POD_TOPOLOGY_SPREAD
 from topospread.plugins.podtopologyspread.plugin import PodTopologySpread
 from topospread.plugins.queuesort import PrioritySort, pod_priority
+from topospread.simulator.checkpoint import IndexedDict
 from topospread.simulator.fastpath import FastFailure, FastPath, FastResult
 from topospread.simulator.preemption_kernel import PreemptionKernel
-from topospread.simulator.snapshot import IndexedDict
 
 # kube-scheduler lists and watches pods with the field selector
 # status.phase!=Succeeded,status.phase!=Failed (newPodInformer, pkg/scheduler/scheduler.go): a

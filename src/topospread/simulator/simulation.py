@@ -22,9 +22,9 @@ The API, shared by ``simulate``, ``sweep`` and ``rebalance``:
 
 - ``Simulation(scenario, seed=...)`` loads a timeline scenario's nodes and objects;
 - ``settle(where)`` runs controllers and scheduler to their fixpoint;
-- ``simulator.steps.apply_step(sim, step)`` carries out one timeline step (then settle);
+- ``step.run(sim)`` carries out one timeline step (simulator/timeline_steps/; then settle);
 - ``snapshot()`` freezes the whole state, and ``Snapshot.restore()`` gives back an independent
-  simulation equal to it, any number of times (simulator/snapshot.py).
+  simulation equal to it, any number of times (simulator/checkpoint.py).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ import functools
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 import msgspec
 
@@ -78,7 +78,9 @@ from topospread.errors import ManifestError, TopospreadError, ValidationError
 from topospread.framework.features import DEFAULT_FEATURES, Features
 from topospread.framework.runtime import Registry
 from topospread.labels.selector import Selector, SelectorError, label_selector_as_selector
+from topospread.simulator.checkpoint import IndexedDict, Snapshot
 from topospread.simulator.clock import format_duration
+from topospread.simulator.cloud import CloudState
 from topospread.simulator.controllers import (
     PodActions,
     step_deployment,
@@ -125,17 +127,19 @@ from topospread.simulator.controllers.statefulset import (
     get_start_ordinal,
     revision_name,
 )
-from topospread.simulator.disruption import Evictions, validate_pdb
+from topospread.simulator.eviction import Evictions, validate_pdb
+from topospread.simulator.node_groups import NodeGroup, region_of
 from topospread.simulator.scenario import admit_node, admit_pod, priority_classes
 from topospread.simulator.scheduler import Decision, Scheduler, is_terminal
-from topospread.simulator.snapshot import IndexedDict, Snapshot
 from topospread.simulator.tainteviction import (
     ScheduledEviction,
     TaintEvictionQueue,
     get_no_execute_taints,
     process_pod_on_node,
 )
-from topospread.simulator.timeline import NodeGroup, TimelineScenario, region_of
+
+if TYPE_CHECKING:
+    from topospread.simulator.timeline_format import TimelineScenario
 
 MAX_ROUNDS: Final = 200
 Workload: TypeAlias = (
@@ -427,6 +431,8 @@ class Simulation:
         self.now = 0
         self.epoch = _epoch(scenario)
         self.taint_evictions = TaintEvictionQueue()
+        # Stock-outs and nodes starting up, on the same clock (the stockout and addNodes steps).
+        self.cloud = CloudState()
         # Only evictions decided before the clock starts, reported with the initial state.
         self.start_events: list[str] = []
         self._started = False

@@ -4,17 +4,17 @@ each workload's topology spread constraints stand (the reports: analysis/reports
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from topospread.analysis import rebalance
 from topospread.analysis.reports import StepReport, step_report
 from topospread.framework.features import DEFAULT_FEATURES, Features
 from topospread.framework.runtime import Registry
 from topospread.simulator.simulation import Simulation
-from topospread.simulator.steps import StepResult, apply_step
-from topospread.simulator.timeline import Step, TimelineScenario
+from topospread.simulator.timeline_format import TimelineScenario
+from topospread.simulator.timeline_steps.step import Step, StepEnv, StepResult
 
 
 @dataclass(slots=True)
@@ -23,11 +23,8 @@ class TimelineReport:
     seed: int
     steps: list[StepReport]
     warnings: list[str]
-
-    @property
-    def uses_clock(self) -> bool:
-        """The timeline moves the clock (a ``wait`` step): reports show the time."""
-        return any(s.action == "wait" for s in self.steps)
+    # The timeline moves the clock (a ``wait`` step): reports show the time.
+    uses_clock: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -61,17 +58,24 @@ def simulate(
         reports.append(replay_step(sim, step))
         if on_step is not None:
             on_step(reports[-1], total)
-    return TimelineReport(scenario.source, seed, reports, list(scenario.warnings))
+    uses_clock = any(step.moves_clock for step in scenario.steps)
+    return TimelineReport(scenario.source, seed, reports, list(scenario.warnings), uses_clock)
+
+
+def _rebalance(sim: Simulation, options: Mapping[str, Any], where: str) -> list[str]:
+    """A ``rebalance`` step: plan its evictions on copies of the cluster
+    (analysis/rebalance.py) and make them."""
+    report = rebalance.plan_rebalance(sim, rebalance.step_options(options, where))
+    return rebalance.carry_out(sim, report, where)
+
+
+# What the analysis lends the steps that the simulator cannot carry out alone.
+ANALYSIS: Final = StepEnv(rebalance=_rebalance)
 
 
 def carry_out(sim: Simulation, step: Step) -> StepResult:
-    """Carry out one step's own change: ``rebalance`` plans its evictions on copies of the
-    cluster (analysis/rebalance.py) and makes them; every other step is the simulator's."""
-    if step.action == "rebalance":
-        options = rebalance.step_options(step.args, step.where)
-        report = rebalance.plan_rebalance(sim, options)
-        return StepResult(rebalance.carry_out(sim, report, step.where))
-    return apply_step(sim, step)
+    """Carry out one step's own change, with the analysis lent to the steps that need it."""
+    return step.run(sim, ANALYSIS)
 
 
 def settle_timeline(
@@ -93,19 +97,5 @@ def replay_step(sim: Simulation, step: Step) -> StepReport:
     done = carry_out(sim, step)
     settled = sim.settle(step.where)
     return step_report(
-        sim, step.index + 1, step_name(step), step.action, done.events, settled, done.drains
+        sim, step.index + 1, step.title(), step.action, done.events, settled, done.drains
     )
-
-
-def step_name(step: Step) -> str:
-    if step.name:
-        return step.name
-    args = step.args
-    if isinstance(args, str):
-        return f"{step.action} {args}"
-    if isinstance(args, list) and all(isinstance(a, str) for a in args):
-        return f"{step.action} {', '.join(args)}"
-    if step.action == "drain" and isinstance(args, dict):
-        nodes = args.get("nodes", args.get("node"))
-        return step_name(Step(step.index, "", "drain", nodes, step.where))
-    return step.action

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from topospread.analysis.reports import ConstraintSpread, StepReport
-from topospread.analysis.timeline import TimelineReport
+from topospread.analysis.simulate import TimelineReport
 from topospread.api.types import Pod
 from topospread.render.topology import Column, draw_topology
 from topospread.simulator.clock import format_duration

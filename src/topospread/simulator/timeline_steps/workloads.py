@@ -1,0 +1,184 @@
+"""Steps on workloads and pods: ``apply`` manifests, ``scale`` and ``rollout`` a workload,
+``deletePods``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Self
+
+import msgspec
+
+from topospread.api.loader import decode_manifests, decode_object
+from topospread.api.types import (
+    DaemonSet,
+    Deployment,
+    Pod,
+    PodTemplateSpec,
+    ReplicaSet,
+    ReplicationController,
+    StatefulSet,
+)
+from topospread.errors import ManifestError
+from topospread.simulator.simulation import (
+    Simulation,
+    count_text,
+    describe_workload,
+    workload_key,
+)
+from topospread.simulator.timeline_steps.arguments import count_arg, mapping_arg, names_arg
+from topospread.simulator.timeline_steps.step import Step, StepEnv, StepResult
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Apply(Step):
+    """``apply``: a manifest or a list of manifests, created or updated as ``kubectl apply``."""
+
+    action = "apply"
+
+    @classmethod
+    def parse(cls, args: Any, where: str) -> Self:
+        if not isinstance(args, (list, Mapping)):
+            raise ManifestError(f"{where}: expected a manifest or a list of manifests")
+        return cls(args=args, where=where)
+
+    def apply(self, sim: Simulation, env: StepEnv) -> StepResult:
+        raw = self.args if isinstance(self.args, list) else [self.args]
+        events = []
+        for i, item in enumerate(raw):
+            where = f"{self.where}[{i}]"
+            for obj in decode_manifests(item, where):
+                events.append(sim.apply(obj, where))
+        return StepResult(events)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Scale(Step):
+    """``scale``: ``{workload: kind/name, replicas}``."""
+
+    action = "scale"
+    workload: Any  # [namespace/]kind/name; checked when the step runs
+    replicas: int
+
+    @classmethod
+    def parse(cls, args: Any, where: str) -> Self:
+        a = mapping_arg(
+            args, where, required=("workload", "replicas"), allowed=("workload", "replicas")
+        )
+        replicas = count_arg(a["replicas"], f"{where}: replicas")
+        return cls(args=args, where=where, workload=a["workload"], replicas=replicas)
+
+    def apply(self, sim: Simulation, env: StepEnv) -> StepResult:
+        obj = sim.find_workload(self.workload, self.where)
+        if not isinstance(obj, (Deployment, ReplicaSet, ReplicationController, StatefulSet)):
+            raise ManifestError(
+                f"{self.where}: workload: {obj.kind} {obj.metadata.name} has no replicas to "
+                "scale (Deployments, ReplicaSets, ReplicationControllers and StatefulSets do)"
+            )
+        before = obj.spec.replicas if obj.spec.replicas is not None else 1
+        spec = msgspec.structs.replace(obj.spec, replicas=self.replicas)
+        sim.workloads[workload_key(obj)] = msgspec.structs.replace(obj, spec=spec)
+        sim.refresh_objects()
+        what = describe_workload(workload_key(obj))
+        return StepResult([f"scaled {what} from {before} to {self.replicas} replicas"])
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Rollout(Step):
+    """``rollout``: ``{workload, patch | template}``: a new pod template, merged or whole."""
+
+    action = "rollout"
+    workload: Any  # [namespace/]kind/name; checked when the step runs
+
+    @classmethod
+    def parse(cls, args: Any, where: str) -> Self:
+        a = mapping_arg(
+            args, where, required=("workload",), allowed=("workload", "patch", "template")
+        )
+        if ("patch" in a) == ("template" in a):
+            raise ManifestError(f"{where}: give exactly one of patch (merged) or template")
+        body = a.get("patch", a.get("template"))
+        if not isinstance(body, Mapping):
+            raise ManifestError(
+                f"{where}: {'patch' if 'patch' in a else 'template'}: expected a mapping"
+            )
+        return cls(args=args, where=where, workload=a["workload"])
+
+    def apply(self, sim: Simulation, env: StepEnv) -> StepResult:
+        obj = sim.find_workload(self.workload, self.where)
+        if not isinstance(obj, (Deployment, StatefulSet, DaemonSet)):
+            raise ManifestError(
+                f"{self.where}: workload: a {obj.kind} does not roll out "
+                "(Deployments, StatefulSets and DaemonSets do)"
+            )
+        if "patch" in self.args:
+            raw = merge_patch(msgspec.to_builtins(obj.spec.template), self.args["patch"])
+            field_name = "patch"
+        else:
+            raw, field_name = self.args["template"], "template"
+        where = f"{self.where}: {field_name}"
+        template = decode_template(raw, where)
+        spec = msgspec.structs.replace(obj.spec, template=template)
+        new = msgspec.structs.replace(obj, spec=spec)
+        what = describe_workload(workload_key(obj))
+        if new.spec.template == obj.spec.template:
+            return StepResult([f"{what}: the template is unchanged; no rollout"])
+        sim.apply(new, where)
+        return StepResult([f"rolled out a new template for {what}"])
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeletePods(Step):
+    """``deletePods``: a pod name or a list (``namespace/name`` or a name in default)."""
+
+    action = "deletePods"
+    pods: tuple[str, ...]
+
+    @classmethod
+    def parse(cls, args: Any, where: str) -> Self:
+        return cls(args=args, where=where, pods=tuple(names_arg(args, where)))
+
+    def apply(self, sim: Simulation, env: StepEnv) -> StepResult:
+        pods = [sim.find_pod(n, self.where) for n in self.pods]
+        for pod in pods:
+            sim.delete_pod(pod)
+        return StepResult([f"deleted {count_text([p.key for p in pods])}"])
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """A JSON merge patch (RFC 7386: mappings merge key by key, ``null`` deletes, the rest
+    replaces) that, like kubectl's strategic merge patch for containers, merges lists whose
+    entries all have a ``name`` entry by entry, by name (new names are appended)."""
+    if _named_list(target) and _named_list(patch):
+        merged = {item["name"]: item for item in target}
+        for item in patch:
+            merged[item["name"]] = merge_patch(merged.get(item["name"]), item)
+        return list(merged.values())
+    if not isinstance(patch, Mapping):
+        return patch
+    out = dict(target) if isinstance(target, Mapping) else {}
+    for key, value in patch.items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = merge_patch(out.get(key), value)
+    return out
+
+
+def _named_list(value: Any) -> bool:
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(isinstance(v, Mapping) and "name" in v for v in value)
+    )
+
+
+def decode_template(raw: Any, where: str) -> PodTemplateSpec:
+    """A pod template from parsed data, with the loader's errors (field paths, types)."""
+    if not isinstance(raw, Mapping):
+        raise ManifestError(f"{where}: expected a pod template (metadata, spec)")
+    pod = decode_object({**raw, "apiVersion": "v1", "kind": "Pod"}, Pod, where)
+    return PodTemplateSpec(metadata=pod.metadata, spec=pod.spec)
+
+
+__all__ = ["Apply", "DeletePods", "Rollout", "Scale", "decode_template", "merge_patch"]
