@@ -6,8 +6,9 @@ comment that names a file names one file. The rule and its exceptions:
   names, the folder being part of the name as it is upstream (CONVENTIONS.md rule 1):
   ``plugins/`` (kube-scheduler's framework/plugins: every plugin's ``plugin.py``,
   ``common.py``, ``filtering.py``, ``scoring.py``, and ``helper/``) and ``autoscaler/``
-  (kubernetes/autoscaler's cluster-autoscaler and the like, one package per project). Their
-  files are not counted.
+  (kubernetes/autoscaler's cluster-autoscaler and the like, one package per project), and the
+  fast path's ``simulator/fastpath/kernels/`` (one module per upstream plugin, named after it,
+  beside the kernels' own ``base.py``). Their files are not counted.
 - One command's modules across the command pipeline: a basename may appear once in each of
   ``analysis/`` (what the command computes), ``render/`` (how its report prints) and ``cli/``
   (its declaration), e.g. ``analysis/check.py``, ``render/check.py``, ``cli/check.py``.
@@ -29,7 +30,7 @@ from typing import Final
 
 SRC: Final = Path(__file__).resolve().parents[1] / "src" / "topospread"
 
-MIRRORS: Final = ("plugins/", "autoscaler/")
+MIRRORS: Final = ("plugins/", "autoscaler/", "simulator/fastpath/kernels/")
 COMMAND_LAYERS: Final = frozenset({"analysis", "render", "cli"})
 FAMILIES: Final = {
     "types": frozenset({"api/types.py", "framework/types.py"}),
