@@ -1,0 +1,48 @@
+"""Karpenter's core decisions, as kubernetes-sigs/karpenter makes them.
+
+One module per upstream concept: ``requirements`` (label requirements, pkg/scheduling),
+``instancetypes`` (instance types and offerings, pkg/cloudprovider; a built-in catalogue),
+``nodepool`` (NodePools: requirements, limits, weight, disruption and budgets), ``topology``
+(topology groups: spread, pod affinity and anti-affinity over every domain the NodePools allow),
+``nodeclaim`` (existing nodes and new nodeclaims as the packing sees them), ``scheduler`` (the
+provisioning scheduler), ``disruption`` (emptiness, multi-node and single-node consolidation),
+``karpenter`` (``Karpenter.run_once``).
+"""
+
+from __future__ import annotations
+
+from topospread.autoscaler.karpenter.instancetypes import (
+    InstanceType,
+    Offering,
+    builtin_catalogue,
+    parse_catalogue,
+    stock_out,
+)
+from topospread.autoscaler.karpenter.karpenter import (
+    Disruption,
+    Karpenter,
+    KarpenterResult,
+    NodeClaimLaunch,
+)
+from topospread.autoscaler.karpenter.nodepool import (
+    Budget,
+    NodePool,
+    parse_nodepool,
+    parse_nodepools,
+)
+
+__all__ = [
+    "Budget",
+    "Disruption",
+    "InstanceType",
+    "Karpenter",
+    "KarpenterResult",
+    "NodeClaimLaunch",
+    "NodePool",
+    "Offering",
+    "builtin_catalogue",
+    "parse_catalogue",
+    "parse_nodepool",
+    "parse_nodepools",
+    "stock_out",
+]

@@ -1,0 +1,253 @@
+"""Consolidation: Karpenter's emptiness, multi-node and single-node methods, within budgets.
+
+Candidates are the NodePools' nodes that are consolidatable (their pods unchanged for the
+pool's ``consolidateAfter``), not annotated ``karpenter.sh/do-not-disrupt`` and without such a
+pod. They are taken in disruption-cost order while each pool's budget for the reason allows.
+A set of candidates can go when their pods fit the remaining nodes by the scheduler's own
+filters (the cluster-autoscaler core's snapshot and predicate checker, the project's one
+framework); failing that it may be replaced by one new nodeclaim from Karpenter's packing, if
+that nodeclaim is cheaper than the candidates together.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from topospread.api.types import LABEL_INSTANCE_TYPE_STABLE, LABEL_TOPOLOGY_ZONE, Node, Pod
+from topospread.autoscaler.clusterautoscaler.drainability import is_daemonset_pod, is_mirror_pod
+from topospread.autoscaler.clusterautoscaler.nodegroup import with_node_name
+from topospread.autoscaler.clusterautoscaler.snapshot import PredicateChecker
+from topospread.autoscaler.karpenter.instancetypes import InstanceType
+from topospread.autoscaler.karpenter.nodeclaim import NodeClaim
+from topospread.autoscaler.karpenter.nodepool import (
+    CONSOLIDATION_WHEN_EMPTY_OR_UNDERUTILIZED,
+    REASON_EMPTY,
+    REASON_UNDERUTILIZED,
+    NodePool,
+)
+from topospread.autoscaler.karpenter.requirements import (
+    CAPACITY_TYPE_LABEL,
+    CAPACITY_TYPE_SPOT,
+    NODEPOOL_LABEL,
+)
+
+DO_NOT_DISRUPT: Final = "karpenter.sh/do-not-disrupt"
+# Upstream: MultiNodeConsolidation considers at most 100 candidates.
+MAX_MULTI_NODE_CANDIDATES: Final = 100
+METHOD_EMPTINESS: Final = "emptiness"
+METHOD_MULTI_NODE: Final = "multi-node consolidation"
+METHOD_SINGLE_NODE: Final = "single-node consolidation"
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A node that may be disrupted. Upstream: disruption.Candidate"""
+
+    node: Node
+    pool: NodePool
+    pods: tuple[Pod, ...]  # the pods that would be rescheduled
+    price: float
+    disruption_cost: float
+
+    @property
+    def name(self) -> str:
+        return self.node.metadata.name
+
+    @property
+    def capacity_type(self) -> str:
+        return self.node.metadata.labels.get(CAPACITY_TYPE_LABEL, "")
+
+
+def reschedulable(pod: Pod) -> bool:
+    """Pods that move when their node goes: not DaemonSet, mirror or finished pods."""
+    return not (
+        is_daemonset_pod(pod)
+        or is_mirror_pod(pod)
+        or pod.status.phase in ("Succeeded", "Failed")
+        or pod.metadata.deletion_timestamp is not None
+    )
+
+
+def node_price(node: Node, catalogue: Sequence[InstanceType]) -> float:
+    """The node's offering price (0 when the catalogue does not know it)."""
+    labels = node.metadata.labels
+    for it in catalogue:
+        if it.name != labels.get(LABEL_INSTANCE_TYPE_STABLE):
+            continue
+        for o in it.offerings:
+            if o.zone == labels.get(LABEL_TOPOLOGY_ZONE) and o.capacity_type == labels.get(
+                CAPACITY_TYPE_LABEL
+            ):
+                return o.price
+    return 0.0
+
+
+def eviction_cost(pod: Pod) -> float:
+    """Upstream: disruptionutils.EvictionCost: 1, plus the deletion cost and priority scaled."""
+    cost = 1.0
+    raw = pod.metadata.annotations.get("controller.kubernetes.io/pod-deletion-cost")
+    if raw is not None and raw.lstrip("-").isdigit():
+        cost += int(raw) / 2**27
+    cost += (pod.spec.priority or 0) / 2**25
+    return min(max(cost, -10.0), 10.0)
+
+
+def candidate_of(
+    node: Node,
+    pods: Sequence[Pod],
+    pools: Mapping[str, NodePool],
+    catalogue: Sequence[InstanceType],
+) -> Candidate | str:
+    """The node as a candidate, or why it is not one. Upstream: NewCandidate"""
+    pool = pools.get(node.metadata.labels.get(NODEPOOL_LABEL, ""))
+    if pool is None:
+        return "node is not managed by a known nodepool"
+    if node.metadata.annotations.get(DO_NOT_DISRUPT) == "true":
+        return f'disruption is blocked through the "{DO_NOT_DISRUPT}" annotation'
+    moving = tuple(p for p in pods if reschedulable(p))
+    for p in moving:
+        if p.metadata.annotations.get(DO_NOT_DISRUPT) == "true":
+            return f'pod {p.metadata.namespace}/{p.metadata.name} has "{DO_NOT_DISRUPT}" annotation'
+    cost = sum(eviction_cost(p) for p in moving)
+    return Candidate(node, pool, moving, node_price(node, catalogue), cost)
+
+
+def within_budgets(candidates: Sequence[Candidate], allowed: Mapping[str, int]) -> list[Candidate]:
+    """Candidates in order while each pool's budget lasts."""
+    left = dict(allowed)
+    out = []
+    for c in candidates:
+        if left.get(c.pool.name, 0) > 0:
+            left[c.pool.name] -= 1
+            out.append(c)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """One disruption decision. Upstream: disruption.Command (decision delete or replace)."""
+
+    method: str
+    reason: str
+    candidates: tuple[Candidate, ...]
+    replacement: NodeClaim | None = None
+    replacement_price: float = 0.0
+
+    @property
+    def decision(self) -> str:
+        return "replace" if self.replacement is not None else "delete"
+
+
+# (candidates) -> a replacement nodeclaim for their pods (None: they cannot be re-packed into one)
+Replacer = Callable[[Sequence[Candidate]], NodeClaim | None]
+
+
+def fits_elsewhere(
+    checker: PredicateChecker, candidates: Sequence[Candidate], excluded: set[str]
+) -> bool:
+    """Whether every pod of the candidates fits a remaining node by the scheduler's filters,
+    placed one after another (kept only inside a fork). As the CA core's removal simulation."""
+    snapshot = checker.snapshot
+    gone = {c.name for c in candidates} | excluded
+    snapshot.fork()
+    try:
+        for c in candidates:
+            for pod in c.pods:
+                snapshot.remove_pod(pod)
+        for c in candidates:
+            for pod in c.pods:
+                target = checker.fits_any_node_matching(
+                    with_node_name(pod, ""), lambda i: i.name not in gone
+                )
+                if target is None:
+                    return False
+                snapshot.add_pod(with_node_name(pod, target), target)
+        return True
+    finally:
+        snapshot.revert()
+
+
+def compute_consolidation(
+    method: str,
+    candidates: Sequence[Candidate],
+    checker: PredicateChecker,
+    replacer: Replacer,
+    excluded: set[str],
+) -> Command | None:
+    """Delete when the pods fit elsewhere; else replace by one cheaper nodeclaim; else None.
+    Spot nodes are not replaced by spot nodes (SpotToSpotConsolidation is off by default).
+    Upstream: consolidation.computeConsolidation"""
+    if fits_elsewhere(checker, candidates, excluded):
+        return Command(method, REASON_UNDERUTILIZED, tuple(candidates))
+    claim = replacer(candidates)
+    if claim is None:
+        return None
+    total = sum(c.price for c in candidates)
+    _it, offering = claim.launch_choice()
+    all_spot = all(c.capacity_type == CAPACITY_TYPE_SPOT for c in candidates)
+    if offering.price >= total or (all_spot and offering.capacity_type == CAPACITY_TYPE_SPOT):
+        return None
+    return Command(method, REASON_UNDERUTILIZED, tuple(candidates), claim, offering.price)
+
+
+def emptiness(candidates: Sequence[Candidate], allowed: Mapping[str, int]) -> Command | None:
+    """Every empty candidate the Empty budgets allow. Upstream: Emptiness.ComputeCommands"""
+    empty = within_budgets([c for c in candidates if not c.pods], allowed)
+    if not empty:
+        return None
+    return Command(METHOD_EMPTINESS, REASON_EMPTY, tuple(empty))
+
+
+def multi_node(
+    candidates: Sequence[Candidate],
+    allowed: Mapping[str, int],
+    checker: PredicateChecker,
+    replacer: Replacer,
+    excluded: set[str],
+) -> Command | None:
+    """The longest prefix of the cost-ordered candidates that can go together (binary search,
+    at least two nodes). Upstream: MultiNodeConsolidation.firstNConsolidationOption"""
+    usable = [
+        c
+        for c in candidates
+        if c.pool.consolidation_policy == CONSOLIDATION_WHEN_EMPTY_OR_UNDERUTILIZED
+    ]
+    usable = within_budgets(usable, allowed)[:MAX_MULTI_NODE_CANDIDATES]
+    if len(usable) < 2:
+        return None
+    lo, hi = 1, len(usable) - 1
+    best: Command | None = None
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        cmd = compute_consolidation(
+            METHOD_MULTI_NODE, usable[: mid + 1], checker, replacer, excluded
+        )
+        if cmd is not None:
+            best = cmd
+            lo = mid + 1
+        else:
+            hi = mid - 1
+    return best
+
+
+def single_node(
+    candidates: Sequence[Candidate],
+    allowed: Mapping[str, int],
+    checker: PredicateChecker,
+    replacer: Replacer,
+    excluded: set[str],
+) -> Command | None:
+    """The first candidate, in cost order, that can go alone.
+    Upstream: SingleNodeConsolidation.ComputeCommands"""
+    usable = [
+        c
+        for c in candidates
+        if c.pool.consolidation_policy == CONSOLIDATION_WHEN_EMPTY_OR_UNDERUTILIZED
+    ]
+    for c in within_budgets(usable, allowed):
+        cmd = compute_consolidation(METHOD_SINGLE_NODE, [c], checker, replacer, excluded)
+        if cmd is not None:
+            return cmd
+    return None

@@ -1,0 +1,265 @@
+"""``Karpenter.run_once``: one provisioning and disruption pass over a cluster and its pending pods.
+
+The facade keeps only what Karpenter itself keeps between passes: the nodeclaims it launched that
+have not registered yet (they count as in-flight capacity, so the same pods do not launch twice),
+since when each node's pods have been unchanged (``consolidateAfter``), and the nodes it is
+disrupting. It never changes the cluster it is given; the caller adds the nodes of the launched
+nodeclaims (``NodeClaimLaunch.node``) and removes the disrupted ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from topospread.api.types import DaemonSet, Node, Pod
+from topospread.autoscaler.clusterautoscaler.snapshot import ClusterSnapshot, PredicateChecker
+from topospread.autoscaler.karpenter.disruption import (
+    Candidate,
+    Command,
+    candidate_of,
+    emptiness,
+    multi_node,
+    single_node,
+)
+from topospread.autoscaler.karpenter.instancetypes import InstanceType, builtin_catalogue
+from topospread.autoscaler.karpenter.nodeclaim import (
+    ExistingNode,
+    NodeClaim,
+    Resources,
+    allocatable_of,
+    node_for,
+)
+from topospread.autoscaler.karpenter.nodepool import REASON_EMPTY, REASON_UNDERUTILIZED, NodePool
+from topospread.autoscaler.karpenter.requirements import NODEPOOL_LABEL
+from topospread.autoscaler.karpenter.scheduler import Scheduler, domain_sources, pod_key
+from topospread.autoscaler.karpenter.topology import Topology
+from topospread.cluster.state import ClusterState
+from topospread.framework.config import SchedulerConfig, default_config
+from topospread.framework.features import DEFAULT_FEATURES, Features
+from topospread.framework.runtime import Registry
+
+
+@dataclass(frozen=True, slots=True)
+class NodeClaimLaunch:
+    """A nodeclaim to create: where and what the cloud launches, and for which pods."""
+
+    name: str
+    nodepool: str
+    instance_type: str
+    zone: str
+    capacity_type: str
+    price: float
+    pods: tuple[str, ...]
+    instance_type_options: tuple[str, ...]
+    node: Node
+
+    @property
+    def reason(self) -> str:
+        return f"provisioning {len(self.pods)} pod(s): {', '.join(self.pods)}"
+
+
+@dataclass(frozen=True, slots=True)
+class Disruption:
+    """Nodes to disrupt, why (method, reason), and the replacement when there is one."""
+
+    method: str
+    reason: str
+    decision: str
+    nodes: tuple[str, ...]
+    replacement: NodeClaimLaunch | None
+    savings: float
+
+    @property
+    def message(self) -> str:
+        text = f"{self.method}: {self.decision} {', '.join(self.nodes)} ({self.reason})"
+        if self.replacement is not None:
+            r = self.replacement
+            text += f", replaced by {r.instance_type} {r.capacity_type} in {r.zone}"
+        return text + f", saving ${self.savings:.4f}/h"
+
+
+@dataclass(slots=True)
+class KarpenterResult:
+    """What one pass decided."""
+
+    now: float
+    launched: list[NodeClaimLaunch] = field(default_factory=list)
+    pod_errors: dict[str, str] = field(default_factory=dict)
+    scheduled_on_existing: dict[str, list[str]] = field(default_factory=dict)
+    disruptions: list[Disruption] = field(default_factory=list)
+
+
+class Karpenter:
+    """Karpenter's provisioner and disruption controller on the project's scheduler framework."""
+
+    def __init__(
+        self,
+        pools: Iterable[NodePool],
+        catalogue: Sequence[InstanceType] | None = None,
+        *,
+        daemonsets: Sequence[DaemonSet] = (),
+        config: SchedulerConfig | None = None,
+        registry: Registry | None = None,
+        features: Features = DEFAULT_FEATURES,
+    ) -> None:
+        self.pools = {p.name: p for p in pools}
+        self.catalogue = list(catalogue) if catalogue is not None else builtin_catalogue()
+        self.daemonsets = list(daemonsets)
+        self.profile = (config if config is not None else default_config()).profiles[0]
+        if registry is None:
+            from topospread.plugins.registry import IN_TREE
+
+            registry = IN_TREE
+        self.registry = registry
+        self.features = features
+        self.in_flight: dict[str, NodeClaimLaunch] = {}
+        self.pods_since: dict[str, tuple[frozenset[str], float]] = {}
+        self.disrupting: set[str] = set()
+        self._sequence = 0
+
+    def run_once(
+        self, now: float, cluster: ClusterState, pending: Sequence[Pod]
+    ) -> KarpenterResult:
+        """One pass at ``now`` (seconds) over ``cluster`` (not modified) and its pending pods."""
+        names = {info.name for info in cluster.list()}
+        for name in [n for n in self.in_flight if n in names]:
+            del self.in_flight[name]
+        self.disrupting &= names
+        self._track_pod_changes(now, cluster)
+        result = KarpenterResult(now)
+        scheduler = self._scheduler(cluster, exclude=self.disrupting)
+        solved = scheduler.solve(list(pending))
+        result.pod_errors = solved.pod_errors
+        result.scheduled_on_existing = solved.existing
+        for claim in solved.new_nodeclaims:
+            launch = self._launch(claim)
+            self.in_flight[launch.name] = launch
+            result.launched.append(launch)
+        if not result.launched and not self.in_flight:
+            command = self._consolidate(now, cluster)
+            if command is not None:
+                disruption = self._disruption(command)
+                self.disrupting.update(disruption.nodes)
+                if disruption.replacement is not None:
+                    self.in_flight[disruption.replacement.name] = disruption.replacement
+                result.disruptions.append(disruption)
+        return result
+
+    def _track_pod_changes(self, now: float, cluster: ClusterState) -> None:
+        """Since when each node's pods are unchanged (Karpenter's Consolidatable condition)."""
+        seen = {}
+        for info in cluster.list():
+            pods = frozenset(pod_key(p) for p in info.pods)
+            previous = self.pods_since.get(info.name)
+            seen[info.name] = (
+                previous if previous is not None and previous[0] == pods else (pods, now)
+            )
+        self.pods_since = seen
+
+    def _scheduler(self, cluster: ClusterState, exclude: set[str]) -> Scheduler:
+        existing = []
+        topo_nodes: list[tuple[Node, Sequence[Pod]]] = []
+        usage: dict[str, Resources] = {}
+        for info in cluster.list():
+            if info.name in exclude or info.node.metadata.deletion_timestamp is not None:
+                continue
+            pods = list(info.pods)
+            existing.append(ExistingNode.of(info.node, pods))
+            topo_nodes.append((info.node, pods))
+            pool = info.node.metadata.labels.get(NODEPOOL_LABEL, "")
+            usage[pool] = usage.get(pool, Resources()) + allocatable_of(info.node)
+        for launch in self.in_flight.values():
+            existing.append(ExistingNode.of(launch.node, [], initialized=False))
+            topo_nodes.append((launch.node, []))
+            usage[launch.nodepool] = usage.get(launch.nodepool, Resources()) + allocatable_of(
+                launch.node
+            )
+        pools = list(self.pools.values())
+        topology = Topology(domain_sources(pools, self.catalogue), topo_nodes)
+        return Scheduler(pools, self.catalogue, existing, topology, usage, self.daemonsets)
+
+    def _launch(self, claim: NodeClaim) -> NodeClaimLaunch:
+        it, offering = claim.launch_choice()
+        self._sequence += 1
+        name = f"{claim.nodepool.name}-{self._sequence:05d}"
+        return NodeClaimLaunch(
+            name,
+            claim.nodepool.name,
+            it.name,
+            offering.zone,
+            offering.capacity_type,
+            offering.price,
+            tuple(pod_key(p) for p in claim.pods),
+            tuple(i.name for i in claim.instance_type_options()),
+            node_for(claim, name, it, offering),
+        )
+
+    def _candidates(self, now: float, cluster: ClusterState) -> list[Candidate]:
+        out = []
+        for info in cluster.list():
+            if info.name in self.disrupting or info.node.metadata.deletion_timestamp is not None:
+                continue
+            c = candidate_of(info.node, list(info.pods), self.pools, self.catalogue)
+            if isinstance(c, str):
+                continue
+            since = self.pods_since.get(info.name, (frozenset(), now))[1]
+            if now - since < c.pool.consolidate_after:
+                continue
+            out.append(c)
+        # Upstream: candidates sorted by disruption cost, cheapest to disrupt first.
+        return sorted(out, key=lambda c: (c.disruption_cost, c.name))
+
+    def _allowed(self, cluster: ClusterState, reason: str) -> dict[str, int]:
+        totals: dict[str, int] = {}
+        disrupting: dict[str, int] = {}
+        for info in cluster.list():
+            pool = info.node.metadata.labels.get(NODEPOOL_LABEL, "")
+            totals[pool] = totals.get(pool, 0) + 1
+            if info.name in self.disrupting or info.node.metadata.deletion_timestamp is not None:
+                disrupting[pool] = disrupting.get(pool, 0) + 1
+        return {
+            name: pool.allowed_disruptions(totals.get(name, 0), disrupting.get(name, 0), reason)
+            for name, pool in self.pools.items()
+        }
+
+    def _consolidate(self, now: float, cluster: ClusterState) -> Command | None:
+        """Emptiness, then multi-node, then single-node consolidation; the first command wins.
+        Upstream: disruption.Controller's method order"""
+        candidates = self._candidates(now, cluster)
+        if not candidates:
+            return None
+        command = emptiness(candidates, self._allowed(cluster, REASON_EMPTY))
+        if command is not None:
+            return command
+        checker = PredicateChecker(
+            ClusterSnapshot(cluster), self.profile, self.registry, self.features
+        )
+        allowed = self._allowed(cluster, REASON_UNDERUTILIZED)
+        excluded = set(self.disrupting)
+
+        def replacer(group: Sequence[Candidate]) -> NodeClaim | None:
+            gone = excluded | {c.name for c in group}
+            pods = [p for c in group for p in c.pods]
+            solved = self._scheduler(cluster, gone).solve(pods)
+            if solved.pod_errors or len(solved.new_nodeclaims) != 1:
+                return None
+            return solved.new_nodeclaims[0]
+
+        return multi_node(candidates, allowed, checker, replacer, excluded) or single_node(
+            candidates, allowed, checker, replacer, excluded
+        )
+
+    def _disruption(self, command: Command) -> Disruption:
+        replacement = None
+        if command.replacement is not None:
+            replacement = self._launch(command.replacement)
+        total = sum(c.price for c in command.candidates)
+        return Disruption(
+            command.method,
+            command.reason,
+            command.decision,
+            tuple(c.name for c in command.candidates),
+            replacement,
+            total - (replacement.price if replacement is not None else 0.0),
+        )

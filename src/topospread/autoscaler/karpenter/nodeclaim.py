@@ -1,0 +1,250 @@
+"""The nodes a provisioning run packs pods onto: existing nodes (and in-flight nodeclaims), whose
+labels are fixed, and new nodeclaims, whose requirements and instance-type options narrow as pods
+join them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+from topospread.api.resource import parse_quantity
+from topospread.api.types import (
+    LABEL_ARCH_STABLE,
+    LABEL_HOSTNAME,
+    LABEL_INSTANCE_TYPE_STABLE,
+    LABEL_OS_STABLE,
+    LABEL_TOPOLOGY_ZONE,
+    Node,
+    NodeSpec,
+    NodeStatus,
+    ObjectMeta,
+    Pod,
+    Taint,
+)
+from topospread.autoscaler.karpenter.instancetypes import InstanceType, Offering
+from topospread.autoscaler.karpenter.nodepool import NodePool
+from topospread.autoscaler.karpenter.requirements import (
+    CAPACITY_TYPE_LABEL,
+    NODEPOOL_LABEL,
+    Requirement,
+    Requirements,
+    from_labels,
+)
+from topospread.autoscaler.karpenter.topology import Topology
+from topospread.plugins.noderesources.resource_helpers import pod_requests
+from topospread.taints import do_not_schedule_taints_filter, find_matching_untolerated_taint
+
+# Upstream: MaxInstanceTypes (nodeclaim launch truncates the options to the 60 cheapest).
+MAX_INSTANCE_TYPES: Final = 60
+
+
+@dataclass(frozen=True, slots=True)
+class Resources:
+    """CPU (millicores), memory (bytes) and pod slots."""
+
+    cpu_milli: int = 0
+    memory: int = 0
+    pods: int = 0
+
+    def __add__(self, other: Resources) -> Resources:
+        return Resources(
+            self.cpu_milli + other.cpu_milli, self.memory + other.memory, self.pods + other.pods
+        )
+
+    def __sub__(self, other: Resources) -> Resources:
+        return Resources(
+            self.cpu_milli - other.cpu_milli, self.memory - other.memory, self.pods - other.pods
+        )
+
+    def fits_in(self, capacity: Resources) -> bool:
+        return (
+            self.cpu_milli <= capacity.cpu_milli
+            and self.memory <= capacity.memory
+            and self.pods <= capacity.pods
+        )
+
+    def __str__(self) -> str:
+        return f'{{"cpu":"{self.cpu_milli}m","memory":"{self.memory}","pods":"{self.pods}"}}'
+
+
+def requests_of(pod: Pod) -> Resources:
+    """A pod's requests as Karpenter counts them (no defaults for missing requests)."""
+    reqs = pod_requests(pod)
+    cpu = reqs.get("cpu")
+    mem = reqs.get("memory")
+    return Resources(
+        cpu.milli_value() if cpu is not None else 0, mem.value() if mem is not None else 0, 1
+    )
+
+
+def allocatable_of(node: Node) -> Resources:
+    alloc = node.status.allocatable or node.status.capacity
+    return Resources(
+        parse_quantity(alloc.get("cpu", 0)).milli_value(),
+        parse_quantity(alloc.get("memory", 0)).value(),
+        parse_quantity(alloc.get("pods", 0)).value(),
+    )
+
+
+def capacity_of(it: InstanceType) -> Resources:
+    return Resources(it.cpu_milli, it.memory, it.pods)
+
+
+def tolerates(pod: Pod, taints: Sequence[Taint]) -> str:
+    """ "" when the pod tolerates the NoSchedule and NoExecute taints, else why not."""
+    taint = find_matching_untolerated_taint(
+        taints, pod.spec.tolerations, do_not_schedule_taints_filter
+    )
+    if taint is None:
+        return ""
+    return f"did not tolerate taint {taint.key}={taint.value}:{taint.effect}"
+
+
+@dataclass(slots=True)
+class ExistingNode:
+    """A node already in the cluster, or a nodeclaim launched but not yet registered.
+
+    Upstream: ExistingNode (existingnode.go)
+    """
+
+    name: str
+    requirements: Requirements
+    taints: Sequence[Taint]
+    remaining: Resources
+    initialized: bool = True
+    pods: list[Pod] = field(default_factory=list)
+
+    @staticmethod
+    def of(node: Node, pods: Sequence[Pod], initialized: bool = True) -> ExistingNode:
+        used = Resources()
+        for p in pods:
+            used = used + requests_of(p)
+        return ExistingNode(
+            node.metadata.name,
+            from_labels(node.metadata.labels),
+            list(node.spec.taints),
+            allocatable_of(node) - used,
+            initialized,
+        )
+
+    def can_add(
+        self, pod: Pod, pod_reqs: Requirements, topology: Topology
+    ) -> tuple[Requirements | None, str]:
+        if why := tolerates(pod, self.taints):
+            return None, why
+        if not requests_of(pod).fits_in(self.remaining):
+            return None, "exceeds node resources"
+        if why := self.requirements.compatible(pod_reqs, allow_undefined_well_known=False):
+            return None, why
+        return topology.add_requirements(pod, pod_reqs, self.requirements)
+
+    def add(self, pod: Pod, reqs: Requirements, topology: Topology) -> None:
+        self.pods.append(pod)
+        self.remaining = self.remaining - requests_of(pod)
+        topology.record(pod, reqs)
+
+
+@dataclass(slots=True)
+class NodeClaim:
+    """A node Karpenter will launch: its NodePool, requirements, instance-type options, pods.
+
+    Upstream: NodeClaim (nodeclaim.go)
+    """
+
+    nodepool: NodePool
+    hostname: str
+    requirements: Requirements
+    instance_types: list[InstanceType]
+    daemon_overhead: Resources
+    pods: list[Pod] = field(default_factory=list)
+    requests: Resources = Resources()
+
+    def can_add(
+        self, pod: Pod, pod_reqs: Requirements, topology: Topology
+    ) -> tuple[tuple[Requirements, list[InstanceType]] | None, str]:
+        """The narrowed requirements and remaining options with the pod added, or why not.
+        Upstream: NodeClaim.CanAdd"""
+        if why := tolerates(pod, self.nodepool.taints):
+            return None, why
+        if why := self.requirements.compatible(pod_reqs):
+            return None, f"incompatible requirements, {why}"
+        reqs = self.requirements.copy()
+        reqs.add(*pod_reqs.values())
+        narrowed, why = topology.add_requirements(pod, pod_reqs, reqs)
+        if narrowed is None:
+            return None, why
+        total = self.requests + requests_of(pod) + self.daemon_overhead
+        options = [
+            it
+            for it in self.instance_types
+            if not it.requirements().compatible(narrowed)
+            and total.fits_in(capacity_of(it))
+            and it.compatible_offerings(narrowed)
+        ]
+        if not options:
+            return None, (
+                "no instance type met the requirements/resources/offering tuple, "
+                f"requirements={narrowed}, resources={total}"
+            )
+        return (narrowed, options), ""
+
+    def add(
+        self, pod: Pod, reqs: Requirements, options: list[InstanceType], topology: Topology
+    ) -> None:
+        self.pods.append(pod)
+        self.requests = self.requests + requests_of(pod)
+        self.requirements = reqs
+        self.instance_types = options
+        topology.record(pod, reqs)
+
+    def instance_type_options(self) -> list[InstanceType]:
+        """The options ordered by their cheapest compatible offering, truncated to
+        MAX_INSTANCE_TYPES. Upstream: InstanceTypeOptions.OrderByPrice and Truncate"""
+        priced = [(it.cheapest_price(self.requirements), it.name, it) for it in self.instance_types]
+        ordered = sorted((p, n, it) for p, n, it in priced if p is not None)
+        return [it for _, _, it in ordered][:MAX_INSTANCE_TYPES]
+
+    def launch_choice(self) -> tuple[InstanceType, Offering]:
+        """What the cloud launches: the cheapest available compatible offering among the
+        options (spot when allowed and cheaper, as the providers' price-based choice)."""
+        best: tuple[float, str, str, str, InstanceType, Offering] | None = None
+        for it in self.instance_type_options():
+            for o in it.compatible_offerings(self.requirements):
+                key = (o.price, it.name, o.zone, o.capacity_type)
+                if best is None or key < best[:4]:
+                    best = (*key, it, o)
+        if best is None:
+            raise ValueError(f"nodeclaim {self.hostname} has no available offering")
+        return best[4], best[5]
+
+
+def node_for(claim: NodeClaim, name: str, it: InstanceType, offering: Offering) -> Node:
+    """The Node that registers for a launched nodeclaim: the requirements' single values, the
+    instance type's and offering's labels, the NodePool's taints, the type's resources."""
+    labels = {
+        **claim.requirements.labels(),
+        **claim.nodepool.labels,
+        NODEPOOL_LABEL: claim.nodepool.name,
+        LABEL_INSTANCE_TYPE_STABLE: it.name,
+        LABEL_ARCH_STABLE: it.arch,
+        LABEL_OS_STABLE: "linux",
+        LABEL_TOPOLOGY_ZONE: offering.zone,
+        CAPACITY_TYPE_LABEL: offering.capacity_type,
+        LABEL_HOSTNAME: name,
+    }
+    resources: dict[str, str | int | float] = {
+        "cpu": f"{it.cpu_milli}m",
+        "memory": str(it.memory),
+        "pods": str(it.pods),
+    }
+    return Node(
+        metadata=ObjectMeta(name=name, labels=labels),
+        spec=NodeSpec(taints=list(claim.nodepool.taints)),
+        status=NodeStatus(capacity=dict(resources), allocatable=dict(resources)),
+    )
+
+
+def hostname_requirement(hostname: str) -> Requirement:
+    return Requirement.new(LABEL_HOSTNAME, "In", [hostname])

@@ -1,0 +1,257 @@
+"""Karpenter's scheduling requirements: per label key, the set of values a node may carry.
+
+A requirement is a value set that is either listed (``In``, ``DoesNotExist`` as the empty list)
+or the complement of a list (``NotIn``, ``Exists`` as the complement of nothing), optionally
+bounded by ``Gt``/``Lt`` on integer values. NodePools, instance types, pods and nodeclaims all
+speak it; a nodeclaim's requirements are the intersection of its NodePool's and its pods', and
+narrow as pods join it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Final
+
+from topospread.api.types import (
+    LABEL_ARCH_STABLE,
+    LABEL_HOSTNAME,
+    LABEL_INSTANCE_TYPE_STABLE,
+    LABEL_OS_STABLE,
+    LABEL_TOPOLOGY_REGION,
+    LABEL_TOPOLOGY_ZONE,
+    NodeSelectorRequirement,
+    Pod,
+)
+
+CAPACITY_TYPE_LABEL: Final = "karpenter.sh/capacity-type"
+NODEPOOL_LABEL: Final = "karpenter.sh/nodepool"
+CAPACITY_TYPE_SPOT: Final = "spot"
+CAPACITY_TYPE_ON_DEMAND: Final = "on-demand"
+
+# Upstream: v1.WellKnownLabels (pkg/apis/v1/labels.go), the keys a nodeclaim may leave undefined
+# while a pod still asks for them (the cloud fills them in at launch).
+WELL_KNOWN_LABELS: Final = frozenset(
+    {
+        NODEPOOL_LABEL,
+        LABEL_TOPOLOGY_ZONE,
+        LABEL_TOPOLOGY_REGION,
+        LABEL_INSTANCE_TYPE_STABLE,
+        LABEL_ARCH_STABLE,
+        LABEL_OS_STABLE,
+        CAPACITY_TYPE_LABEL,
+        LABEL_HOSTNAME,
+    }
+)
+
+OPERATORS: Final = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+
+
+def _as_int(value: str) -> int | None:
+    try:
+        return int(value)
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Requirement:
+    """The values one label key may take.
+
+    Upstream: scheduling.Requirement (pkg/scheduling/requirement.go)
+    """
+
+    key: str
+    complement: bool
+    values: frozenset[str] = frozenset()
+    greater_than: int | None = None
+    less_than: int | None = None
+
+    @staticmethod
+    def new(key: str, operator: str, values: Iterable[str] = ()) -> Requirement:
+        """Upstream: NewRequirement"""
+        vals = frozenset(values)
+        if operator == "In":
+            return Requirement(key, False, vals)
+        if operator == "NotIn":
+            return Requirement(key, True, vals)
+        if operator == "Exists":
+            return Requirement(key, True)
+        if operator == "DoesNotExist":
+            return Requirement(key, False)
+        if operator in ("Gt", "Lt"):
+            bound = _as_int(next(iter(vals), ""))
+            if bound is None:
+                raise ValueError(f"{operator} needs one integer value")
+            if operator == "Gt":
+                return Requirement(key, True, greater_than=bound)
+            return Requirement(key, True, less_than=bound)
+        raise ValueError(f"unknown operator {operator!r}")
+
+    def _within_bounds(self, value: str) -> bool:
+        if self.greater_than is None and self.less_than is None:
+            return True
+        n = _as_int(value)
+        if n is None:
+            return False
+        if self.greater_than is not None and n <= self.greater_than:
+            return False
+        return not (self.less_than is not None and n >= self.less_than)
+
+    def has(self, value: str) -> bool:
+        if self.complement:
+            return value not in self.values and self._within_bounds(value)
+        return value in self.values and self._within_bounds(value)
+
+    def __len__(self) -> int:
+        if self.complement:
+            if (
+                self.greater_than is not None
+                and self.less_than is not None
+                and self.less_than - self.greater_than <= 1
+            ):
+                return 0
+            return 1 << 62
+        return len(self.values)
+
+    @property
+    def operator(self) -> str:
+        if self.complement:
+            return "NotIn" if self.values else "Exists"
+        return "In" if self.values else "DoesNotExist"
+
+    def any(self) -> str:
+        """One allowed value: the smallest listed one (deterministic, where upstream picks any)."""
+        if not self.complement and self.values:
+            return min(self.values)
+        return ""
+
+    def intersection(self, other: Requirement) -> Requirement:
+        """Upstream: Requirement.Intersection"""
+        gt = max(
+            (b for b in (self.greater_than, other.greater_than) if b is not None), default=None
+        )
+        lt = min((b for b in (self.less_than, other.less_than) if b is not None), default=None)
+        if self.complement and other.complement:
+            return Requirement(self.key, True, self.values | other.values, gt, lt)
+        if self.complement:
+            values = other.values - self.values
+        elif other.complement:
+            values = self.values - other.values
+        else:
+            values = self.values & other.values
+        bounded = Requirement(self.key, False, frozenset(), gt, lt)
+        return Requirement(
+            self.key, False, frozenset(v for v in values if bounded._within_bounds(v))
+        )
+
+    def sorted_values(self) -> list[str]:
+        return sorted(self.values)
+
+    def __str__(self) -> str:
+        if self.greater_than is not None or self.less_than is not None:
+            parts = []
+            if self.greater_than is not None:
+                parts.append(f">{self.greater_than}")
+            if self.less_than is not None:
+                parts.append(f"<{self.less_than}")
+            return f"{self.key} {' '.join(parts)}"
+        if self.operator in ("Exists", "DoesNotExist"):
+            return f"{self.key} {self.operator}"
+        return f"{self.key} {self.operator} [{','.join(self.sorted_values())}]"
+
+
+class Requirements(Mapping[str, Requirement]):
+    """Requirements keyed by label key; adding a requirement for a key intersects it.
+
+    Upstream: scheduling.Requirements (pkg/scheduling/requirements.go)
+    """
+
+    __slots__ = ("_by_key",)
+
+    def __init__(self, requirements: Iterable[Requirement] = ()) -> None:
+        self._by_key: dict[str, Requirement] = {}
+        self.add(*requirements)
+
+    def add(self, *requirements: Requirement) -> None:
+        for r in requirements:
+            existing = self._by_key.get(r.key)
+            self._by_key[r.key] = r if existing is None else existing.intersection(r)
+
+    def copy(self) -> Requirements:
+        out = Requirements()
+        out._by_key = dict(self._by_key)
+        return out
+
+    def __getitem__(self, key: str) -> Requirement:
+        return self._by_key[key]
+
+    def get_or_exists(self, key: str) -> Requirement:
+        """The requirement on ``key``; Exists when none is set (upstream's Get)."""
+        return self._by_key.get(key) or Requirement(key, True)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._by_key)
+
+    def __len__(self) -> int:
+        return len(self._by_key)
+
+    def compatible(self, incoming: Requirements, allow_undefined_well_known: bool = True) -> str:
+        """ "" when ``incoming`` can be satisfied together with these requirements, else why not.
+
+        A key that only ``incoming`` names is fine when it is a well-known label (with
+        ``allow_undefined_well_known``) or asks for absence (NotIn, DoesNotExist).
+        Upstream: Requirements.Compatible and Intersects
+        """
+        for key in sorted(incoming):
+            want = incoming[key]
+            have = self._by_key.get(key)
+            if have is None:
+                if allow_undefined_well_known and key in WELL_KNOWN_LABELS:
+                    continue
+                if want.operator in ("NotIn", "DoesNotExist"):
+                    continue
+                return f'label "{key}" does not have known values'
+            if len(have.intersection(want)) == 0 and not (
+                have.operator == "DoesNotExist" and want.operator == "DoesNotExist"
+            ):
+                return f"key {key}, {want} not in {have}"
+        return ""
+
+    def labels(self) -> dict[str, str]:
+        """The labels a node launched with these requirements carries: every key with exactly
+        one allowed value (upstream: Requirements.Labels)."""
+        return {
+            k: next(iter(r.values))
+            for k, r in sorted(self._by_key.items())
+            if not r.complement and len(r.values) == 1
+        }
+
+    def __str__(self) -> str:
+        return ", ".join(str(self._by_key[k]) for k in sorted(self._by_key))
+
+
+def from_node_selector_requirements(reqs: Iterable[NodeSelectorRequirement]) -> list[Requirement]:
+    return [Requirement.new(r.key, r.operator, r.values) for r in reqs]
+
+
+def from_labels(labels: Mapping[str, str]) -> Requirements:
+    """Upstream: NewLabelRequirements"""
+    return Requirements(Requirement.new(k, "In", [v]) for k, v in labels.items())
+
+
+def pod_requirements(pod: Pod) -> Requirements:
+    """A pod's node selector and the first term of its required node affinity. Karpenter tries
+    the terms in turn, relaxing on failure; this model takes the first (and usually only) one.
+
+    Upstream: NewPodRequirements / NewStrictPodRequirements
+    """
+    out = from_labels(pod.spec.node_selector)
+    affinity = pod.spec.affinity
+    node_affinity = affinity.node_affinity if affinity else None
+    required = (
+        node_affinity.required_during_scheduling_ignored_during_execution if node_affinity else None
+    )
+    if required is not None and required.node_selector_terms:
+        out.add(*from_node_selector_requirements(required.node_selector_terms[0].match_expressions))
+    return out

@@ -1,0 +1,223 @@
+"""Karpenter's provisioning scheduler: pack a batch of pending pods onto existing nodes, in-flight
+nodeclaims and new nodeclaims.
+
+Pods are taken largest first (CPU, then memory, then age and uid) from a queue; a pod that fits
+nowhere goes to the back and is retried while others still schedule (the topology may change
+under it). Each pod tries the existing nodes (initialized first, then by name), then the new
+nodeclaims of this run with the fewest pods first, then a new nodeclaim from each NodePool in
+weight order, within the NodePool's limits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+from topospread.api.types import LABEL_HOSTNAME, DaemonSet, Pod
+from topospread.autoscaler.karpenter.instancetypes import InstanceType
+from topospread.autoscaler.karpenter.nodeclaim import (
+    ExistingNode,
+    NodeClaim,
+    Resources,
+    capacity_of,
+    hostname_requirement,
+    requests_of,
+    tolerates,
+)
+from topospread.autoscaler.karpenter.nodepool import NodePool, sorted_by_weight
+from topospread.autoscaler.karpenter.requirements import Requirements, pod_requirements
+from topospread.autoscaler.karpenter.topology import DomainSource, Topology
+
+NO_LIMIT: Final = 1 << 62
+
+
+@dataclass(slots=True)
+class Results:
+    """Upstream: scheduling.Results: the new nodeclaims, pods placed on existing nodes, and the
+    error of every pod that could not be placed."""
+
+    new_nodeclaims: list[NodeClaim] = field(default_factory=list)
+    existing: dict[str, list[str]] = field(default_factory=dict)  # node name -> pod keys
+    pod_errors: dict[str, str] = field(default_factory=dict)
+
+
+def pod_key(pod: Pod) -> str:
+    return f"{pod.metadata.namespace or 'default'}/{pod.metadata.name}"
+
+
+def _sort_key(pod: Pod) -> tuple[int, int, str, str]:
+    """Upstream: byCPUAndMemoryDescending (queue.go)"""
+    r = requests_of(pod)
+    return (
+        -r.cpu_milli,
+        -r.memory,
+        pod.metadata.creation_timestamp or "",
+        pod.metadata.uid or pod_key(pod),
+    )
+
+
+class Queue:
+    """Pods in packing order; stops once every pod has been retried without progress.
+
+    Upstream: Queue (queue.go)"""
+
+    def __init__(self, pods: Sequence[Pod]) -> None:
+        self.pods = sorted(pods, key=_sort_key)
+        self.last_len: dict[str, int] = {}
+
+    def pop(self) -> Pod | None:
+        if not self.pods:
+            return None
+        pod = self.pods[0]
+        if self.last_len.get(pod_key(pod)) == len(self.pods):
+            return None
+        self.pods.pop(0)
+        return pod
+
+    def push(self, pod: Pod) -> None:
+        self.pods.append(pod)
+        self.last_len[pod_key(pod)] = len(self.pods)
+
+
+def daemon_overhead(pool: NodePool, daemonsets: Sequence[DaemonSet]) -> Resources:
+    """The requests of the DaemonSet pods that would run on the pool's nodes.
+    Upstream: getDaemonOverhead"""
+    total = Resources()
+    reqs = pool.node_requirements()
+    for ds in daemonsets:
+        pod = Pod(metadata=ds.spec.template.metadata, spec=ds.spec.template.spec)
+        if tolerates(pod, pool.taints) or reqs.compatible(pod_requirements(pod)):
+            continue
+        total = total + requests_of(pod)
+    return total
+
+
+def domain_sources(
+    pools: Sequence[NodePool], catalogue: Sequence[InstanceType]
+) -> list[DomainSource]:
+    """Per NodePool and compatible instance type, the requirements a new node could have.
+    Upstream: buildDomainGroups (topology.go)"""
+    out = []
+    for pool in pools:
+        base = pool.node_requirements()
+        for it in catalogue:
+            it_reqs = it.requirements()
+            if base.compatible(it_reqs):
+                continue
+            reqs = base.copy()
+            reqs.add(*it_reqs.values())
+            out.append(DomainSource(reqs, pool.taints))
+    return out
+
+
+class Scheduler:
+    """One provisioning run. Upstream: Scheduler (scheduler.go)"""
+
+    def __init__(
+        self,
+        pools: Sequence[NodePool],
+        catalogue: Sequence[InstanceType],
+        existing: Sequence[ExistingNode],
+        topology: Topology,
+        pool_usage: Mapping[str, Resources],
+        daemonsets: Sequence[DaemonSet] = (),
+        hostname_start: int = 1,
+    ) -> None:
+        self.pools = sorted_by_weight(pools)
+        self.catalogue = list(catalogue)
+        # Upstream: sortExistingNodes: initialized nodes first, then by name.
+        self.existing = sorted(existing, key=lambda n: (not n.initialized, n.name))
+        self.topology = topology
+        self.overhead = {p.name: daemon_overhead(p, daemonsets) for p in self.pools}
+        self.remaining = {
+            p.name: self._initial_remaining(p, pool_usage.get(p.name)) for p in self.pools
+        }
+        self.new_nodeclaims: list[NodeClaim] = []
+        self._next_host = hostname_start
+
+    @staticmethod
+    def _initial_remaining(pool: NodePool, used: Resources | None) -> Resources:
+        used = used or Resources()
+        cpu = NO_LIMIT if pool.limits_cpu_milli is None else pool.limits_cpu_milli - used.cpu_milli
+        mem = NO_LIMIT if pool.limits_memory is None else pool.limits_memory - used.memory
+        return Resources(cpu, mem, NO_LIMIT)
+
+    def solve(self, pods: Sequence[Pod]) -> Results:
+        """Upstream: Scheduler.Solve"""
+        for p in pods:
+            self.topology.update(p)
+        results = Results()
+        errors: dict[str, str] = {}
+        queue = Queue(pods)
+        while (pod := queue.pop()) is not None:
+            error = self._add(pod, results)
+            if error:
+                errors[pod_key(pod)] = error
+                queue.push(pod)
+            else:
+                errors.pop(pod_key(pod), None)
+        results.new_nodeclaims = [c for c in self.new_nodeclaims if c.pods]
+        results.pod_errors = {k: errors[k] for k in sorted(errors)}
+        return results
+
+    def _add(self, pod: Pod, results: Results) -> str:
+        """Upstream: Scheduler.add"""
+        pod_reqs = pod_requirements(pod)
+        for node in self.existing:
+            reqs, _ = node.can_add(pod, pod_reqs, self.topology)
+            if reqs is not None:
+                node.add(pod, reqs, self.topology)
+                results.existing.setdefault(node.name, []).append(pod_key(pod))
+                return ""
+        # Upstream sorts the new nodeclaims by pod count so pods spread over them.
+        self.new_nodeclaims.sort(key=lambda c: len(c.pods))
+        for claim in self.new_nodeclaims:
+            fit, _ = claim.can_add(pod, pod_reqs, self.topology)
+            if fit is not None:
+                claim.add(pod, fit[0], fit[1], self.topology)
+                return ""
+        return self._add_to_new_nodeclaim(pod, pod_reqs)
+
+    def _add_to_new_nodeclaim(self, pod: Pod, pod_reqs: Requirements) -> str:
+        """Upstream: Scheduler.addToNewNodeClaim"""
+        errors = []
+        for pool in self.pools:
+            remaining = self.remaining[pool.name]
+            if remaining.cpu_milli <= 0 or remaining.memory <= 0:
+                errors.append(f"node limits have been exhausted for nodepool {pool.name}")
+                continue
+            options = [it for it in self.catalogue if capacity_of(it).fits_in(remaining)]
+            if not options:
+                errors.append(
+                    f"all available instance types exceed limits for nodepool {pool.name}"
+                )
+                continue
+            base = pool.node_requirements()
+            options = [it for it in options if not base.compatible(it.requirements())]
+            if not options:
+                errors.append(
+                    f"nodepool requirements filtered out all available instance types ({pool.name})"
+                )
+                continue
+            hostname = f"hostname-placeholder-{self._next_host:04d}"
+            base.add(hostname_requirement(hostname))
+            claim = NodeClaim(pool, hostname, base, options, self.overhead[pool.name])
+            self.topology.register(LABEL_HOSTNAME, hostname)
+            fit, why = claim.can_add(pod, pod_reqs, self.topology)
+            if fit is None:
+                errors.append(f"incompatible with nodepool {pool.name!r}, {why}")
+                continue
+            self._next_host += 1
+            claim.add(pod, fit[0], fit[1], self.topology)
+            self.new_nodeclaims.append(claim)
+            biggest = Resources(
+                max(it.cpu_milli for it in claim.instance_types),
+                max(it.memory for it in claim.instance_types),
+                0,
+            )
+            self.remaining[pool.name] = remaining - biggest
+            return ""
+        if not self.pools:
+            return "no nodepools found"
+        return "; ".join(errors)

@@ -1,0 +1,391 @@
+"""Karpenter's topology model: spread, pod affinity and anti-affinity as topology groups.
+
+Karpenter does not run kube-scheduler's filters while packing pods onto nodeclaims that do not
+exist yet. It keeps, per distinct constraint, a topology group: the constraint's key, selector
+and namespaces, and a count of matching pods per domain. The domains are every value the key can
+take: the existing nodes' labels *and* every value the NodePools' requirements and their
+instance types' offerings allow. A zone in a NodePool with no node yet is therefore a domain
+with count 0, which is what lets Karpenter spread from zero nodes (the spread docs' remedy for
+the scale-from-zero limitation). Adding a pod to a node narrows the node's requirement on the
+key to the domains the group allows (for spread, the one with the fewest matching pods).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+
+from topospread.api.types import LABEL_HOSTNAME, Node, Pod, PodAffinityTerm, Taint
+from topospread.autoscaler.karpenter.requirements import Requirement, Requirements, pod_requirements
+from topospread.labels.selector import Selector, label_selector_as_selector
+from topospread.taints import do_not_schedule_taints_filter, find_matching_untolerated_taint
+
+_ALL_NAMESPACES: frozenset[str] = frozenset({"*"})
+
+
+class TopologyType(Enum):
+    """Upstream: TopologyType (topologygroup.go), its String() as the value."""
+
+    SPREAD = "topology spread"
+    POD_AFFINITY = "pod affinity"
+    POD_ANTI_AFFINITY = "pod anti-affinity"
+
+
+@dataclass(frozen=True, slots=True)
+class DomainSource:
+    """Where a domain can come from: a NodePool's requirements and taints for a new node."""
+
+    requirements: Requirements
+    taints: tuple[Taint, ...]
+
+
+@dataclass(slots=True)
+class TopologyGroup:
+    """One constraint shared by every pod that carries it, with per-domain counts.
+
+    Upstream: TopologyGroup (topologygroup.go)
+    """
+
+    type: TopologyType
+    key: str
+    namespaces: frozenset[str]
+    selector: Selector
+    max_skew: int = 0
+    min_domains: int | None = None
+    node_filter: Requirements | None = None  # the owner's node affinity (nodeAffinityPolicy Honor)
+    domains: dict[str, int] = field(default_factory=dict)
+    empty_domains: set[str] = field(default_factory=set)
+    owners: set[str] = field(default_factory=set)
+
+    def selects(self, pod: Pod) -> bool:
+        ns = pod.metadata.namespace or "default"
+        in_ns = self.namespaces is _ALL_NAMESPACES or ns in self.namespaces
+        return in_ns and self.selector.matches(pod.metadata.labels)
+
+    def counts(self, pod: Pod, node_reqs: Requirements) -> bool:
+        """Whether ``pod`` on a node with ``node_reqs`` counts towards the group: it matches the
+        selector and, for spread, the node passes the owner's node affinity.
+        Upstream: TopologyGroup.Counts"""
+        if not self.selects(pod):
+            return False
+        return self.node_filter is None or not node_reqs.compatible(self.node_filter)
+
+    def register(self, *domains: str) -> None:
+        for d in domains:
+            if d not in self.domains:
+                self.domains[d] = 0
+                self.empty_domains.add(d)
+
+    def record(self, *domains: str) -> None:
+        for d in domains:
+            self.domains[d] = self.domains.get(d, 0) + 1
+            self.empty_domains.discard(d)
+
+    def get(self, pod: Pod, pod_domains: Requirement, node_domains: Requirement) -> Requirement:
+        """The domains a node may take on the key for ``pod``. Upstream: TopologyGroup.Get"""
+        if self.type is TopologyType.SPREAD:
+            return self._next_domain_spread(pod, pod_domains, node_domains)
+        if self.type is TopologyType.POD_AFFINITY:
+            return self._next_domain_affinity(pod, pod_domains, node_domains)
+        return self._next_domain_anti_affinity(pod_domains, node_domains)
+
+    def _single_host(self, node_domains: Requirement) -> str | None:
+        if self.key == LABEL_HOSTNAME and not node_domains.complement and len(node_domains) == 1:
+            return node_domains.any()
+        return None
+
+    def domain_min_count(self, pod_domains: Requirement) -> int:
+        """Upstream: domainMinCount (hostname's minimum is 0: a new node is always possible)"""
+        if self.key == LABEL_HOSTNAME:
+            return 0
+        counts = [c for d, c in self.domains.items() if pod_domains.has(d)]
+        if self.min_domains is not None and len(counts) < self.min_domains:
+            return 0
+        return min(counts, default=1 << 31)
+
+    def _next_domain_spread(
+        self, pod: Pod, pod_domains: Requirement, node_domains: Requirement
+    ) -> Requirement:
+        """The domain with the fewest matching pods among those the node allows whose count
+        (plus the pod, if it matches itself) stays within maxSkew of the minimum.
+        Upstream: nextDomainTopologySpread"""
+        self_selecting = 1 if self.selects(pod) else 0
+        host = self._single_host(node_domains)
+        if host is not None:
+            if self.domains.get(host, 0) + self_selecting <= self.max_skew:
+                return Requirement.new(self.key, "In", [host])
+            return Requirement.new(self.key, "DoesNotExist")
+        low = self.domain_min_count(pod_domains)
+        best: tuple[int, str] | None = None
+        # Sorted, so that ties go to the first domain by name (Go's map order is random).
+        for domain in sorted(self.domains):
+            if not node_domains.has(domain):
+                continue
+            count = self.domains[domain] + self_selecting
+            if count - low <= self.max_skew and (best is None or count < best[0]):
+                best = (count, domain)
+        if best is None:
+            return Requirement.new(self.key, "DoesNotExist")
+        return Requirement.new(self.key, "In", [best[1]])
+
+    def _any_compatible_pod_domain(self, pod_domains: Requirement) -> bool:
+        return any(pod_domains.has(d) and c > 0 for d, c in self.domains.items())
+
+    def _next_domain_affinity(
+        self, pod: Pod, pod_domains: Requirement, node_domains: Requirement
+    ) -> Requirement:
+        """Domains that already hold a matching pod; a pod matching its own affinity may
+        bootstrap a domain when no matching pod exists yet. Upstream: nextDomainAffinity"""
+        bootstrap = self.selects(pod) and (
+            len(self.domains) == len(self.empty_domains)
+            or not self._any_compatible_pod_domain(pod_domains)
+        )
+        host = self._single_host(node_domains)
+        if host is not None:
+            if pod_domains.has(host) and (self.domains.get(host, 0) > 0 or bootstrap):
+                return Requirement.new(self.key, "In", [host])
+            return Requirement.new(self.key, "DoesNotExist")
+        options = {
+            d
+            for d, c in self.domains.items()
+            if c > 0 and pod_domains.has(d) and node_domains.has(d)
+        }
+        if not options and bootstrap:
+            both = [d for d in sorted(self.domains) if pod_domains.has(d) and node_domains.has(d)]
+            anywhere = [d for d in sorted(self.domains) if pod_domains.has(d)]
+            options = set((both or anywhere)[:1])
+        if not options:
+            return Requirement.new(self.key, "DoesNotExist")
+        return Requirement.new(self.key, "In", options)
+
+    def _next_domain_anti_affinity(
+        self, pod_domains: Requirement, node_domains: Requirement
+    ) -> Requirement:
+        """Only domains without a matching pod. Upstream: nextDomainAntiAffinity"""
+        host = self._single_host(node_domains)
+        if host is not None:
+            if self.domains.get(host, 0) == 0:
+                return Requirement.new(self.key, "In", [host])
+            return Requirement.new(self.key, "DoesNotExist")
+        options = {d for d in self.empty_domains if node_domains.has(d) and pod_domains.has(d)}
+        if not options:
+            return Requirement.new(self.key, "DoesNotExist")
+        return Requirement.new(self.key, "In", options)
+
+    def counts_text(self) -> str:
+        return "{" + ", ".join(f"{d}: {c}" for d, c in sorted(self.domains.items())) + "}"
+
+
+def _term_namespaces(pod: Pod, term: PodAffinityTerm) -> frozenset[str]:
+    if term.namespace_selector is not None and not (
+        term.namespace_selector.match_labels or term.namespace_selector.match_expressions
+    ):
+        return _ALL_NAMESPACES
+    return frozenset(term.namespaces or [pod.metadata.namespace or "default"])
+
+
+def _group_id(g: TopologyGroup) -> tuple[object, ...]:
+    return (
+        g.type,
+        g.key,
+        tuple(sorted(g.namespaces)),
+        str(g.selector),
+        g.max_skew,
+        g.min_domains,
+        str(g.node_filter) if g.node_filter is not None else None,
+    )
+
+
+class Topology:
+    """Every topology group of a provisioning run, their domains and counts.
+
+    Upstream: Topology (topology.go)
+    """
+
+    def __init__(
+        self,
+        sources: Sequence[DomainSource],
+        nodes: Iterable[tuple[Node, Sequence[Pod]]],
+    ) -> None:
+        self.sources = list(sources)
+        self.nodes = [(n, list(pods)) for n, pods in nodes]
+        self.groups: dict[tuple[object, ...], TopologyGroup] = {}
+        self.inverse: dict[tuple[object, ...], TopologyGroup] = {}
+        self.extra_domains: dict[str, set[str]] = {}
+        for node, pods in self.nodes:
+            for pod in pods:
+                if _anti_affinity_terms(pod):
+                    self._add_inverse_anti_affinity(pod, node.metadata.labels)
+
+    def register(self, key: str, domain: str) -> None:
+        """A new domain (a new nodeclaim's hostname) joins every group on its key.
+        Upstream: Topology.Register"""
+        self.extra_domains.setdefault(key, set()).add(domain)
+        for g in (*self.groups.values(), *self.inverse.values()):
+            if g.key == key:
+                g.register(domain)
+
+    def _domains_for(
+        self, key: str, pod_reqs: Requirements | None, taints_honored: bool, pod: Pod
+    ) -> set[str]:
+        """Every domain of ``key``: from the NodePools compatible with the pod (Honor) and from
+        the existing nodes. Upstream: TopologyDomainGroup.ForEachDomain and the cluster's
+        node labels"""
+        out = set(self.extra_domains.get(key, ()))
+        for src in self.sources:
+            req = src.requirements.get(key)
+            if req is None or req.complement:
+                continue
+            if pod_reqs is not None and src.requirements.compatible(pod_reqs):
+                continue
+            if taints_honored and find_matching_untolerated_taint(
+                src.taints, pod.spec.tolerations, do_not_schedule_taints_filter
+            ):
+                continue
+            out.update(req.values)
+        for node, _ in self.nodes:
+            value = node.metadata.labels.get(key)
+            if value is None:
+                continue
+            if pod_reqs is not None and Requirements(
+                Requirement.new(k, "In", [v]) for k, v in node.metadata.labels.items()
+            ).compatible(pod_reqs, allow_undefined_well_known=False):
+                continue
+            out.add(value)
+        return out
+
+    def _count_domains(self, g: TopologyGroup) -> None:
+        """Upstream: Topology.countDomains"""
+        for node, pods in self.nodes:
+            value = node.metadata.labels.get(g.key)
+            if value is None:
+                continue
+            node_reqs = Requirements(
+                Requirement.new(k, "In", [v]) for k, v in node.metadata.labels.items()
+            )
+            if g.node_filter is not None and node_reqs.compatible(g.node_filter, False):
+                continue
+            for pod in pods:
+                if pod.metadata.deletion_timestamp is None and g.selects(pod):
+                    g.record(value)
+
+    def _add_group(
+        self, into: dict[tuple[object, ...], TopologyGroup], g: TopologyGroup, pod: Pod
+    ) -> TopologyGroup:
+        gid = _group_id(g)
+        existing = into.get(gid)
+        if existing is not None:
+            return existing
+        honor_affinity = g.node_filter is not None
+        g.register(*self._domains_for(g.key, g.node_filter if honor_affinity else None, False, pod))
+        self._count_domains(g)
+        into[gid] = g
+        return g
+
+    def update(self, pod: Pod) -> None:
+        """Create (or join) the groups of the pod's own constraints. Upstream: Topology.Update"""
+        uid = _uid(pod)
+        reqs = pod_requirements(pod)
+        for c in pod.spec.topology_spread_constraints:
+            if c.when_unsatisfiable != "DoNotSchedule":
+                continue  # ScheduleAnyway is a preference Karpenter relaxes away
+            honor = (c.node_affinity_policy or "Honor") == "Honor"
+            g = TopologyGroup(
+                TopologyType.SPREAD,
+                c.topology_key,
+                frozenset({pod.metadata.namespace or "default"}),
+                label_selector_as_selector(c.label_selector),
+                c.max_skew,
+                c.min_domains,
+                reqs if honor else None,
+            )
+            self._add_group(self.groups, g, pod).owners.add(uid)
+        affinity = pod.spec.affinity
+        if affinity is not None and affinity.pod_affinity is not None:
+            for term in affinity.pod_affinity.required_during_scheduling_ignored_during_execution:
+                g = TopologyGroup(
+                    TopologyType.POD_AFFINITY,
+                    term.topology_key,
+                    _term_namespaces(pod, term),
+                    label_selector_as_selector(term.label_selector),
+                )
+                self._add_group(self.groups, g, pod).owners.add(uid)
+        for term in _anti_affinity_terms(pod):
+            g = TopologyGroup(
+                TopologyType.POD_ANTI_AFFINITY,
+                term.topology_key,
+                _term_namespaces(pod, term),
+                label_selector_as_selector(term.label_selector),
+            )
+            self._add_group(self.groups, g, pod).owners.add(uid)
+
+    def _add_inverse_anti_affinity(self, pod: Pod, labels: dict[str, str] | None) -> None:
+        """A pod's anti-affinity also repels the pods it selects from its own domain.
+        Upstream: updateInverseAntiAffinity"""
+        for term in _anti_affinity_terms(pod):
+            g = TopologyGroup(
+                TopologyType.POD_ANTI_AFFINITY,
+                term.topology_key,
+                _term_namespaces(pod, term),
+                label_selector_as_selector(term.label_selector),
+            )
+            gid = _group_id(g)
+            g = self.inverse.setdefault(gid, g)
+            g.owners.add(_uid(pod))
+            if labels is not None and term.topology_key in labels:
+                g.record(labels[term.topology_key])
+
+    def add_requirements(
+        self, pod: Pod, pod_reqs: Requirements, node_reqs: Requirements
+    ) -> tuple[Requirements | None, str]:
+        """The node's requirements narrowed by every group that applies to the pod, or None
+        and the reason. Upstream: Topology.AddRequirements and topologyError"""
+        out = node_reqs.copy()
+        uid = _uid(pod)
+        matching = [g for g in self.groups.values() if uid in g.owners]
+        matching += [g for g in self.inverse.values() if g.selects(pod)]
+        for g in matching:
+            pod_domains = pod_reqs.get_or_exists(g.key)
+            node_domains = out.get_or_exists(g.key)
+            domains = g.get(pod, pod_domains, node_domains)
+            if len(domains) == 0:
+                return None, (
+                    f"unsatisfiable topology constraint for {g.type.value}, key={g.key} "
+                    f"(counts = {g.counts_text()}, podDomains = {pod_domains}, "
+                    f"nodeDomains = {node_domains}"
+                )
+            out.add(domains)
+        return out, ""
+
+    def record(self, pod: Pod, node_reqs: Requirements) -> None:
+        """Count the pod in every group it counts towards, on the node's domain.
+        Upstream: Topology.Record"""
+        for g in self.groups.values():
+            if not g.counts(pod, node_reqs):
+                continue
+            req = node_reqs.get(g.key)
+            if req is None or req.complement:
+                continue
+            if g.type is TopologyType.POD_ANTI_AFFINITY:
+                g.record(*sorted(req.values))
+            elif len(req.values) == 1:
+                g.record(req.any())
+        if _anti_affinity_terms(pod):
+            self._add_inverse_anti_affinity(pod, None)
+            for g in self.inverse.values():
+                if _uid(pod) in g.owners:
+                    req = node_reqs.get(g.key)
+                    if req is not None and not req.complement:
+                        g.record(*sorted(req.values))
+
+
+def _uid(pod: Pod) -> str:
+    return pod.metadata.uid or f"{pod.metadata.namespace}/{pod.metadata.name}"
+
+
+def _anti_affinity_terms(pod: Pod) -> list[PodAffinityTerm]:
+    affinity = pod.spec.affinity
+    if affinity is None or affinity.pod_anti_affinity is None:
+        return []
+    return list(affinity.pod_anti_affinity.required_during_scheduling_ignored_during_execution)
