@@ -331,7 +331,10 @@ class Topology:
                 label_selector_as_selector(term.label_selector),
             )
             gid = _group_id(g)
-            g = self.inverse.setdefault(gid, g)
+            if gid not in self.inverse:
+                g.register(*self._domains_for(g.key, None, False, pod))
+                self.inverse[gid] = g
+            g = self.inverse[gid]
             g.owners.add(_uid(pod))
             if labels is not None and term.topology_key in labels:
                 g.record(labels[term.topology_key])
