@@ -1,0 +1,216 @@
+"""Karpenter's consolidation, ported from pkg/controllers/disruption/consolidation_test.go: the
+budgets table, "can delete nodes" and its do-not-disrupt variants, replacement by a cheaper
+node, consolidateAfter and WhenEmpty; plus spread kept by the scheduler's own filters."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from karpenter_helpers import Env, nodepool
+
+from builders import make_node, make_pod
+from topospread.api.types import (
+    LABEL_HOSTNAME,
+    LABEL_INSTANCE_TYPE_STABLE,
+    LABEL_TOPOLOGY_ZONE,
+    Node,
+    Pod,
+)
+from topospread.autoscaler.karpenter.disruption import DO_NOT_DISRUPT
+from topospread.autoscaler.karpenter.requirements import CAPACITY_TYPE_LABEL, NODEPOOL_LABEL
+
+TYPES = {"t3.medium": ("2", "4Gi", "17"), "m5.2xlarge": ("8", "32Gi", "58")}
+
+
+def karpenter_node(
+    name: str,
+    instance_type: str = "t3.medium",
+    capacity_type: str = "spot",
+    zone: str = "test-zone-1",
+    pool: str = "default",
+    **annotations: str,
+) -> Node:
+    """A node Karpenter launched (upstream's test nodes are the least expensive instance)."""
+    cpu, memory, pods = TYPES[instance_type]
+    b = make_node(name).capacity(cpu=cpu, memory=memory, pods=pods)
+    for k, v in {
+        NODEPOOL_LABEL: pool,
+        LABEL_INSTANCE_TYPE_STABLE: instance_type,
+        CAPACITY_TYPE_LABEL: capacity_type,
+        LABEL_TOPOLOGY_ZONE: zone,
+        LABEL_HOSTNAME: name,
+    }.items():
+        b = b.label(k, v)
+    node = b.obj()
+    if annotations:
+        import msgspec
+
+        meta = msgspec.structs.replace(node.metadata, annotations=dict(annotations))
+        node = msgspec.structs.replace(node, metadata=meta)
+    return node
+
+
+def rs_pod(name: str, cpu: str = "100m", **annotations: str) -> Pod:
+    b = make_pod(name).label("app", "test").owner("ReplicaSet", "rs").req(cpu=cpu)
+    pod = b.obj()
+    if annotations:
+        import msgspec
+
+        meta = msgspec.structs.replace(pod.metadata, annotations=dict(annotations))
+        pod = msgspec.structs.replace(pod, metadata=meta)
+    return pod
+
+
+def two_nodes(
+    env: Env, node0: dict[str, Any] | None = None, pod2: dict[str, str] | None = None
+) -> None:
+    """Upstream's "can delete nodes" setup: pods 0 and 1 on node 0, pod 2 on node 1."""
+    env.add_node(karpenter_node("node-0", **(node0 or {})), rs_pod("pod-0"), rs_pod("pod-1"))
+    env.add_node(karpenter_node("node-1"), rs_pod("pod-2", **(pod2 or {})))
+
+
+def test_can_delete_nodes() -> None:
+    env = Env()
+    two_nodes(env)
+    result = env.karpenter.run_once(0.0, env.cluster, [])
+    [d] = result.disruptions
+    assert (d.method, d.decision, d.nodes, d.reason) == (
+        "single-node consolidation",
+        "delete",
+        ("node-1",),
+        "Underutilized",
+    )
+
+
+def test_can_delete_nodes_considers_do_not_disrupt_on_nodes() -> None:
+    env = Env()
+    env.add_node(karpenter_node("node-0"), rs_pod("pod-0"), rs_pod("pod-1"))
+    env.add_node(karpenter_node("node-1", **{DO_NOT_DISRUPT: "true"}), rs_pod("pod-2"))
+    [d] = env.karpenter.run_once(0.0, env.cluster, []).disruptions
+    assert d.nodes == ("node-0",)
+
+
+def test_can_delete_nodes_considers_do_not_disrupt_on_pods() -> None:
+    env = Env()
+    two_nodes(env, pod2={DO_NOT_DISRUPT: "true"})
+    [d] = env.karpenter.run_once(0.0, env.cluster, []).disruptions
+    assert d.nodes == ("node-0",)
+
+
+@pytest.mark.parametrize(
+    ("budget", "expected"),
+    [("30%", 3), ("100%", 10), ("0%", 0), ("2", 2)],
+    ids=["only 3 empty nodes", "all empty nodes", "no empty nodes", "a count of 2"],
+)
+def test_empty_nodes_are_disrupted_within_the_budget(budget: str, expected: int) -> None:
+    env = Env(nodepool(disruption={"budgets": [{"nodes": budget}]}))
+    for i in range(10):
+        env.add_node(karpenter_node(f"node-{i}"))
+    result = env.karpenter.run_once(0.0, env.cluster, [])
+    deleted = [n for d in result.disruptions for n in d.nodes]
+    assert len(deleted) == expected
+    assert all(d.method == "emptiness" and d.reason == "Empty" for d in result.disruptions)
+
+
+def test_budgets_count_nodes_already_being_disrupted() -> None:
+    env = Env(nodepool(disruption={"budgets": [{"nodes": "3"}]}))
+    for i in range(10):
+        env.add_node(karpenter_node(f"node-{i}"))
+    first = env.karpenter.run_once(0.0, env.cluster, [])
+    assert len(first.disruptions[0].nodes) == 3
+    # The three are still there (draining): the budget is used up.
+    assert env.karpenter.run_once(10.0, env.cluster, []).disruptions == []
+
+
+def test_budget_for_another_reason_does_not_limit_emptiness() -> None:
+    env = Env(nodepool(disruption={"budgets": [{"nodes": "0", "reasons": ["Underutilized"]}]}))
+    for i in range(4):
+        env.add_node(karpenter_node(f"node-{i}"))
+    [d] = env.karpenter.run_once(0.0, env.cluster, []).disruptions
+    assert len(d.nodes) == 4
+
+
+def test_replaces_an_expensive_node_with_a_cheaper_one() -> None:
+    env = Env()
+    env.add_node(karpenter_node("big", "m5.2xlarge", "on-demand"), rs_pod("pod-0", cpu="500m"))
+    [d] = env.karpenter.run_once(0.0, env.cluster, []).disruptions
+    assert (d.decision, d.nodes) == ("replace", ("big",))
+    assert d.replacement is not None
+    assert d.replacement.price < 0.384
+    assert d.savings == pytest.approx(0.384 - d.replacement.price)
+
+
+def test_wont_replace_on_demand_node_if_on_demand_replacement_is_more_expensive() -> None:
+    on_demand = [{"key": CAPACITY_TYPE_LABEL, "operator": "In", "values": ["on-demand"]}]
+    env = Env(nodepool(requirements=on_demand))
+    env.add_node(karpenter_node("node-0", capacity_type="on-demand"), rs_pod("pod-0", cpu="1500m"))
+    assert env.karpenter.run_once(0.0, env.cluster, []).disruptions == []
+
+
+def test_spot_is_not_replaced_by_spot() -> None:
+    env = Env()
+    env.add_node(karpenter_node("big", "m5.2xlarge", "spot"), rs_pod("pod-0", cpu="500m"))
+    assert env.karpenter.run_once(0.0, env.cluster, []).disruptions == []
+
+
+def test_consolidate_after_waits_for_the_pods_to_settle() -> None:
+    env = Env(nodepool(disruption={"consolidateAfter": "30s"}))
+    two_nodes(env)
+    assert env.karpenter.run_once(0.0, env.cluster, []).disruptions == []
+    assert env.karpenter.run_once(20.0, env.cluster, []).disruptions == []
+    [d] = env.karpenter.run_once(30.0, env.cluster, []).disruptions
+    assert d.nodes == ("node-1",)
+
+
+def test_when_empty_policy_only_removes_empty_nodes() -> None:
+    env = Env(nodepool(disruption={"consolidationPolicy": "WhenEmpty"}))
+    two_nodes(env)
+    assert env.karpenter.run_once(0.0, env.cluster, []).disruptions == []
+    env.add_node(karpenter_node("node-2"))
+    [d] = env.karpenter.run_once(1.0, env.cluster, []).disruptions
+    assert (d.method, d.nodes) == ("emptiness", ("node-2",))
+
+
+def test_multi_node_consolidation_deletes_several_underused_nodes() -> None:
+    env = Env(nodepool(disruption={"budgets": [{"nodes": "100%"}]}))
+    env.add_node(karpenter_node("node-0"), rs_pod("a"), rs_pod("b"))
+    env.add_node(karpenter_node("node-1"), rs_pod("c"))
+    env.add_node(karpenter_node("node-2"), rs_pod("d"))
+    [d] = env.karpenter.run_once(0.0, env.cluster, []).disruptions
+    assert (d.method, d.decision) == ("multi-node consolidation", "delete")
+    assert sorted(d.nodes) == ["node-1", "node-2"]
+
+
+def test_default_budget_of_ten_percent_rounds_up_to_one_node_of_three() -> None:
+    env = Env()
+    env.add_node(karpenter_node("node-0"), rs_pod("a"), rs_pod("b"))
+    env.add_node(karpenter_node("node-1"), rs_pod("c"))
+    env.add_node(karpenter_node("node-2"), rs_pod("d"))
+    [d] = env.karpenter.run_once(0.0, env.cluster, []).disruptions
+    assert (d.method, d.nodes) == ("single-node consolidation", ("node-1",))
+
+
+def test_consolidation_keeps_required_anti_affinity_by_the_schedulers_filters() -> None:
+    # One replica per node with required hostname anti-affinity: no replica can move to another
+    # node (InterPodAffinity, the project's filter run through the CA core's predicate checker),
+    # and each node is the cheapest type, so nothing is consolidated.
+    env = Env(nodepool(disruption={"budgets": [{"nodes": "100%"}]}))
+    term = {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": LABEL_HOSTNAME}
+    anti = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+    for i in range(3):
+        pod = (
+            make_pod(f"web-{i}")
+            .label("app", "web")
+            .owner("ReplicaSet", "web")
+            .req(cpu="100m")
+            .spec_field("affinity", anti)
+            .obj()
+        )
+        env.add_node(karpenter_node(f"node-{i}", zone=f"test-zone-{i + 1}"), pod)
+    assert env.karpenter.run_once(0.0, env.cluster, []).disruptions == []
+    # With a fourth node free of web pods, web-0 can move there: node-0 (first of the equally
+    # cheap candidates by name) goes.
+    env.add_node(karpenter_node("node-3"), rs_pod("other"))
+    [d] = env.karpenter.run_once(1.0, env.cluster, []).disruptions
+    assert (d.decision, d.nodes) == ("delete", ("node-0",))
