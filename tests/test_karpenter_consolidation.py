@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from karpenter_helpers import Env, nodepool
 
 from builders import make_node, make_pod
+from karpenter_helpers import Env, nodepool
 from topospread.api.types import (
     LABEL_HOSTNAME,
     LABEL_INSTANCE_TYPE_STABLE,

@@ -14,9 +14,8 @@ Three replicas with a zone spread (maxSkew 1, DoNotSchedule) are pending.
 
 from __future__ import annotations
 
-from karpenter_helpers import nodepool, zones_requirement
-
 from builders import make_pod
+from karpenter_helpers import nodepool, zones_requirement
 from topospread.api.types import LABEL_TOPOLOGY_ZONE, Pod
 from topospread.autoscaler.clusterautoscaler import AutoscalingOptions, ClusterAutoscaler, NodeGroup
 from topospread.autoscaler.clusterautoscaler.nodegroup import with_node_name

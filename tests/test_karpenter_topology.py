@@ -3,9 +3,8 @@
 
 from __future__ import annotations
 
-from karpenter_helpers import Env, nodepool, spread_pods, zones_requirement
-
 from builders import make_pod
+from karpenter_helpers import Env, nodepool, spread_pods, zones_requirement
 from topospread.api.types import LABEL_HOSTNAME, LABEL_TOPOLOGY_ZONE
 
 

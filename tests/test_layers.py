@@ -78,3 +78,24 @@ def test_only_the_cli_imports_terminal_libraries_and_only_live_a_kubernetes_clie
             if root == "kubernetes" and path != SRC / "cluster" / "live.py":
                 wrong.append(f"{path.relative_to(SRC)} imports {name}")
     assert wrong == []
+
+
+# Inside ``autoscaler``: Karpenter reuses the cluster-autoscaler core's snapshot and predicate
+# checker (the one scheduler framework), never the other way round.
+AUTOSCALER_RANK: Final = {"clusterautoscaler": 0, "karpenter": 1}
+
+
+def test_autoscaler_subpackages_import_one_direction() -> None:
+    wrong = []
+    for package, path, tree in modules():
+        if package != "autoscaler" or len(path.relative_to(SRC).parts) < 3:
+            continue
+        own = path.relative_to(SRC).parts[1]
+        assert own in AUTOSCALER_RANK, f"{own}: give the autoscaler sub-package a rank"
+        for name in imported(tree):
+            parts = name.split(".")
+            if parts[:2] != ["topospread", "autoscaler"] or len(parts) < 3 or parts[2] == own:
+                continue
+            if AUTOSCALER_RANK[parts[2]] >= AUTOSCALER_RANK[own]:
+                wrong.append(f"{path.relative_to(SRC)} imports {name}")
+    assert wrong == []
