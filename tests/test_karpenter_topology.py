@@ -3,9 +3,13 @@
 
 from __future__ import annotations
 
-from builders import make_pod
+import pytest
+
+from builders import PodBuilder, make_pod
 from karpenter_helpers import Env, nodepool, spread_pods, zones_requirement
-from topospread.api.types import LABEL_HOSTNAME, LABEL_TOPOLOGY_ZONE
+from topospread.api.types import LABEL_HOSTNAME, LABEL_TOPOLOGY_ZONE, Pod
+from topospread.autoscaler.karpenter import NodePool
+from topospread.autoscaler.karpenter.requirements import CAPACITY_TYPE_LABEL
 
 
 def test_should_balance_pods_across_zones_match_labels() -> None:
@@ -89,7 +93,7 @@ def test_hostname_should_balance_pods_on_the_same_hostname_up_to_maxskew() -> No
     assert env.skew(LABEL_HOSTNAME) == [4]
 
 
-def _anti_affinity(name: str, key: str) -> make_pod:  # type: ignore[valid-type]
+def _anti_affinity(name: str, key: str) -> PodBuilder:
     term = {"labelSelector": {"matchLabels": {"test": "test"}}, "topologyKey": key}
     return (
         make_pod(name)
@@ -164,3 +168,73 @@ def test_should_respect_pod_affinity_hostname() -> None:
     node = env.node_of(follower)
     assert node is not None and env.node_of(target) is not None
     assert node.metadata.name == env.node_of(target).metadata.name  # type: ignore[union-attr]
+
+
+def _capacity_type_pool(capacity_type: str) -> NodePool:
+    return nodepool(
+        requirements=[{"key": CAPACITY_TYPE_LABEL, "operator": "In", "values": [capacity_type]}]
+    )
+
+
+@pytest.mark.parametrize(
+    ("when", "expected", "failed"),
+    [("DoNotSchedule", [1, 2], 3), ("ScheduleAnyway", [1, 5], 0)],
+    ids=["do not schedule keeps max-skew", "schedule anyway is relaxed and violates it"],
+)
+def test_max_skew_on_capacity_type(when: str, expected: list[int], failed: int) -> None:
+    env = Env(_capacity_type_pool("spot"))
+    env.provision(*spread_pods(1, key=CAPACITY_TYPE_LABEL, cpu="1.1", prefix="a", when=when))
+    assert env.skew(CAPACITY_TYPE_LABEL) == [1]
+    env.set_pools(_capacity_type_pool("on-demand"))
+    result = env.provision(
+        *spread_pods(5, key=CAPACITY_TYPE_LABEL, cpu="1.1", prefix="b", when=when)
+    )
+    assert env.skew(CAPACITY_TYPE_LABEL) == expected
+    assert len(result.pod_errors) == failed
+
+
+def _preferring(name: str, zone: str) -> Pod:
+    term = {
+        "weight": 10,
+        "preference": {
+            "matchExpressions": [{"key": LABEL_TOPOLOGY_ZONE, "operator": "In", "values": [zone]}]
+        },
+    }
+    affinity = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [term]}}
+    return make_pod(name).req(cpu="1").spec_field("affinity", affinity).obj()
+
+
+def test_preferred_node_affinity_is_honoured_when_possible() -> None:
+    env = Env()
+    [launch] = env.provision(_preferring("p", "test-zone-2")).launched
+    assert launch.zone == "test-zone-2"
+
+
+def test_preferred_node_affinity_is_relaxed_when_impossible() -> None:
+    env = Env(nodepool(requirements=zones_requirement("test-zone-1")))
+    result = env.provision(_preferring("p", "test-zone-3"))
+    assert result.pod_errors == {}
+    assert [launch.zone for launch in result.launched] == ["test-zone-1"]
+
+
+def test_required_node_affinity_terms_are_tried_in_turn() -> None:
+    terms = [
+        {
+            "matchExpressions": [
+                {"key": LABEL_TOPOLOGY_ZONE, "operator": "In", "values": ["nowhere"]}
+            ]
+        },
+        {
+            "matchExpressions": [
+                {"key": LABEL_TOPOLOGY_ZONE, "operator": "In", "values": ["test-zone-3"]}
+            ]
+        },
+    ]
+    affinity = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}
+        }
+    }
+    env = Env()
+    [launch] = env.provision(make_pod("p").spec_field("affinity", affinity).obj()).launched
+    assert launch.zone == "test-zone-3"

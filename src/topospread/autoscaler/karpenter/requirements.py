@@ -241,10 +241,10 @@ def from_labels(labels: Mapping[str, str]) -> Requirements:
 
 
 def pod_requirements(pod: Pod) -> Requirements:
-    """A pod's node selector and the first term of its required node affinity. Karpenter tries
-    the terms in turn, relaxing on failure; this model takes the first (and usually only) one.
+    """A pod's node selector, the first term of its required node affinity (the others are
+    tried in turn as the pod is relaxed) and its heaviest preferred node-affinity term.
 
-    Upstream: NewPodRequirements / NewStrictPodRequirements
+    Upstream: NewPodRequirements
     """
     out = from_labels(pod.spec.node_selector)
     affinity = pod.spec.affinity
@@ -254,4 +254,11 @@ def pod_requirements(pod: Pod) -> Requirements:
     )
     if required is not None and required.node_selector_terms:
         out.add(*from_node_selector_requirements(required.node_selector_terms[0].match_expressions))
+    # Preferences are honoured until relaxed: the heaviest preferred term counts as required.
+    preferred = (
+        node_affinity.preferred_during_scheduling_ignored_during_execution if node_affinity else []
+    )
+    if preferred:
+        heaviest = max(preferred, key=lambda t: t.weight)
+        out.add(*from_node_selector_requirements(heaviest.preference.match_expressions))
     return out

@@ -26,6 +26,7 @@ from topospread.autoscaler.karpenter.nodeclaim import (
     tolerates,
 )
 from topospread.autoscaler.karpenter.nodepool import NodePool, sorted_by_weight
+from topospread.autoscaler.karpenter.preferences import relax
 from topospread.autoscaler.karpenter.requirements import Requirements, pod_requirements
 from topospread.autoscaler.karpenter.topology import DomainSource, Topology
 
@@ -151,7 +152,7 @@ class Scheduler:
         errors: dict[str, str] = {}
         queue = Queue(pods)
         while (pod := queue.pop()) is not None:
-            error = self._add(pod, results)
+            pod, error = self._try_schedule(pod, results)
             if error:
                 errors[pod_key(pod)] = error
                 queue.push(pod)
@@ -160,6 +161,20 @@ class Scheduler:
         results.new_nodeclaims = [c for c in self.new_nodeclaims if c.pods]
         results.pod_errors = {k: errors[k] for k in sorted(errors)}
         return results
+
+    def _try_schedule(self, pod: Pod, results: Results) -> tuple[Pod, str]:
+        """Add the pod, relaxing one preference after each failure until it fits or nothing is
+        left to relax; the relaxed pod goes back to the queue on failure.
+        Upstream: Scheduler.trySchedule"""
+        while True:
+            error = self._add(pod, results)
+            if not error:
+                return pod, ""
+            relaxed = relax(pod)
+            if relaxed is None:
+                return pod, error
+            pod = relaxed
+            self.topology.update(pod)
 
     def _add(self, pod: Pod, results: Results) -> str:
         """Upstream: Scheduler.add"""

@@ -286,10 +286,12 @@ class Topology:
     def update(self, pod: Pod) -> None:
         """Create (or join) the groups of the pod's own constraints. Upstream: Topology.Update"""
         uid = _uid(pod)
+        # A relaxed pod leaves the groups of the constraints it no longer has.
+        for g in self.groups.values():
+            g.owners.discard(uid)
         reqs = pod_requirements(pod)
+        # ScheduleAnyway constraints count as DoNotSchedule until relaxed away (preferences.py).
         for c in pod.spec.topology_spread_constraints:
-            if c.when_unsatisfiable != "DoNotSchedule":
-                continue  # ScheduleAnyway is a preference Karpenter relaxes away
             honor = (c.node_affinity_policy or "Honor") == "Honor"
             g = TopologyGroup(
                 TopologyType.SPREAD,
@@ -303,7 +305,11 @@ class Topology:
             self._add_group(self.groups, g, pod).owners.add(uid)
         affinity = pod.spec.affinity
         if affinity is not None and affinity.pod_affinity is not None:
-            for term in affinity.pod_affinity.required_during_scheduling_ignored_during_execution:
+            pa = affinity.pod_affinity
+            preferred = [
+                w.pod_affinity_term for w in pa.preferred_during_scheduling_ignored_during_execution
+            ]
+            for term in [*pa.required_during_scheduling_ignored_during_execution, *preferred]:
                 g = TopologyGroup(
                     TopologyType.POD_AFFINITY,
                     term.topology_key,
@@ -311,7 +317,7 @@ class Topology:
                     label_selector_as_selector(term.label_selector),
                 )
                 self._add_group(self.groups, g, pod).owners.add(uid)
-        for term in _anti_affinity_terms(pod):
+        for term in [*_anti_affinity_terms(pod), *_preferred_anti_affinity_terms(pod)]:
             g = TopologyGroup(
                 TopologyType.POD_ANTI_AFFINITY,
                 term.topology_key,
@@ -392,3 +398,11 @@ def _anti_affinity_terms(pod: Pod) -> list[PodAffinityTerm]:
     if affinity is None or affinity.pod_anti_affinity is None:
         return []
     return list(affinity.pod_anti_affinity.required_during_scheduling_ignored_during_execution)
+
+
+def _preferred_anti_affinity_terms(pod: Pod) -> list[PodAffinityTerm]:
+    affinity = pod.spec.affinity
+    if affinity is None or affinity.pod_anti_affinity is None:
+        return []
+    weighted = affinity.pod_anti_affinity.preferred_during_scheduling_ignored_during_execution
+    return [w.pod_affinity_term for w in weighted]

@@ -1,0 +1,97 @@
+"""Karpenter's preferences: soft constraints are honoured as if required, then relaxed one at a
+time when the pod cannot be placed.
+
+Until relaxed, the heaviest preferred node-affinity term joins the pod's requirements, and
+preferred pod (anti-)affinity terms and ScheduleAnyway spread constraints join its topology
+groups. On failure the next relaxation in upstream's order removes one of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import msgspec
+
+from topospread.api.types import Affinity, Pod, PodSpec
+
+
+def _with_affinity(pod: Pod, affinity: Affinity) -> Pod:
+    return msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, affinity=affinity))
+
+
+def _with_spec(pod: Pod, spec: PodSpec) -> Pod:
+    return msgspec.structs.replace(pod, spec=spec)
+
+
+def remove_required_node_affinity_term(pod: Pod) -> Pod | None:
+    """With several required terms (ORed), drop the first and try the next."""
+    a = pod.spec.affinity
+    na = a.node_affinity if a else None
+    req = na.required_during_scheduling_ignored_during_execution if na else None
+    if a is None or na is None or req is None or len(req.node_selector_terms) < 2:
+        return None
+    req = msgspec.structs.replace(req, node_selector_terms=req.node_selector_terms[1:])
+    na = msgspec.structs.replace(na, required_during_scheduling_ignored_during_execution=req)
+    return _with_affinity(pod, msgspec.structs.replace(a, node_affinity=na))
+
+
+def remove_preferred_pod_affinity_term(pod: Pod) -> Pod | None:
+    a = pod.spec.affinity
+    pa = a.pod_affinity if a else None
+    if a is None or pa is None or not pa.preferred_during_scheduling_ignored_during_execution:
+        return None
+    terms = sorted(pa.preferred_during_scheduling_ignored_during_execution, key=lambda t: -t.weight)
+    pa = msgspec.structs.replace(pa, preferred_during_scheduling_ignored_during_execution=terms[1:])
+    return _with_affinity(pod, msgspec.structs.replace(a, pod_affinity=pa))
+
+
+def remove_preferred_pod_anti_affinity_term(pod: Pod) -> Pod | None:
+    a = pod.spec.affinity
+    pa = a.pod_anti_affinity if a else None
+    if a is None or pa is None or not pa.preferred_during_scheduling_ignored_during_execution:
+        return None
+    terms = sorted(pa.preferred_during_scheduling_ignored_during_execution, key=lambda t: -t.weight)
+    pa = msgspec.structs.replace(pa, preferred_during_scheduling_ignored_during_execution=terms[1:])
+    return _with_affinity(pod, msgspec.structs.replace(a, pod_anti_affinity=pa))
+
+
+def remove_preferred_node_affinity_term(pod: Pod) -> Pod | None:
+    a = pod.spec.affinity
+    na = a.node_affinity if a else None
+    if a is None or na is None or not na.preferred_during_scheduling_ignored_during_execution:
+        return None
+    terms = sorted(na.preferred_during_scheduling_ignored_during_execution, key=lambda t: -t.weight)
+    na = msgspec.structs.replace(na, preferred_during_scheduling_ignored_during_execution=terms[1:])
+    return _with_affinity(pod, msgspec.structs.replace(a, node_affinity=na))
+
+
+def remove_topology_spread_schedule_anyway(pod: Pod) -> Pod | None:
+    constraints = pod.spec.topology_spread_constraints
+    for i, c in enumerate(constraints):
+        if c.when_unsatisfiable == "ScheduleAnyway":
+            rest = [*constraints[:i], *constraints[i + 1 :]]
+            return _with_spec(
+                pod, msgspec.structs.replace(pod.spec, topology_spread_constraints=rest)
+            )
+    return None
+
+
+RELAXATIONS: tuple[Callable[[Pod], Pod | None], ...] = (
+    remove_required_node_affinity_term,
+    remove_preferred_pod_affinity_term,
+    remove_preferred_pod_anti_affinity_term,
+    remove_preferred_node_affinity_term,
+    remove_topology_spread_schedule_anyway,
+)
+
+
+def relax(pod: Pod) -> Pod | None:
+    """The pod with its next soft constraint removed; None when nothing is left to relax.
+
+    Upstream: Preferences.Relax (preferences.go)
+    """
+    for relaxation in RELAXATIONS:
+        relaxed = relaxation(pod)
+        if relaxed is not None:
+            return relaxed
+    return None
