@@ -298,3 +298,14 @@ def test_parses_a_catalogue_and_reports_bad_offerings() -> None:
         str(err.value)
         == "t.yaml[0].offerings[0]: price: Invalid value: -1: expected a price (0 or more)"
     )
+
+
+def test_a_cordoned_node_is_not_a_destination() -> None:
+    from builders import make_node
+
+    env = Env()
+    env.add_node(make_node("cordoned").capacity(cpu="8", memory="32Gi").unschedulable().obj())
+    env.add_node(make_node("open").capacity(cpu="8", memory="32Gi").obj())
+    result = env.karpenter.run_once(0.0, env.cluster, [make_pod("p").req(cpu="1").obj()])
+    assert result.launched == []
+    assert result.scheduled_on_existing == {"open": ["default/p"]}

@@ -165,8 +165,9 @@ class Karpenter:
             if info.name in exclude or info.node.metadata.deletion_timestamp is not None:
                 continue
             pods = list(info.pods)
-            existing.append(ExistingNode.of(info.node, pods))
             topo_nodes.append((info.node, pods))
+            if not info.node.spec.unschedulable:  # cordoned: counted, never a destination
+                existing.append(ExistingNode.of(info.node, pods))
             pool = info.node.metadata.labels.get(NODEPOOL_LABEL, "")
             usage[pool] = usage.get(pool, Resources()) + allocatable_of(info.node)
         for launch in self.in_flight.values():
