@@ -4,6 +4,8 @@ the parsers' error messages."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import msgspec
 import pytest
 
@@ -18,6 +20,7 @@ from topospread.api.types import (
 from topospread.autoscaler.karpenter import (
     Karpenter,
     builtin_catalogue,
+    load_catalogue,
     parse_catalogue,
     parse_nodepool,
     stock_out,
@@ -309,3 +312,22 @@ def test_a_cordoned_node_is_not_a_destination() -> None:
     result = env.karpenter.run_once(0.0, env.cluster, [make_pod("p").req(cpu="1").obj()])
     assert result.launched == []
     assert result.scheduled_on_existing == {"open": ["default/p"]}
+
+
+def test_a_catalogue_file_replaces_the_built_in_one(tmp_path: Path) -> None:
+    path = tmp_path / "types.yaml"
+    path.write_text(
+        "instanceTypes:\n"
+        "- name: tiny\n  cpu: '1'\n  memory: 2Gi\n  pods: 10\n"
+        "  offerings:\n  - {zone: test-zone-1, capacityType: on-demand, price: 0.01}\n"
+    )
+    karpenter = Karpenter([nodepool()], load_catalogue(path))
+    [launch] = karpenter.run_once(
+        0.0, ClusterState([], []), [make_pod("p").req(cpu="500m").obj()]
+    ).launched
+    assert (launch.instance_type, launch.zone, launch.price) == ("tiny", "test-zone-1", 0.01)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("- name: x\n  cpu: '1'\n  memory: 1Gi\n  offerings: []\n")
+    with pytest.raises(ManifestError) as err:
+        load_catalogue(bad)
+    assert str(err.value) == f"{bad}[0]: offerings: expected a non-empty list of offerings"

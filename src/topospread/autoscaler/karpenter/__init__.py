@@ -15,6 +15,7 @@ from topospread.autoscaler.karpenter.instancetypes import (
     InstanceType,
     Offering,
     builtin_catalogue,
+    load_catalogue,
     parse_catalogue,
     stock_out,
 )
@@ -41,6 +42,7 @@ __all__ = [
     "NodePool",
     "Offering",
     "builtin_catalogue",
+    "load_catalogue",
     "parse_catalogue",
     "parse_nodepool",
     "parse_nodepools",

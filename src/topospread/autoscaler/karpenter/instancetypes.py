@@ -9,10 +9,12 @@ spot prices vary per zone. A file can replace it (``parse_catalogue``).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
+from topospread.api.loader import read_yaml_documents
 from topospread.api.resource import parse_quantity
 from topospread.api.types import (
     LABEL_ARCH_STABLE,
@@ -227,3 +229,13 @@ def parse_catalogue(raw: object, where: str) -> list[InstanceType]:
             raise ManifestError(f'{where}[{i}]: name: Duplicate value: "{it.name}"')
         out.append(it)
     return out
+
+
+def load_catalogue(path: str | os.PathLike[str]) -> list[InstanceType]:
+    """A catalogue file (one YAML document: a list, or ``instanceTypes:`` and a list) that
+    replaces the built-in catalogue; errors name the file and field."""
+    docs = read_yaml_documents(path)
+    source = os.fspath(path)
+    if len(docs) != 1:
+        raise ManifestError(f"{source}: expected one YAML document with the instance types")
+    return parse_catalogue(docs[0], source)
