@@ -331,3 +331,14 @@ def test_a_catalogue_file_replaces_the_built_in_one(tmp_path: Path) -> None:
     with pytest.raises(ManifestError) as err:
         load_catalogue(bad)
     assert str(err.value) == f"{bad}[0]: offerings: expected a non-empty list of offerings"
+
+
+def test_nodepool_labels_reach_the_node_and_satisfy_node_selectors() -> None:
+    env = Env(nodepool(labels={"team": "a"}))
+    pod = make_pod("p").req(cpu="1").node_selector("team", "a").obj()
+    [launch] = env.provision(pod).launched
+    assert launch.node.metadata.labels["team"] == "a"
+    other = make_pod("q").req(cpu="1").node_selector("team", "b").obj()
+    result = env.provision(other)
+    assert result.launched == []
+    assert "incompatible requirements, key team" in result.pod_errors["default/q"]

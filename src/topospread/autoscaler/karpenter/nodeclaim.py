@@ -179,7 +179,7 @@ class NodeClaim:
         options = [
             it
             for it in self.instance_types
-            if not it.requirements().compatible(narrowed)
+            if it.requirements().intersects(narrowed)
             and total.fits_in(capacity_of(it))
             and it.compatible_offerings(narrowed)
         ]

@@ -218,6 +218,19 @@ class Requirements(Mapping[str, Requirement]):
                 return f"key {key}, {want} not in {have}"
         return ""
 
+    def intersects(self, other: Requirements) -> bool:
+        """Whether every key both name can take a common value (keys only one side names
+        do not matter). Upstream: Requirements.Intersects"""
+        for key, mine in self._by_key.items():
+            theirs = other._by_key.get(key)
+            if theirs is None:
+                continue
+            if len(mine.intersection(theirs)) == 0 and not (
+                mine.operator == "DoesNotExist" and theirs.operator == "DoesNotExist"
+            ):
+                return False
+        return True
+
     def labels(self) -> dict[str, str]:
         """The labels a node launched with these requirements carries: every key with exactly
         one allowed value (upstream: Requirements.Labels)."""

@@ -104,7 +104,7 @@ def domain_sources(
         base = pool.node_requirements()
         for it in catalogue:
             it_reqs = it.requirements()
-            if base.compatible(it_reqs):
+            if not it_reqs.intersects(base):
                 continue
             reqs = base.copy()
             reqs.add(*it_reqs.values())
@@ -209,7 +209,7 @@ class Scheduler:
                 )
                 continue
             base = pool.node_requirements()
-            options = [it for it in options if not base.compatible(it.requirements())]
+            options = [it for it in options if it.requirements().intersects(base)]
             if not options:
                 errors.append(
                     f"nodepool requirements filtered out all available instance types ({pool.name})"
