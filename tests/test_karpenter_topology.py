@@ -238,3 +238,29 @@ def test_required_node_affinity_terms_are_tried_in_turn() -> None:
     env = Env()
     [launch] = env.provision(make_pod("p").spec_field("affinity", affinity).obj()).launched
     assert launch.zone == "test-zone-3"
+
+
+@pytest.mark.parametrize(
+    ("policy", "expected"),
+    [("Ignore", [1]), ("Honor", [2])],
+    ids=["NodeTaintsPolicy=ignore", "NodeTaintsPolicy=honor"],
+)
+def test_should_balance_pods_across_a_label_discovered_from_the_nodepool(
+    policy: str, expected: list[int]
+) -> None:
+    # The tainted pool offers domain "bar", which the pods do not tolerate. Ignored, "bar" is a
+    # domain with 0 pods, so only one pod fits "foo"; honoured, "bar" is no domain at all.
+    plain = nodepool(
+        "plain", requirements=[{"key": "fake-label", "operator": "In", "values": ["foo"]}]
+    )
+    tainted = nodepool(
+        "tainted",
+        requirements=[
+            {"key": CAPACITY_TYPE_LABEL, "operator": "Exists"},
+            {"key": "fake-label", "operator": "In", "values": ["bar"]},
+        ],
+        taints=[{"key": "taint-key", "value": "taint-value", "effect": "NoSchedule"}],
+    )
+    env = Env(plain, tainted)
+    env.provision(*spread_pods(2, key="fake-label", node_taints_policy=policy))
+    assert env.skew("fake-label") == expected

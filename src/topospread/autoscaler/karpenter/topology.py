@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
-from topospread.api.types import LABEL_HOSTNAME, Node, Pod, PodAffinityTerm, Taint
+from topospread.api.types import LABEL_HOSTNAME, Node, Pod, PodAffinityTerm, Taint, Toleration
 from topospread.autoscaler.karpenter.requirements import Requirement, Requirements, pod_requirements
 from topospread.labels.selector import Selector, label_selector_as_selector
 from topospread.taints import do_not_schedule_taints_filter, find_matching_untolerated_taint
@@ -54,6 +54,7 @@ class TopologyGroup:
     max_skew: int = 0
     min_domains: int | None = None
     node_filter: Requirements | None = None  # the owner's node affinity (nodeAffinityPolicy Honor)
+    tolerations: tuple[Toleration, ...] | None = None  # the owner's (nodeTaintsPolicy Honor)
     domains: dict[str, int] = field(default_factory=dict)
     empty_domains: set[str] = field(default_factory=set)
     owners: set[str] = field(default_factory=set)
@@ -194,6 +195,7 @@ def _group_id(g: TopologyGroup) -> tuple[object, ...]:
         g.max_skew,
         g.min_domains,
         str(g.node_filter) if g.node_filter is not None else None,
+        g.tolerations,
     )
 
 
@@ -227,7 +229,7 @@ class Topology:
                 g.register(domain)
 
     def _domains_for(
-        self, key: str, pod_reqs: Requirements | None, taints_honored: bool, pod: Pod
+        self, key: str, pod_reqs: Requirements | None, tolerations: Sequence[Toleration] | None
     ) -> set[str]:
         """Every domain of ``key``: from the NodePools compatible with the pod (Honor) and from
         the existing nodes. Upstream: TopologyDomainGroup.ForEachDomain and the cluster's
@@ -239,14 +241,12 @@ class Topology:
                 continue
             if pod_reqs is not None and src.requirements.compatible(pod_reqs):
                 continue
-            if taints_honored and find_matching_untolerated_taint(
-                src.taints, pod.spec.tolerations, do_not_schedule_taints_filter
-            ):
+            if _untolerated(src.taints, tolerations):
                 continue
             out.update(req.values)
         for node, _ in self.nodes:
             value = node.metadata.labels.get(key)
-            if value is None:
+            if value is None or _untolerated(node.spec.taints, tolerations):
                 continue
             if pod_reqs is not None and Requirements(
                 Requirement.new(k, "In", [v]) for k, v in node.metadata.labels.items()
@@ -259,7 +259,7 @@ class Topology:
         """Upstream: Topology.countDomains"""
         for node, pods in self.nodes:
             value = node.metadata.labels.get(g.key)
-            if value is None:
+            if value is None or _untolerated(node.spec.taints, g.tolerations):
                 continue
             node_reqs = Requirements(
                 Requirement.new(k, "In", [v]) for k, v in node.metadata.labels.items()
@@ -277,8 +277,7 @@ class Topology:
         existing = into.get(gid)
         if existing is not None:
             return existing
-        honor_affinity = g.node_filter is not None
-        g.register(*self._domains_for(g.key, g.node_filter if honor_affinity else None, False, pod))
+        g.register(*self._domains_for(g.key, g.node_filter, g.tolerations))
         self._count_domains(g)
         into[gid] = g
         return g
@@ -293,6 +292,7 @@ class Topology:
         # ScheduleAnyway constraints count as DoNotSchedule until relaxed away (preferences.py).
         for c in pod.spec.topology_spread_constraints:
             honor = (c.node_affinity_policy or "Honor") == "Honor"
+            honor_taints = c.node_taints_policy == "Honor"
             g = TopologyGroup(
                 TopologyType.SPREAD,
                 c.topology_key,
@@ -301,6 +301,7 @@ class Topology:
                 c.max_skew,
                 c.min_domains,
                 reqs if honor else None,
+                tuple(pod.spec.tolerations) if honor_taints else None,
             )
             self._add_group(self.groups, g, pod).owners.add(uid)
         affinity = pod.spec.affinity
@@ -338,7 +339,7 @@ class Topology:
             )
             gid = _group_id(g)
             if gid not in self.inverse:
-                g.register(*self._domains_for(g.key, None, False, pod))
+                g.register(*self._domains_for(g.key, None, None))
                 self.inverse[gid] = g
             g = self.inverse[gid]
             g.owners.add(_uid(pod))
@@ -406,3 +407,12 @@ def _preferred_anti_affinity_terms(pod: Pod) -> list[PodAffinityTerm]:
         return []
     weighted = affinity.pod_anti_affinity.preferred_during_scheduling_ignored_during_execution
     return [w.pod_affinity_term for w in weighted]
+
+
+def _untolerated(taints: Sequence[Taint], tolerations: Sequence[Toleration] | None) -> bool:
+    """With nodeTaintsPolicy Honor (``tolerations`` given): a NoSchedule or NoExecute taint the
+    owner does not tolerate keeps the node (or NodePool) out of the domains."""
+    if tolerations is None:
+        return False
+    taint = find_matching_untolerated_taint(taints, tolerations, do_not_schedule_taints_filter)
+    return taint is not None
