@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 import pytest
 
 from builders import make_node, make_pod
@@ -44,8 +45,6 @@ def karpenter_node(
         b = b.label(k, v)
     node = b.obj()
     if annotations:
-        import msgspec
-
         meta = msgspec.structs.replace(node.metadata, annotations=dict(annotations))
         node = msgspec.structs.replace(node, metadata=meta)
     return node
@@ -55,8 +54,6 @@ def rs_pod(name: str, cpu: str = "100m", **annotations: str) -> Pod:
     b = make_pod(name).label("app", "test").owner("ReplicaSet", "rs").req(cpu=cpu)
     pod = b.obj()
     if annotations:
-        import msgspec
-
         meta = msgspec.structs.replace(pod.metadata, annotations=dict(annotations))
         pod = msgspec.structs.replace(pod, metadata=meta)
     return pod
