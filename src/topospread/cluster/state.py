@@ -134,6 +134,7 @@ class ClusterState:
         # workloads change, while storage lives on (and is mutated by volume binding).
         self.storage_state = storage if storage is not None else StorageState()
         self.storage_state.node_of = self._node_of
+        self.storage_state.list_nodes = self._all_nodes
         self.infos: dict[str, NodeInfo] = {}
         self.objects = objects if objects is not None else ObjectStore()
         self.priority_classes = {pc.metadata.name: pc for pc in priority_classes}
@@ -148,6 +149,7 @@ class ClusterState:
             self.add_node(node)
         for pod in pods:
             self.bind(pod, pod.spec.node_name)
+        self.storage_state.sync_claims()
 
     def index(self) -> ClusterIndex:
         """The index of the cluster's pods per selector, term and domain: created on first
@@ -279,6 +281,9 @@ class ClusterState:
 
     def storage(self) -> StorageState:
         return self.storage_state
+
+    def _all_nodes(self) -> builtins.list[Node]:
+        return [info.node for info in self.infos.values()]
 
     def _node_of(self, name: str) -> Node | None:
         info = self.infos.get(name)

@@ -4,10 +4,11 @@ cache (Reserve assumes a PV bound to a claim, or a claim's selected node; Unrese
 PreBind writes them to the "API").
 
 Upstream: the informers' listers, and the PV and PVC assume caches of the volume binder
-(pkg/scheduler/framework/plugins/volumebinding/assume_cache.go, v1.35). The PV controller is
-not modelled as a controller: when BindPodVolumes writes a PV's claimRef, the claim is bound to
-it at once (what the controller does next, and what upstream's PreBind waits for); a claim to
-provision only gets the selected-node annotation.
+(pkg/scheduler/framework/plugins/volumebinding/assume_cache.go, v1.35). The PV controller and
+the provisioner act at once (``pvcontroller.py``): once the state belongs to a cluster, a
+claim, volume or class written to it makes the controller bind pre-bound and Immediate claims
+(``sync_claims``); a claim given the selected-node annotation by PreBind is provisioned in
+that node's topology and bound, which is what upstream's PreBind waits for.
 """
 
 from __future__ import annotations
@@ -19,31 +20,28 @@ import msgspec
 from topospread.api.storage import (
     ANN_BIND_COMPLETED,
     ANN_SELECTED_NODE,
-    CLAIM_BOUND,
-    NOT_SUPPORTED_PROVISIONER,
-    RESOURCE_STORAGE,
-    VOLUME_BOUND,
     CSIDriver,
     CSINode,
     CSIStorageCapacity,
-    ObjectReference,
     PersistentVolume,
     PersistentVolumeClaim,
-    PersistentVolumeSpec,
     StorageClass,
     StorageObject,
-    VolumeNodeAffinity,
 )
-from topospread.api.types import (
-    LABEL_TOPOLOGY_ZONE,
-    Node,
-    NodeSelector,
-    NodeSelectorRequirement,
-    NodeSelectorTerm,
-    ObjectMeta,
+from topospread.api.types import Node
+from topospread.cluster.pvcontroller import (
+    bind_claim,
+    bind_volume,
+    can_provision,
+    draw_segment,
+    find_best_match_for_claim,
+    immediate_segments,
+    is_delay_binding,
+    node_segment,
+    provisioned_volume,
+    segment_affinity,
 )
-from topospread.api.volumes import CSIPersistentVolumeSource
-from topospread.plugins.helper.storage import pv_class
+from topospread.plugins.helper.storage import is_volume_bound_to_claim, pv_class, pvc_class
 
 
 class StorageState:
@@ -59,9 +57,11 @@ class StorageState:
         "classes",
         "csi_drivers",
         "csi_nodes",
+        "list_nodes",
         "node_of",
         "pvcs",
         "pvs",
+        "seed",
     )
 
     def __init__(self, objects: Iterable[StorageObject] = ()) -> None:
@@ -75,11 +75,22 @@ class StorageState:
         self._assumed_pvcs: dict[str, PersistentVolumeClaim] = {}
         # The cluster's node lookup, for the provisioner model (None: nothing is provisioned).
         self.node_of: Callable[[str], Node | None] | None = None
+        self.list_nodes: Callable[[], Iterable[Node]] | None = None
+        # Draws the topology of volumes provisioned for Immediate claims.
+        self.seed = 0
         for obj in objects:
             self.add(obj)
 
     def add(self, obj: StorageObject) -> None:
-        """Add or replace an object (an informer's add or update event)."""
+        """Add or replace an object (an informer's add or update event); once the state
+        belongs to a cluster, the PV controller then syncs the claims it binds."""
+        self._put(obj)
+        if self.node_of is not None and isinstance(
+            obj, PersistentVolume | PersistentVolumeClaim | StorageClass
+        ):
+            self.sync_claims()
+
+    def _put(self, obj: StorageObject) -> None:
         name = obj.metadata.name
         if isinstance(obj, PersistentVolume):
             self.pvs[name] = obj
@@ -103,6 +114,7 @@ class StorageState:
         out.classes, out.csi_nodes = dict(self.classes), dict(self.csi_nodes)
         out.csi_drivers, out.capacities = dict(self.csi_drivers), list(self.capacities)
         out._assumed_pvs, out._assumed_pvcs = dict(self._assumed_pvs), dict(self._assumed_pvcs)
+        out.seed = self.seed
         return out
 
     def __bool__(self) -> bool:
@@ -163,10 +175,10 @@ class StorageState:
 
     # API writes
     def update_pv(self, pv: PersistentVolume) -> None:
-        self.add(pv)
+        self._put(pv)
 
     def update_pvc(self, pvc: PersistentVolumeClaim) -> None:
-        self.add(pvc)
+        self._put(pvc)
         self._provision(pvc)
 
     def delete_pvc(self, key: str) -> None:
@@ -183,7 +195,7 @@ class StorageState:
             del self.pvs[pv.metadata.name]
             self._assumed_pvs.pop(pv.metadata.name, None)
         else:
-            self.add(
+            self._put(
                 msgspec.structs.replace(
                     pv, status=msgspec.structs.replace(pv.status, phase="Released")
                 )
@@ -196,56 +208,59 @@ class StorageState:
             return
         node = self.node_of(node_name)
         cls = self.classes.get(pvc.spec.storage_class_name or "")
-        if node is None or cls is None or cls.provisioner in ("", NOT_SUPPORTED_PROVISIONER):
+        if node is None or cls is None or not can_provision(cls):
             return
-        name = f"pvc-{pvc.metadata.uid or pvc.key.replace('/', '-')}"
-        ref = ObjectReference(
-            kind="PersistentVolumeClaim",
-            namespace=pvc.metadata.namespace,
-            name=pvc.metadata.name,
-            uid=pvc.metadata.uid,
-            api_version="v1",
-        )
-        size = pvc.spec.resources.requests.get(RESOURCE_STORAGE)
-        affinity = self._topology(node, cls.provisioner)
-        spec = PersistentVolumeSpec(
-            capacity={RESOURCE_STORAGE: size} if size is not None else {},
-            access_modes=list(pvc.spec.access_modes),
-            claim_ref=ref,
-            storage_class_name=cls.metadata.name,
-            node_affinity=affinity,
-            volume_mode=pvc.spec.volume_mode,
-            persistent_volume_reclaim_policy=cls.reclaim_policy or "Delete",
-            csi=CSIPersistentVolumeSource(driver=cls.provisioner, volume_handle=name),
-        )
-        pv = PersistentVolume(
-            metadata=ObjectMeta(name=name),
-            spec=spec,
-            status=msgspec.structs.replace(PersistentVolume().status, phase=VOLUME_BOUND),
-        )
-        self.add(pv)
-        annotations = {**pvc.metadata.annotations, ANN_BIND_COMPLETED: "yes"}
-        self.add(
-            msgspec.structs.replace(
-                pvc,
-                metadata=msgspec.structs.replace(pvc.metadata, annotations=annotations),
-                spec=msgspec.structs.replace(pvc.spec, volume_name=name),
-                status=msgspec.structs.replace(pvc.status, phase=CLAIM_BOUND),
-            )
-        )
+        segment = node_segment(node, cls.provisioner, self.csi_nodes.get(node_name))
+        self._bind_provisioned(pvc, provisioned_volume(pvc, cls, segment_affinity(segment)))
 
-    def _topology(self, node: Node, driver: str) -> VolumeNodeAffinity | None:
-        labels = node.metadata.labels
-        csi_node = self.csi_nodes.get(node.metadata.name)
-        keys: list[str] = []
-        if csi_node is not None:
-            for d in csi_node.spec.drivers:
-                if d.name == driver:
-                    keys = [k for k in d.topology_keys if k in labels]
-        elif LABEL_TOPOLOGY_ZONE in labels:
-            keys = [LABEL_TOPOLOGY_ZONE]
-        if not keys:
-            return None
-        exprs = [NodeSelectorRequirement(key=k, operator="In", values=[labels[k]]) for k in keys]
-        term = NodeSelectorTerm(match_expressions=exprs)
-        return VolumeNodeAffinity(required=NodeSelector(node_selector_terms=[term]))
+    def _bind_provisioned(self, pvc: PersistentVolumeClaim, pv: PersistentVolume) -> None:
+        self._put(pv)
+        self._put(bind_claim(pvc, pv.metadata.name))
+
+    # The PV controller
+    def sync_claims(self) -> None:
+        """The PV controller's pass over the claims it binds without the scheduler: a claim
+        pre-bound to a volume, and each unbound claim whose binding is not delayed, in key
+        order: the best matching static PV, else a volume provisioned now.
+
+        Upstream: syncUnboundClaim (pkg/controller/volume/persistentvolume/pv_controller.go)
+        """
+        if self.node_of is None:
+            return
+        for key in sorted(self.pvcs):
+            pvc = self.pvcs[key]
+            if pvc.spec.volume_name and ANN_BIND_COMPLETED in pvc.metadata.annotations:
+                continue
+            if pvc.metadata.deletion_timestamp is not None:
+                continue
+            self._sync_claim(pvc)
+
+    def _sync_claim(self, pvc: PersistentVolumeClaim) -> None:
+        if pvc.spec.volume_name:
+            # Pre-bound by the user (or the scheduler's PreBind): bind the named volume when
+            # it is free or already points at this claim.
+            pv = self.pvs.get(pvc.spec.volume_name)
+            if pv is not None and (pv.spec.claim_ref is None or is_volume_bound_to_claim(pv, pvc)):
+                self._put(bind_volume(pv, pvc))
+                self._put(bind_claim(pvc, pv.metadata.name))
+            return
+        delay = is_delay_binding(pvc, self.classes)
+        pv = find_best_match_for_claim(pvc, self.pvs.values(), delay)
+        if pv is not None:
+            self._put(bind_volume(pv, pvc))
+            self._put(bind_claim(pvc, pv.metadata.name))
+            return
+        cls = self.classes.get(pvc_class(pvc)) if pvc_class(pvc) else None
+        if delay or cls is None or not can_provision(cls):
+            return
+        segments = immediate_segments(cls, self._all_nodes(), self.csi_nodes)
+        if not segments and self._all_nodes():
+            # Nodes, yet none with the driver's topology: the volume is not topology-aware.
+            segments = [()]
+        if not segments:
+            return  # "no available topology found": the provisioner retries
+        segment = draw_segment(segments, self.seed, pvc)
+        self._bind_provisioned(pvc, provisioned_volume(pvc, cls, segment_affinity(segment)))
+
+    def _all_nodes(self) -> list[Node]:
+        return list(self.list_nodes()) if self.list_nodes is not None else []

@@ -21,6 +21,7 @@ from typing import Any, Final
 
 import msgspec
 
+from topospread.api.storage import StorageObject
 from topospread.api.types import DO_NOT_SCHEDULE, Node, Pod, PodDisruptionBudget
 from topospread.cluster.state import ClusterState
 from topospread.framework.config import DEFAULT_SCHEDULER_NAME, SchedulerConfig
@@ -48,6 +49,7 @@ from topospread.plugins.queuesort import PrioritySort, pod_priority
 from topospread.simulator.checkpoint import IndexedDict
 from topospread.simulator.fastpath import FastFailure, FastPath, FastResult
 from topospread.simulator.preemption_kernel import PreemptionKernel
+from topospread.simulator.storage_events import storage_event_may_help
 
 # kube-scheduler lists and watches pods with the field selector
 # status.phase!=Succeeded,status.phase!=Failed (newPodInformer, pkg/scheduler/scheduler.go): a
@@ -874,6 +876,17 @@ class Scheduler:
                 if self._node_change_may_help(next(iter(members.values())), old, new)
                 for key in members
             ]
+        self._requeue(sorted(moved, key=lambda k: pool[k].timestamp))
+
+    def on_storage_change(self, obj: StorageObject) -> None:
+        """A storage object was added or updated: the unschedulable pods a volume plugin
+        rejected and whose hint says it may help move back (``storage_events``)."""
+        pool = self.unschedulable
+        moved = [
+            key
+            for key, info in pool.items()
+            if storage_event_may_help(info.pod, info.unschedulable_plugins, obj)
+        ]
         self._requeue(sorted(moved, key=lambda k: pool[k].timestamp))
 
     def _node_change_may_help(

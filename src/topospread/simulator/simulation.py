@@ -465,6 +465,7 @@ class Simulation:
         # settles between its eviction passes), reported with the step.
         self._carried: Settled | None = None
         self.cluster = ClusterState()
+        self.cluster.storage_state.seed = seed
         self.scheduler = Scheduler(
             self.cluster,
             scenario.config,
@@ -575,6 +576,8 @@ class Simulation:
         if errors:
             raise ValidationError(f"{where} ({describe_object(obj)}): {errors[0]}")
         self.cluster.storage_state.add(obj)
+        if self._started:
+            self.scheduler.on_storage_change(obj)
         ns = obj.metadata.namespace
         return f"applied {obj.kind.lower()} {ns + '/' if ns else ''}{obj.metadata.name}"
 

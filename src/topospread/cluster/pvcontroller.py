@@ -1,0 +1,246 @@
+"""The PV controller and the CSI provisioner as the simulated cluster runs them for claims the
+scheduler does not bind: a claim pre-bound to a volume, and an unbound claim of a class with
+``volumeBindingMode: Immediate`` (or of no class), which gets the smallest matching static PV
+or, when none fits and its class names a provisioner, a new volume provisioned at once, in a
+topology segment of the class's ``allowedTopologies`` or of the nodes that carry the driver,
+drawn by the seed (the external provisioner draws at random). Claims of a
+WaitForFirstConsumer class wait for the scheduler (VolumeBinding's PreBind) as upstream.
+
+Upstream: syncUnboundClaim and findBestMatchForClaim (pkg/controller/volume/persistentvolume/
+pv_controller.go, index.go, v1.35); GenerateAccessibilityRequirements
+(kubernetes-csi/external-provisioner pkg/controller/topology.go).
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Iterable, Mapping, Sequence
+
+import msgspec
+
+from topospread.api.storage import (
+    ANN_BIND_COMPLETED,
+    CLAIM_BOUND,
+    NOT_SUPPORTED_PROVISIONER,
+    RESOURCE_STORAGE,
+    VOLUME_AVAILABLE,
+    VOLUME_BINDING_WAIT_FOR_FIRST_CONSUMER,
+    VOLUME_BOUND,
+    CSINode,
+    ObjectReference,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    PersistentVolumeSpec,
+    StorageClass,
+    VolumeNodeAffinity,
+)
+from topospread.api.types import (
+    LABEL_TOPOLOGY_ZONE,
+    Node,
+    NodeSelector,
+    NodeSelectorRequirement,
+    NodeSelectorTerm,
+    ObjectMeta,
+)
+from topospread.api.volumes import CSIPersistentVolumeSource
+from topospread.labels.selector import SelectorError, label_selector_as_selector
+from topospread.plugins.helper.storage import (
+    check_access_modes,
+    is_volume_bound_to_claim,
+    match_topology_selector_terms,
+    pv_capacity,
+    pv_class,
+    pvc_class,
+    storage_request,
+    volume_mode_mismatches,
+)
+
+ANN_BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
+# A topology segment: the (key, value) pairs a provisioned volume's node affinity requires.
+Segment = tuple[tuple[str, str], ...]
+
+
+def find_best_match_for_claim(
+    pvc: PersistentVolumeClaim, volumes: Iterable[PersistentVolume], delay_binding: bool
+) -> PersistentVolume | None:
+    """The volume pre-bound to the claim, else (unless binding is delayed for the scheduler)
+    the smallest available volume of the claim's class whose size, mode, selector and
+    attributes class fit, looked for first among the volumes offering the fewest access modes
+    that include the claim's.
+
+    Upstream: persistentVolumeOrderedIndex.findByClaim and findMatchingVolume with no node
+    (index.go, component-helpers/storage/volume/pv_helpers.go, v1.35)
+    """
+    by_modes: dict[frozenset[str], list[PersistentVolume]] = {}
+    for pv in volumes:
+        by_modes.setdefault(frozenset(pv.spec.access_modes), []).append(pv)
+    wanted = set(pvc.spec.access_modes)
+    # Go's index lists the access-mode sets by size; ties are broken by the modes' names so
+    # that the choice never depends on map order.
+    candidates = sorted((m for m in by_modes if wanted <= m), key=lambda m: (len(m), sorted(m)))
+    for modes in candidates:
+        found = _find_matching_volume(pvc, by_modes[modes], delay_binding)
+        if found is not None:
+            return found
+    return None
+
+
+def _find_matching_volume(
+    pvc: PersistentVolumeClaim, volumes: Sequence[PersistentVolume], delay_binding: bool
+) -> PersistentVolume | None:
+    requested = storage_request(pvc)
+    selector = None
+    if pvc.spec.selector is not None:
+        try:
+            selector = label_selector_as_selector(pvc.spec.selector)
+        except SelectorError:
+            return None  # the controller logs the error and retries; the claim stays Pending
+    smallest: PersistentVolume | None = None
+    for pv in sorted(volumes, key=lambda v: v.metadata.name):
+        size = pv_capacity(pv)
+        if pv.metadata.deletion_timestamp is not None or volume_mode_mismatches(pvc, pv):
+            continue
+        if (pvc.spec.volume_attributes_class_name or "") != (
+            pv.spec.volume_attributes_class_name or ""
+        ):
+            continue
+        if is_volume_bound_to_claim(pv, pvc):
+            if size.cmp(requested) >= 0:
+                return pv
+            continue
+        if delay_binding:
+            continue  # the scheduler binds this claim once a node is chosen
+        if pv.status.phase != VOLUME_AVAILABLE or pv.spec.claim_ref is not None:
+            continue
+        if selector is not None and not selector.matches(pv.metadata.labels):
+            continue
+        if pv_class(pv) != pvc_class(pvc) or not check_access_modes(pvc, pv):
+            continue
+        if size.cmp(requested) >= 0 and (smallest is None or pv_capacity(smallest).cmp(size) > 0):
+            smallest = pv
+    return smallest
+
+
+def is_delay_binding(pvc: PersistentVolumeClaim, classes: Mapping[str, StorageClass]) -> bool:
+    """Upstream: IsDelayBindingMode (component-helpers/storage/volume, v1.35)."""
+    cls = classes.get(pvc_class(pvc)) if pvc_class(pvc) else None
+    return cls is not None and cls.volume_binding_mode == VOLUME_BINDING_WAIT_FOR_FIRST_CONSUMER
+
+
+def can_provision(cls: StorageClass | None) -> bool:
+    return cls is not None and cls.provisioner not in ("", NOT_SUPPORTED_PROVISIONER)
+
+
+def bind_volume(pv: PersistentVolume, pvc: PersistentVolumeClaim) -> PersistentVolume:
+    """The volume bound to the claim by the controller (claimRef and phase Bound).
+
+    Upstream: bindVolumeToClaim and updateVolumePhase (pv_controller.go)
+    """
+    annotations = dict(pv.metadata.annotations)
+    if pv.spec.claim_ref is None:
+        annotations[ANN_BOUND_BY_CONTROLLER] = "yes"
+    spec = msgspec.structs.replace(pv.spec, claim_ref=claim_reference(pvc))
+    return msgspec.structs.replace(
+        pv,
+        metadata=msgspec.structs.replace(pv.metadata, annotations=annotations),
+        spec=spec,
+        status=msgspec.structs.replace(pv.status, phase=VOLUME_BOUND),
+    )
+
+
+def bind_claim(pvc: PersistentVolumeClaim, pv_name: str) -> PersistentVolumeClaim:
+    """The claim bound to the volume: volumeName, bind-completed, phase Bound.
+
+    Upstream: bindClaimToVolume and updateClaimStatus (pv_controller.go)
+    """
+    annotations = {**pvc.metadata.annotations, ANN_BIND_COMPLETED: "yes"}
+    return msgspec.structs.replace(
+        pvc,
+        metadata=msgspec.structs.replace(pvc.metadata, annotations=annotations),
+        spec=msgspec.structs.replace(pvc.spec, volume_name=pv_name),
+        status=msgspec.structs.replace(pvc.status, phase=CLAIM_BOUND),
+    )
+
+
+def claim_reference(pvc: PersistentVolumeClaim) -> ObjectReference:
+    return ObjectReference(
+        kind="PersistentVolumeClaim",
+        namespace=pvc.metadata.namespace,
+        name=pvc.metadata.name,
+        uid=pvc.metadata.uid,
+        api_version="v1",
+    )
+
+
+def provisioned_volume(
+    pvc: PersistentVolumeClaim, cls: StorageClass, affinity: VolumeNodeAffinity | None
+) -> PersistentVolume:
+    """The volume a CSI provisioner creates for the claim (``pvc-<uid>``), bound to it."""
+    name = f"pvc-{pvc.metadata.uid or pvc.key.replace('/', '-')}"
+    size = pvc.spec.resources.requests.get(RESOURCE_STORAGE)
+    spec = PersistentVolumeSpec(
+        capacity={RESOURCE_STORAGE: size} if size is not None else {},
+        access_modes=list(pvc.spec.access_modes),
+        claim_ref=claim_reference(pvc),
+        storage_class_name=cls.metadata.name,
+        node_affinity=affinity,
+        volume_mode=pvc.spec.volume_mode,
+        persistent_volume_reclaim_policy=cls.reclaim_policy or "Delete",
+        csi=CSIPersistentVolumeSource(driver=cls.provisioner, volume_handle=name),
+    )
+    return PersistentVolume(
+        metadata=ObjectMeta(name=name),
+        spec=spec,
+        status=msgspec.structs.replace(PersistentVolume().status, phase=VOLUME_BOUND),
+    )
+
+
+def node_segment(node: Node, driver: str, csi_node: CSINode | None) -> Segment:
+    """The topology a volume provisioned for this node gets: the driver's topology keys on the
+    node's CSINode, or the zone label when the cluster has no CSINode for the node."""
+    labels = node.metadata.labels
+    if csi_node is not None:
+        keys = next((d.topology_keys for d in csi_node.spec.drivers if d.name == driver), [])
+    else:
+        keys = [LABEL_TOPOLOGY_ZONE]
+    return tuple(sorted((k, labels[k]) for k in keys if k in labels))
+
+
+def immediate_segments(
+    cls: StorageClass, nodes: Iterable[Node], csi_nodes: Mapping[str, CSINode]
+) -> list[Segment]:
+    """The segments an Immediate claim of the class may be provisioned in, sorted: each
+    combination of values an ``allowedTopologies`` term allows, else the segment of every node
+    that carries the driver (and the class's terms, when the node has none).
+
+    Upstream: GenerateAccessibilityRequirements with no selected node (external-provisioner)
+    """
+    out: set[Segment] = set()
+    if cls.allowed_topologies:
+        for term in cls.allowed_topologies:
+            exprs = term.match_label_expressions
+            for values in itertools.product(*(e.values for e in exprs)):
+                out.add(tuple(sorted(zip((e.key for e in exprs), values, strict=True))))
+        return sorted(s for s in out if s)
+    for node in nodes:
+        if not match_topology_selector_terms(cls.allowed_topologies, node.metadata.labels):
+            continue
+        segment = node_segment(node, cls.provisioner, csi_nodes.get(node.metadata.name))
+        if segment:
+            out.add(segment)
+    return sorted(out)
+
+
+def draw_segment(segments: Sequence[Segment], seed: int, pvc: PersistentVolumeClaim) -> Segment:
+    """One segment, drawn by the simulation's seed and the claim's key, so that a claim's zone
+    does not depend on the order other claims were provisioned in."""
+    return random.Random(f"{seed}/{pvc.key}").choice(list(segments))
+
+
+def segment_affinity(segment: Segment) -> VolumeNodeAffinity | None:
+    if not segment:
+        return None
+    exprs = [NodeSelectorRequirement(key=k, operator="In", values=[v]) for k, v in segment]
+    term = NodeSelectorTerm(match_expressions=exprs)
+    return VolumeNodeAffinity(required=NodeSelector(node_selector_terms=[term]))

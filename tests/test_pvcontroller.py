@@ -1,0 +1,251 @@
+"""The PV controller and the provisioner for claims the scheduler does not bind: static PVs
+matched to Immediate claims by findBestMatchForClaim's rules, Immediate claims provisioned in
+a zone of the class's allowedTopologies (or of the nodes) drawn by the seed, and pods that
+wait for an Immediate claim moved back when a PV arrives."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from topospread.api.storage import PersistentVolume, PersistentVolumeClaim, StorageClass
+from topospread.api.types import Node
+from topospread.cli import main
+from topospread.cluster.pvcontroller import find_best_match_for_claim, immediate_segments
+from topospread.cluster.state import ClusterState
+from topospread.cluster.storage import StorageState
+
+ZONE = "topology.kubernetes.io/zone"
+
+
+def pv(name: str, size: str, modes: list[str], **extra: Any) -> PersistentVolume:
+    spec = {"capacity": {"storage": size}, "accessModes": modes, **extra.pop("spec", {})}
+    raw = {
+        "metadata": {"name": name, "labels": extra.pop("labels", {})},
+        "spec": spec,
+        "status": {"phase": extra.pop("phase", "Available")},
+    }
+    return msgspec.convert(raw, PersistentVolume)
+
+
+def pvc(name: str, size: str, modes: list[str], **spec: Any) -> PersistentVolumeClaim:
+    raw = {
+        "metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}"},
+        "spec": {"accessModes": modes, "resources": {"requests": {"storage": size}}, **spec},
+    }
+    return msgspec.convert(raw, PersistentVolumeClaim)
+
+
+def node(name: str, zone: str) -> Node:
+    raw = {
+        "metadata": {"name": name, "labels": {ZONE: zone, "kubernetes.io/hostname": name}},
+        "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}},
+    }
+    return msgspec.convert(raw, Node)
+
+
+def storage_class(name: str, provisioner: str, mode: str, **extra: Any) -> StorageClass:
+    raw = {"metadata": {"name": name}, "provisioner": provisioner, "volumeBindingMode": mode}
+    return msgspec.convert({**raw, **extra}, StorageClass)
+
+
+RWO, ROX, RWX = "ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany"
+
+
+@pytest.mark.parametrize(
+    ("volumes", "claim", "want"),
+    [
+        pytest.param(
+            [pv("big", "20Gi", [RWO]), pv("small", "5Gi", [RWO]), pv("tiny", "1Gi", [RWO])],
+            pvc("c", "2Gi", [RWO]),
+            "small",
+            id="the smallest volume that is large enough",
+        ),
+        pytest.param(
+            [pv("many", "5Gi", [RWO, ROX, RWX]), pv("two", "10Gi", [RWO, ROX])],
+            pvc("c", "1Gi", [RWO]),
+            "two",
+            id="the fewest access modes come first, before size",
+        ),
+        pytest.param(
+            [pv("rox", "5Gi", [ROX])],
+            pvc("c", "1Gi", [RWO]),
+            None,
+            id="a volume missing a requested access mode never matches",
+        ),
+        pytest.param(
+            [pv("fast", "5Gi", [RWO], spec={"storageClassName": "fast"}), pv("none", "9Gi", [RWO])],
+            pvc("c", "1Gi", [RWO], storageClassName=""),
+            "none",
+            id="the claim's class must be the volume's",
+        ),
+        pytest.param(
+            [
+                pv("a", "5Gi", [RWO], labels={"tier": "a"}),
+                pv("b", "9Gi", [RWO], labels={"tier": "b"}),
+            ],
+            pvc("c", "1Gi", [RWO], selector={"matchLabels": {"tier": "b"}}),
+            "b",
+            id="the claim's selector picks among volumes",
+        ),
+        pytest.param(
+            [pv("taken", "5Gi", [RWO], spec={"claimRef": {"namespace": "x", "name": "y"}})],
+            pvc("c", "1Gi", [RWO]),
+            None,
+            id="a volume bound to another claim is not available",
+        ),
+        pytest.param(
+            [pv("released", "5Gi", [RWO], phase="Released")],
+            pvc("c", "1Gi", [RWO]),
+            None,
+            id="a released volume is not available",
+        ),
+        pytest.param(
+            [
+                pv("free", "5Gi", [RWO]),
+                pv("mine", "50Gi", [RWO], spec={"claimRef": {"namespace": "default", "name": "c"}}),
+            ],
+            pvc("c", "1Gi", [RWO]),
+            "mine",
+            id="a volume pre-bound to the claim wins",
+        ),
+        pytest.param(
+            [pv("block", "5Gi", [RWO], spec={"volumeMode": "Block"})],
+            pvc("c", "1Gi", [RWO]),
+            None,
+            id="a block volume never serves a filesystem claim",
+        ),
+    ],
+)
+def test_find_best_match_for_claim_follows_the_pv_controllers_rules(
+    volumes: list[PersistentVolume], claim: PersistentVolumeClaim, want: str | None
+) -> None:
+    found = find_best_match_for_claim(claim, volumes, delay_binding=False)
+    assert (found.metadata.name if found is not None else None) == want
+
+
+def test_delayed_binding_only_takes_a_pre_bound_volume() -> None:
+    free = pv("free", "5Gi", [RWO])
+    mine = pv("mine", "5Gi", [RWO], spec={"claimRef": {"namespace": "default", "name": "c"}})
+    claim = pvc("c", "1Gi", [RWO])
+    assert find_best_match_for_claim(claim, [free], delay_binding=True) is None
+    found = find_best_match_for_claim(claim, [free, mine], delay_binding=True)
+    assert found is not None and found.metadata.name == "mine"
+
+
+def test_an_immediate_claim_binds_to_a_static_volume_when_the_cluster_starts() -> None:
+    storage = StorageState([pvc("c", "1Gi", [RWO]), pv("v", "5Gi", [RWO])])
+    ClusterState([node("a1", "a")], storage=storage)
+    claim, volume = storage.pvcs["default/c"], storage.pvs["v"]
+    assert claim.spec.volume_name == "v" and claim.status.phase == "Bound"
+    assert claim.metadata.annotations["pv.kubernetes.io/bind-completed"] == "yes"
+    assert volume.spec.claim_ref is not None and volume.spec.claim_ref.uid == "uid-c"
+    assert volume.status.phase == "Bound"
+
+
+def test_a_wait_for_first_consumer_claim_is_left_to_the_scheduler() -> None:
+    wffc = storage_class("late", "ebs.csi.aws.com", "WaitForFirstConsumer")
+    claim = pvc("c", "1Gi", [RWO], storageClassName="late")
+    storage = StorageState([wffc, claim, pv("v", "5Gi", [RWO], spec={"storageClassName": "late"})])
+    ClusterState([node("a1", "a")], storage=storage)
+    assert storage.pvcs["default/c"].spec.volume_name == ""
+    assert [v.metadata.name for v in storage.pvs.values()] == ["v"]
+
+
+def test_an_immediate_claim_is_provisioned_in_an_allowed_topology() -> None:
+    cls = storage_class(
+        "zonal",
+        "pd.csi.storage.gke.io",
+        "Immediate",
+        allowedTopologies=[{"matchLabelExpressions": [{"key": ZONE, "values": ["c"]}]}],
+    )
+    storage = StorageState([cls, pvc("c", "1Gi", [RWO], storageClassName="zonal")])
+    ClusterState([node("a1", "a"), node("b1", "b")], storage=storage)
+    name = storage.pvcs["default/c"].spec.volume_name
+    volume = storage.pvs[name]
+    assert volume.spec.node_affinity is not None and volume.spec.node_affinity.required
+    (term,) = volume.spec.node_affinity.required.node_selector_terms
+    assert [(e.key, e.operator, e.values) for e in term.match_expressions] == [(ZONE, "In", ["c"])]
+    assert volume.spec.csi is not None and volume.spec.csi.driver == "pd.csi.storage.gke.io"
+
+
+def test_the_zone_of_an_immediate_volume_is_drawn_by_the_seed_among_the_nodes_zones() -> None:
+    cls = storage_class("zonal", "pd.csi.storage.gke.io", "Immediate")
+    nodes = [node("a1", "a"), node("b1", "b"), node("c1", "c")]
+    assert immediate_segments(cls, nodes, {}) == [((ZONE, "a"),), ((ZONE, "b"),), ((ZONE, "c"),)]
+
+    def zones(seed: int) -> list[str]:
+        claims = [pvc(f"c{i}", "1Gi", [RWO], storageClassName="zonal") for i in range(12)]
+        storage = StorageState([cls, *claims])
+        storage.seed = seed
+        ClusterState(nodes, storage=storage)
+        out = []
+        for i in range(12):
+            volume = storage.pvs[storage.pvcs[f"default/c{i}"].spec.volume_name]
+            assert volume.spec.node_affinity is not None and volume.spec.node_affinity.required
+            (term,) = volume.spec.node_affinity.required.node_selector_terms
+            out.extend(term.match_expressions[0].values)
+        return out
+
+    assert zones(7) == zones(7)
+    assert set(zones(7)) == {"a", "b", "c"}
+    assert zones(7) != zones(8)
+
+
+SIM = """\
+nodeGroups: [{name: node, zones: [zone-a, zone-b], perZone: 1}]
+objects:
+- apiVersion: storage.k8s.io/v1
+  kind: StorageClass
+  metadata: {name: local}
+  provisioner: kubernetes.io/no-provisioner
+  volumeBindingMode: Immediate
+- apiVersion: v1
+  kind: PersistentVolumeClaim
+  metadata: {name: data}
+  spec:
+    accessModes: [ReadWriteOnce]
+    storageClassName: local
+    resources: {requests: {storage: 1Gi}}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: db}
+  spec:
+    containers: [{name: c, image: x}]
+    volumes: [{name: data, persistentVolumeClaim: {claimName: data}}]
+timeline:
+- name: a volume in zone-b appears
+  apply:
+    apiVersion: v1
+    kind: PersistentVolume
+    metadata: {name: disk-b}
+    spec:
+      capacity: {storage: 5Gi}
+      accessModes: [ReadWriteOnce]
+      storageClassName: local
+      csi: {driver: local.csi.example.com, volumeHandle: disk-b}
+      nodeAffinity:
+        required:
+          nodeSelectorTerms:
+          - matchExpressions: [{key: topology.kubernetes.io/zone, operator: In, values: [zone-b]}]
+    status: {phase: Available}
+"""
+
+
+def test_a_pod_waiting_for_its_immediate_claim_moves_when_a_matching_pv_is_applied(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "sim.yaml"
+    path.write_text(SIM)
+    with pytest.raises(SystemExit):
+        main(["simulate", str(path), "-o", "json"])
+    steps = json.loads(capsys.readouterr().out)["steps"]
+    (pending,) = steps[0]["pending"]
+    assert pending["pod"] == "default/db"
+    assert "pod has unbound immediate PersistentVolumeClaims" in pending["message"]
+    assert steps[1]["time"] == 0  # moved by the PV event, not by the unschedulable pool's flush
+    assert steps[1]["placed"] == {"default/db": "node-zone-b-1"}
