@@ -30,6 +30,7 @@ from topospread.analysis.rebalance import (
 )
 from topospread.analysis.reports import StepReport, step_report
 from topospread.analysis.simulate import settle_timeline, simulate
+from topospread.analysis.volume_pins import pinned_value
 from topospread.api.types import Pod
 from topospread.labels.selector import parse
 from topospread.render.rebalance import rebalance_text
@@ -458,3 +459,75 @@ def test_readme_shows_exactly_what_the_descheduler_side_by_side_prints(
     shown = readme_output(command)
     code, out, _ = cli(command.split()[1:], capsys)
     assert code == 0 and shown == out.rstrip("\n")
+
+
+def _zonal_database(replicas: int) -> dict[str, Any]:
+    """A StatefulSet whose replicas get zonal volumes (WaitForFirstConsumer) in zones a and b;
+    then zone c's nodes join: 2/2/0, maxSkew 1 violated."""
+    doc = yaml.safe_load((EXAMPLES / "database-zone-outage.yaml").read_text())
+    sts = next(o for o in doc["objects"] if o["kind"] == "StatefulSet")
+    sts["spec"]["replicas"] = replicas
+    return {
+        "nodeGroups": zones({"a": 2, "b": 2, "c": 0}),
+        "objects": doc["objects"],
+        "timeline": [{"addNodes": {"group": "pool", "zone": "c", "count": 2}}],
+    }
+
+
+def test_pods_pinned_by_their_volumes_are_never_planned_to_move() -> None:
+    sim = settled(_zonal_database(4))
+    assert zone_counts(step_report(sim, 0, "", "", [], Settled(0, True))) == {
+        "a": 2,
+        "b": 2,
+        "c": 0,
+    }
+    report = plan_rebalance(sim)
+    assert report.plan is None and report.replays == 0
+    pinned = {e.pod: e.reason for e in report.exclusions}
+    assert sorted(pinned) == [f"default/db-{i}" for i in range(4)]
+    storage = sim.cluster.storage()
+    claim = storage.persistent_volume_claim("default", "data-db-0")
+    assert claim is not None
+    zone = sim.cluster.infos[sim.pods["default/db-0"].spec.node_name].node.metadata.labels[ZONE]
+    assert pinned["default/db-0"] == (
+        f"its volume ({claim.spec.volume_name}) pins it to {ZONE}={zone}: "
+        "evicting it cannot move it"
+    )
+
+
+@pytest.mark.parametrize(
+    ("zones_allowed", "key", "want"),
+    [
+        pytest.param(["a"], ZONE, "a", id="a zonal volume pins the pod to its zone"),
+        pytest.param(["a", "b"], ZONE, None, id="a regional volume lets it move"),
+        pytest.param(["a"], "kubernetes.io/hostname", None, id="within the zone it may move"),
+    ],
+)
+def test_pinned_value_is_the_domain_every_admitted_node_shares(
+    zones_allowed: list[str], key: str, want: str | None
+) -> None:
+    from topospread.api.storage import PersistentVolume, PersistentVolumeClaim
+    from topospread.api.types import Node
+    from topospread.cluster.storage import StorageState
+
+    def node(name: str, zone: str) -> Node:
+        labels = {ZONE: zone, "kubernetes.io/hostname": name}
+        return msgspec.convert({"metadata": {"name": name, "labels": labels}}, Node)
+
+    nodes = [node("a1", "a"), node("a2", "a"), node("b1", "b")]
+    expr = {"key": ZONE, "operator": "In", "values": zones_allowed}
+    pv = msgspec.convert(
+        {
+            "metadata": {"name": "v"},
+            "spec": {
+                "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [expr]}]}}
+            },
+        },
+        PersistentVolume,
+    )
+    pvc = msgspec.convert(
+        {"metadata": {"name": "d", "namespace": "default"}, "spec": {"volumeName": "v"}},
+        PersistentVolumeClaim,
+    )
+    pod = make_pod("p").node("a1").pvc("d").obj()
+    assert pinned_value(pod, StorageState([pv, pvc]), nodes, key) == want

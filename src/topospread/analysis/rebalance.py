@@ -13,11 +13,14 @@ Victims are the pods of a target's group in domains above the group's minimum. T
 evictor's filters leave some alone, each reported: DaemonSet pods, mirror (static) pods, pods
 with local storage (unless allowed), pods without a controller, system-critical pods
 (priority 2000000000 and above), pods being deleted, and pods the label selector or the
-namespace filters leave out. Pods of one group on one node are interchangeable, so a plan is a
-multiset of (node, group) choices; plans are tried by size, the ones taking from the most
-crowded domains first, and a plan is skipped unreplayed when even the best landing of its
-replacements could not bring a target within maxSkew. A plan is accepted when, replayed
-eviction by eviction (each followed by the controllers and the scheduler settling):
+namespace filters leave out. So are pods whose bound volumes pin them to their domain (every
+node their PersistentVolumes' node affinity admits has the same value of the targets'
+topology keys): their replacement, on the same claim, could only land there again. Pods of
+one group on one node are interchangeable, so a plan is a multiset of (node, group) choices;
+plans are tried by size, the ones taking from the most crowded domains first, and a plan is
+skipped unreplayed when even the best landing of its replacements could not bring a target
+within maxSkew. A plan is accepted when, replayed eviction by eviction (each followed by the
+controllers and the scheduler settling):
 
 - every targeted constraint ends within maxSkew;
 - every replacement binds, and in a different domain from the pod it replaces (for each
@@ -56,9 +59,11 @@ from topospread.analysis.reports import (
     step_report,
     workload_reports,
 )
+from topospread.analysis.volume_pins import pin_text, pinned_value
 from topospread.api.types import DO_NOT_SCHEDULE, Node, Pod
 from topospread.errors import ManifestError
 from topospread.framework.cycle_state import CycleState
+from topospread.framework.storage import StorageLister
 from topospread.framework.types import NodeInfo
 from topospread.labels.selector import Selector, SelectorError, parse
 from topospread.simulator.checkpoint import Copies
@@ -306,7 +311,7 @@ def plan_rebalance(
     if not targets:
         return report
     nodes = {info.name: info for info in sim.cluster.list()}
-    classes = _victims(targets, nodes, options, report)
+    classes = _victims(targets, nodes, options, report, sim.cluster.storage())
     if not classes:
         for t in targets:
             report.why_not[t.name] = [_no_victims_text(t)]
@@ -368,6 +373,7 @@ def _victims(
     nodes: dict[str, NodeInfo],
     options: RebalanceOptions,
     report: RebalanceReport,
+    storage: StorageLister,
 ) -> list[_Class]:
     """The classes of pods that may be evicted (per group of pods that targets share: a
     group's constraints), best first: in the most crowded domains of every target of their
@@ -392,7 +398,7 @@ def _victims(
                     above = True
             if not above:
                 continue
-            reason = exclusion_reason(pod, options)
+            reason = exclusion_reason(pod, options) or _pinned_reason(pod, members, nodes, storage)
             if reason is not None:
                 excluded[pod.key] = reason
                 continue
@@ -407,6 +413,24 @@ def _victims(
     classes.sort(key=lambda c: (-c.score[0], -c.score[1], c.node, c.group))
     report.exclusions = [Exclusion(pod, reason) for pod, reason in sorted(excluded.items())]
     return classes
+
+
+def _pinned_reason(
+    pod: Pod, members: Sequence[Target], nodes: dict[str, NodeInfo], storage: StorageLister
+) -> str | None:
+    """Why evicting the pod cannot help its targets: its bound volumes pin it to the domain
+    it is in for every target's topology key (None: it may move)."""
+    if not pod.spec.volumes:
+        return None
+    all_nodes = [info.node for info in nodes.values()]
+    pins = []
+    for t in members:
+        key = t.spread.view.topology_key
+        value = pinned_value(pod, storage, all_nodes, key)
+        if value is None:
+            return None
+        pins.append((key, value))
+    return pin_text(pod, storage, *pins[0]) if pins else None
 
 
 def _victims_of(combo: tuple[int, ...], classes: Sequence[_Class]) -> list[Pod]:
