@@ -91,6 +91,17 @@ def test_explain_shows_the_volume_reasons_on_every_node_as_they_stood_at_the_att
     )
 
 
+def test_explain_says_where_the_pods_volume_is_when_no_node_is_there() -> None:
+    explanation = explain(load_scenario(SCENARIOS / "zonal-volumes.yaml"), "db-1")
+    changes = [(s.change, s.lands_on) for s in explanation.suggestions]
+    assert changes == [
+        (
+            "the pod's volume (pv-c) is in topology.kubernetes.io/zone=c: add a node there like a1",
+            "a1-new-1",
+        )
+    ]
+
+
 def test_a_zone_outage_keeps_the_pinned_replica_pending_until_the_zone_returns(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -12,13 +12,15 @@ dropped node affinity — and keeps only those a re-run of the scheduling cycle 
 
 from __future__ import annotations
 
+import functools
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 import msgspec
 
+from topospread.analysis.volume_pins import bound_volumes
 from topospread.api.types import (
     DO_NOT_SCHEDULE,
     SCHEDULE_ANYWAY,
@@ -36,6 +38,7 @@ from topospread.framework.runtime import Framework, FrameworkHandle, Registry
 from topospread.framework.schedule_one import FitError, SchedulingAlgorithm, SchedulingError
 from topospread.framework.status import Code
 from topospread.framework.types import NodeInfo
+from topospread.plugins.helper.storage import check_node_affinity
 from topospread.plugins.podtopologyspread.filtering import PRE_FILTER_STATE_KEY, PreFilterState
 from topospread.plugins.podtopologyspread.scoring import PRE_SCORE_STATE_KEY
 from topospread.simulator.scenario import Scenario
@@ -411,6 +414,7 @@ def _suggestions(
                 f"drop topologySpreadConstraints[{i}].minDomains ({c.min_domains})",
                 _constraint_change(i, min_domains=None),
             )
+    _volume_suggestion(cluster, pod, attempt)
     # Another node like an existing one: one per distinct label set (a domain's template).
     seen_labels: set[tuple[tuple[str, str], ...]] = set()
     for info in cluster.list():
@@ -452,6 +456,41 @@ def _suggestions(
     return found
 
 
+def _volume_suggestion(
+    cluster: ClusterState, pod: Pod, attempt: Callable[[str, Change], bool]
+) -> None:
+    """When no node is where the pod's bound volumes are (a zone lost, a PV in a zone without
+    nodes): name where they are, and try a node there (a copy of the first node, relabelled
+    with the values the volumes' node affinity asks for)."""
+    storage = cluster.storage()
+    pvs = [
+        pv
+        for pv in bound_volumes(pod, storage)
+        if pv.spec.node_affinity is not None and pv.spec.node_affinity.required is not None
+    ]
+    infos = cluster.list()
+    if not pvs or not infos:
+        return
+    if any(all(check_node_affinity(pv, i.node.metadata.labels) for pv in pvs) for i in infos):
+        return  # some node is where the volumes are: something else keeps the pod off it
+    wanted: dict[str, str] = {}
+    for pv in pvs:
+        assert pv.spec.node_affinity is not None and pv.spec.node_affinity.required is not None
+        terms = pv.spec.node_affinity.required.node_selector_terms
+        for e in terms[0].match_expressions if terms else []:
+            if e.operator == "In" and e.values:
+                wanted.setdefault(e.key, e.values[0])
+    if not wanted:
+        return
+    names = ", ".join(pv.metadata.name for pv in pvs)
+    where = ", ".join(f"{k}={v}" for k, v in sorted(wanted.items()))
+    template = infos[0].node
+    attempt(
+        f"the pod's volume ({names}) is in {where}: add a node there like {template.metadata.name}",
+        _cluster_change(functools.partial(_add_clone, labels=wanted), template),
+    )
+
+
 def _constraint_change(index: int, **changes: Any) -> Change:
     def change(cluster: ClusterState, pod: Pod) -> tuple[ClusterState, Pod]:
         return cluster, _with_constraint(pod, index, **changes)
@@ -479,13 +518,15 @@ def _domain_text(node: Node, pod: Pod) -> str:
     return ", ".join(dict.fromkeys(parts)) or "same labels"
 
 
-def _add_clone(cluster: ClusterState, node: Node) -> ClusterState:
+def _add_clone(
+    cluster: ClusterState, node: Node, labels: Mapping[str, str] | None = None
+) -> ClusterState:
     existing = {i.name for i in cluster.list()}
     n = 1
     while f"{node.metadata.name}-new-{n}" in existing:
         n += 1
     name = f"{node.metadata.name}-new-{n}"
-    labels = dict(node.metadata.labels)
+    labels = {**node.metadata.labels, **(labels or {})}
     if labels.get("kubernetes.io/hostname") == node.metadata.name:
         labels["kubernetes.io/hostname"] = name
     for key, value in list(labels.items()):
