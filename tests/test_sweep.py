@@ -516,3 +516,22 @@ def test_a_forked_child_killed_is_reported_with_its_signal() -> None:
     assert died.value.exitcode == -signal.SIGKILL
     assert death(died.value.exitcode, "worker's child") == "worker's child killed by SIGKILL"
     assert death(3) == "worker exited with code 3"
+
+
+def test_a_zone_loss_leaves_the_statefulset_replica_pinned_by_its_volume_pending() -> None:
+    example = Path(__file__).resolve().parents[1] / "examples" / "simulations"
+    doc = yaml.safe_load((example / "database-zone-outage.yaml").read_text())
+    del doc["timeline"]
+    report = sweep(parse_timeline(doc, "db.yaml"), zones=True)
+    assert [o.failure.name for o in report.outcomes] == [
+        "zone zone-a",
+        "zone zone-b",
+        "zone zone-c",
+    ]
+    for outcome in report.outcomes:
+        # Each zone holds one replica; its volume keeps it there: it stays Pending with
+        # upstream's reason, and comes back with the zone.
+        assert outcome.new_pending == 1, outcome.failure.name
+        (message,) = outcome.run.during.pending.values()
+        assert "4 node(s) didn't match PersistentVolume's node affinity" in message
+        assert outcome.recovered
