@@ -199,3 +199,45 @@ spec:
     assert claim.spec.volume_name in storage.pvs  # provisioned where the pod landed
     sim.delete_pod(pod)
     assert f"default/{pod.metadata.name}-tmp" not in storage.pvcs
+
+
+def _storage_warnings(text: str) -> list[tuple[str, str]]:
+    report = check(objects(text), source="in.yaml", shape=SHAPE)
+    return [
+        (f.rule, f.message)
+        for f in report.warnings
+        if f.rule in ("storage-class", "immediate-binding")
+    ]
+
+
+def test_check_warns_when_no_storage_class_is_given_for_the_claims() -> None:
+    ((rule, message),) = _storage_warnings(COCKROACH)
+    assert rule == "storage-class"
+    assert message.startswith(
+        "volumeClaimTemplates[0] (datadir): names no storageClassName and no default "
+        "StorageClass is given"
+    )
+
+
+def test_check_is_quiet_about_storage_with_a_wait_for_first_consumer_default() -> None:
+    assert _storage_warnings(COCKROACH + "---\n" + DEFAULT_CLASS) == []
+
+
+def test_check_warns_of_an_immediate_class_yet_places_the_pods_on_provisioned_volumes() -> None:
+    immediate = DEFAULT_CLASS.replace("WaitForFirstConsumer", "Immediate")
+    ((rule, message),) = _storage_warnings(COCKROACH + "---\n" + immediate)
+    assert rule == "immediate-binding"
+    assert 'StorageClass "standard" binds Immediate' in message
+    report = check(objects(COCKROACH + "---\n" + immediate), source="in.yaml", shape=SHAPE)
+    # The claims are provisioned before the pods (none left "unbound immediate"), and
+    # cockroachdb has no hard spread for their zones to collide with.
+    assert report.errors == [] and report.placed is not None
+
+
+def test_check_warns_of_a_storage_class_nobody_gives() -> None:
+    named = COCKROACH.replace(
+        "      accessModes:", "      storageClassName: fast\n      accessModes:", 1
+    )
+    ((rule, message),) = _storage_warnings(named + "---\n" + DEFAULT_CLASS)
+    assert rule == "storage-class"
+    assert message.startswith('volumeClaimTemplates[0] (datadir): StorageClass "fast" is not given')

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from topospread.analysis.check_storage import storage_findings
 from topospread.analysis.reports import StepReport, node_json, pending_json, step_report
 from topospread.analysis.simulate import settle_timeline
 from topospread.analysis.sweep import SweepOptions, sweep
@@ -393,6 +394,10 @@ def check(
         stuck.setdefault((name, where, message), []).append(pod)
         pending[name] = pending.get(name, 0) + 1
     report.findings = not_modelled + lint(modelled, nodes, pending)
+    report.findings += [
+        Finding("warning", rule, name, where, message)
+        for rule, name, where, message in storage_findings(modelled, cluster)
+    ]
     for (name, where, message), pods in stuck.items():
         shown = ", ".join(pods[:3]) + (f", and {len(pods) - 3} more" if len(pods) > 3 else "")
         report.findings.append(
