@@ -592,3 +592,104 @@ def test_symmetry_reduction_never_changes_the_verdict(
     assert reduced.states <= reference.states
     event("merged" if reduced.states < reference.states else "not merged")
     event("interchangeable workloads" if find_symmetry(sc).orbits else "no workload symmetry")
+
+
+# ---------------------------------------------------------------------------------------------
+# Claims: bound as the cycle binds them while orders are explored
+
+
+def _claimed_db(replicas: int, pvs: list[tuple[str, str]], **spec: Any) -> dict[str, Any]:
+    """A Parallel StatefulSet whose replicas each claim 1Gi of a WaitForFirstConsumer class
+    without a provisioner, and static 5Gi PVs ``(name, zone)``."""
+    sts = stateful_set("db", replicas=replicas, policy="Parallel", **spec)
+    sts["spec"]["volumeClaimTemplates"] = [
+        {
+            "metadata": {"name": "data"},
+            "spec": {
+                "accessModes": ["ReadWriteOnce"],
+                "storageClassName": "local",
+                "resources": {"requests": {"storage": "1Gi"}},
+            },
+        }
+    ]
+    objects: list[dict[str, Any]] = [
+        {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "StorageClass",
+            "metadata": {"name": "local"},
+            "provisioner": "kubernetes.io/no-provisioner",
+            "volumeBindingMode": "WaitForFirstConsumer",
+        }
+    ]
+    for name, zone in pvs:
+        term = {"matchExpressions": [{"key": ZONE, "operator": "In", "values": [zone]}]}
+        objects.append(
+            {
+                "apiVersion": "v1",
+                "kind": "PersistentVolume",
+                "metadata": {"name": name},
+                "spec": {
+                    "capacity": {"storage": "5Gi"},
+                    "accessModes": ["ReadWriteOnce"],
+                    "storageClassName": "local",
+                    "csi": {"driver": "local.csi.example.com", "volumeHandle": name},
+                    "nodeAffinity": {"required": {"nodeSelectorTerms": [term]}},
+                },
+                "status": {"phase": "Available"},
+            }
+        )
+    return {
+        "nodes": [node("a1", "zone-a"), node("b1", "zone-b")],
+        "objects": objects,
+        "workloads": [sts],
+    }
+
+
+def test_a_static_pv_bound_to_one_replicas_claim_is_not_free_for_the_next() -> None:
+    result = verify(load_verify_scenario_text(_claimed_db(2, [("pv-a", "zone-a")])))
+    cex = result.counterexample
+    assert cex is not None and cex.kind == "deadlock"
+    assert [(s.pod, s.node) for s in cex.steps] in (
+        [("default/db-0", "a1")],
+        [("default/db-1", "a1")],
+    )
+    # The other replica's claim finds pv-a taken: upstream's reason on both nodes.
+    ((_, message),) = cex.pending
+    assert message == (
+        "0/2 nodes are available: 2 node(s) didn't find available persistent volumes to bind."
+    )
+
+
+def test_replicas_with_a_pv_each_are_proven_and_pinned_to_their_volumes_zones() -> None:
+    result = verify(
+        load_verify_scenario_text(_claimed_db(2, [("pv-a", "zone-a"), ("pv-b", "zone-b")]))
+    )
+    assert result.ok and result.exhaustive
+
+
+def test_volumes_in_one_zone_deadlock_a_zone_spread_and_nodes_are_not_merged() -> None:
+    spread = {
+        "topologySpreadConstraints": [
+            {
+                "maxSkew": 1,
+                "topologyKey": ZONE,
+                "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": {"matchLabels": {"app": "db"}},
+            }
+        ]
+    }
+    doc = _claimed_db(3, [("pv-a1", "zone-a"), ("pv-a2", "zone-a"), ("pv-a3", "zone-a")], **spread)
+    result = verify(load_verify_scenario_text(doc))
+    # The volumes read the zone labels: no two nodes are interchangeable.
+    assert result.reduction.endswith("2 node shapes")
+    cex = result.counterexample
+    assert cex is not None and cex.kind == "deadlock"
+    # One replica takes a zone-a volume; the next may not join it (skew 2), and zone-b has no
+    # volume for it.
+    assert [s.node for s in cex.steps] == ["a1"]
+    assert [m for _, m in cex.pending] == [
+        "0/2 nodes are available: 1 node(s) didn't find available persistent volumes to bind, "
+        "1 node(s) didn't match pod topology spread constraints."
+    ] * 2
+    reference = verify(load_verify_scenario_text(doc), symmetry=False).counterexample
+    assert reference is not None and reference.pending == cex.pending

@@ -44,6 +44,7 @@ from topospread.analysis.verify_scenario import (
     pod_key,
 )
 from topospread.analysis.verify_symmetry import Symmetry, find_symmetry
+from topospread.analysis.verify_volumes import ClaimBindings, has_claims
 from topospread.api.types import (
     Node,
     Pod,
@@ -300,6 +301,8 @@ class _Explorer:
                     self._zone_group[i] = g
         self._placed: dict[str, tuple[Pod, int]] = {}
         self._bound_copies: dict[tuple[str, int], Pod] = {}
+        # Claims are bound as the placed pods' cycles would bind them (None: no pod has any).
+        self.claims = ClaimBindings(self.cluster) if any(map(has_claims, scenario.queue)) else None
 
     # -- moving the cluster
 
@@ -323,6 +326,8 @@ class _Explorer:
                 pod = self._pod(key, i)
                 self.cluster.bind(pod, self.nodes[i].metadata.name)
                 self._placed[key] = (pod, i)
+        if self.claims is not None:
+            self.claims.place([(pod, self.nodes[i]) for pod, i in self._placed.values()])
 
     def _pod(self, key: str, i: int) -> Pod:
         bound = self._bound_copies.get((key, i))

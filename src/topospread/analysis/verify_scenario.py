@@ -432,6 +432,13 @@ def load_verify_scenario(path: Path) -> VerifyScenario:
     scenario = load_scenario(
         path, extensions={"workloads": add_workloads, "invariants": add_invariants}
     )
+    # The StatefulSet controller's claims, created before its pods (with the scenario's default
+    # StorageClass, whichever key came first in the file).
+    for name, workload in workloads.items():
+        if isinstance(workload, StatefulSet):
+            ordinals = [p for p in scenario.queue if origin.get(pod_key(p)) == name]
+            given = [("", o) for o in scenario.objects]
+            scenario.objects.extend(o for _, o in _claims_of(workload, ordinals, given, []))
     profiles = {p.scheduler_name for p in scenario.config.profiles}
     for pod in scenario.queue:
         if pod.spec.scheduling_gates:

@@ -32,6 +32,7 @@ from topospread.api.types import (
     Service,
     TopologySpreadConstraint,
 )
+from topospread.plugins.helper.storage import claim_name_of
 
 # ---------------------------------------------------------------------------------------------
 # Symmetry: pod classes, node shapes, zones
@@ -209,7 +210,7 @@ def find_symmetry(sc: VerifyScenario) -> Symmetry:
     node_reads = _NodeReads()
     for pod in (*sc.scenario.pods, *sc.scenario.queue):
         node_reads.add_pod(pod)
-    if node_reads.names_read:
+    if node_reads.names_read or _reads_volumes(sc):
         return Symmetry.distinct_nodes(pod_class, len(classes), len(nodes), orbits)
     label_keys = sorted({k for n in nodes for k in n.metadata.labels})
     identity_keys = []
@@ -253,6 +254,13 @@ def find_symmetry(sc: VerifyScenario) -> Symmetry:
 # it and exchanging the two values of one pod label (shard "0" and "1"), and nothing else in the
 # scenario names either value. Exchanging them then maps the scenario onto itself: pod i of one
 # workload plays pod i of the other.
+
+
+def _reads_volumes(sc: VerifyScenario) -> bool:
+    """Some pod has a claim: its PV's node affinity (or the StorageClass's allowedTopologies)
+    reads node labels that no pod spec shows, so nodes and zones are not interchangeable."""
+    pods = (*sc.scenario.pods, *sc.scenario.queue)
+    return any(claim_name_of(p, v) is not None for p in pods for v in p.spec.volumes)
 
 
 def _swap_label_values(value: Any, key: str, swap: Mapping[str, str]) -> Any:
