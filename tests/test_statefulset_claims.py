@@ -241,3 +241,32 @@ def test_check_warns_of_a_storage_class_nobody_gives() -> None:
     ((rule, message),) = _storage_warnings(named + "---\n" + DEFAULT_CLASS)
     assert rule == "storage-class"
     assert message.startswith('volumeClaimTemplates[0] (datadir): StorageClass "fast" is not given')
+
+
+@pytest.mark.parametrize(("when_deleted", "owned"), [("Delete", True), ("Retain", False)])
+def test_when_deleted_delete_makes_the_set_an_owner_of_its_claims(
+    when_deleted: str, owned: bool
+) -> None:
+    from topospread.simulator.simulation import Simulation
+    from topospread.simulator.timeline_format import parse_timeline, with_cluster
+
+    text = (
+        COCKROACH.replace(
+            "  volumeClaimTemplates:",
+            f"  persistentVolumeClaimRetentionPolicy: {{whenDeleted: {when_deleted}}}\n"
+            "  volumeClaimTemplates:",
+        )
+        + "---\n"
+        + DEFAULT_CLASS
+    )
+    sim = Simulation(
+        with_cluster(parse_timeline({"nodeGroups": SHAPE.node_groups()}, "t"), objects(text)),
+        seed=0,
+    )
+    sim.settle("t")
+    pod = sim.pods["default/cockroachdb-0"]
+    (controller,) = [r for r in pod.metadata.owner_references if r.controller]
+    claim = sim.cluster.storage_state.pvcs["default/datadir-cockroachdb-0"]
+    refs = [(r.kind, r.name, r.uid, r.controller) for r in claim.metadata.owner_references]
+    expected = [("StatefulSet", "cockroachdb", controller.uid, None)] if owned else []
+    assert refs == expected and controller.uid

@@ -94,6 +94,7 @@ from topospread.simulator.controllers.claims import (
     deletes_claims_when_scaled,
     ephemeral_claims,
     get_persistent_volume_claims,
+    with_retention_owner,
 )
 from topospread.simulator.controllers.common import (
     GENERATE_NAME_CONFLICT,
@@ -1311,7 +1312,8 @@ class Simulation:
         storage = self.cluster.storage_state
         for claim in get_persistent_volume_claims(sts, get_ordinal(pod)):
             if claim.key not in storage.pvcs:
-                storage.add(admit_claim(claim, storage.classes.values()))
+                owned = with_retention_owner(sts, claim)
+                storage.add(admit_claim(owned, storage.classes.values()))
 
     def _name_taken(self, namespace: str, name: str) -> bool:
         return f"{namespace}/{name}" in self.pods

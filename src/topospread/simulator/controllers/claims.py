@@ -5,10 +5,10 @@ generic ephemeral volumes, whose claims the ephemeral volume controller creates.
 
 Upstream: getPersistentVolumeClaims, getPersistentVolumeClaimName, updateStorage
 (pkg/controller/statefulset/stateful_set_utils.go) and the DefaultStorageClass admission
-plugin (plugin/pkg/admission/storage/storageclass/setdefault), v1.35. Not modelled yet: the
-claims' owner references (the retention policy's whenScaled: Delete is applied directly: the
-claims of an ordinal scaled away are deleted with its pod; whenDeleted is not, as the
-simulator deletes no StatefulSet).
+plugin (plugin/pkg/admission/storage/storageclass/setdefault), v1.35. The retention policy's
+whenDeleted: Delete makes the set an owner of each claim it creates (the garbage collector
+would delete them with the set; the simulator deletes no StatefulSet). whenScaled: Delete is
+applied directly: the claims of an ordinal scaled away are deleted with its pod.
 """
 
 from __future__ import annotations
@@ -53,6 +53,30 @@ def get_persistent_volume_claims(sts: StatefulSet, ordinal: int) -> list[Persist
         )
         out.append(msgspec.structs.replace(template, metadata=meta))
     return out
+
+
+def deletes_claims_when_deleted(sts: StatefulSet) -> bool:
+    """Upstream: the StatefulSetAutoDeletePVC policy (GA in 1.32), whenDeleted: Delete."""
+    policy = sts.spec.persistent_volume_claim_retention_policy or {}
+    return policy.get("whenDeleted") == "Delete"
+
+
+def with_retention_owner(sts: StatefulSet, claim: PersistentVolumeClaim) -> PersistentVolumeClaim:
+    """The claim as the controller creates it under the set's retention policy: owned by the
+    set (a plain owner reference, not its controller) when whenDeleted is Delete.
+
+    Upstream: updateClaimOwnerRefForSetAndPod and setOwnerRef (stateful_set_utils.go)
+    """
+    if not deletes_claims_when_deleted(sts):
+        return claim
+    owner = OwnerReference(
+        api_version="apps/v1", kind="StatefulSet", name=sts.metadata.name, uid=sts.metadata.uid
+    )
+    if any(r.uid == owner.uid and r.name == owner.name for r in claim.metadata.owner_references):
+        return claim
+    refs = [*claim.metadata.owner_references, owner]
+    meta = msgspec.structs.replace(claim.metadata, owner_references=refs)
+    return msgspec.structs.replace(claim, metadata=meta)
 
 
 def update_storage(sts: StatefulSet, pod: Pod, ordinal: int) -> Pod:
