@@ -531,3 +531,19 @@ def test_pinned_value_is_the_domain_every_admitted_node_shares(
     )
     pod = make_pod("p").node("a1").pvc("d").obj()
     assert pinned_value(pod, StorageState([pv, pvc]), nodes, key) == want
+
+
+def test_the_descheduler_evicts_pods_pinned_by_volumes_and_the_report_calls_it_useless(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    sim = settled(_zonal_database(4))
+    report = descheduler_rounds(sim, descheduler_options(RebalanceOptions()), rounds=3)
+    first = report.rounds[0]
+    (pick,) = first.picked
+    # Its NodeFit does not read volumes: it evicts, and the replacement (same claim, same
+    # zonal volume) cannot follow to zone c nor come back past maxSkew: it stays Pending.
+    assert list(first.pinned) == [pick.pod]
+    assert first.pinned[pick.pod].endswith("evicting it cannot move it")
+    (eviction,) = first.evictions
+    assert eviction.replacement == pick.pod and eviction.replacement_node is None
+    assert first.to_json()["pinned"] == first.pinned

@@ -671,6 +671,8 @@ class DeschedulerRound:
     refused: dict[str, str]  # pod -> the eviction API's refusal
     evictions: list[Eviction]
     after: list[WorkloadReport]
+    # Picks the descheduler cannot see are useless: pod -> how its volumes pin it.
+    pinned: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -680,6 +682,7 @@ class DeschedulerRound:
                 for e in self.picked
             ],
             "refused": self.refused,
+            "pinned": self.pinned,
             "evictions": [e.to_json() for e in self.evictions],
             "spread": [w.to_json() for w in self.after if w.constraints],
         }
@@ -757,6 +760,7 @@ def descheduler_rounds(
         picked = descheduler_evictions(sim.cluster.list(), options)
         if not picked:
             return DeschedulerReport(done, "fixpoint", violations=_violations(sim))
+        pinned = _pinned_picks(sim, picked)
         # The cycle evicts its picks one after another, then the cluster reacts.
         refused: dict[str, str] = {}
         victims: list[Pod] = []
@@ -774,17 +778,35 @@ def descheduler_rounds(
             victims.append(pod)
         if refused and not victims:
             # Nothing changed, so the next cycle picks the same pods and is refused again.
-            done.append(DeschedulerRound(index, picked, refused, [], workload_reports(sim)))
+            done.append(DeschedulerRound(index, picked, refused, [], workload_reports(sim), pinned))
             return DeschedulerReport(done, "refused", violations=_violations(sim))
         where = {p.key: sim.cluster.infos[p.spec.node_name].node for p in victims}
         sim.settle(f"descheduler round {index}")
         made = _landings(sim, victims, where, known)
-        done.append(DeschedulerRound(index, picked, refused, made, workload_reports(sim)))
+        done.append(DeschedulerRound(index, picked, refused, made, workload_reports(sim), pinned))
         key = _placement(sim)
         if key in seen:
             return DeschedulerReport(done, "cycle", seen[key], _violations(sim))
         seen[key] = index
     return DeschedulerReport(done, "limit", violations=_violations(sim))
+
+
+def _pinned_picks(sim: Simulation, picked: Sequence[DeschedulerEviction]) -> dict[str, str]:
+    """The picks whose bound volumes pin them to their domain of the picking constraint's
+    topology key: the descheduler's NodeFit does not read volumes, so it evicts them, and
+    their replacements can only come back (or stay Pending)."""
+    storage = sim.cluster.storage()
+    nodes = [info.node for info in sim.cluster.list()]
+    out = {}
+    for e in picked:
+        pod = sim.pods.get(e.pod)
+        if pod is None or not pod.spec.volumes:
+            continue
+        key = e.constraint.rsplit(" ", 1)[-1]
+        value = pinned_value(pod, storage, nodes, key)
+        if value is not None:
+            out[e.pod] = pin_text(pod, storage, key, value)
+    return out
 
 
 def _landings(
@@ -798,8 +820,10 @@ def _landings(
     ``known``, in creation order, one per victim in eviction order; domains under ``keys``
     (by default the well-known topology labels)."""
     created: dict[str, list[Pod]] = {}
+    # A StatefulSet recreates a victim under its own name: a new uid says it is new.
+    victim_uids = {p.metadata.uid for p in victims}
     for key in sim.pods:
-        if key not in known:
+        if key not in known or (key in where and sim.pods[key].metadata.uid not in victim_uids):
             ref = get_controller_of(sim.pods[key].metadata)
             if ref is not None:
                 created.setdefault(ref.uid, []).append(sim.pods[key])

@@ -90,6 +90,8 @@ def _descheduler(report: RebalanceReport) -> list[str]:
             out.append(f"  {pick.pod} from {pick.node}: {pick.reason}")
         for pod, why in r.refused.items():
             out.append(f"  {pod}: refused: {why}")
+        for pod, why in r.pinned.items():
+            out.append(f"  {pod}: useless: {why}")
         for e in r.evictions:
             landed = ", ".join(e.replacement_domains.values())
             if e.replacement is None:
