@@ -249,3 +249,54 @@ def test_a_pod_waiting_for_its_immediate_claim_moves_when_a_matching_pv_is_appli
     assert "pod has unbound immediate PersistentVolumeClaims" in pending["message"]
     assert steps[1]["time"] == 0  # moved by the PV event, not by the unschedulable pool's flush
     assert steps[1]["placed"] == {"default/db": "node-zone-b-1"}
+
+
+def test_a_claim_naming_a_free_volume_is_bound_to_it_and_no_other() -> None:
+    claim = pvc("c", "1Gi", [RWO], volumeName="named")
+    storage = StorageState([claim, pv("named", "1Gi", [RWO]), pv("other", "1Gi", [RWO])])
+    ClusterState([node("a1", "a")], storage=storage)
+    assert storage.pvcs["default/c"].status.phase == "Bound"
+    named = storage.pvs["named"]
+    assert named.spec.claim_ref is not None and named.spec.claim_ref.name == "c"
+    assert storage.pvs["other"].spec.claim_ref is None
+
+
+def test_a_claim_naming_a_volume_bound_elsewhere_stays_pending() -> None:
+    claim = pvc("c", "1Gi", [RWO], volumeName="taken")
+    taken = pv("taken", "5Gi", [RWO], spec={"claimRef": {"namespace": "x", "name": "y"}})
+    storage = StorageState([claim, taken])
+    ClusterState([node("a1", "a")], storage=storage)
+    assert "pv.kubernetes.io/bind-completed" not in storage.pvcs["default/c"].metadata.annotations
+
+
+@pytest.mark.parametrize(
+    ("rejected_by", "event", "moves"),
+    [
+        pytest.param({"VolumeBinding"}, pv("v", "1Gi", [RWO]), True, id="a PV for VolumeBinding"),
+        pytest.param(
+            {"VolumeRestrictions"},
+            pv("v", "1Gi", [RWO]),
+            False,
+            id="a PV not for VolumeRestrictions",
+        ),
+        pytest.param({"VolumeZone"}, pvc("data", "1Gi", [RWO]), True, id="the pod's own claim"),
+        pytest.param({"VolumeZone"}, pvc("other", "1Gi", [RWO]), False, id="another claim"),
+        pytest.param(
+            {"NodeResourcesFit"}, pv("v", "1Gi", [RWO]), False, id="a plugin without storage events"
+        ),
+        pytest.param(
+            {"VolumeBinding"},
+            storage_class("s", "x", "Immediate"),
+            True,
+            id="a StorageClass for VolumeBinding",
+        ),
+    ],
+)
+def test_storage_events_move_only_the_pods_a_volume_plugin_registered_for(
+    rejected_by: set[str], event: Any, moves: bool
+) -> None:
+    from builders import make_pod
+    from topospread.simulator.storage_events import storage_event_may_help
+
+    pod = make_pod("p").namespace("default").pvc("data").obj()
+    assert storage_event_may_help(pod, frozenset(rejected_by), event) is moves

@@ -85,9 +85,12 @@ class StorageState:
         """Add or replace an object (an informer's add or update event); once the state
         belongs to a cluster, the PV controller then syncs the claims it binds."""
         self._put(obj)
-        if self.node_of is not None and isinstance(
-            obj, PersistentVolume | PersistentVolumeClaim | StorageClass
-        ):
+        if self.node_of is None:
+            return
+        if isinstance(obj, PersistentVolumeClaim):
+            # NOTE: a new claim can only change its own binding; a PV or class, any claim's.
+            self._sync_if_unbound(self.pvcs[obj.key])
+        elif isinstance(obj, PersistentVolume | StorageClass):
             self.sync_claims()
 
     def _put(self, obj: StorageObject) -> None:
@@ -228,11 +231,12 @@ class StorageState:
         if self.node_of is None:
             return
         for key in sorted(self.pvcs):
-            pvc = self.pvcs[key]
-            if pvc.spec.volume_name and ANN_BIND_COMPLETED in pvc.metadata.annotations:
-                continue
-            if pvc.metadata.deletion_timestamp is not None:
-                continue
+            self._sync_if_unbound(self.pvcs[key])
+
+    def _sync_if_unbound(self, pvc: PersistentVolumeClaim) -> None:
+        if pvc.spec.volume_name and ANN_BIND_COMPLETED in pvc.metadata.annotations:
+            return
+        if pvc.metadata.deletion_timestamp is None:
             self._sync_claim(pvc)
 
     def _sync_claim(self, pvc: PersistentVolumeClaim) -> None:
