@@ -69,7 +69,10 @@ class _Detail(msgspec.Struct):
 
 
 def _detail_fragment(encoder: msgspec.json.Encoder, decision: Decision) -> bytes:
-    """``"feasible":…,"scores":…,"pluginScores":…,"reasons":…``: the middle of a report line."""
+    """``"feasible":…,"scores":…,"pluginScores":…,"reasons":…``: the middle of a report line,
+    written from the fast path's columns where the attempt left them."""
+    if decision.columns is not None:
+        return decision.columns.fragment()
     detail = _Detail(decision.feasible, decision.scores, decision.plugin_scores, decision.reasons)
     # Encoded from the Decision's own containers: no per-pod dict is built around them.
     return encoder.encode(detail)[1:-1]
@@ -104,6 +107,7 @@ class DetailSpill:
         self._file.write(fragment)
         self._where.setdefault(decision.key, []).append((decision, self._end, len(fragment)))
         self._end += len(fragment)
+        decision.columns = None
         decision.feasible = []
         decision.scores = {}
         decision.plugin_scores = {}

@@ -48,6 +48,7 @@ from topospread.plugins.podtopologyspread.plugin import PodTopologySpread
 from topospread.plugins.queuesort import PrioritySort, pod_priority
 from topospread.simulator.checkpoint import IndexedDict
 from topospread.simulator.fastpath import FastFailure, FastPath, FastResult
+from topospread.simulator.fastpath.detail import FastDetail
 from topospread.simulator.preemption_kernel import PreemptionKernel
 from topospread.simulator.storage_events import storage_event_may_help
 
@@ -70,13 +71,67 @@ class Decision:
     pod: Pod
     node: str | None
     attempt: int
-    feasible: list[str] = field(default_factory=list)
-    scores: dict[str, int] = field(default_factory=dict)
-    plugin_scores: dict[str, dict[str, int]] = field(default_factory=dict)
-    reasons: dict[str, list[str]] = field(default_factory=dict)
     message: str | None = None
     # ``namespace/name`` of the pods this attempt's preemption evicted, most important first.
     preempted: list[str] = field(default_factory=list)
+    # A fast attempt's detail as the fast path's columns: ``feasible``, ``scores``,
+    # ``plugin_scores`` and ``reasons`` are built from it when first read (reports write it
+    # without building them: ``FastDetail.fragment``).
+    columns: FastDetail | None = None
+    _feasible: list[str] = field(default_factory=list, init=False, repr=False)
+    _scores: dict[str, int] = field(default_factory=dict, init=False, repr=False)
+    _plugin_scores: dict[str, dict[str, int]] = field(default_factory=dict, init=False, repr=False)
+    _reasons: dict[str, list[str]] = field(default_factory=dict, init=False, repr=False)
+
+    def _materialise(self) -> None:
+        columns = self.columns
+        if columns is not None:
+            self.columns = None
+            self._feasible, self._scores, self._plugin_scores, self._reasons = columns.materialise()
+
+    @property
+    def feasible(self) -> list[str]:
+        """The feasible nodes the search kept, sorted by name."""
+        self._materialise()
+        return self._feasible
+
+    @feasible.setter
+    def feasible(self, value: list[str]) -> None:
+        self._materialise()
+        self._feasible = value
+
+    @property
+    def scores(self) -> dict[str, int]:
+        """Each scored node's total, in the search's visiting order."""
+        self._materialise()
+        return self._scores
+
+    @scores.setter
+    def scores(self, value: dict[str, int]) -> None:
+        self._materialise()
+        self._scores = value
+
+    @property
+    def plugin_scores(self) -> dict[str, dict[str, int]]:
+        """Each scored node's weighted score per plugin that scored."""
+        self._materialise()
+        return self._plugin_scores
+
+    @plugin_scores.setter
+    def plugin_scores(self, value: dict[str, dict[str, int]]) -> None:
+        self._materialise()
+        self._plugin_scores = value
+
+    @property
+    def reasons(self) -> dict[str, list[str]]:
+        """Each rejected node's reasons as reports show them."""
+        self._materialise()
+        return self._reasons
+
+    @reasons.setter
+    def reasons(self, value: dict[str, list[str]]) -> None:
+        self._materialise()
+        self._reasons = value
 
     @property
     def key(self) -> str:
@@ -513,10 +568,7 @@ class Scheduler:
                 path.seed_state(state, pod, nodes)  # Reserve and PreBind read it
             self.fast_decisions += 1
             self.fast_nominated += prefiltered or counted
-            decision.feasible = sorted(fast.feasible) if self.detail else []
-            decision.scores = fast.totals
-            decision.plugin_scores = fast.plugin_scores
-            decision.reasons = fast.rejected
+            decision.columns = fast.detail
             return self._bind(fwk, info, decision, state, fast.host)
         if isinstance(fast, FastFailure):
             self.fast_decisions += 1

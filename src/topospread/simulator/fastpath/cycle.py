@@ -11,9 +11,8 @@ selection with the same random draws.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, cast
 
 import numpy as np
@@ -33,6 +32,7 @@ from topospread.framework.status import Status, format_reasons
 from topospread.framework.types import NodeInfo
 from topospread.plugins.podtopologyspread.filtering import PreFilterState
 from topospread.simulator.fastpath import screen
+from topospread.simulator.fastpath.detail import FastDetail, NodeKeys
 from topospread.simulator.fastpath.kernels import Attempt, Kernel
 from topospread.simulator.fastpath.kernels.podtopologyspread import MISSING, PodTopologySpread
 from topospread.simulator.fastpath.nominated import Nominations
@@ -54,11 +54,8 @@ class FastResult:
     """What the reference ScheduleResult and a Decision need, for one successful attempt."""
 
     host: str
-    feasible: list[str]
-    # The nodes visited and rejected, with their reasons as reports show them (with detail).
-    rejected: dict[str, list[str]] = field(default_factory=dict)
-    totals: dict[str, int] = field(default_factory=dict)
-    plugin_scores: dict[str, dict[str, int]] = field(default_factory=dict)
+    # With report detail: the feasible nodes, scores and rejected nodes, as columns.
+    detail: FastDetail | None = None
 
 
 @dataclass(slots=True)
@@ -118,6 +115,7 @@ class FastPath:
         spread = self.kernels.get("PodTopologySpread")
         self._spread = spread if isinstance(spread, PodTopologySpread) else None
         self._signatures: dict[tuple[bytes, Any], Signature | None] = {}
+        self._keys: NodeKeys | None = None  # the current node names, encoded for reports
         self._generation = -1  # the cluster index's rows the signatures' counters are on
         self._rebuild()
         cluster.listeners.append(self)
@@ -355,38 +353,36 @@ class FastPath:
         if attempt.declined:
             return None
         algorithm.next_start_node_index = (start + visited) % n
-        # Names are built only for reports; decisions work on indices.
-        take_names = list(map(names.__getitem__, take.tolist())) if detail else []
-        rejected: dict[str, list[str]] = {}
-        if detail:
-            rejected = {name: format_reasons(status) for name, status in (prior or {}).items()}
-            seen = order[:visited]
-            seen = seen[rejected_with[seen] != 0]
-            codes = rejected_with[seen]
-            if len(codes):  # the table filled up to the largest status seen, then indexed
-                self.statuses.formatted(int(codes.max()))
-            rejected.update(
-                zip(
-                    map(names.__getitem__, seen.tolist()),
-                    map(self.statuses.formatted_table().__getitem__, codes.tolist()),
-                    strict=True,
-                )
-            )
         if scored is None:
-            return FastResult(names[int(take[0])], take_names, rejected)
-        totals, per_plugin = scored
-        best = totals.max()
-        host = algorithm.choose(Names(names, take[totals == best]))
-        result = FastResult(host, take_names, rejected)
-        if detail:
-            result.totals = dict(zip(take_names, totals.tolist(), strict=True))
-            plugins = list(per_plugin)
-            columns = [v.tolist() for v in per_plugin.values()]
-            # Rows built by map() over zip(): no Python frame per node (columns are all
-            # len(take) long).
-            rows = map(dict, map(zip, itertools.repeat(plugins), zip(*columns, strict=True)))
-            result.plugin_scores = dict(zip(take_names, rows, strict=True))
-        return result
+            host = names[int(take[0])]
+        else:
+            totals = scored[0]
+            host = algorithm.choose(Names(names, take[totals == totals.max()]))
+        if not detail:
+            return FastResult(host)
+        # The detail stays in columns; reports write or build it when they read it.
+        seen = order[:visited]
+        seen = seen[rejected_with[seen] != 0]
+        codes = rejected_with[seen]
+        if len(codes):  # the table filled up to the largest status seen, then indexed
+            self.statuses.formatted(int(codes.max()))
+        keys = self._keys
+        if keys is None or keys.names is not names:
+            keys = self._keys = NodeKeys.of(names)
+        return FastResult(
+            host,
+            FastDetail(
+                keys,
+                take,
+                None if scored is None else scored[0],
+                [] if scored is None else list(scored[1]),
+                [] if scored is None else list(scored[1].values()),
+                {name: format_reasons(status) for name, status in (prior or {}).items()},
+                seen.tolist(),
+                codes.tolist(),
+                self.statuses.formatted_table(),
+            ),
+        )
 
 
 def _pod_supported(pod: Pod) -> bool:

@@ -1,0 +1,89 @@
+"""A fast attempt's detail as columns: the report fragment written from them equals msgspec's
+encoding of the dicts they materialise, and a Decision builds those dicts only when read."""
+
+from __future__ import annotations
+
+import msgspec
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from builders import make_pod
+from topospread.simulator.fastpath.detail import FastDetail, NodeKeys
+from topospread.simulator.scheduler import Decision
+
+NAMES = st.lists(st.text(min_size=1, max_size=8), min_size=1, max_size=12, unique=True)
+PLUGINS = st.lists(
+    st.sampled_from(["TaintToleration", "NodeAffinity", "ImageLocality", "my-plugin", "_x", "def"]),
+    unique=True,
+    max_size=4,
+)
+FORMATTED = [[], ["NodeAffinity: node(s) didn't match"], ['Taint: "quoted" \u00e9'], ["a", "b"]]
+
+
+@st.composite
+def details(draw: st.DrawFn) -> FastDetail:
+    names = draw(NAMES)
+    n = len(names)
+    take = draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=n, unique=True))
+    rest = [i for i in range(n) if i not in take]
+    seen = draw(st.lists(st.sampled_from(rest), unique=True)) if rest else []
+    plugins = draw(PLUGINS)
+    scored = len(take) > 1
+    ints = st.integers(-(2**40), 2**40)
+    columns = [np.array(draw(st.lists(ints, min_size=len(take), max_size=len(take))), np.int64)
+               for _ in plugins] if scored else []  # fmt: skip
+    prior_names = draw(st.lists(st.sampled_from(names), unique=True, max_size=2))
+    return FastDetail(
+        NodeKeys.of(names),
+        np.array(take, np.int64),
+        np.array([draw(ints) for _ in take], np.int64) if scored else None,
+        plugins if scored else [],
+        columns,
+        {name: FORMATTED[1] for name in prior_names},
+        seen,
+        [draw(st.integers(1, len(FORMATTED) - 1)) for _ in seen],
+        FORMATTED,
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(details())
+def test_the_fragment_is_msgspec_encoding_of_the_materialised_detail(detail: FastDetail) -> None:
+    feasible, scores, plugin_scores, reasons = detail.materialise()
+    names = detail.keys.names
+    take = [names[i] for i in detail.take.tolist()]
+    assert feasible == sorted(take)
+    assert list(scores) == (take if detail.totals is not None else [])
+    assert all(list(row) == detail.plugins for row in plugin_scores.values())
+    expected = msgspec.json.encode(
+        {"feasible": feasible, "scores": scores, "pluginScores": plugin_scores, "reasons": reasons}
+    )
+    assert detail.fragment() == expected[1:-1]
+
+
+def test_a_decision_builds_its_detail_from_the_columns_only_when_read() -> None:
+    names = ["n2", "n1", "n3"]
+    detail = FastDetail(
+        NodeKeys.of(names),
+        np.array([0, 1], np.int64),
+        np.array([7, 9], np.int64),
+        ["NodeAffinity", "TaintToleration"],
+        [np.array([4, 6], np.int64), np.array([3, 3], np.int64)],
+        {},
+        [2],
+        [1],
+        FORMATTED,
+    )
+    decision = Decision(pod=make_pod("p").obj(), node="n1", attempt=1, columns=detail)
+    assert decision.columns is detail
+    assert decision.feasible == ["n1", "n2"]
+    assert decision.columns is None  # built once, then the dicts are the detail
+    assert decision.scores == {"n2": 7, "n1": 9}
+    assert decision.plugin_scores == {
+        "n2": {"NodeAffinity": 4, "TaintToleration": 3},
+        "n1": {"NodeAffinity": 6, "TaintToleration": 3},
+    }
+    assert decision.reasons == {"n3": FORMATTED[1]}
+    decision.reasons = {}
+    assert decision.to_json()["reasons"] == {}
