@@ -1,4 +1,4 @@
-"""Preemption's vectorised dry run (simulator/preemption_kernel.py) against the reference.
+"""Preemption's vectorised dry run (simulator/fastpath/dry_run.py) against the reference.
 
 Random clusters built for the case the kernel takes — NodeResourcesFit the only filter the
 victims can sway — with priorities that tie, start times that tie or are missing, budgets that
@@ -36,7 +36,7 @@ from topospread.framework.status import Status
 from topospread.framework.types import NodeInfo
 from topospread.plugins.defaultpreemption.plugin import DefaultPreemption
 from topospread.plugins.noderesources.fit import PRE_FILTER_STATE_KEY as FIT_STATE
-from topospread.simulator.preemption_kernel import PreemptionKernel, _pick
+from topospread.simulator.fastpath.dry_run import PreemptionKernel, _pick
 from topospread.simulator.run import ScheduleRun, schedule
 from topospread.simulator.scenario import Scenario
 

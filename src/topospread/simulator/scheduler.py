@@ -49,7 +49,7 @@ from topospread.plugins.queuesort import PrioritySort, pod_priority
 from topospread.simulator.checkpoint import IndexedDict
 from topospread.simulator.fastpath import FastFailure, FastPath, FastResult
 from topospread.simulator.fastpath.detail import FastDetail
-from topospread.simulator.preemption_kernel import PreemptionKernel
+from topospread.simulator.fastpath.dry_run import PreemptionKernel
 from topospread.simulator.storage_events import storage_event_may_help
 
 # kube-scheduler lists and watches pods with the field selector
