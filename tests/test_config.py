@@ -58,11 +58,14 @@ def test_the_default_profile_has_upstreams_plugins_order_and_weights() -> None:
         "TaintToleration=3",
         "NodeAffinity=2",
         "NodeResourcesFit=1",
+        "VolumeBinding=1",
         "PodTopologySpread=2",
         "InterPodAffinity=2",
         "NodeResourcesBalancedAllocation=1",
         "ImageLocality=1",
     ]
+    # VolumeBinding serves PreScore as upstream does (it skips: StorageCapacityScoring is off).
+    assert described["preScore"][3] == "VolumeBinding"
     # DynamicResources comes just before DefaultPreemption in multiPoint (applyDynamicResources):
     # its PostFilter runs first, and it serves PreEnqueue, Reserve and PreBind too.
     assert described["preEnqueue"] == ["SchedulingGates", "DynamicResources", "DefaultPreemption"]
@@ -78,7 +81,7 @@ def test_a_reconfigured_default_plugin_keeps_its_place_and_takes_the_new_weight(
         cfg({"plugins": {"multiPoint": {"enabled": [{"name": "PodTopologySpread", "weight": 5}]}}})
     )
     assert fwk.score_plugin_weight["PodTopologySpread"] == 5
-    assert fwk.describe()["score"][3] == "PodTopologySpread=5"
+    assert fwk.describe()["score"][4] == "PodTopologySpread=5"
 
 
 def test_disabling_a_plugin_at_one_extension_point_keeps_it_elsewhere() -> None:

@@ -126,6 +126,15 @@ def test_every_default_filter_and_score_plugin_has_a_kernel() -> None:
             assert pl.name in KERNELS, pl.name
 
 
+def test_volume_binding_is_a_score_plugin_that_scores_nothing_and_keeps_the_path_on() -> None:
+    run = schedule(Scenario(nodes=[], pods=[], queue=[], objects=[], config=default_config()))
+    (framework,) = run.scheduler.frameworks.values()
+    assert [pl.name for pl in framework.score_plugins][3] == "VolumeBinding"
+    (fast,) = run.scheduler.fast.values()
+    assert fast.supported
+    assert not isinstance(fast.kernels["VolumeBinding"], ReferenceKernel)
+
+
 # ---------------------------------------------------------------------- a plugin without one
 
 ODD_NODE = "node(s) had an odd number"

@@ -274,3 +274,9 @@ def test_a_claim_to_provision_gets_the_selected_node_and_a_capacity_check() -> N
     storage = handle.object_lister().storage()
     annotated = storage.persistent_volume_claim("default", "pvc-s")
     assert annotated.metadata.annotations["volume.kubernetes.io/selected-node"] == "node-a"
+
+
+def test_pre_score_skips_as_upstream_with_storage_capacity_scoring_off() -> None:
+    plugin = new(None, storage_handle([], [], []), DEFAULT_FEATURES)
+    assert plugin.pre_score(CycleState(), pod_with("pvc-a"), []) == SKIP
+    assert plugin.score_extensions() is None

@@ -2,11 +2,9 @@
 
 Upstream: pkg/scheduler/framework/plugins/volumebinding/volume_binding.go (v1.35). With the
 default feature gates StorageCapacityScoring is off (alpha since 1.33), so upstream builds no
-scorer: its PreScore always skips, and Score never runs. This plugin leaves both points out,
-which decides the same; the one visible difference is the profile listing, where upstream's
-expanded defaults show ``VolumeBinding`` (weight 1) among the score plugins.
-NOTE: serving them here needs the fast path (simulator/fastpath/) to accept VolumeBinding in
-a profile's score plugins, as one whose PreScore always skips.
+scorer: the plugin serves PreScore and Score (weight 1 in the expanded defaults), but its
+PreScore always skips and Score never runs. This plugin does the same (the gate is not
+modelled: with it on, upstream would score by the free capacity of the chosen volumes).
 """
 
 from __future__ import annotations
@@ -19,7 +17,12 @@ from topospread.api.storage import CLAIM_LOST
 from topospread.api.types import Pod
 from topospread.framework.cycle_state import CycleState, StateKey, StateNotFoundError
 from topospread.framework.features import Features
-from topospread.framework.interface import Handle, PreFilterExtensions, PreFilterResult
+from topospread.framework.interface import (
+    Handle,
+    PreFilterExtensions,
+    PreFilterResult,
+    ScoreExtensions,
+)
 from topospread.framework.status import SKIP, SUCCESS, Code, Status, as_status, new_status
 from topospread.framework.storage import StorageLister
 from topospread.framework.types import NodeInfo
@@ -143,6 +146,25 @@ class VolumeBinding:
         data.pod_volumes_by_node[node_info.name] = volumes
         data.has_static_bindings = data.has_static_bindings or bool(volumes.static_bindings)
         return SUCCESS
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status:
+        """Skip: with StorageCapacityScoring off upstream builds no scorer.
+
+        Upstream: PreScore (volume_binding.go, v1.35)
+        """
+        del state, pod, nodes
+        return SKIP
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status]:
+        """Never run: PreScore skips for every pod (the framework runs no Score after a Skip).
+
+        Upstream: Score (volume_binding.go, v1.35)
+        """
+        del state, pod, node_info
+        return 0, SUCCESS
+
+    def score_extensions(self) -> ScoreExtensions | None:
+        return None
 
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         """Upstream: Reserve (volume_binding.go).

@@ -4,7 +4,8 @@ decides (a pod for which one does not skip is declined at its shape)."""
 
 from __future__ import annotations
 
-from topospread.simulator.fastpath.kernels.base import SkippingKernel
+from topospread.simulator.fastpath.kernels.base import Attempt, SkippingKernel
+from topospread.simulator.fastpath.vectors import I64, Rows
 
 
 class VolumeRestrictions(SkippingKernel):
@@ -16,7 +17,14 @@ class NodeVolumeLimits(SkippingKernel):
 
 
 class VolumeBinding(SkippingKernel):
-    pass
+    """Its PreScore skips for every pod (StorageCapacityScoring off, the v1.35 default): it
+    scores nothing. Its PreFilter writes an empty state before it skips, which Reserve and
+    PreBind read; without it they decide the same (nothing to assume or bind), so the state is
+    not seeded."""
+
+    def score(self, attempt: Attempt, take: Rows) -> I64 | None:
+        del attempt, take
+        return None
 
 
 class VolumeZone(SkippingKernel):
