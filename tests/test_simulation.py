@@ -19,6 +19,7 @@ from topospread.analysis.reports import (
     workload_reports,
 )
 from topospread.analysis.simulate import simulate
+from topospread.cluster.index import ClusterIndex
 from topospread.simulator.controllers.replicaset import PodClaims
 from topospread.simulator.fastpath import FastPath
 from topospread.simulator.simulation import Settled, Simulation
@@ -474,12 +475,13 @@ def spread_workload(rng: random.Random, name: str) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("seed", range(8))
-def test_reports_count_spread_from_the_fast_paths_counters_as_the_reference_does(
+def test_reports_count_spread_from_the_cluster_index_as_the_reference_does(
     seed: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The reports' counts read off the scheduler's kept counters (FastPath.spread_state)
-    against calPreFilterState's own count, step by step, over random constraints, taints,
-    node selectors, rack labels some nodes lack, and pods moving."""
+    """The reports' counts read off the cluster index's kept counters
+    (ClusterIndex.eligible_domain_counts) against calPreFilterState's own count, step by
+    step, over random constraints, taints, node selectors, rack labels some nodes lack, and
+    pods moving."""
     rng = random.Random(seed)
     names = [f"pool-{z}-{i}" for z in "abc" for i in (1, 2)]
     names += [f"rack{r}-{z}-1" for r in (1, 2) for z in "abc"]
@@ -513,18 +515,18 @@ def test_reports_count_spread_from_the_fast_paths_counters_as_the_reference_does
         "timeline": steps,
     }
     served: list[bool] = []
-    kept = FastPath.spread_state
+    kept = ClusterIndex.eligible_domain_counts
 
-    def counted(self: FastPath, pod: Any, **kwargs: Any) -> Any:
-        state = kept(self, pod, **kwargs)
-        served.append(state is not None)
-        return state
+    def counted(self: ClusterIndex, *args: Any) -> Any:
+        tallies = kept(self, *args)
+        served.append(True)
+        return tallies
 
-    monkeypatch.setattr(FastPath, "spread_state", counted)
+    monkeypatch.setattr(ClusterIndex, "eligible_domain_counts", counted)
     fast = simulate(parse_timeline(doc, "t.yaml"), seed=seed, fast=True).to_json()
     reference = simulate(parse_timeline(doc, "t.yaml"), seed=seed, fast=False).to_json()
     assert fast == reference
-    assert sum(served) > 10  # the kept counters answered most of the reports' counts
+    assert sum(served) > 10  # the index answered the reports' counts
 
 
 def fresh_reports(sim: Simulation) -> list[dict[str, Any]]:
@@ -574,6 +576,32 @@ def test_the_reports_kept_index_and_a_summary_say_what_a_walk_over_every_pod_say
         assert all(not c.pods for w in summary.workloads for c in w.constraints)
         checked += sum(len(w.constraints) for w in full.workloads)
     assert checked > 0
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_index_based_report_counts_say_what_a_walk_over_the_pods_says(seed: int) -> None:
+    """Step by step on random timelines, every workload's constraint counts as the reports
+    read them off the cluster index (kept across steps: binds, evictions, node loss, taints
+    and node removal update it) against calPreFilterState's walk over every pod of every
+    node, in the same simulation."""
+    doc = random_timeline(seed)
+    scenario = parse_timeline(doc, "t.yaml")
+    sim = Simulation(scenario, seed=seed)
+    sim.settle("t.yaml")
+    counted = 0
+    for step in [None, *scenario.steps]:
+        if step is not None:
+            apply_step(sim, step)
+            sim.settle(step.where)
+        indexed = [w.to_json() for w in workload_reports(sim)]
+        sim.fast = False  # the reports count as the reference does: a walk over the pods
+        try:
+            walked = [w.to_json() for w in workload_reports(sim)]
+        finally:
+            sim.fast = True
+        assert indexed == walked
+        counted += sum(sum(c["counts"].values()) for w in indexed for c in w["constraints"])
+    assert counted > 0
 
 
 def test_a_report_after_a_change_reads_only_the_touched_pods(

@@ -25,10 +25,9 @@ import msgspec
 
 from topospread.analysis.explain import DomainView, hard_constraint_view
 from topospread.api.types import DO_NOT_SCHEDULE, LABEL_TOPOLOGY_ZONE, Node, Pod
-from topospread.framework.types import NodeInfo
+from topospread.cluster.index import ClusterIndex
 from topospread.labels.selector import Selector
 from topospread.plugins.podtopologyspread.common import NAME as POD_TOPOLOGY_SPREAD
-from topospread.plugins.podtopologyspread.common import InternalConstraint
 from topospread.plugins.podtopologyspread.filtering import (
     Filtering,
     PreFilterState,
@@ -350,17 +349,16 @@ def workload_reports(sim: Simulation, *, pods: bool = True) -> list[WorkloadRepo
         else:  # its controller is not in the scenario
             bare.setdefault(namespace, []).append(bucket)
     out = []
-    counts = PodCounts(sim.cluster.list()) if sim.fast else None
     for workload, obj in iter_controller_refs(sim):
         replicas = getattr(obj.spec, "replicas", None)
         if obj.kind in ("Deployment", "ReplicaSet", "StatefulSet") and replicas is None:
             replicas = 1
         members = buckets_of.get(workload, [])
         name = describe_workload(workload)
-        out.append(_workload(sim, name, replicas, members, counts, pods=pods))
+        out.append(_workload(sim, name, replicas, members, pods=pods))
     for namespace, orphans in sorted(bare.items()):
         name = f"pods of no workload in {namespace}"
-        out.append(_workload(sim, name, None, orphans, counts, pods=pods))
+        out.append(_workload(sim, name, None, orphans, pods=pods))
     return out
 
 
@@ -495,7 +493,6 @@ def _workload(
     name: str,
     desired: int | None,
     buckets: list[_Bucket],
-    counts: PodCounts | None,
     *,
     pods: bool,
 ) -> WorkloadReport:
@@ -513,7 +510,7 @@ def _workload(
     for first, encoded in firsts:
         pod = sim.pods[first]
         if pod.spec.topology_spread_constraints:
-            spreads = _spread(sim, pod, sorted(merged[encoded][1]), counts)
+            spreads = _spread(sim, pod, sorted(merged[encoded][1]))
             if spreads and pods:
                 group_keys = sorted(set().union(*merged[encoded][0]))
                 group_pods = [sim.pods[k] for k in group_keys]
@@ -535,159 +532,32 @@ def _revision(pod: Pod) -> str:
     return pod.metadata.labels.get("controller-revision-hash", "")
 
 
-class PodCounts:
-    """The bound pods of every node grouped by namespace and labels (terminating pods left
-    out), taken once for a report: a selector is tried once per group of labels, and its
-    matching pods per node are summed once, then looked up per node. Gives the numbers of
-    countPodsMatchSelector (the reference, used when the simulation's fast paths are off;
-    the fast-versus-reference replays compare the two)."""
-
-    def __init__(self, nodes: Sequence[NodeInfo]) -> None:
-        self._nodes: Sequence[NodeInfo] | None = nodes  # grouped on first use
-        self._groups: dict[tuple[str, tuple[tuple[str, str], ...]], dict[str, int]] = {}
-        self._labels: dict[tuple[tuple[str, str], ...], Mapping[str, str]] = {}
-        self._per_selector: dict[tuple[int, str], dict[str, int]] = {}
-        self._selectors: list[Selector] = []  # keeps the ids in _per_selector's keys alive
-
-    def _group(self, nodes: Sequence[NodeInfo]) -> None:
-        for info in nodes:
-            name = info.node.metadata.name
-            for pod in info.pods:
-                meta = pod.metadata
-                if meta.deletion_timestamp is not None:
-                    continue
-                labels = tuple(meta.labels.items())
-                self._labels.setdefault(labels, meta.labels)
-                per_node = self._groups.setdefault((meta.namespace, labels), {})
-                per_node[name] = per_node.get(name, 0) + 1
-
-    def per_node(self, selector: Selector, namespace: str) -> dict[str, int]:
-        """Node name -> the node's pods that countPodsMatchSelector would count (nodes with
-        none left out)."""
-        if selector.empty:
-            return {}
-        if self._nodes is not None:
-            self._group(self._nodes)
-            self._nodes = None
-        key = (id(selector), namespace)
-        per_node = self._per_selector.get(key)
-        if per_node is None:
-            per_node = {}
-            for (ns, labels), nodes in self._groups.items():
-                if ns == namespace and selector.matches(self._labels[labels]):
-                    for name, n in nodes.items():
-                        per_node[name] = per_node.get(name, 0) + n
-            self._per_selector[key] = per_node
-            self._selectors.append(selector)
-        return per_node
-
-
-class DomainCache:
-    """For each pod shape (what calPreFilterState reads of the pod besides its labels), each
-    node's domain under each hard constraint (None: not eligible), as the plugin's
-    ``domain_reader`` gives it, kept while the node is the same object (nodes are immutable:
-    an update stores a new one). When the cluster's nodes change, the changed ones are found
-    once, and each shape asks the plugin again of those alone. Lives in ``Simulation.memo``
-    (snapshots carry it)."""
-
-    KEY: Final = "topology-spread-domains"
-    # Node changes remembered; a shape further behind is read again in full.
-    KEEP: Final = 64
-
-    def __init__(self) -> None:
-        self._shapes: dict[bytes, _ShapeDomains] = {}
-        self._list: Sequence[NodeInfo] | None = None
-        self._nodes: dict[str, Node] = {}
-        self._generation = 0
-        self._changes: dict[int, set[str]] = {}  # generation -> the nodes changed to reach it
-
-    @classmethod
-    def of(cls, sim: Simulation) -> DomainCache:
-        found = sim.memo.get(cls.KEY)
-        if not isinstance(found, DomainCache):
-            found = sim.memo[cls.KEY] = DomainCache()
-        return found
-
-    def _follow(self, nodes: Sequence[NodeInfo]) -> None:
-        """Note which nodes changed since the last list (a new list after any change)."""
-        if nodes is self._list:
-            return
-        current = {info.node.metadata.name: info.node for info in nodes}
-        changed = {n for n, node in current.items() if self._nodes.get(n) is not node}
-        changed |= self._nodes.keys() - current.keys()
-        self._list, self._nodes = nodes, current
-        self._generation += 1
-        self._changes[self._generation] = changed
-        self._changes.pop(self._generation - self.KEEP, None)
-
-    def domains(
-        self, plugin: Filtering, pod: Pod, nodes: Sequence[NodeInfo]
-    ) -> tuple[list[InternalConstraint], list[dict[str, str]]]:
-        """The pod's hard constraints, and for each the eligible nodes' domains by node name
-        (``nodes``: the cluster's list, a new object after any node change)."""
-        self._follow(nodes)
-        spec = pod.spec
-        shape = msgspec.json.encode(
-            (
-                pod.metadata.namespace,
-                spec.node_selector,
-                spec.affinity,
-                spec.tolerations,
-                spec.topology_spread_constraints,
-            )
-        )
-        constraints, read = plugin.domain_reader(pod)
-        entry = self._shapes.get(shape)
-        recent = entry is not None and self._generation - entry.generation < self.KEEP
-        if entry is None or not recent or len(entry.by_constraint) != len(constraints):
-            entry = self._shapes[shape] = _ShapeDomains(self._generation, [{} for _ in constraints])
-            names: set[str] | list[str] = list(self._nodes)
-        else:
-            names = set()
-            for g in range(entry.generation + 1, self._generation + 1):
-                names |= self._changes[g]
-            entry.generation = self._generation
-        for name in names:
-            node = self._nodes.get(name)
-            values = read(node) if node is not None else (None,) * len(constraints)
-            for domain_of, value in zip(entry.by_constraint, values, strict=True):
-                if value is None:
-                    domain_of.pop(name, None)
-                else:
-                    domain_of[name] = value
-        return constraints, entry.by_constraint
-
-
-@dataclass(slots=True)
-class _ShapeDomains:
-    generation: int
-    by_constraint: list[dict[str, str]] = field(default_factory=list)
-
-
-def _counted_state(
-    plugin: Filtering, pod: Pod, nodes: Sequence[NodeInfo], cache: DomainCache, counts: PodCounts
-) -> PreFilterState:
-    """calPreFilterState's state from the report's indexes: matching pods per node
-    (PodCounts) summed into the eligible domains (DomainCache). The reference, the plugin's
-    own loop over every pod of every node, runs when the simulation's fast paths are off;
-    the fast-versus-reference replays compare the two."""
-    constraints, by_constraint = cache.domains(plugin, pod, nodes)
+def _indexed_state(plugin: Filtering, pod: Pod, index: ClusterIndex) -> PreFilterState:
+    """calPreFilterState's state from the cluster index: the pod's hard constraints' matching
+    pods per eligible domain, read off the index's kept counters over the rows the index keeps
+    eligible per pod shape (what the plugin's ``domain_reader`` reads of the pod). The
+    reference, the plugin's own loop over every pod of every node, runs when the simulation's
+    fast paths are off; the fast-versus-reference replays compare the two."""
+    constraints, read = plugin.domain_reader(pod)
     if not constraints:
         return PreFilterState()
-    tallies: list[dict[str, int]] = []
-    for c, domain_of in zip(constraints, by_constraint, strict=True):
-        tally = dict.fromkeys(domain_of.values(), 0)
-        for name, n in counts.per_node(c.selector, pod.metadata.namespace).items():
-            value = domain_of.get(name)
-            if value is not None:
-                tally[value] += n
-        tallies.append(tally)
+    spec = pod.spec
+    shape = msgspec.json.encode(
+        (
+            pod.metadata.namespace,
+            spec.node_selector,
+            spec.affinity,
+            spec.tolerations,
+            spec.topology_spread_constraints,
+        )
+    )
+    tallies = index.eligible_domain_counts(
+        shape, pod.metadata.namespace, [(c.selector, c.topology_key) for c in constraints], read
+    )
     return state_from_counts(constraints, tallies)
 
 
-def _spread(
-    sim: Simulation, pod: Pod, revisions: list[str], counts: PodCounts | None = None
-) -> list[ConstraintSpread]:
+def _spread(sim: Simulation, pod: Pod, revisions: list[str]) -> list[ConstraintSpread]:
     """Count a group's constraints as PreFilter counts them for one of its pods (``pod``;
     ``revisions``: the group's)."""
     pod = msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, node_name=""))
@@ -701,15 +571,12 @@ def _spread(
     out = []
     spec_constraints = pod.spec.topology_spread_constraints
     hard = [i for i, c in enumerate(spec_constraints) if c.when_unsatisfiable == DO_NOT_SCHEDULE]
-    cache = DomainCache.of(sim) if counts is not None else None
-    fast = sim.scheduler.fast.get(fwk.profile_name) if counts is not None else None
+    index = sim.cluster.index() if sim.fast else None
 
     def pre_filter_state(probe: Pod) -> PreFilterState:
-        if cache is None or counts is None:
+        if index is None:
             return plugin.cal_pre_filter_state(probe, nodes)
-        if fast is not None and (kept := fast.spread_state(probe, shape_of=pod)) is not None:
-            return kept
-        return _counted_state(plugin, probe, nodes, cache, counts)
+        return _indexed_state(plugin, probe, index)
 
     state = pre_filter_state(pod)
     for j, _ in enumerate(state.constraints):

@@ -12,9 +12,9 @@ row-indexed arrays (the fast path) that they moved.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -65,6 +65,24 @@ class DomainCounter:
         self.counts: I64 = np.zeros(max(n_domains, 1), np.int64)
 
 
+NodeDomains = Callable[[Node], tuple[str | None, ...]]
+
+
+@dataclass(slots=True)
+class Eligibility:
+    """For one pod shape, which rows each of its constraints counts (``masks``; a row counts
+    in its domain under the constraint's topology key), as of an index generation and a
+    position in the log of nodes updated in place; and, per constraint, its eligible domains
+    (value -> code) and its counter, taken on first ask."""
+
+    generation: int
+    epoch: int
+    seen: int
+    masks: list[B]
+    domains: list[dict[str, int] | None]
+    counters: list[DomainCounter | None]
+
+
 @dataclass(slots=True)
 class Matching:
     """Per row, the bound pods one spread selector counts in one namespace, and the domain
@@ -72,6 +90,10 @@ class Matching:
 
     per_node: I64
     counters: list[DomainCounter] = field(default_factory=list)
+
+
+# Nodes updated in place remembered; past it, every shape's eligibility is read again.
+_UPDATES_KEPT: Final = 4096
 
 
 class ClusterIndex:
@@ -92,6 +114,12 @@ class ClusterIndex:
         self._matched_by_labels: dict[tuple[str, tuple[tuple[str, str], ...]], list[Matching]] = {}
         self._counters: list[DomainCounter] = []
         self.affinity = AffinityIndex(self)
+        # Rows whose node was updated in place (same labels) since the last rebuild, in
+        # order: each shape's eligibility reads again these rows alone. ``epoch`` moves when
+        # the log is cut short (a shape behind it reads every row again).
+        self._updated: list[int] = []
+        self._epoch = 0
+        self._eligibility: dict[Hashable, Eligibility] = {}
 
     # ------------------------------------------------------------------ rows
 
@@ -131,6 +159,8 @@ class ClusterIndex:
         self._row_nodes = [info.node for info in infos]
         self._codes = {}
         self._counters.clear()
+        self._updated.clear()
+        self._eligibility.clear()
         for by_selector in self.matching.values():
             for m in by_selector.values():
                 m.per_node = carry(m.per_node)
@@ -166,6 +196,10 @@ class ClusterIndex:
             i = self.index.get(new.metadata.name)
             if i is not None:
                 self._row_nodes[i] = new  # same labels: every count stands
+                if len(self._updated) >= _UPDATES_KEPT:
+                    self._updated.clear()
+                    self._epoch += 1
+                self._updated.append(i)  # but its taints may change who counts it
 
     def on_bind(self, pod: Pod, node_name: str) -> None:
         if self.stale:
@@ -272,3 +306,63 @@ class ClusterIndex:
         counts = self.counter(namespace, selector, topology_key, eligible).counts
         present = set(codes[eligible & (codes >= 0)].tolist())
         return {value: int(counts[code]) for value, code in values.items() if code in present}
+
+    # ------------------------------------------------------------------ per pod shape
+
+    def eligibility(self, shape: Hashable, width: int, read: NodeDomains) -> Eligibility:
+        """Which rows each of a pod shape's ``width`` constraints counts: ``read`` gives a
+        node's domain under each (None: not eligible), e.g. PodTopologySpread's
+        ``domain_reader``, and ``shape`` must stand for everything ``read`` depends on
+        besides the node. Kept per shape: read again for every row after a rebuild, for the
+        rows of nodes updated in place since the last ask otherwise."""
+        self.fresh()
+        entry = self._eligibility.get(shape)
+        if (
+            entry is None
+            or entry.generation != self.generation
+            or entry.epoch != self._epoch
+            or len(entry.masks) != width
+        ):
+            rows: Sequence[int] | set[int] = range(len(self.names))
+            masks = [np.zeros(len(self.names), np.bool_) for _ in range(width)]
+            entry = Eligibility(self.generation, self._epoch, 0, masks, [None] * width,
+                                [None] * width)  # fmt: skip
+            self._eligibility[shape] = entry
+        else:
+            rows = set(self._updated[entry.seen :])
+        entry.seen = len(self._updated)
+        changed = [False] * width
+        for i in rows:
+            for j, value in enumerate(read(self._row_infos[i].node)):
+                now = value is not None
+                if bool(entry.masks[j][i]) != now:
+                    entry.masks[j][i] = now
+                    changed[j] = True
+        for j, moved in enumerate(changed):
+            if moved:
+                entry.domains[j] = entry.counters[j] = None
+        return entry
+
+    def eligible_domain_counts(
+        self, shape: Hashable, namespace: str, constraints: Sequence[tuple[Selector, str]],
+        read: NodeDomains,
+    ) -> list[dict[str, int]]:  # fmt: skip
+        """For a pod shape's constraints (selector, topology key) in ``namespace``, the pods
+        each counts (``spread_counts``) per eligible domain (``eligibility``), 0 where none:
+        calPreFilterState's counts, from the kept counters instead of a walk over the pods."""
+        entry = self.eligibility(shape, len(constraints), read)
+        out = []
+        for j, (selector, key) in enumerate(constraints):
+            counter = entry.counters[j]
+            domains = entry.domains[j]
+            # NOTE: a shape stands for the constraints' specs, not the pod's labels: the
+            # selector is checked, in case one day it is merged with the pod's labels here.
+            if counter is None or domains is None or counter.selector is not selector:
+                codes, values = self.codes(key)
+                eligible = entry.masks[j]
+                present = set(codes[eligible & (codes >= 0)].tolist())
+                domains = entry.domains[j] = {v: c for v, c in values.items() if c in present}
+                counter = entry.counters[j] = self.counter(namespace, selector, key, eligible)
+            counts = counter.counts
+            out.append({value: int(counts[code]) for value, code in domains.items()})
+        return out
