@@ -123,7 +123,6 @@ class NodeTable:
         self._forget_domains()
 
     def _forget_domains(self) -> None:
-        self._codes: dict[str, tuple[I32, dict[str, int]]] = {}
         self._single_valued: dict[str, bool] = {}
         self._every_node_has: dict[str, bool] = {}
         self.sums_memo: dict[tuple[str, int], tuple[I64, tuple[B, I64, int]]] = {}
@@ -238,17 +237,12 @@ class NodeTable:
     # ------------------------------------------------------------------ topology domains
 
     def codes(self, key: str) -> tuple[I32, dict[str, int]]:
-        """Each node's domain code for ``key`` (-1: no such label) and the value -> code map."""
-        cached = self._codes.get(key)
-        if cached is None:
-            values: dict[str, int] = {}
-            arr = np.full(len(self.names), -1, np.int32)
-            for i, name in enumerate(self.names):
-                v = self.cluster.infos[name].node.metadata.labels.get(key)
-                if v is not None:
-                    arr[i] = values.setdefault(v, len(values))
-            cached = self._codes[key] = (arr, values)
-        return cached
+        """Each node's domain code for ``key`` (-1: no such label) and the value -> code map:
+        the cluster index's, kept there once for the fast path and the reports alike.
+
+        NOTE: the table and the index are rebuilt together from one node order (a label
+        change makes both stale), so the index's rows are this table's."""
+        return self.cluster.index().codes(key)
 
     def has_all(self, keys: Sequence[str]) -> B:
         """Per node, whether it has every one of the label keys."""
