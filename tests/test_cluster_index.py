@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import msgspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from test_fastpath import HOST, SELECTORS, ZONE, nodes, pod
-from topospread.api.types import LabelSelector, Node, Pod
+from topospread.api.types import LabelSelector, Node, Pod, Taint
 from topospread.cluster.index import spread_counts
 from topospread.cluster.state import ClusterState
 from topospread.labels.selector import Selector, label_selector_as_selector
@@ -102,3 +104,67 @@ def test_domain_counts_honour_the_eligible_rows() -> None:
     assert index.domain_counts("other", selector, ZONE) == {"z0": 0, "z1": 0}
     only_n3 = [name == "n3" for name in index.names]
     assert index.domain_counts("default", selector, ZONE, only_n3) == {"z1": 1}
+
+
+def _untainted_domains(keys: tuple[str, ...]) -> Callable[[Node], tuple[str | None, ...]]:
+    """A shape's reader: a node's domain under each key, None where it is tainted (as
+    nodeTaintsPolicy Honor leaves a node out for a pod tolerating nothing)."""
+
+    def read(node: Node) -> tuple[str | None, ...]:
+        if node.spec.taints:
+            return (None,) * len(keys)
+        return tuple(node.metadata.labels.get(k) for k in keys)
+
+    return read
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(nodes(), st.data())
+def test_eligible_domain_counts_follow_taints_updated_in_place_and_any_churn(
+    first: list[Node], data: st.DataObject
+) -> None:
+    """A shape's eligibility, kept across asks, read again for the nodes updated in place
+    (a taint, labels unchanged), and its counts, against a walk over every node and pod."""
+    cluster = ClusterState(first)
+    index = cluster.index()
+    keys = (ZONE, HOST)
+    read = _untainted_domains(keys)
+    sel = selectors()
+
+    def walked(namespace: str, selector: Selector) -> list[dict[str, int]]:
+        out: list[dict[str, int]] = [{} for _ in keys]
+        for info in cluster.list():
+            for j, value in enumerate(read(info.node)):
+                if value is not None:
+                    n = sum(1 for p in info.pods if spread_counts(p, namespace, selector))
+                    out[j][value] = out[j].get(value, 0) + n
+        return out
+
+    for step in range(data.draw(st.integers(1, 20))):
+        names = [info.name for info in cluster.list()]
+        op = data.draw(st.sampled_from(["taint", "untaint", "remove", "bind", "unbind", "ask"]))
+        if op in ("taint", "untaint") and names:
+            node = cluster.infos[data.draw(st.sampled_from(names))].node
+            taints = [Taint(key="k", value="v", effect="NoSchedule")] if op == "taint" else []
+            spec = msgspec.structs.replace(node.spec, taints=taints)
+            cluster.update_node(msgspec.structs.replace(node, spec=spec))
+        elif op == "remove" and len(names) > 1:
+            cluster.remove_node(data.draw(st.sampled_from(names)))
+        elif op == "bind" and names:
+            name = data.draw(st.sampled_from(names))
+            cluster.bind(data.draw(pod(f"p{step}", name)), name)
+        elif op == "unbind" and cluster.pods():
+            cluster.unbind(data.draw(st.sampled_from(cluster.pods())))
+        else:
+            ns = data.draw(st.sampled_from(["default", "other"]))
+            s = data.draw(st.sampled_from(sel))
+            asked = index.eligible_domain_counts(
+                ("shape", ns, id(s)), ns, [(s, k) for k in keys], read
+            )
+            assert asked == walked(ns, s)
+    for ns in ("default", "other"):
+        for s in sel:
+            asked = index.eligible_domain_counts(
+                ("shape", ns, id(s)), ns, [(s, k) for k in keys], read
+            )
+            assert asked == walked(ns, s)
