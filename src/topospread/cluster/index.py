@@ -96,6 +96,12 @@ class Matching:
 _UPDATES_KEPT: Final = 4096
 
 
+def _carried_mask(old: B, kept: I64, from_rows: I64, n: int) -> B:
+    new = np.zeros(n, np.bool_)
+    new[kept] = old[from_rows]
+    return new
+
+
 class ClusterIndex:
     """Pod counts per node and per topology domain, for every selector and term asked about."""
 
@@ -120,6 +126,9 @@ class ClusterIndex:
         self._updated: list[int] = []
         self._epoch = 0
         self._eligibility: dict[Hashable, Eligibility] = {}
+        # The last rebuild: the epoch and log it ended, and each row's row before it (-1:
+        # none, or its node or pods changed): a shape one rebuild behind carries its rows.
+        self._carried: tuple[int, list[int], I64] | None = None
 
     # ------------------------------------------------------------------ rows
 
@@ -159,8 +168,8 @@ class ClusterIndex:
         self._row_nodes = [info.node for info in infos]
         self._codes = {}
         self._counters.clear()
+        self._carried = (self._epoch, list(self._updated), src)
         self._updated.clear()
-        self._eligibility.clear()
         for by_selector in self.matching.values():
             for m in by_selector.values():
                 m.per_node = carry(m.per_node)
@@ -313,23 +322,25 @@ class ClusterIndex:
         """Which rows each of a pod shape's ``width`` constraints counts: ``read`` gives a
         node's domain under each (None: not eligible), e.g. PodTopologySpread's
         ``domain_reader``, and ``shape`` must stand for everything ``read`` depends on
-        besides the node. Kept per shape: read again for every row after a rebuild, for the
-        rows of nodes updated in place since the last ask otherwise."""
+        besides the node. Kept per shape: read again for the rows of nodes updated in place
+        since the last ask, and after one rebuild for the rows it did not carry over (every
+        row after more)."""
         self.fresh()
         entry = self._eligibility.get(shape)
-        if (
-            entry is None
-            or entry.generation != self.generation
-            or entry.epoch != self._epoch
-            or len(entry.masks) != width
-        ):
-            rows: Sequence[int] | set[int] = range(len(self.names))
+        rows: Sequence[int] | set[int]
+        if entry is not None and len(entry.masks) == width and entry.epoch == self._epoch:
+            if entry.generation == self.generation:
+                rows = set(self._updated[entry.seen :])
+            else:
+                rows = self._carry(entry)
+        else:
+            entry = None
+        if entry is None:
+            rows = range(len(self.names))
             masks = [np.zeros(len(self.names), np.bool_) for _ in range(width)]
             entry = Eligibility(self.generation, self._epoch, 0, masks, [None] * width,
                                 [None] * width)  # fmt: skip
             self._eligibility[shape] = entry
-        else:
-            rows = set(self._updated[entry.seen :])
         entry.seen = len(self._updated)
         changed = [False] * width
         for i in rows:
@@ -342,6 +353,30 @@ class ClusterIndex:
             if moved:
                 entry.domains[j] = entry.counters[j] = None
         return entry
+
+    def _carry(self, entry: Eligibility) -> Sequence[int] | set[int]:
+        """Move a shape's masks one rebuild on, where it is one behind (a full read else):
+        the rows carried keep their verdicts; the rows to read again are returned."""
+        n = len(self.names)
+        carried = self._carried
+        if carried is None or entry.generation != self.generation - 1 or entry.epoch != carried[0]:
+            entry.masks = [np.zeros(n, np.bool_) for _ in entry.masks]
+            rows: Sequence[int] | set[int] = range(n)
+        else:
+            _, log, src = carried
+            kept = np.flatnonzero(src >= 0)
+            entry.masks = [_carried_mask(m, kept, src[kept], n) for m in entry.masks]
+            new_row = np.full(int(src.max(initial=-1)) + 1, -1, np.int64)
+            new_row[src[kept]] = kept
+            rows = set(np.flatnonzero(src < 0).tolist()) | set(self._updated)
+            rows |= {
+                int(new_row[j]) for j in log[entry.seen :] if j < len(new_row) and new_row[j] >= 0
+            }
+        entry.generation = self.generation
+        entry.seen = 0
+        entry.domains = [None] * len(entry.masks)
+        entry.counters = [None] * len(entry.masks)
+        return rows
 
     def eligible_domain_counts(
         self, shape: Hashable, namespace: str, constraints: Sequence[tuple[Selector, str]],
