@@ -30,7 +30,6 @@ from topospread.framework.schedule_one import (
 )
 from topospread.framework.status import Status, format_reasons
 from topospread.framework.types import NodeInfo
-from topospread.plugins.podtopologyspread.filtering import PreFilterState
 from topospread.simulator.fastpath import screen
 from topospread.simulator.fastpath.detail import FastDetail, NodeKeys
 from topospread.simulator.fastpath.kernels import Attempt, Kernel
@@ -212,25 +211,6 @@ class FastPath:
             self._signatures[sig_key] = sig
         assert sig is None or isinstance(sig, Signature)
         return sig
-
-    def spread_state(self, pod: Pod, *, shape_of: Pod | None = None) -> PreFilterState | None:
-        """PodTopologySpread's PreFilter state for ``pod`` (its hard constraints' matching
-        pods per eligible domain) read off the counters this path keeps for its decisions,
-        instead of counting every pod of every node; None where this path declines the pod
-        (the caller counts as the reference does). Reports read it: tests compare them with
-        the reference's on random timelines.
-
-        NOTE: only for a pod whose shape (``shape_of``'s, by default its own: a report's probe
-        is a workload pod with other constraints, which shares it) this path has decided: its
-        static verdicts are kept (over node table rebuilds too), and its selectors' pods per
-        node are counted once and kept current (a sweep's runs read them from the base
-        state). For shapes never decided, the static verdicts would cost more than the
-        caller's one walk over the pods."""
-        decided = self.shapes.statics.get(static_key(shape_of if shape_of is not None else pod))
-        if not self.accepts(pod) or decided is None or self._spread is None:
-            return None
-        sig = self.signature(pod)
-        return None if sig is None else self._spread.pre_filter_state(sig)
 
     def counts_nominated(self, pod: Pod) -> bool:
         """Whether the vectors can take the nominated pods into account for this pod: only

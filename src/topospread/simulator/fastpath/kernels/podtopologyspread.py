@@ -23,7 +23,6 @@ from topospread.plugins.podtopologyspread.common import (
     ERR_REASON_NODE_LABEL_NOT_MATCH,
     InternalConstraint,
 )
-from topospread.plugins.podtopologyspread.filtering import PreFilterState, state_from_counts
 from topospread.plugins.podtopologyspread.plugin import PodTopologySpread as Plugin
 from topospread.plugins.podtopologyspread.scoring import topology_normalizing_weight
 from topospread.simulator.fastpath.kernels.base import Attempt, Kernel
@@ -161,16 +160,6 @@ class PodTopologySpread(Kernel):
             np.bool_,
             len(infos),
         )
-
-    def pre_filter_state(self, sig: Signature) -> PreFilterState:
-        """The plugin's PreFilter state for a signature's hard constraints (their matching
-        pods per eligible domain), read off the counters."""
-        tallies: list[dict[str, int]] = []
-        for c, counter, domains in sig.hard:
-            names = list(self.path.cluster.index().codes(c.topology_key)[1])  # values by code
-            counts = counter.counts
-            tallies.append({names[d]: int(counts[d]) for d in domains.tolist()})
-        return state_from_counts([c for c, _, _ in sig.hard], tallies)
 
     # ------------------------------------------------------------------ Filter
 
