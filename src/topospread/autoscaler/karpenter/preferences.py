@@ -35,34 +35,32 @@ def remove_required_node_affinity_term(pod: Pod) -> Pod | None:
     return _with_affinity(pod, msgspec.structs.replace(a, node_affinity=na))
 
 
-def remove_preferred_pod_affinity_term(pod: Pod) -> Pod | None:
+def _drop_heaviest_preferred(pod: Pod, kind: str) -> Pod | None:
+    """The pod with the heaviest preferred term of its ``kind`` of affinity (the Affinity
+    field's name) removed; None when it has none."""
     a = pod.spec.affinity
-    pa = a.pod_affinity if a else None
-    if a is None or pa is None or not pa.preferred_during_scheduling_ignored_during_execution:
+    kept = getattr(a, kind) if a else None
+    if a is None or kept is None or not kept.preferred_during_scheduling_ignored_during_execution:
         return None
-    terms = sorted(pa.preferred_during_scheduling_ignored_during_execution, key=lambda t: -t.weight)
-    pa = msgspec.structs.replace(pa, preferred_during_scheduling_ignored_during_execution=terms[1:])
-    return _with_affinity(pod, msgspec.structs.replace(a, pod_affinity=pa))
+    terms = sorted(
+        kept.preferred_during_scheduling_ignored_during_execution, key=lambda t: -t.weight
+    )
+    kept = msgspec.structs.replace(
+        kept, preferred_during_scheduling_ignored_during_execution=terms[1:]
+    )
+    return _with_affinity(pod, msgspec.structs.replace(a, **{kind: kept}))
+
+
+def remove_preferred_pod_affinity_term(pod: Pod) -> Pod | None:
+    return _drop_heaviest_preferred(pod, "pod_affinity")
 
 
 def remove_preferred_pod_anti_affinity_term(pod: Pod) -> Pod | None:
-    a = pod.spec.affinity
-    pa = a.pod_anti_affinity if a else None
-    if a is None or pa is None or not pa.preferred_during_scheduling_ignored_during_execution:
-        return None
-    terms = sorted(pa.preferred_during_scheduling_ignored_during_execution, key=lambda t: -t.weight)
-    pa = msgspec.structs.replace(pa, preferred_during_scheduling_ignored_during_execution=terms[1:])
-    return _with_affinity(pod, msgspec.structs.replace(a, pod_anti_affinity=pa))
+    return _drop_heaviest_preferred(pod, "pod_anti_affinity")
 
 
 def remove_preferred_node_affinity_term(pod: Pod) -> Pod | None:
-    a = pod.spec.affinity
-    na = a.node_affinity if a else None
-    if a is None or na is None or not na.preferred_during_scheduling_ignored_during_execution:
-        return None
-    terms = sorted(na.preferred_during_scheduling_ignored_during_execution, key=lambda t: -t.weight)
-    na = msgspec.structs.replace(na, preferred_during_scheduling_ignored_during_execution=terms[1:])
-    return _with_affinity(pod, msgspec.structs.replace(a, node_affinity=na))
+    return _drop_heaviest_preferred(pod, "node_affinity")
 
 
 def remove_topology_spread_schedule_anyway(pod: Pod) -> Pod | None:

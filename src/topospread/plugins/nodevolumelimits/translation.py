@@ -52,40 +52,32 @@ def csi_attach_limit_key(driver: str) -> str:
     return CSI_ATTACH_LIMIT_PREFIX + driver
 
 
+# The migratable in-tree sources by field, in csi-translation-lib's order: a PV's spec has the
+# first four; a pod's inline volume all seven.
+_IN_TREE_SOURCES: Final = (
+    ("gce_persistent_disk", GCE_PD_IN_TREE),
+    ("aws_elastic_block_store", AWS_EBS_IN_TREE),
+    ("cinder", CINDER_IN_TREE),
+    ("azure_disk", AZURE_DISK_IN_TREE),
+    ("azure_file", AZURE_FILE_IN_TREE),
+    ("vsphere_volume", VSPHERE_IN_TREE),
+    ("portworx_volume", PORTWORX_IN_TREE),
+)
+_PV_IN_TREE_SOURCES: Final = _IN_TREE_SOURCES[:4]
+
+
 def inline_plugin_name(volume: Volume) -> str | None:
     """The in-tree plugin of a migratable inline volume (None: not migratable).
 
     Upstream: IsInlineMigratable / GetInTreePluginNameFromSpec (csi-translation-lib)
     """
-    if volume.gce_persistent_disk is not None:
-        return GCE_PD_IN_TREE
-    if volume.aws_elastic_block_store is not None:
-        return AWS_EBS_IN_TREE
-    if volume.cinder is not None:
-        return CINDER_IN_TREE
-    if volume.azure_disk is not None:
-        return AZURE_DISK_IN_TREE
-    if volume.azure_file is not None:
-        return AZURE_FILE_IN_TREE
-    if volume.vsphere_volume is not None:
-        return VSPHERE_IN_TREE
-    if volume.portworx_volume is not None:
-        return PORTWORX_IN_TREE
-    return None
+    return next((p for f, p in _IN_TREE_SOURCES if getattr(volume, f) is not None), None)
 
 
 def pv_plugin_name(pv: PersistentVolume) -> str | None:
     """The in-tree plugin of a migratable PV (None: not migratable). Upstream: IsPVMigratable."""
     spec = pv.spec
-    if spec.gce_persistent_disk is not None:
-        return GCE_PD_IN_TREE
-    if spec.aws_elastic_block_store is not None:
-        return AWS_EBS_IN_TREE
-    if spec.cinder is not None:
-        return CINDER_IN_TREE
-    if spec.azure_disk is not None:
-        return AZURE_DISK_IN_TREE
-    return None
+    return next((p for f, p in _PV_IN_TREE_SOURCES if getattr(spec, f) is not None), None)
 
 
 def is_csi_migration_on(csi_node: CSINode | None, plugin: str) -> bool:
