@@ -24,15 +24,16 @@ RANK: Final = {
     "plugins": 5,
     "cluster": 6,
     "conformance": 7,
-    "simulator": 7,
+    # The autoscalers' models work on the cluster alone; the simulator runs them in its loop.
     "autoscaler": 7,
-    "analysis": 8,
-    "inputs": 9,
-    "render": 9,
-    "cli": 10,
-    "kubectl": 11,
-    "__main__": 11,
-    "__init__": 11,
+    "simulator": 8,
+    "analysis": 9,
+    "inputs": 10,
+    "render": 10,
+    "cli": 11,
+    "kubectl": 12,
+    "__main__": 12,
+    "__init__": 12,
 }
 TERMINAL: Final = ("typer", "rich", "click")
 

@@ -33,6 +33,7 @@ from topospread.plugins.podtopologyspread.filtering import (
     PreFilterState,
     state_from_counts,
 )
+from topospread.simulator.autoscaling import NodeChange
 from topospread.simulator.clock import seconds
 from topospread.simulator.controllers.common import get_controller_of
 from topospread.simulator.drain import DrainResult
@@ -147,6 +148,9 @@ class StepReport(_Exceeding):
     drains: list[DrainResult] = field(default_factory=list)
     # The simulated clock after the step (nanoseconds since the timeline's start).
     time: int = 0
+    # With an autoscaler: what it did during the step, and nodes per group after it.
+    autoscaler: list[NodeChange] = field(default_factory=list)
+    node_groups: dict[str, int] | None = None
 
     @property
     def running(self) -> int:
@@ -179,6 +183,14 @@ class StepReport(_Exceeding):
             "preferencesNotMet": self.preferences_not_met,
             "drains": [d.to_json() for d in self.drains],
             "nodes": [node_json(node) for node, _ in self.topology],
+        } | self._autoscaler_json()
+
+    def _autoscaler_json(self) -> dict[str, Any]:
+        if self.node_groups is None:
+            return {}
+        return {
+            "autoscaler": [c.to_json() for c in self.autoscaler],
+            "nodeGroups": self.node_groups,
         }
 
 
@@ -324,6 +336,8 @@ def step_report(
         topology,
         list(drains or ()),
         sim.now,
+        sim.autoscaler.take_changes() if sim.autoscaler is not None else [],
+        sim.autoscaler.group_sizes(sim) if sim.autoscaler is not None else None,
     )
 
 

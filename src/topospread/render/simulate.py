@@ -44,6 +44,9 @@ def step_text(
         title += f" at {format_duration(step.time)}"
     out = [f"== {title} =="]
     out += [f"  {e}" for e in step.events]
+    if step.node_groups is not None:
+        sizes = " ".join(f"{g}={n}" for g, n in step.node_groups.items())
+        out.append(f"  nodes per group: {sizes or 'none'}")
     s = step.settled
     churn = []
     if s.created:

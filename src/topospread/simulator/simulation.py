@@ -140,6 +140,7 @@ from topospread.simulator.tainteviction import (
 )
 
 if TYPE_CHECKING:
+    from topospread.simulator.autoscaling import AutoscalerController
     from topospread.simulator.timeline_format import TimelineScenario
 
 MAX_ROUNDS: Final = 200
@@ -425,6 +426,7 @@ class Simulation:
             registry = IN_TREE
         self.scenario = scenario
         self.features = features
+        self.registry = registry
         self.seed = seed
         # The clock (nanoseconds since the timeline's start) and the taint manager's timed
         # evictions. The clock's 0 is the latest timeAdded of the input's NoExecute taints
@@ -492,6 +494,12 @@ class Simulation:
             self.apply(obj, where)
         self._start_taint_manager()
         self._started = True
+        # The autoscaler in the loop (simulator/autoscaling.py), acting at its ticks in waits.
+        self.autoscaler: AutoscalerController | None = None
+        if scenario.autoscaler is not None:
+            from topospread.simulator.autoscaling import build_autoscaler
+
+            self.autoscaler = build_autoscaler(scenario.autoscaler, self)
 
     # ------------------------------------------------------------------ copies
 
@@ -673,6 +681,15 @@ class Simulation:
 
     # ------------------------------------------------------------------ nodes
 
+    @property
+    def node_version(self) -> int:
+        """Bumped by every change to the nodes."""
+        return self._node_version
+
+    def add_node(self, raw: Node, where: str) -> None:
+        """A new node joins the cluster (admitted as the API server admits it)."""
+        self._add_node(raw, where)
+
     def _add_node(self, raw: Node, where: str) -> None:
         node = admit_node(raw, where, self.cluster.infos)
         check_taint_times(node, where)
@@ -852,6 +869,8 @@ class Simulation:
                 labels[group.zone_key] = zone
                 if group.zone_key == LABEL_TOPOLOGY_ZONE:
                     labels.setdefault(LABEL_TOPOLOGY_REGION, region_of(zone))
+            if self.scenario.autoscaler is not None:
+                labels.update(self.scenario.autoscaler.labels_for(group.name, zone))
             meta = msgspec.structs.replace(group.template.metadata, name=name, labels=labels)
             self._add_node(msgspec.structs.replace(group.template, metadata=meta), where)
             names.append(name)

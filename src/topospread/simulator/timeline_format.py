@@ -7,6 +7,7 @@ A timeline scenario is one YAML/JSON mapping::
     objects: [...]      # any manifests: Deployments, ReplicaSets, StatefulSets, DaemonSets,
                         # Jobs, Pods, Services, PriorityClasses, PodDisruptionBudgets, Namespaces
     config: {...}       # optional KubeSchedulerConfiguration
+    autoscaler: {...}   # optional: clusterAutoscaler or karpenter (simulator/autoscaler_spec.py)
     timeline: [...]     # steps: {name?: str, <action>: args}
 
 This module reads and checks the document (``load_timeline``, ``parse_timeline``); node groups
@@ -30,12 +31,14 @@ from topospread.api.loader import (
 from topospread.api.types import Node
 from topospread.errors import ManifestError
 from topospread.framework.config import SchedulerConfig, decode_config, default_config
+from topospread.simulator.autoscaler_spec import AutoscalerSpec, parse_autoscaler
 from topospread.simulator.node_groups import NodeGroup, parse_group
 from topospread.simulator.scenario import list_of
 from topospread.simulator.timeline_steps.actions import parse_step
 from topospread.simulator.timeline_steps.step import Step
 
-_KEYS: Final = frozenset({"nodes", "nodeGroups", "objects", "config", "timeline"})
+_KEYS: Final = frozenset({"nodes", "nodeGroups", "objects", "config", "autoscaler", "timeline"})
+_KEYS_TEXT: Final = "nodes, nodeGroups, objects, config, autoscaler, timeline"
 
 
 @dataclass(slots=True)
@@ -49,6 +52,7 @@ class TimelineScenario:
     config: SchedulerConfig
     steps: list[Step]
     warnings: list[str] = field(default_factory=list)
+    autoscaler: AutoscalerSpec | None = None
 
 
 def load_timeline(path: Path) -> TimelineScenario:
@@ -56,10 +60,7 @@ def load_timeline(path: Path) -> TimelineScenario:
     source = str(path)
     docs = read_yaml_documents(path)
     if len(docs) != 1 or not isinstance(docs[0], Mapping):
-        raise ManifestError(
-            f"{source}: a timeline scenario is one mapping with keys "
-            "nodes, nodeGroups, objects, config, timeline"
-        )
+        raise ManifestError(f"{source}: a timeline scenario is one mapping with keys {_KEYS_TEXT}")
     return parse_timeline(docs[0], source)
 
 
@@ -67,8 +68,7 @@ def parse_timeline(doc: Mapping[str, Any], source: str) -> TimelineScenario:
     unknown = sorted(set(doc) - _KEYS)
     if unknown:
         raise ManifestError(
-            f"{source}: unknown key {unknown[0]!r}; a timeline scenario has "
-            "nodes, nodeGroups, objects, config, timeline"
+            f"{source}: unknown key {unknown[0]!r}; a timeline scenario has {_KEYS_TEXT}"
         )
     nodes = [
         (f"{source}: nodes[{i}]", decode_object(raw, Node, f"{source}: nodes[{i}]"))
@@ -90,7 +90,16 @@ def parse_timeline(doc: Mapping[str, Any], source: str) -> TimelineScenario:
         parse_step(raw, i, source)
         for i, raw in enumerate(list_of(doc, "timeline", source, "steps"))
     ]
-    return TimelineScenario(source, nodes, groups, objects, config, steps)
+    autoscaler = None
+    if doc.get("autoscaler") is not None:
+        where = f"{source}: autoscaler"
+        try:
+            autoscaler = parse_autoscaler(doc["autoscaler"], where, groups, Path(source).parent)
+        except ManifestError as err:
+            if str(err).startswith(source):
+                raise
+            raise ManifestError(f"{where}: {err}") from err
+    return TimelineScenario(source, nodes, groups, objects, config, steps, autoscaler=autoscaler)
 
 
 def with_cluster(

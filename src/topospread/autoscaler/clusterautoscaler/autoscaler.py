@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import random
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
@@ -169,16 +169,26 @@ class ClusterAutoscaler:
         pending: Sequence[Pod],
         pdbs: Sequence[PodDisruptionBudget] = (),
         pending_since: Mapping[str, float] | None = None,
+        not_started: Collection[str] = (),
     ) -> RunOnceResult:
         """One loop at ``now`` (seconds on the caller's clock) over ``cluster`` (not modified)
         and its ``pending`` pods; ``pending_since`` (``namespace/name`` -> seconds) lets
-        --new-pod-scale-up-delay hold back pods pending for less than the delay."""
+        --new-pod-scale-up-delay hold back pods pending for less than the delay.
+
+        ``not_started`` names the registered nodes that are not Ready yet since they were
+        created (cluster-autoscaler's NotStarted): they count as upcoming, a template copy
+        stands in for each in the snapshot, and they are never scale-down candidates.
+        Upstream: RunOnce's registeredUpcoming (subtractNodesByName, RemoveNodeInfo)
+        """
         pending = self._pods_to_consider(now, pending, pending_since or {})
-        nodes = [info.node for info in cluster.list()]
+        nodes = [info.node for info in cluster.list() if info.name not in not_started]
         registered = Counter(node_group_of(n) for n in nodes)
         timeouts = self._provisioning_timeouts(now, registered)
         backoff = {name for name, b in self.backoff.items() if b.until > now}
         snapshot = ClusterSnapshot(cluster)
+        for name in not_started:
+            if snapshot.get(name) is not None:
+                snapshot.remove_node(name)
         templates = {
             name: template_node_info(g, self.daemonsets) for name, g in self.groups.items()
         }
@@ -203,7 +213,7 @@ class ClusterAutoscaler:
             self.last_scale_up = now
         scale_down = None
         if self.options.scale_down_enabled:
-            scale_down = self._scale_down(now, checker, cluster, pdbs, scale_up)
+            scale_down = self._scale_down(now, checker, cluster, pdbs, scale_up, not_started)
         return RunOnceResult(
             now,
             scale_up,
@@ -219,6 +229,7 @@ class ClusterAutoscaler:
         cluster: ClusterState,
         pdbs: Sequence[PodDisruptionBudget],
         scale_up: ScaleUpResult,
+        not_started: Collection[str] = (),
     ) -> ScaleDownResult:
         opts = self.options
         in_cooldown = (
@@ -227,7 +238,11 @@ class ClusterAutoscaler:
             or now - self.last_scale_down_delete < opts.scale_down_delay_after_delete_effective
             or now - self.last_scale_down_fail < opts.scale_down_delay_after_failure
         )
-        real = [checker.snapshot.get(info.name) for info in cluster.list()]
+        real = [
+            checker.snapshot.get(info.name)
+            for info in cluster.list()
+            if info.name not in not_started
+        ]
         infos = [i for i in real if i is not None]
         candidates = [i for i in infos if node_group_of(i.node) in self.groups]
         ctx = DrainContext(

@@ -9,7 +9,7 @@ nodeclaims (``NodeClaimLaunch.node``) and removes the disrupted ones.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from topospread.api.types import DaemonSet, Node, Pod
@@ -119,16 +119,26 @@ class Karpenter:
         self._sequence = 0
 
     def run_once(
-        self, now: float, cluster: ClusterState, pending: Sequence[Pod]
+        self,
+        now: float,
+        cluster: ClusterState,
+        pending: Sequence[Pod],
+        not_initialized: Collection[str] = (),
     ) -> KarpenterResult:
-        """One pass at ``now`` (seconds) over ``cluster`` (not modified) and its pending pods."""
-        names = {info.name for info in cluster.list()}
+        """One pass at ``now`` (seconds) over ``cluster`` (not modified) and its pending pods.
+
+        ``not_initialized`` names registered nodes still starting up: their nodeclaims stay
+        in flight (packed as launched, without the node's ephemeral not-ready taints) and
+        they are not disruption candidates, as Karpenter treats uninitialized nodes.
+        """
+        names = {info.name for info in cluster.list()} - set(not_initialized)
         for name in [n for n in self.in_flight if n in names]:
             del self.in_flight[name]
         self.disrupting &= names
         self._track_pod_changes(now, cluster)
         result = KarpenterResult(now)
-        scheduler = self._scheduler(cluster, exclude=self.disrupting)
+        starting = {n for n in not_initialized if n in self.in_flight}
+        scheduler = self._scheduler(cluster, exclude=self.disrupting | starting)
         solved = scheduler.solve(list(pending))
         result.pod_errors = solved.pod_errors
         result.scheduled_on_existing = solved.existing

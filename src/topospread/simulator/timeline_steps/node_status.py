@@ -17,6 +17,7 @@ from topospread.api.types import (
     NodeCondition,
     Taint,
 )
+from topospread.simulator.clock import format_duration
 from topospread.simulator.controllers.common import format_time
 
 if TYPE_CHECKING:
@@ -85,6 +86,19 @@ def set_taints(
     return [f"{node.metadata.name}: {'; '.join(parts) or 'no change'}"]
 
 
+def start_nodes(sim: Simulation, names: Sequence[str], delay: int, where: str) -> list[str]:
+    """New nodes whose kubelets start up for ``delay`` nanoseconds: NotReady, tainted
+    not-ready (NoSchedule, NoExecute) until then; ``wait`` makes them Ready at that time."""
+    ready_at = sim.now + delay
+    what = f"NotReady (starting up, Ready at {format_duration(ready_at)})"
+    events = []
+    for name in names:
+        sim.cloud.starting[name] = ready_at
+        node = sim.node(name, where)
+        events += set_taints(sim, node, NOT_READY_TAINTS, [], what, READY_FALSE_STARTING)
+    return events
+
+
 def taints_text(taints: Sequence[Taint]) -> str:
     """``key=value (NoSchedule, NoExecute)``: the effects of one key and value together."""
     effects: dict[str, list[str]] = {}
@@ -107,5 +121,6 @@ __all__ = [
     "UNREACHABLE_TAINTS",
     "ready_condition",
     "set_taints",
+    "start_nodes",
     "taints_text",
 ]

@@ -10,15 +10,10 @@ from typing import Any, Self
 
 from topospread.api.types import LABEL_INSTANCE_TYPE_STABLE
 from topospread.errors import ManifestError
-from topospread.simulator.clock import format_duration
 from topospread.simulator.cloud import Stockout as CloudStockout
 from topospread.simulator.simulation import Simulation
 from topospread.simulator.timeline_steps.arguments import count_arg, duration_arg, mapping_arg
-from topospread.simulator.timeline_steps.node_status import (
-    NOT_READY_TAINTS,
-    READY_FALSE_STARTING,
-    set_taints,
-)
+from topospread.simulator.timeline_steps.node_status import start_nodes
 from topospread.simulator.timeline_steps.step import Step, StepEnv, StepResult
 
 
@@ -82,12 +77,7 @@ class AddNodes(Step):
         names = sim.add_group_nodes(group, zone, self.count, self.where)
         events = [f"added node {n}{where_to}" for n in names]
         if self.startup_delay:
-            ready_at = sim.now + self.startup_delay
-            what = f"NotReady (starting up, Ready at {format_duration(ready_at)})"
-            for name in names:
-                sim.cloud.starting[name] = ready_at
-                node = sim.node(name, self.where)
-                events += set_taints(sim, node, NOT_READY_TAINTS, [], what, READY_FALSE_STARTING)
+            events += start_nodes(sim, names, self.startup_delay, self.where)
         return StepResult(events)
 
 

@@ -1,6 +1,6 @@
 """The ``wait`` step: the clock moves on; what falls due meanwhile happens at its time, in
-order — the taint manager's evictions, nodes that finish starting up — the controllers and
-the scheduler settling after each."""
+order — the taint manager's evictions, nodes that finish starting up, the autoscaler's loops
+(simulator/autoscaling.py) — the controllers and the scheduler settling after each."""
 
 from __future__ import annotations
 
@@ -36,16 +36,7 @@ class Wait(Step):
     def apply(self, sim: Simulation, env: StepEnv) -> StepResult:
         start = sim.now
         until = sim.now + self.nanos
-        fired = []
-        started: list[str] = []
-        for at, names in sim.cloud.due_startups(until):
-            fired += sim.fire_due_evictions(at, self.where)
-            sim.now = max(sim.now, at)
-            for name in names:
-                started += finish_startup(sim, name)
-            sim.settle_within_step(self.where)
-        fired += sim.fire_due_evictions(until, self.where)
-        sim.now = until
+        fired, started = advance(sim, until, self.where)
         head = f"waited {self.args} (now {format_duration(until)})"
         parts = [
             ran_out_text(keys, taints) + (f" at {format_duration(at)}" if at != until else "")
@@ -67,6 +58,61 @@ class Wait(Step):
         return StepResult([f"{head}: {'; '.join(parts)}", *started, *over])
 
 
+Fired = list[tuple[int, tuple[str, ...], list[str]]]
+
+
+def advance(sim: Simulation, until: int, where: str) -> tuple[Fired, list[str]]:
+    """Move the clock to ``until``, carrying out every timed event on the way in time order,
+    the controllers and the scheduler settling after each: the taint manager's evictions,
+    then nodes that finish starting up, then the autoscaler's ticks (that order at equal
+    times). Stock-outs end by themselves (the cloud reads the clock). Returns the evictions
+    (by time and tolerated taints) and the other events' report lines, in time order."""
+    fired: Fired = []
+    lines: list[str] = []
+    auto = sim.autoscaler
+    while True:
+        evict_at = sim.taint_evictions.next_due(until)
+        start_at = min(sim.cloud.starting.values(), default=None)
+        tick_at = auto.next_tick(sim) if auto is not None else None
+        due = [t for t in (evict_at, start_at, tick_at) if t is not None and t <= until]
+        if not due:
+            break
+        at = min(due)
+        if at == evict_at:
+            fired += sim.fire_due_evictions(at, where)
+            continue
+        sim.now = max(sim.now, at)
+        if at == start_at:
+            for _, names in sim.cloud.due_startups(at):
+                for name in names:
+                    lines += finish_startup(sim, name)
+        else:
+            assert auto is not None
+            lines += [c.text() for c in auto.run(sim, where)]
+        sim.settle_within_step(where)
+    sim.now = max(sim.now, until)
+    return fired, lines
+
+
+def settle_with_autoscaler(sim: Simulation, limit: int, where: str) -> int | None:
+    """Let the clock run, the autoscaler acting at its ticks, until no pod is Pending and no
+    node is starting up, for at most ``limit`` nanoseconds: how long it took (None if it did
+    not happen within the limit). What sweep and check ask of a cluster with an autoscaler;
+    the autoscaler's changes stay in ``sim.autoscaler.changes`` for the caller to take."""
+    from topospread.simulator.autoscaling import pending_pods
+
+    start = sim.now
+    end = start + limit
+    while True:
+        if not pending_pods(sim) and not sim.cloud.starting:
+            return sim.now - start
+        auto = sim.autoscaler
+        if sim.now >= end or auto is None:
+            return None
+        advance(sim, min(end, auto.next_tick(sim)), where)
+        sim.settle(where)
+
+
 def finish_startup(sim: Simulation, name: str) -> list[str]:
     """The node's kubelet is up: its not-ready taints go and it posts Ready (unless it was
     lost meanwhile: then only the taints go, and it stays as the loss left it)."""
@@ -85,4 +131,4 @@ def _not_ready(taint: Taint) -> bool:
     return any(taint.key == t.key and taint.effect == t.effect for t in NOT_READY_TAINTS)
 
 
-__all__ = ["Wait", "finish_startup"]
+__all__ = ["Wait", "advance", "finish_startup", "settle_with_autoscaler"]

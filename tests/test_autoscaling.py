@@ -1,0 +1,283 @@
+"""The autoscalers in ``simulate``'s loop: the ``autoscaler:`` section, the controller that
+carries out cluster-autoscaler's and Karpenter's decisions on the one Simulation at their
+ticks inside ``wait``, stock-outs and time-outs, scale-down through the Eviction API, and the
+reports (JSON, terminal)."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from test_cli import run as cli
+from topospread.analysis.simulate import TimelineReport, simulate
+from topospread.errors import ManifestError
+from topospread.simulator.simulation import Simulation
+from topospread.simulator.timeline_format import parse_timeline
+from topospread.simulator.timeline_steps.waiting import settle_with_autoscaler
+
+ZONE = "topology.kubernetes.io/zone"
+SECOND = 1_000_000_000
+
+
+def web(
+    replicas: int, when: str = "DoNotSchedule", cpu: str = "100m", **extra: Any
+) -> dict[str, Any]:
+    constraint = {
+        "maxSkew": 1,
+        "topologyKey": ZONE,
+        "whenUnsatisfiable": when,
+        "labelSelector": {"matchLabels": {"app": "web"}},
+        **extra,
+    }
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web"},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {
+                    "containers": [
+                        {"name": "c", "image": "nginx:1", "resources": {"requests": {"cpu": cpu}}}
+                    ],
+                    "topologySpreadConstraints": [constraint],
+                },
+            },
+        },
+    }
+
+
+def scale_from_zero(
+    autoscaler: dict[str, Any], timeline: list[Any] | None = None
+) -> dict[str, Any]:
+    return {
+        "nodeGroups": [
+            {
+                "name": "node",
+                "zones": ["zone-a", "zone-b", "zone-c"],
+                "perZone": {"zone-a": 1, "zone-b": 1, "zone-c": 0},
+            }
+        ],
+        "autoscaler": autoscaler,
+        "objects": [web(3, minDomains=3)],
+        "timeline": timeline if timeline is not None else [{"wait": "2m"}],
+    }
+
+
+CA = {"clusterAutoscaler": {"nodeGroups": [{"nodeGroup": "node", "minSize": 0, "maxSize": 3}]}}
+KARPENTER = {
+    "karpenter": {
+        "nodePools": [
+            {
+                "name": "default",
+                "requirements": [
+                    {"key": ZONE, "operator": "In", "values": ["zone-a", "zone-b", "zone-c"]}
+                ],
+            }
+        ]
+    }
+}
+
+
+def run(doc: dict[str, Any], seed: int = 0) -> TimelineReport:
+    return simulate(parse_timeline(doc, "t.yaml"), seed=seed)
+
+
+def changes(report: TimelineReport, action: str) -> list[dict[str, Any]]:
+    return [
+        c
+        for s in report.to_json()["steps"]
+        for c in s.get("autoscaler", [])
+        if c["action"] == action
+    ]
+
+
+def test_cluster_autoscaler_adds_the_zone_c_node_at_its_first_tick_and_the_pod_binds() -> None:
+    report = run(scale_from_zero(CA))
+    start, waited = report.to_json()["steps"]
+    assert len(start["pending"]) == 1 and start["nodeGroups"] == {
+        "node-zone-a": 1,
+        "node-zone-b": 1,
+        "node-zone-c": 0,
+    }
+    (added,) = changes(report, "add")
+    assert (added["time"], added["node"], added["group"], added["zone"]) == (
+        10.0,
+        "node-zone-c-1",
+        "node-zone-c",
+        "zone-c",
+    )
+    (up,) = changes(report, "scaleUp")
+    assert (
+        "node-zone-c 0->1" in up["reason"] and "expander random chose node-zone-c" in up["reason"]
+    )
+    assert report.steps[-1].pending == {} and waited["nodeGroups"]["node-zone-c"] == 1
+    assert waited["bound"][next(iter(report.steps[0].pending))] == "node-zone-c-1"
+
+
+def test_karpenter_launches_a_node_in_zone_c_after_its_batch() -> None:
+    report = run(scale_from_zero(KARPENTER))
+    (added,) = changes(report, "add")
+    assert (added["time"], added["zone"], added["group"]) == (1.0, "zone-c", "default")
+    assert report.steps[-1].pending == {}
+
+
+def test_only_ticks_inside_a_wait_act_and_nodes_are_not_ready_until_they_start() -> None:
+    report = run(
+        scale_from_zero(
+            CA, [{"scale": {"workload": "deployment/web", "replicas": 3}}, {"wait": "30s"}]
+        )
+    )
+    _, scaled, waited = report.steps
+    assert scaled.autoscaler == [] and len(scaled.pending) == 1
+    # Added at 10s, Ready at 1m10s: at 30s the pod still waits, and no second node came.
+    assert [c.node for c in waited.autoscaler if c.action == "add"] == ["node-zone-c-1"]
+    assert len(waited.pending) == 1
+
+
+def test_without_an_autoscaler_a_wait_adds_nothing_and_the_json_has_no_autoscaler_keys() -> None:
+    doc = scale_from_zero(CA)
+    del doc["autoscaler"]
+    report = run(doc)
+    assert len(report.steps[-1].pending) == 1
+    assert "autoscaler" not in report.to_json()["steps"][-1]
+
+
+def test_a_stockout_in_zone_c_keeps_the_node_from_registering_until_the_provision_timeout() -> None:
+    timeline = [{"stockout": {"zone": "zone-c", "duration": "1h"}}, {"wait": "16m"}]
+    report = run(scale_from_zero(CA, timeline))
+    assert changes(report, "add") == []
+    (stockout,) = changes(report, "stockout")
+    assert (
+        stockout["group"] == "node-zone-c" and "no new nodes in zone zone-c" in stockout["reason"]
+    )
+    (timeout,) = changes(report, "timeout")
+    # max-node-provision-time 15m after the scale-up at 10s, seen at the next tick.
+    assert timeout["time"] == 910.0 and "back-off" in timeout["reason"]
+    assert len(report.steps[-1].pending) == 1
+
+
+def test_a_stockout_leaves_karpenter_no_offering_in_zone_c() -> None:
+    timeline = [{"stockout": {"zone": "zone-c", "duration": "1h"}}, {"wait": "1m"}]
+    report = run(scale_from_zero(KARPENTER, timeline))
+    assert changes(report, "add") == []
+    (why,) = changes(report, "noScaleUp")
+    assert "could not schedule 1 pod" in why["reason"]
+
+
+def test_cluster_autoscaler_removes_an_unneeded_node_after_scale_down_unneeded_time() -> None:
+    doc = scale_from_zero(
+        CA,
+        [{"wait": "2m"}, {"scale": {"workload": "deployment/web", "replicas": 0}}, {"wait": "12m"}],
+    )
+    report = run(doc)
+    removed = changes(report, "remove")
+    assert removed and all("scale-down: removed node" in c["reason"] for c in removed)
+    # Unneeded from the first tick after the scale-down (2m10s), removable 10m later.
+    assert min(c["time"] for c in removed) == 130.0 + 600.0
+    assert report.to_json()["steps"][-1]["nodeGroups"] == {
+        "node-zone-a": 0,
+        "node-zone-b": 0,
+        "node-zone-c": 0,
+    }
+
+
+def test_settle_with_autoscaler_returns_how_long_the_cluster_took_to_recover() -> None:
+    sim = Simulation(parse_timeline(scale_from_zero(CA, []), "t.yaml"))
+    sim.settle("t.yaml")
+    took = settle_with_autoscaler(sim, 10 * 60 * SECOND, "t.yaml")
+    assert took == 70 * SECOND  # the tick at 10s, then a minute of start-up
+    assert sim.autoscaler is not None and sim.autoscaler.group_sizes(sim)["node-zone-c"] == 1
+
+
+def test_the_same_seed_gives_the_same_report() -> None:
+    doc = scale_from_zero(
+        {"clusterAutoscaler": {"options": {"expander": "random"}, **CA["clusterAutoscaler"]}}
+    )
+    assert run(doc, seed=4).to_json() == run(copy.deepcopy(doc), seed=4).to_json()
+
+
+@pytest.mark.parametrize(
+    ("section", "message"),
+    [
+        ({"clusterAutoscalr": {}}, r"t.yaml: autoscaler: clusterAutoscalr: unknown field"),
+        (
+            {**CA, **KARPENTER},
+            r"t.yaml: autoscaler: give exactly one of clusterAutoscaler or karpenter",
+        ),
+        (
+            {"clusterAutoscaler": {"options": {"scan-intervall": "10s"}, "nodeGroups": []}},
+            r"t.yaml: autoscaler.clusterAutoscaler.options: scan-intervall: unknown "
+            r"cluster-autoscaler option",
+        ),
+        (
+            {"clusterAutoscaler": {"nodeGroups": [{"nodeGroup": "nod", "maxSize": 3}]}},
+            r"t.yaml: autoscaler.clusterAutoscaler.nodeGroups\[0\]: nodeGroup: Not found: 'nod'",
+        ),
+        (
+            {
+                "clusterAutoscaler": {
+                    "nodeGroups": [{"nodeGroup": "node", "maxSize": 3, "minsize": 1}]
+                }
+            },
+            r"t.yaml: autoscaler.clusterAutoscaler.nodeGroups\[0\]: minsize: unknown field",
+        ),
+        (
+            {
+                "clusterAutoscaler": {
+                    "nodeGroups": [{"nodeGroup": "node", "maxSize": 0, "minSize": 0}]
+                }
+            },
+            r"nodeGroups\[0\]: size: Invalid value: 1",
+        ),
+        (
+            {"karpenter": {"nodePools": [{"name": "p", "weight": 500}]}},
+            r"t.yaml: autoscaler.karpenter.nodePools\[0\]: nodepool p: weight: Invalid value",
+        ),
+        (
+            {"karpenter": {"nodePools": [], "batchIdleDuration": "soon"}},
+            r"t.yaml: autoscaler.karpenter: batchIdleDuration: Invalid value: 'soon'",
+        ),
+    ],
+    ids=[
+        "unknown-kind",
+        "both",
+        "misspelled-flag",
+        "unknown-group",
+        "misspelled-field",
+        "size-over-max",
+        "bad-nodepool",
+        "bad-duration",
+    ],
+)
+def test_a_bad_autoscaler_section_names_the_file_entry_and_field(
+    section: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ManifestError, match=message):
+        parse_timeline(scale_from_zero(section), "t.yaml")
+
+
+def test_the_cli_exits_2_on_a_bad_autoscaler_section(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import yaml
+
+    path = tmp_path / "t.yaml"
+    path.write_text(
+        yaml.safe_dump(
+            scale_from_zero(
+                {
+                    "clusterAutoscaler": {
+                        "nodeGroups": [{"nodeGroup": "node", "maxSize": 3, "minsize": 1}]
+                    }
+                }
+            )
+        )
+    )
+    code, _, err = cli(["simulate", str(path)], capsys)
+    assert code == 2 and "minsize: unknown field" in err and "Traceback" not in err
