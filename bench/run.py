@@ -37,8 +37,12 @@ pods where a new zone leaves three small Deployments past their maxSkew: a child
 and settles the cluster, then plans (``plan_rebalance``), and reports the seconds of each.
 
 Each workload runs in its own child process, so that one workload's memory cannot inflate
-another's figure; the parent reads the child's peak resident set size from ``wait4``'s
-rusage (``ru_maxrss``: the child's whole life, setup included). stdout gets one line per
+another's figure, started through a small launcher (a bare interpreter, about 9 MiB) that
+reports the child's peak resident set size from ``wait4``'s rusage (``ru_maxrss``: the child's
+whole life, setup included). On Linux a process's ``ru_maxrss`` starts from the resident size
+of the process it was forked from (the exec keeps the larger), and the bench grows to hundreds
+of MiB writing the inputs, so the bench never forks the measured command itself: every peak
+printed is the command's own. stdout gets one line per
 workload:
 
     TopologySpreading/5000Nodes_5000Pods: N pods/s, peak RSS M MiB
@@ -106,6 +110,7 @@ from typing import Any, Final
 import chart  # bench/chart.py
 import manifests  # bench/manifests.py: the script's directory is first on sys.path
 import msgspec
+from launcher import Exited, launch, maxrss_mib  # bench/launcher.py
 from workloads import WORKLOADS, Setup  # bench/workloads.py
 
 from topospread.api.loader import load_manifests
@@ -403,9 +408,7 @@ def select(all_jobs: Sequence[Job], names: Sequence[str]) -> list[Job]:
 
 
 def peak_rss_mib(rusage: object) -> float:
-    maxrss = float(getattr(rusage, "ru_maxrss", 0))
-    # Linux reports KiB, macOS bytes.
-    return maxrss / 2**20 if sys.platform == "darwin" else maxrss / 2**10
+    return maxrss_mib(float(getattr(rusage, "ru_maxrss", 0)))
 
 
 def default_max_rss_mib() -> float:
@@ -439,15 +442,14 @@ def spawn(
     cmd += [] if mode.fast else ["--reference"]
     cmd += ["--detail"] if mode.detail else []
     log(f"{job.name}:")
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE)
-    assert proc.stdout is not None
-    out = proc.stdout.read()
-    # wait4 rather than Popen.wait: it returns this child's own resource usage.
-    _, status, rusage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    rss = peak_rss_mib(rusage)
-    if proc.returncode != 0:
-        print(f"{job.name}: FAILED (exit code {proc.returncode}), peak RSS {rss:,.0f} MiB")
+    launched = launch(cmd, subprocess.PIPE)
+    assert launched.proc.stdout is not None
+    out = launched.proc.stdout.read()
+    exited = launched.poll(block=True)
+    assert exited is not None
+    rss = exited.rss_mib
+    if exited.code != 0:
+        print(f"{job.name}: FAILED (exit code {exited.code}), peak RSS {rss:,.0f} MiB")
         return None
     r = msgspec.json.decode(out.strip().splitlines()[-1], type=Result)
     if job.manifest_format is not None:
@@ -628,11 +630,10 @@ def _machine_busy_seconds() -> float:
 
 
 def _cli_run(
-    wall: float, rusage: Any, code: int | None, interrupted: bool, busy_before: float
+    wall: float, exited: Exited, code: int | None, interrupted: bool, busy_before: float
 ) -> CliRun:
-    cpu = float(rusage.ru_utime + rusage.ru_stime)
     machine = _machine_busy_seconds() - busy_before
-    return CliRun(wall, peak_rss_mib(rusage), code, interrupted, cpu, machine)
+    return CliRun(wall, exited.rss_mib, code, interrupted, exited.cpu, machine)
 
 
 def _run_cli(
@@ -649,27 +650,25 @@ def _run_cli(
     with out.open("wb") as f:
         start = time.perf_counter()
         busy = _machine_busy_seconds()
-        proc = subprocess.Popen(cmd, stdout=f)
-        watched = tree(proc.pid) if tree is not None else None
+        launched = launch(cmd, f)
+        watched = tree(launched.pid) if tree is not None else None
         deadline = start + seconds
         interrupted = False
         while True:
-            # wait4 rather than Popen.wait: it returns this child's own resource usage.
-            pid, status, rusage = os.wait4(proc.pid, os.WNOHANG)
+            exited = launched.poll()
             now = time.perf_counter()
-            if pid:
-                proc.returncode = os.waitstatus_to_exitcode(status)
-                return _cli_run(now - start, rusage, proc.returncode, interrupted, busy), watched
+            if exited is not None:
+                return _cli_run(now - start, exited, exited.code, interrupted, busy), watched
             if now >= deadline and interrupt and not interrupted:
-                proc.send_signal(signal.SIGINT)
+                launched.signal(signal.SIGINT)
                 interrupted = True
                 deadline = now + INTERRUPT_GRACE_SECONDS
             elif now >= deadline:
-                proc.kill()
-                _, status, rusage = os.wait4(proc.pid, 0)
-                proc.returncode = os.waitstatus_to_exitcode(status)
+                launched.signal(signal.SIGKILL)
+                exited = launched.poll(block=True)
+                assert exited is not None
                 wall = time.perf_counter() - start
-                return _cli_run(wall, rusage, None, interrupted, busy), watched
+                return _cli_run(wall, exited, None, interrupted, busy), watched
             if watched is not None:
                 watched.poll(now - start)
             time.sleep(CLI_POLL_SECONDS)

@@ -88,6 +88,8 @@ from topospread.api.types import (
     Toleration,
     TopologySpreadConstraint,
 )
+from topospread.cluster.index import ClusterIndex, selected_pods
+from topospread.cluster.state import ClusterState
 from topospread.framework.types import NodeInfo
 from topospread.labels.selector import Selector, SelectorError, label_selector_as_selector
 from topospread.nodeaffinity import RequiredNodeAffinity, get_required_node_affinity
@@ -276,13 +278,20 @@ class _NodeView:
     """A node as NodeFit reads it: the pods on it that have not finished and their requests."""
 
     node: Node
-    pods: list[Pod]
+    bound: Sequence[Pod]  # every pod bound to it; ``pods`` keeps those not finished
+    _pods: list[Pod] | None = None
     _allocatable: dict[str, Quantity] | None = None
     _requested: dict[str, Quantity] | None = None
 
     @property
     def name(self) -> str:
         return self.node.metadata.name
+
+    @property
+    def pods(self) -> list[Pod]:
+        if self._pods is None:
+            self._pods = [p for p in self.bound if _is_running(p)]
+        return self._pods
 
     def allocatable(self) -> Mapping[str, Quantity]:
         if self._allocatable is None:
@@ -497,7 +506,7 @@ class _Placed:
 
     pod: Pod
     node: str
-    index: int  # listing order: ties keep it
+    order: tuple[int, int]  # listing order (node, then place on it): ties keep it
 
 
 @dataclass(slots=True)
@@ -550,7 +559,7 @@ def sort_domains(domains: Iterable[_Domain], is_evictable: Callable[[Pod], bool]
     """
     result: list[_Domain] = []
     for d in sorted(domains, key=lambda d: d.value):
-        pods = sorted(d.pods, key=lambda p: (_pod_sort_key(p, is_evictable), p.index))
+        pods = sorted(d.pods, key=lambda p: (_pod_sort_key(p, is_evictable), p.order))
         result.append(_Domain(d.value, pods))
     result.sort(key=lambda d: len(d.pods))
     return result
@@ -596,15 +605,15 @@ def balance_domains(
     sorted_domains = sort_domains(domain_list, is_evictable)
     eligible = [v for v in views if tsc.match_node_inclusion_policies(v.node)]
     below = filter_nodes_below_ideal_avg(eligible, sorted_domains, tsc.topology_key, ideal_avg)
-    fits_cache: dict[int, bool] = {}
+    fits_cache: dict[tuple[int, int], bool] = {}
 
     def fits(placed: _Placed) -> bool:
         # NOTE: the nodes below the average and every node's pods stay fixed during the call,
         # so a pod's answer does not change between the sorts.
-        hit = fits_cache.get(placed.index)
+        hit = fits_cache.get(placed.order)
         if hit is None:
             hit = pod_fits_any_other_node(placed.pod, placed.node, below)
-            fits_cache[placed.index] = hit
+            fits_cache[placed.order] = hit
         return hit
 
     key = tsc.topology_key
@@ -652,56 +661,148 @@ def _allowed_actions(options: DeschedulerOptions) -> frozenset[str]:
     return frozenset({DO_NOT_SCHEDULE})
 
 
-def _namespace_constraints(pods: Sequence[_Placed], allowed: frozenset[str]) -> list[_Constraint]:
-    """The distinct constraints the namespace's listed pods declare, in first-seen order.
+class _Listing:
+    """What the plugin lists, read from the cluster index where there is one.
 
-    Upstream: Balance's collection of namespaceTopologySpreadConstraints with
-    hasIdenticalConstraints (topologyspreadconstraint.go, v0.34)
+    The plugin lists the pods on the cycle's nodes that pass its pod filter and have not
+    finished, namespace by namespace; a constraint's domains hold those its selector matches.
+    Instead of a walk over every pod per constraint, the pods a selector matches come per node
+    from ``ClusterIndex.pods_of`` (kept current from the cluster's changes), and the pod
+    filter is asked once per pod in the cycle. For a plain list of nodes (no cluster state)
+    the same per-node lists are taken from the nodes themselves (``selected_pods``).
     """
-    constraints: list[_Constraint] = []
-    for placed in pods:
-        for c in placed.pod.spec.topology_spread_constraints:
-            if c.when_unsatisfiable not in allowed:
+
+    def __init__(
+        self,
+        infos: Sequence[NodeInfo],
+        views: Sequence[_NodeView],
+        index: ClusterIndex | None,
+        options: DeschedulerOptions,
+    ) -> None:
+        self.views = views
+        self.options = options
+        self._infos = {info.name: info for info in infos}
+        self._index = index
+        # Each view's row: its place in the index, or in ``infos`` without one.
+        positions = index.index if index is not None else {n: i for i, n in enumerate(self._infos)}
+        self._rows = [positions[v.name] for v in views]
+        self._own: dict[tuple[str, Selector], list[list[Pod]]] = {}
+        self._listed: dict[int, bool] = {}
+        self._compiled: dict[tuple[str, bytes], _Constraint | None] = {}
+        self._eligible: dict[tuple[object, ...], list[str]] = {}
+
+    def listed(self, pod: Pod) -> bool:
+        """The plugin lists the pod: it has not finished and passes the pod filter."""
+        key = id(pod)  # NOTE: the pods outlive the cycle, so an id is not reused meanwhile.
+        hit = self._listed.get(key)
+        if hit is None:
+            hit = self._listed[key] = _is_running(pod) and _pod_filter(pod, self.options)
+        return hit
+
+    def constraints(self, allowed: frozenset[str]) -> dict[str, list[_Constraint]]:
+        """Per namespace, the distinct constraints its listed pods declare, in first-seen
+        order (pods in node order, then each node's order).
+
+        Upstream: Balance's collection of namespaceTopologySpreadConstraints with
+        hasIdenticalConstraints (topologyspreadconstraint.go, v0.34)
+        """
+        out: dict[str, list[_Constraint]] = {}
+        for view in self.views:
+            for pod in self._infos[view.name].pods:
+                specs = pod.spec.topology_spread_constraints
+                if not specs or not self.listed(pod):
+                    continue
+                namespace = pod.metadata.namespace
+                for c in specs:
+                    if c.when_unsatisfiable not in allowed:
+                        continue
+                    tsc = self._compile(c, pod)
+                    if tsc is None:
+                        continue
+                    found = out.setdefault(namespace, [])
+                    if tsc not in found:
+                        found.append(tsc)
+        return out
+
+    def _compile(self, c: TopologySpreadConstraint, pod: Pod) -> _Constraint | None:
+        # NOTE: the key holds everything newTopologySpreadConstraint reads of the pod, so
+        # pods alike share one compiled constraint (equal to what each would compile to).
+        spec = pod.spec
+        affinity = spec.affinity
+        required = None
+        if affinity is not None and affinity.node_affinity is not None:
+            required = affinity.node_affinity.required_during_scheduling_ignored_during_execution
+        labels = pod.metadata.labels
+        key = (
+            pod.metadata.namespace,
+            msgspec.json.encode(
+                (c, [labels.get(k) for k in c.match_label_keys], spec.node_selector, required,
+                 spec.tolerations)
+            ),
+        )  # fmt: skip
+        if key in self._compiled:
+            return self._compiled[key]
+        try:
+            tsc: _Constraint | None = new_topology_spread_constraint(c, pod)
+        except SelectorError:
+            # Upstream logs "cannot process topology spread constraint" and goes on.
+            tsc = None
+        self._compiled[key] = tsc
+        return tsc
+
+    def _pods_of(self, namespace: str, selector: Selector) -> list[list[Pod]]:
+        if self._index is not None:
+            return self._index.pods_of(namespace, selector)
+        rows = self._own.get((namespace, selector))
+        if rows is None:
+            rows = self._own[namespace, selector] = [
+                selected_pods(info.pods, namespace, selector) for info in self._infos.values()
+            ]
+        return rows
+
+    def _eligible_values(self, tsc: _Constraint) -> list[str]:
+        """The domains the constraint starts with: the key's values on the nodes passing its
+        inclusion policies, in node order."""
+        internal = tsc.internal
+        key = (tsc.topology_key, internal.node_affinity_policy, internal.node_taints_policy,
+               tsc.affinity_key, tsc.tolerations)  # fmt: skip
+        values = self._eligible.get(key)
+        if values is None:
+            values = []
+            for view in self.views:
+                value = view.node.metadata.labels.get(tsc.topology_key)
+                if value is not None and tsc.match_node_inclusion_policies(view.node):
+                    values.append(value)
+            self._eligible[key] = values
+        return values
+
+    def domains(self, tsc: _Constraint) -> tuple[list[_Domain], int]:
+        """The constraint's domains with the listed pods it selects, and how many it selects.
+
+        Upstream: Balance's constraintTopologies and sumPods (topologyspreadconstraint.go,
+        v0.34)
+        """
+        key = tsc.topology_key
+        domains: dict[str, _Domain] = {}
+        for eligible in self._eligible_values(tsc):
+            domains.setdefault(eligible, _Domain(eligible, []))
+        rows = self._pods_of(tsc.pod.metadata.namespace, tsc.internal.selector)
+        total = 0
+        for at, (view, row) in enumerate(zip(self.views, self._rows, strict=True)):
+            pods = rows[row]
+            if not pods:
                 continue
-            try:
-                tsc = new_topology_spread_constraint(c, placed.pod)
-            except SelectorError:
-                # Upstream logs "cannot process topology spread constraint" and goes on.
+            value = view.node.metadata.labels.get(key)
+            if value is None:
                 continue
-            if tsc not in constraints:
-                constraints.append(tsc)
-    return constraints
-
-
-def _constraint_domains(
-    tsc: _Constraint, pods: Sequence[_Placed], views: Sequence[_NodeView]
-) -> tuple[list[_Domain], int]:
-    """The constraint's domains with the listed pods it selects, and how many it selects.
-
-    Upstream: Balance's constraintTopologies and sumPods (topologyspreadconstraint.go, v0.34)
-    """
-    key = tsc.topology_key
-    domains: dict[str, _Domain] = {}
-    for view in views:
-        value = view.node.metadata.labels.get(key)
-        if value is not None and tsc.match_node_inclusion_policies(view.node):
-            domains.setdefault(value, _Domain(value, []))
-    node_labels = {v.name: v.node.metadata.labels for v in views}
-    selector = tsc.internal.selector
-    total = 0
-    for placed in pods:
-        pod = placed.pod
-        if pod.metadata.deletion_timestamp is not None:
-            continue
-        if not selector.matches(pod.metadata.labels):
-            continue
-        value = node_labels[placed.node].get(key)
-        if value is None:
-            continue
-        # A pod on a node the inclusion policies left out still creates its domain.
-        domains.setdefault(value, _Domain(value, [])).pods.append(placed)
-        total += 1
-    return list(domains.values()), total
+            for place, pod in enumerate(pods):
+                if not self.listed(pod):
+                    continue
+                # A pod on a node the inclusion policies left out still creates its domain.
+                placed = _Placed(pod, view.name, (at, place))
+                domains.setdefault(value, _Domain(value, [])).pods.append(placed)
+                total += 1
+        return list(domains.values()), total
 
 
 def _limit_evictions(
@@ -744,21 +845,21 @@ def _limit_evictions(
 
 
 def descheduler_evictions(
-    nodes: Sequence[NodeInfo], options: DeschedulerOptions
+    nodes: ClusterState | Sequence[NodeInfo], options: DeschedulerOptions
 ) -> list[DeschedulerEviction]:
     """The pods one descheduling cycle would evict, in eviction order. ``nodes`` is the whole
     cluster: the cycle takes the Ready ones its node selector matches, as the descheduler
-    hands them to the plugin.
+    hands them to the plugin. Given the cluster state, the constraints' pods are read from its
+    index (``ClusterState.index()``); given a list of nodes, from the nodes, in that order.
 
     Upstream: RemovePodsViolatingTopologySpreadConstraint.Balance (topologyspreadconstraint.go)
     and the loop's ReadyNodes (descheduler.go, v0.34)
     """
+    index = nodes.index() if isinstance(nodes, ClusterState) else None
+    infos = nodes.list() if isinstance(nodes, ClusterState) else nodes
     # The DefaultEvictor's nodeFit lists Ready nodes with its own (unset) node selector, so it
     # may look past the policy's; the plugin sees only the nodes the policy selects.
-    ready = [
-        _NodeView(info.node, [p for p in info.pods if _is_running(p)])
-        for info in ready_nodes(nodes, None)
-    ]
+    ready = [_NodeView(info.node, info.pods) for info in ready_nodes(infos, None)]
     selector = options.node_selector
     views = (
         ready
@@ -769,31 +870,21 @@ def descheduler_evictions(
     def is_evictable(pod: Pod) -> bool:
         return evictor_filter(pod, options)
 
-    by_namespace: dict[str, list[_Placed]] = {}
-    index = 0
-    for view in views:
-        for pod in view.pods:
-            if _pod_filter(pod, options):
-                by_namespace.setdefault(pod.metadata.namespace, []).append(
-                    _Placed(pod, view.name, index)
-                )
-                index += 1
-
-    allowed = _allowed_actions(options)
+    listing = _Listing(infos, views, index, options)
+    by_namespace = listing.constraints(_allowed_actions(options))
     picks: list[_Pick] = []
-    picked: set[int] = set()
+    picked: set[str] = set()
     for namespace in sorted(by_namespace):
-        pods = by_namespace[namespace]
-        for tsc in _namespace_constraints(pods, allowed):
-            domains, total = _constraint_domains(tsc, pods, views)
+        for tsc in by_namespace[namespace]:
+            domains, total = listing.domains(tsc)
             if topology_is_balanced(domains, tsc.max_skew):
                 continue
             for pick in balance_domains(
                 tsc, domains, total, views, is_evictable, options.topology_balance_node_fit
             ):
                 # The plugin collects its picks in a set: a pod picked twice is evicted once.
-                if pick.placed.index not in picked:
-                    picked.add(pick.placed.index)
+                if pick.placed.pod.key not in picked:
+                    picked.add(pick.placed.pod.key)
                     picks.append(pick)
     return _limit_evictions(picks, ready, options)
 

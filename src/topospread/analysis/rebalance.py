@@ -757,7 +757,7 @@ def descheduler_rounds(
     seen = {_placement(sim): 0}
     done: list[DeschedulerRound] = []
     for index in range(1, rounds + 1):
-        picked = descheduler_evictions(sim.cluster.list(), options)
+        picked = descheduler_evictions(sim.cluster, options)
         if not picked:
             return DeschedulerReport(done, "fixpoint", violations=_violations(sim))
         pinned = _pinned_picks(sim, picked)

@@ -12,7 +12,7 @@ row-indexed arrays (the fast path) that they moved.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
@@ -42,6 +42,18 @@ def spread_counts(pod: Pod, namespace: str, selector: Selector) -> bool:
         and not selector.empty
         and selector.matches(meta.labels)
     )
+
+
+def selected_pods(pods: Iterable[Pod], namespace: str, selector: Selector) -> list[Pod]:
+    """The pods of ``namespace``, not terminating, that the selector matches (the empty
+    selector: every such pod), in the order given: a row of ``ClusterIndex.pods_of``."""
+    return [
+        p
+        for p in pods
+        if p.metadata.namespace == namespace
+        and p.metadata.deletion_timestamp is None
+        and selector.matches(p.metadata.labels)
+    ]
 
 
 class DomainCounter:
@@ -86,10 +98,20 @@ class Eligibility:
 @dataclass(slots=True)
 class Matching:
     """Per row, the bound pods one spread selector counts in one namespace, and the domain
-    counters built from it."""
+    counters built from it; once asked (``pods_of``), the pods themselves per row.
+
+    ``counted`` is False for the empty selector, which a spread constraint counts nothing
+    with (``spread_counts``) but the descheduler reads as every pod of the namespace: its
+    ``per_node`` stays 0 and only its ``pods`` are kept.
+    """
 
     per_node: I64
     counters: list[DomainCounter] = field(default_factory=list)
+    counted: bool = True
+    # NOTE: each row's list is in its NodeInfo's order (pods are appended on bind and taken
+    # out in place on unbind, as NodeInfo.pods are), so a reader walking the rows in order
+    # lists the pods as a walk over the nodes would.
+    pods: list[list[Pod]] | None = None
 
 
 # Nodes updated in place remembered; past it, every shape's eligibility is read again.
@@ -174,6 +196,11 @@ class ClusterIndex:
             for m in by_selector.values():
                 m.per_node = carry(m.per_node)
                 m.counters.clear()
+                if m.pods is not None:
+                    pods: list[list[Pod]] = [[] for _ in range(n)]
+                    for new_row, old_row in zip(kept.tolist(), from_rows.tolist(), strict=True):
+                        pods[new_row] = m.pods[old_row]
+                    m.pods = pods
         self.affinity.carry(carry)
         for i in np.flatnonzero(src < 0).tolist():
             for pod in infos[i].pods:
@@ -236,11 +263,26 @@ class ClusterIndex:
         matched = self._matched_by_labels.get(key)
         if matched is None:
             labels = meta.labels
-            matched = [m for sel, m in groups.items() if not sel.empty and sel.matches(labels)]
+            matched = [
+                m
+                for sel, m in groups.items()
+                if (m.counted or m.pods is not None) and sel.matches(labels)
+            ]
             if len(self._matched_by_labels) > 4096:
                 self._matched_by_labels.clear()
             self._matched_by_labels[key] = matched
         for m in matched:
+            if m.pods is not None:
+                row = m.pods[i]
+                if sign > 0:
+                    row.append(pod)
+                else:
+                    # The very object bound (ClusterState.unbind passes it): no field compare.
+                    at = next((k for k, p in enumerate(row) if p is pod), None)
+                    if at is not None:
+                        del row[at]
+            if not m.counted:
+                continue
             m.per_node[i] += sign
             for c in m.counters:
                 if c.eligible[i]:
@@ -259,9 +301,28 @@ class ClusterIndex:
             if not selector.empty:
                 for i, info in enumerate(self._row_infos):
                     per_node[i] = sum(1 for p in info.pods if spread_counts(p, namespace, selector))
-            matching = by_selector[selector] = Matching(per_node)
+            matching = by_selector[selector] = Matching(per_node, counted=not selector.empty)
             self._matched_by_labels.clear()  # a new selector: every label set's list is stale
         return matching
+
+    def pods_of(self, namespace: str, selector: Selector) -> list[list[Pod]]:
+        """Per row, the bound pods of ``namespace`` that are not terminating and that the
+        selector matches (the empty selector: every such pod), in each node's order: listed
+        once, then kept current. The descheduler's domains are read from it."""
+        matching = self.matching_of(namespace, selector)
+        if matching.pods is None:
+            rows: list[list[Pod]] = [[] for _ in self.names]
+            # A counted selector's rows without any match need no look.
+            look = (
+                np.flatnonzero(matching.per_node).tolist()
+                if matching.counted
+                else range(len(self.names))
+            )
+            for i in look:
+                rows[i] = selected_pods(self._row_infos[i].pods, namespace, selector)
+            matching.pods = rows
+            self._matched_by_labels.clear()  # the empty selector now matches on bind
+        return matching.pods
 
     def counter(
         self, namespace: str, selector: Selector, topology_key: str, eligible: B, *,
