@@ -281,3 +281,40 @@ def test_the_cli_exits_2_on_a_bad_autoscaler_section(
     )
     code, _, err = cli(["simulate", str(path)], capsys)
     assert code == 2 and "minsize: unknown field" in err and "Traceback" not in err
+
+
+# ------------------------------------------------------------------ the examples
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "simulations"
+
+
+def example(name: str, seed: int = 0) -> TimelineReport:
+    import yaml
+
+    path = EXAMPLES / name
+    return simulate(parse_timeline(yaml.safe_load(path.read_text()), str(path)), seed=seed)
+
+
+def adds(report: TimelineReport) -> list[tuple[str, str]]:
+    return [(c.group, c.zone) for s in report.steps for c in s.autoscaler if c.action == "add"]
+
+
+def test_scale_from_zero_cluster_autoscaler_over_scales_then_removes_the_empty_node() -> None:
+    report = example("autoscaler-scale-from-zero.yaml")
+    # Seed 0: the random expander picks zone-b first (the three templates are equal), then
+    # zone-c; the pods go to zone-c (its new domain holds them at 0 there), zone-b's stays empty.
+    assert adds(report) == [("node-zone-b", "zone-b"), ("node-zone-c", "zone-c")]
+    _, scaled, settled, later = report.steps
+    assert len(scaled.pending) == 2 and settled.pending == {}
+    removed = [(c.node, c.time / 1e9) for c in later.autoscaler if c.action == "remove"]
+    # Unneeded from when it started (1m10s), removed 10m later.
+    assert removed == [("node-zone-b-2", 670.0)]
+    assert later.node_groups == {"node-zone-a": 1, "node-zone-b": 1, "node-zone-c": 1}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_scale_from_zero_karpenter_launches_one_node_in_zone_c_for_both_pods(seed: int) -> None:
+    report = example("autoscaler-scale-from-zero-karpenter.yaml", seed)
+    assert adds(report) == [("default", "zone-c")]
+    assert report.steps[-1].pending == {}
+    assert not [c for s in report.steps for c in s.autoscaler if c.action == "remove"]

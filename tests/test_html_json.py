@@ -223,6 +223,14 @@ def test_the_simulate_report_shows_what_its_json_says(
             **placed,
         }
         assert Counter(section.values("data-pending")) == Counter(p["pod"] for p in step["pending"])
+    groups = sorted({g for step in doc["steps"] for g in step.get("nodeGroups", {})})
+    tables = root.find("id", "node-groups")
+    assert len(tables) == (1 if any("nodeGroups" in s for s in doc["steps"]) else 0)
+    rows = {r.attrs["data-group"]: r for t in tables for r in t.find("data-group")}
+    assert sorted(rows) == groups
+    for group, row in rows.items():
+        shown = {int(td.attrs["data-step"]): int(td.all_text()) for td in row.find("data-step")}
+        assert shown == {s["index"]: s["nodeGroups"].get(group, 0) for s in doc["steps"]}
     pods_labelled(root)
 
 

@@ -609,10 +609,22 @@ def test_example_tainted_zone_pends_with_ignore_and_schedules_with_honor() -> No
     assert sorted(k.split("-")[0] for k in deployed.pending) == ["default/ignore"] * 2
 
 
-def test_example_autoscaler_min_domains_waits_for_the_new_zone() -> None:
-    start, scaled = example("autoscaler-min-domains.yaml").steps
+@pytest.mark.parametrize(
+    ("name", "added"),
+    [
+        ("autoscaler-min-domains.yaml", ("node-zone-c-1", "node-zone-c", 10.0)),
+        ("autoscaler-min-domains-karpenter.yaml", ("default-00001", "default", 1.0)),
+    ],
+)
+def test_example_autoscaler_min_domains_waits_for_the_new_zone(
+    name: str, added: tuple[str, str, float]
+) -> None:
+    report = example(name)
+    start, scaled = report.steps
     assert len(start.pending) == 1 and scaled.pending == {}
     assert spread_of(scaled, "web") == {"zone-a": 1, "zone-b": 1, "zone-c": 1}
+    (change,) = [c for c in scaled.autoscaler if c.action == "add"]
+    assert (change.node, change.group, change.time / 1e9, change.zone) == (*added, "zone-c")
 
 
 def test_readme_shows_exactly_what_make_run_prints(capsys: pytest.CaptureFixture[str]) -> None:

@@ -80,7 +80,30 @@ def simulate_html(doc: dict[str, Any]) -> str:
         steps=steps,
         summary=summary,
         charts=_charts(doc["steps"]),
+        node_groups=_node_groups(doc["steps"]),
     )
+
+
+def _node_groups(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """With an autoscaler: each group's node count after every step (a table's rows)."""
+    if not any("nodeGroups" in s for s in steps):
+        return []
+    names: dict[str, None] = {}
+    for s in steps:
+        names.update(dict.fromkeys(s.get("nodeGroups", {})))
+    return [
+        {
+            "group": g,
+            "counts": [(s["index"], s.get("nodeGroups", {}).get(g, 0)) for s in steps],
+            "changed": [
+                i > 0
+                and s.get("nodeGroups", {}).get(g, 0)
+                != steps[i - 1].get("nodeGroups", {}).get(g, 0)
+                for i, s in enumerate(steps)
+            ],
+        }
+        for g in names
+    ]
 
 
 def _step(s: dict[str, Any], color: dict[str, int], total: int) -> dict[str, Any]:
