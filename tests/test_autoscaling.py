@@ -318,3 +318,81 @@ def test_scale_from_zero_karpenter_launches_one_node_in_zone_c_for_both_pods(see
     assert adds(report) == [("default", "zone-c")]
     assert report.steps[-1].pending == {}
     assert not [c for s in report.steps for c in s.autoscaler if c.action == "remove"]
+
+
+def scale_ups(report: TimelineReport) -> list[tuple[float, dict[str, int]]]:
+    """Each loop's scale-up: time, group -> nodes asked for."""
+    out: dict[float, dict[str, int]] = {}
+    for s in report.steps:
+        for c in s.autoscaler:
+            if c.action == "scaleUp":
+                out.setdefault(c.time / 1e9, {})[c.group] = c.count
+    return sorted(out.items())
+
+
+def test_balance_similar_zones_adds_one_node_per_loop_and_removes_the_unneeded_later() -> None:
+    # Azure/AKS#2849 as cluster-autoscaler really behaves: with DoNotSchedule every option is
+    # one node (kubernetes/autoscaler#9150), so twelve loops add twelve nodes, 5/5/5 in the
+    # end, and no node is ever added that the pods then leave empty.
+    report = example("autoscaler-balance-similar-zones.yaml")
+    _, grown, up, shrunk, down = report.steps
+    ups = scale_ups(report)
+    assert [sum(d.values()) for _, d in ups] == [1] * 12
+    assert [t for t, _ in ups] == [10.0 * i for i in range(1, 13)]
+    assert len(grown.pending) == 24 and up.pending == {}
+    assert up.node_groups == {"pool-zone-1": 5, "pool-zone-2": 5, "pool-zone-3": 5}
+    assert [c for c in up.autoscaler if c.action == "remove"] == []
+    # Shrunk to 15 at 5m: the ReplicaSet controller's victims leave the zones uneven; nodes
+    # go once unneeded for 10 minutes (the first at 15m10s), their pods placed again.
+    assert shrunk.violations
+    removed = [c for c in down.autoscaler if c.action == "remove"]
+    assert len(removed) == 6 and min(c.time for c in removed) == 910 * SECOND
+    assert down.node_groups == {"pool-zone-1": 3, "pool-zone-2": 3, "pool-zone-3": 3}
+    assert down.pending == {} and not down.violations
+
+
+def test_schedule_anyway_spread_gets_every_node_in_the_first_loop() -> None:
+    # kubernetes/autoscaler#9150's contrast: the estimator ignores scores, so one option packs
+    # the 24 pending replicas on 12 nodes, balanced 4/4/4 over the similar groups.
+    report = example("autoscaler-schedule-anyway-estimate.yaml")
+    assert scale_ups(report) == [(10.0, {"pool-zone-1": 4, "pool-zone-2": 4, "pool-zone-3": 4})]
+    assert report.steps[-1].pending == {}
+
+
+def test_a_stockout_in_the_emptiest_zone_deadlocks_the_zonal_spread_until_it_ends() -> None:
+    # kubernetes/enhancements#3990.
+    report = example("autoscaler-stockout-deadlock.yaml")
+    _, _, scaled, deadlocked, recovered = report.steps
+    (waiting,) = scaled.pending
+    assert deadlocked.pending.keys() == {waiting}
+    assert [c.group for c in deadlocked.autoscaler if c.action == "scaleUp"] == ["node-zone-c"] * 2
+    timeouts = [(c.time / 1e9, c.reason) for c in deadlocked.autoscaler if c.action == "timeout"]
+    assert [t for t, _ in timeouts] == [910.0, 2110.0]
+    assert "back-off until 20m10s" in timeouts[0][1] and "back-off until 45m10s" in timeouts[1][1]
+    refused = [c.reason for c in deadlocked.autoscaler if c.action == "noScaleUp"]
+    assert refused and all(
+        "node-zone-a: node(s) didn't match pod topology spread constraints" in r for r in refused
+    )
+    assert deadlocked.node_groups == {"node-zone-a": 2, "node-zone-b": 2, "node-zone-c": 1}
+    ((_, zone),) = adds(report)
+    assert zone == "zone-c" and recovered.pending == {}
+
+
+def test_a_volume_pinned_by_the_csi_label_in_an_empty_zone_never_triggers_a_scale_up() -> None:
+    # kubernetes/autoscaler#6000.
+    report = example("autoscaler-volume-zone.yaml")
+    assert adds(report) == [] and list(report.steps[-1].pending) == ["default/db-0"]
+    (why,) = [c.reason for s in report.steps for c in s.autoscaler if c.action == "noScaleUp"]
+    assert "node-zone-c: node(s) didn't match PersistentVolume's node affinity" in why
+
+
+def test_a_volume_pinned_by_the_zone_label_scales_the_empty_zone_up() -> None:
+    import yaml
+
+    doc = yaml.safe_load((EXAMPLES / "autoscaler-volume-zone.yaml").read_text())
+    pv = next(o for o in doc["objects"] if o["kind"] == "PersistentVolume")
+    (term,) = pv["spec"]["nodeAffinity"]["required"]["nodeSelectorTerms"]
+    term["matchExpressions"][0]["key"] = ZONE
+    report = run(doc)
+    assert adds(report) == [("node-zone-c", "zone-c")]
+    assert report.steps[-1].pending == {}

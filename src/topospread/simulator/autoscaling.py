@@ -85,6 +85,8 @@ class NodeChange:
     zone: str
     node: str
     reason: str
+    # Nodes: a scale-up's for its group, a timeout's not registered, 1 for add and remove.
+    count: int = 0
 
     def text(self) -> str:
         return f"{self.autoscaler} at {format_duration(self.time)}: {self.reason}"
@@ -98,6 +100,7 @@ class NodeChange:
             "zone": self.zone,
             "node": self.node,
             "reason": self.reason,
+            "count": self.count,
         }
 
 
@@ -147,9 +150,18 @@ class AutoscalerController(ABC):
     def groups(self) -> list[str]: ...
 
     def _record(
-        self, sim: Simulation, action: str, group: str, zone: str, node: str, why: str
+        self,
+        sim: Simulation,
+        action: str,
+        group: str,
+        zone: str,
+        node: str,
+        why: str,
+        count: int = 0,
     ) -> None:
-        self.changes.append(NodeChange(sim.now, self.name, action, group, zone, node, why))
+        if count == 0 and action in ("add", "remove"):
+            count = 1
+        self.changes.append(NodeChange(sim.now, self.name, action, group, zone, node, why, count))
 
     def _ready_text(self, sim: Simulation) -> str:
         if not self.startup_delay:
@@ -240,6 +252,7 @@ class ClusterAutoscalerController(AutoscalerController):
                 f"group {t.group}: {t.requested - t.registered} node(s) not registered within "
                 f"max-node-provision-time; target size back to {t.registered}, the group is "
                 f"in back-off until {format_duration(nanos(t.backoff_until))}",
+                t.requested - t.registered,
             )
         up = result.scale_up
         if up.result == SCALE_UP_SUCCESSFUL:
@@ -255,7 +268,13 @@ class ClusterAutoscalerController(AutoscalerController):
                 why += "; balanced across similar node groups"
             for info in up.scale_up_infos:
                 self._record(
-                    sim, "scaleUp", info.group, self.bindings[info.group].group.zone, "", why
+                    sim,
+                    "scaleUp",
+                    info.group,
+                    self.bindings[info.group].group.zone,
+                    "",
+                    why,
+                    info.delta,
                 )
         no_scale_up = {
             i.pod: "; ".join(
@@ -290,6 +309,8 @@ class ClusterAutoscalerController(AutoscalerController):
             group = self.model.groups[name]
             have = sum(n for (g, _), n in counts.items() if g == name)
             added: list[str] = []
+            if group.target_size <= have:
+                self._blocked.pop(name, None)
             for _ in range(group.target_size - have):
                 zone, stockout = self._zone_for(sim, binding, counts)
                 if stockout:

@@ -31,11 +31,13 @@ class ClusterSnapshot:
     """
 
     def __init__(self, source: ClusterState) -> None:
+        # The volumes come along (a copy: VolumeBinding's filter reads the claims and PVs).
         self.state = ClusterState(
             (info.node for info in source.list()),
             source.pods(),
             source.objects,
             source.priority_classes.values(),
+            source.storage_state.copy(),
         )
         # Each entry undoes one change; None marks where a fork began.
         self._undo: list[Callable[[], None] | None] = []

@@ -34,7 +34,6 @@ class Wait(Step):
         return cls(args=args, where=where, nanos=duration_arg(args, where, cls.action))
 
     def apply(self, sim: Simulation, env: StepEnv) -> StepResult:
-        start = sim.now
         until = sim.now + self.nanos
         fired, started = advance(sim, until, self.where)
         head = f"waited {self.args} (now {format_duration(until)})"
@@ -51,11 +50,7 @@ class Wait(Step):
                 f"{n} more eviction{'s' if n != 1 else ''} scheduled, the next at "
                 f"{format_duration(next_at)}"
             )
-        over = [
-            f"stockout over at {format_duration(s.until)}: {s.what()} can be provisioned again"
-            for s in sim.cloud.ended(start, until)
-        ]
-        return StepResult([f"{head}: {'; '.join(parts)}", *started, *over])
+        return StepResult([f"{head}: {'; '.join(parts)}", *started])
 
 
 Fired = list[tuple[int, tuple[str, ...], list[str]]]
@@ -64,17 +59,20 @@ Fired = list[tuple[int, tuple[str, ...], list[str]]]
 def advance(sim: Simulation, until: int, where: str) -> tuple[Fired, list[str]]:
     """Move the clock to ``until``, carrying out every timed event on the way in time order,
     the controllers and the scheduler settling after each: the taint manager's evictions,
-    then nodes that finish starting up, then the autoscaler's ticks (that order at equal
-    times). Stock-outs end by themselves (the cloud reads the clock). Returns the evictions
-    (by time and tolerated taints) and the other events' report lines, in time order."""
+    then nodes that finish starting up, then stock-outs that end (the cloud reads the clock;
+    only the report says so), then the autoscaler's ticks (that order at equal times).
+    Returns the evictions (by time and tolerated taints) and the other events' report lines,
+    in time order."""
     fired: Fired = []
     lines: list[str] = []
     auto = sim.autoscaler
+    ends = sim.cloud.ended(sim.now, until)
     while True:
         evict_at = sim.taint_evictions.next_due(until)
         start_at = min(sim.cloud.starting.values(), default=None)
+        end_at = ends[0].until if ends else None
         tick_at = auto.next_tick(sim) if auto is not None else None
-        due = [t for t in (evict_at, start_at, tick_at) if t is not None and t <= until]
+        due = [t for t in (evict_at, start_at, end_at, tick_at) if t is not None and t <= until]
         if not due:
             break
         at = min(due)
@@ -82,13 +80,20 @@ def advance(sim: Simulation, until: int, where: str) -> tuple[Fired, list[str]]:
             fired += sim.fire_due_evictions(at, where)
             continue
         sim.now = max(sim.now, at)
+        if at == end_at:
+            s = ends.pop(0)
+            lines.append(
+                f"stockout over at {format_duration(at)}: {s.what()} can be provisioned again"
+            )
+            continue
         if at == start_at:
             for _, names in sim.cloud.due_startups(at):
                 for name in names:
                     lines += finish_startup(sim, name)
         else:
             assert auto is not None
-            lines += [c.text() for c in auto.run(sim, where)]
+            # A balanced scale-up is one change per group with the same reason: said once.
+            lines += dict.fromkeys(c.text() for c in auto.run(sim, where))
         sim.settle_within_step(where)
     sim.now = max(sim.now, until)
     return fired, lines
