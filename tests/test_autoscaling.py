@@ -396,3 +396,12 @@ def test_a_volume_pinned_by_the_zone_label_scales_the_empty_zone_up() -> None:
     report = run(doc)
     assert adds(report) == [("node-zone-c", "zone-c")]
     assert report.steps[-1].pending == {}
+
+
+def test_the_readme_shows_what_the_min_domains_example_prints(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    readme = (EXAMPLES.parents[1] / "README.md").read_text()
+    shown = readme.split("prints for its\n`wait`:\n\n```text\n", 1)[1].split("\n```", 1)[0]
+    _, out, _ = cli(["simulate", str(EXAMPLES / "autoscaler-min-domains.yaml")], capsys)
+    assert shown in out
