@@ -405,3 +405,32 @@ def test_the_readme_shows_what_the_min_domains_example_prints(
     shown = readme.split("prints for its\n`wait`:\n\n```text\n", 1)[1].split("\n```", 1)[0]
     _, out, _ = cli(["simulate", str(EXAMPLES / "autoscaler-min-domains.yaml")], capsys)
     assert shown in out
+
+
+def test_karpenter_deletes_its_node_once_empty_at_its_next_disruption_poll() -> None:
+    import yaml
+
+    doc = yaml.safe_load((EXAMPLES / "autoscaler-scale-from-zero-karpenter.yaml").read_text())
+    doc["timeline"] = [
+        doc["timeline"][0],
+        {"wait": "2m"},
+        {"scale": {"workload": "deployment/web", "replicas": 0}},
+        {"wait": "1m"},
+    ]
+    report = run(doc)
+    (removed,) = [c for s in report.steps for c in s.autoscaler if c.action == "remove"]
+    assert (removed.node, removed.time) == ("default-00001", 130 * SECOND)
+    assert "emptiness: delete default-00001 (Empty)" in removed.reason
+    assert report.steps[-1].node_groups == {"default": 0}
+
+
+def test_a_simulation_with_an_autoscaler_restores_from_a_snapshot_and_goes_on_alike() -> None:
+    sim = Simulation(parse_timeline(scale_from_zero(CA, []), "t.yaml"))
+    sim.settle("t.yaml")
+    copy_ = sim.snapshot().restore()
+    for s in (sim, copy_):
+        assert settle_with_autoscaler(s, 10 * 60 * SECOND, "t.yaml") == 70 * SECOND
+    assert sim.autoscaler is not None and copy_.autoscaler is not None
+    assert [c.to_json() for c in sim.autoscaler.changes] == [
+        c.to_json() for c in copy_.autoscaler.changes
+    ]
