@@ -434,3 +434,20 @@ def test_a_simulation_with_an_autoscaler_restores_from_a_snapshot_and_goes_on_al
     assert [c.to_json() for c in sim.autoscaler.changes] == [
         c.to_json() for c in copy_.autoscaler.changes
     ]
+
+
+def test_an_autoscaler_given_to_the_simulation_replaces_the_scenarios_own() -> None:
+    # What sweep --autoscaler and check --autoscaler build on: any scenario, any autoscaler.
+    from topospread.simulator.autoscaler_spec import parse_autoscaler
+
+    doc = scale_from_zero(CA, [])
+    del doc["autoscaler"]
+    scenario = parse_timeline(doc, "t.yaml")
+    spec = parse_autoscaler(CA, "a.yaml", scenario.groups, Path("."))
+    sim = Simulation(scenario, autoscaler=spec)
+    sim.settle("t.yaml")
+    assert sim.node("node-zone-a-1", "t.yaml").metadata.labels["topospread.io/node-group"] == (
+        "node-zone-a"
+    )
+    assert settle_with_autoscaler(sim, 10 * 60 * SECOND, "t.yaml") == 70 * SECOND
+    assert Simulation(scenario).autoscaler is None

@@ -39,7 +39,7 @@ from topospread.api.types import (
     ObjectMeta,
 )
 from topospread.autoscaler.clusterautoscaler import AutoscalingOptions, NodeGroup, parse_options
-from topospread.autoscaler.clusterautoscaler.nodegroup import parse_node_group
+from topospread.autoscaler.clusterautoscaler.nodegroup import NODE_GROUP_LABEL, parse_node_group
 from topospread.autoscaler.clusterautoscaler.options import parse_go_duration
 from topospread.autoscaler.karpenter import (
     InstanceType,
@@ -87,8 +87,6 @@ class ClusterAutoscalerSpec:
     def labels_for(self, source: str, zone: str) -> dict[str, str]:
         """The node-group label a scenario group's node in ``zone`` carries (none when that
         group is not autoscaled)."""
-        from topospread.autoscaler.clusterautoscaler.nodegroup import NODE_GROUP_LABEL
-
         for b in self.groups:
             if b.source == source and (zone in b.zones or not b.zones):
                 return {NODE_GROUP_LABEL: b.group.name}

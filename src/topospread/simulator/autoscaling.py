@@ -453,7 +453,10 @@ class KarpenterController(AutoscalerController):
             if pending and self._signature(sim, pending) != self._seen:
                 self.batch_started = sim.now
         if self.batch_started is not None:
-            tick = min(tick, self.batch_started + nanos(self.spec.batch_idle))
+            # No pod arrives within a batch here (steps take no time), so the idle
+            # duration closes it, unless the max duration is shorter.
+            window = min(self.spec.batch_idle, self.spec.batch_max)
+            tick = min(tick, self.batch_started + nanos(window))
         return max(tick, self.last_tick + 1)
 
     def _signature(self, sim: Simulation, pending: Sequence[Pod]) -> tuple[object, ...]:

@@ -20,7 +20,10 @@ the evictions that fall due, each at its time, and removing the taints first can
 
 The API, shared by ``simulate``, ``sweep`` and ``rebalance``:
 
-- ``Simulation(scenario, seed=...)`` loads a timeline scenario's nodes and objects;
+- ``Simulation(scenario, seed=...)`` loads a timeline scenario's nodes and objects, and its
+  ``autoscaler:`` section (or ``autoscaler=``, a parsed section) as ``sim.autoscaler``, which
+  acts in ``wait`` steps (simulator/autoscaling.py); ``settle_with_autoscaler`` (in
+  timeline_steps/waiting.py) runs the clock until nothing is Pending or starting;
 - ``settle(where)`` runs controllers and scheduler to their fixpoint;
 - ``step.run(sim)`` carries out one timeline step (simulator/timeline_steps/; then settle);
 - ``snapshot()`` freezes the whole state, and ``Snapshot.restore()`` gives back an independent
@@ -140,6 +143,7 @@ from topospread.simulator.tainteviction import (
 )
 
 if TYPE_CHECKING:
+    from topospread.simulator.autoscaler_spec import AutoscalerSpec
     from topospread.simulator.autoscaling import AutoscalerController
     from topospread.simulator.timeline_format import TimelineScenario
 
@@ -418,8 +422,10 @@ class Simulation:
         features: Features = DEFAULT_FEATURES,
         seed: int = 0,
         fast: bool = True,
+        autoscaler: AutoscalerSpec | None = None,
     ) -> None:
-        """``fast``: let the scheduler's vectorised path decide the attempts it supports."""
+        """``fast``: let the scheduler's vectorised path decide the attempts it supports;
+        ``autoscaler``: an autoscaler to run in place of the scenario's own section."""
         if registry is None:
             from topospread.plugins.registry import IN_TREE
 
@@ -427,6 +433,7 @@ class Simulation:
         self.scenario = scenario
         self.features = features
         self.registry = registry
+        self.autoscaler_spec = autoscaler if autoscaler is not None else scenario.autoscaler
         self.seed = seed
         # The clock (nanoseconds since the timeline's start) and the taint manager's timed
         # evictions. The clock's 0 is the latest timeAdded of the input's NoExecute taints
@@ -496,10 +503,10 @@ class Simulation:
         self._started = True
         # The autoscaler in the loop (simulator/autoscaling.py), acting at its ticks in waits.
         self.autoscaler: AutoscalerController | None = None
-        if scenario.autoscaler is not None:
+        if self.autoscaler_spec is not None:
             from topospread.simulator.autoscaling import build_autoscaler
 
-            self.autoscaler = build_autoscaler(scenario.autoscaler, self)
+            self.autoscaler = build_autoscaler(self.autoscaler_spec, self)
 
     # ------------------------------------------------------------------ copies
 
@@ -869,8 +876,8 @@ class Simulation:
                 labels[group.zone_key] = zone
                 if group.zone_key == LABEL_TOPOLOGY_ZONE:
                     labels.setdefault(LABEL_TOPOLOGY_REGION, region_of(zone))
-            if self.scenario.autoscaler is not None:
-                labels.update(self.scenario.autoscaler.labels_for(group.name, zone))
+            if self.autoscaler_spec is not None:
+                labels.update(self.autoscaler_spec.labels_for(group.name, zone))
             meta = msgspec.structs.replace(group.template.metadata, name=name, labels=labels)
             self._add_node(msgspec.structs.replace(group.template, metadata=meta), where)
             names.append(name)
