@@ -451,3 +451,36 @@ def test_an_autoscaler_given_to_the_simulation_replaces_the_scenarios_own() -> N
     )
     assert settle_with_autoscaler(sim, 10 * 60 * SECOND, "t.yaml") == 70 * SECOND
     assert Simulation(scenario).autoscaler is None
+
+
+def test_karpenter_drains_a_replaced_node_only_once_its_replacement_has_started() -> None:
+    pool = {
+        "name": "default",
+        "requirements": [
+            {"key": ZONE, "operator": "In", "values": ["zone-a"]},
+            {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
+        ],
+    }
+    doc = {
+        "autoscaler": {"karpenter": {"nodePools": [pool]}},
+        "objects": [web(6, cpu="1")],
+        "timeline": [
+            {"wait": "2m"},
+            {"scale": {"workload": "deployment/web", "replicas": 1}},
+            {"wait": "3m"},
+        ],
+    }
+    del doc["objects"][0]["spec"]["template"]["spec"]["topologySpreadConstraints"]
+    report = run(doc)
+    (launched,) = report.steps[1].autoscaler
+    assert "c5.2xlarge on-demand in zone-a" in launched.reason
+    replacement, removed = report.steps[3].autoscaler
+    assert (replacement.action, replacement.node, replacement.time) == (
+        "add",
+        "default-00002",
+        130 * SECOND,
+    )
+    # Drained when the replacement is Ready (a minute later), not when it was launched.
+    assert (removed.action, removed.node, removed.time) == ("remove", "default-00001", 190 * SECOND)
+    assert "single-node consolidation: replace default-00001 (Underutilized)" in removed.reason
+    assert report.steps[3].pending == {} and report.steps[3].node_groups == {"default": 1}

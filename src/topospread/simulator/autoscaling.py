@@ -33,7 +33,6 @@ from typing import TYPE_CHECKING, Any, Final
 from topospread.api.types import (
     LABEL_INSTANCE_TYPE_STABLE,
     LABEL_TOPOLOGY_REGION,
-    LABEL_TOPOLOGY_ZONE,
     DaemonSet,
     Node,
     Pod,
@@ -42,11 +41,7 @@ from topospread.api.types import (
 from topospread.autoscaler.clusterautoscaler import ClusterAutoscaler, NodeGroup
 from topospread.autoscaler.clusterautoscaler.nodegroup import NODE_GROUP_LABEL
 from topospread.autoscaler.clusterautoscaler.scaleup import SCALE_UP_SUCCESSFUL
-from topospread.autoscaler.karpenter import Karpenter, builtin_catalogue, stock_out
-from topospread.autoscaler.karpenter.instancetypes import DEFAULT_ZONES, InstanceType
-from topospread.autoscaler.karpenter.requirements import NODEPOOL_LABEL
 from topospread.simulator.autoscaler_spec import (
-    DISRUPTION_POLL,
     ClusterAutoscalerSpec,
     GroupBinding,
     KarpenterSpec,
@@ -176,7 +171,8 @@ class AutoscalerController(ABC):
         """Taint, evict through the Eviction API, delete; the pods a budget keeps there are
         returned (the node then stays, untainted)."""
         node = sim.node(name, where)
-        set_taints(sim, node, [taint], [])
+        if taint not in node.spec.taints:
+            set_taints(sim, node, [taint], [])
         result = drain_node(sim, name, _EVICT_ALL, where)
         if result.blocked or result.errors:
             set_taints(sim, sim.node(name, where), [], [taint])
@@ -194,11 +190,11 @@ def pending_pods(sim: Simulation) -> list[Pod]:
     ]
 
 
-def _daemonsets(sim: Simulation) -> list[DaemonSet]:
+def daemonsets_of(sim: Simulation) -> list[DaemonSet]:
     return [w for w in sim.workloads.values() if isinstance(w, DaemonSet)]
 
 
-def _pods_text(keys: Sequence[str], limit: int = 3) -> str:
+def pods_text(keys: Sequence[str], limit: int = 3) -> str:
     shown = ", ".join(keys[:limit])
     more = f" and {len(keys) - limit} more" if len(keys) > limit else ""
     return f"{len(keys)} pod{'s' if len(keys) != 1 else ''} ({shown}{more})"
@@ -232,7 +228,7 @@ class ClusterAutoscalerController(AutoscalerController):
 
     def tick(self, sim: Simulation, where: str) -> None:
         model = self.model
-        model.daemonsets = _daemonsets(sim)
+        model.daemonsets = daemonsets_of(sim)
         mine = [
             info.name
             for info in sim.cluster.list()
@@ -261,7 +257,7 @@ class ClusterAutoscalerController(AutoscalerController):
                 f"{i.group} {i.current_size}->{i.new_size}" for i in up.scale_up_infos
             )
             why = (
-                f"scale-up: {resized} for {_pods_text(up.pods_triggered_scale_up)}; expander "
+                f"scale-up: {resized} for {pods_text(up.pods_triggered_scale_up)}; expander "
                 f"{expander} chose {up.best_option} (estimated {up.estimated_nodes} node(s))"
             )
             if len(up.scale_up_infos) > 1:
@@ -289,7 +285,7 @@ class ClusterAutoscalerController(AutoscalerController):
             by_reason.setdefault(why, []).append(pod)
         for why, pods in by_reason.items():
             self._record(
-                sim, "noScaleUp", "", "", "", f"{_pods_text(pods)} didn't trigger scale-up: {why}"
+                sim, "noScaleUp", "", "", "", f"{pods_text(pods)} didn't trigger scale-up: {why}"
             )
         self._no_scale_up = no_scale_up
         self._launch(sim, where)
@@ -381,7 +377,7 @@ class ClusterAutoscalerController(AutoscalerController):
             "empty"
             if removed.empty
             else f"utilization {removed.utilization:.0%} below the threshold, "
-            f"{_pods_text(removed.pods_to_reschedule)} fit elsewhere"
+            f"{pods_text(removed.pods_to_reschedule)} fit elsewhere"
         )
         since = format_duration(nanos(removed.unneeded_since))
         kept = self._delete(sim, node, TO_BE_DELETED, where)
@@ -414,163 +410,25 @@ def _relabel(node: Node, labels: dict[str, str]) -> Node:
     return msgspec.structs.replace(node, metadata=meta)
 
 
-class KarpenterController(AutoscalerController):
-    """Karpenter's provisioner (batched) and disruption controller (polled)."""
-
-    name = KARPENTER
-    group_label = NODEPOOL_LABEL
-
-    def __init__(self, spec: KarpenterSpec, sim: Simulation) -> None:
-        super().__init__(spec.startup_delay)
-        self.spec = spec
-        self.base = (
-            list(spec.catalogue)
-            if spec.catalogue is not None
-            else builtin_catalogue(_zones(spec, sim))
-        )
-        self.model = Karpenter(
-            spec.pools,
-            self.base,
-            config=sim.scenario.config,
-            registry=sim.registry,
-            features=sim.features,
-        )
-        self.batch_started: int | None = None
-        self._seen: tuple[object, ...] = ()
-        self._errors: dict[str, str] = {}
-
-    def groups(self) -> list[str]:
-        return [p.name for p in self.spec.pools]
-
-    def next_tick(self, sim: Simulation) -> int:
-        """The disruption poll every 10s, or sooner the end of a provisioning batch: one
-        starts when pending pods are seen that the last pass did not see as they are now
-        (the pods, the nodes or the stock-outs changed since)."""
-        poll = nanos(DISRUPTION_POLL)
-        tick = (self.last_tick // poll + 1) * poll
-        if self.batch_started is None:
-            pending = pending_pods(sim)
-            if pending and self._signature(sim, pending) != self._seen:
-                self.batch_started = sim.now
-        if self.batch_started is not None:
-            # No pod arrives within a batch here (steps take no time), so the idle
-            # duration closes it, unless the max duration is shorter.
-            window = min(self.spec.batch_idle, self.spec.batch_max)
-            tick = min(tick, self.batch_started + nanos(window))
-        return max(tick, self.last_tick + 1)
-
-    def _signature(self, sim: Simulation, pending: Sequence[Pod]) -> tuple[object, ...]:
-        active = tuple(s for s in sim.cloud.stockouts if s.since <= sim.now < s.until)
-        return (tuple(p.key for p in pending), sim.node_version, active)
-
-    def _catalogue(self, sim: Simulation) -> list[InstanceType]:
-        out = self.base
-        for s in sim.cloud.stockouts:
-            if s.since <= sim.now < s.until:
-                out = stock_out(out, zone=s.zone or None, instance_type=s.instance_type or None)
-        return out
-
-    def tick(self, sim: Simulation, where: str) -> None:
-        self.batch_started = None
-        model = self.model
-        model.daemonsets = _daemonsets(sim)
-        model.catalogue = self._catalogue(sim)
-        pending = pending_pods(sim)
-        result = model.run_once(
-            sim.now / 1e9, sim.cluster, pending, not_initialized=list(sim.cloud.starting)
-        )
-        added = []
-        for launch in result.launched:
-            sim.add_node(launch.node, where)
-            added.append(launch.name)
-            self._record(
-                sim,
-                "add",
-                launch.nodepool,
-                launch.zone,
-                launch.name,
-                f"launched {launch.name} ({launch.instance_type} {launch.capacity_type} in "
-                f"{launch.zone}, ${launch.price:.4f}/h) from NodePool {launch.nodepool}: "
-                f"{launch.reason}{self._ready_text(sim)}",
-            )
-        self._start(sim, added, where)
-        fresh = {k: v for k, v in result.pod_errors.items() if self._errors.get(k) != v}
-        by_reason: dict[str, list[str]] = {}
-        for pod, why in fresh.items():
-            by_reason.setdefault(why, []).append(pod)
-        for why, pods in by_reason.items():
-            self._record(
-                sim, "noScaleUp", "", "", "", f"could not schedule {_pods_text(pods)}: {why}"
-            )
-        self._errors = dict(result.pod_errors)
-        for d in result.disruptions:
-            if d.replacement is not None:
-                r = d.replacement
-                sim.add_node(r.node, where)
-                self._start(sim, [r.name], where)
-                self._record(
-                    sim,
-                    "add",
-                    r.nodepool,
-                    r.zone,
-                    r.name,
-                    f"launched replacement {r.name} ({r.instance_type} {r.capacity_type} "
-                    f"in {r.zone})",
-                )
-            for name in d.nodes:
-                node = sim.node(name, where)
-                pool = node.metadata.labels.get(NODEPOOL_LABEL, "")
-                zone = node.metadata.labels.get(LABEL_TOPOLOGY_ZONE, "")
-                kept = self._delete(sim, name, KARPENTER_DISRUPTED, where)
-                if kept:
-                    model.disrupting.discard(name)
-                    self._record(
-                        sim,
-                        "blocked",
-                        pool,
-                        zone,
-                        name,
-                        f"disruption of {name} stopped: eviction refused for {', '.join(kept)}",
-                    )
-                else:
-                    self._record(sim, "remove", pool, zone, name, f"removed {name}: {d.message}")
-        self._seen = self._signature(sim, pending_pods(sim))
-
-
-def _zones(spec: KarpenterSpec, sim: Simulation) -> tuple[str, ...]:
-    """The zones the built-in catalogue offers: those the NodePools name, else the
-    cluster's, else the catalogue's own defaults."""
-    named: set[str] = set()
-    for pool in spec.pools:
-        for r in pool.requirements:
-            if r.key == LABEL_TOPOLOGY_ZONE and not r.complement:
-                named.update(r.values)
-    if not named:
-        named = {
-            z
-            for info in sim.cluster.list()
-            if (z := info.node.metadata.labels.get(LABEL_TOPOLOGY_ZONE))
-        }
-        for group in sim.scenario.groups.values():
-            named.update(group.zones)
-    return tuple(sorted(named)) or DEFAULT_ZONES
-
-
 def build_autoscaler(
     spec: ClusterAutoscalerSpec | KarpenterSpec, sim: Simulation
 ) -> AutoscalerController:
     if isinstance(spec, ClusterAutoscalerSpec):
         return ClusterAutoscalerController(spec, sim)
+    from topospread.simulator.karpenter_loop import KarpenterController
+
     return KarpenterController(spec, sim)
 
 
 __all__ = [
     "CLUSTER_AUTOSCALER",
     "KARPENTER",
+    "KARPENTER_DISRUPTED",
     "AutoscalerController",
     "ClusterAutoscalerController",
-    "KarpenterController",
     "NodeChange",
     "build_autoscaler",
+    "daemonsets_of",
     "pending_pods",
+    "pods_text",
 ]

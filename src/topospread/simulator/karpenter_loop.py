@@ -1,0 +1,184 @@
+"""Karpenter in the simulation's loop (simulator/autoscaling.py has the shared controller):
+its provisioner, batched, and its disruption controller, polled every 10s. Stock-outs make
+the catalogue's offerings unavailable before each pass; a disruption taints its candidates at
+once and drains them once their replacement has started up."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from topospread.api.types import LABEL_TOPOLOGY_ZONE, Pod
+from topospread.autoscaler.karpenter import Disruption, Karpenter, builtin_catalogue, stock_out
+from topospread.autoscaler.karpenter.instancetypes import DEFAULT_ZONES, InstanceType
+from topospread.autoscaler.karpenter.requirements import NODEPOOL_LABEL
+from topospread.simulator.autoscaler_spec import DISRUPTION_POLL, KarpenterSpec, nanos
+from topospread.simulator.autoscaling import (
+    KARPENTER,
+    KARPENTER_DISRUPTED,
+    AutoscalerController,
+    daemonsets_of,
+    pending_pods,
+    pods_text,
+)
+from topospread.simulator.timeline_steps.node_status import set_taints
+
+if TYPE_CHECKING:
+    from topospread.simulator.simulation import Simulation
+
+
+class KarpenterController(AutoscalerController):
+    """Karpenter's provisioner (batched) and disruption controller (polled)."""
+
+    name = KARPENTER
+    group_label = NODEPOOL_LABEL
+
+    def __init__(self, spec: KarpenterSpec, sim: Simulation) -> None:
+        super().__init__(spec.startup_delay)
+        self.spec = spec
+        self.base = (
+            list(spec.catalogue)
+            if spec.catalogue is not None
+            else builtin_catalogue(_zones(spec, sim))
+        )
+        self.model = Karpenter(
+            spec.pools,
+            self.base,
+            config=sim.scenario.config,
+            registry=sim.registry,
+            features=sim.features,
+        )
+        self.batch_started: int | None = None
+        # Disruptions whose replacement is still starting up.
+        self.awaiting: list[Disruption] = []
+        self._seen: tuple[object, ...] = ()
+        self._errors: dict[str, str] = {}
+
+    def groups(self) -> list[str]:
+        return [p.name for p in self.spec.pools]
+
+    def next_tick(self, sim: Simulation) -> int:
+        """The disruption poll every 10s, or sooner the end of a provisioning batch: one
+        starts when pending pods are seen that the last pass did not see as they are now
+        (the pods, the nodes or the stock-outs changed since)."""
+        poll = nanos(DISRUPTION_POLL)
+        tick = (self.last_tick // poll + 1) * poll
+        if self.batch_started is None:
+            pending = pending_pods(sim)
+            if pending and self._signature(sim, pending) != self._seen:
+                self.batch_started = sim.now
+        if self.batch_started is not None:
+            # No pod arrives within a batch here (steps take no time), so the idle
+            # duration closes it, unless the max duration is shorter.
+            window = min(self.spec.batch_idle, self.spec.batch_max)
+            tick = min(tick, self.batch_started + nanos(window))
+        return max(tick, self.last_tick + 1)
+
+    def _signature(self, sim: Simulation, pending: Sequence[Pod]) -> tuple[object, ...]:
+        active = tuple(s for s in sim.cloud.stockouts if s.since <= sim.now < s.until)
+        return (tuple(p.key for p in pending), sim.node_version, active)
+
+    def _catalogue(self, sim: Simulation) -> list[InstanceType]:
+        out = self.base
+        for s in sim.cloud.stockouts:
+            if s.since <= sim.now < s.until:
+                out = stock_out(out, zone=s.zone or None, instance_type=s.instance_type or None)
+        return out
+
+    def tick(self, sim: Simulation, where: str) -> None:
+        self.batch_started = None
+        model = self.model
+        model.daemonsets = daemonsets_of(sim)
+        model.catalogue = self._catalogue(sim)
+        pending = pending_pods(sim)
+        result = model.run_once(
+            sim.now / 1e9, sim.cluster, pending, not_initialized=list(sim.cloud.starting)
+        )
+        added = []
+        for launch in result.launched:
+            sim.add_node(launch.node, where)
+            added.append(launch.name)
+            self._record(
+                sim,
+                "add",
+                launch.nodepool,
+                launch.zone,
+                launch.name,
+                f"launched {launch.name} ({launch.instance_type} {launch.capacity_type} in "
+                f"{launch.zone}, ${launch.price:.4f}/h) from NodePool {launch.nodepool}: "
+                f"{launch.reason}{self._ready_text(sim)}",
+            )
+        self._start(sim, added, where)
+        fresh = {k: v for k, v in result.pod_errors.items() if self._errors.get(k) != v}
+        by_reason: dict[str, list[str]] = {}
+        for pod, why in fresh.items():
+            by_reason.setdefault(why, []).append(pod)
+        for why, pods in by_reason.items():
+            self._record(
+                sim, "noScaleUp", "", "", "", f"could not schedule {pods_text(pods)}: {why}"
+            )
+        self._errors = dict(result.pod_errors)
+        for d in result.disruptions:
+            # Upstream: the candidates are tainted at once; with a replacement, they are
+            # drained only once it has initialized.
+            for name in d.nodes:
+                set_taints(sim, sim.node(name, where), [KARPENTER_DISRUPTED], [])
+            if d.replacement is not None:
+                r = d.replacement
+                sim.add_node(r.node, where)
+                self._start(sim, [r.name], where)
+                self._record(
+                    sim,
+                    "add",
+                    r.nodepool,
+                    r.zone,
+                    r.name,
+                    f"launched replacement {r.name} ({r.instance_type} {r.capacity_type} "
+                    f"in {r.zone}) for {', '.join(d.nodes)}{self._ready_text(sim)}",
+                )
+            self.awaiting.append(d)
+        self._disrupt_ready(sim, where)
+        self._seen = self._signature(sim, pending_pods(sim))
+
+    def _disrupt_ready(self, sim: Simulation, where: str) -> None:
+        """Drain and delete the candidates whose replacement is up (or that have none)."""
+        waiting = []
+        for d in self.awaiting:
+            r = d.replacement
+            if r is not None and (r.name in sim.cloud.starting or sim.cluster.get(r.name) is None):
+                waiting.append(d)
+                continue
+            for name in d.nodes:
+                node = sim.node(name, where)
+                pool = node.metadata.labels.get(NODEPOOL_LABEL, "")
+                zone = node.metadata.labels.get(LABEL_TOPOLOGY_ZONE, "")
+                kept = self._delete(sim, name, KARPENTER_DISRUPTED, where)
+                if kept:
+                    self.model.disrupting.discard(name)
+                    why = f"disruption of {name} stopped: eviction refused for {', '.join(kept)}"
+                    self._record(sim, "blocked", pool, zone, name, why)
+                else:
+                    self._record(sim, "remove", pool, zone, name, f"removed {name}: {d.message}")
+        self.awaiting = waiting
+
+
+def _zones(spec: KarpenterSpec, sim: Simulation) -> tuple[str, ...]:
+    """The zones the built-in catalogue offers: those the NodePools name, else the
+    cluster's, else the catalogue's own defaults."""
+    named: set[str] = set()
+    for pool in spec.pools:
+        for r in pool.requirements:
+            if r.key == LABEL_TOPOLOGY_ZONE and not r.complement:
+                named.update(r.values)
+    if not named:
+        named = {
+            z
+            for info in sim.cluster.list()
+            if (z := info.node.metadata.labels.get(LABEL_TOPOLOGY_ZONE))
+        }
+        for group in sim.scenario.groups.values():
+            named.update(group.zones)
+    return tuple(sorted(named)) or DEFAULT_ZONES
+
+
+__all__ = ["KarpenterController"]
