@@ -484,3 +484,72 @@ def test_karpenter_drains_a_replaced_node_only_once_its_replacement_has_started(
     assert (removed.action, removed.node, removed.time) == ("remove", "default-00001", 190 * SECOND)
     assert "single-node consolidation: replace default-00001 (Underutilized)" in removed.reason
     assert report.steps[3].pending == {} and report.steps[3].node_groups == {"default": 1}
+
+
+def test_a_multi_zone_group_launches_in_its_emptiest_zone_and_around_a_stockout() -> None:
+    ca = {
+        "clusterAutoscaler": {
+            "nodeGroups": [{"nodeGroup": "node", "maxSize": 6, "multiZone": True}]
+        }
+    }
+    doc = scale_from_zero(ca, [{"stockout": {"zone": "zone-c", "duration": "1h"}}, {"wait": "2m"}])
+    doc["objects"] = [web(6, when="ScheduleAnyway", cpu="3")]
+    report = run(doc)
+    assert report.steps[0].node_groups == {"node": 2}
+    # One group over three zones: the instances go to the emptiest zone the cloud can serve
+    # (zone-c is stocked out), as an ASG balances its zones.
+    assert sorted(adds(report)) == [
+        ("node", "zone-a"),
+        ("node", "zone-a"),
+        ("node", "zone-b"),
+        ("node", "zone-b"),
+    ]
+    assert report.steps[-1].pending == {}
+
+
+def test_a_group_declared_in_place_gets_the_template_defaults_and_its_zone() -> None:
+    group = {
+        "name": "big",
+        "minSize": 0,
+        "maxSize": 2,
+        "zones": ["zone-c"],
+        "template": {
+            "metadata": {"labels": {"size": "big"}},
+            "status": {"capacity": {"cpu": "8", "memory": "32Gi"}},
+        },
+    }
+    doc = scale_from_zero({"clusterAutoscaler": {"nodeGroups": [group]}})
+    sim = Simulation(parse_timeline(doc, "t.yaml"))
+    sim.settle("t.yaml")
+    assert settle_with_autoscaler(sim, 5 * 60 * SECOND, "t.yaml") == 70 * SECOND
+    labels = sim.node("big-1", "t.yaml").metadata.labels
+    assert labels[ZONE] == "zone-c" and labels["size"] == "big"
+    assert labels["topospread.io/node-group"] == "big"
+    assert labels["node.kubernetes.io/instance-type"] == "8cpu-32Gi"
+
+
+def test_a_karpenter_catalogue_file_is_read_beside_the_scenario(tmp_path: Path) -> None:
+    import yaml
+
+    catalogue = [
+        {
+            "name": "tiny",
+            "cpu": "1",
+            "memory": "2Gi",
+            "pods": 8,
+            "offerings": [
+                {"zone": z, "capacityType": "on-demand", "price": 0.01}
+                for z in ("zone-a", "zone-b", "zone-c")
+            ],
+        }
+    ]
+    (tmp_path / "types.yaml").write_text(yaml.safe_dump(catalogue))
+    section = copy.deepcopy(KARPENTER)
+    section["karpenter"]["catalogue"] = "types.yaml"
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump(scale_from_zero(section)))
+    from topospread.simulator.timeline_format import load_timeline
+
+    report = simulate(load_timeline(path))
+    (added,) = [c for s in report.steps for c in s.autoscaler if c.action == "add"]
+    assert "(tiny on-demand in zone-c, $0.0100/h)" in added.reason
