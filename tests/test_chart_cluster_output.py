@@ -17,6 +17,7 @@ import pytest
 
 from topospread.api import validation, yaml_fast
 from topospread.cli import main
+from topospread.render import report
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data"
@@ -67,3 +68,22 @@ def test_schedule_output_of_the_chart_cluster_is_unchanged(
     # Each run starts with no pod's validation remembered from an earlier one.
     monkeypatch.setattr(validation, "_SPEC_ERRORS", {})
     assert schedule_output(chart_cluster, fmt, capsysbinary) == golden(fmt)
+
+
+@pytest.mark.parametrize("writer", ["from the first attempt", "none"])
+def test_the_detail_writer_process_leaves_the_output_unchanged(
+    chart_cluster: Path,
+    writer: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsysbinary: pytest.CaptureFixture[bytes],
+) -> None:
+    """The spill's forked writer (after 64 attempts above) encodes the fast attempts' detail:
+    every attempt through it, or none, gives the same bytes."""
+    if writer == "none":
+        monkeypatch.setattr(report, "can_fork", lambda: False)
+    elif report.can_fork():
+        monkeypatch.setattr(report, "WRITER_AFTER", 0)
+    else:
+        pytest.skip("no fork start method: the spill encodes in its own process")
+    monkeypatch.setattr(validation, "_SPEC_ERRORS", {})
+    assert schedule_output(chart_cluster, "jsonl", capsysbinary) == golden("jsonl")

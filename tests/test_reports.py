@@ -19,6 +19,7 @@ from builders import make_node, make_pod, match_labels
 from topospread.analysis.explain import explain
 from topospread.cli import main
 from topospread.framework.config import default_config
+from topospread.render import report
 from topospread.render.report import (
     DetailSpill,
     cluster_documents,
@@ -108,8 +109,19 @@ def test_jsonl_lines_parse_to_the_to_json_report_key_for_key(case: str) -> None:
     assert same_json([json.loads(line) for line in lines], reference_jsonl(run))
 
 
+@pytest.mark.parametrize("writer", ["in process", "writer process"])
 @pytest.mark.parametrize("case", list(CASES), ids=list(CASES))
-def test_the_spill_takes_each_attempts_detail_and_the_report_is_unchanged(case: str) -> None:
+def test_the_spill_takes_each_attempts_detail_and_the_report_is_unchanged(
+    case: str, writer: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if writer == "writer process":
+        if not report.can_fork():
+            pytest.skip("no fork start method: the spill encodes in its own process")
+        # Every attempt through the forked writer: fast ones as columns, the others
+        # (failures, preemption) as fragments encoded here.
+        monkeypatch.setattr(report, "WRITER_AFTER", 0)
+    else:
+        monkeypatch.setattr(report, "can_fork", lambda: False)
     want = reference_jsonl(schedule(CASES[case](), seed=3))
     with DetailSpill() as spill:
         run = schedule(CASES[case](), seed=3, on_decision=spill.record)

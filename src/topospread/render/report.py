@@ -19,6 +19,7 @@ import msgspec
 import yaml
 
 from topospread.analysis.reports import node_json
+from topospread.render.detail_writer import WRITER_AFTER, DetailWriter, can_fork
 from topospread.render.topology import Column, draw_topology, zone_key_for
 from topospread.simulator.run import PodOutcome, ScheduleRun
 from topospread.simulator.scheduler import Decision
@@ -86,6 +87,9 @@ class DetailSpill:
     containers are replaced by empty ones, so no attempt's detail stays in memory: a pod's
     report line cannot be written before the run ends (a later binding may send it back to the
     queue, a later preemption may evict it), but its bytes wait on disk, not in the heap.
+    After ``WRITER_AFTER`` attempts, where processes can be forked, a ``DetailWriter`` process
+    encodes the fast attempts' columns while the scheduler goes on (``detail_writer.py``); the
+    first read waits for it.
 
     NOTE: relies on the scheduler never reading a Decision's feasible, scores, plugin_scores
     or reasons after the attempt (``on_decision`` runs once the attempt is over): emptying them
@@ -94,40 +98,71 @@ class DetailSpill:
 
     def __init__(self) -> None:
         self._file: IO[bytes] | None = None  # opened by the first record
-        self._end = 0
+        self._end = 0  # where the next fragment this process encodes goes
         self._encoder = msgspec.json.Encoder()
-        # key -> (each recorded decision of the pod, offset, length), in attempt order: the
-        # report writes every attempt's detail.
-        self._where: dict[str, list[tuple[Decision, int, int]]] = {}
+        # key -> (each recorded decision of the pod, its slot in ``_spans``), in attempt order:
+        # the report writes every attempt's detail.
+        self._where: dict[str, list[tuple[Decision, int]]] = {}
+        # Each fragment's (offset, length); None while the writer has it.
+        self._spans: list[tuple[int, int] | None] = []
+        self._writer: DetailWriter | None = None
+        self._writer_from = 0  # the first slot the writer has
 
     def record(self, decision: Decision) -> None:
-        fragment = _detail_fragment(self._encoder, decision)
         if self._file is None:
             self._file = tempfile.TemporaryFile()  # noqa: SIM115 -- closed by close()
-        self._file.write(fragment)
-        self._where.setdefault(decision.key, []).append((decision, self._end, len(fragment)))
-        self._end += len(fragment)
+        if self._writer is None and len(self._spans) >= WRITER_AFTER and can_fork():
+            self._writer = DetailWriter(self._file.fileno(), self._end)
+            self._writer_from = len(self._spans)
+        slot = len(self._spans)
+        if self._writer is not None:
+            if decision.columns is not None:
+                self._writer.send(decision.columns)
+            else:
+                self._writer.send_fragment(_detail_fragment(self._encoder, decision))
+            self._spans.append(None)
+        else:
+            fragment = _detail_fragment(self._encoder, decision)
+            os.pwrite(self._file.fileno(), fragment, self._end)
+            self._spans.append((self._end, len(fragment)))
+            self._end += len(fragment)
+        self._where.setdefault(decision.key, []).append((decision, slot))
         decision.columns = None
         decision.feasible = []
         decision.scores = {}
         decision.plugin_scores = {}
         decision.reasons = {}
 
+    def _finish_writer(self) -> None:
+        """Wait for the writer's fragments and note where each went."""
+        writer, self._writer = self._writer, None
+        if writer is None:
+            return
+        for slot, length in enumerate(writer.finish(), start=self._writer_from):
+            self._spans[slot] = (self._end, length)
+            self._end += length
+
     def fragment(self, decision: Decision) -> bytes | None:
         """The recorded detail of this very decision, or None if it was not recorded."""
         if self._file is None:
             return None
-        for recorded, offset, length in self._where.get(decision.key, ()):
+        self._finish_writer()
+        for recorded, slot in self._where.get(decision.key, ()):
             if recorded is decision:
-                self._file.flush()
-                return os.pread(self._file.fileno(), length, offset)
+                span = self._spans[slot]
+                assert span is not None  # the writer is finished
+                return os.pread(self._file.fileno(), span[1], span[0])
         return None
 
     def close(self) -> None:
+        if self._writer is not None:
+            self._writer.abandon()
+            self._writer = None
         if self._file is not None:
             self._file.close()
             self._file = None
         self._where.clear()
+        self._spans.clear()
 
     def __enter__(self) -> DetailSpill:
         return self

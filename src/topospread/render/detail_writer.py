@@ -1,0 +1,151 @@
+"""Encoding the fast path's per-node detail in a second process while the scheduler goes on.
+
+A large run's report is mostly its attempts' detail (the chart cluster's 2,000 pods over 1,000
+nodes: about 300 MB of JSON), and encoding it took about half of the scheduling loop's CPU
+time, on the one core the loop runs on. ``DetailWriter`` forks a process that takes each fast
+attempt's columns (``FastDetail``: numbers, not strings) through a pipe, encodes them with the
+very code the scheduler's process would use (``FastDetail.fragment``), and writes the fragments
+to the spill file at the offsets it is given; its lengths come back when it is finished. The
+node names and the formatted status reasons that the columns index are sent once, as they
+appear (a new node table, new statuses).
+
+Where there is no ``fork`` start method, the spill encodes in its own process as before.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import pickle
+from multiprocessing.connection import Connection
+from typing import Any, Final
+
+import numpy as np
+
+from topospread.simulator.fastpath.detail import FastDetail, NodeKeys
+
+# Fragments a spill encodes itself before it starts the writer: small runs (tests, examples)
+# never pay for a process.
+WRITER_AFTER: Final = 64
+
+
+# Every pickle of protocol 2 or more starts with this byte; a fragment is JSON text (it starts
+# with '"feasible"'), so the two cannot be confused.
+_PICKLED: Final = b"\x80"
+
+
+def can_fork() -> bool:
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+class DetailWriter:
+    """A forked process encoding ``FastDetail`` fragments into ``fd`` from ``start`` on."""
+
+    def __init__(self, fd: int, start: int) -> None:
+        ctx = multiprocessing.get_context("fork")
+        receive, self._send = ctx.Pipe(duplex=False)
+        self._results, report = ctx.Pipe(duplex=False)
+        self._process = ctx.Process(
+            target=_serve, args=(receive, report, fd, start), daemon=True, name="detail-writer"
+        )
+        self._process.start()
+        receive.close()
+        report.close()
+        self._count = 0
+        # NOTE: tokens are ids of the parent's objects, kept alive here so that no id is reused
+        # for another names list or status table while the writer may still hold it.
+        self._names: dict[int, list[str]] = {}
+        self._formatted: dict[int, tuple[list[list[str]], int]] = {}
+
+    def send(self, detail: FastDetail) -> None:
+        """Queue one attempt's columns; its fragment is the next one after the last sent."""
+        names = detail.keys.names
+        new_names = None
+        if id(names) not in self._names:
+            self._names[id(names)] = names
+            new_names = names
+        table = detail.formatted
+        _, sent = self._formatted.get(id(table), (table, 0))
+        new_formatted = table[sent:] if len(table) > sent else None
+        self._formatted[id(table)] = (table, len(table))
+        # The numbers go as one buffer (one copy, no pickling per array): take, the totals
+        # when there are, then each plugin's column, all as long as ``take``.
+        columns = [detail.take]
+        if detail.totals is not None:
+            columns.append(detail.totals)
+        columns += detail.columns
+        blob = np.concatenate(columns)
+        if blob.dtype != np.int64:  # not the columns the cycle hands over: encode it here
+            self.send_fragment(detail.fragment())
+            return
+        self._send.send(
+            (id(names), new_names, id(table), new_formatted, len(detail.take),
+             detail.totals is not None, detail.plugins, detail.prior, detail.seen, detail.codes)
+        )  # fmt: skip
+        self._send.send_bytes(blob.data)
+        self._count += 1
+
+    def send_fragment(self, fragment: bytes) -> None:
+        """Queue a fragment already encoded (an attempt the fast path did not decide)."""
+        self._send.send_bytes(fragment)
+        self._count += 1
+
+    def finish(self) -> list[int]:
+        """Wait for every fragment to be written; their lengths, in the order sent."""
+        self._send.send(None)
+        self._send.close()
+        lengths: list[int] = self._results.recv()
+        self._results.close()
+        self._process.join()
+        if len(lengths) != self._count:
+            raise RuntimeError(f"detail writer wrote {len(lengths)} of {self._count} fragments")
+        return lengths
+
+    def abandon(self) -> None:
+        """Stop the writer without waiting for what it has not written (an error upstream)."""
+        self._send.close()
+        self._results.close()
+        self._process.terminate()
+        self._process.join()
+
+
+def _serve(receive: Connection, report: Connection, fd: int, start: int) -> None:
+    names: dict[int, NodeKeys] = {}
+    formatted: dict[int, list[list[str]]] = {}
+    lengths: list[int] = []
+    offset = start
+    while True:
+        # A pickled message (the columns, or None at the end), or a fragment's own bytes.
+        raw = receive.recv_bytes()
+        message: Any = pickle.loads(raw) if raw.startswith(_PICKLED) else raw
+        if message is None:
+            break
+        if isinstance(message, bytes):
+            os.pwrite(fd, message, offset)
+            offset += len(message)
+            lengths.append(len(message))
+            continue
+        (names_id, new_names, table_id, new_formatted, n, has_totals, plugins, prior, seen,
+         codes) = message  # fmt: skip
+        blob = np.frombuffer(receive.recv_bytes(), np.int64)
+        count = 1 + has_totals + len(plugins)
+        if len(blob) != n * count:
+            raise RuntimeError("detail writer: the columns' lengths disagree")
+        parts = [blob[i * n : (i + 1) * n] for i in range(count)]
+        take = parts[0]
+        totals = parts[1] if has_totals else None
+        columns = parts[1 + has_totals :]
+        if new_names is not None:
+            names[names_id] = NodeKeys.of(new_names)
+        table = formatted.setdefault(table_id, [])
+        if new_formatted is not None:
+            table += new_formatted
+        detail = FastDetail(
+            names[names_id], take, totals, plugins, columns, prior, seen, codes, table
+        )
+        fragment = detail.fragment()
+        os.pwrite(fd, fragment, offset)
+        offset += len(fragment)
+        lengths.append(len(fragment))
+    report.send(lengths)
+    report.close()
