@@ -84,6 +84,6 @@ def test_the_detail_writer_process_leaves_the_output_unchanged(
     elif report.can_fork():
         monkeypatch.setattr(report, "WRITER_AFTER", 0)
     else:
-        pytest.skip("no fork start method: the spill encodes in its own process")
+        pytest.skip("no os.fork: the spill encodes in its own process")
     monkeypatch.setattr(validation, "_SPEC_ERRORS", {})
     assert schedule_output(chart_cluster, "jsonl", capsysbinary) == golden("jsonl")

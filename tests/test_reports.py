@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import types
 from pathlib import Path
 from typing import Any
@@ -116,7 +117,7 @@ def test_the_spill_takes_each_attempts_detail_and_the_report_is_unchanged(
 ) -> None:
     if writer == "writer process":
         if not report.can_fork():
-            pytest.skip("no fork start method: the spill encodes in its own process")
+            pytest.skip("no os.fork: the spill encodes in its own process")
         # Every attempt through the forked writer: fast ones as columns, the others
         # (failures, preemption) as fragments encoded here.
         monkeypatch.setattr(report, "WRITER_AFTER", 0)
@@ -134,6 +135,18 @@ def test_the_spill_takes_each_attempts_detail_and_the_report_is_unchanged(
     # ... and the spill gives back exactly what each pod's last attempt decided.
     got = [json.loads(line) for line in out.getvalue().splitlines()]
     assert same_json(got, want)
+
+
+def test_a_spill_closed_unread_stops_its_writer(monkeypatch: pytest.MonkeyPatch) -> None:
+    if not report.can_fork():
+        pytest.skip("no os.fork: the spill encodes in its own process")
+    monkeypatch.setattr(report, "WRITER_AFTER", 0)
+    with DetailSpill() as spill:
+        schedule(spread_scenario(), seed=3, on_decision=spill.record)
+        writer = spill._writer
+        assert writer is not None  # the attempts went to a writer process...
+    with pytest.raises(ChildProcessError):  # ... which close() stopped and reaped
+        os.waitpid(writer._pid, os.WNOHANG)
 
 
 def test_the_spill_covers_every_kind_of_outcome() -> None:

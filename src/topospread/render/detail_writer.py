@@ -9,16 +9,25 @@ to the spill file at the offsets it is given; its lengths come back when it is f
 node names and the formatted status reasons that the columns index are sent once, as they
 appear (a new node table, new statuses).
 
-Where there is no ``fork`` start method, the spill encodes in its own process as before.
+Where processes cannot be forked (no ``os.fork``), the spill encodes in its own process as
+before.
 """
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import pickle
+import signal
+import traceback
 from multiprocessing.connection import Connection
 from typing import Any, Final
+
+try:
+    import fcntl
+except ImportError:  # Windows has none
+    fcntl = None  # type: ignore[assignment]
 
 import numpy as np
 
@@ -34,21 +43,44 @@ WRITER_AFTER: Final = 64
 _PICKLED: Final = b"\x80"
 
 
+def _widen(connection: Connection) -> None:
+    """Give the pipe a larger buffer where Linux allows (1 MiB, about 40 attempts' columns),
+    so that the scheduler does not wait on the writer's short stalls."""
+    setpipe = getattr(fcntl, "F_SETPIPE_SZ", None) if fcntl is not None else None
+    if setpipe is not None:
+        with contextlib.suppress(OSError):
+            fcntl.fcntl(connection.fileno(), setpipe, 1 << 20)
+
+
 def can_fork() -> bool:
-    return "fork" in multiprocessing.get_all_start_methods()
+    return hasattr(os, "fork")
 
 
 class DetailWriter:
     """A forked process encoding ``FastDetail`` fragments into ``fd`` from ``start`` on."""
 
     def __init__(self, fd: int, start: int) -> None:
-        ctx = multiprocessing.get_context("fork")
-        receive, self._send = ctx.Pipe(duplex=False)
-        self._results, report = ctx.Pipe(duplex=False)
-        self._process = ctx.Process(
-            target=_serve, args=(receive, report, fd, start), daemon=True, name="detail-writer"
-        )
-        self._process.start()
+        receive, self._send = multiprocessing.Pipe(duplex=False)
+        _widen(self._send)
+        self._results, report = multiprocessing.Pipe(duplex=False)
+        # NOTE: a bare fork, and ``os._exit`` at the end, not a multiprocessing.Process: its
+        # child flushes sys.stdout when it ends, and would write again whatever the parent had
+        # buffered there at the fork.
+        pid = os.fork()
+        if pid == 0:  # the writer
+            code = 1
+            try:
+                # Ctrl-C reaches the parent too, which stops the writer (``abandon``).
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+                self._send.close()
+                self._results.close()
+                _serve(receive, report, fd, start)
+                code = 0
+            except BaseException:
+                traceback.print_exc()
+            finally:
+                os._exit(code)
+        self._pid = pid
         receive.close()
         report.close()
         self._count = 0
@@ -94,9 +126,14 @@ class DetailWriter:
         """Wait for every fragment to be written; their lengths, in the order sent."""
         self._send.send(None)
         self._send.close()
-        lengths: list[int] = self._results.recv()
+        try:
+            lengths: list[int] = self._results.recv()
+        except EOFError:
+            lengths = []  # it died: the count below says so
         self._results.close()
-        self._process.join()
+        _, status = os.waitpid(self._pid, 0)
+        if status != 0:
+            raise RuntimeError(f"detail writer exited with status {status}")
         if len(lengths) != self._count:
             raise RuntimeError(f"detail writer wrote {len(lengths)} of {self._count} fragments")
         return lengths
@@ -105,8 +142,9 @@ class DetailWriter:
         """Stop the writer without waiting for what it has not written (an error upstream)."""
         self._send.close()
         self._results.close()
-        self._process.terminate()
-        self._process.join()
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self._pid, signal.SIGTERM)
+        os.waitpid(self._pid, 0)
 
 
 def _serve(receive: Connection, report: Connection, fd: int, start: int) -> None:
