@@ -18,7 +18,6 @@ from typing import IO, Any, Final
 import msgspec
 import yaml
 
-from topospread.analysis.reports import node_json
 from topospread.render.detail_writer import WRITER_AFTER, DetailWriter, can_fork
 from topospread.render.topology import Column, draw_topology, zone_key_for
 from topospread.simulator.run import PodOutcome, ScheduleRun
@@ -242,6 +241,10 @@ def write_json(
         f"{p.metadata.namespace}/{p.metadata.name}": info.name for info in infos for p in info.pods
     }
     pending = [{"pod": o.key, "message": o.message} for o in run.pending]
+    # Here, not at the top: -o jsonl (a large run's usual report) needs none of the reports'
+    # modules, and importing them is a part of every start.
+    from topospread.analysis.reports import node_json
+
     nodes = [node_json(info.node, key) for info in infos]
     out.write(b'],"zoneKey":' + msgspec.json.encode(key))
     out.write(b',"bound":' + msgspec.json.encode(bound))
