@@ -19,7 +19,6 @@ from topospread.analysis.descheduler import (
     _Constraint,
     _Domain,
     _limit_evictions,
-    _NodeView,
     _Pick,
     _Placed,
     _pod_filter,
@@ -30,6 +29,7 @@ from topospread.analysis.descheduler import (
     ready_nodes,
     topology_is_balanced,
 )
+from topospread.analysis.descheduler_node import NodeView
 from topospread.api.types import Node, NodeCondition, Pod, Taint
 from topospread.cluster.state import ClusterState
 from topospread.framework.types import NodeInfo
@@ -54,7 +54,7 @@ def walked_evictions(
 ) -> list[DeschedulerEviction]:
     """One cycle as the model computed it before the index: every listed pod of the
     namespace walked for each constraint's domains."""
-    ready = [_NodeView(info.node, info.pods) for info in ready_nodes(nodes, None)]
+    ready = [NodeView(info.node, info.pods) for info in ready_nodes(nodes, None)]
     selector = options.node_selector
     views = (
         ready

@@ -60,28 +60,34 @@ those count as local storage); a ``nodeSelector`` that is set but empty (Go tell
 absent one when sorting; decoded manifests cannot); the DefaultEvictor's own ``nodeSelector``
 (its ``nodeFit`` checks every Ready node).
 
+The nodes' readiness and NodeFit (pkg/descheduler/node/node.go) are in ``descheduler_node.py``.
+
 Upstream: pkg/framework/plugins/removepodsviolatingtopologyspreadconstraint/
 topologyspreadconstraint.go, pkg/framework/plugins/defaultevictor/defaultevictor.go,
-pkg/descheduler/node/node.go, pkg/descheduler/evictions/evictions.go,
-pkg/descheduler/descheduler.go (descheduler v0.34).
+pkg/descheduler/evictions/evictions.go, pkg/descheduler/descheduler.go (descheduler v0.34).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
 import msgspec
 
-from topospread.api.resource import ZERO, Quantity, parse_resource_list
+from topospread.analysis.descheduler_node import (
+    POD_FAILED,
+    NodeView,
+    is_ready,
+    is_running,
+    pod_fits_any_other_node,
+    ready_nodes,
+)
 from topospread.api.types import (
-    CONDITION_TRUE,
     DO_NOT_SCHEDULE,
     NODE_INCLUSION_POLICY_HONOR,
     NODE_INCLUSION_POLICY_IGNORE,
-    NODE_READY,
     SCHEDULE_ANYWAY,
     Node,
     Pod,
@@ -93,12 +99,10 @@ from topospread.cluster.state import ClusterState
 from topospread.framework.types import NodeInfo
 from topospread.labels.selector import Selector, SelectorError, label_selector_as_selector
 from topospread.nodeaffinity import RequiredNodeAffinity, get_required_node_affinity
-from topospread.plugins.noderesources.resource_helpers import pod_requests
 from topospread.plugins.podtopologyspread.common import (
     InternalConstraint,
     merge_label_set_with_selector,
 )
-from topospread.taints import do_not_schedule_taints_filter, find_matching_untolerated_taint
 
 PLUGIN_NAME: Final = "RemovePodsViolatingTopologySpreadConstraint"
 DESCHEDULER_VERSION: Final = "v0.34"
@@ -111,13 +115,6 @@ CONFIG_SOURCE_ANNOTATION_KEY: Final = "kubernetes.io/config.source"
 API_SOURCE: Final = "api"
 # utils.SystemCriticalPriority: system-cluster-critical and system-node-critical and above.
 SYSTEM_CRITICAL_PRIORITY: Final = 2_000_000_000
-
-POD_SUCCEEDED: Final = "Succeeded"
-POD_FAILED: Final = "Failed"
-
-_CPU: Final = "cpu"
-_MEMORY: Final = "memory"
-_PODS: Final = "pods"
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,33 +163,6 @@ class DeschedulerEviction:
     node: str
     constraint: str
     reason: str
-
-
-# ---------------------------------------------------------------------------------------------
-# Nodes
-
-
-def is_ready(node: Node) -> bool:
-    """False when the node's Ready condition is anything but True (False or Unknown); a node
-    without a Ready condition, and a cordoned node, count as Ready.
-
-    Upstream: IsReady (pkg/descheduler/node/node.go, v0.34)
-    """
-    return all(c.status == CONDITION_TRUE for c in node.status.conditions if c.type == NODE_READY)
-
-
-def ready_nodes(nodes: Iterable[NodeInfo], node_selector: Selector | None) -> list[NodeInfo]:
-    """The nodes a descheduling cycle works on: those the selector matches, Ready ones only,
-    in the order given.
-
-    Upstream: ReadyNodes (pkg/descheduler/node/node.go, v0.34)
-    """
-    return [
-        info
-        for info in nodes
-        if (node_selector is None or node_selector.matches(info.node.metadata.labels))
-        and is_ready(info.node)
-    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -259,159 +229,6 @@ def _pod_filter(pod: Pod, options: DeschedulerOptions) -> bool:
     ):
         return False
     return evictor_filter(pod, options)
-
-
-# ---------------------------------------------------------------------------------------------
-# NodeFit
-
-
-def _is_running(pod: Pod) -> bool:
-    """Pods that have finished are never listed: they hold no resources.
-
-    Upstream: ListPodsOnANode (pkg/descheduler/pod/pods.go, v0.34)
-    """
-    return pod.status.phase not in (POD_SUCCEEDED, POD_FAILED)
-
-
-@dataclass(slots=True)
-class _NodeView:
-    """A node as NodeFit reads it: the pods on it that have not finished and their requests."""
-
-    node: Node
-    bound: Sequence[Pod]  # every pod bound to it; ``pods`` keeps those not finished
-    _pods: list[Pod] | None = None
-    _allocatable: dict[str, Quantity] | None = None
-    _requested: dict[str, Quantity] | None = None
-
-    @property
-    def name(self) -> str:
-        return self.node.metadata.name
-
-    @property
-    def pods(self) -> list[Pod]:
-        if self._pods is None:
-            self._pods = [p for p in self.bound if _is_running(p)]
-        return self._pods
-
-    def allocatable(self) -> Mapping[str, Quantity]:
-        if self._allocatable is None:
-            self._allocatable = parse_resource_list(self.node.status.allocatable)
-        return self._allocatable
-
-    def requested(self) -> Mapping[str, Quantity]:
-        if self._requested is None:
-            total: dict[str, Quantity] = {}
-            for p in self.pods:
-                for name, q in pod_requests(p).items():
-                    current = total.get(name)
-                    total[name] = q if current is None else current + q
-            self._requested = total
-        return self._requested
-
-
-def _available_milli(view: _NodeView, name: str) -> int:
-    """What is left of one resource, in thousandths, read as the descheduler reads it.
-
-    Upstream: nodeAvailableResources (pkg/descheduler/node/node.go, v0.34)
-    """
-    allocatable = view.allocatable()
-    used = view.requested().get(name, ZERO)
-    if name == _CPU:
-        return allocatable.get(_CPU, ZERO).milli_value() - used.milli_value()
-    if name == _MEMORY:
-        return (allocatable.get(_MEMORY, ZERO).value() - used.value()) * 1000
-    if name == _PODS:
-        return (allocatable.get(_PODS, ZERO).value() - len(view.pods)) * 1000
-    have = allocatable.get(name)
-    if have is None:
-        return 0
-    return (have.value() - used.value()) * 1000
-
-
-def _fits_request(requests: Mapping[str, Quantity], view: _NodeView) -> str | None:
-    """None when the pod's requests fit what the node has left, else the reason.
-
-    Upstream: fitsRequest (pkg/descheduler/node/node.go, v0.34)
-    """
-    for name, q in requests.items():
-        if q.milli_value() > _available_milli(view, name):
-            return f"insufficient {name}"
-    if _available_milli(view, _PODS) <= 0:
-        return f"insufficient {_PODS}"
-    return None
-
-
-def _matches_inter_pod_anti_affinity(pod: Pod, view: _NodeView) -> bool:
-    """True when a pod on the node matches one of the pod's required anti-affinity terms and
-    the node has the term's topology key; an unparsable term counts as a match (NodeFit fails
-    on the error). Only the pods on that very node are looked at, and only the moving pod's
-    terms (not those of the pods already there); namespaceSelector is ignored.
-
-    Upstream: podMatchesInterPodAntiAffinity (pkg/descheduler/node/node.go, v0.34)
-    """
-    affinity = pod.spec.affinity
-    if affinity is None or affinity.pod_anti_affinity is None:
-        return False
-    node_labels = view.node.metadata.labels
-    for term in affinity.pod_anti_affinity.required_during_scheduling_ignored_during_execution:
-        namespaces = set(term.namespaces) or {pod.metadata.namespace}
-        try:
-            selector = label_selector_as_selector(term.label_selector)
-        except SelectorError:
-            return True
-        for other in view.pods:
-            if other.metadata.namespace not in namespaces:
-                continue
-            if other.metadata.name == pod.metadata.name:
-                continue
-            if selector.matches(other.metadata.labels) and term.topology_key in node_labels:
-                return True
-    return False
-
-
-class _PodFit:
-    """One pod's NodeFit, with what it reads of the pod worked out once."""
-
-    __slots__ = ("_pod", "_requests", "_required")
-
-    def __init__(self, pod: Pod) -> None:
-        self._pod = pod
-        self._required = get_required_node_affinity(pod)
-        self._requests: Mapping[str, Quantity] | None = None
-
-    def check(self, view: _NodeView) -> str | None:
-        """None when the pod could be scheduled onto the node, else the first failed check.
-
-        Upstream: NodeFit (pkg/descheduler/node/node.go, v0.34)
-        """
-        pod, node = self._pod, view.node
-        if not self._required.match(node):
-            return "pod node selector does not match the node label"
-        untolerated = find_matching_untolerated_taint(
-            node.spec.taints, pod.spec.tolerations, do_not_schedule_taints_filter
-        )
-        if untolerated is not None:
-            return "pod does not tolerate taints on the node"
-        if pod.spec.node_name != node.metadata.name:
-            if self._requests is None:
-                self._requests = pod_requests(pod)
-            reason = _fits_request(self._requests, view)
-            if reason is not None:
-                return reason
-        if node.spec.unschedulable:
-            return "node is not schedulable"
-        if _matches_inter_pod_anti_affinity(pod, view):
-            return "pod matches inter-pod anti-affinity rule of other pod on node"
-        return None
-
-
-def pod_fits_any_other_node(pod: Pod, current_node: str, views: Iterable[_NodeView]) -> bool:
-    """Whether NodeFit passes on some node other than the pod's own.
-
-    Upstream: PodFitsAnyOtherNode (pkg/descheduler/node/node.go, v0.34)
-    """
-    fit = _PodFit(pod)
-    return any(v.name != current_node and fit.check(v) is None for v in views)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -566,18 +383,18 @@ def sort_domains(domains: Iterable[_Domain], is_evictable: Callable[[Pod], bool]
 
 
 def filter_nodes_below_ideal_avg(
-    eligible: Sequence[_NodeView], domains: Sequence[_Domain], topology_key: str, ideal_avg: float
-) -> list[_NodeView]:
+    eligible: Sequence[NodeView], domains: Sequence[_Domain], topology_key: str, ideal_avg: float
+) -> list[NodeView]:
     """The eligible nodes of the domains holding fewer pods than the ideal average.
 
     Upstream: filterNodesBelowIdealAvg (topologyspreadconstraint.go, v0.34)
     """
-    by_value: dict[str, list[_NodeView]] = {}
+    by_value: dict[str, list[NodeView]] = {}
     for view in eligible:
         value = view.node.metadata.labels.get(topology_key)
         if value is not None:
             by_value.setdefault(value, []).append(view)
-    below: list[_NodeView] = []
+    below: list[NodeView] = []
     for d in domains:
         if len(d.pods) < ideal_avg:
             below.extend(by_value.get(d.value, ()))
@@ -592,7 +409,7 @@ def balance_domains(
     tsc: _Constraint,
     domains: Iterable[_Domain],
     sum_pods: int,
-    views: Sequence[_NodeView],
+    views: Sequence[NodeView],
     is_evictable: Callable[[Pod], bool],
     topology_balance_node_fit: bool,
 ) -> list[_Pick]:
@@ -675,7 +492,7 @@ class _Listing:
     def __init__(
         self,
         infos: Sequence[NodeInfo],
-        views: Sequence[_NodeView],
+        views: Sequence[NodeView],
         index: ClusterIndex | None,
         options: DeschedulerOptions,
     ) -> None:
@@ -696,7 +513,7 @@ class _Listing:
         key = id(pod)  # NOTE: the pods outlive the cycle, so an id is not reused meanwhile.
         hit = self._listed.get(key)
         if hit is None:
-            hit = self._listed[key] = _is_running(pod) and _pod_filter(pod, self.options)
+            hit = self._listed[key] = is_running(pod) and _pod_filter(pod, self.options)
         return hit
 
     def constraints(self, allowed: frozenset[str]) -> dict[str, list[_Constraint]]:
@@ -806,7 +623,7 @@ class _Listing:
 
 
 def _limit_evictions(
-    picks: Sequence[_Pick], views: Sequence[_NodeView], options: DeschedulerOptions
+    picks: Sequence[_Pick], views: Sequence[NodeView], options: DeschedulerOptions
 ) -> list[DeschedulerEviction]:
     """Apply the evictor's pre-eviction filter and the cycle's limits, in order.
 
@@ -859,7 +676,7 @@ def descheduler_evictions(
     infos = nodes.list() if isinstance(nodes, ClusterState) else nodes
     # The DefaultEvictor's nodeFit lists Ready nodes with its own (unset) node selector, so it
     # may look past the policy's; the plugin sees only the nodes the policy selects.
-    ready = [_NodeView(info.node, info.pods) for info in ready_nodes(infos, None)]
+    ready = [NodeView(info.node, info.pods) for info in ready_nodes(infos, None)]
     selector = options.node_selector
     views = (
         ready
