@@ -16,18 +16,20 @@ from topospread.analysis.descheduler import (
     DeschedulerEviction,
     DeschedulerOptions,
     _allowed_actions,
-    _Constraint,
-    _Domain,
     _limit_evictions,
     _Pick,
-    _Placed,
     _pod_filter,
     balance_domains,
     descheduler_evictions,
     evictor_filter,
-    new_topology_spread_constraint,
     ready_nodes,
     topology_is_balanced,
+)
+from topospread.analysis.descheduler_domains import (
+    Constraint,
+    Domain,
+    Placed,
+    new_topology_spread_constraint,
 )
 from topospread.analysis.descheduler_node import NodeView
 from topospread.api.types import Node, NodeCondition, Pod, Taint
@@ -61,18 +63,18 @@ def walked_evictions(
         if selector is None
         else [v for v in ready if selector.matches(v.node.metadata.labels)]
     )
-    by_namespace: dict[str, list[_Placed]] = {}
+    by_namespace: dict[str, list[Placed]] = {}
     for view in views:
         for pod in view.pods:
             if _pod_filter(pod, options):
-                placed = _Placed(pod, view.name, (sum(map(len, by_namespace.values())), 0))
+                placed = Placed(pod, view.name, (sum(map(len, by_namespace.values())), 0))
                 by_namespace.setdefault(pod.metadata.namespace, []).append(placed)
     allowed = _allowed_actions(options)
     picks: list[_Pick] = []
     picked: set[str] = set()
     for namespace in sorted(by_namespace):
         pods = by_namespace[namespace]
-        constraints: list[_Constraint] = []
+        constraints: list[Constraint] = []
         for placed in pods:
             for c in placed.pod.spec.topology_spread_constraints:
                 if c.when_unsatisfiable not in allowed:
@@ -85,11 +87,11 @@ def walked_evictions(
                     constraints.append(tsc)
         for tsc in constraints:
             key = tsc.topology_key
-            domains: dict[str, _Domain] = {}
+            domains: dict[str, Domain] = {}
             for view in views:
                 value = view.node.metadata.labels.get(key)
                 if value is not None and tsc.match_node_inclusion_policies(view.node):
-                    domains.setdefault(value, _Domain(value, []))
+                    domains.setdefault(value, Domain(value, []))
             labels = {v.name: v.node.metadata.labels for v in views}
             total = 0
             for placed in pods:
@@ -101,7 +103,7 @@ def walked_evictions(
                 value = labels[placed.node].get(key)
                 if value is None:
                     continue
-                domains.setdefault(value, _Domain(value, [])).pods.append(placed)
+                domains.setdefault(value, Domain(value, [])).pods.append(placed)
                 total += 1
             listed = list(domains.values())
             if topology_is_balanced(listed, tsc.max_skew):
