@@ -562,6 +562,7 @@ class Scheduler:
             prior=prior,
             count_nominated=counted,
             state=state,
+            prefiltered=prefiltered,
         )
         if isinstance(fast, FastResult):
             if not prefiltered:

@@ -217,9 +217,9 @@ class FastPath:
         NodeResourcesFit can then tell a node with them from one without (no DoNotSchedule
         spread constraint, no required inter-pod term of the pod's own, none of the nominated
         pods of at least its priority carrying pod (anti-)affinity, no filter run through its
-        reference plugin)."""
+        reference plugin, for every pod or for this pod's claims)."""
         sig = self.signature(pod) if self.accepts(pod) else None
-        if sig is None or sig.hard:
+        if sig is None or sig.hard or sig.static.per_attempt:
             return False
         if self.profile.reference_filters:
             return False
@@ -275,6 +275,7 @@ class FastPath:
         prior: Mapping[str, Status] | None = None,
         count_nominated: bool = False,
         state: CycleState | None = None,
+        prefiltered: bool = False,
     ) -> FastResult | FastFailure | None:
         """The reference cycle's outcome, or None where this path does not apply.
 
@@ -286,7 +287,7 @@ class FastPath:
         pods of at least the pod's priority counted on their nodes, as the reference's first
         pass does; where that passes, the second pass, without them, passes too. ``state``:
         the decision's cycle state, which plugins without a kernel write (a fresh one if
-        None).
+        None); ``prefiltered``: every PreFilter plugin already ran on it.
         """
         if not self.accepts(pod):
             return None
@@ -298,6 +299,7 @@ class FastPath:
         n = len(table.names)
         nominated = self.nominations.requests(pod) if count_nominated else None
         attempt = Attempt(pod, sig, state if state is not None else CycleState(), nominated)
+        attempt.prefiltered = prefiltered and state is not None
         rejected_with = self.profile.run_filters(attempt, n)
         if rejected_with is None:
             return None
@@ -366,12 +368,9 @@ class FastPath:
 
 
 def _pod_supported(pod: Pod) -> bool:
-    """Pods the kernels never take: bound ones, with volumes or claims to bind, host ports."""
+    """Pods the kernels never take: bound ones, with resource claims, host ports."""
     spec = pod.spec
-    if spec.node_name:
-        return False
-    if any(v.persistent_volume_claim is not None or v.ephemeral is not None
-           for v in spec.volumes) or spec.resource_claims:  # fmt: skip
+    if spec.node_name or spec.resource_claims:
         return False
     return not any(p.host_port for c in (*spec.init_containers, *spec.containers) for p in c.ports)
 

@@ -40,12 +40,21 @@ class ProfileKernels:
         if any(type(by_name[pl.name]).score is Kernel.score for pl in fwk.score_plugins):
             self.supported = False  # a score plugin whose kernel computes no score
         self.pre_filters = [by_name[pl.name] for pl in fwk.pre_filter_plugins]
+        prefiltering = {pl.name for pl in fwk.pre_filter_plugins}
+        if any(
+            (by_name[pl.name].per_pod or by_name[pl.name].must_skip) and pl.name not in prefiltering
+            for pl in fwk.filter_plugins
+        ):
+            # NOTE: those kernels learn from the plugin's PreFilter whether it is in play.
+            self.supported = False
         self.filters = [(pl.name, by_name[pl.name]) for pl in fwk.filter_plugins]
         self.pre_scores = [by_name[pl.name] for pl in fwk.pre_score_plugins]
         self.scores = [(pl.name, by_name[pl.name]) for pl in fwk.score_plugins]
         self.seeding = [pl for pl in fwk.pre_filter_plugins if by_name[pl.name].seeds_state]
-        # Whether a filter runs through its reference plugin: nominated pods may then change
-        # its verdicts, so the vectors never count them (``FastPath.counts_nominated``).
+        # Whether a filter runs through its reference plugin for every pod: nominated pods
+        # may then change its verdicts, so the vectors never count them
+        # (``FastPath.counts_nominated``; the volume plugins' ``ClaimKernel`` runs so only for
+        # pods with claims, which that checks per shape).
         self.reference_filters = any(isinstance(k, ReferenceKernel) for _, k in self.filters)
 
     def run_filters(self, attempt: Attempt, n: int) -> I32 | None:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Final
 import msgspec
 import numpy as np
 
-from topospread.api.types import NODE_INCLUSION_POLICY_HONOR, Container, Node, Pod
+from topospread.api.types import NODE_INCLUSION_POLICY_HONOR, Container, Node, Pod, Volume
 from topospread.framework.cycle_state import CycleState
 from topospread.framework.types import NodeInfo
 from topospread.plugins.interpodaffinity.scoring import has_preferred_constraints
@@ -45,6 +45,9 @@ class Static:
     filter_status: dict[str, I32]  # static filter -> status index per node (0: passes)
     rejects: dict[str, bool]  # static filter -> whether it rejects any node
     skip_filters: frozenset[str]  # filters whose PreFilter skipped
+    # The volume plugins run per attempt through their reference plugins (the pod has claims,
+    # or volumes they check): ``ClaimKernel``.
+    per_attempt: frozenset[str]
     static_scores: dict[str, I64]
     skipped_scores: frozenset[str]
     req_cpu: int
@@ -217,19 +220,32 @@ class Shapes:
         """A shape's statics, taken from the reference plugins; None where the path declines
         it: a PreFilter that narrows the nodes or errs, a plugin this path cannot evaluate in
         play (one whose kernel requires its PreFilter to skip), an extended resource, an
-        affinity that does not parse."""
+        affinity that does not parse.
+
+        The volume plugins (kernels flagged ``per_pod``) run per attempt for a pod with
+        claims, whose PreFilter's answer depends on the claims (each pod's own) and the
+        storage as it stands; for any other pod their PreFilter runs here, and skips unless
+        the pod has a volume they check (then they too run per attempt)."""
         path = self.path
         fwk = path.fwk
         infos = path.cluster.list()
         n = len(infos)
         state = CycleState()
+        claims = has_claims(pod)
+        per_attempt: set[str] = set()
         for pre in fwk.pre_filter_plugins:
             kernel = path.kernels[pre.name]
             if kernel.dynamic:
                 continue  # run per decision
+            if kernel.per_pod and claims:
+                per_attempt.add(pre.name)
+                continue
             result, status = pre.pre_filter(state, pod, infos)
             if status.is_skip:
                 state.skip_filter_plugins.add(pre.name)
+                continue
+            if kernel.per_pod:
+                per_attempt.add(pre.name)  # its answer, per attempt
                 continue
             if not status.is_success or (result is not None and result.node_names is not None):
                 return None
@@ -282,6 +298,7 @@ class Shapes:
             filter_status=filter_status,
             rejects={name: bool(arr.any()) for name, arr in filter_status.items()},
             skip_filters=frozenset(state.skip_filter_plugins),
+            per_attempt=frozenset(per_attempt),
             static_scores=static_scores,
             skipped_scores=frozenset(skipped),
             req_cpu=request[0],
@@ -339,7 +356,8 @@ def static_key(pod: Pod) -> bytes:
     owners (PodTopologySpread's constraints are resolved per pod and keyed separately;
     InterPodAffinity's counts are read per decision), container names, volume names (each pod
     read from a cluster has its own ``kube-api-access-<random>`` token volume), hostname and
-    subdomain, scheduling gates and priority — so that the pods of one template share it —
+    subdomain, scheduling gates and priority, claim names — so that the pods of one template
+    share it —
     and its spread constraints (PodTopologySpread is a dynamic plugin here: a report's probe,
     a workload pod with one of its constraints made hard, shares its pod's shape). A plugin
     without a kernel runs per decision on the pod itself, so what it reads needs no key.
@@ -349,7 +367,7 @@ def static_key(pod: Pod) -> bytes:
         spec,
         containers=[_unnamed(c) for c in spec.containers],
         init_containers=[_unnamed(c) for c in spec.init_containers],
-        volumes=[msgspec.structs.replace(v, name="") for v in spec.volumes],
+        volumes=[_keyed_volume(v) for v in spec.volumes],
         hostname="",
         subdomain="",
         scheduling_gates=[],
@@ -359,6 +377,23 @@ def static_key(pod: Pod) -> bytes:
         preemption_policy=None,
     )
     return KEY_ENCODER.encode((pod.metadata.namespace, view))
+
+
+def _keyed_volume(v: Volume) -> Volume:
+    """A volume as the shape's key holds it: its name and its claim's name left out (each
+    pod of a StatefulSet has its own claim; the volume plugins read claims per attempt)."""
+    claim = v.persistent_volume_claim
+    if claim is not None and claim.claim_name:
+        claim = msgspec.structs.replace(claim, claim_name="")
+        return msgspec.structs.replace(v, name="", persistent_volume_claim=claim)
+    return msgspec.structs.replace(v, name="")
+
+
+def has_claims(pod: Pod) -> bool:
+    """Whether the pod has a persistent volume claim or a generic ephemeral volume."""
+    return any(
+        v.persistent_volume_claim is not None or v.ephemeral is not None for v in pod.spec.volumes
+    )
 
 
 def _unnamed(c: Container) -> Container:

@@ -36,6 +36,9 @@ class Attempt:
     nominated: tuple[I64, I64, I64, I64] | None = None
     first: I32 | None = None  # the verdicts so far, in filter order (None: every node passes)
     declined: bool = False  # a kernel cannot prove this attempt equal: the reference decides
+    # The reference PreFilter plugins already ran on ``state`` (the scheduler filtered the
+    # nodes holding nominated pods with them): plugins without a kernel read what they wrote.
+    prefiltered: bool = False
     memo: dict[str, Any] = field(default_factory=dict)
 
 
@@ -51,7 +54,10 @@ class Kernel:
     ``must_skip``: the path declines a pod unless its PreFilter skips; ``seeds_state``: its
     PreFilter writes state before skipping, read after the decision (``seed_state``);
     ``reads_spec``: reads the node's taints or unschedulable flag (a node update's memo);
-    ``reads_images``: its scores read how many nodes hold each image.
+    ``reads_images``: its scores read how many nodes hold each image;
+    ``per_pod``: its PreFilter runs once per shape where it skips there for a reason the
+    shape's key holds (the pod has no volume it reads); for the other shapes (pods with
+    claims) the plugin runs per attempt through its reference plugin (``Static.per_attempt``).
     """
 
     dynamic: ClassVar[bool] = False
@@ -62,6 +68,7 @@ class Kernel:
     seeds_state: ClassVar[bool] = False
     reads_spec: ClassVar[bool] = False
     reads_images: ClassVar[bool] = False
+    per_pod: ClassVar[bool] = False
     # Whether nominated pods of the pod's priority can change its verdicts beyond what
     # NodeResourcesFit reads (then the vectors never count them: ``counts_nominated``).
     reads_nominated: ClassVar[bool] = False

@@ -2,7 +2,7 @@
 alone, its statuses interned into the same vector as every vectorised plugin's.
 
 Per attempt: its PreFilter on the decision's cycle state (before any filter, as
-RunPreFilterPlugins); its Filter on each node every earlier filter passed; its PreScore over
+RunPreFilterPlugins; not again where the scheduler already ran every PreFilter on it); its Filter on each node every earlier filter passed; its PreScore over
 the nodes to score, its Score on each of them and its NormalizeScore. Anything the vectors
 cannot reproduce — a PreFilter that rejects, errs or narrows the nodes, a Filter, Score or
 NormalizeScore that errs, a score out of range — declines the attempt: the reference cycle
@@ -30,6 +30,11 @@ class ReferenceKernel(Kernel):
     reads_nominated = True
 
     def pre_filter(self, attempt: Attempt) -> None:
+        if attempt.prefiltered:
+            # NOTE: the scheduler ran every PreFilter on this state and checked that none
+            # rejects or narrows the nodes; running this one again would replace the state
+            # the nominated nodes' filters wrote (VolumeBinding's volumes per node).
+            return
         result, status = self.plugin.pre_filter(
             attempt.state, attempt.pod, self.path.cluster.list()
         )

@@ -1,0 +1,246 @@
+"""Pods with claims on the fast path: the volume plugins run per attempt through their reference
+plugins, every other plugin vectorised, and the decisions are the reference path's, decision for
+decision — placements, scores, statuses, messages, nominations, victims — and so is the storage
+the binding cycle leaves behind (claims bound, volumes provisioned in the chosen zone).
+
+Random clusters: StatefulSet-like pods (one template, a claim per ordinal) with
+WaitForFirstConsumer and Immediate claims, static zonal PVs, pre-bound PVs, ReadWriteOncePod
+claims shared between pods, in-tree EBS volumes, CSINode attach limits, and queued pods that
+outrank bound ones (preemption).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from test_fastpath import nodes, pod, summary
+from topospread.api.decode import decode_object
+from topospread.api.types import Pod
+from topospread.framework.config import default_config
+from topospread.simulator.fastpath import FastPath
+from topospread.simulator.fastpath.cycle import FastFailure, FastResult
+from topospread.simulator.fastpath.shapes import has_claims
+from topospread.simulator.run import ScheduleRun, schedule
+from topospread.simulator.scenario import Scenario
+
+ZONE = "topology.kubernetes.io/zone"
+DRIVER = "ebs.csi.aws.com"
+# Attempts of pods with claims (or in-tree disks) the fast path decided, by outcome.
+CLAIMED: Counter[str] = Counter()
+
+
+def _obj(raw: dict[str, Any]) -> Any:
+    return decode_object(raw, None, "test")
+
+
+def storage_class(name: str, mode: str, zones: list[str] | None = None) -> Any:
+    raw: dict[str, Any] = {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {"name": name},
+        "provisioner": DRIVER,
+        "volumeBindingMode": mode,
+    }
+    if zones:
+        raw["allowedTopologies"] = [{"matchLabelExpressions": [{"key": ZONE, "values": zones}]}]
+    return _obj(raw)
+
+
+def persistent_volume(name: str, zone: str, claim: str | None = None) -> Any:
+    spec: dict[str, Any] = {
+        "capacity": {"storage": "10Gi"},
+        "accessModes": ["ReadWriteOnce"],
+        "storageClassName": "wffc",
+        "csi": {"driver": DRIVER, "volumeHandle": f"vol-{name}"},
+        "nodeAffinity": {
+            "required": {
+                "nodeSelectorTerms": [
+                    {"matchExpressions": [{"key": ZONE, "operator": "In", "values": [zone]}]}
+                ]
+            }
+        },
+    }
+    if claim is not None:
+        spec["claimRef"] = {"namespace": "default", "name": claim}
+    return _obj(
+        {
+            "apiVersion": "v1",
+            "kind": "PersistentVolume",
+            "metadata": {"name": name, "labels": {ZONE: zone}},
+            "spec": spec,
+            "status": {"phase": "Bound" if claim is not None else "Available"},
+        }
+    )
+
+
+def claim(name: str, cls: str, *, rwop: bool = False, volume: str | None = None) -> Any:
+    spec: dict[str, Any] = {
+        "accessModes": ["ReadWriteOncePod" if rwop else "ReadWriteOnce"],
+        "storageClassName": cls,
+        "resources": {"requests": {"storage": "5Gi"}},
+    }
+    meta: dict[str, Any] = {"name": name, "namespace": "default"}
+    status: dict[str, Any] = {}
+    if volume is not None:
+        spec["volumeName"] = volume
+        meta["annotations"] = {"pv.kubernetes.io/bind-completed": "yes"}
+        status = {"phase": "Bound"}
+    return _obj(
+        {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta, "spec": spec,
+         "status": status}
+    )  # fmt: skip
+
+
+def csi_node(name: str, count: int | None) -> Any:
+    driver: dict[str, Any] = {"name": DRIVER, "nodeID": name, "topologyKeys": [ZONE]}
+    if count is not None:
+        driver["allocatable"] = {"count": count}
+    return _obj(
+        {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "CSINode",
+            "metadata": {"name": name},
+            "spec": {"drivers": [driver]},
+        }
+    )
+
+
+def with_volumes(p: Pod, volumes: list[dict[str, Any]]) -> Pod:
+    raw = msgspec.to_builtins(p)
+    raw["spec"]["volumes"] = volumes
+    return msgspec.convert(raw, Pod)
+
+
+@st.composite
+def storage_scenarios(draw: st.DrawFn) -> Scenario:
+    cluster = draw(nodes())
+    names = [n.metadata.name for n in cluster]
+    zones = ["z0", "z1", "z2"]
+    objects: list[Any] = [
+        storage_class("wffc", "WaitForFirstConsumer", draw(st.sampled_from([None, ["z0", "z1"]]))),
+        storage_class("imm", "Immediate"),
+        claim("rwop", "wffc", rwop=True),
+    ]
+    for name in names:
+        if draw(st.integers(0, 3)):
+            objects.append(csi_node(name, draw(st.sampled_from([None, 1, 2, 3]))))
+    for k in range(draw(st.integers(0, 4))):  # static PVs, free
+        objects.append(persistent_volume(f"pv{k}", draw(st.sampled_from(zones))))
+    claims: list[Any] = []
+
+    def volume(kind: str, owner: str, k: int) -> dict[str, Any]:
+        name = f"data-{owner}-{k}"
+        if kind == "rwop":
+            return {"name": f"v{k}", "persistentVolumeClaim": {"claimName": "rwop"}}
+        if kind == "ebs":
+            disk = {"volumeID": f"ebs-{draw(st.integers(0, 2))}"}
+            return {"name": f"v{k}", "awsElasticBlockStore": disk}
+        if kind == "bound":  # pre-bound to a PV of its own, in a zone
+            pv = f"pv-{name}"
+            objects.append(persistent_volume(pv, draw(st.sampled_from(zones)), claim=name))
+            claims.append(claim(name, "wffc", volume=pv))
+        elif kind != "missing":
+            claims.append(claim(name, kind))
+        return {"name": f"v{k}", "persistentVolumeClaim": {"claimName": name}}
+
+    kinds = st.sampled_from(["wffc", "wffc", "imm", "bound", "rwop", "ebs", "missing"])
+    bound = []
+    for i in range(draw(st.integers(0, 8))):
+        p = draw(pod(f"b{i}", draw(st.sampled_from(names))))
+        if draw(st.booleans()):
+            kind = draw(st.sampled_from(["wffc", "bound", "rwop", "ebs"]))
+            p = with_volumes(p, [volume(kind, f"b{i}", 0)])
+        bound.append(p)
+    # StatefulSet-like: a few templates, each pod its own claims of the template's kinds.
+    templates = []
+    for t in range(draw(st.integers(1, 3))):
+        base = draw(pod(f"t{t}", nominate_to=names))
+        templates.append((base, draw(st.lists(kinds, min_size=0, max_size=2))))
+    queue = []
+    for i in range(draw(st.integers(1, 10))):
+        base, volume_kinds = templates[draw(st.integers(0, len(templates) - 1))]
+        raw = msgspec.to_builtins(base)
+        raw["metadata"]["name"] = f"q{i}"
+        p = msgspec.convert(raw, Pod)
+        queue.append(with_volumes(p, [volume(k, f"q{i}", j) for j, k in enumerate(volume_kinds)]))
+    return Scenario(
+        nodes=cluster, pods=bound, queue=queue, objects=objects + claims, config=default_config()
+    )
+
+
+def storage_state(run: ScheduleRun) -> tuple[Any, Any]:
+    storage = run.cluster.storage()
+    return (
+        sorted(msgspec.json.encode(pv).decode() for pv in storage.pvs.values()),
+        sorted(msgspec.json.encode(pvc).decode() for pvc in storage.pvcs.values()),
+    )
+
+
+def counting_claimed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Count the attempts of pods with claims or in-tree disks that the fast path decided."""
+    real = FastPath.try_schedule
+
+    def counted(self: FastPath, pod: Pod, *args: Any, **kwargs: Any) -> Any:
+        out = real(self, pod, *args, **kwargs)
+        if out is not None and pod.spec.volumes:
+            CLAIMED["claims" if has_claims(pod) else "disks"] += 1
+            CLAIMED["placed" if isinstance(out, FastResult) else "failed"] += isinstance(
+                out, FastResult | FastFailure
+            )
+            # Nominated pods of its priority or more wait on some node, filtered there by the
+            # reference plugins, the vectors elsewhere.
+            CLAIMED["prefiltered"] += bool(kwargs.get("prefiltered"))
+        return out
+
+    monkeypatch.setattr(FastPath, "try_schedule", counted)
+
+
+@settings(
+    max_examples=200,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    derandomize=True,
+    database=None,
+)
+@given(storage_scenarios(), st.integers(0, 3), st.sampled_from([None, 50]))
+def test_pods_with_claims_decide_on_the_fast_path_as_on_the_reference_path(
+    scenario: Scenario, seed: int, percentage: int | None
+) -> None:
+    reference = schedule(scenario, seed=seed, fast=False, percentage_of_nodes_to_score=percentage)
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        counting_claimed(monkeypatch)
+        fast = schedule(scenario, seed=seed, fast=True, percentage_of_nodes_to_score=percentage)
+    assert summary(fast) == summary(reference)
+    assert [d.pod.status.nominated_node_name for d in fast.attempts] == [
+        d.pod.status.nominated_node_name for d in reference.attempts
+    ]
+    # Reserve and PreBind went through the same storage: the same claims bound to the same
+    # volumes, provisioned in the same zones.
+    assert storage_state(fast) == storage_state(reference)
+    CLAIMED["preempted"] += any(d.preempted for d in fast.attempts) and any(
+        has_claims(d.pod) for d in fast.attempts
+    )
+    lean = schedule(
+        scenario, seed=seed, fast=True, detail=False, percentage_of_nodes_to_score=percentage
+    )
+    assert [(d.key, d.node) for d in lean.attempts] == [(d.key, d.node) for d in fast.attempts]
+
+
+def test_the_fast_path_decided_pods_with_claims() -> None:
+    """The equivalence above is not the reference path's with itself: the fast path decided
+    many attempts of pods with claims, placed and failed, and of pods with in-tree disks."""
+    if not CLAIMED:  # run alone (-k): the property test counts first
+        test_pods_with_claims_decide_on_the_fast_path_as_on_the_reference_path()
+    print(CLAIMED)
+    assert CLAIMED["claims"] > 120
+    assert CLAIMED["disks"] > 10
+    assert CLAIMED["placed"] > 40
+    assert CLAIMED["failed"] > 40
+    assert CLAIMED["preempted"] > 0
+    assert CLAIMED["prefiltered"] > 5
