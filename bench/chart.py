@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+import chart_storage
 import yaml
 
 SEED: Final = 20250601
@@ -414,8 +415,10 @@ def _pod(
     priority: tuple[str, int] | None = None,
     host_network: bool = False,
     extra_resources: dict[str, str] | None = None,
+    claim: str | None = None,
 ) -> dict[str, Any]:
-    """One pod as ``kubectl get -o yaml`` prints it: Running on ``node``, or Pending."""
+    """One pod as ``kubectl get -o yaml`` prints it: Running on ``node``, or Pending;
+    ``claim``: a StatefulSet replica's claim, mounted as its ``data`` volume."""
     token = f"kube-api-access-{suffix(rng)}"
     container_name = labels.get("app.kubernetes.io/name", name.split("-")[0])
     requests = {"cpu": f"{cpu_milli}m", "memory": f"{memory_mi}Mi", **(extra_resources or {})}
@@ -467,6 +470,9 @@ def _pod(
         "tolerations": tolerations if tolerations is not None else DEFAULT_TOLERATIONS,
         "volumes": [api_access_volume(token)],
     }
+    if claim is not None:
+        spec["volumes"].append(chart_storage.data_volume(claim))
+        container["volumeMounts"].append({"mountPath": "/data", "name": "data"})
     if priority:
         spec["priorityClassName"] = priority[0]
     if host_network:
@@ -654,8 +660,9 @@ def _place(rng: random.Random, nodes: list[_Node], cpu_milli: int, avoid: set[st
     return node
 
 
-def chart_cluster(divisor: int = 1) -> Iterator[dict[str, Any]]:
-    """The List's items: nodes, namespaces, workloads, bound pods, then the queued pods."""
+def chart_cluster(divisor: int = 1, stateful: bool = False) -> Iterator[dict[str, Any]]:
+    """The List's items: nodes, namespaces, workloads, bound pods, then the queued pods.
+    ``stateful``: bench/chart_storage.py's variant (StatefulSets with claims)."""
     rng = random.Random(SEED)
     used: set[str] = set()
 
@@ -669,6 +676,10 @@ def chart_cluster(divisor: int = 1) -> Iterator[dict[str, Any]]:
 
     node_objs, nodes = _nodes(rng, divisor)
     yield from node_objs
+    if stateful:
+        yield chart_storage.storage_class(_meta(rng, chart_storage.STORAGE_CLASS))
+        for node in nodes:
+            yield chart_storage.csi_node(_meta(rng, node.name), node.name)
     namespaces = sorted({"kube-system", "monitoring", QUEUED_APP[1]} | {c[1] for c in CHARTS})
     for ns in namespaces:
         yield {
@@ -812,9 +823,12 @@ def chart_cluster(divisor: int = 1) -> Iterator[dict[str, Any]]:
         for c, w in zip(CHARTS, weights, strict=True)
     ]
     sizes[0] += remaining - sum(sizes)  # the ingress controller takes the rounding
-    for (name, ns, image, cpu, mem), replicas in zip(CHARTS, sizes, strict=True):
+    for k, ((name, ns, image, cpu, mem), replicas) in enumerate(zip(CHARTS, sizes, strict=True)):
         labels = {"app.kubernetes.io/instance": name, "app.kubernetes.io/name": name}
         gpu = name == GPU_CHART
+        if stateful and k % 3 == 1 and not gpu:
+            yield from _stateful_chart(rng, (name, ns, image, cpu, mem), replicas, general)
+            continue
         tolerations: list[dict[str, Any]] | None = (
             [
                 {"effect": "NoSchedule", "key": "dedicated", "operator": "Equal", "value": "gpu"},
@@ -888,6 +902,9 @@ def chart_cluster(divisor: int = 1) -> Iterator[dict[str, Any]]:
         "containers": [{"image": image, "name": name}],
         "topologySpreadConstraints": constraints,
     }
+    if stateful:
+        yield from _stateful_queue(rng, labels, constraints, queued, template)
+        return
     objs, owner, pod_hash = _deployment(rng, name, ns, labels, queued, template)
     yield from objs
     for _ in range(queued):
@@ -907,12 +924,85 @@ def chart_cluster(divisor: int = 1) -> Iterator[dict[str, Any]]:
         )
 
 
-def write_chart_cluster(path: Path, divisor: int = 1) -> tuple[int, int]:
+def _stateful_chart(
+    rng: random.Random,
+    chart: tuple[str, str, str, int, int],
+    replicas: int,
+    nodes: list[_Node],
+) -> Iterator[dict[str, Any]]:
+    """A chart as a StatefulSet: its replicas bound, each with its claim bound to a volume in
+    its node's zone."""
+    name, ns, image, cpu, mem = chart
+    labels = {"app.kubernetes.io/instance": name, "app.kubernetes.io/name": name}
+    template = {"containers": [{"image": image, "name": name}]}
+    meta = _meta(rng, name, ns, generation=1, labels=dict(labels))
+    yield chart_storage.statefulset(meta, labels, replicas, template)
+    owner = _Owner("StatefulSet", name, meta["uid"])
+    on: set[str] = set()
+    for ordinal in range(replicas):
+        node = _place(rng, nodes, cpu, on)
+        on.add(node.name)
+        pod_name = f"{name}-{ordinal}"
+        claim_meta = _meta(rng, f"data-{pod_name}", ns)
+        volume_meta = _meta(rng, f"pvc-{claim_meta['uid']}")
+        yield chart_storage.claim(claim_meta, labels, volume_meta["name"])
+        yield chart_storage.volume(volume_meta, claim_meta, node.zone)
+        yield _pod(
+            rng,
+            name=pod_name,
+            namespace=ns,
+            labels={**labels, "statefulset.kubernetes.io/pod-name": pod_name},
+            owner=owner,
+            image=image,
+            cpu_milli=cpu,
+            memory_mi=mem,
+            node=node,
+            service_account=name,
+            affinity=_preferred_anti_affinity({"app.kubernetes.io/name": name}),
+            claim=claim_meta["name"],
+        )
+
+
+def _stateful_queue(
+    rng: random.Random,
+    labels: dict[str, str],
+    constraints: list[dict[str, Any]],
+    queued: int,
+    template: dict[str, Any],
+) -> Iterator[dict[str, Any]]:
+    """The workload being scaled up as a StatefulSet: its Pending replicas, each with a fresh
+    claim (WaitForFirstConsumer) for the scheduler to bind."""
+    name, ns, image = QUEUED_APP
+    meta = _meta(rng, name, ns, generation=1, labels=dict(labels))
+    yield chart_storage.statefulset(meta, labels, queued, template)
+    owner = _Owner("StatefulSet", name, meta["uid"])
+    for ordinal in range(queued):
+        pod_name = f"{name}-{ordinal}"
+        claim_meta = _meta(rng, f"data-{pod_name}", ns)
+        yield chart_storage.claim(claim_meta, labels, None)
+        yield _pod(
+            rng,
+            name=pod_name,
+            namespace=ns,
+            labels={**labels, "statefulset.kubernetes.io/pod-name": pod_name},
+            owner=owner,
+            image=image,
+            cpu_milli=250,
+            memory_mi=256,
+            node=None,
+            service_account=name,
+            affinity=_preferred_anti_affinity({"app.kubernetes.io/name": name}),
+            constraints=constraints,
+            claim=claim_meta["name"],
+        )
+
+
+def write_chart_cluster(path: Path, divisor: int = 1, stateful: bool = False) -> tuple[int, int]:
     """Write the List; returns (bound pods, queued pods)."""
     bound = queued = 0
     with path.open("w", encoding="utf-8") as f:
         f.write("apiVersion: v1\nitems:\n")
-        for item in chart_cluster(divisor):
+        for item in chart_cluster(divisor, stateful):
             if item["kind"] == "Pod":
                 if "nodeName" in item["spec"]:
                     bound += 1

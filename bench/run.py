@@ -339,13 +339,14 @@ class Job:
     name: str
     family: str
     manifest_format: str | None = None  # YAML or JSON for the loading benchmark
-    cli: str | None = None  # CHART, TIMELINE, SWEEP or REBALANCE: on written files
+    cli: str | None = None  # CHART, STATEFUL_CHART, TIMELINE, SWEEP or REBALANCE: on files
     sweep: Sweep | None = None  # for SWEEP
 
 
 REBALANCE: Final = "rebalance"
 HTML: Final = "html"
 CHART: Final = "chart"
+STATEFUL_CHART: Final = "stateful-chart"
 TIMELINE: Final = "timeline"
 SWEEP: Final = "sweep"
 
@@ -378,6 +379,14 @@ def jobs(divisor: int) -> list[Job]:
             f"{2000 // divisor}Pods",
             "ChartCluster",
             cli=CHART,
+        )
+    )
+    out.append(
+        Job(
+            f"ChartClusterStateful/{1000 // divisor}Nodes_{10_000 // divisor}BoundPods_"
+            f"{2000 // divisor}Pods",
+            "ChartClusterStateful",
+            cli=STATEFUL_CHART,
         )
     )
     out.append(
@@ -688,11 +697,12 @@ def _run_cli_job(job: Job, cmd: list[str], out: Path, limits: Limits) -> tuple[f
     return wall, rss
 
 
-def run_chart(job: Job, tmp: Path, divisor: int, limits: Limits) -> None:
-    """``topospread schedule --nodes LIST -o jsonl``: pods/s over the CLI's whole run."""
-    path = tmp / "chart-cluster.yaml"
+def run_chart(job: Job, tmp: Path, divisor: int, limits: Limits, *, stateful: bool = False) -> None:
+    """``topospread schedule --nodes LIST -o jsonl``: pods/s over the CLI's whole run.
+    ``stateful``: the cluster with StatefulSets and claims (bench/chart_storage.py)."""
+    path = tmp / ("chart-cluster-stateful.yaml" if stateful else "chart-cluster.yaml")
     t0 = time.perf_counter()
-    bound, queued = chart.write_chart_cluster(path, divisor)
+    bound, queued = chart.write_chart_cluster(path, divisor, stateful)
     log(
         f"{job.name}:\n  wrote {bound} bound and {queued} queued pods "
         f"({path.stat().st_size / 2**20:,.0f} MiB) in {time.perf_counter() - t0:.1f} s"
@@ -971,8 +981,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                 log(f"wrote {n} pods as {job.manifest_format} in {time.perf_counter() - t0:.1f} s")
                 files[job.manifest_format] = path
         for job in selected:
-            if job.cli == CHART:
-                run_chart(job, Path(tmp), divisor, limits)
+            if job.cli in (CHART, STATEFUL_CHART):
+                run_chart(job, Path(tmp), divisor, limits, stateful=job.cli == STATEFUL_CHART)
                 continue
             if job.cli == TIMELINE:
                 run_timeline(job, Path(tmp), divisor, limits)

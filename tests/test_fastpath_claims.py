@@ -23,9 +23,9 @@ from test_fastpath import nodes, pod, summary
 from topospread.api.decode import decode_object
 from topospread.api.types import Pod
 from topospread.framework.config import default_config
+from topospread.plugins.helper.storage import has_claims
 from topospread.simulator.fastpath import FastPath
 from topospread.simulator.fastpath.cycle import FastFailure, FastResult
-from topospread.simulator.fastpath.shapes import has_claims
 from topospread.simulator.run import ScheduleRun, schedule
 from topospread.simulator.scenario import Scenario
 

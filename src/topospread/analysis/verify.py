@@ -44,7 +44,7 @@ from topospread.analysis.verify_scenario import (
     pod_key,
 )
 from topospread.analysis.verify_symmetry import Symmetry, find_symmetry
-from topospread.analysis.verify_volumes import ClaimBindings, has_claims
+from topospread.analysis.verify_volumes import ClaimBindings
 from topospread.api.types import (
     Node,
     Pod,
@@ -55,6 +55,7 @@ from topospread.framework.cycle_state import CycleState
 from topospread.framework.features import DEFAULT_FEATURES, Features
 from topospread.framework.runtime import Registry
 from topospread.framework.schedule_one import SchedulingError, fit_error_message
+from topospread.plugins.helper.storage import has_claims
 from topospread.simulator.scheduler import Scheduler
 
 __all__ = [

@@ -16,12 +16,8 @@ from collections.abc import Sequence
 
 from topospread.api.types import Node, Pod
 from topospread.cluster.state import ClusterState
-from topospread.plugins.helper.storage import claim_name_of
+from topospread.plugins.helper.storage import has_claims
 from topospread.plugins.volumebinding.binder import BinderError, VolumeBinder
-
-
-def has_claims(pod: Pod) -> bool:
-    return any(claim_name_of(pod, v) is not None for v in pod.spec.volumes)
 
 
 class ClaimBindings:

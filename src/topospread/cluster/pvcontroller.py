@@ -96,6 +96,10 @@ def _find_matching_volume(
             selector = label_selector_as_selector(pvc.spec.selector)
         except SelectorError:
             return None  # the controller logs the error and retries; the claim stays Pending
+    if delay_binding:
+        # NOTE: only the volume bound to the claim can match (the scheduler binds the claim
+        # otherwise): the others are left out first, the checks below kept for it.
+        volumes = [pv for pv in volumes if is_volume_bound_to_claim(pv, pvc)]
     smallest: PersistentVolume | None = None
     for pv in sorted(volumes, key=lambda v: v.metadata.name):
         size = pv_capacity(pv)

@@ -53,6 +53,7 @@ class StorageState:
     __slots__ = (
         "_assumed_pvcs",
         "_assumed_pvs",
+        "_pv_names",
         "capacities",
         "classes",
         "csi_drivers",
@@ -73,6 +74,8 @@ class StorageState:
         self.capacities: list[CSIStorageCapacity] = []
         self._assumed_pvs: dict[str, PersistentVolume] = {}
         self._assumed_pvcs: dict[str, PersistentVolumeClaim] = {}
+        # The PVs' names sorted (None: to sort again), dropped when a PV comes or goes.
+        self._pv_names: list[str] | None = None
         # The cluster's node lookup, for the provisioner model (None: nothing is provisioned).
         self.node_of: Callable[[str], Node | None] | None = None
         self.list_nodes: Callable[[], Iterable[Node]] | None = None
@@ -96,6 +99,8 @@ class StorageState:
     def _put(self, obj: StorageObject) -> None:
         name = obj.metadata.name
         if isinstance(obj, PersistentVolume):
+            if name not in self.pvs:
+                self._pv_names = None
             self.pvs[name] = obj
             self._assumed_pvs.pop(name, None)
         elif isinstance(obj, PersistentVolumeClaim):
@@ -154,7 +159,10 @@ class StorageState:
     def assumed_pvs_of_class(self, class_name: str) -> Sequence[PersistentVolume]:
         """Upstream: PVAssumeCache.ListPVs (by the storage class index), in name order."""
         out = []
-        for name in sorted(self.pvs):
+        names = self._pv_names
+        if names is None:
+            names = self._pv_names = sorted(self.pvs)
+        for name in names:
             pv = self.assumed_pv(name)
             if pv is not None and pv_class(pv) == class_name:
                 out.append(pv)
@@ -196,6 +204,7 @@ class StorageState:
             return
         if pv.spec.persistent_volume_reclaim_policy == "Delete":
             del self.pvs[pv.metadata.name]
+            self._pv_names = None
             self._assumed_pvs.pop(pv.metadata.name, None)
         else:
             self._put(

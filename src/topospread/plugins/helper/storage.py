@@ -136,3 +136,8 @@ def claim_name_of(pod: Pod, volume: Volume) -> tuple[str, bool] | None:
     if volume.ephemeral is not None:
         return ephemeral_claim_name(pod, volume), True
     return None
+
+
+def has_claims(pod: Pod) -> bool:
+    """Whether the pod has a persistent volume claim or a generic ephemeral volume."""
+    return any(claim_name_of(pod, v) is not None for v in pod.spec.volumes)

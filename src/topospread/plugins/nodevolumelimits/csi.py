@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from topospread.api.resource import parse_quantity
-from topospread.api.storage import CSINode, PersistentVolumeClaim
+from topospread.api.storage import ANN_MIGRATED_PLUGINS, CSINode, PersistentVolumeClaim
 from topospread.api.types import Pod
 from topospread.framework.cycle_state import CycleState
 from topospread.framework.features import Features
@@ -90,6 +90,8 @@ class CSILimits:
         limits = volume_limits(node_info, csi_node)
         if not limits:
             return SUCCESS
+        if _within_limits_at_most(node_info, new_volumes, limits):
+            return SUCCESS
         attached: dict[str, str] = {}
         for existing in node_info.pods:
             try:
@@ -148,6 +150,8 @@ class CSILimits:
 
     def _inline(self, volume: Any, csi_node: CSINode | None, result: dict[str, str]) -> None:
         """Upstream: checkAttachableInlineVolume (csi.go)."""
+        if csi_node is None or not csi_node.metadata.annotations.get(ANN_MIGRATED_PLUGINS):
+            return  # migration is on for no plugin on this node (``is_csi_migration_on``)
         plugin = inline_plugin_name(volume)
         if plugin is None or not is_csi_migration_on(csi_node, plugin):
             return
@@ -190,6 +194,40 @@ class CSILimits:
                 return "", ""
             return CSI_DRIVER_OF[provisioner], handle
         return provisioner, handle
+
+
+_ATTACHABLE_KEY: Final = NAME + ".attachable"
+
+
+def _within_limits_at_most(
+    node_info: NodeInfo, new_volumes: Mapping[str, str], limits: Mapping[str, int]
+) -> bool:
+    """Whether the pod fits under every limit even if each volume of the node's pods that
+    could count (a claim, a generic ephemeral volume, a migratable inline volume) counted
+    against each of its keys, and whether the node's pods hold no volume whose lookup can
+    fail (an ephemeral volume, a claim without a name): then Filter passes whatever the
+    storage says. NOTE: exact, not a heuristic — the volumes attached per key are at most
+    those counted, and the pod's new ones at most its own; the count is kept in the
+    NodeInfo's cache, which every change to its pods clears.
+    """
+    found = node_info.cache.get(_ATTACHABLE_KEY)
+    if found is None:
+        count, risky = 0, False
+        for existing in node_info.pods:
+            for v in existing.spec.volumes:
+                claim = v.persistent_volume_claim
+                if v.ephemeral is not None or (claim is not None and not claim.claim_name):
+                    risky = True
+                elif claim is not None or inline_plugin_name(v) is not None:
+                    count += 1
+        found = node_info.cache[_ATTACHABLE_KEY] = (count, risky)
+    count, risky = found
+    if risky:
+        return False
+    per_key: dict[str, int] = {}
+    for key in new_volumes.values():
+        per_key[key] = per_key.get(key, 0) + 1
+    return all(key not in limits or count + n <= limits[key] for key, n in per_key.items())
 
 
 def volume_limits(node_info: NodeInfo, csi_node: CSINode | None) -> dict[str, int]:

@@ -79,6 +79,10 @@ class PodVolumes:
     dynamic_provisions: list[PersistentVolumeClaim] = field(default_factory=list)
 
 
+# A PV a claim may get, and whether it is the PV bound to that claim.
+Candidate = tuple[PersistentVolume, bool]
+
+
 @dataclass(slots=True)
 class PodVolumeClaims:
     """Upstream: PodVolumeClaims (binder.go)."""
@@ -90,6 +94,8 @@ class PodVolumeClaims:
     unbound_volumes_delay_binding: dict[str, Sequence[PersistentVolume]] = field(
         default_factory=dict
     )
+    # Claim key -> its ``matching_candidates`` among its class's PVs, taken on first use.
+    candidates: dict[str, list[Candidate]] = field(default_factory=dict)
 
 
 def is_pvc_fully_bound(pvc: PersistentVolumeClaim) -> bool:
@@ -233,7 +239,7 @@ class VolumeBinder:
         unbound_ok = True
         if to_match:
             unbound_ok, bindings, unmatched = self._find_matching_volumes(
-                to_match, claims.unbound_volumes_delay_binding, node
+                to_match, claims.unbound_volumes_delay_binding, node, claims.candidates
             )
             volumes.static_bindings = bindings
             to_provision += unmatched
@@ -260,6 +266,7 @@ class VolumeBinder:
         claims: Sequence[PersistentVolumeClaim],
         by_class: dict[str, Sequence[PersistentVolume]],
         node: Node,
+        memo: dict[str, list[Candidate]] | None = None,
     ) -> tuple[bool, list[BindingInfo], list[PersistentVolumeClaim]]:
         """Smallest claims first, each the smallest fitting PV not chosen yet.
 
@@ -269,8 +276,13 @@ class VolumeBinder:
         found = True
         bindings: list[BindingInfo] = []
         unmatched: list[PersistentVolumeClaim] = []
+        memo = memo if memo is not None else {}
         for pvc in sorted(claims, key=storage_request):
-            pv = find_matching_volume(pvc, by_class.get(pvc_class(pvc), ()), node, chosen)
+            volumes = by_class.get(pvc_class(pvc), ())
+            candidates = memo.get(pvc.key)
+            if candidates is None:
+                candidates = memo[pvc.key] = matching_candidates(pvc, volumes)
+            pv = find_matching_volume(pvc, volumes, node, chosen, candidates)
             if pv is None:
                 unmatched.append(pvc)
                 found = False
@@ -396,17 +408,16 @@ class VolumeBinder:
         return True
 
 
-def find_matching_volume(
-    pvc: PersistentVolumeClaim,
-    volumes: Sequence[PersistentVolume],
-    node: Node,
-    excluded: set[str],
-) -> PersistentVolume | None:
-    """The PV pre-bound to the claim if it fits the node, else the smallest available PV of
-    the claim's class that the claim's size, mode, selector, access modes and the node's
-    labels allow (scheduler path: delayed binding, a node given).
+def matching_candidates(
+    pvc: PersistentVolumeClaim, volumes: Sequence[PersistentVolume]
+) -> list[Candidate]:
+    """The PVs of ``volumes`` that ``find_matching_volume`` may return for the claim on some
+    node, in order: every check but the node's (the claim's size, mode, selector, class and
+    access modes, the PV's phase and claim reference), which the PVs pass or fail alike on
+    every node. ``find_matching_volume`` over them gives what it gives over ``volumes``.
 
-    Upstream: FindMatchingVolume (component-helpers/storage/volume/pv_helpers.go, v1.35)
+    NOTE: a PreFilter's claims and PVs do not change during its attempt, so the Filter of
+    every node reuses one list (``PodVolumeClaims.candidates``).
     """
     requested = storage_request(pvc)
     requested_class = pvc_class(pvc)
@@ -418,10 +429,8 @@ def find_matching_volume(
             raise BinderError(
                 f"error creating internal label selector for claim: {pvc.key}: {err}"
             ) from err
-    smallest: PersistentVolume | None = None
+    out: list[Candidate] = []
     for pv in volumes:
-        if pv.metadata.name in excluded:
-            continue
         if pv.spec.claim_ref is not None and not is_volume_bound_to_claim(pv, pvc):
             continue
         size = pv_capacity(pv)
@@ -429,14 +438,14 @@ def find_matching_volume(
             continue
         if pv.metadata.deletion_timestamp is not None:
             continue
-        affinity_ok = check_node_affinity(pv, node.metadata.labels)
         if is_volume_bound_to_claim(pv, pvc):
-            return pv if affinity_ok else None
+            out.append((pv, True))
+            continue
         if pv.status.phase != VOLUME_AVAILABLE:
             continue
         if selector is not None and not selector.matches(pv.metadata.labels):
             continue
-        if pv_class(pv) != requested_class or not affinity_ok:
+        if pv_class(pv) != requested_class:
             continue
         if (pvc.spec.volume_attributes_class_name or "") != (
             pv.spec.volume_attributes_class_name or ""
@@ -444,7 +453,37 @@ def find_matching_volume(
             continue
         if not check_access_modes(pvc, pv):
             continue
-        if smallest is None or pv_capacity(smallest).cmp(size) > 0:
+        out.append((pv, False))
+    return out
+
+
+def find_matching_volume(
+    pvc: PersistentVolumeClaim,
+    volumes: Sequence[PersistentVolume],
+    node: Node,
+    excluded: set[str],
+    candidates: Sequence[Candidate] | None = None,
+) -> PersistentVolume | None:
+    """The PV pre-bound to the claim if it fits the node, else the smallest available PV of
+    the claim's class that the claim's size, mode, selector, access modes and the node's
+    labels allow (scheduler path: delayed binding, a node given). ``candidates``: the
+    claim's ``matching_candidates`` among ``volumes``, when already taken.
+
+    Upstream: FindMatchingVolume (component-helpers/storage/volume/pv_helpers.go, v1.35)
+    """
+    if candidates is None:
+        candidates = matching_candidates(pvc, volumes)
+    labels = node.metadata.labels
+    smallest: PersistentVolume | None = None
+    for pv, bound in candidates:
+        if pv.metadata.name in excluded:
+            continue
+        affinity_ok = check_node_affinity(pv, labels)
+        if bound:
+            return pv if affinity_ok else None
+        if not affinity_ok:
+            continue
+        if smallest is None or pv_capacity(smallest).cmp(pv_capacity(pv)) > 0:
             smallest = pv
     return smallest
 

@@ -20,6 +20,7 @@ import numpy as np
 from topospread.api.types import NODE_INCLUSION_POLICY_HONOR, Container, Node, Pod, Volume
 from topospread.framework.cycle_state import CycleState
 from topospread.framework.types import NodeInfo
+from topospread.plugins.helper.storage import has_claims
 from topospread.plugins.interpodaffinity.scoring import has_preferred_constraints
 from topospread.plugins.interpodaffinity.terms import PodAffinityTerms, parse_pod_affinity_terms
 from topospread.plugins.noderesources.fit import compute_pod_resource_request
@@ -387,13 +388,6 @@ def _keyed_volume(v: Volume) -> Volume:
         claim = msgspec.structs.replace(claim, claim_name="")
         return msgspec.structs.replace(v, name="", persistent_volume_claim=claim)
     return msgspec.structs.replace(v, name="")
-
-
-def has_claims(pod: Pod) -> bool:
-    """Whether the pod has a persistent volume claim or a generic ephemeral volume."""
-    return any(
-        v.persistent_volume_claim is not None or v.ephemeral is not None for v in pod.spec.volumes
-    )
 
 
 def _unnamed(c: Container) -> Container:

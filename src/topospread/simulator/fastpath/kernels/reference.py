@@ -2,8 +2,9 @@
 alone, its statuses interned into the same vector as every vectorised plugin's.
 
 Per attempt: its PreFilter on the decision's cycle state (before any filter, as
-RunPreFilterPlugins; not again where the scheduler already ran every PreFilter on it); its Filter on each node every earlier filter passed; its PreScore over
-the nodes to score, its Score on each of them and its NormalizeScore. Anything the vectors
+RunPreFilterPlugins; not again where the scheduler already ran every PreFilter on it); its
+Filter on each node every earlier filter passed; its PreScore over the nodes to score, its
+Score on each of them and its NormalizeScore. Anything the vectors
 cannot reproduce — a PreFilter that rejects, errs or narrows the nodes, a Filter, Score or
 NormalizeScore that errs, a score out of range — declines the attempt: the reference cycle
 then decides it from the start.
