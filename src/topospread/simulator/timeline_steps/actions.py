@@ -29,6 +29,7 @@ from topospread.simulator.timeline_steps.waiting import Wait
 from topospread.simulator.timeline_steps.workloads import (
     Apply,
     DeletePods,
+    DeleteWorkload,
     Rollout,
     Scale,
 )
@@ -67,6 +68,7 @@ for _step in (
     Wait,
     Rebalance,
     Stockout,
+    DeleteWorkload,
 ):
     register(_step)
 

@@ -1,5 +1,5 @@
-"""Steps on workloads and pods: ``apply`` manifests, ``scale`` and ``rollout`` a workload,
-``deletePods``."""
+"""Steps on workloads and pods: ``apply`` manifests, ``scale``, ``rollout`` and
+``deleteWorkload`` a workload, ``deletePods``."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from topospread.api.types import (
     StatefulSet,
 )
 from topospread.errors import ManifestError
+from topospread.simulator.garbage_collector import delete_workload
 from topospread.simulator.simulation import (
     Simulation,
     count_text,
@@ -145,6 +146,43 @@ class DeletePods(Step):
         return StepResult([f"deleted {count_text([p.key for p in pods])}"])
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeleteWorkload(Step):
+    """``deleteWorkload``: ``[namespace/]kind/name``, deleted as ``kubectl delete`` deletes it
+    (the garbage collector then deletes what it owns: ``garbage_collector.py``)."""
+
+    action = "deleteWorkload"
+    workload: str
+
+    @classmethod
+    def parse(cls, args: Any, where: str) -> Self:
+        if not isinstance(args, str):
+            raise ManifestError(f"{where}: expected a workload, [namespace/]kind/name")
+        return cls(args=args, where=where, workload=args)
+
+    def apply(self, sim: Simulation, env: StepEnv) -> StepResult:
+        obj = sim.find_workload(self.workload, self.where)
+        deleted = delete_workload(sim, obj)
+        what, *dependents = deleted.workloads
+        events = [f"deleted {describe_workload(what)}"]
+        if dependents:
+            names = ", ".join(describe_workload(k) for k in dependents)
+            events.append(f"the garbage collector deleted {names}")
+        events.append(f"the garbage collector deleted {count_text(deleted.pods)}")
+        if deleted.claims:
+            events.append(
+                f"the garbage collector deleted {_claims_text(deleted.claims)} (whenDeleted: "
+                "Delete)"
+            )
+        if deleted.retained:
+            events.append(f"kept {_claims_text(deleted.retained)} (whenDeleted: Retain)")
+        return StepResult(events)
+
+
+def _claims_text(keys: list[str]) -> str:
+    return f"{len(keys)} claim{'s' if len(keys) != 1 else ''} ({', '.join(keys)})"
+
+
 def merge_patch(target: Any, patch: Any) -> Any:
     """A JSON merge patch (RFC 7386: mappings merge key by key, ``null`` deletes, the rest
     replaces) that, like kubectl's strategic merge patch for containers, merges lists whose
@@ -181,4 +219,12 @@ def decode_template(raw: Any, where: str) -> PodTemplateSpec:
     return PodTemplateSpec(metadata=pod.metadata, spec=pod.spec)
 
 
-__all__ = ["Apply", "DeletePods", "Rollout", "Scale", "decode_template", "merge_patch"]
+__all__ = [
+    "Apply",
+    "DeletePods",
+    "DeleteWorkload",
+    "Rollout",
+    "Scale",
+    "decode_template",
+    "merge_patch",
+]
