@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from test_fastpath import nodes, pod, summary
+from test_fastpath import large_scenarios, nodes, pod, summary
 from topospread.api.decode import decode_object
 from topospread.api.types import Pod
 from topospread.framework.config import default_config
@@ -118,12 +118,17 @@ def with_volumes(p: Pod, volumes: list[dict[str, Any]]) -> Pod:
 
 
 @st.composite
-def storage_scenarios(draw: st.DrawFn) -> Scenario:
-    cluster = draw(nodes())
+def storage_scenarios(draw: st.DrawFn, large: bool = False) -> Scenario:
+    """Up to 10 nodes; ``large``: past 100 nodes, where the scheduler samples."""
+    cluster = draw(large_scenarios()).nodes if large else draw(nodes())
     names = [n.metadata.name for n in cluster]
     zones = ["z0", "z1", "z2"]
     objects: list[Any] = [
-        storage_class("wffc", "WaitForFirstConsumer", draw(st.sampled_from([None, ["z0", "z1"]]))),
+        storage_class(
+            "wffc",
+            "WaitForFirstConsumer",
+            None if large else draw(st.sampled_from([None, ["z0", "z1"]])),
+        ),
         storage_class("imm", "Immediate"),
         claim("rwop", "wffc", rwop=True),
     ]
@@ -149,9 +154,14 @@ def storage_scenarios(draw: st.DrawFn) -> Scenario:
             claims.append(claim(name, kind))
         return {"name": f"v{k}", "persistentVolumeClaim": {"claimName": name}}
 
-    kinds = st.sampled_from(["wffc", "wffc", "imm", "bound", "rwop", "ebs", "missing"])
+    kinds = st.sampled_from(
+        # Past 100 nodes, claims that leave most nodes feasible: the search then stops early.
+        ["wffc", "wffc", "wffc", "imm", "ebs"]
+        if large
+        else ["wffc", "wffc", "imm", "bound", "rwop", "ebs", "missing"]
+    )
     bound = []
-    for i in range(draw(st.integers(0, 8))):
+    for i in range(draw(st.integers(0, 30 if large else 8))):
         p = draw(pod(f"b{i}", draw(st.sampled_from(names))))
         if draw(st.booleans()):
             kind = draw(st.sampled_from(["wffc", "bound", "rwop", "ebs"]))
@@ -230,6 +240,43 @@ def test_pods_with_claims_decide_on_the_fast_path_as_on_the_reference_path(
         scenario, seed=seed, fast=True, detail=False, percentage_of_nodes_to_score=percentage
     )
     assert [(d.key, d.node) for d in lean.attempts] == [(d.key, d.node) for d in fast.attempts]
+
+
+LARGE: Counter[str] = Counter()
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    derandomize=True,
+    database=None,
+)
+@given(storage_scenarios(large=True), st.integers(0, 3), st.sampled_from([None, 5, 30, 50]))
+def test_pods_with_claims_sample_past_a_hundred_nodes_as_on_the_reference_path(
+    scenario: Scenario, seed: int, percentage: int | None
+) -> None:
+    """Past 100 nodes the search stops at enough feasible nodes: the volume plugins run only
+    on the nodes it visits (``fastpath/lazy.py``), and the next search starts after the last
+    one visited, as on the reference path."""
+    reference = schedule(scenario, seed=seed, fast=False, percentage_of_nodes_to_score=percentage)
+    fast = schedule(scenario, seed=seed, fast=True, percentage_of_nodes_to_score=percentage)
+    assert summary(fast) == summary(reference)
+    assert storage_state(fast) == storage_state(reference)
+    LARGE["fast"] += fast.scheduler.fast_decisions
+    LARGE["placed"] += sum(1 for d in fast.attempts if d.node and has_claims(d.pod))
+    lean = schedule(
+        scenario, seed=seed, fast=True, detail=False, percentage_of_nodes_to_score=percentage
+    )
+    assert [(d.key, d.node) for d in lean.attempts] == [(d.key, d.node) for d in fast.attempts]
+
+
+def test_pods_with_claims_were_placed_past_a_hundred_nodes() -> None:
+    if not LARGE:
+        test_pods_with_claims_sample_past_a_hundred_nodes_as_on_the_reference_path()
+    print(LARGE)
+    assert LARGE["fast"] > 50
+    assert LARGE["placed"] > 30
 
 
 def test_the_fast_path_decided_pods_with_claims() -> None:

@@ -7,8 +7,8 @@ Upstream: getPersistentVolumeClaims, getPersistentVolumeClaimName, updateStorage
 (pkg/controller/statefulset/stateful_set_utils.go) and the DefaultStorageClass admission
 plugin (plugin/pkg/admission/storage/storageclass/setdefault), v1.35. The retention policy's
 whenDeleted: Delete makes the set an owner of each claim it creates (the garbage collector
-would delete them with the set; the simulator deletes no StatefulSet). whenScaled: Delete is
-applied directly: the claims of an ordinal scaled away are deleted with its pod.
+deletes them with the set: ``deleteWorkload``, simulator/garbage_collector.py). whenScaled:
+Delete is applied directly: the claims of an ordinal scaled away are deleted with its pod.
 """
 
 from __future__ import annotations

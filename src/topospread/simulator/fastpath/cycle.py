@@ -34,6 +34,7 @@ from topospread.simulator.fastpath import screen
 from topospread.simulator.fastpath.detail import FastDetail, NodeKeys
 from topospread.simulator.fastpath.kernels import Attempt, Kernel
 from topospread.simulator.fastpath.kernels.podtopologyspread import MISSING, PodTopologySpread
+from topospread.simulator.fastpath.lazy import LazyVerdicts
 from topospread.simulator.fastpath.nominated import Nominations
 from topospread.simulator.fastpath.profile import ProfileKernels
 from topospread.simulator.fastpath.shapes import (
@@ -300,18 +301,45 @@ class FastPath:
         nominated = self.nominations.requests(pod) if count_nominated else None
         attempt = Attempt(pod, sig, state if state is not None else CycleState(), nominated)
         attempt.prefiltered = prefiltered and state is not None
-        rejected_with = self.profile.run_filters(attempt, n)
-        if rejected_with is None:
+        verdicts = self.profile.run_filters(attempt, n)
+        if verdicts is None:
             return None
-        if overrides:
-            for name, status in overrides.items():
+        lazy: LazyVerdicts | None = None
+        rejected_with: I32 | None = None
+        if isinstance(verdicts, LazyVerdicts):
+            lazy = verdicts
+        else:
+            rejected_with = verdicts
+        for name, status in (overrides or {}).items():
+            if lazy is not None:
+                lazy.override(table.index[name], self.statuses.intern(status))
+            else:
+                assert rejected_with is not None
                 rejected_with[table.index[name]] = self.statuses.intern(status)
         start = algorithm.next_start_node_index % n
         order = table.double_order[start : start + n]
-        feasible = np.flatnonzero(rejected_with == 0)  # in index order
+        to_find = num_feasible_nodes_to_find(algorithm.percentage_for(self.fwk), n)
+        if lazy is not None:
+            take, visited = lazy.search(order, to_find)
+            if not len(take):
+                rejected_with = lazy.resolve(np.arange(n))
+            if attempt.declined:
+                return None
+        else:
+            assert rejected_with is not None
+            feasible = np.flatnonzero(rejected_with == 0)  # in index order
+            # The first ``to_find`` feasible nodes in visiting order (from ``start`` round
+            # the nodes): those from ``start`` on, then those before it.
+            split = int(np.searchsorted(feasible, start))
+            take = feasible[split : split + to_find]
+            if len(take) < to_find:
+                take = np.concatenate((take, feasible[: min(split, to_find - len(take))]))
+            # A node's place in the visiting order is its index less ``start``, modulo n.
+            visited = (int(take[to_find - 1]) - start) % n + 1 if len(feasible) >= to_find else n
         names = table.names
         statuses = self.statuses.table
-        if len(feasible) == 0:
+        if len(take) == 0:
+            assert rejected_with is not None
             # Every node was visited: the search starts where this one did.
             algorithm.next_start_node_index = start
             diagnosis = Diagnosis()
@@ -322,15 +350,6 @@ class FastPath:
             for index in by_node.distinct():
                 diagnosis.add_plugin_status(statuses[index])
             return FastFailure(diagnosis, rejected_with)
-        to_find = num_feasible_nodes_to_find(algorithm.percentage_for(self.fwk), n)
-        # The first ``to_find`` feasible nodes in visiting order (from ``start`` round the
-        # nodes): those from ``start`` on, then those before it.
-        split = int(np.searchsorted(feasible, start))
-        take = feasible[split : split + to_find]
-        if len(take) < to_find:
-            take = np.concatenate((take, feasible[: min(split, to_find - len(take))]))
-        # A node's place in the visiting order is its index less ``start``, modulo n.
-        visited = (int(take[to_find - 1]) - start) % n + 1 if len(feasible) >= to_find else n
         scored = self.profile.run_scores(attempt, take) if len(take) > 1 else None
         if attempt.declined:
             return None
@@ -344,8 +363,15 @@ class FastPath:
             return FastResult(host)
         # The detail stays in columns; reports write or build it when they read it.
         seen = order[:visited]
-        seen = seen[rejected_with[seen] != 0]
-        codes = rejected_with[seen]
+        if lazy is not None:
+            codes = lazy.resolve(seen)
+            if attempt.declined:
+                return None
+            seen, codes = seen[codes != 0], codes[codes != 0]
+        else:
+            assert rejected_with is not None
+            seen = seen[rejected_with[seen] != 0]
+            codes = rejected_with[seen]
         if len(codes):  # the table filled up to the largest status seen, then indexed
             self.statuses.formatted(int(codes.max()))
         keys = self._keys

@@ -9,6 +9,7 @@ import numpy as np
 
 from topospread.framework.runtime import Framework
 from topospread.simulator.fastpath.kernels import KERNELS, Attempt, Kernel, ReferenceKernel
+from topospread.simulator.fastpath.lazy import LazyVerdicts
 from topospread.simulator.fastpath.vectors import I32, I64, Rows
 
 if TYPE_CHECKING:
@@ -57,9 +58,10 @@ class ProfileKernels:
         # pods with claims, which that checks per shape).
         self.reference_filters = any(isinstance(k, ReferenceKernel) for _, k in self.filters)
 
-    def run_filters(self, attempt: Attempt, n: int) -> I32 | None:
+    def run_filters(self, attempt: Attempt, n: int) -> I32 | LazyVerdicts | None:
         """Per node, the index of the status its first failing filter returns (0: feasible);
-        None where a kernel declines the attempt.
+        None where a kernel declines the attempt. Where a filter runs only on the nodes the
+        search visits (``Kernel.defers``), the verdicts as ``LazyVerdicts``.
 
         Upstream: RunPreFilterPlugins and RunFilterPlugins (framework.go, v1.35), over every
         node at once.
@@ -69,16 +71,25 @@ class ProfileKernels:
             if attempt.declined:
                 return None
         static = attempt.sig.static
+        stages: list[tuple[Kernel, I32 | None]] = []
+        deferred = False
         for name, kernel in self.filters:
             if name in static.skip_filters:
+                continue
+            if kernel.defers(attempt):
+                stages.append((kernel, None))
+                deferred = True
                 continue
             status = kernel.filter(attempt)
             if attempt.declined:
                 return None
             if status is None:
                 continue
+            stages.append((kernel, status))
             first = attempt.first
             attempt.first = status if first is None else np.where(first == 0, status, first)
+        if deferred:
+            return LazyVerdicts(attempt, stages, n)
         first = attempt.first
         if first is None:
             return np.zeros(n, np.int32)

@@ -93,6 +93,17 @@ class Kernel:
         del attempt
         return None
 
+    def defers(self, attempt: Attempt) -> bool:
+        """Whether its Filter runs only on the nodes the search visits (``filter_rows``),
+        rather than on every node (``filter``): ``lazy.py``."""
+        del attempt
+        return False
+
+    def filter_rows(self, attempt: Attempt, rows: Rows) -> I32:
+        """Per node of ``rows``, the index of the status the plugin rejects with (0:
+        passes), for a kernel that ``defers``."""
+        raise NotImplementedError(self.name)
+
     def pre_score(self, attempt: Attempt, take: Rows) -> None:
         """Run before any score of the attempt, over the nodes to score."""
 

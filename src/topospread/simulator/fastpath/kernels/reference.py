@@ -45,23 +45,30 @@ class ReferenceKernel(Kernel):
             attempt.declined = True
 
     def filter(self, attempt: Attempt) -> I32 | None:
-        pl = self.plugin
         if self.name in attempt.state.skip_filter_plugins:
             return None
-        infos = self.path.cluster.list()
+        n = len(self.path.cluster.list())
         first = attempt.first
-        rows = range(len(infos)) if first is None else np.flatnonzero(first == 0).tolist()
-        out: I32 | None = None
-        for i in rows:
+        rows = np.arange(n) if first is None else np.flatnonzero(first == 0)
+        found = self.filter_rows(attempt, rows)
+        if attempt.declined or not found.any():
+            return None
+        out = np.zeros(n, np.int32)
+        out[rows] = found
+        return out
+
+    def filter_rows(self, attempt: Attempt, rows: Rows) -> I32:
+        pl = self.plugin
+        infos = self.path.cluster.list()
+        out = np.zeros(len(rows), np.int32)
+        for j, i in enumerate(rows.tolist()):
             status = pl.filter(attempt.state, attempt.pod, infos[i])
             if status.is_success:
                 continue
             if not status.is_rejected:
                 attempt.declined = True  # an error: the reference reports it
-                return None
-            if out is None:
-                out = np.zeros(len(infos), np.int32)
-            out[i] = self.path.statuses.intern(status.with_plugin(self.name))
+                return out
+            out[j] = self.path.statuses.intern(status.with_plugin(self.name))
         return out
 
     def pre_score(self, attempt: Attempt, take: Rows) -> None:

@@ -48,6 +48,14 @@ class ClaimKernel(Kernel):
     def filter(self, attempt: Attempt) -> I32 | None:
         return self.reference.filter(attempt) if self._in_play(attempt) else None
 
+    def defers(self, attempt: Attempt) -> bool:
+        """NOTE: its Filter runs node by node in Python, as the reference's does: only on the
+        nodes the search visits, as the reference runs it (``lazy.py``)."""
+        return self._in_play(attempt) and self.name not in attempt.state.skip_filter_plugins
+
+    def filter_rows(self, attempt: Attempt, rows: Rows) -> I32:
+        return self.reference.filter_rows(attempt, rows)
+
     def pre_score(self, attempt: Attempt, take: Rows) -> None:
         if self._in_play(attempt):
             self.reference.pre_score(attempt, take)
