@@ -24,6 +24,7 @@ from topospread.api.decode import decode_object
 from topospread.api.types import Pod
 from topospread.framework.config import default_config
 from topospread.plugins.helper.storage import has_claims
+from topospread.plugins.volumebinding.binder import BinderError
 from topospread.simulator.fastpath import FastPath
 from topospread.simulator.fastpath.cycle import FastFailure, FastResult
 from topospread.simulator.run import ScheduleRun, schedule
@@ -135,6 +136,27 @@ def storage_scenarios(draw: st.DrawFn, large: bool = False) -> Scenario:
     for name in names:
         if draw(st.integers(0, 3)):
             objects.append(csi_node(name, draw(st.sampled_from([None, 1, 2, 3]))))
+    if not large and draw(st.integers(0, 2)) == 0:
+        # The driver publishes capacity: provisioning needs enough of it in the node's zone.
+        objects.append(
+            _obj(
+                {
+                    "apiVersion": "storage.k8s.io/v1",
+                    "kind": "CSIDriver",
+                    "metadata": {"name": DRIVER},
+                    "spec": {"storageCapacity": True},
+                }
+            )
+        )
+        for z in zones:
+            capacity = draw(st.sampled_from([None, "1Gi", "100Gi"]))
+            if capacity is not None:
+                objects.append(_obj({
+                    "apiVersion": "storage.k8s.io/v1", "kind": "CSIStorageCapacity",
+                    "metadata": {"name": f"cap-{z}", "namespace": "kube-system"},
+                    "storageClassName": "wffc", "capacity": capacity,
+                    "nodeTopology": {"matchLabels": {ZONE: z}},
+                }))  # fmt: skip
     for k in range(draw(st.integers(0, 4))):  # static PVs, free
         objects.append(persistent_volume(f"pv{k}", draw(st.sampled_from(zones))))
     claims: list[Any] = []
@@ -158,7 +180,7 @@ def storage_scenarios(draw: st.DrawFn, large: bool = False) -> Scenario:
         # Past 100 nodes, claims that leave most nodes feasible: the search then stops early.
         ["wffc", "wffc", "wffc", "imm", "ebs"]
         if large
-        else ["wffc", "wffc", "imm", "bound", "rwop", "ebs", "missing"]
+        else ["wffc", "wffc", "imm", "bound", "rwop", "ebs", "ebs", "missing"]
     )
     bound = []
     for i in range(draw(st.integers(0, 30 if large else 8))):
@@ -240,6 +262,54 @@ def test_pods_with_claims_decide_on_the_fast_path_as_on_the_reference_path(
         scenario, seed=seed, fast=True, detail=False, percentage_of_nodes_to_score=percentage
     )
     assert [(d.key, d.node) for d in lean.attempts] == [(d.key, d.node) for d in fast.attempts]
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    derandomize=True,
+    database=None,
+)
+@given(storage_scenarios())
+def test_the_binders_answer_per_node_labels_is_its_answer_node_by_node(
+    scenario: Scenario,
+) -> None:
+    """Within an attempt the binder answers once per value of the node labels it reads
+    (``VolumeBinder._node_view``): on every node, that answer is the one it gives afresh."""
+    run = schedule(
+        Scenario(nodes=scenario.nodes, pods=scenario.pods, queue=[], objects=scenario.objects,
+                 config=scenario.config)
+    )  # fmt: skip
+    fwk = next(iter(run.scheduler.frameworks.values()))
+    binder = fwk.plugins["VolumeBinding"].binder
+    nodes_ = [info.node for info in run.cluster.list()]
+    for p in scenario.queue:
+        try:
+            kept = binder.get_pod_volume_claims(p)
+        except BinderError:
+            continue
+        for node in nodes_:
+            try:
+                got = binder.find_pod_volumes(p, kept, node)
+            except BinderError as err:
+                got = err.args
+            try:
+                want = binder._find_pod_volumes(binder.get_pod_volume_claims(p), node)
+            except BinderError as err:
+                want = err.args
+            assert got == want, node.metadata.name
+            MEMO["asked"] += 1
+        MEMO["shared"] += len(kept.by_labels) < len(nodes_)
+
+
+MEMO: Counter[str] = Counter()
+
+
+def test_the_binders_answers_were_shared() -> None:
+    if not MEMO:
+        test_the_binders_answer_per_node_labels_is_its_answer_node_by_node()
+    assert MEMO["asked"] > 200 and MEMO["shared"] > 20
 
 
 LARGE: Counter[str] = Counter()

@@ -79,6 +79,14 @@ class PodVolumes:
     dynamic_provisions: list[PersistentVolumeClaim] = field(default_factory=list)
 
 
+def _affinity_keys(pv: PersistentVolume) -> set[str]:
+    """The label keys a PV's required node affinity reads."""
+    affinity = pv.spec.node_affinity
+    if affinity is None or affinity.required is None:
+        return set()
+    return {e.key for t in affinity.required.node_selector_terms for e in t.match_expressions}
+
+
 # A PV a claim may get, and whether it is the PV bound to that claim.
 Candidate = tuple[PersistentVolume, bool]
 
@@ -96,6 +104,13 @@ class PodVolumeClaims:
     )
     # Claim key -> its ``matching_candidates`` among its class's PVs, taken on first use.
     candidates: dict[str, list[Candidate]] = field(default_factory=dict)
+    # The node labels ``find_pod_volumes`` reads for these claims (None: it reads more, the
+    # node's name), taken on first use; and its answers by those labels' values.
+    label_keys: tuple[str, ...] | None = None
+    label_keys_taken: bool = False
+    by_labels: dict[tuple[str | None, ...], tuple[PodVolumes, list[str]]] = field(
+        default_factory=dict
+    )
 
 
 def is_pvc_fully_bound(pvc: PersistentVolumeClaim) -> bool:
@@ -206,6 +221,71 @@ class VolumeBinder:
 
         Upstream: FindPodVolumes (binder.go)
         """
+        view = self._node_view(claims, node)
+        if view is not None:
+            hit = claims.by_labels.get(view)
+            if hit is None:
+                hit = claims.by_labels[view] = self._find_pod_volumes(claims, node)
+            found, reasons = hit
+            return PodVolumes(list(found.static_bindings), list(found.dynamic_provisions)), list(
+                reasons
+            )
+        return self._find_pod_volumes(claims, node)
+
+    def _node_view(self, claims: PodVolumeClaims, node: Node) -> tuple[str | None, ...] | None:
+        """The values of the node labels ``find_pod_volumes`` reads for the claims (None where
+        it reads the node's name too): nodes that agree on them get the same answer.
+
+        NOTE: the claims, PVs, classes and capacities do not change during an attempt (a
+        PreFilter's ``PodVolumeClaims`` lives for one), and the binder reads a node only by
+        those labels: PV node affinity (matched on a node built from labels alone), allowed
+        topologies, capacities' node topology.
+        """
+        if not claims.label_keys_taken:
+            claims.label_keys = self._label_keys(claims)
+            claims.label_keys_taken = True
+        keys = claims.label_keys
+        if keys is None:
+            return None
+        labels = node.metadata.labels
+        return tuple(labels.get(k) for k in keys)
+
+    def _label_keys(self, claims: PodVolumeClaims) -> tuple[str, ...] | None:
+        keys: set[str] = set()
+        storage = self.storage
+        for pvc in claims.bound_claims:
+            pv = storage.assumed_pv(pvc.spec.volume_name)
+            if pv is not None:
+                keys |= _affinity_keys(pv)
+        for pvc in claims.unbound_claims_delay_binding:
+            if ANN_SELECTED_NODE in pvc.metadata.annotations:
+                return None  # compared with the node's name
+            volumes = claims.unbound_volumes_delay_binding.get(pvc_class(pvc), ())
+            try:
+                candidates = claims.candidates.get(pvc.key)
+                if candidates is None:
+                    candidates = claims.candidates[pvc.key] = matching_candidates(pvc, volumes)
+            except BinderError:
+                return None  # the search raises it again, node by node
+            for pv, _ in candidates:
+                keys |= _affinity_keys(pv)
+            cls = storage.storage_class(pvc_class(pvc))
+            if cls is None:
+                return None
+            for term in cls.allowed_topologies:
+                keys.update(e.key for e in term.match_label_expressions)
+            driver = storage.csi_driver(cls.provisioner)
+            if driver is not None and driver.spec.storage_capacity:
+                for capacity in storage.csi_storage_capacities():
+                    topology = capacity.node_topology
+                    if topology is not None:
+                        keys.update(topology.match_labels)
+                        keys.update(e.key for e in topology.match_expressions)
+        return tuple(sorted(keys))
+
+    def _find_pod_volumes(
+        self, claims: PodVolumeClaims, node: Node
+    ) -> tuple[PodVolumes, list[str]]:
         volumes = PodVolumes()
         bound_ok = unbound_ok = sufficient = pvs_found = True
         if claims.bound_claims:
