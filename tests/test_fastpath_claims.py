@@ -21,8 +21,10 @@ from hypothesis import strategies as st
 
 from test_fastpath import large_scenarios, nodes, pod, summary
 from topospread.api.decode import decode_object
-from topospread.api.types import Pod
+from topospread.api.types import Node, Pod
 from topospread.framework.config import default_config
+from topospread.framework.cycle_state import CycleState
+from topospread.framework.status import Code
 from topospread.plugins.helper.storage import has_claims
 from topospread.plugins.volumebinding.binder import BinderError
 from topospread.simulator.fastpath import FastPath
@@ -306,6 +308,41 @@ def test_the_binders_answer_per_node_labels_is_its_answer_node_by_node(
 MEMO: Counter[str] = Counter()
 
 
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    derandomize=True,
+    database=None,
+)
+@given(storage_scenarios())
+def test_volume_limits_kept_within_an_attempt_answer_as_afresh_on_every_node(
+    scenario: Scenario,
+) -> None:
+    """NodeVolumeLimits keeps the pod's own volumes in the attempt's cycle state and each
+    node's limits in its NodeInfo: filtering node after node with one state gives what a
+    fresh state gives on each node."""
+    run = schedule(
+        Scenario(nodes=scenario.nodes, pods=scenario.pods, queue=[], objects=scenario.objects,
+                 config=scenario.config)
+    )  # fmt: skip
+    fwk = next(iter(run.scheduler.frameworks.values()))
+    plugin = fwk.plugins["NodeVolumeLimits"]
+    infos = run.cluster.list()
+    for p in scenario.queue:
+        kept = CycleState()
+        for info in [*infos, *infos]:
+            got = plugin.filter(kept, p, info)
+            assert got == plugin.filter(CycleState(), p, info), info.name
+            MEMO["limited"] += got.code is Code.Unschedulable
+
+
+def test_volume_limits_were_reached() -> None:
+    if not MEMO["limited"]:
+        test_volume_limits_kept_within_an_attempt_answer_as_afresh_on_every_node()
+    assert MEMO["limited"] > 20
+
+
 def test_the_binders_answers_were_shared() -> None:
     if not MEMO:
         test_the_binders_answer_per_node_labels_is_its_answer_node_by_node()
@@ -361,3 +398,56 @@ def test_the_fast_path_decided_pods_with_claims() -> None:
     assert CLAIMED["failed"] > 40
     assert CLAIMED["preempted"] > 0
     assert CLAIMED["prefiltered"] > 5
+
+
+def test_a_volume_already_attached_on_one_node_still_counts_on_the_next() -> None:
+    """The pod's volume is attached on node a (another pod uses it): it adds nothing there.
+    On node b, at its limit of one, it would be one too many — also when node a was filtered
+    first in the same attempt."""
+    nodes_ = [
+        msgspec.convert(
+            {"metadata": {"name": n, "labels": {ZONE: "z0"}},
+             "status": {"allocatable": {"cpu": "4", "memory": "4Gi", "pods": "110"}}},
+            Node,
+        )
+        for n in ("a", "b")
+    ]  # fmt: skip
+
+    def user(name: str, node: str | None, claim_name: str) -> Pod:
+        spec: dict[str, Any] = {
+            "containers": [{"name": "c", "image": "x"}],
+            "volumes": [{"name": "v", "persistentVolumeClaim": {"claimName": claim_name}}],
+        }
+        if node is not None:
+            spec["nodeName"] = node
+        return msgspec.convert(
+            {"metadata": {"name": name, "namespace": "default"}, "spec": spec}, Pod
+        )
+
+    objects = [
+        storage_class("wffc", "WaitForFirstConsumer"),
+        persistent_volume("pv-shared", "z0", claim="shared"),
+        claim("shared", "wffc", volume="pv-shared"),
+        persistent_volume("pv-other", "z0", claim="other"),
+        claim("other", "wffc", volume="pv-other"),
+        csi_node("a", 1),
+        csi_node("b", 1),
+    ]
+    scenario = Scenario(
+        nodes=nodes_,
+        pods=[user("on-a", "a", "shared"), user("on-b", "b", "other")],
+        queue=[],
+        objects=objects,
+        config=default_config(),
+    )
+    run = schedule(scenario)
+    plugin = next(iter(run.scheduler.frameworks.values())).plugins["NodeVolumeLimits"]
+    a, b = run.cluster.list()
+    state = CycleState()
+    pod = user("new", None, "shared")
+    assert plugin.filter(state, pod, a).is_success
+    status = plugin.filter(state, pod, b)
+    assert (status.code, status.reasons) == (
+        Code.Unschedulable,
+        ("node(s) exceed max volume count",),
+    )

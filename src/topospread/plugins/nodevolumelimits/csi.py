@@ -9,12 +9,13 @@ handle made from the claim's name (upstream prefixes it with a random string, he
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from topospread.api.resource import parse_quantity
 from topospread.api.storage import ANN_MIGRATED_PLUGINS, CSINode, PersistentVolumeClaim
 from topospread.api.types import Pod
-from topospread.framework.cycle_state import CycleState
+from topospread.framework.cycle_state import CycleState, StateKey, StateNotFoundError
 from topospread.framework.features import Features
 from topospread.framework.interface import Handle, PreFilterExtensions, PreFilterResult
 from topospread.framework.status import SKIP, SUCCESS, Code, Status, as_status, new_status
@@ -78,16 +79,13 @@ class CSILimits:
             return SUCCESS
         storage = self._storage()
         csi_node = storage.csi_node(node_info.name)
-        new_volumes: dict[str, str] = {}
-        try:
-            self.filter_attachable_volumes(storage, pod, csi_node, True, new_volumes)
-        except PVCNotFoundError as e:
-            return new_status(Code.UnschedulableAndUnresolvable, str(e))
-        except ValueError as e:
-            return as_status(e)
+        found = self._new_volumes(state, storage, pod, csi_node)
+        if isinstance(found, Status):
+            return found
+        new_volumes = dict(found)  # a copy: the attached volumes are taken out of it below
         if not new_volumes:
             return SUCCESS
-        limits = volume_limits(node_info, csi_node)
+        limits = _kept_volume_limits(node_info, csi_node)
         if not limits:
             return SUCCESS
         if _within_limits_at_most(node_info, new_volumes, limits):
@@ -110,6 +108,32 @@ class CSILimits:
             if limit is not None and attached_count.get(key, 0) + count > limit:
                 return new_status(Code.Unschedulable, ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED)
         return SUCCESS
+
+    def _new_volumes(
+        self, state: CycleState, storage: StorageLister, pod: Pod, csi_node: CSINode | None
+    ) -> dict[str, str] | Status:
+        """The pod's own attachable volumes (unique name -> limit key), or the status their
+        lookup fails with. NOTE: they read the node only through its CSINode's
+        migrated-plugins annotation, and the storage does not change during an attempt: kept
+        in the cycle state per annotation value."""
+        try:
+            memo = state.read(_NEW_VOLUMES_KEY)
+        except StateNotFoundError:
+            memo = _NewVolumes()
+            state.write(_NEW_VOLUMES_KEY, memo)
+        migrated = csi_node.metadata.annotations.get(ANN_MIGRATED_PLUGINS) if csi_node else None
+        found = memo.by_migrated.get(migrated)
+        if found is None:
+            new_volumes: dict[str, str] = {}
+            try:
+                self.filter_attachable_volumes(storage, pod, csi_node, True, new_volumes)
+                found = new_volumes
+            except PVCNotFoundError as e:
+                found = new_status(Code.UnschedulableAndUnresolvable, str(e))
+            except ValueError as e:
+                found = as_status(e)
+            memo.by_migrated[migrated] = found
+        return found
 
     def filter_attachable_volumes(
         self,
@@ -197,6 +221,31 @@ class CSILimits:
 
 
 _ATTACHABLE_KEY: Final = NAME + ".attachable"
+_LIMITS_KEY: Final = NAME + ".limits"
+
+
+@dataclass(slots=True)
+class _NewVolumes:
+    """The pod's own attachable volumes per CSINode migrated-plugins annotation (None: no
+    CSINode or no annotation), for one attempt."""
+
+    by_migrated: dict[str | None, dict[str, str] | Status] = field(default_factory=dict)
+
+    def clone(self) -> _NewVolumes:
+        return self  # the same pod and storage: shared by preemption's copies
+
+
+_NEW_VOLUMES_KEY: Final = StateKey[_NewVolumes](NAME + ".newVolumes")
+
+
+def _kept_volume_limits(node_info: NodeInfo, csi_node: CSINode | None) -> dict[str, int]:
+    """``volume_limits``, kept in the NodeInfo's cache (cleared when the node changes) while
+    its CSINode stays the same object. NOTE: callers must not change the dict."""
+    kept = node_info.cache.get(_LIMITS_KEY)
+    if kept is None or kept[0] is not csi_node:
+        kept = node_info.cache[_LIMITS_KEY] = (csi_node, volume_limits(node_info, csi_node))
+    limits: dict[str, int] = kept[1]
+    return limits
 
 
 def _within_limits_at_most(
