@@ -683,18 +683,25 @@ def _run_cli(
             time.sleep(CLI_POLL_SECONDS)
 
 
+def _run_cli_job_failed(job: Job, run: CliRun) -> bool:
+    """Whether the run was stopped or failed, its line printed if so."""
+    wall, rss, code = run.wall, run.rss_mib, run.code
+    if code is None:
+        print(f"{job.name}: stopped after {wall:.0f} s, peak RSS {rss:,.0f} MiB", flush=True)
+        return True
+    if code != 0:
+        print(f"{job.name}: FAILED (exit code {code}), peak RSS {rss:,.0f} MiB", flush=True)
+        return True
+    return False
+
+
 def _run_cli_job(job: Job, cmd: list[str], out: Path, limits: Limits) -> tuple[float, float] | None:
     """``_run_cli``, with the job's line printed when it was stopped or failed: wall seconds
     and peak RSS when it finished."""
     run, _ = _run_cli(cmd, out, limits.seconds)
-    wall, rss, code = run.wall, run.rss_mib, run.code
-    if code is None:
-        print(f"{job.name}: stopped after {wall:.0f} s, peak RSS {rss:,.0f} MiB", flush=True)
+    if _run_cli_job_failed(job, run):
         return None
-    if code != 0:
-        print(f"{job.name}: FAILED (exit code {code}), peak RSS {rss:,.0f} MiB", flush=True)
-        return None
-    return wall, rss
+    return run.wall, run.rss_mib
 
 
 def run_chart(job: Job, tmp: Path, divisor: int, limits: Limits, *, stateful: bool = False) -> None:
@@ -709,16 +716,21 @@ def run_chart(job: Job, tmp: Path, divisor: int, limits: Limits, *, stateful: bo
     )
     out = tmp / "chart-cluster.jsonl"
     cmd = [*topospread_command(), "schedule", "--nodes", str(path), "-o", "jsonl"]
-    finished = _run_cli_job(job, cmd, out, limits)
-    if finished is None:
+    run, _ = _run_cli(cmd, out, limits.seconds)
+    if _run_cli_job_failed(job, run):
         return
-    wall, rss = finished
+    wall, rss = run.wall, run.rss_mib
     outcomes = [json.loads(line) for line in out.read_text().splitlines()]
     placed = [o for o in outcomes if "pod" in o]
     pending = sum(1 for o in placed if o.get("node") is None)
     log(f"  {len(placed) - pending} of {len(placed)} pods bound, {pending} pending, {wall:.1f} s")
     note = f" ({pending} unschedulable)" if pending else ""
-    print(f"{job.name}: {queued / wall:,.1f} pods/s, peak RSS {rss:,.0f} MiB{note}", flush=True)
+    # The CLI's own CPU time too: on a shared machine the wall time varies with the others.
+    print(
+        f"{job.name}: {queued / wall:,.1f} pods/s ({queued / run.cpu:,.1f} pods per CPU "
+        f"second), peak RSS {rss:,.0f} MiB{note}",
+        flush=True,
+    )
 
 
 def run_timeline(job: Job, tmp: Path, divisor: int, limits: Limits) -> None:
