@@ -13,7 +13,8 @@ in ``KERNELS``):
   summed per topology domain with one vector operation;
 - a plugin with no kernel runs its reference plugin node by node, for that plugin alone
   (``kernels/reference.py``), its statuses interned into the same vector; every other plugin
-  stays vectorised;
+  stays vectorised; so do the volume plugins for a pod with claims (``kernels/volumes.py``),
+  only on the nodes the search visits (``lazy.py``);
 - every filter yields, per node, the index of the status it rejects with (``statuses.py``),
   in the profile's filter order; then upstream's sampling, normalisation and weights, and
   host selection with the same random draws (``cycle.py``);
@@ -22,11 +23,12 @@ in ``KERNELS``):
   free room.
 
 It handles the pods and profiles it can prove equal and returns None for everything else —
-pods with host ports, extended resources, claims or persistent volumes, a pod whose PreFilter
+pods with host ports, extended resources, resource claims, a pod whose PreFilter
 narrows the nodes (a DaemonSet pod's node affinity on metadata.name), a pod whose affinity does
 not parse, a kernelled plugin configured beyond its kernel (a non-default scoring strategy).
 tests/test_fastpath.py checks it against the reference path on random clusters, decision for
-decision; tests/test_kernels.py checks each kernel against its reference plugin alone;
+decision (tests/test_fastpath_claims.py with claims, zonal volumes and attach limits);
+tests/test_kernels.py checks each kernel against its reference plugin alone;
 tests/test_preemption_fit.py checks preemption's Fit-only dry run the same way.
 """
 
