@@ -168,15 +168,16 @@ class AutoscalerController(ABC):
             start_nodes(sim, names, self.startup_delay, where)
 
     def _delete(self, sim: Simulation, name: str, taint: Taint, where: str) -> list[str]:
-        """Taint, evict through the Eviction API, delete; the pods a budget keeps there are
-        returned (the node then stays, untainted)."""
+        """Taint, evict through the Eviction API, delete; the pods the Eviction API kept
+        there are returned, each with its refusal's message (the node then stays,
+        untainted)."""
         node = sim.node(name, where)
         if taint not in node.spec.taints:
             set_taints(sim, node, [taint], [])
         result = drain_node(sim, name, _EVICT_ALL, where)
         if result.blocked or result.errors:
             set_taints(sim, sim.node(name, where), [], [taint])
-            return [b.pod for b in result.blocked] or result.errors
+            return [f"{b.pod} ({b.refusal.message})" for b in result.blocked] or result.errors
         sim.remove_node(name)
         return []
 
