@@ -21,9 +21,18 @@ def pdb(name: str) -> dict[str, Any]:
     }
 
 
-def pinned(name: str, replicas: int, hosts: list[str]) -> dict[str, Any]:
-    """A Deployment of 100m pods kept to ``hosts``."""
+def pinned(name: str, replicas: int, hosts: list[str], cpu: str = "100m") -> dict[str, Any]:
+    """A Deployment of ``cpu`` pods kept to ``hosts`` (anywhere when none)."""
     term = {"matchExpressions": [{"key": HOSTNAME, "operator": "In", "values": hosts}]}
+    affinity = (
+        {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}
+            }
+        }
+        if hosts
+        else {}
+    )
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -35,19 +44,9 @@ def pinned(name: str, replicas: int, hosts: list[str]) -> dict[str, Any]:
                 "metadata": {"labels": {"app": name}},
                 "spec": {
                     "containers": [
-                        {
-                            "name": "c",
-                            "image": "nginx:1",
-                            "resources": {"requests": {"cpu": "100m"}},
-                        }
+                        {"name": "c", "image": "nginx:1", "resources": {"requests": {"cpu": cpu}}}
                     ],
-                    "affinity": {
-                        "nodeAffinity": {
-                            "requiredDuringSchedulingIgnoredDuringExecution": {
-                                "nodeSelectorTerms": [term]
-                            }
-                        }
-                    },
+                    "affinity": affinity,
                 },
             },
         },
@@ -91,3 +90,92 @@ def test_a_scale_down_the_eviction_api_refuses_keeps_the_node_and_waits_out_the_
     assert report.steps[-1].pending == {}
     last = report.steps[-1]
     assert blocked["node"] in {n for n in last.bound.values()}
+
+
+ZONE = "topology.kubernetes.io/zone"
+
+
+def zonal(replicas: int, timeline: list[Any]) -> dict[str, Any]:
+    """Three one-node zones (an autoscaled group each) and a zonal DoNotSchedule spread."""
+    from test_autoscaling import web
+
+    return {
+        "nodeGroups": [
+            {
+                "name": "node",
+                "zones": ["zone-a", "zone-b", "zone-c"],
+                "perZone": {"zone-a": 1, "zone-b": 1, "zone-c": 1},
+                "template": {"status": {"capacity": {"cpu": "1", "pods": "110"}}},
+            }
+        ],
+        "autoscaler": {
+            "nodeStartupDelay": "0s",
+            "clusterAutoscaler": {
+                "options": {"scale-down-enabled": False},
+                "nodeGroups": [{"nodeGroup": "node", "minSize": 0, "maxSize": 5}],
+            },
+        },
+        "objects": [web(replicas, cpu="600m", minDomains=3)],
+        "timeline": timeline,
+    }
+
+
+def test_a_node_added_by_a_step_raises_the_groups_target_size_and_a_scale_up_counts_from_it() -> (
+    None
+):
+    # addNodes in an autoscaled group is an instance someone added to it: the cloud's target
+    # size follows (upstream reads TargetSize from the cloud), so the next scale-up asks for
+    # one more than the group has, and the cloud creates it.
+    doc = {
+        "nodeGroups": [
+            {"name": "node", "count": 1, "template": {"status": {"capacity": {"cpu": "1"}}}}
+        ],
+        "autoscaler": {
+            "nodeStartupDelay": "0s",
+            "clusterAutoscaler": {"nodeGroups": [{"nodeGroup": "node", "maxSize": 5}]},
+        },
+        "objects": [pinned("web", 1, [], cpu="600m")],
+        "timeline": [
+            {"addNodes": {"group": "node"}},
+            {"wait": "10s"},
+            {"scale": {"workload": "deployment/web", "replicas": 3}},
+            {"wait": "10s"},
+        ],
+    }
+    report = run(doc)
+    (followed,) = changes(report, "targetSize")
+    assert (followed["group"], followed["node"], followed["time"]) == ("node", "node-2", 10.0)
+    assert "target size 1->2" in followed["reason"]
+    (up,) = changes(report, "scaleUp")
+    assert up["time"] == 20.0 and "node 2->3" in up["reason"]
+    (added,) = changes(report, "add")
+    assert added["node"] == "node-3"
+    assert report.steps[-1].pending == {}
+    assert report.to_json()["steps"][-1]["nodeGroups"] == {"node": 3}
+
+
+def test_a_deleted_node_object_leaves_its_instance_unregistered_until_max_node_provision_time() -> (
+    None
+):
+    # removeNode deletes the Node object; the instance runs on. Upstream counts it as an
+    # upcoming node (no scale-up for the pods it held) and deletes it once unregistered for
+    # longer than max-node-provision-time (15m), then scales up for the pods.
+    report = run(zonal(3, [{"removeNode": "node-zone-c-1"}, {"wait": "16m"}]))
+    assert [c["time"] for c in changes(report, "unregistered")] == [10.0]
+    (removed,) = changes(report, "remove")
+    assert removed["node"] == "node-zone-c-1" and removed["time"] == 920.0
+    assert "removing unregistered node node-zone-c-1" in removed["reason"]
+    (up,) = changes(report, "scaleUp")
+    assert up["time"] == 920.0 and "node-zone-c 0->1" in up["reason"]
+    (added,) = changes(report, "add")
+    assert added["node"] == "node-zone-c-2" and added["time"] == 920.0
+    assert report.steps[-1].pending == {}
+    # 15m in, the pod still waited for the unregistered instance.
+    waited = run(zonal(3, [{"removeNode": "node-zone-c-1"}, {"wait": "15m"}]))
+    assert changes(waited, "add") == [] and len(waited.steps[-1].pending) == 1
+
+
+def test_a_lost_node_stays_registered_and_is_not_replaced() -> None:
+    report = run(zonal(3, [{"loseNode": "node-zone-c-1"}, {"wait": "2m"}]))
+    assert changes(report, "add") == [] and changes(report, "unregistered") == []
+    assert report.to_json()["steps"][-1]["nodeGroups"]["node-zone-c"] == 1

@@ -71,7 +71,8 @@ class NodeChange:
 
     ``action``: ``scaleUp`` (a group resized or a nodeclaim launched), ``add`` and ``remove``
     (a node), ``stockout``, ``timeout``, ``noScaleUp`` (pods no group helps), ``blocked`` (a
-    drain a budget stopped)."""
+    drain the Eviction API refused), ``targetSize`` (nodes another step added to a group),
+    ``unregistered`` (a node another step deleted whose instance runs on)."""
 
     time: int
     autoscaler: str
@@ -220,6 +221,14 @@ class ClusterAutoscalerController(AutoscalerController):
         self.interval = nanos(spec.options.scan_interval)
         self._blocked: dict[str, str] = {}
         self._no_scale_up: dict[str, str] = {}
+        # The cloud's instances per group (registered or not), and the instances whose Node
+        # object is gone while the instance runs on: since when (ns) the loop has seen that.
+        self.instances: dict[str, set[str]] = {g: set() for g in self.bindings}
+        for info in sim.cluster.list():
+            g = info.node.metadata.labels.get(NODE_GROUP_LABEL, "")
+            if g in self.instances:
+                self.instances[g].add(info.name)
+        self.unregistered: dict[str, tuple[str, int]] = {}
 
     def groups(self) -> list[str]:
         return list(self.bindings)
@@ -230,6 +239,7 @@ class ClusterAutoscalerController(AutoscalerController):
     def tick(self, sim: Simulation, where: str) -> None:
         model = self.model
         model.daemonsets = daemonsets_of(sim)
+        self._follow_cloud(sim)
         mine = [
             info.name
             for info in sim.cluster.list()
@@ -289,10 +299,92 @@ class ClusterAutoscalerController(AutoscalerController):
                 sim, "noScaleUp", "", "", "", f"{pods_text(pods)} didn't trigger scale-up: {why}"
             )
         self._no_scale_up = no_scale_up
+        self._drop_unregistered_over_target()
         self._launch(sim, where)
         if result.scale_down is not None:
             for removed in result.scale_down.removed:
                 self._scale_down(sim, removed.node, removed.group, removed, where)
+
+    def _follow_cloud(self, sim: Simulation) -> None:
+        """What other steps did to the groups, as the cloud and the API show it to the loop.
+
+        Upstream reads each group's TargetSize from the cloud provider and the nodes from the
+        API server every loop. A node another step added to a group (``addNodes``) was an
+        instance someone added to it: the group's target size grew by one. A Node object
+        another step deleted (``removeNode``) leaves its instance running: it is unregistered
+        from this loop on, counts as upcoming, and once unregistered for longer than
+        max-node-provision-time cluster-autoscaler deletes it, shrinking the target size.
+        Nodes that turn NotReady (``loseNode``, ``loseZone``) or are drained stay registered.
+        Upstream: ClusterStateRegistry's unregistered nodes and removeOldUnregisteredNodes
+        (core/static_autoscaler.go)
+        """
+        present: dict[str, set[str]] = {g: set() for g in self.bindings}
+        for info in sim.cluster.list():
+            g = info.node.metadata.labels.get(NODE_GROUP_LABEL, "")
+            if g in present:
+                present[g].add(info.name)
+        limit = nanos(self.model.options.max_node_provision_time)
+        for name in sorted(present):
+            group = self.model.groups[name]
+            instances = self.instances[name]
+            joined = sorted(present[name] - instances)
+            if joined:
+                before = group.target_size
+                group.target_size += len(joined)
+                instances.update(joined)
+                for node in joined:
+                    self.unregistered.pop(node, None)
+                self._record(
+                    sim,
+                    "targetSize",
+                    name,
+                    self.bindings[name].group.zone,
+                    ",".join(joined),
+                    f"group {name}: {', '.join(joined)} joined it from outside the autoscaler; "
+                    f"the cloud's target size {before}->{group.target_size}",
+                    len(joined),
+                )
+            for node in sorted(instances - present[name]):
+                if node not in self.unregistered:
+                    self.unregistered[node] = (name, sim.now)
+                    self._record(
+                        sim,
+                        "unregistered",
+                        name,
+                        self.bindings[name].group.zone,
+                        node,
+                        f"group {name}: node {node} is gone from the API but its instance "
+                        f"runs on: unregistered, counted as upcoming",
+                    )
+                elif (
+                    sim.now - self.unregistered[node][1] > limit
+                    and group.target_size > group.min_size
+                ):
+                    # Upstream skips a group at its min size ("node group min size reached").
+                    del self.unregistered[node]
+                    instances.discard(node)
+                    group.target_size -= 1
+                    self._record(
+                        sim,
+                        "remove",
+                        name,
+                        self.bindings[name].group.zone,
+                        node,
+                        f"removing unregistered node {node}: not registered for more than "
+                        f"max-node-provision-time "
+                        f"({format_duration(limit)}); group {name} target size "
+                        f"{group.target_size + 1}->{group.target_size}",
+                    )
+
+    def _drop_unregistered_over_target(self) -> None:
+        """A target size the model lowered below the instances (a provisioning time-out)
+        deletes the unregistered instances first, as DecreaseTargetSize drops the ones that
+        never came up."""
+        for name, instances in self.instances.items():
+            extra = len(instances) - self.model.groups[name].target_size
+            for node in sorted(n for n in instances if n in self.unregistered)[: max(0, extra)]:
+                instances.discard(node)
+                del self.unregistered[node]
 
     def _launch(self, sim: Simulation, where: str) -> None:
         """The cloud creates the nodes each group's target size asks for, where it can."""
@@ -304,7 +396,8 @@ class ClusterAutoscalerController(AutoscalerController):
                 counts[(g, labels.get(self.bindings[g].zone_key, ""))] += 1
         for name, binding in self.bindings.items():
             group = self.model.groups[name]
-            have = sum(n for (g, _), n in counts.items() if g == name)
+            # The cloud's instances: an unregistered one is not replaced.
+            have = len(self.instances[name])
             added: list[str] = []
             if group.target_size <= have:
                 self._blocked.pop(name, None)
@@ -324,6 +417,7 @@ class ClusterAutoscalerController(AutoscalerController):
                     break
                 self._blocked.pop(name, None)
                 node = self._new_node(sim, binding, zone, where)
+                self.instances[name].add(node)
                 counts[(name, zone)] += 1
                 added.append(node)
                 self._record(
@@ -394,6 +488,7 @@ class ClusterAutoscalerController(AutoscalerController):
                 f"scale-down of {node} failed: eviction refused for {', '.join(kept)}",
             )
             return
+        self.instances[group].discard(node)
         self._record(
             sim,
             "remove",
