@@ -179,3 +179,47 @@ def test_a_lost_node_stays_registered_and_is_not_replaced() -> None:
     report = run(zonal(3, [{"loseNode": "node-zone-c-1"}, {"wait": "2m"}]))
     assert changes(report, "add") == [] and changes(report, "unregistered") == []
     assert report.to_json()["steps"][-1]["nodeGroups"]["node-zone-c"] == 1
+
+
+def test_pods_younger_than_new_pod_scale_up_delay_trigger_no_scale_up() -> None:
+    # The controllers' pods carry a creationTimestamp on the simulation's clock; with a 30s
+    # delay the pod created at 0 is considered at the first tick past 30s (age > delay).
+    from test_autoscaling import scale_from_zero
+
+    autoscaler = {
+        "clusterAutoscaler": {
+            "options": {"new-pod-scale-up-delay": "30s"},
+            "nodeGroups": [{"nodeGroup": "node", "minSize": 0, "maxSize": 3}],
+        }
+    }
+    report = run(scale_from_zero(autoscaler, [{"wait": "1m"}]))
+    (up,) = changes(report, "scaleUp")
+    assert up["time"] == 40.0
+    # A pod a later step creates is young from then on: created at 2m, considered at 2m40s.
+    timeline = [{"wait": "2m"}, {"apply": pinned("big", 1, [], cpu="3950m")}, {"wait": "1m"}]
+    report = run(scale_from_zero(autoscaler, timeline))
+    assert [c["time"] for c in changes(report, "scaleUp")] == [40.0, 160.0]
+
+
+def test_the_api_server_stamps_created_pods_with_the_clock_and_input_pods_keep_theirs() -> None:
+    from test_autoscaling import scale_from_zero
+
+    from topospread.simulator.simulation import Simulation
+    from topospread.simulator.timeline_format import parse_timeline
+
+    doc = scale_from_zero(
+        {"clusterAutoscaler": {"nodeGroups": [{"nodeGroup": "node", "maxSize": 3}]}}
+    )
+    doc["objects"].append(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "own", "creationTimestamp": "2020-01-01T00:00:00Z"},
+            "spec": {"containers": [{"name": "c", "image": "nginx:1"}]},
+        }
+    )
+    sim = Simulation(parse_timeline(doc, "t.yaml"))
+    sim.settle("t.yaml")
+    stamps = {p.metadata.name: p.metadata.creation_timestamp for p in sim.pods.values()}
+    assert stamps.pop("own") == "2020-01-01T00:00:00Z"
+    assert set(stamps.values()) == {"1970-01-01T00:00:00Z"}

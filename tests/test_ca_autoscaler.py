@@ -21,6 +21,7 @@ from topospread.autoscaler.clusterautoscaler.scaleup import (
     MAX_LIMIT_REACHED_REASON,
     SCALE_UP_NO_OPTIONS_AVAILABLE,
     SCALE_UP_NOT_NEEDED,
+    SCALE_UP_NOT_TRIED,
     SCALE_UP_SUCCESSFUL,
 )
 from topospread.cluster.snapshot import ObjectStore
@@ -254,10 +255,55 @@ def test_expendable_pods_and_pods_pending_for_less_than_the_delay_trigger_nothin
         web(1, "4"), spec=msgspec.structs.replace(web(1).spec, priority=-11)
     )
     young = web(2, "4")
-    out = ca.run_once(100, cluster, [low, young], pending_since={"default/web-2": 80})
+    out = ca.run_once(100, cluster, [low, young], created={"default/web-2": 80})
     assert out.scale_up.result == SCALE_UP_NOT_NEEDED
-    out = ca.run_once(110, cluster, [low, young], pending_since={"default/web-2": 80})
+    # Upstream: a pod is considered once its age is past the delay (podAge > delay).
+    out = ca.run_once(110, cluster, [low, young], created={"default/web-2": 80})
+    assert out.scale_up.result == SCALE_UP_NOT_NEEDED
+    out = ca.run_once(111, cluster, [low, young], created={"default/web-2": 80})
     assert out.scale_up.pods_triggered_scale_up == ["default/web-2"]
+
+
+def annotated(pod: Pod, delay: str) -> Pod:
+    annotations = {"cluster-autoscaler.kubernetes.io/pod-scale-up-delay": delay}
+    return msgspec.structs.replace(
+        pod, metadata=msgspec.structs.replace(pod.metadata, annotations=annotations)
+    )
+
+
+@pytest.mark.parametrize(
+    ("option", "annotation", "waits_at_age_40"),
+    [
+        (0.0, "1m", True),  # a longer annotation wins
+        (60.0, "10s", True),  # a shorter one is refused (upstream logs an error)
+        (0.0, "soon", False),  # an unreadable one is ignored
+        (30.0, None, False),
+    ],
+    ids=["annotation-longer", "annotation-shorter", "annotation-unreadable", "option"],
+)
+def test_the_pod_scale_up_delay_annotation_only_lengthens_the_delay(
+    option: float, annotation: str | None, waits_at_age_40: bool
+) -> None:
+    ca = ClusterAutoscaler([group("ng")], AutoscalingOptions(new_pod_scale_up_delay=option))
+    cluster = cluster_of(ca, [web(0, "4", "ng-0")])
+    pod = web(1, "4") if annotation is None else annotated(web(1, "4"), annotation)
+    out = ca.run_once(140, cluster, [pod], created={"default/web-1": 100})
+    assert (out.scale_up.result == SCALE_UP_NOT_NEEDED) is waits_at_age_40
+
+
+def test_a_loop_whose_unschedulable_pods_are_all_younger_than_2s_waits_one_iteration() -> None:
+    # Upstream: allPodsAreNew with unschedulablePodTimeBuffer (2s); scale-down waits too.
+    ca = ClusterAutoscaler([group("ng")])
+    cluster = cluster_of(ca, [web(0, "4", "ng-0")])
+    out = ca.run_once(101, cluster, [web(1, "4")], created={"default/web-1": 100})
+    assert out.scale_up.result == SCALE_UP_NOT_TRIED
+    assert out.scale_up.pods_awaiting_evaluation == ["default/web-1"]
+    # One old pod among them is enough, and at 2s the pod is old enough.
+    out = ca.run_once(101, cluster, [web(1, "4"), web(2, "4")], created={"default/web-1": 100})
+    assert out.scale_up.result == SCALE_UP_SUCCESSFUL
+    ca = ClusterAutoscaler([group("ng")])
+    out = ca.run_once(102, cluster, [web(1, "4")], created={"default/web-1": 100})
+    assert out.scale_up.result == SCALE_UP_SUCCESSFUL
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -48,6 +48,7 @@ from topospread.simulator.autoscaler_spec import (
     nanos,
 )
 from topospread.simulator.clock import format_duration
+from topospread.simulator.controllers.common import parse_time
 from topospread.simulator.drain import DrainOptions, drain_node
 from topospread.simulator.node_groups import region_of
 from topospread.simulator.scheduler import is_terminal
@@ -192,6 +193,17 @@ def pending_pods(sim: Simulation) -> list[Pod]:
     ]
 
 
+def created_times(sim: Simulation, pods: Sequence[Pod]) -> dict[str, float]:
+    """Each pod's creationTimestamp as seconds on the simulation's clock (negative before
+    its start); pods without one are left out (the zero time: old)."""
+    out = {}
+    for pod in pods:
+        at = parse_time(pod.metadata.creation_timestamp)
+        if at is not None:
+            out[pod.key] = (at - sim.epoch) / 1e9
+    return out
+
+
 def daemonsets_of(sim: Simulation) -> list[DaemonSet]:
     return [w for w in sim.workloads.values() if isinstance(w, DaemonSet)]
 
@@ -246,8 +258,14 @@ class ClusterAutoscalerController(AutoscalerController):
             if info.node.metadata.labels.get(NODE_GROUP_LABEL) in self.bindings
         ]
         not_started = [n for n in mine if n in sim.cloud.starting]
+        pending = pending_pods(sim)
         result = model.run_once(
-            sim.now / 1e9, sim.cluster, pending_pods(sim), sim.budgets(), not_started=not_started
+            sim.now / 1e9,
+            sim.cluster,
+            pending,
+            sim.budgets(),
+            created=created_times(sim, pending),
+            not_started=not_started,
         )
         for t in result.timeouts:
             self._record(

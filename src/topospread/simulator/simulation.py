@@ -102,6 +102,7 @@ from topospread.simulator.controllers.claims import (
 from topospread.simulator.controllers.common import (
     GENERATE_NAME_CONFLICT,
     check_selector_matches_template,
+    format_time,
     get_controller_of,
     get_pod_from_template,
     is_controlled_by,
@@ -1329,6 +1330,12 @@ class Simulation:
                 stored = retry_generate_name(pod, self.rng, taken)
             if stored.key in self.pods:
                 continue
+            if stored.metadata.creation_timestamp is None:
+                # The API server stamps what it creates with its own clock: the simulation's.
+                meta = msgspec.structs.replace(
+                    stored.metadata, creation_timestamp=format_time(self.epoch + self.now)
+                )
+                stored = msgspec.structs.replace(stored, metadata=meta)
             created = self._create_pod(stored, who)
             out.created.append(created.key)
 

@@ -13,9 +13,10 @@ from __future__ import annotations
 import dataclasses
 import random
 from collections import Counter
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Final
 
 from topospread.api.types import DaemonSet, Pod, PodDisruptionBudget
 from topospread.autoscaler.clusterautoscaler.drainability import DrainContext, RemainingPdbTracker
@@ -26,13 +27,14 @@ from topospread.autoscaler.clusterautoscaler.nodegroup import (
     node_group_of,
     template_node_info,
 )
-from topospread.autoscaler.clusterautoscaler.options import AutoscalingOptions
+from topospread.autoscaler.clusterautoscaler.options import AutoscalingOptions, parse_go_duration
 from topospread.autoscaler.clusterautoscaler.scaledown import (
     ScaleDownResult,
     UnneededNodes,
     plan_scale_down,
 )
 from topospread.autoscaler.clusterautoscaler.scaleup import (
+    SCALE_UP_NOT_TRIED,
     SCALE_UP_SUCCESSFUL,
     ScaleUpOrchestrator,
     ScaleUpResult,
@@ -45,6 +47,23 @@ from topospread.framework.runtime import Registry
 
 # The wall clock the model's seconds are counted from (for deletion timestamps).
 CLOCK_ORIGIN = datetime(1970, 1, 1, tzinfo=UTC)
+# Upstream: podScaleUpDelayAnnotationKey, unschedulablePodTimeBuffer and
+# unschedulablePodWithGpuTimeBuffer (core/static_autoscaler.go), gpu.ResourceNvidiaGPU.
+POD_SCALE_UP_DELAY_ANNOTATION: Final = "cluster-autoscaler.kubernetes.io/pod-scale-up-delay"
+UNSCHEDULABLE_POD_TIME_BUFFER: Final = 2.0
+UNSCHEDULABLE_POD_WITH_GPU_TIME_BUFFER: Final = 30.0
+RESOURCE_NVIDIA_GPU: Final = "nvidia.com/gpu"
+
+AllNew = Callable[[Sequence[Pod]], bool]
+
+
+def _key_of(pod: Pod) -> str:
+    return f"{pod.metadata.namespace}/{pod.metadata.name}"
+
+
+def _requests_gpu(pod: Pod) -> bool:
+    """Upstream: gpu.PodRequestsGpu (a container requests nvidia.com/gpu)."""
+    return any(RESOURCE_NVIDIA_GPU in c.resources.requests for c in pod.spec.containers)
 
 
 @dataclass(slots=True)
@@ -144,23 +163,47 @@ class ClusterAutoscaler:
         self.last_scale_down_fail = now
 
     def _pods_to_consider(
-        self, now: float, pending: Sequence[Pod], since: Mapping[str, float]
+        self, now: float, pending: Sequence[Pod], created: Mapping[str, float]
     ) -> list[Pod]:
         """Pending pods below --expendable-pods-priority-cutoff never trigger a scale-up, nor do
-        pods younger than --new-pod-scale-up-delay.
+        pods no older than --new-pod-scale-up-delay (or their pod-scale-up-delay annotation,
+        when it is a longer valid duration). A pod with no creation time is old.
 
-        Upstream: FilterOutExpendablePods and the new-pod-scale-up-delay check of
-        static_autoscaler.go
+        Upstream: FilterOutExpendablePods and filterOutYoungPods (static_autoscaler.go)
         """
         out = []
         for pod in pending:
             if (pod.spec.priority or 0) < self.options.expendable_pods_priority_cutoff:
                 continue
             key = f"{pod.metadata.namespace}/{pod.metadata.name}"
-            if now - since.get(key, float("-inf")) < self.options.new_pod_scale_up_delay:
+            delay = self.options.new_pod_scale_up_delay
+            annotated = pod.metadata.annotations.get(POD_SCALE_UP_DELAY_ANNOTATION)
+            if annotated is not None:
+                try:
+                    own = parse_go_duration(annotated)
+                except ValueError:
+                    own = delay  # upstream logs the parse error and keeps the flag's delay
+                delay = max(delay, own)
+            if key in created and not now - created[key] > delay:
                 continue
             out.append(pod)
         return out
+
+    def _all_pods_are_new(self, now: float, created: Mapping[str, float]) -> AllNew:
+        """Whether the oldest of the pods no node fits is younger than 2s (30s for the
+        oldest GPU pod): pods the scheduler has only just rejected.
+
+        Upstream: allPodsAreNew (unschedulablePodTimeBuffer, unschedulablePodWithGpuTimeBuffer)
+        """
+
+        def all_new(pods: Sequence[Pod]) -> bool:
+            times = [created.get(_key_of(p), float("-inf")) for p in pods]
+            if times and min(times) + UNSCHEDULABLE_POD_TIME_BUFFER > now:
+                return True
+            gpu = [t for p, t in zip(pods, times, strict=True) if _requests_gpu(p)]
+            return bool(gpu) and min(gpu) + UNSCHEDULABLE_POD_WITH_GPU_TIME_BUFFER > now
+
+        return all_new
 
     def run_once(
         self,
@@ -168,19 +211,21 @@ class ClusterAutoscaler:
         cluster: ClusterState,
         pending: Sequence[Pod],
         pdbs: Sequence[PodDisruptionBudget] = (),
-        pending_since: Mapping[str, float] | None = None,
+        created: Mapping[str, float] | None = None,
         not_started: Collection[str] = (),
     ) -> RunOnceResult:
         """One loop at ``now`` (seconds on the caller's clock) over ``cluster`` (not modified)
-        and its ``pending`` pods; ``pending_since`` (``namespace/name`` -> seconds) lets
-        --new-pod-scale-up-delay hold back pods pending for less than the delay.
+        and its ``pending`` pods; ``created`` (``namespace/name`` -> seconds on that clock,
+        the pods' creationTimestamp) lets --new-pod-scale-up-delay hold back young pods, and
+        a loop whose unschedulable pods are all very new waits one iteration for more.
 
         ``not_started`` names the registered nodes that are not Ready yet since they were
         created (cluster-autoscaler's NotStarted): they count as upcoming, a template copy
         stands in for each in the snapshot, and they are never scale-down candidates.
         Upstream: RunOnce's registeredUpcoming (subtractNodesByName, RemoveNodeInfo)
         """
-        pending = self._pods_to_consider(now, pending, pending_since or {})
+        created = created or {}
+        pending = self._pods_to_consider(now, pending, created)
         nodes = [info.node for info in cluster.list() if info.name not in not_started]
         registered = Counter(node_group_of(n) for n in nodes)
         timeouts = self._provisioning_timeouts(now, registered)
@@ -204,7 +249,11 @@ class ClusterAutoscaler:
             checker, list(self.groups.values()), templates, self.options, self.expander
         )
         scale_up = orchestrator.scale_up(
-            pending, len(nodes) + len(upcoming_nodes), [*nodes, *upcoming_nodes], backoff
+            pending,
+            len(nodes) + len(upcoming_nodes),
+            [*nodes, *upcoming_nodes],
+            backoff,
+            self._all_pods_are_new(now, created),
         )
         if scale_up.result == SCALE_UP_SUCCESSFUL:
             for info in scale_up.scale_up_infos:
@@ -233,7 +282,7 @@ class ClusterAutoscaler:
     ) -> ScaleDownResult:
         opts = self.options
         in_cooldown = (
-            scale_up.result == SCALE_UP_SUCCESSFUL
+            scale_up.result in (SCALE_UP_SUCCESSFUL, SCALE_UP_NOT_TRIED)
             or now - self.last_scale_up < opts.scale_down_delay_after_add
             or now - self.last_scale_down_delete < opts.scale_down_delay_after_delete_effective
             or now - self.last_scale_down_fail < opts.scale_down_delay_after_failure

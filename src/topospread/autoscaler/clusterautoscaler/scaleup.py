@@ -11,7 +11,7 @@ across the similar groups when ``balance-similar-node-groups`` is on.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from topospread.api.types import Node, Pod
@@ -50,6 +50,7 @@ SCALE_UP_SUCCESSFUL = "ScaleUpSuccessful"
 SCALE_UP_ERROR = "ScaleUpError"
 SCALE_UP_NO_OPTIONS_AVAILABLE = "ScaleUpNoOptionsAvailable"
 SCALE_UP_NOT_NEEDED = "ScaleUpNotNeeded"
+SCALE_UP_NOT_TRIED = "ScaleUpNotTried"
 MAX_NODES_TOTAL_REACHED = "max node total count already reached"
 
 
@@ -211,14 +212,27 @@ class ScaleUpOrchestrator:
         return out
 
     def scale_up(
-        self, pending: Sequence[Pod], node_count: int, nodes: Sequence[Node], backoff: set[str]
+        self,
+        pending: Sequence[Pod],
+        node_count: int,
+        nodes: Sequence[Node],
+        backoff: set[str],
+        all_new: Callable[[Sequence[Pod]], bool] | None = None,
     ) -> ScaleUpResult:
         """One scale-up decision for ``pending`` pods; ``node_count`` counts existing and
-        upcoming nodes, ``nodes`` are every node of the cluster (for the cpu/memory totals)."""
+        upcoming nodes, ``nodes`` are every node of the cluster (for the cpu/memory totals).
+        ``all_new`` says whether the pods no node fits are all very new: then the loop waits
+        one iteration for more (ScaleUpNotTried)."""
         fit, unschedulable = filter_out_schedulable(self.checker, pending)
         fit_keys = [_key(p) for p in fit]
         if not unschedulable:
             return ScaleUpResult(SCALE_UP_NOT_NEEDED, pods_fit_existing=fit_keys)
+        if all_new is not None and all_new(unschedulable):
+            return ScaleUpResult(
+                SCALE_UP_NOT_TRIED,
+                pods_awaiting_evaluation=[_key(p) for p in unschedulable],
+                pods_fit_existing=fit_keys,
+            )
         pod_groups = build_pod_groups(unschedulable)
         left = ResourcesLeft.of(nodes, self.options)
         skipped: dict[str, str] = {}
