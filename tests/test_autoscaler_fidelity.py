@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from test_autoscaling import changes, run
+from test_autoscaling import changes, run, scale_from_zero, web
+from topospread.simulator.simulation import Simulation
+from topospread.simulator.timeline_format import parse_timeline
 
 SECOND = 1_000_000_000
 HOSTNAME = "kubernetes.io/hostname"
@@ -97,8 +99,6 @@ ZONE = "topology.kubernetes.io/zone"
 
 def zonal(replicas: int, timeline: list[Any]) -> dict[str, Any]:
     """Three one-node zones (an autoscaled group each) and a zonal DoNotSchedule spread."""
-    from test_autoscaling import web
-
     return {
         "nodeGroups": [
             {
@@ -184,8 +184,6 @@ def test_a_lost_node_stays_registered_and_is_not_replaced() -> None:
 def test_pods_younger_than_new_pod_scale_up_delay_trigger_no_scale_up() -> None:
     # The controllers' pods carry a creationTimestamp on the simulation's clock; with a 30s
     # delay the pod created at 0 is considered at the first tick past 30s (age > delay).
-    from test_autoscaling import scale_from_zero
-
     autoscaler = {
         "clusterAutoscaler": {
             "options": {"new-pod-scale-up-delay": "30s"},
@@ -202,11 +200,6 @@ def test_pods_younger_than_new_pod_scale_up_delay_trigger_no_scale_up() -> None:
 
 
 def test_the_api_server_stamps_created_pods_with_the_clock_and_input_pods_keep_theirs() -> None:
-    from test_autoscaling import scale_from_zero
-
-    from topospread.simulator.simulation import Simulation
-    from topospread.simulator.timeline_format import parse_timeline
-
     doc = scale_from_zero(
         {"clusterAutoscaler": {"nodeGroups": [{"nodeGroup": "node", "maxSize": 3}]}}
     )
