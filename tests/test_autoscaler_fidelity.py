@@ -6,9 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from test_autoscaling import changes, run, scale_from_zero, web
+from test_autoscaling import KARPENTER, changes, run, scale_from_zero, web
+from topospread.simulator.cloud import Stockout as CloudStockout
+from topospread.simulator.karpenter_loop import KarpenterController
 from topospread.simulator.simulation import Simulation
 from topospread.simulator.timeline_format import parse_timeline
+from topospread.simulator.timeline_steps.waiting import settle_with_autoscaler
 
 SECOND = 1_000_000_000
 HOSTNAME = "kubernetes.io/hostname"
@@ -216,3 +219,37 @@ def test_the_api_server_stamps_created_pods_with_the_clock_and_input_pods_keep_t
     stamps = {p.metadata.name: p.metadata.creation_timestamp for p in sim.pods.values()}
     assert stamps.pop("own") == "2020-01-01T00:00:00Z"
     assert set(stamps.values()) == {"1970-01-01T00:00:00Z"}
+
+
+def test_karpenter_learns_of_a_stockout_only_when_its_launch_fails_and_retries_after_3m() -> None:
+    # Karpenter picks zone-c (it cannot know of the stock-out), the cloud refuses every
+    # offering there: they go into the unavailable-offerings cache for 3m, the nodeclaim is
+    # deleted, and the next batch (1s later) finds no offering. After the cache's TTL the pod
+    # is tried again (refused again at 3m10s), and once the stock-out is over it launches.
+    timeline = [{"stockout": {"zone": "zone-c", "duration": "4m"}}, {"wait": "8m"}]
+    report = run(scale_from_zero(KARPENTER, timeline))
+    failed = changes(report, "launchFailed")
+    assert [(c["time"], c["zone"]) for c in failed] == [(1.0, "zone-c"), (190.0, "zone-c")]
+    assert "insufficient capacity for t3.medium spot in zone-c" in failed[0]["reason"]
+    assert "no new nodes in zone zone-c" in failed[0]["reason"]
+    (why,) = [c for c in changes(report, "noScaleUp") if c["time"] == 2.0]
+    assert "topology.kubernetes.io/zone In [zone-c]" in why["reason"]
+    (added,) = changes(report, "add")
+    assert (added["time"], added["zone"]) == (370.0, "zone-c")
+    assert report.steps[-1].pending == {}
+
+
+def test_a_launch_skips_the_offerings_the_cloud_refuses_and_caches_them() -> None:
+    # Only t3.medium is out in zone-c: the launch takes the next cheapest offering there.
+    sim = Simulation(parse_timeline(scale_from_zero(KARPENTER, []), "t.yaml"))
+    sim.settle("t.yaml")
+    sim.cloud.stockouts.append(CloudStockout("zone-c", "t3.medium", 0, 3600 * SECOND))
+    assert settle_with_autoscaler(sim, 5 * 60 * SECOND, "t.yaml") is not None
+    assert isinstance(sim.autoscaler, KarpenterController)
+    (added,) = [c for c in sim.autoscaler.changes if c.action == "add"]
+    assert added.time == 1 * SECOND and added.zone == "zone-c"
+    assert "t3.medium" not in added.reason
+    assert [c for c in sim.autoscaler.changes if c.action == "launchFailed"] == []
+    cache = sim.autoscaler.model.unavailable
+    assert cache.is_unavailable(1.0, "t3.medium", "zone-c", "spot")
+    assert not cache.is_unavailable(181.0, "t3.medium", "zone-c", "spot")

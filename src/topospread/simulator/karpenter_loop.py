@@ -1,7 +1,9 @@
 """Karpenter in the simulation's loop (simulator/autoscaling.py has the shared controller):
-its provisioner, batched, and its disruption controller, polled every 10s. Stock-outs make
-the catalogue's offerings unavailable before each pass; a disruption taints its candidates at
-once and drains them once their replacement has started up."""
+its provisioner, batched, and its disruption controller, polled every 10s. Karpenter learns of
+a stock-out only when a launch hits it: the cloud refuses the offering, Karpenter caches it as
+unavailable for 3m, deletes a nodeclaim with no offering left and provisions its pods again
+in a new batch; a disruption taints its candidates at once and drains them once their
+replacement has started up."""
 
 from __future__ import annotations
 
@@ -9,8 +11,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from topospread.api.types import LABEL_TOPOLOGY_ZONE, Pod
-from topospread.autoscaler.karpenter import Disruption, Karpenter, builtin_catalogue, stock_out
-from topospread.autoscaler.karpenter.instancetypes import DEFAULT_ZONES, InstanceType
+from topospread.autoscaler.karpenter import Disruption, Karpenter, builtin_catalogue
+from topospread.autoscaler.karpenter.instancetypes import DEFAULT_ZONES
 from topospread.autoscaler.karpenter.requirements import NODEPOOL_LABEL
 from topospread.simulator.autoscaler_spec import DISRUPTION_POLL, KarpenterSpec, nanos
 from topospread.simulator.autoscaling import (
@@ -75,25 +77,30 @@ class KarpenterController(AutoscalerController):
         return max(tick, self.last_tick + 1)
 
     def _signature(self, sim: Simulation, pending: Sequence[Pod]) -> tuple[object, ...]:
-        active = tuple(s for s in sim.cloud.stockouts if s.since <= sim.now < s.until)
-        return (tuple(p.key for p in pending), sim.node_version, active)
+        # Karpenter does not see the cloud's stock-outs, only its own cache of them.
+        cached = self.model.unavailable.active(sim.now / 1e9)
+        return (tuple(p.key for p in pending), sim.node_version, cached)
 
-    def _catalogue(self, sim: Simulation) -> list[InstanceType]:
-        out = self.base
-        for s in sim.cloud.stockouts:
-            if s.since <= sim.now < s.until:
-                out = stock_out(out, zone=s.zone or None, instance_type=s.instance_type or None)
-        return out
+    def _create(self, sim: Simulation, instance_type: str, zone: str, capacity: str) -> str | None:
+        """The cloud's answer to a launch: the stock-out that refuses it, if any."""
+        stockout = sim.cloud.stocked_out(zone, instance_type, sim.now)
+        return None if stockout is None else f"stockout, {stockout.text()}"
 
     def tick(self, sim: Simulation, where: str) -> None:
         self.batch_started = None
         model = self.model
         model.daemonsets = daemonsets_of(sim)
-        model.catalogue = self._catalogue(sim)
         pending = pending_pods(sim)
         result = model.run_once(
-            sim.now / 1e9, sim.cluster, pending, not_initialized=list(sim.cloud.starting)
+            sim.now / 1e9,
+            sim.cluster,
+            pending,
+            not_initialized=list(sim.cloud.starting),
+            create=lambda it, zone, ct: self._create(sim, it, zone, ct),
         )
+        for failure in result.launch_failures:
+            zone = failure.tried[0][1] if failure.tried else ""
+            self._record(sim, "launchFailed", failure.nodepool, zone, failure.name, failure.reason)
         added = []
         for launch in result.launched:
             sim.add_node(launch.node, where)
@@ -138,7 +145,9 @@ class KarpenterController(AutoscalerController):
                 )
             self.awaiting.append(d)
         self._disrupt_ready(sim, where)
-        self._seen = self._signature(sim, pending_pods(sim))
+        # A failed nodeclaim is deleted and its pods trigger a new batch (upstream: the
+        # provisioner is triggered again by the nodeclaim's deletion).
+        self._seen = () if result.launch_failures else self._signature(sim, pending_pods(sim))
 
     def _disrupt_ready(self, sim: Simulation, where: str) -> None:
         """Drain and delete the candidates whose replacement is up (or that have none)."""

@@ -9,7 +9,7 @@ nodeclaims (``NodeClaimLaunch.node``) and removes the disrupted ones.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from topospread.api.types import DaemonSet, Node, Pod
@@ -22,7 +22,11 @@ from topospread.autoscaler.karpenter.disruption import (
     multi_node,
     single_node,
 )
-from topospread.autoscaler.karpenter.instancetypes import InstanceType, builtin_catalogue
+from topospread.autoscaler.karpenter.instancetypes import (
+    InstanceType,
+    Offering,
+    builtin_catalogue,
+)
 from topospread.autoscaler.karpenter.nodeclaim import (
     ExistingNode,
     NodeClaim,
@@ -34,6 +38,7 @@ from topospread.autoscaler.karpenter.nodepool import REASON_EMPTY, REASON_UNDERU
 from topospread.autoscaler.karpenter.requirements import NODEPOOL_LABEL
 from topospread.autoscaler.karpenter.scheduler import Scheduler, domain_sources, pod_key
 from topospread.autoscaler.karpenter.topology import Topology
+from topospread.autoscaler.karpenter.unavailableofferings import UnavailableOfferings
 from topospread.cluster.state import ClusterState
 from topospread.framework.config import SchedulerConfig, default_config
 from topospread.framework.features import DEFAULT_FEATURES, Features
@@ -79,12 +84,40 @@ class Disruption:
         return text + f", saving ${self.savings:.4f}/h"
 
 
+@dataclass(frozen=True, slots=True)
+class LaunchFailure:
+    """A nodeclaim the cloud could not launch: every offering it tried was out of capacity
+    (each now in the unavailable-offerings cache); the nodeclaim is deleted and its pods wait
+    for the next pass."""
+
+    name: str
+    nodepool: str
+    pods: tuple[str, ...]
+    tried: tuple[tuple[str, str, str, str], ...]  # instance type, zone, capacity type, error
+
+    @property
+    def reason(self) -> str:
+        offerings = ", ".join(f"{it} {ct} in {zone}" for it, zone, ct, _ in self.tried[:3])
+        more = f" and {len(self.tried) - 3} more" if len(self.tried) > 3 else ""
+        return (
+            f"failed launching nodeclaim {self.name}: insufficient capacity for "
+            f"{offerings}{more} ({self.tried[0][3]}); the nodeclaim is deleted and the "
+            "offerings are unavailable for 3m"
+        )
+
+
+# The cloud's answer to one launch: None when it can launch the offering (instance type, zone,
+# capacity type), else the insufficient-capacity error's text.
+CreateFunc = Callable[[str, str, str], "str | None"]
+
+
 @dataclass(slots=True)
 class KarpenterResult:
     """What one pass decided."""
 
     now: float
     launched: list[NodeClaimLaunch] = field(default_factory=list)
+    launch_failures: list[LaunchFailure] = field(default_factory=list)
     pod_errors: dict[str, str] = field(default_factory=dict)
     scheduled_on_existing: dict[str, list[str]] = field(default_factory=dict)
     disruptions: list[Disruption] = field(default_factory=list)
@@ -104,7 +137,10 @@ class Karpenter:
         features: Features = DEFAULT_FEATURES,
     ) -> None:
         self.pools = {p.name: p for p in pools}
-        self.catalogue = list(catalogue) if catalogue is not None else builtin_catalogue()
+        # The instance types as the cloud lists them, and as a pass sees them (without the
+        # offerings in the unavailable-offerings cache).
+        self.base_catalogue = list(catalogue) if catalogue is not None else builtin_catalogue()
+        self.catalogue = list(self.base_catalogue)
         self.daemonsets = list(daemonsets)
         self.profile = (config if config is not None else default_config()).profiles[0]
         if registry is None:
@@ -116,6 +152,7 @@ class Karpenter:
         self.in_flight: dict[str, NodeClaimLaunch] = {}
         self.pods_since: dict[str, tuple[frozenset[str], float]] = {}
         self.disrupting: set[str] = set()
+        self.unavailable = UnavailableOfferings()
         self._sequence = 0
 
     def run_once(
@@ -124,13 +161,20 @@ class Karpenter:
         cluster: ClusterState,
         pending: Sequence[Pod],
         not_initialized: Collection[str] = (),
+        create: CreateFunc | None = None,
     ) -> KarpenterResult:
         """One pass at ``now`` (seconds) over ``cluster`` (not modified) and its pending pods.
 
         ``not_initialized`` names registered nodes still starting up: their nodeclaims stay
         in flight (packed as launched, without the node's ephemeral not-ready taints) and
         they are not disruption candidates, as Karpenter treats uninitialized nodes.
+        ``create`` is the cloud: each nodeclaim launches its cheapest offering the cloud can
+        serve; those it cannot go into the unavailable-offerings cache, and a nodeclaim with
+        none left fails (``launch_failures``). The decisions read the catalogue without the
+        cached offerings.
+        Upstream: the nodeclaim lifecycle's launch (cloudprovider Create, InsufficientCapacity)
         """
+        self.catalogue = self.unavailable.apply(self.base_catalogue, now)
         names = {info.name for info in cluster.list()} - set(not_initialized)
         for name in [n for n in self.in_flight if n in names]:
             del self.in_flight[name]
@@ -143,13 +187,21 @@ class Karpenter:
         result.pod_errors = solved.pod_errors
         result.scheduled_on_existing = solved.existing
         for claim in solved.new_nodeclaims:
-            launch = self._launch(claim)
-            self.in_flight[launch.name] = launch
-            result.launched.append(launch)
+            launched = self._launch(claim, now, create)
+            if isinstance(launched, LaunchFailure):
+                result.launch_failures.append(launched)
+                continue
+            self.in_flight[launched.name] = launched
+            result.launched.append(launched)
+        if result.launch_failures:
+            self.catalogue = self.unavailable.apply(self.base_catalogue, now)
         if not result.launched and not self.in_flight:
             command = self._consolidate(now, cluster)
-            if command is not None:
-                disruption = self._disruption(command)
+            disruption = None if command is None else self._disruption(command, now, create)
+            if isinstance(disruption, LaunchFailure):
+                # Upstream: the command fails with its replacement; the candidates stay.
+                result.launch_failures.append(disruption)
+            elif disruption is not None:
                 self.disrupting.update(disruption.nodes)
                 if disruption.replacement is not None:
                     self.in_flight[disruption.replacement.name] = disruption.replacement
@@ -190,10 +242,27 @@ class Karpenter:
         topology = Topology(domain_sources(pools, self.catalogue), topo_nodes)
         return Scheduler(pools, self.catalogue, existing, topology, usage, self.daemonsets)
 
-    def _launch(self, claim: NodeClaim) -> NodeClaimLaunch:
-        it, offering = claim.launch_choice()
+    def _launch(
+        self, claim: NodeClaim, now: float, create: CreateFunc | None
+    ) -> NodeClaimLaunch | LaunchFailure:
+        """Launch the claim's cheapest offering the cloud can serve, caching the ones it
+        cannot as unavailable."""
         self._sequence += 1
         name = f"{claim.nodepool.name}-{self._sequence:05d}"
+        tried: list[tuple[str, str, str, str]] = []
+        for it, offering in claim.launch_choices():
+            error = create(it.name, offering.zone, offering.capacity_type) if create else None
+            if error is None:
+                return self._launched(claim, name, it, offering)
+            self.unavailable.mark_unavailable(now, it.name, offering.zone, offering.capacity_type)
+            tried.append((it.name, offering.zone, offering.capacity_type, error))
+        return LaunchFailure(
+            name, claim.nodepool.name, tuple(pod_key(p) for p in claim.pods), tuple(tried)
+        )
+
+    def _launched(
+        self, claim: NodeClaim, name: str, it: InstanceType, offering: Offering
+    ) -> NodeClaimLaunch:
         return NodeClaimLaunch(
             name,
             claim.nodepool.name,
@@ -261,10 +330,15 @@ class Karpenter:
             candidates, allowed, checker, replacer, excluded
         )
 
-    def _disruption(self, command: Command) -> Disruption:
-        replacement = None
+    def _disruption(
+        self, command: Command, now: float, create: CreateFunc | None
+    ) -> Disruption | LaunchFailure:
+        replacement: NodeClaimLaunch | None = None
         if command.replacement is not None:
-            replacement = self._launch(command.replacement)
+            launched = self._launch(command.replacement, now, create)
+            if isinstance(launched, LaunchFailure):
+                return launched
+            replacement = launched
         total = sum(c.price for c in command.candidates)
         return Disruption(
             command.method,

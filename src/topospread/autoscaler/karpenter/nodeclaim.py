@@ -206,18 +206,23 @@ class NodeClaim:
         ordered = sorted((p, n, it) for p, n, it in priced if p is not None)
         return [it for _, _, it in ordered][:MAX_INSTANCE_TYPES]
 
+    def launch_choices(self) -> list[tuple[InstanceType, Offering]]:
+        """What the cloud may launch, in the order it tries: every available compatible
+        offering of the options, cheapest first (spot when allowed and cheaper, as the
+        providers' price-based choice)."""
+        keyed = [
+            ((o.price, it.name, o.zone, o.capacity_type), it, o)
+            for it in self.instance_type_options()
+            for o in it.compatible_offerings(self.requirements)
+        ]
+        return [(it, o) for _, it, o in sorted(keyed, key=lambda k: k[0])]
+
     def launch_choice(self) -> tuple[InstanceType, Offering]:
-        """What the cloud launches: the cheapest available compatible offering among the
-        options (spot when allowed and cheaper, as the providers' price-based choice)."""
-        best: tuple[float, str, str, str, InstanceType, Offering] | None = None
-        for it in self.instance_type_options():
-            for o in it.compatible_offerings(self.requirements):
-                key = (o.price, it.name, o.zone, o.capacity_type)
-                if best is None or key < best[:4]:
-                    best = (*key, it, o)
-        if best is None:
+        """What the cloud launches when it can serve every offering: the cheapest."""
+        choices = self.launch_choices()
+        if not choices:
             raise ValueError(f"nodeclaim {self.hostname} has no available offering")
-        return best[4], best[5]
+        return choices[0]
 
 
 def node_for(claim: NodeClaim, name: str, it: InstanceType, offering: Offering) -> Node:
