@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import jsonschema
+
 from test_autoscaling import KARPENTER, changes, run, scale_from_zero, web
+from topospread.render.schemas import load_schema
 from topospread.simulator.cloud import Stockout as CloudStockout
 from topospread.simulator.karpenter_loop import KarpenterController
 from topospread.simulator.simulation import Simulation
@@ -253,3 +256,29 @@ def test_a_launch_skips_the_offerings_the_cloud_refuses_and_caches_them() -> Non
     cache = sim.autoscaler.model.unavailable
     assert cache.is_unavailable(1.0, "t3.medium", "zone-c", "spot")
     assert not cache.is_unavailable(181.0, "t3.medium", "zone-c", "spot")
+
+
+def test_the_new_actions_validate_against_the_simulate_schema() -> None:
+    reports = [
+        run(
+            scale_from_zero(
+                KARPENTER, [{"stockout": {"zone": "zone-c", "duration": "4m"}}, {"wait": "4m"}]
+            )
+        ),
+        run(
+            zonal(
+                3,
+                [
+                    {"removeNode": "node-zone-c-1"},
+                    {"addNodes": {"group": "node", "zone": "zone-a"}},
+                    {"wait": "16m"},
+                ],
+            )
+        ),
+    ]
+    seen = set()
+    for report in reports:
+        out = report.to_json()
+        jsonschema.validate(out, load_schema("simulate"))
+        seen |= {c["action"] for s in out["steps"] for c in s.get("autoscaler", [])}
+    assert {"launchFailed", "targetSize", "unregistered"} <= seen

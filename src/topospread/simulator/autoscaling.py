@@ -14,12 +14,14 @@ leaves pods Pending gets no node until a ``wait`` reaches a tick.
 - A stock-out (``stockout`` step, ``Simulation.cloud``) stops the cloud from creating the
   node: for cluster-autoscaler the group's target stays raised and the node never registers,
   so the model's max-node-provision-time timeout and back-off follow; a multi-zone group's
-  instance goes to another of its zones, as an ASG does. For Karpenter the stocked-out
-  offerings are unavailable in its catalogue, so it picks another or reports why it cannot.
+  instance goes to another of its zones, as an ASG does. Karpenter learns of a stock-out
+  when a launch hits it (simulator/karpenter_loop.py).
+- Nodes that other steps add to or delete from a group change what the cloud has; the
+  controller follows them as cluster-autoscaler does (``_follow_cloud``).
 - A scale-down or disruption taints the node (ToBeDeletedByClusterAutoscaler,
   karpenter.sh/disrupted), evicts its pods through the Eviction API (simulator/drain.py;
-  controllers recreate them, the scheduler places them) and deletes the node; a drain that a
-  budget blocks leaves the node, untainted, and cluster-autoscaler backs off scale-down.
+  controllers recreate them, the scheduler places them) and deletes the node; a drain the
+  Eviction API refuses leaves the node, untainted, and cluster-autoscaler backs off scale-down.
 """
 
 from __future__ import annotations
