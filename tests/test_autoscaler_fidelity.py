@@ -17,6 +17,7 @@ from topospread.simulator.timeline_format import parse_timeline
 from topospread.simulator.timeline_steps.waiting import settle_with_autoscaler
 
 SECOND = 1_000_000_000
+ZONE = "topology.kubernetes.io/zone"
 HOSTNAME = "kubernetes.io/hostname"
 
 
@@ -98,9 +99,6 @@ def test_a_scale_down_the_eviction_api_refuses_keeps_the_node_and_waits_out_the_
     assert report.steps[-1].pending == {}
     last = report.steps[-1]
     assert blocked["node"] in {n for n in last.bound.values()}
-
-
-ZONE = "topology.kubernetes.io/zone"
 
 
 def zonal(replicas: int, timeline: list[Any]) -> dict[str, Any]:
@@ -282,3 +280,47 @@ def test_the_new_actions_validate_against_the_simulate_schema() -> None:
         jsonschema.validate(out, load_schema("simulate"))
         seen |= {c["action"] for s in out["steps"] for c in s.get("autoscaler", [])}
     assert {"launchFailed", "targetSize", "unregistered"} <= seen
+
+
+def zone_c_workload(lost: list[str]) -> dict[str, Any]:
+    """Four one-cpu nodes per zone, a Deployment pinned to zone-c, and ``lost`` zones."""
+    pinned_c = pinned("c", 4, [], cpu="600m")
+    pinned_c["spec"]["template"]["spec"]["nodeSelector"] = {ZONE: "zone-c"}
+    return {
+        "nodeGroups": [
+            {
+                "name": "node",
+                "zones": ["zone-a", "zone-b", "zone-c"],
+                "perZone": {"zone-a": 4, "zone-b": 4, "zone-c": 4},
+                "template": {"status": {"capacity": {"cpu": "1", "pods": "110"}}},
+            }
+        ],
+        "autoscaler": {
+            "nodeStartupDelay": "0s",
+            "clusterAutoscaler": {
+                "options": {"scale-down-enabled": False},
+                "nodeGroups": [{"nodeGroup": "node", "minSize": 0, "maxSize": 8}],
+            },
+        },
+        "objects": [pinned_c],
+        "timeline": [*({"loseZone": z} for z in lost), {"wait": "6m"}],
+    }
+
+
+def test_a_lost_zones_group_is_not_ready_for_scale_up() -> None:
+    # Its four nodes are unready: more than ok-total-unready-count (3) and 45% of the group.
+    # The cluster (4 of 12 unready, 33%) is healthy; the evicted pods trigger no scale-up.
+    report = run(zone_c_workload(["zone-c"]))
+    assert changes(report, "scaleUp") == [] and changes(report, "unhealthy") == []
+    why = changes(report, "noScaleUp")
+    assert why and "node-zone-c: not ready for scale-up" in why[0]["reason"]
+    assert len(report.steps[-1].pending) == 4
+
+
+def test_too_many_unready_nodes_stop_cluster_autoscaler() -> None:
+    # 8 of 12 nodes unready: past both limits; upstream does nothing ("Cluster is not ready
+    # for autoscaling") until enough come back.
+    report = run(zone_c_workload(["zone-b", "zone-c"]))
+    (unhealthy,) = changes(report, "unhealthy")
+    assert unhealthy["time"] == 10.0 and "not ready for autoscaling" in unhealthy["reason"]
+    assert changes(report, "scaleUp") == [] and changes(report, "noScaleUp") == []

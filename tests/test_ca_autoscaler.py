@@ -8,7 +8,7 @@ import msgspec
 import pytest
 
 from builders import make_pod
-from topospread.api.types import ObjectMeta, Pod, ReplicaSet
+from topospread.api.types import Node, NodeCondition, ObjectMeta, Pod, ReplicaSet
 from topospread.autoscaler.clusterautoscaler import (
     AutoscalingOptions,
     ClusterAutoscaler,
@@ -347,3 +347,72 @@ def test_a_failed_deletion_pauses_scale_down() -> None:
     out = ca.run_once(600, cluster, [])
     assert out.scale_down is not None and out.scale_down.result == "ScaleDownInCooldown"
     assert ca.run_once(680, cluster, []).scale_down.removed != []  # type: ignore[union-attr]
+
+
+def unready(node: Node) -> Node:
+    status = msgspec.structs.replace(
+        node.status, conditions=[NodeCondition(type="Ready", status="Unknown")]
+    )
+    return msgspec.structs.replace(node, status=status)
+
+
+def cluster_with_unready(ca: ClusterAutoscaler, lost: set[str], pods: list[Pod]) -> ClusterState:
+    base = cluster_of(ca)
+    nodes = [unready(i.node) if i.name in lost else i.node for i in base.list()]
+    objects = ObjectStore(
+        replica_sets=[ReplicaSet(metadata=ObjectMeta(name="web", namespace="default"))]
+    )
+    return ClusterState(nodes, pods, objects)
+
+
+@pytest.mark.parametrize(
+    ("lost", "healthy"),
+    [(3, True), (4, False)],
+    ids=["ok-total-unready-count", "past-both-limits"],
+)
+def test_a_group_with_too_few_ready_nodes_is_not_ready_for_scale_up(
+    lost: int, healthy: bool
+) -> None:
+    # Upstream: IsNodeGroupHealthy: unready nodes past --ok-total-unready-count (3) and
+    # --max-total-unready-percentage (45) of the group make it unsafe to scale up.
+    ca = ClusterAutoscaler(
+        [group("lost", size=4), group("other", size=6, max_size=10)],
+        AutoscalingOptions(expander=("priority",), priorities={10: ["lost"], 1: ["other"]}),
+    )
+    names = {f"lost-{i}" for i in range(lost)}
+    full = [web(i, "4", f"other-{i}") for i in range(6)]
+    full += [web(10 + i, "4", f"lost-{i}") for i in range(4)]
+    out = ca.run_once(0, cluster_with_unready(ca, names, full), [web(9, "4")])
+    assert out.healthy
+    chosen = [i.group for i in out.scale_up.scale_up_infos]
+    if healthy:
+        assert chosen == ["lost"]
+    else:
+        assert chosen == ["other"]
+        assert out.scale_up.skipped_node_groups["lost"] == "not ready for scale-up"
+
+
+def test_too_many_unready_nodes_stop_the_loop_and_forget_the_unneeded_nodes() -> None:
+    # 5 of 10 unready: past 3 and past 45%: "Cluster is not ready for autoscaling".
+    ca = ClusterAutoscaler([group("ng", size=10, max_size=20)])
+    lost = {f"ng-{i}" for i in range(5)}
+    ca.unneeded.since["ng-9"] = 0.0
+    out = ca.run_once(10, cluster_with_unready(ca, lost, []), [web(0, "8")])
+    assert not out.healthy and out.scale_down is None
+    assert out.scale_up.result == SCALE_UP_NOT_TRIED and out.scale_up.scale_up_infos == []
+    assert ca.unneeded.since == {}
+    # 4 of 10 (40%) is within the percentage: the loop runs.
+    ca = ClusterAutoscaler([group("ng", size=10, max_size=20)])
+    out = ca.run_once(10, cluster_with_unready(ca, lost - {"ng-4"}, []), [web(0, "8")])
+    assert out.healthy and out.scale_down is not None
+
+
+def test_the_unready_options_parse_with_upstreams_defaults() -> None:
+    options = parse_options({}, "test")
+    assert (options.max_total_unready_percentage, options.ok_total_unready_count) == (45.0, 3)
+    options = parse_options(
+        {"max-total-unready-percentage": 10, "ok-total-unready-count": 0}, "test"
+    )
+    assert (options.max_total_unready_percentage, options.ok_total_unready_count) == (10.0, 0)
+    with pytest.raises(ManifestError, match="max-total-unready-percentage: Invalid value: 150"):
+        parse_options({"max-total-unready-percentage": 150}, "test")

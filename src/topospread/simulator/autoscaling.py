@@ -75,7 +75,9 @@ class NodeChange:
     ``action``: ``scaleUp`` (a group resized or a nodeclaim launched), ``add`` and ``remove``
     (a node), ``stockout``, ``timeout``, ``noScaleUp`` (pods no group helps), ``blocked`` (a
     drain the Eviction API refused), ``targetSize`` (nodes another step added to a group),
-    ``unregistered`` (a node another step deleted whose instance runs on)."""
+    ``unregistered`` (a node another step deleted whose instance runs on), ``unhealthy`` and
+    ``healthy`` (too many unready nodes to autoscale, and back), ``launchFailed`` (a nodeclaim
+    the cloud could not launch)."""
 
     time: int
     autoscaler: str
@@ -235,6 +237,7 @@ class ClusterAutoscalerController(AutoscalerController):
         self.interval = nanos(spec.options.scan_interval)
         self._blocked: dict[str, str] = {}
         self._no_scale_up: dict[str, str] = {}
+        self._healthy = True
         # The cloud's instances per group (registered or not), and the instances whose Node
         # object is gone while the instance runs on: since when (ns) the loop has seen that.
         self.instances: dict[str, set[str]] = {g: set() for g in self.bindings}
@@ -269,6 +272,20 @@ class ClusterAutoscalerController(AutoscalerController):
             created=created_times(sim, pending),
             not_started=not_started,
         )
+        if result.healthy != self._healthy:
+            self._healthy = result.healthy
+            self._record(
+                sim,
+                "unhealthy" if not result.healthy else "healthy",
+                "",
+                "",
+                "",
+                "Cluster is not ready for autoscaling: too many unready nodes "
+                f"(more than ok-total-unready-count {model.options.ok_total_unready_count} and "
+                f"max-total-unready-percentage {model.options.max_total_unready_percentage:g}%)"
+                if not result.healthy
+                else "the cluster is healthy again: autoscaling resumes",
+            )
         for t in result.timeouts:
             self._record(
                 sim,

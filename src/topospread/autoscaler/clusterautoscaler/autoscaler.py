@@ -19,6 +19,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Final
 
 from topospread.api.types import DaemonSet, Pod, PodDisruptionBudget
+from topospread.autoscaler.clusterautoscaler.clusterstate import (
+    is_cluster_healthy,
+    readiness_of,
+    unhealthy_groups,
+)
 from topospread.autoscaler.clusterautoscaler.drainability import DrainContext, RemainingPdbTracker
 from topospread.autoscaler.clusterautoscaler.expander import build_expander
 from topospread.autoscaler.clusterautoscaler.nodegroup import (
@@ -53,6 +58,8 @@ POD_SCALE_UP_DELAY_ANNOTATION: Final = "cluster-autoscaler.kubernetes.io/pod-sca
 UNSCHEDULABLE_POD_TIME_BUFFER: Final = 2.0
 UNSCHEDULABLE_POD_WITH_GPU_TIME_BUFFER: Final = 30.0
 RESOURCE_NVIDIA_GPU: Final = "nvidia.com/gpu"
+# Upstream: RunOnce's event when the cluster is unhealthy (ClusterUnhealthy).
+CLUSTER_UNHEALTHY: Final = "Cluster is unhealthy"
 
 AllNew = Callable[[Sequence[Pod]], bool]
 
@@ -85,6 +92,8 @@ class RunOnceResult:
     scale_down: ScaleDownResult | None
     timeouts: list[ProvisioningTimeout] = field(default_factory=list)
     target_sizes: dict[str, int] = field(default_factory=dict)
+    # False when too many nodes were unready to autoscale at all this loop.
+    healthy: bool = True
 
 
 @dataclass(slots=True)
@@ -124,6 +133,8 @@ class ClusterAutoscaler:
         self.expander = build_expander(self.options.expander, self.rng, self.options.priorities)
         self.unneeded = UnneededNodes()
         self.requested_at: dict[str, float] = {}
+        # Each group's scale-up in progress: how many nodes it still owes (its Increase).
+        self.increase: dict[str, int] = {}
         self.backoff: dict[str, _Backoff] = {}
         self.last_scale_up = float("-inf")
         self.last_scale_down_delete = float("-inf")
@@ -142,6 +153,7 @@ class ClusterAutoscaler:
             group = self.groups[name]
             if registered[name] >= group.target_size:
                 del self.requested_at[name]
+                self.increase.pop(name, None)
                 continue
             if now - since < self.options.max_node_provision_time:
                 continue
@@ -155,6 +167,7 @@ class ClusterAutoscaler:
             )
             group.target_size = registered[name]
             del self.requested_at[name]
+            self.increase.pop(name, None)
         return out
 
     def node_deletion_failed(self, now: float) -> None:
@@ -229,6 +242,15 @@ class ClusterAutoscaler:
         nodes = [info.node for info in cluster.list() if info.name not in not_started]
         registered = Counter(node_group_of(n) for n in nodes)
         timeouts = self._provisioning_timeouts(now, registered)
+        targets = {name: g.target_size for name, g in self.groups.items()}
+        readiness = readiness_of((info.node for info in cluster.list()), not_started)
+        if not is_cluster_healthy(readiness, self.options):
+            # Upstream: "Cluster is not ready for autoscaling": nothing this loop, and the
+            # unneeded nodes are forgotten (CleanUpUnneededNodes).
+            self.unneeded.since.clear()
+            up = ScaleUpResult(SCALE_UP_NOT_TRIED, message=CLUSTER_UNHEALTHY)
+            return RunOnceResult(now, up, None, timeouts, targets, healthy=False)
+        unhealthy = unhealthy_groups(readiness, targets, self.increase, self.options)
         backoff = {name for name, b in self.backoff.items() if b.until > now}
         snapshot = ClusterSnapshot(cluster)
         for name in not_started:
@@ -254,11 +276,13 @@ class ClusterAutoscaler:
             [*nodes, *upcoming_nodes],
             backoff,
             self._all_pods_are_new(now, created),
+            unhealthy,
         )
         if scale_up.result == SCALE_UP_SUCCESSFUL:
             for info in scale_up.scale_up_infos:
                 self.groups[info.group].target_size = info.new_size
                 self.requested_at.setdefault(info.group, now)
+                self.increase[info.group] = self.increase.get(info.group, 0) + info.delta
             self.last_scale_up = now
         scale_down = None
         if self.options.scale_down_enabled:

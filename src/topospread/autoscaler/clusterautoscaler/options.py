@@ -95,6 +95,8 @@ class AutoscalingOptions:
     ignore_mirror_pods_utilization: bool = False  # --ignore-mirror-pods-utilization false
     initial_node_group_backoff_duration: float = 300.0  # 5m
     max_node_group_backoff_duration: float = 1800.0  # 30m
+    max_total_unready_percentage: float = 45.0  # --max-total-unready-percentage 45
+    ok_total_unready_count: int = 3  # --ok-total-unready-count 3
     # topospread's own: the random expander's seed and the priority expander's config map.
     seed: int = 0
     priorities: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
@@ -154,6 +156,14 @@ def _as_fraction(where: str, key: str, value: object) -> float:
         if math.isfinite(f) and 0.0 <= f <= 1.0:
             return f
     raise _bad(where, key, value, "expected a number between 0 and 1")
+
+
+def _as_percentage(where: str, key: str, value: object) -> float:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        f = float(value)
+        if math.isfinite(f) and 0.0 <= f <= 100.0:
+            return f
+    raise _bad(where, key, value, "expected a percentage between 0 and 100")
 
 
 def _as_range(where: str, key: str, value: object) -> ResourceRange:
@@ -246,6 +256,8 @@ _PARSERS: Final[Mapping[str, Callable[[str, str, object], Any]]] = {
     "ignore_mirror_pods_utilization": _as_bool,
     "initial_node_group_backoff_duration": _as_duration,
     "max_node_group_backoff_duration": _as_duration,
+    "max_total_unready_percentage": _as_percentage,
+    "ok_total_unready_count": _as_non_negative_int,
     "seed": _as_int,
     "priorities": _as_priorities,
 }

@@ -11,7 +11,7 @@ across the similar groups when ``balance-similar-node-groups`` is on.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from topospread.api.types import Node, Pod
@@ -218,11 +218,13 @@ class ScaleUpOrchestrator:
         nodes: Sequence[Node],
         backoff: set[str],
         all_new: Callable[[Sequence[Pod]], bool] | None = None,
+        unhealthy: Collection[str] = (),
     ) -> ScaleUpResult:
         """One scale-up decision for ``pending`` pods; ``node_count`` counts existing and
         upcoming nodes, ``nodes`` are every node of the cluster (for the cpu/memory totals).
         ``all_new`` says whether the pods no node fits are all very new: then the loop waits
-        one iteration for more (ScaleUpNotTried)."""
+        one iteration for more (ScaleUpNotTried). ``unhealthy`` groups are not ready for
+        scale-up (too few of their nodes are ready)."""
         fit, unschedulable = filter_out_schedulable(self.checker, pending)
         fit_keys = [_key(p) for p in fit]
         if not unschedulable:
@@ -238,7 +240,9 @@ class ScaleUpOrchestrator:
         skipped: dict[str, str] = {}
         valid: list[NodeGroup] = []
         for g in self.groups:
-            if g.name in backoff:
+            if g.name in unhealthy:
+                skipped[g.name] = NOT_READY_REASON
+            elif g.name in backoff:
                 skipped[g.name] = BACKOFF_REASON
             elif g.target_size >= g.max_size:
                 skipped[g.name] = MAX_LIMIT_REACHED_REASON
