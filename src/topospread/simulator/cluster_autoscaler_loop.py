@@ -1,0 +1,357 @@
+"""cluster-autoscaler in the simulation's loop (simulator/autoscaling.py has the shared
+controller): its loop every ``scan-interval``, the cloud that carries out its target sizes
+(creating instances where no stock-out holds), what other steps do to its groups
+(``_follow_cloud``), and its scale-downs through the Eviction API."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from topospread.api.types import LABEL_INSTANCE_TYPE_STABLE, LABEL_TOPOLOGY_REGION, Node
+from topospread.autoscaler.clusterautoscaler import ClusterAutoscaler, NodeGroup
+from topospread.autoscaler.clusterautoscaler.nodegroup import NODE_GROUP_LABEL
+from topospread.autoscaler.clusterautoscaler.scaleup import SCALE_UP_SUCCESSFUL
+from topospread.simulator.autoscaler_spec import ClusterAutoscalerSpec, GroupBinding, nanos
+from topospread.simulator.autoscaling import (
+    CLUSTER_AUTOSCALER,
+    TO_BE_DELETED,
+    AutoscalerController,
+    created_times,
+    daemonsets_of,
+    pending_pods,
+    pods_text,
+)
+from topospread.simulator.clock import format_duration
+from topospread.simulator.node_groups import region_of
+
+if TYPE_CHECKING:
+    from topospread.simulator.simulation import Simulation
+
+
+class ClusterAutoscalerController(AutoscalerController):
+    """cluster-autoscaler's loop every scan-interval."""
+
+    name = CLUSTER_AUTOSCALER
+    group_label = NODE_GROUP_LABEL
+
+    def __init__(self, spec: ClusterAutoscalerSpec, sim: Simulation) -> None:
+        super().__init__(spec.startup_delay)
+        self.bindings = {b.group.name: b for b in spec.groups}
+        self.model = ClusterAutoscaler(
+            [b.group for b in spec.groups],
+            spec.options,
+            config=sim.scenario.config,
+            registry=sim.registry,
+            features=sim.features,
+        )
+        self.interval = nanos(spec.options.scan_interval)
+        self._blocked: dict[str, str] = {}
+        self._no_scale_up: dict[str, str] = {}
+        self._healthy = True
+        # The cloud's instances per group (registered or not), and the instances whose Node
+        # object is gone while the instance runs on: since when (ns) the loop has seen that.
+        self.instances: dict[str, set[str]] = {g: set() for g in self.bindings}
+        for info in sim.cluster.list():
+            g = info.node.metadata.labels.get(NODE_GROUP_LABEL, "")
+            if g in self.instances:
+                self.instances[g].add(info.name)
+        self.unregistered: dict[str, tuple[str, int]] = {}
+
+    def groups(self) -> list[str]:
+        return list(self.bindings)
+
+    def next_tick(self, sim: Simulation) -> int:
+        return (self.last_tick // self.interval + 1) * self.interval
+
+    def tick(self, sim: Simulation, where: str) -> None:
+        model = self.model
+        model.daemonsets = daemonsets_of(sim)
+        self._follow_cloud(sim)
+        mine = [
+            info.name
+            for info in sim.cluster.list()
+            if info.node.metadata.labels.get(NODE_GROUP_LABEL) in self.bindings
+        ]
+        not_started = [n for n in mine if n in sim.cloud.starting]
+        pending = pending_pods(sim)
+        result = model.run_once(
+            sim.now / 1e9,
+            sim.cluster,
+            pending,
+            sim.budgets(),
+            created=created_times(sim, pending),
+            not_started=not_started,
+        )
+        if result.healthy != self._healthy:
+            self._healthy = result.healthy
+            self._record(
+                sim,
+                "unhealthy" if not result.healthy else "healthy",
+                "",
+                "",
+                "",
+                "Cluster is not ready for autoscaling: too many unready nodes "
+                f"(more than ok-total-unready-count {model.options.ok_total_unready_count} and "
+                f"max-total-unready-percentage {model.options.max_total_unready_percentage:g}%)"
+                if not result.healthy
+                else "the cluster is healthy again: autoscaling resumes",
+            )
+        for t in result.timeouts:
+            self._record(
+                sim,
+                "timeout",
+                t.group,
+                self.bindings[t.group].group.zone,
+                "",
+                f"group {t.group}: {t.requested - t.registered} node(s) not registered within "
+                f"max-node-provision-time; target size back to {t.registered}, the group is "
+                f"in back-off until {format_duration(nanos(t.backoff_until))}",
+                t.requested - t.registered,
+            )
+        up = result.scale_up
+        if up.result == SCALE_UP_SUCCESSFUL:
+            expander = ",".join(model.options.expander)
+            resized = ", ".join(
+                f"{i.group} {i.current_size}->{i.new_size}" for i in up.scale_up_infos
+            )
+            why = (
+                f"scale-up: {resized} for {pods_text(up.pods_triggered_scale_up)}; expander "
+                f"{expander} chose {up.best_option} (estimated {up.estimated_nodes} node(s))"
+            )
+            if len(up.scale_up_infos) > 1:
+                why += "; balanced across similar node groups"
+            for info in up.scale_up_infos:
+                self._record(
+                    sim,
+                    "scaleUp",
+                    info.group,
+                    self.bindings[info.group].group.zone,
+                    "",
+                    why,
+                    info.delta,
+                )
+        no_scale_up = {
+            i.pod: "; ".join(
+                f"{g}: {m}"
+                for g, m in sorted({**i.skipped_node_groups, **i.rejected_node_groups}.items())
+            )
+            for i in up.pods_remain_unschedulable
+        }
+        fresh = {k: v for k, v in no_scale_up.items() if self._no_scale_up.get(k) != v}
+        by_reason: dict[str, list[str]] = {}
+        for pod, why in fresh.items():
+            by_reason.setdefault(why, []).append(pod)
+        for why, pods in by_reason.items():
+            self._record(
+                sim, "noScaleUp", "", "", "", f"{pods_text(pods)} didn't trigger scale-up: {why}"
+            )
+        self._no_scale_up = no_scale_up
+        self._drop_unregistered_over_target()
+        self._launch(sim, where)
+        if result.scale_down is not None:
+            for removed in result.scale_down.removed:
+                self._scale_down(sim, removed.node, removed.group, removed, where)
+
+    def _follow_cloud(self, sim: Simulation) -> None:
+        """What other steps did to the groups, as the cloud and the API show it to the loop.
+
+        Upstream reads each group's TargetSize from the cloud provider and the nodes from the
+        API server every loop. A node another step added to a group (``addNodes``) was an
+        instance someone added to it: the group's target size grew by one. A Node object
+        another step deleted (``removeNode``) leaves its instance running: it is unregistered
+        from this loop on, counts as upcoming, and once unregistered for longer than
+        max-node-provision-time cluster-autoscaler deletes it, shrinking the target size.
+        Nodes that turn NotReady (``loseNode``, ``loseZone``) or are drained stay registered.
+        Upstream: ClusterStateRegistry's unregistered nodes and removeOldUnregisteredNodes
+        (core/static_autoscaler.go)
+        """
+        present: dict[str, set[str]] = {g: set() for g in self.bindings}
+        for info in sim.cluster.list():
+            g = info.node.metadata.labels.get(NODE_GROUP_LABEL, "")
+            if g in present:
+                present[g].add(info.name)
+        limit = nanos(self.model.options.max_node_provision_time)
+        for name in sorted(present):
+            group = self.model.groups[name]
+            instances = self.instances[name]
+            joined = sorted(present[name] - instances)
+            if joined:
+                before = group.target_size
+                group.target_size += len(joined)
+                instances.update(joined)
+                for node in joined:
+                    self.unregistered.pop(node, None)
+                self._record(
+                    sim,
+                    "targetSize",
+                    name,
+                    self.bindings[name].group.zone,
+                    ",".join(joined),
+                    f"group {name}: {', '.join(joined)} joined it from outside the autoscaler; "
+                    f"the cloud's target size {before}->{group.target_size}",
+                    len(joined),
+                )
+            for node in sorted(instances - present[name]):
+                if node not in self.unregistered:
+                    self.unregistered[node] = (name, sim.now)
+                    self._record(
+                        sim,
+                        "unregistered",
+                        name,
+                        self.bindings[name].group.zone,
+                        node,
+                        f"group {name}: node {node} is gone from the API but its instance "
+                        f"runs on: unregistered, counted as upcoming",
+                    )
+                elif (
+                    sim.now - self.unregistered[node][1] > limit
+                    and group.target_size > group.min_size
+                ):
+                    # Upstream skips a group at its min size ("node group min size reached").
+                    del self.unregistered[node]
+                    instances.discard(node)
+                    group.target_size -= 1
+                    self._record(
+                        sim,
+                        "remove",
+                        name,
+                        self.bindings[name].group.zone,
+                        node,
+                        f"removing unregistered node {node}: not registered for more than "
+                        f"max-node-provision-time "
+                        f"({format_duration(limit)}); group {name} target size "
+                        f"{group.target_size + 1}->{group.target_size}",
+                    )
+
+    def _drop_unregistered_over_target(self) -> None:
+        """A target size the model lowered below the instances (a provisioning time-out)
+        deletes the unregistered instances first, as DecreaseTargetSize drops the ones that
+        never came up."""
+        for name, instances in self.instances.items():
+            extra = len(instances) - self.model.groups[name].target_size
+            for node in sorted(n for n in instances if n in self.unregistered)[: max(0, extra)]:
+                instances.discard(node)
+                del self.unregistered[node]
+
+    def _launch(self, sim: Simulation, where: str) -> None:
+        """The cloud creates the nodes each group's target size asks for, where it can."""
+        counts: Counter[tuple[str, str]] = Counter()
+        for info in sim.cluster.list():
+            labels = info.node.metadata.labels
+            g = labels.get(NODE_GROUP_LABEL, "")
+            if g in self.bindings:
+                counts[(g, labels.get(self.bindings[g].zone_key, ""))] += 1
+        for name, binding in self.bindings.items():
+            group = self.model.groups[name]
+            # The cloud's instances: an unregistered one is not replaced.
+            have = len(self.instances[name])
+            added: list[str] = []
+            if group.target_size <= have:
+                self._blocked.pop(name, None)
+            for _ in range(group.target_size - have):
+                zone, stockout = self._zone_for(sim, binding, counts)
+                if stockout:
+                    if self._blocked.get(name) != stockout:
+                        self._record(
+                            sim,
+                            "stockout",
+                            name,
+                            zone,
+                            "",
+                            f"group {name}: the cloud cannot create a node: stockout, {stockout}",
+                        )
+                    self._blocked[name] = stockout
+                    break
+                self._blocked.pop(name, None)
+                node = self._new_node(sim, binding, zone, where)
+                self.instances[name].add(node)
+                counts[(name, zone)] += 1
+                added.append(node)
+                self._record(
+                    sim,
+                    "add",
+                    name,
+                    zone,
+                    node,
+                    f"added node {node} to group {name}"
+                    + (f" in {zone}" if zone else "")
+                    + self._ready_text(sim),
+                )
+            self._start(sim, added, where)
+
+    def _zone_for(
+        self, sim: Simulation, binding: GroupBinding, counts: Counter[tuple[str, str]]
+    ) -> tuple[str, str]:
+        """The zone a new instance goes to (a multi-zone group: its emptiest zone the cloud
+        can serve, as an ASG balances its zones) and, when none can, the stock-out's text."""
+        group = binding.group
+        instance_type = group.labels.get(LABEL_INSTANCE_TYPE_STABLE, "")
+        zones = list(binding.zones) or [group.labels.get(binding.zone_key, "")]
+        ordered = sorted(zones, key=lambda z: (counts[(group.name, z)], zones.index(z)))
+        first_text = ""
+        for zone in ordered:
+            stockout = sim.cloud.stocked_out(zone, instance_type, sim.now)
+            if stockout is None:
+                return zone, ""
+            first_text = first_text or stockout.text()
+        return ordered[0], first_text
+
+    def _new_node(self, sim: Simulation, binding: GroupBinding, zone: str, where: str) -> str:
+        if binding.source:
+            source = sim.scenario.groups[binding.source]
+            return sim.add_group_nodes(source, zone if source.zones else "", 1, where)[0]
+        group: NodeGroup = binding.group
+        key = (group.name, zone if len(binding.zones) > 1 else "")
+        n = sim.group_counters.get(key, 0) + 1
+        sim.group_counters[key] = n
+        name = f"{group.name}-{zone}-{n}" if len(binding.zones) > 1 else f"{group.name}-{n}"
+        node = group.template_node(name)
+        if len(binding.zones) > 1:
+            labels = {**node.metadata.labels, binding.zone_key: zone}
+            labels[LABEL_TOPOLOGY_REGION] = region_of(zone)
+            node = _relabel(node, labels)
+        sim.add_node(node, where)
+        return name
+
+    def _scale_down(self, sim: Simulation, node: str, group: str, removed: Any, where: str) -> None:
+        zone = sim.node(node, where).metadata.labels.get(self.bindings[group].zone_key, "")
+        what = (
+            "empty"
+            if removed.empty
+            else f"utilization {removed.utilization:.0%} below the threshold, "
+            f"{pods_text(removed.pods_to_reschedule)} fit elsewhere"
+        )
+        since = format_duration(nanos(removed.unneeded_since))
+        kept = self._delete(sim, node, TO_BE_DELETED, where)
+        if kept:
+            self.model.node_deletion_failed(sim.now / 1e9)
+            self.model.groups[group].target_size += 1
+            self._record(
+                sim,
+                "blocked",
+                group,
+                zone,
+                node,
+                f"scale-down of {node} failed: eviction refused for {', '.join(kept)}",
+            )
+            return
+        self.instances[group].discard(node)
+        self._record(
+            sim,
+            "remove",
+            group,
+            zone,
+            node,
+            f"scale-down: removed node {node} of group {group}: {what}; unneeded since {since}",
+        )
+
+
+def _relabel(node: Node, labels: dict[str, str]) -> Node:
+    import msgspec
+
+    meta = msgspec.structs.replace(node.metadata, labels=labels)
+    return msgspec.structs.replace(node, metadata=meta)
+
+
+__all__ = ["ClusterAutoscalerController"]
