@@ -193,10 +193,17 @@ def created_times(sim: Simulation, pods: Sequence[Pod]) -> dict[str, float]:
     """Each pod's creationTimestamp as seconds on the simulation's clock (negative before
     its start); pods without one are left out (the zero time: old)."""
     out = {}
+    # NOTE: pods created together share their timestamp (to the second): parse each once.
+    seconds: dict[str, float | None] = {}
     for pod in pods:
-        at = parse_time(pod.metadata.creation_timestamp)
-        if at is not None:
-            out[pod.key] = (at - sim.epoch) / 1e9
+        stamp = pod.metadata.creation_timestamp
+        if not stamp:
+            continue
+        if stamp not in seconds:
+            at = parse_time(stamp)
+            seconds[stamp] = None if at is None else (at - sim.epoch) / 1e9
+        if (t := seconds[stamp]) is not None:
+            out[pod.key] = t
     return out
 
 
