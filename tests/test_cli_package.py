@@ -286,7 +286,7 @@ def test_no_option_name_is_cut_at_80_columns(
 def test_rebalance_keeps_both_topology_balance_node_fit_flags(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import topospread.analysis.rebalance as rebalance
+    import topospread.analysis.descheduler_replay as rebalance
 
     seen: list[bool] = []
     replay = rebalance.descheduler_rounds

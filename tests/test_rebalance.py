@@ -18,16 +18,15 @@ from builders import PodBuilder, make_pod
 from test_cli import readme_output
 from test_cli import run as cli
 from test_timeline import deployment, zones
+from topospread.analysis.descheduler_replay import descheduler_rounds
 from topospread.analysis.rebalance import (
     RebalanceOptions,
-    Target,
     descheduler_options,
-    descheduler_rounds,
     exclusion_reason,
     find_targets,
     plan_rebalance,
-    replay_plan,
 )
+from topospread.analysis.rebalance_replay import Target, replay_plan
 from topospread.analysis.reports import StepReport, step_report
 from topospread.analysis.simulate import settle_timeline, simulate
 from topospread.analysis.volume_pins import pinned_value

@@ -34,7 +34,6 @@ before every smaller plan was tried; the report says which.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
@@ -44,23 +43,19 @@ from typing import Any, Final
 import msgspec
 
 from topospread.analysis.descheduler import (
-    DeschedulerEviction,
     DeschedulerOptions,
-    descheduler_evictions,
     is_static_pod,
 )
+from topospread.analysis.descheduler_replay import DeschedulerReport
+from topospread.analysis.rebalance_replay import Target, Trial, replay_on_copy, why_landed
 from topospread.analysis.reports import (
-    ConstraintSpread,
-    ReportDelta,
     StepReport,
     WorkloadReport,
     apply_delta,
-    diff_report,
     step_report,
-    workload_reports,
 )
 from topospread.analysis.volume_pins import pin_text, pinned_value
-from topospread.api.types import DO_NOT_SCHEDULE, Node, Pod
+from topospread.api.types import DO_NOT_SCHEDULE, Pod
 from topospread.errors import ManifestError
 from topospread.framework.cycle_state import CycleState
 from topospread.framework.storage import StorageLister
@@ -71,7 +66,7 @@ from topospread.simulator.controllers.common import get_controller_of
 from topospread.simulator.drain import MIRROR_POD_ANNOTATION
 from topospread.simulator.scheduler import is_terminal
 from topospread.simulator.simulation import Settled, Simulation
-from topospread.simulator.timeline_steps.rebalancing import Rebalance, rebalance_args
+from topospread.simulator.timeline_steps.rebalancing import rebalance_args
 
 # The default evictor's threshold (descheduler's utils.SystemCriticalPriority).
 SYSTEM_CRITICAL_PRIORITY: Final = 2_000_000_000
@@ -92,36 +87,6 @@ class RebalanceOptions:
     max_plans: int = 200_000
 
 
-@dataclass(slots=True)
-class Target:
-    """A constraint of one group of a workload's pods that is past its maxSkew."""
-
-    workload: str
-    spread: ConstraintSpread
-
-    @property
-    def name(self) -> str:
-        v = self.spread.view
-        revisions = self.spread.revisions
-        rev = f", {revisions[0]}" if len(revisions) == 1 else ""
-        return f"{self.workload}: topologySpreadConstraints[{v.index}] ({v.topology_key}{rev})"
-
-    @property
-    def namespace(self) -> str:
-        pods = self.spread.pods
-        return pods[0].metadata.namespace if pods else ""
-
-    def key(self) -> tuple[str, int, str, tuple[str, ...]]:
-        return _spread_key(self.workload, self.spread)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "workload": self.workload, **self.spread.to_json()}
-
-
-def _spread_key(workload: str, c: ConstraintSpread) -> tuple[str, int, str, tuple[str, ...]]:
-    return (workload, c.view.index, c.view.topology_key, tuple(c.revisions))
-
-
 @dataclass(frozen=True, slots=True)
 class Exclusion:
     """A pod the evictor's filters leave alone, and why."""
@@ -131,54 +96,6 @@ class Exclusion:
 
     def to_json(self) -> dict[str, str]:
         return {"pod": self.pod, "reason": self.reason}
-
-
-@dataclass(frozen=True, slots=True)
-class Eviction:
-    """One eviction of a plan, as replayed: the pod, its node and domains, and where its
-    replacement landed (None: no replacement, or it stayed Pending, with why)."""
-
-    pod: str
-    node: str
-    domains: dict[str, str]  # topology key -> the node's domain, for each targeted key
-    replacement: str | None
-    replacement_node: str | None
-    replacement_domains: dict[str, str]
-    note: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "pod": self.pod,
-            "node": self.node,
-            "domains": self.domains,
-            "replacement": self.replacement,
-            "replacementNode": self.replacement_node,
-            "replacementDomains": self.replacement_domains,
-            "note": self.note,
-        }
-
-    def manifest(self) -> dict[str, Any]:
-        """The policy/v1 Eviction a client posts to the pod's eviction subresource."""
-        namespace, name = self.pod.split("/", 1)
-        return {
-            "apiVersion": "policy/v1",
-            "kind": "Eviction",
-            "metadata": {"name": name, "namespace": namespace},
-        }
-
-
-@dataclass(slots=True)
-class Trial:
-    """One plan replayed: accepted, or the first reason it was not."""
-
-    evictions: list[Eviction]
-    after: StepReport | None
-    failure: str | None = None
-    delta: ReportDelta | None = None  # ``after`` in transit from a copy
-
-    @property
-    def ok(self) -> bool:
-        return self.failure is None
 
 
 @dataclass(slots=True)
@@ -350,12 +267,12 @@ def plan_rebalance(
                 continue
             report.replays += 1
             trial = copies.run(
-                functools.partial(_replay_on_copy, victims=victims, targets=targets, before=before)
+                functools.partial(replay_on_copy, victims=victims, targets=targets, before=before)
             )
             if trial.delta is not None:
                 trial.after, trial.delta = apply_delta(before, trial.delta), None
             if trial.ok:
-                trial.evictions = _why_landed(trial.evictions, targets, members)
+                trial.evictions = why_landed(trial.evictions, targets, members)
                 report.plan = trial
                 report.minimal = report.ruled_out_up_to == k - 1
                 return report
@@ -511,231 +428,6 @@ def _may_balance(
     return True
 
 
-def replay_plan(
-    sim: Simulation, victims: Sequence[Pod], targets: Sequence[Target], before: StepReport
-) -> Trial:
-    """Evict the victims in order on ``sim`` (a copy, consumed), each followed by the
-    controllers and the scheduler settling, and check the outcome."""
-    keys = {t.key() for t in targets}
-    target_keys = {t.spread.view.topology_key for t in targets}
-    target_pods = [{p.key for p in t.spread.pods} for t in targets]
-    evictions: list[Eviction] = []
-    settled = Settled(0, True)
-    for victim in victims:
-        current = sim.pods.get(victim.key)
-        if current is None:
-            return Trial(evictions, None, f"{victim.key} was gone before its eviction")
-        refusal = sim.evictions().evict(current)
-        if refusal is not None:
-            why = f"{refusal.message}: {refusal.cause}" if refusal.cause else refusal.message
-            return Trial(evictions, None, f"evicting {victim.key}: {why}")
-        known = set(sim.pods)
-        node = sim.cluster.infos[current.spec.node_name].node
-        sim.delete_pod(current)
-        settled = sim.settle("rebalance")
-        (e,) = _landings(sim, [current], {current.key: node}, known, sorted(target_keys))
-        evictions.append(e)
-        if e.replacement is None:
-            return Trial(evictions, None, f"no replacement was created for {current.key}")
-        if e.replacement_node is None:
-            return Trial(
-                evictions, None, f"the replacement of {current.key} stays Pending: {e.note}"
-            )
-        domains, landed_domains = e.domains, e.replacement_domains
-        for t, members in zip(targets, target_pods, strict=True):
-            if current.key in members:
-                key = t.spread.view.topology_key
-                if key in domains and landed_domains.get(key) == domains[key]:
-                    return Trial(
-                        evictions,
-                        None,
-                        f"the replacement of {current.key} landed back in {key}="
-                        f"{domains[key]} (on {e.replacement_node})",
-                    )
-    after = step_report(sim, 1, "after", Rebalance.action, [], settled)
-    failure = _check(after, before, keys, victims)
-    return Trial(evictions, after, failure)
-
-
-def _replay_on_copy(
-    sim: Simulation, victims: Sequence[Pod], targets: Sequence[Target], before: StepReport
-) -> Trial:
-    """``replay_plan`` on a copy, its report sent back as its changes from ``before``."""
-    trial = replay_plan(sim, victims, targets, before)
-    if trial.after is not None:
-        trial.delta, trial.after = diff_report(trial.after, before), None
-    return trial
-
-
-def _check(
-    after: StepReport,
-    before: StepReport,
-    keys: set[tuple[str, int, str, tuple[str, ...]]],
-    victims: Sequence[Pod],
-) -> str | None:
-    gone = {p.key for p in victims}
-    for key, node in before.bound.items():
-        if key in gone:
-            continue
-        if after.bound.get(key) != node:
-            where = after.bound.get(key)
-            return f"{key} was displaced ({'Pending' if where is None else 'now on ' + where})"
-    for key in sorted(set(after.pending) - set(before.pending)):
-        return f"{key} is left Pending: {after.pending[key]}"
-    held_before = {
-        _spread_key(w.workload, c)
-        for w in before.workloads
-        for c in w.constraints
-        if not c.violated
-    }
-    found = set()
-    for w in after.workloads:
-        for c in w.constraints:
-            spread = _spread_key(w.workload, c)
-            found.add(spread)
-            if spread in keys and c.exceeded:
-                return (
-                    f"{w.workload}: topologySpreadConstraints[{c.view.index}] "
-                    f"({c.view.topology_key}) still has skew {c.skew} > maxSkew {c.view.max_skew}"
-                )
-            if spread in held_before and c.violated:
-                return (
-                    f"{w.workload}: topologySpreadConstraints[{c.view.index}] "
-                    f"({c.view.topology_key}) held and is now violated"
-                )
-    for workload, index, topology_key, _ in sorted(keys - found):
-        return (
-            f"{workload}: topologySpreadConstraints[{index}] ({topology_key}): its pods "
-            "changed group"
-        )
-    return None
-
-
-# Domains listed by name in an eviction's note; more are counted.
-_LISTED: Final = 6
-
-
-def _few(domains: Sequence[str], total: int) -> str:
-    if len(domains) <= _LISTED:
-        return ", ".join(domains) or "none"
-    return f"{len(domains)} of the {total}"
-
-
-def _why_landed(
-    evictions: Sequence[Eviction], targets: Sequence[Target], members: Sequence[set[str]]
-) -> list[Eviction]:
-    """Each accepted eviction with why its replacement went where it did, from the targets'
-    counts as the plan moves pods (only the plan's pods move: the plan check says so): the
-    domains a DoNotSchedule constraint allowed then, or the emptiest ones a ScheduleAnyway
-    constraint prefers."""
-    counts = [dict(t.spread.view.counts) for t in targets]
-    out = []
-    for e in evictions:
-        notes = []
-        for t, own, tally in zip(targets, members, counts, strict=True):
-            v = t.spread.view
-            key = v.topology_key
-            if e.pod not in own or key not in e.domains or e.domains[key] not in tally:
-                continue
-            tally[e.domains[key]] -= 1
-            low = 0 if len(tally) < v.min_domains else min(tally.values())
-            if v.when_unsatisfiable == DO_NOT_SCHEDULE:
-                chosen = sorted(d for d, n in tally.items() if n + 1 - low <= v.max_skew)
-                rule = f"maxSkew {v.max_skew} allows {_few(chosen, len(tally))}"
-            else:
-                chosen = sorted(d for d, n in tally.items() if n == min(tally.values()))
-                rule = f"ScheduleAnyway prefers the emptiest: {_few(chosen, len(tally))}"
-            shown = (
-                " ".join(f"{d}={n}" for d, n in tally.items())
-                if len(tally) <= _LISTED
-                else f"{len(tally)} domains"
-            )
-            notes.append(f"{key} without it: {shown}; {rule}")
-            landed = e.replacement_domains.get(key)
-            if landed in tally:
-                tally[landed] += 1
-        out.append(dataclasses.replace(e, note="; ".join(notes)) if notes else e)
-    return out
-
-
-# ------------------------------------------------------------------ the descheduler's rounds
-
-
-@dataclass(slots=True)
-class DeschedulerRound:
-    """One descheduling cycle replayed: what the plugin picked, what the budgets refused,
-    where the replacements landed, and the spread after the cluster settled."""
-
-    index: int
-    picked: list[DeschedulerEviction]
-    refused: dict[str, str]  # pod -> the eviction API's refusal
-    evictions: list[Eviction]
-    after: list[WorkloadReport]
-    # Picks the descheduler cannot see are useless: pod -> how its volumes pin it.
-    pinned: dict[str, str] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "round": self.index,
-            "picked": [
-                {"pod": e.pod, "node": e.node, "constraint": e.constraint, "reason": e.reason}
-                for e in self.picked
-            ],
-            "refused": self.refused,
-            "pinned": self.pinned,
-            "evictions": [e.to_json() for e in self.evictions],
-            "spread": [w.to_json() for w in self.after if w.constraints],
-        }
-
-
-@dataclass(slots=True)
-class DeschedulerReport:
-    """The descheduler's plugin and the cluster taking turns until it picks nothing (a
-    fixpoint), every eviction it tries is refused by a PodDisruptionBudget (it evicts nothing,
-    and every later cycle would try the same), the placement repeats an earlier round's (a
-    cycle: it would evict for ever), or the rounds run out."""
-
-    rounds: list[DeschedulerRound]
-    outcome: str  # "fixpoint", "refused", "cycle" or "limit"
-    cycle_from: int | None = None  # the earlier round whose placement came back
-    violations: list[str] = field(default_factory=list)  # still violated at the end
-
-    @property
-    def evicted(self) -> int:
-        return sum(len(r.evictions) for r in self.rounds)
-
-    @property
-    def verdict(self) -> str:
-        """How the rounds ended, as "the descheduler ..." goes on."""
-        n = len(self.rounds)
-        if self.outcome == "fixpoint":
-            return f"stops after {n} round(s): nothing more to evict"
-        if self.outcome == "refused":
-            tried = len(self.rounds[-1].refused)
-            what = "evicts nothing" if self.evicted == 0 else f"evicts nothing more in round {n}"
-            return (
-                f"{what}: every eviction it tried ({tried}) was refused by a "
-                "PodDisruptionBudget, and each later cycle would try the same"
-            )
-        if self.outcome == "cycle":
-            back = "the start" if self.cycle_from == 0 else f"round {self.cycle_from}"
-            return (
-                f"loops: after round {n} the pods are placed as at {back}, so it would evict "
-                "for ever"
-            )
-        return f"is still evicting after {n} round(s)"
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "verdict": self.verdict,
-            "outcome": self.outcome,
-            "cycleFrom": self.cycle_from,
-            "evicted": self.evicted,
-            "rounds": [r.to_json() for r in self.rounds],
-            "violationsAtTheEnd": self.violations,
-        }
-
-
 def descheduler_options(options: RebalanceOptions) -> DeschedulerOptions:
     """The descheduler's plugin and evictor set as the rebalance options say (the rest at
     their defaults)."""
@@ -746,133 +438,6 @@ def descheduler_options(options: RebalanceOptions) -> DeschedulerOptions:
         exclude_namespaces=options.exclude_namespaces,
         label_selector=options.selector,
     )
-
-
-def descheduler_rounds(
-    sim: Simulation, options: DeschedulerOptions, *, rounds: int = 10
-) -> DeschedulerReport:
-    """Replay the descheduler on ``sim`` (consumed): each round its plugin picks
-    (analysis/descheduler.py), the eviction API evicts what the budgets allow, the
-    controllers and the scheduler settle."""
-    seen = {_placement(sim): 0}
-    done: list[DeschedulerRound] = []
-    for index in range(1, rounds + 1):
-        picked = descheduler_evictions(sim.cluster, options)
-        if not picked:
-            return DeschedulerReport(done, "fixpoint", violations=_violations(sim))
-        pinned = _pinned_picks(sim, picked)
-        # The cycle evicts its picks one after another, then the cluster reacts.
-        refused: dict[str, str] = {}
-        victims: list[Pod] = []
-        evictions = sim.evictions()
-        known = set(sim.pods)
-        for e in picked:
-            pod = sim.pods.get(e.pod)
-            if pod is None:
-                continue
-            refusal = evictions.evict(pod)
-            if refusal is not None:
-                refused[e.pod] = f"{refusal.message}: {refusal.cause}".rstrip(": ")
-                continue
-            sim.delete_pod(pod)
-            victims.append(pod)
-        if refused and not victims:
-            # Nothing changed, so the next cycle picks the same pods and is refused again.
-            done.append(DeschedulerRound(index, picked, refused, [], workload_reports(sim), pinned))
-            return DeschedulerReport(done, "refused", violations=_violations(sim))
-        where = {p.key: sim.cluster.infos[p.spec.node_name].node for p in victims}
-        sim.settle(f"descheduler round {index}")
-        made = _landings(sim, victims, where, known)
-        done.append(DeschedulerRound(index, picked, refused, made, workload_reports(sim), pinned))
-        key = _placement(sim)
-        if key in seen:
-            return DeschedulerReport(done, "cycle", seen[key], _violations(sim))
-        seen[key] = index
-    return DeschedulerReport(done, "limit", violations=_violations(sim))
-
-
-def _pinned_picks(sim: Simulation, picked: Sequence[DeschedulerEviction]) -> dict[str, str]:
-    """The picks whose bound volumes pin them to their domain of the picking constraint's
-    topology key: the descheduler's NodeFit does not read volumes, so it evicts them, and
-    their replacements can only come back (or stay Pending)."""
-    storage = sim.cluster.storage()
-    nodes = [info.node for info in sim.cluster.list()]
-    out = {}
-    for e in picked:
-        pod = sim.pods.get(e.pod)
-        if pod is None or not pod.spec.volumes:
-            continue
-        key = e.constraint.rsplit(" ", 1)[-1]
-        value = pinned_value(pod, storage, nodes, key)
-        if value is not None:
-            out[e.pod] = pin_text(pod, storage, key, value)
-    return out
-
-
-def _landings(
-    sim: Simulation,
-    victims: Sequence[Pod],
-    where: Mapping[str, Node],
-    known: set[str],
-    keys: Sequence[str] | None = None,
-) -> list[Eviction]:
-    """Each victim and where its replacement landed: the pods its controller created since
-    ``known``, in creation order, one per victim in eviction order; domains under ``keys``
-    (by default the well-known topology labels)."""
-    created: dict[str, list[Pod]] = {}
-    # A StatefulSet recreates a victim under its own name: a new uid says it is new.
-    victim_uids = {p.metadata.uid for p in victims}
-    for key in sim.pods:
-        if key not in known or (key in where and sim.pods[key].metadata.uid not in victim_uids):
-            ref = get_controller_of(sim.pods[key].metadata)
-            if ref is not None:
-                created.setdefault(ref.uid, []).append(sim.pods[key])
-    out = []
-    for pod in victims:
-        labels = where[pod.key].metadata.labels
-        shown = (
-            keys
-            if keys is not None
-            else sorted(k for k in labels if k.startswith("topology.kubernetes.io/"))
-        )
-        domains = {k: labels[k] for k in shown if k in labels}
-        ref = get_controller_of(pod.metadata)
-        replacements = created.get(ref.uid, []) if ref is not None else []
-        if not replacements:
-            out.append(Eviction(pod.key, pod.spec.node_name, domains, None, None, {}))
-            continue
-        new = replacements.pop(0)
-        if not new.spec.node_name:
-            note = sim.pending_message(new)
-            out.append(Eviction(pod.key, pod.spec.node_name, domains, new.key, None, {}, note))
-            continue
-        landed = sim.cluster.infos[new.spec.node_name].node.metadata.labels
-        out.append(
-            Eviction(
-                pod.key,
-                pod.spec.node_name,
-                domains,
-                new.key,
-                new.spec.node_name,
-                {k: landed[k] for k in domains if k in landed},
-            )
-        )
-    return out
-
-
-def _placement(sim: Simulation) -> tuple[tuple[str, str, int], ...]:
-    """Where the pods are, by controller and node (names change with every replacement)."""
-    counts: dict[tuple[str, str], int] = {}
-    for pod in sim.pods.values():
-        ref = get_controller_of(pod.metadata)
-        owner = f"{pod.metadata.namespace}/{ref.kind}/{ref.name}" if ref else pod.key
-        where = (owner, pod.spec.node_name)
-        counts[where] = counts.get(where, 0) + 1
-    return tuple(sorted((o, n, c) for (o, n), c in counts.items()))
-
-
-def _violations(sim: Simulation) -> list[str]:
-    return step_report(sim, 0, "", "", [], Settled(0, True)).violations
 
 
 # ------------------------------------------------------------------ the timeline step
@@ -1019,21 +584,14 @@ def _filter_reasons(sim: Simulation, t: Target, domains: Sequence[str]) -> list[
 
 __all__ = [
     "SYSTEM_CRITICAL_PRIORITY",
-    "DeschedulerReport",
-    "DeschedulerRound",
-    "Eviction",
     "Exclusion",
     "RebalanceOptions",
     "RebalanceReport",
-    "Target",
-    "Trial",
     "carry_out",
     "descheduler_options",
-    "descheduler_rounds",
     "exclusion_reason",
     "find_targets",
     "ideal_moves",
     "plan_rebalance",
-    "replay_plan",
     "step_options",
 ]

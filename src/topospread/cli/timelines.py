@@ -326,10 +326,10 @@ def rebalance_command(
     """Find the fewest evictions that bring violated spread constraints back within maxSkew,
     proven by replaying them (eviction API and budgets, controllers, the exact scheduler) on
     a copy of the cluster. Exit 0: balanced, or a plan was found; 1: no plan; 2: bad input."""
+    from topospread.analysis.descheduler_replay import descheduler_rounds
     from topospread.analysis.rebalance import (
         RebalanceOptions,
         descheduler_options,
-        descheduler_rounds,
         plan_rebalance,
     )
     from topospread.analysis.simulate import settle_timeline
