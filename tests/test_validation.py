@@ -25,13 +25,12 @@ from topospread.api.field import (
     too_long,
     too_many,
 )
-from topospread.api.types import Node, Pod, PodTopologySpreadArgs, TopologySpreadConstraint
-from topospread.api.validation import (
-    validate_node,
-    validate_pod,
+from topospread.api.spread_validation import (
     validate_pod_topology_spread_args,
     validate_topology_spread_constraints,
 )
+from topospread.api.types import Node, Pod, PodTopologySpreadArgs, TopologySpreadConstraint
+from topospread.api.validation import validate_node, validate_pod
 
 TSC = "spec.topologySpreadConstraints"
 KEY_REGEX = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"

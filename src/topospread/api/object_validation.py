@@ -14,6 +14,12 @@ from typing import Any, Final
 
 from topospread.api.apps_validation import Workload, validate_workload_spec
 from topospread.api.field import FieldError, Path, forbidden, invalid
+from topospread.api.meta_validation import (
+    name_is_dns1035_label,
+    name_is_dns_label,
+    validate_labels,
+    validate_object_meta,
+)
 from topospread.api.storage_validation import validate_storage_object
 from topospread.api.types import (
     CronJob,
@@ -27,12 +33,6 @@ from topospread.api.types import (
     ReplicationController,
     Service,
     StatefulSet,
-)
-from topospread.api.validation import (
-    name_is_dns1035_label,
-    name_is_dns_label,
-    validate_labels,
-    validate_object_meta,
 )
 
 # The highest priority a PriorityClass not named system-* may have.

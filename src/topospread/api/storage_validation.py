@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from topospread.api.field import FieldError, GoJSON, Path, invalid, not_supported, required
+from topospread.api.meta_validation import validate_object_meta
 from topospread.api.resource import Quantity
 from topospread.api.resource_validation import (
     parse_field_quantity,
@@ -31,7 +32,6 @@ from topospread.api.storage import (
     PersistentVolumeClaim,
     StorageClass,
 )
-from topospread.api.validation import validate_object_meta
 
 # The access modes in the order upstream prints them (sets.List: sorted).
 _SUPPORTED_ACCESS_MODES: Final = sorted(ACCESS_MODES)

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from topospread.api.spread_validation import validate_pod_topology_spread_args
 from topospread.api.types import ReplicaSet, ReplicationController, Service, StatefulSet
-from topospread.api.validation import validate_pod_topology_spread_args
 from topospread.cluster.snapshot import ObjectStore, Snapshot, SnapshotHandle
 from topospread.conformance.case import Case
 from topospread.errors import ConfigError

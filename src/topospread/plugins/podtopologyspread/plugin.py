@@ -10,6 +10,7 @@ from typing import Any, Final
 
 import msgspec
 
+from topospread.api.spread_validation import validate_pod_topology_spread_args
 from topospread.api.types import (
     DO_NOT_SCHEDULE,
     LABEL_HOSTNAME,
@@ -22,7 +23,6 @@ from topospread.api.types import (
     PodTopologySpreadArgs,
     TopologySpreadConstraint,
 )
-from topospread.api.validation import validate_pod_topology_spread_args
 from topospread.errors import ConfigError
 from topospread.framework.features import Features
 from topospread.framework.interface import Handle, QueueingHint
