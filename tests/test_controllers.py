@@ -65,12 +65,12 @@ from topospread.simulator.controllers.common import (
 )
 from topospread.simulator.controllers.cron import CronError, location, next_time, parse_schedule
 from topospread.simulator.controllers.cronjob import CRON_JOB_SCHEDULED_TIMESTAMP, sync_cron_job
-from topospread.simulator.controllers.deployment import (
+from topospread.simulator.controllers.deployment import sync_deployment
+from topospread.simulator.controllers.deployment_util import (
     DESIRED_REPLICAS_ANNOTATION,
     MAX_REPLICAS_ANNOTATION,
     REVISION_ANNOTATION,
     resolve_fenceposts,
-    sync_deployment,
 )
 from topospread.simulator.controllers.replicaset import get_pods_to_delete
 from topospread.simulator.controllers.replicationcontroller import (

@@ -27,17 +27,14 @@ recreate.go, util/deployment_util.go, v1.35)
 
 from __future__ import annotations
 
-import functools
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Final
 
 import msgspec
 
 from topospread.api.types import (
     Deployment,
-    DeploymentStrategy,
     ObjectMeta,
     Pod,
     ReplicaSet,
@@ -52,10 +49,7 @@ from topospread.simulator.controllers.common import (
     check_selector_matches_template,
     claim,
     compute_hash,
-    creation_time,
-    describe,
     equal_ignore_hash,
-    get_scaled_value_from_int_or_percent,
     is_controlled_by,
     is_pod_available,
     new_controller_ref,
@@ -65,28 +59,32 @@ from topospread.simulator.controllers.common import (
     with_label,
     workload_selector,
 )
-from topospread.simulator.controllers.replicaset import ClaimMemos, PodClaims, sync_replica_set
-
-DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY: Final = "pod-template-hash"
-ROLLING_UPDATE: Final = "RollingUpdate"
-RECREATE: Final = "Recreate"
-
-REVISION_ANNOTATION: Final = "deployment.kubernetes.io/revision"
-REVISION_HISTORY_ANNOTATION: Final = "deployment.kubernetes.io/revision-history"
-DESIRED_REPLICAS_ANNOTATION: Final = "deployment.kubernetes.io/desired-replicas"
-MAX_REPLICAS_ANNOTATION: Final = "deployment.kubernetes.io/max-replicas"
-_ANNOTATIONS_TO_SKIP: Final = frozenset(
-    {
-        "kubectl.kubernetes.io/last-applied-configuration",
-        REVISION_ANNOTATION,
-        REVISION_HISTORY_ANNOTATION,
-        DESIRED_REPLICAS_ANNOTATION,
-        MAX_REPLICAS_ANNOTATION,
-        "deprecated.deployment.rollback.to",
-    }
+from topospread.simulator.controllers.deployment_util import (
+    DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY,
+    DESIRED_REPLICAS_ANNOTATION,
+    MAX_REPLICAS_ANNOTATION,
+    RECREATE,
+    ROLLING_UPDATE,
+    by_creation,
+    by_revision,
+    deployment_replicas,
+    filter_active_replica_sets,
+    find_active_or_latest,
+    find_new_replica_set,
+    int32_annotation,
+    max_revision,
+    max_surge,
+    max_unavailable,
+    new_rs_new_replicas,
+    rolling_update,
+    round_to_int32,
+    rs_replicas,
+    set_new_replica_set_annotations,
+    set_replicas_annotations,
+    sorted_by_size,
+    with_replicas,
 )
-_MAX_REV_HISTORY_LENGTH_IN_CHARS: Final = 2000
-_ZERO_TIME: Final = -(2**63)
+from topospread.simulator.controllers.replicaset import ClaimMemos, PodClaims, sync_replica_set
 
 
 def set_defaults_deployment(d: Deployment) -> Deployment:
@@ -119,170 +117,6 @@ def set_defaults_deployment(d: Deployment) -> Deployment:
         ),
     )
     return d if new_spec == spec else msgspec.structs.replace(d, spec=new_spec)
-
-
-# ---------------------------------------------------------------------------------------------
-# deployment_util.go
-
-
-def _replicas(rs: ReplicaSet) -> int:
-    return rs.spec.replicas if rs.spec.replicas is not None else 1
-
-
-def _d_replicas(d: Deployment) -> int:
-    return d.spec.replicas if d.spec.replicas is not None else 1
-
-
-def _rolling(d: Deployment) -> RollingUpdateDeployment | None:
-    strategy: DeploymentStrategy = d.spec.strategy
-    if strategy.type != ROLLING_UPDATE:
-        return None
-    return strategy.rolling_update or RollingUpdateDeployment()
-
-
-def resolve_fenceposts(
-    max_surge: int | str | None, max_unavailable: int | str | None, desired: int, where: str
-) -> tuple[int, int]:
-    """maxSurge rounded up and maxUnavailable rounded down against ``desired``; when both come
-    to 0, maxUnavailable is 1 (surge might be impossible, e.g. under a quota).
-
-    Upstream: ResolveFenceposts (deployment/util/deployment_util.go, v1.35)
-    """
-    surge = get_scaled_value_from_int_or_percent(
-        0 if max_surge is None else max_surge,
-        desired,
-        True,
-        f"{where}: spec.strategy.rollingUpdate.maxSurge",
-    )
-    unavailable = get_scaled_value_from_int_or_percent(
-        0 if max_unavailable is None else max_unavailable,
-        desired,
-        False,
-        f"{where}: spec.strategy.rollingUpdate.maxUnavailable",
-    )
-    if surge == 0 and unavailable == 0:
-        unavailable = 1
-    return surge, unavailable
-
-
-def max_unavailable(d: Deployment) -> int:
-    """Upstream: MaxUnavailable (deployment/util/deployment_util.go, v1.35)"""
-    ru = _rolling(d)
-    replicas = _d_replicas(d)
-    if ru is None or replicas == 0:
-        return 0
-    _, unavailable = resolve_fenceposts(ru.max_surge, ru.max_unavailable, replicas, describe(d))
-    return min(unavailable, replicas)
-
-
-def max_surge(d: Deployment) -> int:
-    """Upstream: MaxSurge (deployment/util/deployment_util.go, v1.35)"""
-    ru = _rolling(d)
-    if ru is None:
-        return 0
-    surge, _ = resolve_fenceposts(ru.max_surge, ru.max_unavailable, _d_replicas(d), describe(d))
-    return surge
-
-
-def new_rs_new_replicas(d: Deployment, all_rss: Sequence[ReplicaSet], new_rs: ReplicaSet) -> int:
-    """How many replicas the new ReplicaSet may have now: RollingUpdate adds as many as keep
-    every ReplicaSet's replicas within ``replicas + maxSurge`` (maxSurge read on its own,
-    rounded up), never beyond ``replicas``; Recreate goes straight to ``replicas``.
-
-    Upstream: NewRSNewReplicas (deployment/util/deployment_util.go, v1.35)
-    """
-    replicas = _d_replicas(d)
-    ru = _rolling(d)
-    if ru is None:
-        return replicas
-    surge = get_scaled_value_from_int_or_percent(
-        0 if ru.max_surge is None else ru.max_surge,
-        replicas,
-        True,
-        f"{describe(d)}: spec.strategy.rollingUpdate.maxSurge",
-    )
-    current = sum(_replicas(rs) for rs in all_rss)
-    max_total = replicas + surge
-    if current >= max_total:
-        return _replicas(new_rs)
-    scale_up = min(max_total - current, replicas - _replicas(new_rs))
-    return _replicas(new_rs) + scale_up
-
-
-def _by_creation_key(rs: ReplicaSet) -> tuple[int, str]:
-    # ReplicaSetsByCreationTimestamp: older first, then by name; the zero time is oldest.
-    t = creation_time(rs.metadata)
-    return (_ZERO_TIME if t is None else t, rs.metadata.name)
-
-
-def _by_creation(rss: Iterable[ReplicaSet]) -> list[ReplicaSet]:
-    return sorted(rss, key=_by_creation_key)
-
-
-def _revision(rs: ReplicaSet) -> int | None:
-    """The revision annotation; 0 without one, None when it does not parse."""
-    text = rs.metadata.annotations.get(REVISION_ANNOTATION)
-    if text is None:
-        return 0
-    try:
-        return int(text, 10)
-    except ValueError:
-        return None
-
-
-def max_revision(rss: Iterable[ReplicaSet]) -> int:
-    """Upstream: MaxRevision (deployment/util/deployment_util.go, v1.35)"""
-    return max((r for r in map(_revision, rss) if r is not None), default=0)
-
-
-def _by_revision(rss: Iterable[ReplicaSet]) -> list[ReplicaSet]:
-    # ReplicaSetsByRevision: by revision, then as ReplicaSetsByCreationTimestamp.
-    def cmp(a: ReplicaSet, b: ReplicaSet) -> int:
-        ra, rb = _revision(a), _revision(b)
-        if ra is None or rb is None or ra == rb:
-            ka, kb = _by_creation_key(a), _by_creation_key(b)
-            return -1 if ka < kb else (1 if kb < ka else 0)
-        return -1 if ra < rb else 1
-
-    return sorted(rss, key=functools.cmp_to_key(cmp))
-
-
-def find_new_replica_set(d: Deployment, rss: Iterable[ReplicaSet]) -> ReplicaSet | None:
-    """The oldest ReplicaSet whose template equals the Deployment's, ignoring the hash label.
-
-    Upstream: FindNewReplicaSet (deployment/util/deployment_util.go, v1.35)
-    """
-    for rs in _by_creation(rss):
-        if equal_ignore_hash(
-            rs.spec.template, d.spec.template, DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY
-        ):
-            return rs
-    return None
-
-
-def _int32_annotation(rs: ReplicaSet, key: str) -> int | None:
-    text = rs.metadata.annotations.get(key)
-    if text is None:
-        return None
-    try:
-        value = int(text, 10)
-    except ValueError:
-        return None
-    return value if -(2**31) <= value < 2**31 else None
-
-
-def _with_annotations(rs: ReplicaSet, annotations: dict[str, str]) -> ReplicaSet:
-    meta = msgspec.structs.replace(rs.metadata, annotations=annotations)
-    return msgspec.structs.replace(rs, metadata=meta)
-
-
-def _with_replicas(rs: ReplicaSet, replicas: int) -> ReplicaSet:
-    return msgspec.structs.replace(rs, spec=msgspec.structs.replace(rs.spec, replicas=replicas))
-
-
-def _round_to_int32(a: float) -> int:
-    # integer.RoundToInt32: half away from zero.
-    return int(a - 0.5) if a < 0 else int(a + 0.5)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -393,7 +227,7 @@ class _Sync:
         d = self.d
         new_revision = str(max_revision(olds) + 1)
         if existing is not None:
-            rs, changed = _set_new_replica_set_annotations(d, existing, new_revision, exists=True)
+            rs, changed = set_new_replica_set_annotations(d, existing, new_revision, exists=True)
             if changed or rs.spec.min_ready_seconds != d.spec.min_ready_seconds:
                 rs = msgspec.structs.replace(
                     rs,
@@ -424,8 +258,8 @@ class _Sync:
                 template=template,
             ),
         )
-        rs = _with_replicas(rs, new_rs_new_replicas(d, [*olds, rs], rs))
-        rs, _ = _set_new_replica_set_annotations(d, rs, new_revision, exists=False)
+        rs = with_replicas(rs, new_rs_new_replicas(d, [*olds, rs], rs))
+        rs, _ = set_new_replica_set_annotations(d, rs, new_revision, exists=False)
         taken = next(
             (x for x in self.namespace_rss if x.metadata.name == name),
             None,
@@ -450,7 +284,7 @@ class _Sync:
 
     def scale_replica_set_and_record_event(self, rs: ReplicaSet, new_scale: int) -> bool:
         """Upstream: scaleReplicaSetAndRecordEvent (sync.go, v1.35)"""
-        if _replicas(rs) == new_scale:
+        if rs_replicas(rs) == new_scale:
             return False
         return self.scale_replica_set(rs, new_scale)
 
@@ -460,11 +294,11 @@ class _Sync:
         Upstream: scaleReplicaSet (sync.go, v1.35)
         """
         d = self.d
-        desired, most = _d_replicas(d), _d_replicas(d) + max_surge(d)
-        size_changed = _replicas(rs) != new_scale
-        annotated = _set_replicas_annotations(rs, desired, most)
+        desired, most = deployment_replicas(d), deployment_replicas(d) + max_surge(d)
+        size_changed = rs_replicas(rs) != new_scale
+        annotated = set_replicas_annotations(rs, desired, most)
         if size_changed or annotated is not rs:
-            self.put(_with_replicas(annotated, new_scale))
+            self.put(with_replicas(annotated, new_scale))
         return size_changed
 
     def scale(self, new: ReplicaSet | None, olds: list[ReplicaSet]) -> None:
@@ -476,34 +310,34 @@ class _Sync:
         Upstream: DeploymentController.scale (sync.go, v1.35)
         """
         d = self.d
-        replicas = _d_replicas(d)
-        active_or_latest = _find_active_or_latest(new, olds)
+        replicas = deployment_replicas(d)
+        active_or_latest = find_active_or_latest(new, olds)
         if active_or_latest is not None:
-            if _replicas(active_or_latest) != replicas:
+            if rs_replicas(active_or_latest) != replicas:
                 self.scale_replica_set_and_record_event(active_or_latest, replicas)
             return
         if new is not None and self.is_saturated(new):
-            for old in _filter_active(olds):
+            for old in filter_active_replica_sets(olds):
                 self.scale_replica_set_and_record_event(old, 0)
             return
-        if _rolling(d) is None:
+        if rolling_update(d) is None:
             return
-        all_rss = _filter_active([*olds, new])
+        all_rss = filter_active_replica_sets([*olds, new])
         allowed = replicas + max_surge(d) if replicas > 0 else 0
-        to_add = allowed - sum(_replicas(rs) for rs in all_rss)
+        to_add = allowed - sum(rs_replicas(rs) for rs in all_rss)
         if to_add > 0:
-            all_rss = _sorted_by_size(all_rss, newer_first=True)
+            all_rss = sorted_by_size(all_rss, newer_first=True)
         elif to_add < 0:
-            all_rss = _sorted_by_size(all_rss, newer_first=False)
+            all_rss = sorted_by_size(all_rss, newer_first=False)
         added = 0
         sizes: dict[str, int] = {}
         for rs in all_rss:
             if to_add != 0:
                 proportion = self.replica_set_proportion(rs, to_add, added)
-                sizes[rs.metadata.name] = _replicas(rs) + proportion
+                sizes[rs.metadata.name] = rs_replicas(rs) + proportion
                 added += proportion
             else:
-                sizes[rs.metadata.name] = _replicas(rs)
+                sizes[rs.metadata.name] = rs_replicas(rs)
         for i, rs in enumerate(all_rss):
             name = rs.metadata.name
             if i == 0 and to_add != 0:
@@ -512,34 +346,34 @@ class _Sync:
 
     def is_saturated(self, rs: ReplicaSet) -> bool:
         """Upstream: IsSaturated (deployment/util/deployment_util.go, v1.35)"""
-        desired = _int32_annotation(rs, DESIRED_REPLICAS_ANNOTATION)
-        replicas = _d_replicas(self.d)
+        desired = int32_annotation(rs, DESIRED_REPLICAS_ANNOTATION)
+        replicas = deployment_replicas(self.d)
         return (
             desired is not None
-            and _replicas(rs) == replicas
+            and rs_replicas(rs) == replicas
             and desired == replicas
             and self.available(rs) == replicas
         )
 
     def replica_set_proportion(self, rs: ReplicaSet, to_add: int, added: int) -> int:
         """Upstream: GetReplicaSetProportion / getReplicaSetFraction (deployment_util.go)"""
-        if _replicas(rs) == 0 or to_add == 0 or to_add == added:
+        if rs_replicas(rs) == 0 or to_add == 0 or to_add == added:
             return 0
         d = self.d
-        replicas = _d_replicas(d)
+        replicas = deployment_replicas(d)
         if replicas == 0:
-            fraction = -_replicas(rs)
+            fraction = -rs_replicas(rs)
         else:
             deployment_max = replicas + max_surge(d)
-            before = _int32_annotation(rs, MAX_REPLICAS_ANNOTATION)
+            before = int32_annotation(rs, MAX_REPLICAS_ANNOTATION)
             if before is None or before == 0:
                 # Without the annotation (an adopted ReplicaSet), the Deployment's actual size.
                 before = sum(self.actual(x) for x in self.all())
             if before == 0:
                 fraction = 0
             else:
-                new_size = float(_replicas(rs) * deployment_max) / float(before)
-                fraction = _round_to_int32(new_size) - _replicas(rs)
+                new_size = float(rs_replicas(rs) * deployment_max) / float(before)
+                fraction = round_to_int32(new_size) - rs_replicas(rs)
         allowed = to_add - added
         return min(fraction, allowed) if to_add > 0 else max(fraction, allowed)
 
@@ -549,9 +383,9 @@ class _Sync:
         Upstream: isScalingEvent (sync.go, v1.35)
         """
         new, olds = self.get_all_replica_sets_and_sync_revision(create=False)
-        for rs in _filter_active([*olds, new]):
-            desired = _int32_annotation(rs, DESIRED_REPLICAS_ANNOTATION)
-            if desired is not None and desired != _d_replicas(self.d):
+        for rs in filter_active_replica_sets([*olds, new]):
+            desired = int32_annotation(rs, DESIRED_REPLICAS_ANNOTATION)
+            if desired is not None and desired != deployment_replicas(self.d):
                 return True
         return False
 
@@ -570,7 +404,7 @@ class _Sync:
 
         Upstream: DeploymentComplete (deployment/util/deployment_util.go, v1.35)
         """
-        replicas = _d_replicas(self.d)
+        replicas = deployment_replicas(self.d)
         new = find_new_replica_set(self.d, self.all())
         updated = self.actual(new) if new is not None and new.metadata.name in self.status else 0
         total = sum(s.replicas for s in self.status.values())
@@ -589,8 +423,8 @@ class _Sync:
         diff = len(cleanable) - limit
         if diff <= 0:
             return
-        for rs in _by_revision(cleanable)[:diff]:
-            if self.actual(rs) != 0 or _replicas(rs) != 0:
+        for rs in by_revision(cleanable)[:diff]:
+            if self.actual(rs) != 0 or rs_replicas(rs) != 0:
                 continue
             del self.current[rs.metadata.name]
             self.changes.pop(rs.metadata.name, None)
@@ -606,28 +440,28 @@ class _Sync:
             return
         olds = [self.rs(o.metadata.name) for o in olds]
         new = self.rs(new.metadata.name)
-        if self.reconcile_old_replica_sets(_filter_active(olds), new):
+        if self.reconcile_old_replica_sets(filter_active_replica_sets(olds), new):
             return
         if self.deployment_complete():
             self.cleanup_deployment([self.rs(o.metadata.name) for o in olds])
 
     def reconcile_new_replica_set(self, new: ReplicaSet) -> bool:
         """Upstream: reconcileNewReplicaSet (rolling.go, v1.35)"""
-        replicas = _d_replicas(self.d)
-        if _replicas(new) == replicas:
+        replicas = deployment_replicas(self.d)
+        if rs_replicas(new) == replicas:
             return False
-        if _replicas(new) > replicas:
+        if rs_replicas(new) > replicas:
             return self.scale_replica_set_and_record_event(new, replicas)
         count = new_rs_new_replicas(self.d, self.all(), new)
         return self.scale_replica_set_and_record_event(new, count)
 
     def reconcile_old_replica_sets(self, olds: list[ReplicaSet], new: ReplicaSet) -> bool:
         """Upstream: reconcileOldReplicaSets (rolling.go, v1.35)"""
-        if sum(_replicas(rs) for rs in olds) == 0:
+        if sum(rs_replicas(rs) for rs in olds) == 0:
             return False
-        all_count = sum(_replicas(rs) for rs in self.all())
-        min_available = _d_replicas(self.d) - max_unavailable(self.d)
-        new_unavailable = _replicas(new) - self.available(new)
+        all_count = sum(rs_replicas(rs) for rs in self.all())
+        min_available = deployment_replicas(self.d) - max_unavailable(self.d)
+        new_unavailable = rs_replicas(new) - self.available(new)
         max_scaled_down = all_count - min_available - new_unavailable
         if max_scaled_down <= 0:
             return False
@@ -645,18 +479,18 @@ class _Sync:
 
         Upstream: cleanupUnhealthyReplicas (rolling.go, v1.35)
         """
-        olds = _by_creation(olds)
+        olds = by_creation(olds)
         total = 0
         for i, rs in enumerate(olds):
             if total >= max_cleanup:
                 break
-            if _replicas(rs) == 0 or _replicas(rs) == self.available(rs):
+            if rs_replicas(rs) == 0 or rs_replicas(rs) == self.available(rs):
                 continue
-            count = min(max_cleanup - total, _replicas(rs) - self.available(rs))
+            count = min(max_cleanup - total, rs_replicas(rs) - self.available(rs))
             if count < 0:
                 # More available pods than replicas: upstream refuses to "scale down" upwards.
                 raise _InvalidScale
-            self.scale_replica_set_and_record_event(rs, _replicas(rs) - count)
+            self.scale_replica_set_and_record_event(rs, rs_replicas(rs) - count)
             olds[i] = self.rs(rs.metadata.name)
             total += count
         return olds, total
@@ -669,20 +503,20 @@ class _Sync:
 
         Upstream: scaleDownOldReplicaSetsForRollingUpdate (rolling.go, v1.35)
         """
-        min_available = _d_replicas(self.d) - max_unavailable(self.d)
+        min_available = deployment_replicas(self.d) - max_unavailable(self.d)
         available = sum(self.available(rs) for rs in all_rss)
         if available <= min_available:
             return 0
         total = 0
         to_scale = available - min_available
-        for rs in _by_creation(olds):
+        for rs in by_creation(olds):
             if total >= to_scale:
                 break
             rs = self.rs(rs.metadata.name)
-            if _replicas(rs) == 0:
+            if rs_replicas(rs) == 0:
                 continue
-            count = min(_replicas(rs), to_scale - total)
-            self.scale_replica_set_and_record_event(rs, _replicas(rs) - count)
+            count = min(rs_replicas(rs), to_scale - total)
+            self.scale_replica_set_and_record_event(rs, rs_replicas(rs) - count)
             total += count
         return total
 
@@ -692,7 +526,7 @@ class _Sync:
         """Upstream: rolloutRecreate (recreate.go, v1.35)"""
         new, olds = self.get_all_replica_sets_and_sync_revision(create=False)
         scaled = False
-        for rs in _filter_active([self.rs(o.metadata.name) for o in olds]):
+        for rs in filter_active_replica_sets([self.rs(o.metadata.name) for o in olds]):
             scaled = self.scale_replica_set_and_record_event(rs, 0) or scaled
         if scaled:
             return
@@ -701,7 +535,9 @@ class _Sync:
         if new is None:
             new, olds = self.get_all_replica_sets_and_sync_revision(create=True)
             assert new is not None
-        self.scale_replica_set_and_record_event(self.rs(new.metadata.name), _d_replicas(self.d))
+        self.scale_replica_set_and_record_event(
+            self.rs(new.metadata.name), deployment_replicas(self.d)
+        )
         if self.deployment_complete():
             self.cleanup_deployment([self.rs(o.metadata.name) for o in olds])
 
@@ -726,7 +562,7 @@ class _Sync:
         created = [self.current[name] for name in self.created if name in self.current]
         updated = [rs for name, rs in self.changes.items() if name not in self.created]
         return DeploymentSync(
-            replica_sets=tuple(_by_creation(self.current.values())),
+            replica_sets=tuple(by_creation(self.current.values())),
             created=tuple(created),
             updated=tuple([*released, *updated]),
             deleted=tuple(self.deleted),
@@ -736,93 +572,6 @@ class _Sync:
 
 class _InvalidScale(Exception):
     """An invalid scale request: upstream logs it and stops reconciling old ReplicaSets."""
-
-
-def _filter_active(rss: Iterable[ReplicaSet | None]) -> list[ReplicaSet]:
-    """Upstream: FilterActiveReplicaSets (pkg/controller/controller_utils.go, v1.35)"""
-    return [rs for rs in rss if rs is not None and _replicas(rs) > 0]
-
-
-def _find_active_or_latest(new: ReplicaSet | None, olds: list[ReplicaSet]) -> ReplicaSet | None:
-    """Upstream: FindActiveOrLatest (deployment/util/deployment_util.go, v1.35)"""
-    if new is None and not olds:
-        return None
-    olds = list(reversed(_by_creation(olds)))
-    active = _filter_active([*olds, new])
-    if not active:
-        return new if new is not None else olds[0]
-    if len(active) == 1:
-        return active[0]
-    return None
-
-
-def _sorted_by_size(rss: list[ReplicaSet], *, newer_first: bool) -> list[ReplicaSet]:
-    """Larger first; equal sizes newer first (scaling up) or older first (scaling down).
-
-    Upstream: ReplicaSetsBySizeNewer / ReplicaSetsBySizeOlder (controller_utils.go, v1.35)
-    """
-    by_age = _by_creation(rss)
-    if newer_first:
-        by_age.reverse()
-    return sorted(by_age, key=lambda rs: -_replicas(rs))
-
-
-def _set_replicas_annotations(rs: ReplicaSet, desired: int, most: int) -> ReplicaSet:
-    """Upstream: SetReplicasAnnotations (deployment/util/deployment_util.go, v1.35)"""
-    want = {DESIRED_REPLICAS_ANNOTATION: str(desired), MAX_REPLICAS_ANNOTATION: str(most)}
-    have = rs.metadata.annotations
-    if all(have.get(k) == v for k, v in want.items()):
-        return rs
-    return _with_annotations(rs, {**have, **want})
-
-
-def _set_new_replica_set_annotations(
-    d: Deployment, rs: ReplicaSet, new_revision: str, *, exists: bool
-) -> tuple[ReplicaSet, bool]:
-    """Copy the Deployment's annotations, raise the revision (keeping the one it replaces in
-    the revision history, as after a rollback) and, for a new ReplicaSet, set the replicas
-    annotations.
-
-    Upstream: SetNewReplicaSetAnnotations (deployment/util/deployment_util.go, v1.35)
-    """
-    annotations = dict(rs.metadata.annotations)
-    changed = False
-    for k, v in sorted(d.metadata.annotations.items()):
-        if k in _ANNOTATIONS_TO_SKIP or annotations.get(k) == v:
-            continue
-        annotations[k] = v
-        changed = True
-    old_revision = annotations.get(REVISION_ANNOTATION)
-    try:
-        old_int = int(old_revision, 10) if old_revision else 0
-    except ValueError:
-        return rs, False
-    new_int = int(new_revision, 10)
-    if old_int < new_int:
-        annotations[REVISION_ANNOTATION] = new_revision
-        changed = True
-        if old_revision is not None:
-            history = annotations.get(REVISION_HISTORY_ANNOTATION, "")
-            revisions = history.split(",")
-            if not revisions[0]:
-                annotations[REVISION_HISTORY_ANNOTATION] = old_revision
-            else:
-                total = len(history) + len(old_revision) + 1
-                start = 0
-                while total > _MAX_REV_HISTORY_LENGTH_IN_CHARS and start < len(revisions):
-                    total -= len(revisions[start]) + 1
-                    start += 1
-                if total <= _MAX_REV_HISTORY_LENGTH_IN_CHARS:
-                    annotations[REVISION_HISTORY_ANNOTATION] = ",".join(
-                        [*revisions[start:], old_revision]
-                    )
-    rs = _with_annotations(rs, annotations)
-    if not exists:
-        replicas = _d_replicas(d)
-        annotated = _set_replicas_annotations(rs, replicas, replicas + max_surge(d))
-        changed = changed or annotated is not rs
-        rs = annotated
-    return rs, changed
 
 
 def _rs_status(rs: ReplicaSet, claims: PodClaims, now: int | None) -> _Status:
