@@ -8,10 +8,10 @@ from topospread.simulator.controllers.common import PodActions
 from topospread.simulator.controllers.daemonset import sync_daemon_set
 from topospread.simulator.controllers.deployment import (
     DeploymentStep,
-    DeploymentSync,
     step_deployment,
     sync_deployment,
 )
+from topospread.simulator.controllers.deployment_sync import DeploymentSync
 from topospread.simulator.controllers.job import sync_job
 from topospread.simulator.controllers.replicaset import sync_replica_set
 from topospread.simulator.controllers.statefulset import sync_stateful_set
