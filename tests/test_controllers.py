@@ -45,14 +45,17 @@ from topospread.simulator.controllers import (
     sync_replica_set,
     sync_stateful_set,
 )
+from topospread.simulator.controllers.active_pods import (
+    POD_DELETION_COST,
+    active_pods_with_ranks_less,
+    deletion_cost,
+    sort_active_pods,
+)
 from topospread.simulator.controllers.common import (
     ALPHANUMS,
     GENERATE_NAME_CONFLICT,
     MAX_NAME_GENERATION_CREATE_ATTEMPTS,
-    POD_DELETION_COST,
-    active_pods_with_ranks_less,
     compute_hash,
-    deletion_cost,
     fnv32,
     fnv32a,
     generate_name,
@@ -61,7 +64,6 @@ from topospread.simulator.controllers.common import (
     random_string,
     retry_generate_name,
     safe_encode_string,
-    sort_active_pods,
 )
 from topospread.simulator.controllers.cron import CronError, location, next_time, parse_schedule
 from topospread.simulator.controllers.cronjob import CRON_JOB_SCHEDULED_TIMESTAMP, sync_cron_job

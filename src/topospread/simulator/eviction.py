@@ -18,7 +18,7 @@ import msgspec
 from topospread.api.types import Pod, PodDisruptionBudget
 from topospread.errors import ValidationError
 from topospread.labels.selector import SelectorError, label_selector_as_selector
-from topospread.simulator.controllers.common import (
+from topospread.simulator.controllers.active_pods import (
     POD_FAILED,
     POD_PENDING,
     POD_SUCCEEDED,

@@ -47,9 +47,14 @@ from topospread.api.types import (
     Toleration,
 )
 from topospread.nodeaffinity import get_required_node_affinity
-from topospread.simulator.controllers.common import (
+from topospread.simulator.controllers.active_pods import (
     POD_FAILED,
     POD_SUCCEEDED,
+    is_pod_available,
+    is_pod_ready,
+    pod_phase,
+)
+from topospread.simulator.controllers.common import (
     PodActions,
     check_selector_matches_template,
     claim_pods,
@@ -59,10 +64,7 @@ from topospread.simulator.controllers.common import (
     describe,
     get_pod_from_template,
     get_scaled_value_from_int_or_percent,
-    is_pod_available,
-    is_pod_ready,
     new_controller_ref,
-    pod_phase,
     with_label,
     workload_selector,
 )

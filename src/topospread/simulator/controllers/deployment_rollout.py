@@ -9,12 +9,8 @@ Upstream: pkg/controller/deployment/rolling.go and recreate.go (v1.35)
 from __future__ import annotations
 
 from topospread.api.types import ReplicaSet
-from topospread.simulator.controllers.common import (
-    POD_FAILED,
-    POD_SUCCEEDED,
-    is_controlled_by,
-    pod_phase,
-)
+from topospread.simulator.controllers.active_pods import POD_FAILED, POD_SUCCEEDED, pod_phase
+from topospread.simulator.controllers.common import is_controlled_by
 from topospread.simulator.controllers.deployment_sync import SyncState
 from topospread.simulator.controllers.deployment_util import (
     by_creation,

@@ -21,11 +21,11 @@ from topospread.api.types import (
     ReplicaSetSpec,
 )
 from topospread.labels.selector import label_selector_as_selector
+from topospread.simulator.controllers.active_pods import is_pod_available
 from topospread.simulator.controllers.common import (
     compute_hash,
     equal_ignore_hash,
     is_controlled_by,
-    is_pod_available,
     new_controller_ref,
     selector_with_label,
     stamp,

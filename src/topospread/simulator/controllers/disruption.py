@@ -24,12 +24,14 @@ import msgspec
 
 from topospread.api.types import Condition, Pod, PodDisruptionBudget, PodDisruptionBudgetStatus
 from topospread.labels.selector import SelectorError, label_selector_as_selector
-from topospread.simulator.controllers.common import (
+from topospread.simulator.controllers.active_pods import (
     CONDITION_FALSE,
     CONDITION_TRUE,
+    is_pod_ready,
+)
+from topospread.simulator.controllers.common import (
     get_controller_of,
     get_scaled_value_from_int_or_percent,
-    is_pod_ready,
 )
 
 # k8s.io/api/policy/v1 types.go: the condition and its reasons.

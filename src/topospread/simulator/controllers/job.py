@@ -23,17 +23,19 @@ from typing import Final
 import msgspec
 
 from topospread.api.types import Job, LabelSelector, Pod
-from topospread.simulator.controllers.common import (
+from topospread.simulator.controllers.active_pods import (
     POD_SUCCEEDED,
+    is_pod_active,
+    pod_phase,
+    sort_active_pods,
+)
+from topospread.simulator.controllers.common import (
     PodActions,
     check_selector_matches_template,
     claim_pods,
     create_pod,
     get_pod_from_template,
-    is_pod_active,
     new_controller_ref,
-    pod_phase,
-    sort_active_pods,
     with_label,
     workload_selector,
 )

@@ -21,6 +21,7 @@ import msgspec
 
 from topospread.api.types import Pod, ReplicaSet
 from topospread.labels.selector import Selector
+from topospread.simulator.controllers.active_pods import is_pod_active, sort_active_pods_with_ranks
 from topospread.simulator.controllers.common import (
     Claim,
     ClaimMemo,
@@ -29,9 +30,7 @@ from topospread.simulator.controllers.common import (
     claim_pods,
     create_pod,
     get_pod_from_template,
-    is_pod_active,
     new_controller_ref,
-    sort_active_pods_with_ranks,
     workload_selector,
 )
 

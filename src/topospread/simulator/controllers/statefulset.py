@@ -35,11 +35,17 @@ from topospread.api.types import (
     StatefulSet,
     StatefulSetUpdateStrategy,
 )
-from topospread.simulator.controllers.claims import update_storage
-from topospread.simulator.controllers.common import (
+from topospread.simulator.controllers.active_pods import (
     POD_FAILED,
     POD_RUNNING,
     POD_SUCCEEDED,
+    is_pod_available,
+    is_pod_ready,
+    is_pod_terminating,
+    pod_phase,
+)
+from topospread.simulator.controllers.claims import update_storage
+from topospread.simulator.controllers.common import (
     PodActions,
     check_selector_matches_template,
     claim_pods,
@@ -48,11 +54,7 @@ from topospread.simulator.controllers.common import (
     get_pod_from_template,
     get_scaled_value_from_int_or_percent,
     hash_controller_revision,
-    is_pod_available,
-    is_pod_ready,
-    is_pod_terminating,
     new_controller_ref,
-    pod_phase,
     template_patch,
     workload_selector,
 )
