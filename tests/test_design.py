@@ -17,19 +17,21 @@ from hypothesis import strategies as st
 
 from test_cli import run
 from topospread.analysis.design import (
-    APP_LABEL,
-    SHARD_LABEL,
-    RedisDesign,
-    RedisPlan,
     SpreadDesign,
-    design_redis_cluster,
     design_spread,
     largest_max_skew,
     max_per_domain,
     parse_fraction,
     parse_selector,
-    parse_zones,
     worst_case_per_domain,
+)
+from topospread.analysis.design_redis import (
+    APP_LABEL,
+    SHARD_LABEL,
+    RedisDesign,
+    RedisPlan,
+    design_redis_cluster,
+    parse_zones,
 )
 from topospread.analysis.verify import load_verify_scenario, verify
 from topospread.api.loader import decode_object, load_text

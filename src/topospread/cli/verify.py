@@ -26,7 +26,8 @@ from topospread.cli.options import (
 from topospread.cli.progress import verify_progress
 
 if TYPE_CHECKING:
-    from topospread.analysis.design import RedisPlan, SpreadPlan
+    from topospread.analysis.design import SpreadPlan
+    from topospread.analysis.design_redis import RedisPlan
 
 # What ``design --verify`` names as the verified scenario when no --scenario file keeps it.
 UNSAVED_DESIGN_SCENARIO: Final = "the design's scenario (not kept: --scenario FILE writes it)"
@@ -140,7 +141,7 @@ def design_redis_command(
     """StatefulSets (one per shard) with the spread constraints, node affinity and pod
     anti-affinity the Redis availability rules imply, each number with its arithmetic.
     Exit 1 when no placement can satisfy the rules."""
-    from topospread.analysis.design import RedisDesign, design_redis_cluster, parse_zones
+    from topospread.analysis.design_redis import RedisDesign, design_redis_cluster, parse_zones
     from topospread.render.design import manifests_yaml, redis_text, scenario_yaml
 
     plan = design_redis_cluster(

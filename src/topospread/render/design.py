@@ -8,7 +8,8 @@ from typing import Any
 
 import yaml
 
-from topospread.analysis.design import RedisPlan, SpreadPlan
+from topospread.analysis.design import SpreadPlan
+from topospread.analysis.design_redis import RedisPlan
 
 
 def _comment(lines: Iterable[str]) -> list[str]:
