@@ -52,7 +52,7 @@ ScaleOf: TypeAlias = Callable[[Pod], tuple[str, int] | None]
 
 def is_healthy(pod: Pod) -> bool:
     """Counted as healthy: Ready and not being deleted. The simulator has no readiness delays:
-    a pod is Ready from the moment it binds (controllers/common.py's ``is_pod_ready``), so
+    a pod is Ready from the moment it binds (controllers/active_pods.py's ``is_pod_ready``), so
     a replacement restores a budget's health as soon as it is bound.
 
     Upstream: countHealthyPods (pkg/controller/disruption/disruption.go, v1.35)
