@@ -29,6 +29,7 @@ died (``RunError``), and every other run is kept.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import itertools
 import os
@@ -41,6 +42,13 @@ import msgspec
 
 from topospread.analysis.reports import StepReport, Summary, pending_json, summarize
 from topospread.analysis.simulate import carry_out, settle_timeline
+from topospread.analysis.sweep_autoscaler import (
+    DEFAULT_RECOVERY_LIMIT,
+    AutoscalerInfo,
+    Recovery,
+    recover,
+    zone_stockout,
+)
 from topospread.api.types import LABEL_TOPOLOGY_ZONE
 from topospread.errors import ManifestError
 from topospread.framework.features import DEFAULT_FEATURES, Features
@@ -138,8 +146,9 @@ class Phase(msgspec.Struct, frozen=True, rename="camel"):
     violated: list[str]
 
 
-class Run(msgspec.Struct, frozen=True, rename="camel"):
-    """One failure replayed under one seed."""
+class Run(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
+    """One failure replayed under one seed; with an autoscaler, what it made of the failure
+    (``during`` is then read after it acted)."""
 
     failure: Failure
     seed: int
@@ -147,6 +156,7 @@ class Run(msgspec.Struct, frozen=True, rename="camel"):
     during: Phase
     after: Phase
     settled: bool
+    autoscaler: Recovery | None = None
 
 
 class RunError(msgspec.Struct, frozen=True, rename="camel"):
@@ -185,6 +195,11 @@ class SweepOptions:
     source: str = "sweep"
     # How each drain runs: kubectl drain's --force, --disable-eviction, --delete-emptydir-data.
     drain: DrainOptions = NO_DRAIN_OPTIONS
+    # With an autoscaler (the scenario's autoscaler: section): how long it may act after
+    # each failure, and per seed the wait in which it placed the base state (the head of
+    # every run's replay recipe).
+    recovery_limit: int = DEFAULT_RECOVERY_LIMIT
+    base_steps: Mapping[int, tuple[dict[str, Any], ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,10 +289,14 @@ def _until_evictions(sim: Simulation) -> int:
 
 
 def run_failure(sim: Simulation, failure: Failure, seed: int, options: SweepOptions) -> Run:
-    """Replay one failure on ``sim`` (a restored copy of the base state, consumed)."""
+    """Replay one failure on ``sim`` (a restored copy of the base state, consumed); with an
+    autoscaler, let it act after the failure's steps (sweep_autoscaler.py)."""
     applied: list[dict[str, Any]] = []
     drains: list[DrainResult] = []
     settled = True
+    auto = sim.autoscaler
+    if auto is not None:
+        auto.take_changes()  # the base state's are not the run's
 
     def do(doc: dict[str, Any]) -> None:
         nonlocal settled
@@ -292,15 +311,39 @@ def run_failure(sim: Simulation, failure: Failure, seed: int, options: SweepOpti
         do(doc)
     if failure.kind != DRAIN:
         wait = options.wait if options.wait is not None else _until_evictions(sim)
+        if auto is not None and failure.kind == ZONE:
+            do(zone_stockout(failure.targets[0], wait + options.recovery_limit))
         if wait > 0:
             do(Wait.entry(format_duration(wait), "tolerations run out"))
     for doc in options.then:
         do(dict(doc))
+    recovery = None
+    if auto is not None:
+        recovery, waited = recover(
+            sim, options.recovery_limit, f"{options.source} [{failure.name}]"
+        )
+        if waited is not None:
+            applied.append(waited)
     during = phase(_report(sim), drains)
-    for doc in failure.recovery():
+    left = failure if auto is None else _left_of(sim, failure)
+    for doc in left.recovery() if left is not None else ():
         do(doc)
     after = phase(_report(sim))
-    return Run(failure, seed, applied, during, after, settled)
+    timeline = [*options.base_steps.get(seed, ()), *applied]
+    return Run(failure, seed, timeline, during, after, settled, recovery)
+
+
+def _left_of(sim: Simulation, failure: Failure) -> Failure | None:
+    """The failure's nodes the autoscaler left (it removes unready nodes after
+    scale-down-unready-time): what there is to restore, None when nothing."""
+    if failure.kind == ZONE:
+        there = any(
+            info.node.metadata.labels.get(failure.zone_key) == failure.targets[0]
+            for info in sim.cluster.infos.values()
+        )
+        return failure if there else None
+    targets = tuple(t for t in failure.targets if t in sim.cluster.infos)
+    return msgspec.structs.replace(failure, targets=targets) if targets else None
 
 
 def _report(sim: Simulation) -> Summary:
@@ -497,6 +540,7 @@ class SweepReport:
     warnings: list[str] = field(default_factory=list)
     # Runs whose worker died on every attempt (no outcome), in job order.
     failed: list[RunError] = field(default_factory=list)
+    autoscaler: AutoscalerInfo | None = None
 
     @property
     def families(self) -> list[str]:
@@ -568,7 +612,7 @@ class SweepReport:
                 for o in sorted(self.outcomes, key=lambda o: (o.failure.sort_key(), o.run.seed))
             ],
             "warnings": self.warnings,
-        }
+        } | ({"autoscaler": self.autoscaler.to_json()} if self.autoscaler is not None else {})
 
 
 def phase_json(p: Phase) -> dict[str, Any]:
@@ -620,8 +664,14 @@ def sweep(
     bases = Bases()
     base_phases: dict[int, Phase] = {}
     failures: list[Failure] = []
+    base_recoveries: dict[int, Recovery] = {}
+    base_steps: dict[int, tuple[dict[str, Any], ...]] = {}
     for seed in seeds:
         sim = settle_timeline(scenario, seed, features)
+        if sim.autoscaler is not None:
+            # The autoscaler places what the base state leaves Pending before anything fails.
+            base_recoveries[seed], waited = recover(sim, options.recovery_limit, scenario.source)
+            base_steps[seed] = (waited,) if waited is not None else ()
         base_phases[seed] = base_phase(sim)
         if not failures:
             failures = enumerate_failures(
@@ -634,12 +684,20 @@ def sweep(
             )
         bases.add(seed, sim)
         del sim
+    if base_steps:
+        options = dataclasses.replace(options, base_steps=base_steps)
     jobs = [Job(i, seed, f) for i, (f, seed) in enumerate((f, s) for f in failures for s in seeds)]
     if on_planned is not None:
         on_planned(len(jobs))
     kinds = sorted({f.kind for f in failures}, key=KINDS.index)
     plan = {k: sum(1 for f in failures if f.kind == k) for k in kinds}
     report = SweepReport(scenario.source, list(seeds), base_phases, [], len(jobs), plan)
+    if scenario.autoscaler is not None:
+        report.autoscaler = AutoscalerInfo(
+            base_recoveries[seeds[0]].autoscaler,
+            options.recovery_limit,
+            base_recoveries,
+        )
     results: dict[int, Outcome] = {}
     failed: dict[int, RunError] = {}
 

@@ -172,6 +172,25 @@ def sweep_command(
             "the ray extra: pip install 'topospread\\[ray]'.",
         ),
     ] = None,
+    autoscaler: Annotated[
+        Path | None,
+        typer.Option(
+            "--autoscaler",
+            metavar="FILE",
+            help="An autoscaler: section (clusterAutoscaler or karpenter, as in a timeline "
+            "scenario; it replaces the scenario's own): after each failure it acts until "
+            "nothing is Pending or --recovery-limit passes; each run says whether the "
+            "cluster recovered, how long it took and the nodes added and removed per group.",
+        ),
+    ] = None,
+    recovery_limit: Annotated[
+        str,
+        typer.Option(
+            "--recovery-limit",
+            metavar="DURATION",
+            help="How long the autoscaler may act after each failure.",
+        ),
+    ] = "30m",
     output: Annotated[ReportFormat, OUTPUT] = "text",
     html: HtmlOption = None,
     read: Inputs = NO_INPUTS,
@@ -189,10 +208,13 @@ def sweep_command(
     if not (zones or nodes or drains or max_failures > 1):
         raise ManifestError("choose what fails: --zones, --nodes, --drains or --max-failures K")
     loaded = read.timeline()
+    if autoscaler is not None:
+        loaded = dataclasses.replace(loaded, autoscaler=read.autoscaler(autoscaler, loaded.groups))
     options = SweepOptions(
         then=tuple(read.steps(then)) if then is not None else (),
         wait=duration("--wait", wait) if wait is not None else None,
         source=loaded.source,
+        recovery_limit=duration("--recovery-limit", recovery_limit),
         drain=DrainOptions(
             force=force,
             disable_eviction=disable_eviction,

@@ -12,7 +12,7 @@ simulator/timeline_format.py, analysis/verify_scenario.py, conformance/case.py),
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +25,8 @@ from topospread.inputs.manifests import Located, case_files, read_manifests
 if TYPE_CHECKING:
     from topospread.analysis.verify_scenario import VerifyScenario
     from topospread.conformance.case import Case
+    from topospread.simulator.autoscaler_spec import AutoscalerSpec
+    from topospread.simulator.node_groups import NodeGroup
     from topospread.simulator.scenario import Scenario
     from topospread.simulator.timeline_format import TimelineScenario
 
@@ -147,6 +149,30 @@ class Inputs:
         for i, raw in enumerate(steps):
             parse_step(raw, i, str(path))
         return steps
+
+    def autoscaler(self, path: Path, groups: Mapping[str, NodeGroup]) -> AutoscalerSpec:
+        """A file holding a timeline scenario's ``autoscaler:`` section (or ``{autoscaler:
+        ...}``), its node groups referring to ``groups`` (the scenario's ``nodeGroups``):
+        ``sweep --autoscaler`` and ``check --autoscaler``."""
+        from topospread.api.loader import read_yaml_documents
+        from topospread.simulator.autoscaler_spec import parse_autoscaler
+
+        docs = read_yaml_documents(path)
+        section = docs[0] if len(docs) == 1 else None
+        if isinstance(section, dict) and set(section) == {"autoscaler"}:
+            section = section["autoscaler"]
+        where = f"{path}: autoscaler"
+        if not isinstance(section, dict):
+            raise ManifestError(
+                f"{where}: expected one mapping with clusterAutoscaler or karpenter "
+                "(a timeline scenario's autoscaler: section)"
+            )
+        try:
+            return parse_autoscaler(section, where, groups, path.parent)
+        except ManifestError as err:
+            if str(err).startswith(str(path)):
+                raise
+            raise ManifestError(f"{where}: {err}") from err
 
     def manifests(self, names: Sequence[str]) -> list[Located]:
         """The objects of the files, directories and standard input (``-``) named: ``check``'s

@@ -17,6 +17,7 @@ import yaml
 from markupsafe import Markup, escape
 
 from topospread import __version__
+from topospread.simulator.clock import SECOND, format_duration
 
 # Chart geometry (SVG user units).
 _W: Final = 340
@@ -374,7 +375,7 @@ def sweep_html(doc: dict[str, Any]) -> str:
                 parts.append(f"{o['preferencesNotMet']} preference(s)")
             state = "bad" if o and (o["pending"] or o["violated"]) else "soft" if parts else ""
             cells.append({"text": ", ".join(parts), "state": state})
-        rows.append({**ranked, "anchor": anchor, "cells": cells})
+        rows.append({**ranked, "anchor": anchor, "cells": cells, "recovery": _recovery(run)})
         if broken:
             pending: dict[str, list[str]] = {}
             for p in run["during"]["pending"]:
@@ -402,7 +403,17 @@ def sweep_html(doc: dict[str, Any]) -> str:
         broken=[r for r in rows if r["anchor"]],
         broken_count=sum(1 for r in doc["ranked"] if r["broken"]),
         hidden=max(0, quiet - MAX_QUIET_ROWS),
+        autoscaler=doc.get("autoscaler"),
     )
+
+
+def _recovery(run: dict[str, Any]) -> dict[str, Any] | None:
+    """A run's autoscaler recovery as the sweep page shows it (``took`` as Go prints it)."""
+    r = run.get("autoscaler")
+    if r is None:
+        return None
+    took = None if r["took"] is None else format_duration(round(r["took"] * SECOND))
+    return {**r, "took_text": took}
 
 
 def rebalance_html(doc: dict[str, Any]) -> str:

@@ -9,6 +9,8 @@ from collections.abc import Sequence
 import yaml
 
 from topospread.analysis.sweep import DRAIN, NODE, NODES, ZONE, Outcome, Phase, SweepReport
+from topospread.analysis.sweep_autoscaler import Recovery, recovery_text
+from topospread.simulator.clock import SECOND, format_duration
 
 # The ranked table and the matrix show this many failures; the rest are counted.
 MAX_ROWS = 40
@@ -30,6 +32,8 @@ def sweep_text(report: SweepReport, *, requirements: Sequence[str] = ()) -> str:
     lines = [_headline(report)]
     for seed, base in report.base.items():
         lines.append(_base_line(base, seed if len(report.base) > 1 else None))
+    if report.autoscaler is not None:
+        lines += _autoscaler_head(report)
     ranked = report.ranked()
     if report.interrupted:
         lines.append(
@@ -42,6 +46,8 @@ def sweep_text(report: SweepReport, *, requirements: Sequence[str] = ()) -> str:
         return "\n".join(lines) + "\n"
     broken = [o for o in ranked if any(o.severity())]
     lines += ["", "Worst failures first:", *_ranked_table(ranked, len(report.seeds) > 1)]
+    if report.autoscaler is not None:
+        lines += ["", *_recoveries(report, ranked)]
     lines += ["", *_matrix(report, ranked)]
     if broken:
         lines += ["", "What broke:"]
@@ -76,8 +82,10 @@ def _base_line(base: Phase, seed: int | None) -> str:
 
 
 def _ranked_table(ranked: Sequence[Outcome], show_seed: bool) -> list[str]:
+    scaled = any(o.run.autoscaler is not None for o in ranked)
     header = ["#", "failure", *(["seed"] if show_seed else []), "new Pending", "violated",
-              "drain blocked", "preferences not met", "recovers"]  # fmt: skip
+              "drain blocked", "preferences not met", "recovers",
+              *(["autoscaler"] if scaled else [])]  # fmt: skip
     rows = [
         [
             str(i),
@@ -88,6 +96,7 @@ def _ranked_table(ranked: Sequence[Outcome], show_seed: bool) -> list[str]:
             str(len(o.run.during.blocked)),
             str(len(o.run.during.preferences_not_met)),
             "yes" if o.recovered else "NO",
+            *([_recovery_cell(o.run.autoscaler)] if scaled else []),
         ]
         for i, o in enumerate(ranked[:MAX_ROWS], 1)
     ]
@@ -95,6 +104,54 @@ def _ranked_table(ranked: Sequence[Outcome], show_seed: bool) -> list[str]:
     if len(ranked) > MAX_ROWS:
         fine = sum(1 for o in ranked[MAX_ROWS:] if not any(o.severity()))
         out.append(f"  ... and {len(ranked) - MAX_ROWS} more ({fine} of them break nothing)")
+    return out
+
+
+def _autoscaler_head(report: SweepReport) -> list[str]:
+    a = report.autoscaler
+    assert a is not None
+    out = [
+        f"Autoscaler: {a.name}, acting up to {format_duration(a.limit)} after each failure "
+        "(a lost zone cannot get new nodes while it is lost); Pending and violations are read "
+        "after it acted."
+    ]
+    for seed, r in a.base.items():
+        if r.pending_before or r.added or r.removed:
+            where = f" (seed {seed})" if len(a.base) > 1 else ""
+            out.append(
+                f"Base state{where}: {r.pending_before} Pending before the autoscaler; "
+                f"{recovery_text(r)}."
+            )
+    return out
+
+
+def _recovery_cell(r: Recovery | None) -> str:
+    """The ranked table's cell: how long recovery took, or NO."""
+    if r is None:
+        return ""
+    if r.took is None:
+        return "NO"
+    return format_duration(round(r.took * SECOND))
+
+
+def _recoveries(report: SweepReport, ranked: Sequence[Outcome]) -> list[str]:
+    a = report.autoscaler
+    assert a is not None
+    show_seed = len(report.seeds) > 1
+    out = [f"The autoscaler ({a.name}) after each failure, up to {format_duration(a.limit)}:"]
+    for o in ranked[:MAX_ROWS]:
+        r = o.run.autoscaler
+        if r is None:
+            continue
+        seed = f" (seed {o.run.seed})" if show_seed else ""
+        sizes = " ".join(f"{g}={n}" for g, n in r.node_groups.items())
+        out.append(f"  {o.failure.name}{seed}: {recovery_text(r)}; nodes per group: {sizes}")
+        if not r.recovered:
+            out += [f"    {why}" for why in r.reasons[:MAX_LINES]]
+            if len(r.reasons) > MAX_LINES:
+                out.append(f"    ... and {len(r.reasons) - MAX_LINES} more (see -o json)")
+    if len(ranked) > MAX_ROWS:
+        out.append(f"  ... and {len(ranked) - MAX_ROWS} more failures (see -o json)")
     return out
 
 
