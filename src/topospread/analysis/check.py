@@ -16,14 +16,16 @@ longer serves, a custom resource with a pod template) is a finding, never left o
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from topospread.analysis.check_autoscaler import reasons_text, verdict_line
 from topospread.analysis.check_storage import storage_findings
 from topospread.analysis.reports import StepReport, node_json, pending_json, step_report
 from topospread.analysis.simulate import settle_timeline
 from topospread.analysis.sweep import SweepOptions, sweep
+from topospread.analysis.sweep_autoscaler import DEFAULT_RECOVERY_LIMIT, Recovery, recover
 from topospread.api.loader import UnknownObject
 from topospread.api.types import (
     DO_NOT_SCHEDULE,
@@ -42,11 +44,15 @@ from topospread.api.types import (
     TopologySpreadConstraint,
 )
 from topospread.labels.selector import SelectorError, label_selector_as_selector
+from topospread.simulator.autoscaler_spec import AutoscalerSpec
 from topospread.simulator.controllers.kinds import LeftOut, makes_pods, unmodelled_reason
+from topospread.simulator.node_groups import NodeGroup as ScenarioGroup
 from topospread.simulator.simulation import Settled, describe_workload
 from topospread.simulator.timeline_format import TimelineScenario, parse_timeline, with_cluster
 
 POD_TEMPLATE_HASH: Final = "pod-template-hash"
+# ``check --autoscaler``: the section's file, and how to parse it given the node groups.
+AutoscalerSection = tuple[str, Callable[[Mapping[str, ScenarioGroup]], AutoscalerSpec]]
 SURVIVE: Final = ("zone", "node")
 # A generated zone is the region's name and a letter, as clouds name them (region-1a).
 _ZONE_LETTERS: Final = "abcdefghijklmnopqrstuvwxyz"
@@ -138,6 +144,8 @@ class CheckReport:
     unmodelled: dict[str, int] = field(default_factory=dict)
     survived: list[str] = field(default_factory=list)  # the failures replayed
     placed: StepReport | None = None
+    # With --autoscaler: what it made of the placement (nodes it added, whether all fit).
+    autoscaler: Recovery | None = None
 
     @property
     def errors(self) -> list[Finding]:
@@ -171,7 +179,7 @@ class CheckReport:
                 if self.placed is not None
                 else []
             ),
-        }
+        } | ({"autoscaler": self.autoscaler.to_json()} if self.autoscaler is not None else {})
 
 
 Template = tuple[str, str, PodTemplateSpec, int | None]  # object, where, template, replicas
@@ -361,13 +369,20 @@ def check(
     shape: Shape | None = None,
     survive: Sequence[str] = (),
     seed: int = 0,
+    autoscaler: AutoscalerSection | None = None,
+    recovery_limit: int = DEFAULT_RECOVERY_LIMIT,
 ) -> CheckReport:
     """Check the manifests ``objects`` on the nodes (and any pods) of ``cluster``, or on a
-    generated ``shape``; ``survive``: also every single zone (node) loss."""
+    generated ``shape`` (its node group is ``node``); ``survive``: also every single zone
+    (node) loss. ``autoscaler``: the section's file and its parser (given the node groups):
+    it then acts for up to ``recovery_limit`` on what the placement leaves Pending, and after
+    every loss."""
     modelled = [(w, o) for w, o in objects if not isinstance(o, UnknownObject)]
     left_out = LeftOut().extend(o for _, o in objects if isinstance(o, UnknownObject))
     doc: dict[str, Any] = {"nodeGroups": shape.node_groups()} if shape is not None else {}
     scenario: TimelineScenario = with_cluster(parse_timeline(doc, source), [*cluster, *modelled])
+    if autoscaler is not None:
+        scenario.autoscaler = autoscaler[1](scenario.groups)
     report = CheckReport(
         source,
         0,
@@ -380,6 +395,8 @@ def check(
     if report.errors:
         return report  # objects the API server rejects: nothing to place
     sim = settle_timeline(scenario, seed)
+    if sim.autoscaler is not None:
+        report.autoscaler, _ = recover(sim, recovery_limit, source)
     nodes = [info.node for info in sim.cluster.list()]
     report.nodes = len(nodes)
     placed = step_report(sim, 0, "placed", "start", [], Settled(0, True))
@@ -398,15 +415,23 @@ def check(
         Finding("warning", rule, name, where, message)
         for rule, name, where, message in storage_findings(modelled, cluster)
     ]
+    scaled = report.autoscaler
+    stay = f"stay Pending even with {scaled.autoscaler}" if scaled is not None else "stay Pending"
     for (name, where, message), pods in stuck.items():
         shown = ", ".join(pods[:3]) + (f", and {len(pods) - 3} more" if len(pods) > 3 else "")
         report.findings.append(
             Finding(
+                "error", "pending", name, where, f"{len(pods)} pod(s) {stay} ({shown}): {message}"
+            )
+        )
+    if scaled is not None and autoscaler is not None and not scaled.recovered:
+        report.findings.append(
+            Finding(
                 "error",
-                "pending",
-                name,
-                where,
-                f"{len(pods)} pod(s) stay Pending ({shown}): {message}",
+                "autoscaler",
+                scaled.autoscaler,
+                f"{autoscaler[0]}: autoscaler",
+                f"{verdict_line(scaled)}: {reasons_text(scaled)}",
             )
         )
     for w in placed.workloads:
@@ -423,7 +448,7 @@ def check(
                     Finding("warning", "preference", name, where, line + " (ScheduleAnyway)")
                 )
     for kind in survive:
-        report.findings += _survive(scenario, kind, seed, modelled, report)
+        report.findings += _survive(scenario, kind, seed, modelled, report, recovery_limit)
     return report
 
 
@@ -446,16 +471,17 @@ def _survive(
     seed: int,
     objects: Sequence[tuple[str, Any]],
     report: CheckReport,
+    recovery_limit: int = DEFAULT_RECOVERY_LIMIT,
 ) -> list[Finding]:
     """Every single zone (node) loss replayed by the sweep: what it leaves Pending or
-    violated that the placement did not."""
+    violated that the placement did not (with an autoscaler: after it acted)."""
     base = dataclasses.replace(scenario, steps=[])
     swept = sweep(
         base,
         zones=kind == "zone",
         nodes=kind == "node",
         seeds=[seed],
-        options=SweepOptions(source=scenario.source),
+        options=SweepOptions(source=scenario.source, recovery_limit=recovery_limit),
     )
     out = []
     for outcome in swept.outcomes:
@@ -463,9 +489,13 @@ def _survive(
         report.survived.append(failure)
         lost = f"after losing {failure.removeprefix(kind + ' ')}: "
         broken: list[tuple[str, str]] = []  # (workload as reports name it, what broke)
+        scaled = outcome.run.autoscaler
+        stay = "stay Pending"
+        if scaled is not None and not scaled.recovered:
+            stay += f" even with {scaled.autoscaler} ({reasons_text(scaled, 1)})"
         if outcome.new_pending:
             broken += [
-                (workload, f"{w.pending} pod(s) stay Pending")
+                (workload, f"{w.pending} pod(s) {stay}")
                 for workload, w in sorted(outcome.run.during.workloads.items())
                 if w.pending
             ]
@@ -480,6 +510,7 @@ def _survive(
 
 __all__ = [
     "SURVIVE",
+    "AutoscalerSection",
     "CheckReport",
     "Finding",
     "Shape",

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
 
 from topospread.cli.app import app
 from topospread.cli.emit import emit
-from topospread.cli.options import NO_INPUTS, OUTPUT, quantity, reads_cluster, seed_option
+from topospread.cli.options import (
+    NO_INPUTS,
+    OUTPUT,
+    duration,
+    quantity,
+    reads_cluster,
+    seed_option,
+)
 from topospread.errors import ManifestError
 from topospread.inputs import Inputs
 
@@ -70,6 +78,23 @@ def check_command(
             help="Also every single zone (node) loss: no new Pending pod, no new violation.",
         ),
     ] = None,
+    autoscaler: Annotated[
+        Path | None,
+        typer.Option(
+            "--autoscaler",
+            metavar="FILE",
+            help="An autoscaler: section (clusterAutoscaler or karpenter, as in a timeline "
+            "scenario; the generated shape's node group is 'node'): it adds nodes for what the "
+            "placement leaves Pending (and after each --survive loss); the verdict says "
+            "whether the workloads fit with it and how many nodes it adds per group.",
+        ),
+    ] = None,
+    recovery_limit: Annotated[
+        str,
+        typer.Option(
+            "--recovery-limit", metavar="DURATION", help="How long the autoscaler may act."
+        ),
+    ] = "30m",
     output: Annotated[CheckFormat, OUTPUT] = "text",
     output_format: Annotated[
         CheckFormat | None,
@@ -113,8 +138,19 @@ def check_command(
         )
     existing = read.cluster.read(read.warn)
     source = ", ".join("<stdin>" if m == "-" else m for m in manifests)
+    section = None
+    if autoscaler is not None:
+        path = autoscaler
+        section = (str(path), lambda groups: read.autoscaler(path, groups))
     report = check(
-        objects, source=source, cluster=existing, shape=shape, survive=survive or (), seed=seed
+        objects,
+        source=source,
+        cluster=existing,
+        shape=shape,
+        survive=survive or (),
+        seed=seed,
+        autoscaler=section,
+        recovery_limit=duration("--recovery-limit", recovery_limit),
     )
     emit(
         output_format or output,

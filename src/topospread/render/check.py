@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from topospread.analysis.check import CheckReport, Finding
+from topospread.analysis.check_autoscaler import verdict_line
 from topospread.simulator.controllers.kinds import LEFT_OUT, counts_text
 
 
@@ -20,6 +21,8 @@ def check_text(report: CheckReport) -> str:
         f"{verdict}: {report.source}: {report.workloads} workload(s) on {report.nodes} node(s); "
         f"{counts}"
     ]
+    if report.autoscaler is not None:
+        lines.append(f"  autoscaler: {verdict_line(report.autoscaler)}")
     if report.survived:
         lines.append(f"  survived: {len(report.survived)} failure(s) replayed")
     for f in [*report.errors, *report.warnings]:
