@@ -1170,6 +1170,40 @@ def write_sweep_cluster(path: Path, nodes: int, pods: int) -> tuple[int, int]:
     return written_nodes, sum(int(d["spec"]["replicas"]) for d in doc["objects"])
 
 
+def autoscaled_sweep_cluster(nodes: int, pods: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The sweep's cluster as cluster-autoscaler keeps one, and its ``autoscaler:`` section:
+    each pod asks for a whole CPU (ten a 16-CPU node: 62.5%, above the default
+    scale-down-utilization-threshold of 0.5, so no packed node is a scale-down candidate); the
+    zone constraints honour taints (``nodeTaintsPolicy: Honor``, the docs' remedy: a lost
+    zone's tainted nodes leave the domains, so its pods find room in the other zones); and the
+    node group is autoscaled, one group per zone (``node-zone-a``, ...) of up to twice its
+    nodes."""
+    doc = sweep_cluster(nodes, pods)
+    for d in doc["objects"]:
+        spec = d["spec"]["template"]["spec"]
+        for c in spec["containers"]:
+            c["resources"]["requests"]["cpu"] = "1"
+        for t in spec["topologySpreadConstraints"]:
+            if t["topologyKey"] == ZONE:
+                t["nodeTaintsPolicy"] = "Honor"
+    most = 2 * max(doc["nodeGroups"][0]["perZone"].values())
+    section = {
+        "clusterAutoscaler": {"nodeGroups": [{"nodeGroup": "node", "minSize": 0, "maxSize": most}]}
+    }
+    return doc, section
+
+
+def write_autoscaled_sweep_cluster(
+    path: Path, section_path: Path, nodes: int, pods: int
+) -> tuple[int, int]:
+    """Write the autoscaled sweep's input and its autoscaler section; returns (nodes, pods)."""
+    doc, section = autoscaled_sweep_cluster(nodes, pods)
+    path.write_text(yaml.dump(doc, Dumper=yaml.CSafeDumper, sort_keys=False), encoding="utf-8")
+    section_path.write_text(yaml.safe_dump(section, sort_keys=False), encoding="utf-8")
+    written_nodes = sum(doc["nodeGroups"][0]["perZone"].values())
+    return written_nodes, sum(int(d["spec"]["replicas"]) for d in doc["objects"])
+
+
 # ---------------------------------------------------------------------------------------------
 # The rebalance cluster
 

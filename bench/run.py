@@ -32,9 +32,12 @@ on a timeline (scale up, rollout, zone loss, wait, restore) and reports its wall
 ``SweepNodes`` and ``SweepZones`` run ``topospread sweep CLUSTER --nodes|--zones -o json`` on
 the timeline's Deployments over 1,000 nodes (every single-node failure) and 5,000 nodes (the three
 zone failures), and report the runs, the wall seconds of the whole command (load, base settle,
-sweep, output) and the runs per second of it. ``Rebalance`` plans on 5,000 nodes and 50,000
-pods where a new zone leaves three small Deployments past their maxSkew: a child process loads
-and settles the cluster, then plans (``plan_rebalance``), and reports the seconds of each.
+sweep, output) and the runs per second of it. ``SweepZonesAutoscaler`` is the zone sweep with
+``--autoscaler``: cluster-autoscaler in the loop, one node group per zone, on the cluster as it
+keeps one (bench/chart.py's ``autoscaled_sweep_cluster``). ``Rebalance`` plans on 5,000 nodes
+and 50,000 pods where a new zone leaves three small Deployments past their maxSkew: a child
+process loads and settles the cluster, then plans (``plan_rebalance``), and reports the
+seconds of each.
 
 Each workload runs in its own child process, so that one workload's memory cannot inflate
 another's figure, started through a small launcher (a bare interpreter, about 9 MiB) that
@@ -360,6 +363,8 @@ class Sweep:
     flag: str
     nodes: int
     pods: int
+    # With cluster-autoscaler in the loop (bench/chart.py's ``autoscaled_sweep_cluster``).
+    autoscaler: bool = False
 
     def name(self, divisor: int) -> str:
         return f"{self.family}/{self.nodes // divisor}Nodes_{self.pods // divisor}Pods"
@@ -368,6 +373,7 @@ class Sweep:
 SWEEPS: Final = (
     Sweep("SweepNodes", "--nodes", 1000, 10_000),
     Sweep("SweepZones", "--zones", 5000, 50_000),
+    Sweep("SweepZonesAutoscaler", "--zones", 5000, 50_000, autoscaler=True),
 )
 
 
@@ -841,12 +847,20 @@ def run_sweep(job: Job, tmp: Path, divisor: int, limits: Limits) -> None:
     whole command and runs per second of them, and the peak RSS of the CLI and its workers."""
     assert job.sweep is not None
     path = tmp / f"{job.family.lower()}.yaml"
-    nodes, pods = chart.write_sweep_cluster(
-        path, job.sweep.nodes // divisor, job.sweep.pods // divisor
-    )
+    extra: list[str] = []
+    if job.sweep.autoscaler:
+        section = tmp / f"{job.family.lower()}-autoscaler.yaml"
+        nodes, pods = chart.write_autoscaled_sweep_cluster(
+            path, section, job.sweep.nodes // divisor, job.sweep.pods // divisor
+        )
+        extra = ["--autoscaler", str(section)]
+    else:
+        nodes, pods = chart.write_sweep_cluster(
+            path, job.sweep.nodes // divisor, job.sweep.pods // divisor
+        )
     log(f"{job.name}:\n  wrote {nodes} nodes and {pods} pods")
     out = tmp / f"{job.family.lower()}.json"
-    cmd = [*topospread_command(), "sweep", str(path), job.sweep.flag, "-o", "json"]
+    cmd = [*topospread_command(), "sweep", str(path), job.sweep.flag, *extra, "-o", "json"]
     run, tree = _run_cli(cmd, out, limits.seconds, tree=ProcessTree, interrupt=True)
     assert tree is not None
     report: dict[str, Any] | None = None
@@ -893,6 +907,14 @@ def run_sweep(job: Job, tmp: Path, divisor: int, limits: Limits) -> None:
             f"    {r['failure']}: {r['newPending']} new Pending, "
             f"{len(r['newViolations'])} new violations, recovered {r['recovered']}"
         )
+    for r in report["runs"]:
+        a = r.get("autoscaler")
+        if a is not None:
+            log(
+                f"    {r['failure']['name']}: autoscaler recovered {a['recovered']} in "
+                f"{a['took']} s, {a['pendingBefore']} Pending before, added {a['added']}, "
+                f"removed {a['removed']}"
+            )
     rate = completed / run.wall if run.wall > 0 else 0.0
     if report["interrupted"]:
         print(

@@ -53,7 +53,7 @@ from topospread.api.types import LABEL_TOPOLOGY_ZONE
 from topospread.errors import ManifestError
 from topospread.framework.features import DEFAULT_FEATURES, Features
 from topospread.simulator.checkpoint import FORKS, Snapshot
-from topospread.simulator.clock import format_duration
+from topospread.simulator.clock import SECOND, format_duration
 from topospread.simulator.drain import DrainOptions, DrainResult
 from topospread.simulator.simulation import Simulation
 from topospread.simulator.timeline_format import TimelineScenario
@@ -312,7 +312,8 @@ def run_failure(sim: Simulation, failure: Failure, seed: int, options: SweepOpti
     if failure.kind != DRAIN:
         wait = options.wait if options.wait is not None else _until_evictions(sim)
         if auto is not None and failure.kind == ZONE:
-            do(zone_stockout(failure.targets[0], wait + options.recovery_limit))
+            # Dark until just past the autoscaler's last tick (the restore follows it).
+            do(zone_stockout(failure.targets[0], wait + options.recovery_limit + SECOND))
         if wait > 0:
             do(Wait.entry(format_duration(wait), "tolerations run out"))
     for doc in options.then:
