@@ -7,6 +7,7 @@ examples/check/."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import jsonschema
@@ -128,3 +129,23 @@ def test_a_bad_section_names_the_file_and_field_and_exits_2(
     path.write_text(yaml.safe_dump(section))
     code, _, err = run(["check", str(SHOP), *SHAPE, "--autoscaler", str(path)], capsys)
     assert code == 2 and f"{path}: {message}" in err and "Traceback" not in err
+
+
+def test_the_readme_shows_what_the_examples_print(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = Path(__file__).resolve().parents[1]
+    monkeypatch.chdir(root)
+    readme = (root / "README.md").read_text()
+    block = readme.split("$ topospread check examples/check/shop.yaml", 1)[1].split("\n```", 1)[0]
+    for part in block.split("$ topospread check examples/check/shop.yaml"):
+        args, *shown = part.strip().splitlines()
+        code, out, _ = run(["check", "examples/check/shop.yaml", *args.split()], capsys)
+        assert code == (0 if shown[0].startswith("PASS") else 1)
+        printed = out.splitlines()
+        for line in shown:
+            if "..." in line:  # elided in the README: the parts around each ... are printed
+                pattern = re.compile(".*".join(re.escape(part) for part in line.split("...")))
+                assert any(pattern.fullmatch(p) for p in printed), line
+            else:
+                assert line in printed, line

@@ -273,3 +273,29 @@ def test_a_bad_autoscaler_file_names_the_file_and_field_and_exits_2(
     section.write_text(yaml.safe_dump(CA))
     code, _, err = cli([*argv, "--recovery-limit", "-1m"], capsys)
     assert code == 2 and '--recovery-limit: Invalid value: "-1m": must not be negative' in err
+
+
+def test_the_readme_shows_what_the_example_prints(capsys: pytest.CaptureFixture[str]) -> None:
+    root = Path(__file__).resolve().parents[1]
+    command = (
+        "topospread sweep examples/simulations/zone-outage.yaml --zones --nodes --autoscaler "
+        "examples/sweep/cluster-autoscaler.yaml"
+    )
+    readme = (root / "README.md").read_text()
+    shown = readme.split(f"{command}\n```\n", 1)[1].split("```text\n", 1)[1].split("\n```")[0]
+    code, out, _ = cli(
+        [
+            "sweep",
+            str(root / "examples/simulations/zone-outage.yaml"),
+            "--zones",
+            "--nodes",
+            "-j",
+            "1",
+            "--autoscaler",
+            str(root / "examples/sweep/cluster-autoscaler.yaml"),
+        ],
+        capsys,
+    )
+    assert code == 0
+    lines = [line for line in shown.splitlines() if line.strip() != "..."]
+    assert lines and all(line in out.splitlines() for line in lines), out
