@@ -34,7 +34,10 @@ from topospread.simulator.timeline_steps.waiting import Wait, settle_with_autosc
 # How long the autoscaler gets after a failure, by default: past cluster-autoscaler's
 # max-node-provision-time (15m) and its back-off, so a stock-out's time-out is seen.
 DEFAULT_RECOVERY_LIMIT: Final = 30 * 60 * SECOND
-# The autoscaler's own reasons for what it could not do.
+# NodeChange actions (simulator/autoscaling.py): a node added or removed, and the
+# autoscaler's own reasons for what it could not do.
+_ADD: Final = "add"
+_REMOVE: Final = "remove"
 _FAILED_ACTIONS: Final = ("stockout", "timeout", "noScaleUp", "blocked")
 RECOVERY_STEP: Final = "the autoscaler acts"
 
@@ -111,9 +114,14 @@ def summarize_changes(
     limit: int,
     pending_before: int,
 ) -> Recovery:
-    added = Counter(c.group for c in changes if c.action == "add")
-    removed = Counter(c.group for c in changes if c.action == "remove")
-    reasons = list(dict.fromkeys(c.reason for c in changes if c.action in _FAILED_ACTIONS))
+    # The changes by action, each with its place in time order.
+    by_action: dict[str, list[tuple[int, NodeChange]]] = {}
+    for i, c in enumerate(changes):
+        by_action.setdefault(c.action, []).append((i, c))
+    added = Counter(c.group for _, c in by_action.get(_ADD, ()))
+    removed = Counter(c.group for _, c in by_action.get(_REMOVE, ()))
+    failed = sorted(pair for a in _FAILED_ACTIONS for pair in by_action.get(a, ()))
+    reasons = list(dict.fromkeys(c.reason for _, c in failed))
     return Recovery(
         autoscaler=autoscaler,
         recovered=took is not None,
