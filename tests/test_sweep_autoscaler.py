@@ -61,12 +61,13 @@ def test_honouring_the_lost_zones_taints_cluster_autoscaler_adds_nodes_in_the_ot
     report = swept(cluster(CA))
     a = runs(report)["zone zone-a"]
     r = a["autoscaler"]
-    # The evicted pods went Pending at 5m; with DoNotSchedule zone spread one node per loop
-    # (autoscaler#9150): zone-b's at the 5m tick, zone-c's at 5m10s, Ready a minute later.
-    assert r["recovered"] and r["took"] == 70 and r["pendingBefore"] == 2
+    # The evicted pods went Pending at 5m (too young for the 5m tick: new-pod-scale-up-delay);
+    # with DoNotSchedule zone spread one node per loop (autoscaler#9150): zone-b's at 5m10s,
+    # zone-c's at 5m20s, Ready a minute later.
+    assert r["recovered"] and r["took"] == 80 and r["pendingBefore"] == 2
     assert [(c["time"], c["group"]) for c in r["changes"] if c["action"] == "add"] == [
-        (300.0, "node-zone-b"),
-        (310.0, "node-zone-c"),
+        (310.0, "node-zone-b"),
+        (320.0, "node-zone-c"),
     ]
     assert r["added"] == {"node-zone-b": 1, "node-zone-c": 1}
     assert r["nodeGroups"] == {"node-zone-a": 1, "node-zone-b": 2, "node-zone-c": 2}
@@ -77,14 +78,14 @@ def test_honouring_the_lost_zones_taints_cluster_autoscaler_adds_nodes_in_the_ot
     # The lost zone is stocked out while it is lost, and the recovery is a wait in the replay.
     actions = [next(k for k in s if k != "name") for s in a["timeline"]]
     assert actions == ["loseZone", "stockout", "wait", "wait", "restoreZone"]
-    assert a["timeline"][3] == {"name": "the autoscaler acts", "wait": "1m10s"}
+    assert a["timeline"][3] == {"name": "the autoscaler acts", "wait": "1m20s"}
 
 
 def test_a_scale_up_chosen_in_the_dark_zone_waits_out_max_node_provision_time() -> None:
     """enhancements#3990: the group in the lost zone cannot get its node; cluster-autoscaler
     only tries elsewhere after max-node-provision-time (15m) puts the group in back-off."""
     by_name = runs(swept(cluster(CA)))
-    slow = [r["autoscaler"] for r in by_name.values() if r["autoscaler"]["took"] == 970]
+    slow = [r["autoscaler"] for r in by_name.values() if r["autoscaler"]["took"] == 980]
     assert slow, [r["autoscaler"]["took"] for r in by_name.values()]
     for r in slow:
         assert r["recovered"]
@@ -94,18 +95,23 @@ def test_a_scale_up_chosen_in_the_dark_zone_waits_out_max_node_provision_time() 
 
 def test_the_tainted_zone_trap_deadlocks_the_autoscaler_and_the_report_says_why() -> None:
     report = swept(cluster(CA, policy="Ignore"))
+    stuck = 0
     for name, run in runs(report).items():
         r = run["autoscaler"]
-        assert not r["recovered"] and r["took"] is None and r["limit"] == 1800, name
-        assert len(run["during"]["pending"]) == 2
-        assert all(p["message"] for p in run["during"]["pending"])
+        # It scales the lost zone's group first (the only template the spread allows), which
+        # the cloud cannot deliver; the others' templates break the skew.
+        first = next(c for c in r["changes"] if c["action"] == "scaleUp")
+        assert first["group"] == f"node-{name.removeprefix('zone ')}", name
         assert any("stockout" in why for why in r["reasons"])
         assert any("didn't match pod topology spread constraints" in why for why in r["reasons"])
+        if not r["recovered"]:
+            stuck += 1
+            assert r["took"] is None and r["limit"] == 1800 and run["during"]["pending"]
+            assert all(p["message"] for p in run["during"]["pending"])
         # Dark to the end: not even the last tick gets a node in the lost zone.
         lost = name.removeprefix("zone ")
         assert not [c for c in r["changes"] if c["action"] == "add" and c["zone"] == lost]
-    ranked = report.to_json()["ranked"]
-    assert all(r["newPending"] == 2 and r["broken"] for r in ranked)
+    assert stuck, "some zone's loss leaves pods Pending for the whole limit"
 
 
 def test_karpenter_replaces_a_lost_node_in_its_zone_through_the_same_sweep() -> None:
@@ -201,7 +207,7 @@ def test_the_cli_reads_the_section_from_a_file_and_prints_each_recovery(
     code, text, _ = cli(argv, capsys)
     assert code == 0
     assert "Autoscaler: cluster-autoscaler, acting up to 30m0s after each failure" in text
-    assert "  zone zone-a: recovered in 1m10s: +1 node-zone-b, +1 node-zone-c;" in text
+    assert "  zone zone-a: recovered in 1m20s: +1 node-zone-b, +1 node-zone-c;" in text
     # Wrapped as {autoscaler: ...}, and as the scenario's own section: the same report.
     wrapped = section.with_name("wrapped.yaml")
     wrapped.write_text(yaml.safe_dump({"autoscaler": CA}))
