@@ -58,6 +58,17 @@ class CSILimits:
     def _storage(self) -> StorageLister:
         return self._handle.object_lister().storage()
 
+    def storage(self) -> StorageLister:
+        """The cluster's storage lister (the fast path's kernel reads CSINodes from it)."""
+        return self._storage()
+
+    def new_volumes(
+        self, state: CycleState, pod: Pod, csi_node: CSINode | None
+    ) -> dict[str, str] | Status:
+        """The pod's own attachable volumes on a node with ``csi_node`` (unique name -> limit
+        key), or the status their lookup fails with; NOTE: callers must not change the dict."""
+        return self._new_volumes(state, self._storage(), pod, csi_node)
+
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status]:
@@ -261,22 +272,33 @@ def _within_limits_at_most(
     """
     found = node_info.cache.get(_ATTACHABLE_KEY)
     if found is None:
-        count, risky = 0, False
+        count, risky = 0, 0
         for existing in node_info.pods:
-            for v in existing.spec.volumes:
-                claim = v.persistent_volume_claim
-                if v.ephemeral is not None or (claim is not None and not claim.claim_name):
-                    risky = True
-                elif claim is not None or inline_plugin_name(v) is not None:
-                    count += 1
-        found = node_info.cache[_ATTACHABLE_KEY] = (count, risky)
-    count, risky = found
-    if risky:
+            c, r = attachable_at_most(existing)
+            count, risky = count + c, risky + r
+        found = node_info.cache[_ATTACHABLE_KEY] = (count, risky > 0)
+    count, has_risky = found
+    if has_risky:
         return False
     per_key: dict[str, int] = {}
     for key in new_volumes.values():
         per_key[key] = per_key.get(key, 0) + 1
     return all(key not in limits or count + n <= limits[key] for key, n in per_key.items())
+
+
+def attachable_at_most(pod: Pod) -> tuple[int, int]:
+    """How many of the pod's volumes could count against a node's limits (a claim, a generic
+    ephemeral volume, a migratable inline volume), and how many have a lookup that can fail
+    (an ephemeral volume, a claim without a name): ``_within_limits_at_most`` sums them over a
+    node's pods, the fast path's node table per node (``kernels/volumes.py``)."""
+    count = risky = 0
+    for v in pod.spec.volumes:
+        claim = v.persistent_volume_claim
+        if v.ephemeral is not None or (claim is not None and not claim.claim_name):
+            risky += 1
+        elif claim is not None or inline_plugin_name(v) is not None:
+            count += 1
+    return count, risky
 
 
 def volume_limits(node_info: NodeInfo, csi_node: CSINode | None) -> dict[str, int]:

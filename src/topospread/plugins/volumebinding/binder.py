@@ -241,14 +241,20 @@ class VolumeBinder:
         those labels: PV node affinity (matched on a node built from labels alone), allowed
         topologies, capacities' node topology.
         """
-        if not claims.label_keys_taken:
-            claims.label_keys = self._label_keys(claims)
-            claims.label_keys_taken = True
-        keys = claims.label_keys
+        keys = self.node_label_keys(claims)
         if keys is None:
             return None
         labels = node.metadata.labels
         return tuple(labels.get(k) for k in keys)
+
+    def node_label_keys(self, claims: PodVolumeClaims) -> tuple[str, ...] | None:
+        """The node labels ``find_pod_volumes`` reads for the claims, sorted (None: it reads
+        the node's name too), taken once per ``PodVolumeClaims``: nodes that agree on their
+        values get the same answer (``_node_view``; the fast path groups nodes by them)."""
+        if not claims.label_keys_taken:
+            claims.label_keys = self._label_keys(claims)
+            claims.label_keys_taken = True
+        return claims.label_keys
 
     def _label_keys(self, claims: PodVolumeClaims) -> tuple[str, ...] | None:
         keys: set[str] = set()

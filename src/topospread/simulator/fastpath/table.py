@@ -24,6 +24,7 @@ from topospread.plugins.noderesources.resource_helpers import (
     allocatable_resource,
     calculate_resource,
 )
+from topospread.plugins.nodevolumelimits.csi import attachable_at_most
 from topospread.simulator.fastpath.vectors import I32, I64, MAX_INT32, B, Rows
 
 if TYPE_CHECKING:
@@ -42,6 +43,8 @@ ROW_COLUMNS: Final = (
     "pod_count",
     "nz_cpu",
     "nz_mem",
+    "attachable",
+    "attach_risky",
 )
 # How long the log of changed rows grows before it restarts.
 CHANGED_ROWS_KEPT: Final = 1 << 16
@@ -92,6 +95,10 @@ class NodeTable:
     pod_count: I64
     nz_cpu: I64
     nz_mem: I64
+    # Per node, its pods' volumes that could count against a volume limit, and those whose
+    # lookup can fail (``attachable_at_most``): NodeVolumeLimits' kernel screens with them.
+    attachable: I64
+    attach_risky: I64
     min_priority: I64  # the lowest priority among each node's pods
     free_cpu: I64  # alloc - req, kept with each bind
     free_mem: I64
@@ -205,6 +212,10 @@ class NodeTable:
         self.nz_cpu[i] += sign * r.non0_cpu
         self.nz_mem[i] += sign * r.non0_mem
         self.pod_count[i] += sign
+        if pod.spec.volumes:
+            count, risky = attachable_at_most(pod)
+            self.attachable[i] += sign * count
+            self.attach_risky[i] += sign * risky
         priority = pod_priority(pod)
         level = self.bound.get(priority)
         if level is None:

@@ -3,9 +3,12 @@
 For a pod without claims or volumes these plugins read, their PreFilter skips, once per pod
 shape (the shape's key holds the pod's volume sources). For a pod with claims (persistent
 volume claims, generic ephemeral volumes) or a volume they check (inline disks), the volume
-plugins run per attempt through their reference plugins (``ClaimKernel``): what they read —
-claims, PVs, classes, the assume cache, the volumes of the pods on each node — changes with
-every bind, and depends on the pod's own claims, which pods of one shape do not share.
+plugins run per attempt (``ClaimKernel``): what they read — claims, PVs, classes, the assume
+cache, the volumes of the pods on each node — changes with every bind, and depends on the
+pod's own claims, which pods of one shape do not share. Their Filters run only on the nodes
+the search visits (``lazy.py``); VolumeBinding's once per distinct value of the node labels
+its binder reads, NodeVolumeLimits' screened by the node table's per-node volume counts, each
+falling back to the reference plugin node by node where the shortcut does not decide.
 DynamicResources stays a skipping kernel: the path declines pods with resource claims.
 """
 
@@ -13,6 +16,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import numpy as np
+
+from topospread.api.storage import CSINode
+from topospread.framework.cycle_state import StateNotFoundError
+from topospread.framework.status import Status
+from topospread.plugins.nodevolumelimits.csi import volume_limits
+from topospread.plugins.volumebinding.binder import PodVolumes
+from topospread.plugins.volumebinding.volume_binding import STATE_KEY as BINDING_STATE
 from topospread.simulator.fastpath.kernels.base import Attempt, Kernel, SkippingKernel
 from topospread.simulator.fastpath.kernels.reference import ReferenceKernel
 from topospread.simulator.fastpath.vectors import I32, I64, Rows
@@ -69,7 +80,62 @@ class VolumeRestrictions(ClaimKernel):
 
 
 class NodeVolumeLimits(ClaimKernel):
-    pass
+    """Its Filter passes a node, without looking at its pods' volumes one by one, where the
+    pod's new volumes fit under each of the node's limits even if every volume of its pods
+    that could count (``NodeTable.attachable``) counted against that limit, and none of them
+    has a lookup that can fail (``NodeTable.attach_risky``); the reference Filter decides the
+    other nodes. NOTE: exact — the screen is the reference Filter's own
+    (``_within_limits_at_most``), on counts the table keeps with every bind and unbind; the
+    pod's new volumes are the reference's per CSINode migrated-plugins annotation."""
+
+    def __init__(self, path: FastPath, plugin: Any) -> None:
+        super().__init__(path, plugin)
+        # Per row: (its CSINode, its Node, its limits), while both stay the same objects.
+        self._limits: dict[int, tuple[CSINode | None, Any, dict[str, int]]] = {}
+        self._names: list[str] | None = None  # the table's rows the cache is for
+
+    def filter_rows(self, attempt: Attempt, rows: Rows) -> I32:
+        out = np.zeros(len(rows), np.int32)
+        pod = attempt.pod
+        if not pod.spec.volumes:
+            return out
+        table = self.path.table
+        if self._names is not table.names:
+            self._limits.clear()
+            self._names = table.names
+        storage = self.plugin.storage()
+        names, nodes, infos = table.names, table.row_nodes, table.row_infos
+        limits_of: list[dict[str, int]] = []
+        new_of: list[dict[str, str] | Status] = []
+        for i in rows.tolist():
+            csi = storage.csi_node(names[i])
+            kept = self._limits.get(i)
+            if kept is None or kept[0] is not csi or kept[1] is not nodes[i]:
+                kept = self._limits[i] = (csi, nodes[i], volume_limits(infos[i], csi))
+            limits_of.append(kept[2])
+            new_of.append(self.plugin.new_volumes(attempt.state, pod, csi))
+        ask = np.zeros(len(rows), np.bool_)
+        room = table.attachable[rows]
+        risky = table.attach_risky[rows] > 0
+        for j, found in enumerate(new_of):
+            if isinstance(found, Status):
+                ask[j] = True  # the reference returns it (or errs)
+                continue
+            limits = limits_of[j]
+            if not found or not limits:
+                continue
+            if risky[j]:
+                ask[j] = True
+                continue
+            per_key: dict[str, int] = {}
+            for key in found.values():
+                per_key[key] = per_key.get(key, 0) + 1
+            count = int(room[j])
+            if any(key in limits and count + n > limits[key] for key, n in per_key.items()):
+                ask[j] = True
+        if ask.any():
+            out[ask] = self.reference.filter_rows(attempt, rows[ask])
+        return out
 
 
 class VolumeBinding(ClaimKernel):
@@ -79,6 +145,43 @@ class VolumeBinding(ClaimKernel):
     PreBind read; without it they decide the same (nothing to assume or bind), so the state is
     not seeded. For a pod with claims its PreFilter and Filter write the attempt's state (the
     volumes to bind per node), which Reserve and PreBind read."""
+
+    def filter_rows(self, attempt: Attempt, rows: Rows) -> I32:
+        """The reference Filter on one node per distinct value of the node labels the binder
+        reads (``VolumeBinder.node_label_keys``), its status taken by every node with the
+        same values, and the volumes it chose written for each that passes, as the reference
+        Filter writes them. NOTE: exact as the binder's own answers by those labels are
+        (``_node_view``): node by node where it reads a node's name."""
+        try:
+            data = attempt.state.read(BINDING_STATE)
+        except StateNotFoundError:
+            data = None
+        claims = data.claims if data is not None else None
+        keys = self.plugin.binder.node_label_keys(claims) if claims is not None else None
+        if data is None or keys is None or len(rows) < 2:
+            return self.reference.filter_rows(attempt, rows)
+        table = self.path.table
+        if keys:
+            cols = np.stack([table.codes(k)[0][rows] for k in keys], axis=1)
+            _, first, inverse = np.unique(cols, axis=0, return_index=True, return_inverse=True)
+            inverse = inverse.reshape(-1)
+        else:
+            first, inverse = np.zeros(1, np.intp), np.zeros(len(rows), np.intp)
+        out = np.zeros(len(rows), np.int32)
+        reps = rows[first]
+        found = self.reference.filter_rows(attempt, reps)
+        if attempt.declined:
+            return out
+        out[:] = found[inverse]
+        names = table.names
+        chosen = data.pod_volumes_by_node
+        rep_of = reps[inverse]
+        for j in np.flatnonzero(out == 0).tolist():
+            name = names[int(rows[j])]
+            if name not in chosen:
+                v = chosen[names[int(rep_of[j])]]
+                chosen[name] = PodVolumes(list(v.static_bindings), list(v.dynamic_provisions))
+        return out
 
 
 class VolumeZone(ClaimKernel):
