@@ -13,6 +13,7 @@ that node's topology and bound, which is what upstream's PreBind waits for.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Iterable, Sequence
 
 import msgspec
@@ -53,6 +54,8 @@ class StorageState:
     __slots__ = (
         "_assumed_pvcs",
         "_assumed_pvs",
+        "_class_names",
+        "_class_of",
         "_pv_names",
         "capacities",
         "classes",
@@ -76,6 +79,11 @@ class StorageState:
         self._assumed_pvcs: dict[str, PersistentVolumeClaim] = {}
         # The PVs' names sorted (None: to sort again), dropped when a PV comes or goes.
         self._pv_names: list[str] | None = None
+        # Per storage class, the names of the PVs of that class as the assume cache sees them,
+        # sorted, and each PV's class there: kept PV by PV as PVs come, go, are assumed or
+        # restored (None: built on first use).
+        self._class_names: dict[str, list[str]] | None = None
+        self._class_of: dict[str, str] = {}
         # The cluster's node lookup, for the provisioner model (None: nothing is provisioned).
         self.node_of: Callable[[str], Node | None] | None = None
         self.list_nodes: Callable[[], Iterable[Node]] | None = None
@@ -103,6 +111,7 @@ class StorageState:
                 self._pv_names = None
             self.pvs[name] = obj
             self._assumed_pvs.pop(name, None)
+            self._reclass(name)
         elif isinstance(obj, PersistentVolumeClaim):
             self.pvcs[obj.key] = obj
             self._assumed_pvcs.pop(obj.key, None)
@@ -123,6 +132,7 @@ class StorageState:
         out.csi_drivers, out.capacities = dict(self.csi_drivers), list(self.capacities)
         out._assumed_pvs, out._assumed_pvcs = dict(self._assumed_pvs), dict(self._assumed_pvcs)
         out.seed = self.seed
+        out._class_names = None
         return out
 
     def __bool__(self) -> bool:
@@ -158,20 +168,44 @@ class StorageState:
 
     def assumed_pvs_of_class(self, class_name: str) -> Sequence[PersistentVolume]:
         """Upstream: PVAssumeCache.ListPVs (by the storage class index), in name order."""
-        out = []
-        names = self._pv_names
-        if names is None:
-            names = self._pv_names = sorted(self.pvs)
-        for name in names:
-            pv = self.assumed_pv(name)
-            if pv is not None and pv_class(pv) == class_name:
-                out.append(pv)
-        return out
+        by_class = self._class_names
+        if by_class is None:
+            by_class = self._class_names = {}
+            self._class_of = {}
+            names = self._pv_names
+            if names is None:
+                names = self._pv_names = sorted(self.pvs)
+            for name in names:
+                cls = pv_class(self.assumed_pv(name) or self.pvs[name])
+                self._class_of[name] = cls
+                by_class.setdefault(cls, []).append(name)
+        assumed, pvs = self._assumed_pvs, self.pvs
+        return [assumed.get(name) or pvs[name] for name in by_class.get(class_name, ())]
+
+    def _reclass(self, name: str) -> None:
+        """Keep ``assumed_pvs_of_class``'s index as the PV ``name`` came, went or changed."""
+        by_class = self._class_names
+        if by_class is None:
+            return
+        old = self._class_of.pop(name, None)
+        pv = self.assumed_pv(name)
+        new = pv_class(pv) if pv is not None else None
+        if old == new:
+            if new is not None:
+                self._class_of[name] = new
+            return
+        if old is not None:
+            names = by_class[old]
+            del names[bisect.bisect_left(names, name)]
+        if new is not None:
+            self._class_of[name] = new
+            bisect.insort(by_class.setdefault(new, []), name)
 
     def assume_pv(self, pv: PersistentVolume) -> None:
         if pv.metadata.name not in self.pvs:
             raise KeyError(f'PersistentVolume "{pv.metadata.name}" not found')
         self._assumed_pvs[pv.metadata.name] = pv
+        self._reclass(pv.metadata.name)
 
     def assume_pvc(self, pvc: PersistentVolumeClaim) -> None:
         if pvc.key not in self.pvcs:
@@ -179,7 +213,8 @@ class StorageState:
         self._assumed_pvcs[pvc.key] = pvc
 
     def restore_pv(self, name: str) -> None:
-        self._assumed_pvs.pop(name, None)
+        if self._assumed_pvs.pop(name, None) is not None:
+            self._reclass(name)
 
     def restore_pvc(self, key: str) -> None:
         self._assumed_pvcs.pop(key, None)
@@ -206,6 +241,7 @@ class StorageState:
             del self.pvs[pv.metadata.name]
             self._pv_names = None
             self._assumed_pvs.pop(pv.metadata.name, None)
+            self._reclass(pv.metadata.name)
         else:
             self._put(
                 msgspec.structs.replace(

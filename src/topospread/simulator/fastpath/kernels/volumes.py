@@ -14,11 +14,11 @@ DynamicResources stays a skipping kernel: the path declines pods with resource c
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 import numpy as np
 
-from topospread.api.storage import CSINode
+from topospread.api.storage import ANN_MIGRATED_PLUGINS, CSINode
 from topospread.framework.cycle_state import StateNotFoundError
 from topospread.framework.status import Status
 from topospread.plugins.nodevolumelimits.csi import volume_limits
@@ -30,6 +30,9 @@ from topospread.simulator.fastpath.vectors import I32, I64, Rows
 
 if TYPE_CHECKING:
     from topospread.simulator.fastpath.cycle import FastPath
+
+# A key the node has no limit for: no count exceeds it.
+NO_LIMIT: Final = int(np.iinfo(np.int64).max)
 
 
 class ClaimKernel(Kernel):
@@ -90,8 +93,9 @@ class NodeVolumeLimits(ClaimKernel):
 
     def __init__(self, path: FastPath, plugin: Any) -> None:
         super().__init__(path, plugin)
-        # Per row: (its CSINode, its Node, its limits), while both stay the same objects.
-        self._limits: dict[int, tuple[CSINode | None, Any, dict[str, int]]] = {}
+        # Per row: its CSINode, its Node, its limits and its CSINode's migrated-plugins
+        # annotation, while the CSINode and the Node stay the same objects.
+        self._rows: dict[int, tuple[CSINode | None, Any, dict[str, int], str | None]] = {}
         self._names: list[str] | None = None  # the table's rows the cache is for
 
     def filter_rows(self, attempt: Attempt, rows: Rows) -> I32:
@@ -101,38 +105,47 @@ class NodeVolumeLimits(ClaimKernel):
             return out
         table = self.path.table
         if self._names is not table.names:
-            self._limits.clear()
+            self._rows.clear()
             self._names = table.names
         storage = self.plugin.storage()
         names, nodes, infos = table.names, table.row_nodes, table.row_infos
+        cache = self._rows
         limits_of: list[dict[str, int]] = []
-        new_of: list[dict[str, str] | Status] = []
+        group_of: list[int] = []
+        groups: dict[str | None, int] = {}
+        found_of: list[dict[str, str] | Status] = []  # the pod's new volumes, per group
         for i in rows.tolist():
             csi = storage.csi_node(names[i])
-            kept = self._limits.get(i)
+            kept = cache.get(i)
             if kept is None or kept[0] is not csi or kept[1] is not nodes[i]:
-                kept = self._limits[i] = (csi, nodes[i], volume_limits(infos[i], csi))
+                migrated = csi.metadata.annotations.get(ANN_MIGRATED_PLUGINS) if csi else None
+                kept = cache[i] = (csi, nodes[i], volume_limits(infos[i], csi), migrated)
             limits_of.append(kept[2])
-            new_of.append(self.plugin.new_volumes(attempt.state, pod, csi))
-        ask = np.zeros(len(rows), np.bool_)
+            g = groups.get(kept[3])
+            if g is None:
+                g = groups[kept[3]] = len(found_of)
+                found_of.append(self.plugin.new_volumes(attempt.state, pod, csi))
+            group_of.append(g)
+        group = np.array(group_of, np.intp)
+        has_limits = np.fromiter(map(bool, limits_of), np.bool_, len(limits_of))
         room = table.attachable[rows]
         risky = table.attach_risky[rows] > 0
-        for j, found in enumerate(new_of):
+        ask = np.zeros(len(rows), np.bool_)
+        for g, found in enumerate(found_of):
+            in_group = group == g
             if isinstance(found, Status):
-                ask[j] = True  # the reference returns it (or errs)
+                ask |= in_group  # the reference returns it (or errs)
                 continue
-            limits = limits_of[j]
-            if not found or not limits:
+            if not found:
                 continue
-            if risky[j]:
-                ask[j] = True
-                continue
+            over = risky.copy()
             per_key: dict[str, int] = {}
             for key in found.values():
                 per_key[key] = per_key.get(key, 0) + 1
-            count = int(room[j])
-            if any(key in limits and count + n > limits[key] for key, n in per_key.items()):
-                ask[j] = True
+            for key, n in per_key.items():
+                limit = np.fromiter((lim.get(key, NO_LIMIT) for lim in limits_of), np.int64)
+                over |= room + n > limit
+            ask |= in_group & has_limits & over
         if ask.any():
             out[ask] = self.reference.filter_rows(attempt, rows[ask])
         return out
