@@ -516,8 +516,11 @@ def matching_candidates(
                 f"error creating internal label selector for claim: {pvc.key}: {err}"
             ) from err
     out: list[Candidate] = []
+    name = pvc.metadata.name
     for pv in volumes:
-        if pv.spec.claim_ref is not None and not is_volume_bound_to_claim(pv, pvc):
+        ref = pv.spec.claim_ref
+        # NOTE: the name test first, inlined: most PVs of a class are bound to other claims.
+        if ref is not None and (ref.name != name or not is_volume_bound_to_claim(pv, pvc)):
             continue
         size = pv_capacity(pv)
         if size.cmp(requested) < 0 or volume_mode_mismatches(pvc, pv):
