@@ -22,13 +22,15 @@ from hypothesis import strategies as st
 from test_fastpath import large_scenarios, nodes, pod, summary
 from topospread.api.decode import decode_object
 from topospread.api.types import Node, Pod
+from topospread.cluster.storage import StorageState
 from topospread.framework.config import default_config
 from topospread.framework.cycle_state import CycleState
 from topospread.framework.status import Code
-from topospread.plugins.helper.storage import has_claims
+from topospread.plugins.helper.storage import has_claims, pv_class
 from topospread.plugins.volumebinding.binder import BinderError
 from topospread.simulator.fastpath import FastPath
 from topospread.simulator.fastpath.cycle import FastFailure, FastResult
+from topospread.simulator.fastpath.kernels import ReferenceKernel, volumes
 from topospread.simulator.run import ScheduleRun, schedule
 from topospread.simulator.scenario import Scenario
 
@@ -451,3 +453,108 @@ def test_a_volume_already_attached_on_one_node_still_counts_on_the_next() -> Non
         Code.Unschedulable,
         ("node(s) exceed max volume count",),
     )
+
+
+# Rows the volume kernels decided, and those of them their reference plugins were asked about.
+KERNEL_ROWS: Counter[str] = Counter()
+
+
+def counting_kernel_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Count, per volume kernel, the nodes it decided and those its reference plugin decided."""
+    for kernel in (volumes.VolumeBinding, volumes.NodeVolumeLimits):
+        real = kernel.filter_rows
+
+        def counted(self: Any, attempt: Any, rows: Any, real: Any = real) -> Any:
+            KERNEL_ROWS[f"{self.name} rows"] += len(rows)
+            return real(self, attempt, rows)
+
+        monkeypatch.setattr(kernel, "filter_rows", counted)
+    real_reference = ReferenceKernel.filter_rows
+
+    def asked(self: Any, attempt: Any, rows: Any) -> Any:
+        KERNEL_ROWS[f"{self.name} asked"] += len(rows)
+        return real_reference(self, attempt, rows)
+
+    monkeypatch.setattr(ReferenceKernel, "filter_rows", asked)
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    derandomize=True,
+    database=None,
+)
+@given(storage_scenarios(large=True), st.integers(0, 3))
+def test_the_volume_kernels_decide_most_nodes_without_their_reference_plugins(
+    scenario: Scenario, seed: int
+) -> None:
+    """VolumeBinding asks its reference Filter once per distinct zone (the labels its binder
+    reads), NodeVolumeLimits only where the table's volume counts come near a limit; the
+    decisions stay the reference path's."""
+    reference = schedule(scenario, seed=seed, fast=False)
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        counting_kernel_rows(monkeypatch)
+        fast = schedule(scenario, seed=seed, fast=True)
+    assert summary(fast) == summary(reference)
+    assert storage_state(fast) == storage_state(reference)
+
+
+def test_the_volume_kernels_skipped_most_reference_calls() -> None:
+    if not KERNEL_ROWS:
+        test_the_volume_kernels_decide_most_nodes_without_their_reference_plugins()
+    print(KERNEL_ROWS)
+    for name in ("VolumeBinding", "NodeVolumeLimits"):
+        assert KERNEL_ROWS[f"{name} rows"] > 1000
+        assert KERNEL_ROWS[f"{name} asked"] < KERNEL_ROWS[f"{name} rows"] / 5
+    assert KERNEL_ROWS["NodeVolumeLimits asked"] > 0  # some nodes came near their limits
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, database=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["add", "assume", "restore"]),
+            st.integers(0, 7),  # the PV
+            st.sampled_from(["wffc", "imm"]),  # its class
+            st.sampled_from([None, "a", "b", "c"]),  # the claim it refers to
+        ),
+        max_size=40,
+    ),
+    st.lists(st.sampled_from(["a", "b", "c", "d"]), max_size=3),
+)
+def test_the_pvs_a_pods_claims_may_take_are_those_of_their_class_not_bound_elsewhere(
+    ops: list[tuple[str, int, str, str | None]], wanted: list[str]
+) -> None:
+    """``assumed_pvs_for_claims``: the PVs of the class, in name order, with no claim
+    reference or one to the claims, kept PV by PV through adds, updates, assumes and
+    restores as a fresh listing gives them."""
+    storage = StorageState()
+    storage.assumed_pvs_of_class("wffc")  # the index is built, then kept
+    for op, k, cls, ref in ops:
+        name = f"pv{k}"
+        pv = persistent_volume(name, "z0", claim=ref)
+        pv = msgspec.structs.replace(
+            pv, spec=msgspec.structs.replace(pv.spec, storage_class_name=cls)
+        )
+        if op == "add":
+            storage.update_pv(pv)
+        elif op == "assume" and name in storage.pvs:
+            storage.assume_pv(pv)
+        elif op == "restore":
+            storage.restore_pv(name)
+        claims = [claim(c, "wffc") for c in wanted]
+        for cls_name in ("wffc", "imm"):
+            listed = [
+                pv
+                for pv in (storage.assumed_pv(n) for n in sorted(storage.pvs))
+                if pv is not None and pv_class(pv) == cls_name
+            ]
+            assert storage.assumed_pvs_of_class(cls_name) == listed
+            refs = {("default", c) for c in wanted}
+            assert list(storage.assumed_pvs_for_claims(cls_name, claims)) == [
+                pv
+                for pv in listed
+                if pv.spec.claim_ref is None
+                or (pv.spec.claim_ref.namespace, pv.spec.claim_ref.name) in refs
+            ]

@@ -72,6 +72,17 @@ def find_best_match_for_claim(
     Upstream: persistentVolumeOrderedIndex.findByClaim and findMatchingVolume with no node
     (index.go, component-helpers/storage/volume/pv_helpers.go, v1.35)
     """
+    if delay_binding:
+        # NOTE: only a volume bound to the claim can match then (``_find_matching_volume``):
+        # the others are left out before the index is built, the order of what stays kept.
+        name = pvc.metadata.name
+        volumes = [
+            pv
+            for pv in volumes
+            if (ref := pv.spec.claim_ref) is not None
+            and ref.name == name
+            and is_volume_bound_to_claim(pv, pvc)
+        ]
     by_modes: dict[frozenset[str], list[PersistentVolume]] = {}
     for pv in volumes:
         by_modes.setdefault(frozenset(pv.spec.access_modes), []).append(pv)

@@ -14,6 +14,7 @@ that node's topology and bound, which is what upstream's PreBind waits for.
 from __future__ import annotations
 
 import bisect
+import heapq
 from collections.abc import Callable, Iterable, Sequence
 
 import msgspec
@@ -44,6 +45,18 @@ from topospread.cluster.pvcontroller import (
 )
 from topospread.plugins.helper.storage import is_volume_bound_to_claim, pv_class, pvc_class
 
+# A PV's class and the (namespace, name) of the claim it refers to (None: no reference).
+_RefKey = tuple[str, tuple[str, str] | None]
+
+
+def _ref_key(pv: PersistentVolume) -> _RefKey:
+    ref = pv.spec.claim_ref
+    return pv_class(pv), (None if ref is None else (ref.namespace, ref.name))
+
+
+def _remove(names: list[str], name: str) -> None:
+    del names[bisect.bisect_left(names, name)]
+
 
 class StorageState:
     """Storage objects by name (claims by ``namespace/name``), and the assumed versions.
@@ -57,6 +70,7 @@ class StorageState:
         "_class_names",
         "_class_of",
         "_pv_names",
+        "_ref_names",
         "capacities",
         "classes",
         "csi_drivers",
@@ -83,7 +97,8 @@ class StorageState:
         # sorted, and each PV's class there: kept PV by PV as PVs come, go, are assumed or
         # restored (None: built on first use).
         self._class_names: dict[str, list[str]] | None = None
-        self._class_of: dict[str, str] = {}
+        self._ref_names: dict[_RefKey, list[str]] | None = None
+        self._class_of: dict[str, _RefKey] = {}
         # The cluster's node lookup, for the provisioner model (None: nothing is provisioned).
         self.node_of: Callable[[str], Node | None] | None = None
         self.list_nodes: Callable[[], Iterable[Node]] | None = None
@@ -132,7 +147,7 @@ class StorageState:
         out.csi_drivers, out.capacities = dict(self.csi_drivers), list(self.capacities)
         out._assumed_pvs, out._assumed_pvcs = dict(self._assumed_pvs), dict(self._assumed_pvcs)
         out.seed = self.seed
-        out._class_names = None
+        out._class_names = out._ref_names = None
         return out
 
     def __bool__(self) -> bool:
@@ -168,38 +183,59 @@ class StorageState:
 
     def assumed_pvs_of_class(self, class_name: str) -> Sequence[PersistentVolume]:
         """Upstream: PVAssumeCache.ListPVs (by the storage class index), in name order."""
-        by_class = self._class_names
-        if by_class is None:
-            by_class = self._class_names = {}
-            self._class_of = {}
+        by_class, _ = self._pv_index()
+        assumed, pvs = self._assumed_pvs, self.pvs
+        return [assumed.get(name) or pvs[name] for name in by_class.get(class_name, ())]
+
+    def assumed_pvs_for_claims(
+        self, class_name: str, claims: Sequence[PersistentVolumeClaim]
+    ) -> Sequence[PersistentVolume]:
+        """The PVs of the class, in name order, that have no claim reference or refer to one
+        of ``claims`` by namespace and name: every other PV of the class is bound to another
+        claim, which no check of the binder lets one of these claims take."""
+        _, by_ref = self._pv_index()
+        refs = dict.fromkeys((c.metadata.namespace, c.metadata.name) for c in claims)
+        lists = [by_ref.get((class_name, None), [])]
+        lists += [by_ref.get((class_name, ref), []) for ref in refs]
+        names = lists[0] if len(lists) == 1 else list(heapq.merge(*lists))
+        assumed, pvs = self._assumed_pvs, self.pvs
+        return [assumed.get(name) or pvs[name] for name in names]
+
+    def _pv_index(self) -> tuple[dict[str, list[str]], dict[_RefKey, list[str]]]:
+        """The PVs' names per class and per (class, claim reference), sorted, as the assume
+        cache sees them: built on first use, then kept PV by PV (``_reclass``)."""
+        if self._class_names is None or self._ref_names is None:
+            self._class_names, self._ref_names, self._class_of = {}, {}, {}
             names = self._pv_names
             if names is None:
                 names = self._pv_names = sorted(self.pvs)
             for name in names:
-                cls = pv_class(self.assumed_pv(name) or self.pvs[name])
-                self._class_of[name] = cls
-                by_class.setdefault(cls, []).append(name)
-        assumed, pvs = self._assumed_pvs, self.pvs
-        return [assumed.get(name) or pvs[name] for name in by_class.get(class_name, ())]
+                key = _ref_key(self.assumed_pv(name) or self.pvs[name])
+                self._class_of[name] = key
+                self._class_names.setdefault(key[0], []).append(name)
+                self._ref_names.setdefault(key, []).append(name)
+        return self._class_names, self._ref_names
 
     def _reclass(self, name: str) -> None:
-        """Keep ``assumed_pvs_of_class``'s index as the PV ``name`` came, went or changed."""
-        by_class = self._class_names
-        if by_class is None:
+        """Keep ``_pv_index`` as the PV ``name`` came, went or changed."""
+        by_class, by_ref = self._class_names, self._ref_names
+        if by_class is None or by_ref is None:
             return
         old = self._class_of.pop(name, None)
         pv = self.assumed_pv(name)
-        new = pv_class(pv) if pv is not None else None
-        if old == new:
-            if new is not None:
-                self._class_of[name] = new
-            return
-        if old is not None:
-            names = by_class[old]
-            del names[bisect.bisect_left(names, name)]
+        new = _ref_key(pv) if pv is not None else None
         if new is not None:
             self._class_of[name] = new
-            bisect.insort(by_class.setdefault(new, []), name)
+        if old == new:
+            return
+        if old is not None:
+            if old[0] != (new[0] if new is not None else None):
+                _remove(by_class[old[0]], name)
+            _remove(by_ref[old], name)
+        if new is not None:
+            if old is None or old[0] != new[0]:
+                bisect.insort(by_class.setdefault(new[0], []), name)
+            bisect.insort(by_ref.setdefault(new, []), name)
 
     def assume_pv(self, pv: PersistentVolume) -> None:
         if pv.metadata.name not in self.pvs:

@@ -178,9 +178,13 @@ class VolumeBinder:
             else:
                 # Prebound claims count as immediate: the PV controller binds them.
                 out.unbound_claims_immediate.append(pvc)
+        # NOTE: of each class only the PVs free or referring to one of the pod's claims: the
+        # binder passes over every other (``matching_candidates``), upstream after listing it.
+        by_class: dict[str, list[PersistentVolumeClaim]] = {}
         for pvc in out.unbound_claims_delay_binding:
-            cls = pvc_class(pvc)
-            out.unbound_volumes_delay_binding[cls] = storage.assumed_pvs_of_class(cls)
+            by_class.setdefault(pvc_class(pvc), []).append(pvc)
+        for cls, of_class in by_class.items():
+            out.unbound_volumes_delay_binding[cls] = storage.assumed_pvs_for_claims(cls, of_class)
         return out
 
     def _is_delay_binding_mode(self, pvc: PersistentVolumeClaim) -> bool:
