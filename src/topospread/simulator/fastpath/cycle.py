@@ -359,6 +359,9 @@ class FastPath:
         else:
             totals = scored[0]
             host = algorithm.choose(Names(names, take[totals == totals.max()]))
+        row = table.index[host]
+        for _, kernel in self.profile.filters:
+            kernel.chose(attempt, row)
         if not detail:
             return FastResult(host)
         # The detail stays in columns; reports write or build it when they read it.

@@ -104,6 +104,10 @@ class Kernel:
         passes), for a kernel that ``defers``."""
         raise NotImplementedError(self.name)
 
+    def chose(self, attempt: Attempt, row: int) -> None:
+        """The attempt placed the pod on the node at ``row``: write what the points after
+        the decision (Reserve, PreBind) read of that node, where the filter left it out."""
+
     def pre_score(self, attempt: Attempt, take: Rows) -> None:
         """Run before any score of the attempt, over the nodes to score."""
 

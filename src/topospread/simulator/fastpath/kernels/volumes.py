@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 
 # A key the node has no limit for: no count exceeds it.
 NO_LIMIT: Final = int(np.iinfo(np.int64).max)
+# The attempt's memo: VolumeBinding's rows and, per row, the row whose Filter stood for it.
+STOOD_FOR: Final = "VolumeBinding.stood_for"
 
 
 class ClaimKernel(Kernel):
@@ -110,24 +112,26 @@ class NodeVolumeLimits(ClaimKernel):
         storage = self.plugin.storage()
         names, nodes, infos = table.names, table.row_nodes, table.row_infos
         cache = self._rows
-        limits_of: list[dict[str, int]] = []
-        group_of: list[int] = []
-        groups: dict[str | None, int] = {}
-        found_of: list[dict[str, str] | Status] = []  # the pod's new volumes, per group
-        for i in rows.tolist():
-            csi = storage.csi_node(names[i])
-            kept = cache.get(i)
+        rows_l = rows.tolist()
+        csis = [storage.csi_node(names[i]) for i in rows_l]
+        kept_l = [cache.get(i) for i in rows_l]
+        for j, (i, csi, kept) in enumerate(zip(rows_l, csis, kept_l, strict=True)):
             if kept is None or kept[0] is not csi or kept[1] is not nodes[i]:
                 migrated = csi.metadata.annotations.get(ANN_MIGRATED_PLUGINS) if csi else None
-                kept = cache[i] = (csi, nodes[i], volume_limits(infos[i], csi), migrated)
-            limits_of.append(kept[2])
-            g = groups.get(kept[3])
-            if g is None:
-                g = groups[kept[3]] = len(found_of)
-                found_of.append(self.plugin.new_volumes(attempt.state, pod, csi))
-            group_of.append(g)
-        group = np.array(group_of, np.intp)
-        has_limits = np.fromiter(map(bool, limits_of), np.bool_, len(limits_of))
+                kept_l[j] = cache[i] = (csi, nodes[i], volume_limits(infos[i], csi), migrated)
+        limits_of = [kept[2] for kept in kept_l if kept is not None]
+        migrated_of = [kept[3] for kept in kept_l if kept is not None]
+        # The pod's new volumes per migrated-plugins annotation (one group on most clusters).
+        groups = dict.fromkeys(migrated_of)
+        found_of = [
+            self.plugin.new_volumes(attempt.state, pod, csis[migrated_of.index(m)]) for m in groups
+        ]
+        if len(groups) == 1:
+            group = np.zeros(len(rows), np.intp)
+        else:
+            code = {m: g for g, m in enumerate(groups)}
+            group = np.fromiter((code[m] for m in migrated_of), np.intp, len(rows))
+        has_limits = np.fromiter(map(bool, limits_of), np.bool_, len(rows))
         room = table.attachable[rows]
         risky = table.attach_risky[rows] > 0
         ask = np.zeros(len(rows), np.bool_)
@@ -162,9 +166,11 @@ class VolumeBinding(ClaimKernel):
     def filter_rows(self, attempt: Attempt, rows: Rows) -> I32:
         """The reference Filter on one node per distinct value of the node labels the binder
         reads (``VolumeBinder.node_label_keys``), its status taken by every node with the
-        same values, and the volumes it chose written for each that passes, as the reference
-        Filter writes them. NOTE: exact as the binder's own answers by those labels are
-        (``_node_view``): node by node where it reads a node's name."""
+        same values. NOTE: exact as the binder's own answers by those labels are
+        (``_node_view``): node by node where it reads a node's name. The reference Filter
+        writes the volumes it chose for each node it passes; only the chosen node's are read
+        after the decision (Reserve, Unreserve, PreBind): ``chose`` copies them from the
+        node that stood for it."""
         try:
             data = attempt.state.read(BINDING_STATE)
         except StateNotFoundError:
@@ -180,21 +186,29 @@ class VolumeBinding(ClaimKernel):
             inverse = inverse.reshape(-1)
         else:
             first, inverse = np.zeros(1, np.intp), np.zeros(len(rows), np.intp)
-        out = np.zeros(len(rows), np.int32)
         reps = rows[first]
         found = self.reference.filter_rows(attempt, reps)
         if attempt.declined:
-            return out
-        out[:] = found[inverse]
-        names = table.names
-        chosen = data.pod_volumes_by_node
-        rep_of = reps[inverse]
-        for j in np.flatnonzero(out == 0).tolist():
-            name = names[int(rows[j])]
-            if name not in chosen:
-                v = chosen[names[int(rep_of[j])]]
-                chosen[name] = PodVolumes(list(v.static_bindings), list(v.dynamic_provisions))
+            return np.zeros(len(rows), np.int32)
+        out: I32 = found[inverse]
+        stood_for: list[tuple[Rows, Rows]] = attempt.memo.setdefault(STOOD_FOR, [])
+        stood_for.append((rows, reps[inverse]))
         return out
+
+    def chose(self, attempt: Attempt, row: int) -> None:
+        data = attempt.state.read(BINDING_STATE) if STOOD_FOR in attempt.memo else None
+        if data is None:
+            return
+        names = self.path.table.names
+        chosen = data.pod_volumes_by_node
+        if names[row] in chosen:
+            return
+        for rows, reps in attempt.memo[STOOD_FOR]:
+            hit = np.flatnonzero(rows == row)
+            if len(hit):
+                v = chosen[names[int(reps[hit[0]])]]
+                chosen[names[row]] = PodVolumes(list(v.static_bindings), list(v.dynamic_provisions))
+                return
 
 
 class VolumeZone(ClaimKernel):
