@@ -95,6 +95,8 @@ class FastPath:
     pod_count: I64 = _table_attribute("pod_count")
     nz_cpu: I64 = _table_attribute("nz_cpu")
     nz_mem: I64 = _table_attribute("nz_mem")
+    attachable: I64 = _table_attribute("attachable")
+    attach_risky: I64 = _table_attribute("attach_risky")
     min_priority: I64 = _table_attribute("min_priority")
     free_cpu: I64 = _table_attribute("free_cpu")
     free_mem: I64 = _table_attribute("free_mem")
