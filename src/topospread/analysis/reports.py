@@ -36,8 +36,8 @@ from topospread.plugins.podtopologyspread.filtering import (
 from topospread.simulator.autoscaling import NodeChange
 from topospread.simulator.clock import seconds
 from topospread.simulator.controllers.common import get_controller_of
+from topospread.simulator.decision import is_terminal
 from topospread.simulator.drain import DrainResult
-from topospread.simulator.scheduler import is_terminal
 from topospread.simulator.simulation import Settled, Simulation
 from topospread.simulator.stores import WorkloadKey, describe_workload, iter_controller_refs
 
