@@ -108,7 +108,7 @@ class ApiServer:
         sim = self.sim
         if isinstance(obj, Node):
             if obj.metadata.name in sim.cluster.infos:
-                return sim.replace_node(obj, where)
+                return sim.nodes.replace(obj, where)
             sim.add_node(obj, where)
             return f"added node {obj.metadata.name}"
         if isinstance(obj, Pod):
@@ -143,7 +143,7 @@ class ApiServer:
                 validate_pdb(obj, where)
             kept = [o for o in sim.lookups if not same_object(o, obj)]
             sim.lookups = [*kept, obj]
-            sim.publish_budgets()
+            sim.disruption.publish()
             self.refresh_objects()
             ns = obj.metadata.namespace
             return f"applied {obj.kind.lower()} {ns + '/' if ns else ''}{obj.metadata.name}"

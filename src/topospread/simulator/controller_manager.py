@@ -82,6 +82,7 @@ if TYPE_CHECKING:
     from topospread.api.types import PodTemplateSpec
     from topospread.cluster.state import ClusterState
     from topospread.simulator.api_server import ApiServer
+    from topospread.simulator.cluster_nodes import ClusterNodes
     from topospread.simulator.simulation import Settled
     from topospread.simulator.stores import PodStore, WorkloadStore
 
@@ -111,7 +112,7 @@ class ControllerManager:
         sts_current: dict[WorkloadKey, PodTemplateSpec]
         cluster: ClusterState
         api_server: ApiServer
-        _node_version: int
+        nodes: ClusterNodes
 
         def _pods_in(self, namespace: str) -> list[Pod]: ...
         def create_pod(self, pod: Pod, where: str) -> Pod: ...
@@ -187,7 +188,7 @@ class ControllerManager:
         if isinstance(obj, Deployment):
             return (obj, *self._replica_sets_of(obj))
         if isinstance(obj, DaemonSet):
-            return (obj, self._node_version)
+            return (obj, self.nodes.version)
         if isinstance(obj, StatefulSet):
             return (obj, self.sts_current.get(key))
         if isinstance(obj, CronJob):

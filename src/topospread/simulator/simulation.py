@@ -29,10 +29,13 @@ The API, shared by ``simulate``, ``sweep`` and ``rebalance``:
 - ``snapshot()`` freezes the whole state, and ``Snapshot.restore()`` gives back an independent
   simulation equal to it, any number of times (simulator/checkpoint.py).
 
-The class is a facade over its state and a few collaborators, each a concept of its own: the
+The class holds the state and is a facade over collaborators, each a concept of its own: the
 stores of pods and workloads (simulator/stores.py), the API server that takes objects in
-(simulator/api_server.py), the workload controllers (simulator/controller_manager.py) and the
-taint manager (simulator/taint_eviction_controller.py); the scheduler is simulator/scheduler.py.
+(simulator/api_server.py), the nodes (simulator/cluster_nodes.py), the taint manager
+(simulator/taint_eviction_controller.py), the disruption controller
+(simulator/disruption_controller.py) and the scheduler (simulator/scheduler.py). The workload
+controllers' round (simulator/controller_manager.py) is a mixin of the class: it reads and
+writes nearly all of the state, and tests swap its methods on ``Simulation``.
 """
 
 from __future__ import annotations
@@ -45,33 +48,29 @@ import msgspec
 
 from topospread.api.admission import add_default_toleration_seconds
 from topospread.api.types import (
-    LABEL_HOSTNAME,
-    LABEL_TOPOLOGY_REGION,
-    LABEL_TOPOLOGY_ZONE,
-    Deployment,
     Job,
     Node,
     Pod,
     PodDisruptionBudget,
     PodTemplateSpec,
     ReplicaSet,
-    StatefulSet,
 )
 from topospread.cluster.state import ClusterState
 from topospread.errors import ManifestError, TopospreadError, ValidationError
 from topospread.framework.features import DEFAULT_FEATURES, Features
 from topospread.framework.runtime import Registry
-from topospread.simulator.api_server import ApiServer, LookupObject, same_object
+from topospread.simulator.api_server import ApiServer, LookupObject
 from topospread.simulator.checkpoint import Snapshot
 from topospread.simulator.cloud import CloudState
+from topospread.simulator.cluster_nodes import ClusterNodes
 from topospread.simulator.controller_manager import ControllerManager
 from topospread.simulator.controllers.claims import admit_claim, ephemeral_claims
 from topospread.simulator.controllers.common import get_controller_of
-from topospread.simulator.controllers.disruption import sync_budget
 from topospread.simulator.controllers.kinds import LeftOut
+from topospread.simulator.disruption_controller import DisruptionController
 from topospread.simulator.eviction import Evictions
-from topospread.simulator.node_groups import NodeGroup, region_of
-from topospread.simulator.scenario import admit_node, admit_pod
+from topospread.simulator.node_groups import NodeGroup
+from topospread.simulator.scenario import admit_pod
 from topospread.simulator.scheduler import Decision, Scheduler, is_terminal
 from topospread.simulator.stores import (
     PodStore,
@@ -83,10 +82,9 @@ from topospread.simulator.stores import (
 from topospread.simulator.taint_eviction_controller import (
     TaintChanges,
     TaintEvictionController,
-    check_taint_times,
     clock_epoch,
 )
-from topospread.simulator.tainteviction import TaintEvictionQueue, get_no_execute_taints
+from topospread.simulator.tainteviction import TaintEvictionQueue
 
 if TYPE_CHECKING:
     from topospread.simulator.autoscaler_spec import AutoscalerSpec
@@ -157,7 +155,6 @@ class Simulation(ControllerManager):
         # Derived views that readers keep between steps (reports' per-node domains), by name;
         # snapshots carry them.
         self.memo: dict[str, Any] = {}
-        self._node_version = 0
         self.lookups: list[LookupObject] = []
         # Objects read and not modelled, said once per kind in the scenario's warnings.
         self.left_out = LeftOut()
@@ -170,6 +167,8 @@ class Simulation(ControllerManager):
         self._carried: Settled | None = None
         self.api_server = ApiServer(self)
         self.taint_manager = TaintEvictionController(self)
+        self.disruption = DisruptionController(self)
+        self.nodes = ClusterNodes(self)
         self.cluster = ClusterState()
         self.cluster.storage_state.seed = seed
         self.scheduler = Scheduler(
@@ -212,8 +211,6 @@ class Simulation(ControllerManager):
 
     # ------------------------------------------------------------------ objects
 
-    # ------------------------------------------------------------------ objects
-
     def apply(self, obj: Any, where: str) -> str:
         """Create or replace one object, as ``kubectl apply`` would; returns what happened."""
         return self.api_server.apply(obj, where)
@@ -227,32 +224,31 @@ class Simulation(ControllerManager):
     @property
     def node_version(self) -> int:
         """Bumped by every change to the nodes."""
-        return self._node_version
+        return self.nodes.version
 
     def add_node(self, raw: Node, where: str) -> None:
         """A new node joins the cluster (admitted as the API server admits it)."""
-        node = admit_node(raw, where, self.cluster.infos)
-        check_taint_times(node, where)
-        self.cluster.add_node(node)
-        self._node_version += 1
-        self.scheduler.on_node_change(new=node)
-
-    def replace_node(self, node: Node, where: str) -> str:
-        admitted = admit_node(node, where)
-        check_taint_times(admitted, where)
-        changes = self.update_node(admitted)
-        return "; ".join([f"configured node {node.metadata.name}", *changes.text()])
+        self.nodes.add(raw, where)
 
     def update_node(self, node: Node) -> TaintChanges:
         """Store the node; if its NoExecute taints changed, the taint manager acts."""
-        # Read before the update: the NodeInfo is updated in place.
-        old = self.cluster.infos[node.metadata.name].node
-        self.cluster.update_node(node)
-        self._node_version += 1
-        self.scheduler.on_node_change(old, node)
-        if get_no_execute_taints(old.spec.taints) == get_no_execute_taints(node.spec.taints):
-            return TaintChanges()
-        return self.taint_manager.node_taints_changed(node)
+        return self.nodes.update(node)
+
+    def remove_node(self, name: str) -> list[str]:
+        """Delete a node; the pod garbage collector deletes the pods bound to it."""
+        return self.nodes.remove(name)
+
+    def add_group_nodes(self, group: NodeGroup, zone: str, count: int, where: str) -> list[str]:
+        """``count`` more nodes of ``group`` (in ``zone``), numbered after the existing ones."""
+        return self.nodes.add_group(group, zone, count, where)
+
+    def node(self, name: str, where: str) -> Node:
+        """The node a step names (Not found: the step's error)."""
+        return self.nodes.get(name, where)
+
+    def zone_nodes(self, zone: str, zone_key: str, where: str) -> list[Node]:
+        """The nodes of a zone a step names, by name (none: the step's error)."""
+        return self.nodes.in_zone(zone, zone_key, where)
 
     def node_taints_changed(self, node: Node, at: int | None = None) -> TaintChanges:
         """The taint manager after the node's NoExecute taints changed (at ``at``, now by
@@ -266,63 +262,6 @@ class Simulation(ControllerManager):
         moves there, and the controllers and the scheduler settle before the next falls due);
         returns the evicted pods by time and by the taints tolerated for a while."""
         return self.taint_manager.fire_due_evictions(until, where)
-
-    def node(self, name: str, where: str) -> Node:
-        info = self.cluster.get(name)
-        if info is None:
-            known = ", ".join(sorted(self.cluster.infos)[:12])
-            raise ManifestError(f'{where}: Not found: node "{name}" (nodes: {known})')
-        return info.node
-
-    def zone_nodes(self, zone: str, zone_key: str, where: str) -> list[Node]:
-        nodes = [
-            info.node
-            for _, info in sorted(self.cluster.infos.items())
-            if info.node.metadata.labels.get(zone_key) == zone
-        ]
-        if not nodes:
-            zones = sorted(
-                {
-                    v
-                    for i in self.cluster.infos.values()
-                    if (v := i.node.metadata.labels.get(zone_key))
-                }
-            )
-            raise ManifestError(
-                f'{where}: zone: Not found: "{zone}": no node has {zone_key}={zone} '
-                f"(zones: {', '.join(zones) or 'none'})"
-            )
-        return nodes
-
-    def add_group_nodes(self, group: NodeGroup, zone: str, count: int, where: str) -> list[str]:
-        """``count`` more nodes of ``group`` (in ``zone``), numbered after the existing ones."""
-        names = []
-        for _ in range(count):
-            n = self.group_counters.get((group.name, zone), 0) + 1
-            self.group_counters[(group.name, zone)] = n
-            name = f"{group.name}-{zone}-{n}" if zone else f"{group.name}-{n}"
-            labels = {**group.template.metadata.labels, LABEL_HOSTNAME: name}
-            if zone:
-                labels[group.zone_key] = zone
-                if group.zone_key == LABEL_TOPOLOGY_ZONE:
-                    labels.setdefault(LABEL_TOPOLOGY_REGION, region_of(zone))
-            if self.autoscaler_spec is not None:
-                labels.update(self.autoscaler_spec.labels_for(group.name, zone))
-            meta = msgspec.structs.replace(group.template.metadata, name=name, labels=labels)
-            self.add_node(msgspec.structs.replace(group.template, metadata=meta), where)
-            names.append(name)
-        return names
-
-    def remove_node(self, name: str) -> list[str]:
-        """Delete a node; the pod garbage collector deletes the pods bound to it."""
-        gone = self.cluster.infos[name]
-        pods = list(gone.pods)
-        for pod in pods:
-            self.delete_pod(pod)
-        self.cluster.remove_node(name)
-        self._node_version += 1
-        self.scheduler.on_node_change(old=gone.node)
-        return [p.key for p in pods]
 
     # ------------------------------------------------------------------ pods
 
@@ -416,8 +355,6 @@ class Simulation(ControllerManager):
                 return (parent.kind, namespace, parent.name)
         return key if owner is not None else None
 
-    # ------------------------------------------------------------------ the loop
-
     def name_taken(self, namespace: str, name: str) -> bool:
         return f"{namespace}/{name}" in self.pods
 
@@ -458,63 +395,16 @@ class Simulation(ControllerManager):
 
     # ------------------------------------------------------------------ budgets
 
-    def scale_of(self, pod: Pod) -> tuple[str, int] | None:
-        """The controller whose scale a budget counts for the pod (a Deployment for its
-        ReplicaSets' pods) and that scale; None when it is not in the simulation (the
-        disruption controller turns away controllers without a scale, DaemonSets and Jobs,
-        before it asks).
-
-        Upstream: the disruption controller's finders (disruption.go, v1.35)
-        """
-        ref = get_controller_of(pod.metadata)
-        if ref is None:
-            return None
-        ns = pod.metadata.namespace
-        if ref.kind == "ReplicationController":
-            rc = self.cluster.objects.replication_controller(ns, ref.name)
-            if rc is None:
-                return None
-            replicas = rc.spec.replicas
-            return f"ReplicationController/{ns}/{ref.name}", 1 if replicas is None else replicas
-        key = self.owner_of(pod)
-        owner = self.workloads.get(key) if key is not None else None
-        if key is None or not isinstance(owner, (Deployment, ReplicaSet, StatefulSet)):
-            return None
-        replicas = owner.spec.replicas
-        return "/".join(key), 1 if replicas is None else replicas
-
     def budgets(self) -> list[PodDisruptionBudget]:
-        return [o for o in self.lookups if isinstance(o, PodDisruptionBudget)]
-
-    def publish_budgets(self) -> None:
-        # Preemption reads the budgets from the scheduler's list: keep it in place.
-        self.scheduler.pdbs[:] = self.budgets()
-
-    def _write_budget(self, pdb: PodDisruptionBudget) -> None:
-        """A budget's status update (the controller's, or an eviction's)."""
-        self.lookups = [pdb if same_object(o, pdb) else o for o in self.lookups]
-        self.publish_budgets()
+        return self.disruption.budgets()
 
     def sync_budgets(self) -> None:
-        """The disruption controller: every budget's status recomputed from the pods now
-        (simulator/controllers/disruption.py). In a cluster it reacts to each pod change on
-        its own; here it runs in every round after the workload controllers, after each
-        preemption, and when a settle ends, so whatever reads a status (preemption, the
-        eviction subresource) reads it caught up, except within one controller round."""
-        budgets = self.budgets()
-        if not budgets:
-            return
-        for pdb in budgets:
-            synced = sync_budget(pdb, self.pods.in_namespace(pdb.metadata.namespace), self.scale_of)
-            if synced is not pdb:
-                self._write_budget(synced)
+        """The disruption controller: every budget's status recomputed from the pods now."""
+        self.disruption.sync()
 
     def evictions(self) -> Evictions:
-        """The eviction subresource for one drain pass. kubectl waits for each evicted pod to
-        be deleted before it goes on, and the disruption controller catches up meanwhile: the
-        budgets are synced first, then each eviction of the pass takes from them."""
-        self.sync_budgets()
-        return Evictions(self.budgets(), self._write_budget)
+        """The eviction subresource for one drain pass (``DisruptionController.evictions``)."""
+        return self.disruption.evictions()
 
     def round(self, out: Settled) -> bool:
         """One round: every controller syncs once, then the scheduler empties its active
