@@ -8,7 +8,7 @@ loop ends in the first round in which no controller acted and no pod was bound, 
 MAX_ROUNDS rounds (the step's report then says it did not settle). Pods a controller creates
 are admitted as the API server admits them (simulator/scenario.py's ``admit_pod``, plus the
 DefaultTolerationSeconds admission), and a pod that binds is Running and Ready from then on
-(controllers/common.py), so a rolling update advances through its surge and unavailable
+(controllers/active_pods.py), so a rolling update advances through its surge and unavailable
 steps inside the loop.
 
 A simulated clock (simulator/clock.py) counts from 0 at the timeline's start and moves only in
