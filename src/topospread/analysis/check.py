@@ -47,7 +47,8 @@ from topospread.labels.selector import SelectorError, label_selector_as_selector
 from topospread.simulator.autoscaler_spec import AutoscalerSpec
 from topospread.simulator.controllers.kinds import LeftOut, makes_pods, unmodelled_reason
 from topospread.simulator.node_groups import NodeGroup as ScenarioGroup
-from topospread.simulator.simulation import Settled, describe_workload
+from topospread.simulator.simulation import Settled
+from topospread.simulator.stores import describe_workload
 from topospread.simulator.timeline_format import TimelineScenario, parse_timeline, with_cluster
 
 POD_TEMPLATE_HASH: Final = "pod-template-hash"

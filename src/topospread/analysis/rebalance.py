@@ -63,8 +63,8 @@ from topospread.framework.types import NodeInfo
 from topospread.labels.selector import Selector, SelectorError, parse
 from topospread.simulator.checkpoint import Copies
 from topospread.simulator.controllers.common import get_controller_of
+from topospread.simulator.decision import is_terminal
 from topospread.simulator.drain import MIRROR_POD_ANNOTATION
-from topospread.simulator.scheduler import is_terminal
 from topospread.simulator.simulation import Settled, Simulation
 from topospread.simulator.timeline_steps.rebalancing import rebalance_args
 

@@ -36,15 +36,10 @@ from topospread.plugins.podtopologyspread.filtering import (
 from topospread.simulator.autoscaling import NodeChange
 from topospread.simulator.clock import seconds
 from topospread.simulator.controllers.common import get_controller_of
+from topospread.simulator.decision import is_terminal
 from topospread.simulator.drain import DrainResult
-from topospread.simulator.scheduler import is_terminal
-from topospread.simulator.simulation import (
-    Settled,
-    Simulation,
-    WorkloadKey,
-    describe_workload,
-    iter_controller_refs,
-)
+from topospread.simulator.simulation import Settled, Simulation
+from topospread.simulator.stores import WorkloadKey, describe_workload, iter_controller_refs
 
 
 @dataclass(slots=True)
@@ -363,7 +358,7 @@ def workload_reports(sim: Simulation, *, pods: bool = True) -> list[WorkloadRepo
         else:  # its controller is not in the scenario
             bare.setdefault(namespace, []).append(bucket)
     out = []
-    for workload, obj in iter_controller_refs(sim):
+    for workload, obj in iter_controller_refs(sim.workloads):
         replicas = getattr(obj.spec, "replicas", None)
         if obj.kind in ("Deployment", "ReplicaSet", "StatefulSet") and replicas is None:
             replicas = 1

@@ -20,8 +20,8 @@ import yaml
 
 from topospread.render.detail_writer import WRITER_AFTER, DetailWriter, can_fork
 from topospread.render.topology import Column, draw_topology, zone_key_for
+from topospread.simulator.decision import Decision
 from topospread.simulator.run import PodOutcome, ScheduleRun
-from topospread.simulator.scheduler import Decision
 
 # libyaml's emitter where PyYAML was built with it: the same documents, byte for byte, several
 # times faster than the pure-Python emitter.

@@ -27,12 +27,12 @@ from typing import Any, Final, Protocol
 from topospread.api.types import Pod
 from topospread.cluster.state import ClusterState
 from topospread.simulator.controllers.common import get_controller_of
+from topospread.simulator.decision import is_terminal
 from topospread.simulator.eviction import (
     REASON_TOO_MANY_REQUESTS,
     Evictions,
     Refusal,
 )
-from topospread.simulator.scheduler import is_terminal
 
 MIRROR_POD_ANNOTATION: Final = "kubernetes.io/config.mirror"
 

@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING
 
 from topospread.api.types import ObjectMeta, OwnerReference, StatefulSet
 from topospread.simulator.controllers.claims import claim_templates, deletes_claims_when_deleted
+from topospread.simulator.stores import Workload, WorkloadKey, workload_key
 
 if TYPE_CHECKING:
-    from topospread.simulator.simulation import Simulation, Workload, WorkloadKey
+    from topospread.simulator.simulation import Simulation
 
 
 @dataclass(slots=True)
@@ -63,8 +64,6 @@ class _Gone:
 
 def delete_workload(sim: Simulation, obj: Workload) -> Deleted:
     """Delete ``obj`` and, as the garbage collector would, what it alone owns."""
-    from topospread.simulator.simulation import workload_key
-
     out = Deleted()
     gone = _Gone()
     doomed: list[Workload] = [obj]
@@ -89,7 +88,7 @@ def delete_workload(sim: Simulation, obj: Workload) -> Deleted:
             out.claims.append(claim_key)
     if isinstance(obj, StatefulSet) and not deletes_claims_when_deleted(obj):
         out.retained = _retained_claims(sim, obj, out.claims)
-    sim.refresh_objects()
+    sim.api_server.refresh_objects()
     return out
 
 

@@ -56,7 +56,7 @@ from topospread.errors import ManifestError, ValidationError
 from topospread.framework.config import SchedulerConfig, decode_config, default_config
 from topospread.simulator.controllers.claims import admit_claim, ephemeral_claims
 from topospread.simulator.controllers.kinds import LeftOut, makes_pods
-from topospread.simulator.scheduler import is_terminal
+from topospread.simulator.decision import is_terminal
 
 _SCENARIO_ORDER: Final = ("nodes", "pods", "queue", "objects", "config")
 _SCENARIO_KEYS: Final = frozenset(_SCENARIO_ORDER)

@@ -13,7 +13,8 @@ import msgspec
 from topospread.api.types import LABEL_TOPOLOGY_ZONE, Node, Taint
 from topospread.errors import ManifestError
 from topospread.simulator.drain import OPTION_FLAGS, DrainOptions, DrainResult, drain_node
-from topospread.simulator.simulation import Simulation, count_text
+from topospread.simulator.simulation import Simulation
+from topospread.simulator.taint_eviction_controller import count_text
 from topospread.simulator.timeline_steps.arguments import mapping_arg, names_arg
 from topospread.simulator.timeline_steps.node_status import set_taints
 from topospread.simulator.timeline_steps.step import Step, StepEnv, StepResult, describe_args

@@ -9,7 +9,8 @@ from typing import Any, Self
 
 from topospread.api.types import Taint
 from topospread.simulator.clock import format_duration
-from topospread.simulator.simulation import Simulation, ran_out_text
+from topospread.simulator.simulation import Simulation
+from topospread.simulator.taint_eviction_controller import ran_out_text
 from topospread.simulator.timeline_steps.arguments import duration_arg
 from topospread.simulator.timeline_steps.node_status import (
     NOT_READY_TAINTS,

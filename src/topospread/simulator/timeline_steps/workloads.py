@@ -21,12 +21,9 @@ from topospread.api.types import (
 )
 from topospread.errors import ManifestError
 from topospread.simulator.garbage_collector import delete_workload
-from topospread.simulator.simulation import (
-    Simulation,
-    count_text,
-    describe_workload,
-    workload_key,
-)
+from topospread.simulator.simulation import Simulation
+from topospread.simulator.stores import describe_workload, workload_key
+from topospread.simulator.taint_eviction_controller import count_text
 from topospread.simulator.timeline_steps.arguments import count_arg, mapping_arg, names_arg
 from topospread.simulator.timeline_steps.step import Step, StepEnv, StepResult
 
@@ -79,7 +76,7 @@ class Scale(Step):
         before = obj.spec.replicas if obj.spec.replicas is not None else 1
         spec = msgspec.structs.replace(obj.spec, replicas=self.replicas)
         sim.workloads[workload_key(obj)] = msgspec.structs.replace(obj, spec=spec)
-        sim.refresh_objects()
+        sim.api_server.refresh_objects()
         what = describe_workload(workload_key(obj))
         return StepResult([f"scaled {what} from {before} to {self.replicas} replicas"])
 

@@ -1,0 +1,391 @@
+"""The workload controllers of kube-controller-manager, run over a simulation once per round of
+its settle loop (``Simulation.settle``): every workload syncs once per round, in a fixed order
+(``KIND_ORDER``, then namespace/name), a Deployment's ReplicaSets within its own step, and the
+pods each sync creates, updates or deletes go through the simulation as the API server would
+take them.
+
+The controllers themselves are simulator/controllers/; this module runs them, as a part of
+``Simulation`` (a mixin: every sync reads and writes the simulation's pods, workloads, cluster
+and random source, and tests swap its methods on the class). On the fast path
+a workload whose last sync did nothing is skipped until what that sync reads changes (its
+object, its ReplicaSets, the nodes, the pods it owns or selects): that is what keeps a settle
+loop over thousands of quiet workloads cheap. The reference path syncs every one.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from topospread.api.types import (
+    CronJob,
+    DaemonSet,
+    Deployment,
+    Job,
+    Pod,
+    ReplicaSet,
+    ReplicationController,
+    StatefulSet,
+)
+from topospread.labels.selector import Selector, SelectorError, label_selector_as_selector
+from topospread.simulator.controllers import (
+    PodActions,
+    step_deployment,
+    sync_daemon_set,
+    sync_job,
+    sync_replica_set,
+    sync_stateful_set,
+)
+from topospread.simulator.controllers.claims import (
+    admit_claim,
+    deletes_claims_when_scaled,
+    get_persistent_volume_claims,
+    with_retention_owner,
+)
+from topospread.simulator.controllers.common import (
+    format_time,
+    get_controller_of,
+    is_controlled_by,
+    retry_generate_name,
+)
+from topospread.simulator.controllers.cronjob import sync_cron_job
+from topospread.simulator.controllers.daemonset import (
+    ShouldRun,
+    ShouldRunMemo,
+    node_should_run_daemon_pod,
+)
+from topospread.simulator.controllers.replicationcontroller import (
+    as_replica_set,
+    sync_replication_controller,
+)
+from topospread.simulator.controllers.statefulset import (
+    get_ordinal,
+    get_parent_name_and_ordinal,
+    get_pod_revision,
+    get_start_ordinal,
+    revision_name,
+)
+from topospread.simulator.stores import (
+    KIND_ORDER,
+    Workload,
+    WorkloadKey,
+    describe_workload,
+    workload_key,
+)
+
+if TYPE_CHECKING:
+    import random
+
+    from topospread.api.types import PodTemplateSpec
+    from topospread.cluster.state import ClusterState
+    from topospread.simulator.api_server import ApiServer
+    from topospread.simulator.cluster_nodes import ClusterNodes
+    from topospread.simulator.simulation import Settled
+    from topospread.simulator.stores import PodStore, WorkloadStore
+
+
+@dataclass(frozen=True, slots=True)
+class _Quiet:
+    """A workload whose last sync did nothing: the inputs that sync read (``inputs``), and
+    what tells whether a pod is one it reads (its selectors, its owners' names)."""
+
+    inputs: tuple[object, ...]
+    selectors: tuple[Selector | None, ...]
+    owners: frozenset[tuple[str, str]]
+    sts_name: str
+
+
+class ControllerManager:
+    """The workload controllers' part of ``Simulation``: ``_sync_controllers`` runs one round."""
+
+    if TYPE_CHECKING:
+        # What the controllers read and write of the simulation (simulator/simulation.py).
+        pods: PodStore
+        workloads: WorkloadStore
+        rng: random.Random
+        memo: dict[str, Any]
+        epoch: int
+        now: int
+        sts_current: dict[WorkloadKey, PodTemplateSpec]
+        cluster: ClusterState
+        api_server: ApiServer
+        nodes: ClusterNodes
+
+        def _pods_in(self, namespace: str) -> list[Pod]: ...
+        def create_pod(self, pod: Pod, where: str) -> Pod: ...
+        def update_pod(self, pod: Pod) -> None: ...
+        def delete_pod(self, pod: Pod) -> None: ...
+        def name_taken(self, namespace: str, name: str) -> bool: ...
+
+    def __init__(self, *, fast: bool) -> None:
+        """``fast``: skip the workloads whose last sync did nothing until what it read
+        changes, and remember what each DaemonSet decided of each node."""
+        # Only when ``fast``: workloads whose last sync did nothing, skipped until what their
+        # sync reads changes (``_sync_controllers``); the reference path syncs every one.
+        self._skip_quiet = fast
+        self._quiet: dict[WorkloadKey, _Quiet] = {}
+        # What each DaemonSet's controller decided of each node, while both stay the same.
+        self._should_run: ShouldRun = ShouldRunMemo() if fast else node_should_run_daemon_pod
+
+    def _deployment_pods(self, d: Deployment, rss: list[ReplicaSet]) -> list[Pod]:
+        """What a Deployment's step reads of the namespace's pods, in key order: a superset
+        of the pods its ReplicaSets (its own and the orphans it may adopt) own or may adopt,
+        and of those their selectors and its own select (the ReplicaSet controller ranks
+        victims against those). Pods of other owners that none of them selects play no part.
+        """
+        ns = d.metadata.namespace
+        pods = self.pods
+        mine = [
+            rs
+            for rs in rss
+            if rs.metadata.namespace == ns
+            and (get_controller_of(rs.metadata) is None or is_controlled_by(rs.metadata, d))
+        ]
+        keys = set(pods.orphans.get(ns, ()))
+        for selector in (d.spec.selector, *(rs.spec.selector for rs in mine)):
+            selected = pods.selectable_by(ns, selector)
+            if selected is None:
+                return self._pods_in(ns)
+            keys |= selected
+        for rs in mine:
+            keys |= pods.owned_by(ns, rs)
+        return [pods[k] for k in sorted(keys)]
+
+    def _sync_controllers(self, out: Settled) -> bool:
+        """Every workload's controller syncs once (the quiet ones skipped); True when one
+        acted."""
+        acted = False
+        order = {kind: i for i, kind in enumerate(KIND_ORDER)}
+        for key in sorted(self.workloads, key=lambda k: (order[k[0]], k[1], k[2])):
+            obj = self.workloads.get(key)
+            if obj is None:
+                continue
+            if isinstance(obj, ReplicaSet):
+                ref = get_controller_of(obj.metadata)
+                if ref is not None and ref.kind == "Deployment":
+                    continue  # its Deployment's step syncs it
+            self._forget_quiet()
+            inputs = self._sync_inputs(key, obj)
+            quiet = self._quiet.get(key)
+            if quiet is not None and quiet.inputs == inputs:
+                continue
+            self._quiet.pop(key, None)
+            did = self._sync_one(key, obj, out)
+            acted = acted or did
+            unchanged = not did and not self.pods.changed
+            if self._skip_quiet and unchanged and self._sync_inputs(key, obj) == inputs:
+                self._quiet[key] = self._quiet_for(key, obj, inputs)
+        return acted
+
+    def _sync_inputs(self, key: WorkloadKey, obj: Workload) -> tuple[object, ...]:
+        """What a sync of ``obj`` reads besides pods (which ``_forget_quiet`` follows): the
+        object; for a Deployment the ReplicaSets it owns or may adopt; for a DaemonSet the
+        nodes; for a StatefulSet mid-rollout its current revision. Controllers read no clock
+        (their ``now`` is unset)."""
+        if isinstance(obj, Deployment):
+            return (obj, *self._replica_sets_of(obj))
+        if isinstance(obj, DaemonSet):
+            return (obj, self.nodes.version)
+        if isinstance(obj, StatefulSet):
+            return (obj, self.sts_current.get(key))
+        if isinstance(obj, CronJob):
+            # It reads its namespace's Jobs and the clock, no pods.
+            jobs = tuple(k for k in self.workloads if k[0] == "Job" and k[1] == key[1])
+            return (obj, jobs, self.now)
+        return (obj,)
+
+    def _replica_sets_of(self, d: Deployment) -> list[ReplicaSet]:
+        """The ReplicaSets of the Deployment's namespace that it controls or may adopt."""
+        ns = d.metadata.namespace
+        return [
+            w
+            for w in self.workloads.values()
+            if isinstance(w, ReplicaSet)
+            and w.metadata.namespace == ns
+            and (get_controller_of(w.metadata) is None or is_controlled_by(w.metadata, d))
+        ]
+
+    def _quiet_for(self, key: WorkloadKey, obj: Workload, inputs: tuple[object, ...]) -> _Quiet:
+        """The pods a sync of ``obj`` reads, described: those it or (a Deployment) one of its
+        ReplicaSets owns, by name, or that one of their selectors matches (a selector that
+        cannot be compiled is None: every pod of the namespace), and for a StatefulSet those
+        named after it."""
+        owned: list[Workload] = [obj]
+        if isinstance(obj, Deployment):
+            owned += self._replica_sets_of(obj)
+        selectors: list[Selector | None] = []
+        for w in owned:
+            if isinstance(w, CronJob):
+                continue  # it reads no pods
+            selector = (
+                as_replica_set(w).spec.selector
+                if isinstance(w, ReplicationController)
+                else w.spec.selector
+            )
+            try:
+                compiled = label_selector_as_selector(selector)
+            except SelectorError:
+                compiled = None
+            # No selector (a Job's is generated): every pod of the namespace, to be safe.
+            selectors.append(compiled if selector is not None else None)
+        return _Quiet(
+            inputs,
+            tuple(selectors),
+            frozenset((w.kind, w.metadata.name) for w in owned),
+            key[2] if isinstance(obj, StatefulSet) else "",
+        )
+
+    def _forget_quiet(self) -> None:
+        """Pods stored or removed since the last call wake the quiet workloads that read them."""
+        changed = self.pods.take_changed()
+        if not changed or not self._quiet:
+            return
+        seen: set[tuple[object, ...]] = set()
+        for pod in changed:
+            meta = pod.metadata
+            ref = get_controller_of(meta)
+            owner = (ref.kind, ref.name) if ref is not None else None
+            sts_name = get_parent_name_and_ordinal(pod)[0]
+            labels = tuple(meta.labels.items())
+            group = (meta.namespace, owner, sts_name, labels)
+            if group in seen:
+                continue
+            seen.add(group)
+            for key in [k for k in self._quiet if k[1] == meta.namespace]:
+                quiet = self._quiet[key]
+                if (
+                    (owner is not None and owner in quiet.owners)
+                    or (sts_name and sts_name == quiet.sts_name)
+                    or any(s is None or s.matches(meta.labels) for s in quiet.selectors)
+                ):
+                    del self._quiet[key]
+
+    def _sync_one(self, key: WorkloadKey, obj: Workload, out: Settled) -> bool:
+        """One controller's sync of ``obj``; True when it acted."""
+        acted = False
+        actions: PodActions
+        if isinstance(obj, Deployment):
+            rss = [w for w in self.workloads.values() if isinstance(w, ReplicaSet)]
+            step = step_deployment(
+                obj,
+                rss,
+                self._deployment_pods(obj, rss),
+                rng=self.rng,
+                claim_memos=self.memo.setdefault("pod-claims", {}),
+            )
+            sync = step.sync
+            for rs in (*sync.created, *sync.updated):
+                self.workloads[workload_key(rs)] = rs
+            for rs in sync.deleted:
+                self.workloads.pop(workload_key(rs), None)
+            if sync.collision_count != obj.status.collision_count:
+                status = msgspec.structs.replace(obj.status, collision_count=sync.collision_count)
+                self.workloads[key] = msgspec.structs.replace(obj, status=status)
+            if sync:
+                self.api_server.refresh_objects()
+            actions = step.pods
+            acted = bool(sync)
+        elif isinstance(obj, ReplicaSet):
+            actions = sync_replica_set(obj, self._pods_in(key[1]), rng=self.rng)
+        elif isinstance(obj, ReplicationController):
+            actions = sync_replication_controller(obj, self._pods_in(key[1]), rng=self.rng)
+        elif isinstance(obj, CronJob):
+            jobs = [w for w in self.workloads.values() if isinstance(w, Job)]
+            created_jobs = [
+                job
+                for job in sync_cron_job(obj, jobs, now=self.epoch + self.now)
+                if workload_key(job) not in self.workloads  # upstream: AlreadyExists
+            ]
+            for job in created_jobs:
+                self.api_server.apply_workload(job, describe_workload(key))
+            actions = PodActions()
+            acted = bool(created_jobs)
+        elif isinstance(obj, StatefulSet):
+            current = self.sts_current.get(key)
+            actions = sync_stateful_set(
+                obj, self._pods_in(key[1]), rng=self.rng, current_template=current
+            )
+            for pod in actions.create:
+                self._create_claims(obj, pod)
+            if deletes_claims_when_scaled(obj):
+                start = get_start_ordinal(obj)
+                replicas = obj.spec.replicas if obj.spec.replicas is not None else 1
+                for pod in actions.delete:
+                    if not start <= get_ordinal(pod) < start + replicas:
+                        for claim in get_persistent_volume_claims(obj, get_ordinal(pod)):
+                            self.cluster.storage_state.delete_pvc(claim.key)
+        elif isinstance(obj, DaemonSet):
+            nodes = [info.node for info in self.cluster.list()]
+            actions = sync_daemon_set(
+                obj, self._pods_in(key[1]), nodes, rng=self.rng, should_run_on=self._should_run
+            )
+        else:
+            actions = sync_job(obj, self._pods_in(key[1]), rng=self.rng)
+        if actions:
+            acted = True
+            # The StatefulSet controller names its pods itself (by ordinal); every other
+            # controller leaves the name to generateName.
+            generated = not isinstance(obj, StatefulSet)
+            self._apply_actions(actions, describe_workload(key), out, generated=generated)
+        if isinstance(obj, StatefulSet) and key in self.sts_current:
+            self._maybe_finish_sts_rollout(obj)
+        return acted
+
+    def _apply_actions(
+        self, actions: PodActions, who: str, out: Settled, *, generated: bool
+    ) -> None:
+        """Carry out one sync's actions as the API server would. ``generated``: the created
+        pods' names were drawn from their generateName, and one already taken in the namespace
+        is drawn again (upstream's RetryGenerateName); a name the controller gave that is taken
+        is AlreadyExists, and that pod is not created (nor one whose every drawn name is taken):
+        the controller's next sync, which still misses it, tries again."""
+        for pod in actions.update:
+            self.update_pod(pod)
+        for pod in actions.delete:
+            self.delete_pod(pod)
+            out.deleted.append(pod.key)
+        for pod in actions.create:
+            stored = pod
+            if generated:
+                taken = functools.partial(self.name_taken, pod.metadata.namespace)
+                stored = retry_generate_name(pod, self.rng, taken)
+            if stored.key in self.pods:
+                continue
+            if stored.metadata.creation_timestamp is None:
+                # The API server stamps what it creates with its own clock: the simulation's.
+                meta = msgspec.structs.replace(
+                    stored.metadata, creation_timestamp=format_time(self.epoch + self.now)
+                )
+                stored = msgspec.structs.replace(stored, metadata=meta)
+            created = self.create_pod(stored, who)
+            out.created.append(created.key)
+
+    def _create_claims(self, sts: StatefulSet, pod: Pod) -> None:
+        """The claims of a StatefulSet pod's ordinal that do not exist yet, created before the
+        pod (Upstream: createPersistentVolumeClaims, stateful_pod_control.go)."""
+        storage = self.cluster.storage_state
+        for claim in get_persistent_volume_claims(sts, get_ordinal(pod)):
+            if claim.key not in storage.pvcs:
+                owned = with_retention_owner(sts, claim)
+                storage.add(admit_claim(owned, storage.classes.values()))
+
+    def _maybe_finish_sts_rollout(self, sts: StatefulSet) -> None:
+        key = workload_key(sts)
+        update = revision_name(sts, sts.spec.template)
+        owned = [
+            p
+            for p in self.pods.values()
+            if p.metadata.namespace == key[1]
+            and (ref := get_controller_of(p.metadata)) is not None
+            and ref.kind == "StatefulSet"
+            and ref.name == key[2]
+        ]
+        replicas = sts.spec.replicas if sts.spec.replicas is not None else 1
+        if len(owned) == replicas and all(get_pod_revision(p) == update for p in owned):
+            del self.sts_current[key]
+
+
+__all__ = ["ControllerManager"]

@@ -1,0 +1,356 @@
+"""One scheduling cycle and its binding cycle, the scheduler's hot path: the attempt on the fast
+path (simulator/fastpath/) or through the plugins, the failure with preemption (PostFilter),
+nomination, and the binding; a part of ``Scheduler`` (a mixin: every step reads and writes the
+scheduler's cluster, queue, nominator and counters, and stays one attribute lookup away from
+them).
+
+Upstream: schedule_one.go (scheduleOne, schedulingCycle, bindingCycle, handleSchedulingFailure,
+v1.35)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from topospread.api.types import Pod
+from topospread.framework.cycle_state import CycleState
+from topospread.framework.interface import PostFilterResult, QueuedPodInfo
+from topospread.framework.nominator import ge_nominated_pods
+from topospread.framework.runtime import Framework
+from topospread.framework.schedule_one import (
+    FitError,
+    NoNodesAvailableError,
+    SchedulingError,
+    statuses_by_node,
+)
+from topospread.framework.status import Code, Status, format_reasons
+from topospread.framework.types import NodeInfo
+from topospread.simulator.decision import Decision
+from topospread.simulator.fastpath import FastFailure, FastPath, FastResult
+
+if TYPE_CHECKING:
+    from topospread.cluster.state import ClusterState
+    from topospread.framework.nominator import Nominator
+    from topospread.framework.schedule_one import SchedulingAlgorithm
+    from topospread.simulator.scheduling_queue import (
+        ActiveQueue,
+        SchedulingQueue,
+        UnschedulablePods,
+    )
+
+
+class SchedulingCycle:
+    """The scheduling and binding cycles of ``Scheduler`` (simulator/scheduler.py)."""
+
+    if TYPE_CHECKING:
+        # What the cycles read and write of the scheduler (set in Scheduler.__init__).
+        cluster: ClusterState
+        detail: bool
+        algorithm: SchedulingAlgorithm
+        nominator: Nominator
+        queue: SchedulingQueue
+        active: ActiveQueue
+        unschedulable: UnschedulablePods
+        last: dict[str, Decision]
+        fast: dict[str, FastPath]
+        fast_decisions: int
+        fast_failures: int
+        fast_nominated: int
+        screen_preemption: bool
+        _names: tuple[Sequence[NodeInfo] | None, list[str]]
+        _victims: list[str] | None
+
+        def framework_for(self, pod: Pod) -> Framework | None: ...
+
+    def schedule_one(self, info: QueuedPodInfo) -> Decision:
+        """One scheduling cycle and, on success, the binding cycle.
+
+        Upstream: scheduleOne / schedulingCycle / bindingCycle (schedule_one.go, v1.35)
+        """
+        pod = info.pod
+        info.attempts += 1
+        fwk = self.framework_for(pod)
+        assert fwk is not None
+        state = CycleState()
+        nodes = self.cluster.list()
+        decision = Decision(pod=pod, node=None, attempt=info.attempts)
+        path = self.fast.get(fwk.profile_name)
+        if path is not None and path.accepts(pod):
+            done = self._fast_cycle(path, fwk, info, decision, state, nodes)
+            if done is not None:
+                return done
+            state = CycleState()  # the reference cycle starts afresh
+        try:
+            result = self.algorithm.schedule_pod(fwk, state, pod, nodes)
+        except FitError as err:
+            return self._fit_failure(fwk, info, decision, state, err, nodes)
+        except NoNodesAvailableError as err:
+            decision.message = str(err)
+            self._nominate(info, "")
+            self._failed(info, set(), decision)
+            return decision
+        except SchedulingError as err:
+            decision.message = err.status.message
+            self._nominate(info, "")
+            self._failed(info, set(), decision)
+            return decision
+
+        decision.feasible = sorted(result.feasible)
+        decision.reasons = {
+            name: format_reasons(s) for name, s in result.diagnosis.node_to_status.items()
+        }
+        for node_scores in result.scores:
+            decision.scores[node_scores.name] = node_scores.total_score
+            decision.plugin_scores[node_scores.name] = {
+                ps.name: ps.score for ps in node_scores.scores
+            }
+        return self._bind(fwk, info, decision, state, result.suggested_host)
+
+    def _fast_cycle(
+        self,
+        path: FastPath,
+        fwk: Framework,
+        info: QueuedPodInfo,
+        decision: Decision,
+        state: CycleState,
+        nodes: Sequence[NodeInfo],
+    ) -> Decision | None:
+        """The attempt decided on the fast path, or None to leave it to the reference cycle.
+
+        Nominated pods: where only NodeResourcesFit can tell a node holding them from one
+        without (``FastPath.counts_nominated``), the vectors count their requests. Otherwise the
+        nodes holding nominated pods of at least the pod's priority get the reference filters,
+        over the state the reference PreFilter plugins write; so does the pod's own nominated
+        node, tried alone first. Every other node's filter verdict is the vectors'.
+        Upstream: findNodesThatFitPod and evaluateNominatedNode (schedule_one.go, v1.35)
+        """
+        pod = info.pod
+        overrides: dict[str, Status] = {}
+        prior: dict[str, Status] = {}
+        prefiltered = False
+        own = pod.status.nominated_node_name
+        counted = bool(len(self.nominator)) and path.counts_nominated(pod)
+        crowded = (
+            self._nodes_with_ge_nominated_pods(pod, path.index)
+            if len(self.nominator) and not counted
+            else []
+        )
+        if crowded or own:
+            pre_result, status, _ = fwk.run_pre_filter_plugins(state, pod, nodes)
+            if not status.is_success or (
+                pre_result is not None and pre_result.node_names is not None
+            ):
+                return None
+            prefiltered = True
+            own_info = self.cluster.get(own) if own else None
+            if own_info is not None:
+                status = fwk.run_filter_plugins_with_nominated_pods(state, pod, own_info)
+                if status.code is Code.Error:
+                    return None
+                if status.is_success:
+                    # The node preemption made room on: taken without a search or scores.
+                    self.fast_decisions += 1
+                    self.fast_nominated += 1
+                    decision.feasible = [own]
+                    return self._bind(fwk, info, decision, state, own)
+                prior[own] = status
+            for info_ in (self.cluster.get(name) for name in crowded):
+                assert info_ is not None
+                status = fwk.run_filter_plugins_with_nominated_pods(state, pod, info_)
+                if status.code is Code.Error:
+                    return None
+                overrides[info_.name] = status
+        fast = path.try_schedule(
+            pod,
+            self.algorithm,
+            detail=self.detail,
+            overrides=overrides,
+            prior=prior,
+            count_nominated=counted,
+            state=state,
+            prefiltered=prefiltered,
+        )
+        if isinstance(fast, FastResult):
+            if not prefiltered:
+                path.seed_state(state, pod, nodes)  # Reserve and PreBind read it
+            self.fast_decisions += 1
+            self.fast_nominated += prefiltered or counted
+            decision.columns = fast.detail
+            return self._bind(fwk, info, decision, state, fast.host)
+        if isinstance(fast, FastFailure):
+            self.fast_decisions += 1
+            self.fast_failures += 1
+            self.fast_nominated += prefiltered or counted
+            diagnosis = fast.diagnosis
+            if not fwk.post_filter_plugins:
+                return self._fit_failure(
+                    fwk, info, decision, state, FitError(pod, len(nodes), diagnosis), nodes
+                )
+            victimless = not path.preemption_may_find_victims(pod, fast)
+            if not prefiltered and not victimless:
+                # Preemption's dry run reads what the PreFilter plugins wrote.
+                fwk.run_pre_filter_plugins(state, pod, nodes)
+            elif not prefiltered:
+                path.seed_state(state, pod, nodes)  # PostFilter reads it
+            return self._fit_failure(
+                fwk,
+                info,
+                decision,
+                state,
+                FitError(pod, len(nodes), diagnosis),
+                nodes,
+                unschedulable=path.unschedulable_positions(fast),
+                victimless=victimless,
+                screen=None
+                if victimless or not self.screen_preemption
+                else path.preemption_screen(pod, fast),
+            )
+        return None
+
+    def _nodes_with_ge_nominated_pods(self, pod: Pod, known: Mapping[str, int]) -> list[str]:
+        """The nodes where other pods of at least the pod's priority are nominated (what
+        RunFilterPluginsWithNominatedPods adds before filtering)."""
+        return [
+            name
+            for name, pods in self.nominator.by_node()
+            if name in known and any(ge_nominated_pods(pods, pod))
+        ]
+
+    def _fit_failure(
+        self,
+        fwk: Framework,
+        info: QueuedPodInfo,
+        decision: Decision,
+        state: CycleState,
+        err: FitError,
+        nodes: Sequence[NodeInfo],
+        *,
+        unschedulable: Sequence[int] | None = None,
+        victimless: bool = False,
+        screen: Sequence[int] | None = None,
+    ) -> Decision:
+        """No node fits: PostFilter (preemption) over every node's status, then the pod waits
+        as unschedulable or, when preemption made room, goes straight back to the queue.
+        ``unschedulable`` and ``victimless`` are what the fast path knows of the statuses
+        (see ``statuses_by_node``).
+
+        Upstream: the FitError branch of schedulingCycle and handleSchedulingFailure
+        (schedule_one.go, v1.35)
+        """
+        pod = info.pod
+        statuses = statuses_by_node(
+            err.diagnosis,
+            self._names_of(nodes),
+            unschedulable=unschedulable,
+            victimless=victimless,
+            screen=screen,
+        )
+        nominated: PostFilterResult | None = None
+        if fwk.post_filter_plugins:
+            self._victims = decision.preempted
+            try:
+                nominated, status = fwk.run_post_filter_plugins(state, pod, statuses)
+            finally:
+                self._victims = None
+            err.diagnosis.post_filter_msg = status.message
+            # A result sets (or, empty, clears) the nomination; None keeps it.
+            self._nominate(info, None if nominated is None else nominated.nominated_node_name)
+            decision.pod = info.pod
+        if self.detail:
+            # Each distinct status formatted once (nodes share its list; reports never mutate it).
+            formatted: dict[int, list[str]] = {}
+            decision.reasons = {
+                name: formatted.get(id(s)) or formatted.setdefault(id(s), format_reasons(s))
+                for name, s in statuses.items()
+            }
+        decision.message = str(err)
+        if nominated is not None and nominated.nominated_node_name and decision.preempted:
+            self._requeue_preemptor(info, decision)
+            return decision
+        self._failed(info, err.diagnosis.unschedulable_plugins, decision)
+        return decision
+
+    def _names_of(self, nodes: Sequence[NodeInfo]) -> list[str]:
+        """The nodes' names, taken once per node list (the cluster makes a new list after
+        any node change; failed attempts over thousands of nodes ask for it each time)."""
+        seen, names = self._names
+        if seen is not nodes:
+            names = [n.name for n in nodes]
+            self._names = (nodes, names)
+        return names
+
+    def _bind(
+        self, fwk: Framework, info: QueuedPodInfo, decision: Decision, state: CycleState, host: str
+    ) -> Decision:
+        """The binding cycle for the chosen host (Upstream: bindingCycle, schedule_one.go)."""
+        pod = info.pod
+        for step in (fwk.run_reserve_plugins_reserve, fwk.run_permit_plugins):
+            status = step(state, pod, host)
+            if not status.is_success:
+                fwk.run_reserve_plugins_unreserve(state, pod, host)
+                decision.message = status.message
+                self._nominate(info, "")
+                self._failed(info, {status.plugin} if status.plugin else set(), decision)
+                return decision
+        status = fwk.run_pre_bind_plugins(state, pod, host)
+        if status.is_success:
+            status = fwk.run_bind_plugins(state, pod, host)
+        if not status.is_success:
+            fwk.run_reserve_plugins_unreserve(state, pod, host)
+            decision.message = status.message
+            self._nominate(info, "")
+            self._failed(info, {status.plugin} if status.plugin else set(), decision)
+            return decision
+        # Upstream: assume() drops the pod's nomination once it has a node.
+        self.nominator.delete(pod)
+        bound = _with_node_name(pod, host)
+        self.cluster.bind(bound, host)
+        decision.pod = bound
+        decision.node = host
+        self.last[decision.key] = decision
+        self.unschedulable.pop(decision.key, None)
+        self.queue.assigned_pod_added(bound)
+        return decision
+
+    def _nominate(self, info: QueuedPodInfo, node_name: str | None) -> None:
+        """Apply a scheduling attempt's nominating info: ``None`` keeps the pod's nomination,
+        a name replaces it, ``""`` clears it (as upstream patches status.nominatedNodeName).
+
+        Upstream: handleSchedulingFailure, AddNominatedPod and updatePod (schedule_one.go,
+        v1.35)
+        """
+        if node_name is not None and node_name != info.pod.status.nominated_node_name:
+            info.pod = with_nominated_node_name(info.pod, node_name)
+        self.nominator.add(info.pod, node_name)
+
+    def _requeue_preemptor(self, info: QueuedPodInfo, decision: Decision) -> None:
+        """Preemption made room: the pod goes straight back to the active queue.
+
+        Upstream parks it among the unschedulable pods until its victims' deletion events move
+        it back; here the victims are gone already, so it returns at once.
+        """
+        self.last[decision.key] = decision
+        self.unschedulable.pop(decision.key, None)
+        info.unschedulable_plugins = frozenset()
+        info.timestamp = self.queue.tick()
+        self.active.push(info)
+
+    def _failed(self, info: QueuedPodInfo, plugins: Iterable[str], decision: Decision) -> None:
+        info.unschedulable_plugins = frozenset(plugins)
+        self.unschedulable[decision.key] = info
+        self.last[decision.key] = decision
+
+
+def _with_node_name(pod: Pod, node: str) -> Pod:
+    return msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, node_name=node))
+
+
+def with_nominated_node_name(pod: Pod, node: str) -> Pod:
+    status = msgspec.structs.replace(pod.status, nominated_node_name=node)
+    return msgspec.structs.replace(pod, status=status)
+
+
+__all__ = ["SchedulingCycle", "with_nominated_node_name"]
