@@ -236,8 +236,10 @@ class ClusterState:
         for listener in self.listeners:
             listener.on_bind(pod, node_name)
 
-    def unbind(self, pod: Pod) -> bool:
-        info = self.infos.get(pod.spec.node_name)
+    def unbind(self, pod: Pod, node_name: str | None = None) -> bool:
+        """Remove the pod from its node (``node_name``, else the pod's nodeName); False when
+        it is not there."""
+        info = self.infos.get(node_name or pod.spec.node_name)
         if info is None:
             return False
         # The bound copy (with its nodeName) is what listeners counted.

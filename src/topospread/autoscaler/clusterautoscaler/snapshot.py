@@ -10,11 +10,14 @@ every filter, PodTopologySpread included, is the scheduler's own.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+import numpy as np
+
 from topospread.api.types import Node, Pod
+from topospread.autoscaler.clusterautoscaler.filter_vectors import FilterVectors
 from topospread.cluster.state import ClusterState
 from topospread.framework.config import Profile
 from topospread.framework.cycle_state import CycleState
@@ -22,6 +25,7 @@ from topospread.framework.features import DEFAULT_FEATURES, Features
 from topospread.framework.runtime import Framework, FrameworkHandle, Registry
 from topospread.framework.status import Status
 from topospread.framework.types import NodeInfo
+from topospread.simulator.fastpath.vectors import I32
 
 
 class ClusterSnapshot:
@@ -99,7 +103,8 @@ class ClusterSnapshot:
         self.state.bind(pod, node_name)
 
         def undo() -> None:
-            self.state.infos[node_name].remove_pod(pod)
+            # Through the state, so that its listeners (the index, the fast path) follow.
+            self.state.unbind(pod, node_name)
 
         self._record(undo)
 
@@ -139,11 +144,16 @@ class PredicateChecker:
         profile: Profile,
         registry: Registry,
         features: Features = DEFAULT_FEATURES,
+        *,
+        fast: bool = True,
     ) -> None:
         self.snapshot = snapshot
         handle = FrameworkHandle(snapshot.state, snapshot.state, features)
         self.framework = Framework(profile, registry, handle, features)
         self._last_index = 0
+        # The scheduler's vectorised filters over the snapshot's state (``fast=False``: the
+        # reference plugins node by node throughout; tests compare the two).
+        self.vectors = FilterVectors(snapshot.state, self.framework, features) if fast else None
 
     def _pre_filter(self, pod: Pod) -> tuple[CycleState, set[str] | None, Status]:
         state = CycleState()
@@ -161,6 +171,11 @@ class PredicateChecker:
         info = self.snapshot.state.get(node_name)
         if info is None:
             raise KeyError(node_name)
+        vectors = self.vectors
+        codes = vectors.codes(pod) if vectors is not None else None
+        if vectors is not None and codes is not None:
+            code = int(codes[self._row(node_name)])
+            return None if code == 0 else PredicateError(node_name, vectors.status(code))
         state, _, status = self._pre_filter(pod)
         if not status.is_success and not status.is_skip:
             return PredicateError(node_name, status)
@@ -176,6 +191,9 @@ class PredicateChecker:
         infos = self.snapshot.state.list()
         if not infos:
             return None
+        codes = self.vectors.codes(pod) if self.vectors is not None else None
+        if codes is not None:
+            return self._first_fit(infos, codes, matches)
         state, names, status = self._pre_filter(pod)
         if not status.is_success and not status.is_skip:
             return None
@@ -191,6 +209,29 @@ class PredicateChecker:
             if self.framework.run_filter_plugins(state, pod, info).is_success:
                 self._last_index = (self._last_index + i + 1) % n
                 return info.name
+        return None
+
+    def _row(self, node_name: str) -> int:
+        assert self.vectors is not None and self.vectors.path is not None
+        return self.vectors.path.table.index[node_name]
+
+    def _first_fit(
+        self, infos: Sequence[NodeInfo], codes: I32, matches: Callable[[NodeInfo], bool]
+    ) -> str | None:
+        """The reference search over the vectors: the feasible nodes (the table's rows are
+        ``infos``' order) visited round robin from the last index, the first one matching and
+        not cordoned taken."""
+        n = len(infos)
+        start = self._last_index % n
+        feasible = np.flatnonzero(codes == 0)
+        split = int(np.searchsorted(feasible, start))
+        for i in (*feasible[split:].tolist(), *feasible[:split].tolist()):
+            info = infos[int(i)]
+            if info.node.spec.unschedulable or not matches(info):
+                continue
+            self._last_index = (i + 1) % n
+            name: str = info.name
+            return name
         return None
 
     def fits_any_node(self, pod: Pod) -> str | None:
