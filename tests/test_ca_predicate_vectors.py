@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ca_helpers import MIB, build_test_node, build_test_pod
+from test_fastpath import ZONE
 from test_fastpath import nodes as random_nodes
 from test_fastpath import pod as random_pod
 from topospread.api.types import Namespace, Node, Pod, Service
@@ -78,6 +79,28 @@ def _even(info: NodeInfo) -> bool:
     return int(info.name.lstrip("ntx") or 0) % 2 == 0
 
 
+NODE_AFFINITY: list[dict[str, Any]] = [
+    {"matchExpressions": [{"key": ZONE, "operator": "In", "values": ["z0", "z2"]}]},
+    {"matchExpressions": [{"key": ZONE, "operator": "DoesNotExist"}]},
+    # On metadata.name: PreFilter narrows the nodes, which the fast path declines.
+    {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n0", "n1"]}]},
+]
+
+
+def _with_node_affinity(pod: Pod, which: int) -> Pod:
+    """The pod with a required node affinity term (``which`` past the terms: unchanged)."""
+    if which >= len(NODE_AFFINITY):
+        return pod
+    raw = msgspec.to_builtins(pod)
+    affinity = raw["spec"].setdefault("affinity", {})
+    affinity["nodeAffinity"] = {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [NODE_AFFINITY[which]]
+        }
+    }
+    return msgspec.convert(raw, Pod)
+
+
 @st.composite
 def clusters(draw: st.DrawFn) -> tuple[ClusterState, list[Pod], list[Any]]:
     cluster = draw(random_nodes())
@@ -86,7 +109,10 @@ def clusters(draw: st.DrawFn) -> tuple[ClusterState, list[Pod], list[Any]]:
         draw(random_pod(f"b{i}", draw(st.sampled_from(names))))
         for i in range(draw(st.integers(0, 8)))
     ]
-    pending = [draw(random_pod(f"q{i}")) for i in range(draw(st.integers(1, 6)))]
+    pending = [
+        _with_node_affinity(draw(random_pod(f"q{i}")), draw(st.integers(0, 5)))
+        for i in range(draw(st.integers(1, 6)))
+    ]
     services: list[Service] = []
     namespaces: list[Namespace] = []
     if draw(st.booleans()):
