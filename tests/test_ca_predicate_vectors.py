@@ -1,4 +1,4 @@
-"""The PredicateChecker's vectorised answers (autoscaler/clusterautoscaler/filter_vectors.py)
+"""The PredicateChecker's vectorised answers (simulator/fastpath/filter_vectors.py)
 are the reference plugins': on random clusters through fork, add, remove and revert, every pod
 gets the same verdict and reasons on every node, and the same node from the round-robin
 search; and the cluster-autoscaler and Karpenter tests pass with every answer cross-checked."""

@@ -13,11 +13,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
+import numpy.typing as npt
 
 from topospread.api.types import Node, Pod
-from topospread.autoscaler.clusterautoscaler.filter_vectors import FilterVectors
 from topospread.cluster.state import ClusterState
 from topospread.framework.config import Profile
 from topospread.framework.cycle_state import CycleState
@@ -25,7 +26,6 @@ from topospread.framework.features import DEFAULT_FEATURES, Features
 from topospread.framework.runtime import Framework, FrameworkHandle, Registry
 from topospread.framework.status import Status
 from topospread.framework.types import NodeInfo
-from topospread.simulator.fastpath.vectors import I32
 
 
 class ClusterSnapshot:
@@ -120,6 +120,29 @@ class ClusterSnapshot:
         return self.state.get(name)
 
 
+I32 = npt.NDArray[np.int32]
+
+
+class FilterStatuses(Protocol):
+    """Every node's filter status for a pod at once (the scheduler's fast path:
+    simulator/fastpath/filter_vectors.py); None for the pods it declines."""
+
+    def codes(self, pod: Pod) -> I32 | None: ...
+
+    def row(self, node_name: str) -> int: ...
+
+    def status(self, code: int) -> Status: ...
+
+
+FilterStatusesFactory = Callable[[ClusterState, Framework, Features], FilterStatuses]
+_FACTORY: list[FilterStatusesFactory] = []
+
+
+def register_filter_vectors(factory: FilterStatusesFactory) -> None:
+    """The simulator's fast path, above this layer, registers itself here on import."""
+    _FACTORY[:] = [factory]
+
+
 @dataclass(frozen=True, slots=True)
 class PredicateError:
     """Why a pod does not fit a node: the failing plugin and its reasons."""
@@ -153,7 +176,9 @@ class PredicateChecker:
         self._last_index = 0
         # The scheduler's vectorised filters over the snapshot's state (``fast=False``: the
         # reference plugins node by node throughout; tests compare the two).
-        self.vectors = FilterVectors(snapshot.state, self.framework, features) if fast else None
+        self.vectors: FilterStatuses | None = None
+        if fast and _FACTORY:
+            self.vectors = _FACTORY[0](snapshot.state, self.framework, features)
 
     def _pre_filter(self, pod: Pod) -> tuple[CycleState, set[str] | None, Status]:
         state = CycleState()
@@ -174,7 +199,7 @@ class PredicateChecker:
         vectors = self.vectors
         codes = vectors.codes(pod) if vectors is not None else None
         if vectors is not None and codes is not None:
-            code = int(codes[self._row(node_name)])
+            code = int(codes[vectors.row(node_name)])
             return None if code == 0 else PredicateError(node_name, vectors.status(code))
         state, _, status = self._pre_filter(pod)
         if not status.is_success and not status.is_skip:
@@ -210,10 +235,6 @@ class PredicateChecker:
                 self._last_index = (self._last_index + i + 1) % n
                 return info.name
         return None
-
-    def _row(self, node_name: str) -> int:
-        assert self.vectors is not None and self.vectors.path is not None
-        return self.vectors.path.table.index[node_name]
 
     def _first_fit(
         self, infos: Sequence[NodeInfo], codes: I32, matches: Callable[[NodeInfo], bool]

@@ -7,6 +7,9 @@ scheduler's vectorised path (simulator/fastpath/) answers the same question for 
 at once, from the one cluster index and its node table, both kept incremental from the
 snapshot's ClusterState notifications (fork and revert included). Pods or profiles the fast
 path declines get None: the checker then runs the reference plugins, as the scheduler does.
+
+NOTE: the autoscalers sit below the simulator (tests/test_layers.py), so this module registers
+itself with the checker (``register_filter_vectors``) when the fast path is imported.
 """
 
 from __future__ import annotations
@@ -14,12 +17,13 @@ from __future__ import annotations
 import numpy as np
 
 from topospread.api.types import Node, Pod
+from topospread.autoscaler.clusterautoscaler.snapshot import register_filter_vectors
 from topospread.cluster.state import ClusterState
 from topospread.framework.cycle_state import CycleState
 from topospread.framework.features import Features
 from topospread.framework.runtime import Framework
 from topospread.framework.status import Status
-from topospread.simulator.fastpath import FastPath
+from topospread.simulator.fastpath.cycle import FastPath
 from topospread.simulator.fastpath.kernels import Attempt
 from topospread.simulator.fastpath.lazy import LazyVerdicts
 from topospread.simulator.fastpath.vectors import I32
@@ -65,6 +69,11 @@ class FilterVectors:
         self._memo = (pod, self._version, codes)
         return codes
 
+    def row(self, node_name: str) -> int:
+        """The node's position in the vectors."""
+        assert self.path is not None
+        return self.path.table.index[node_name]
+
     def status(self, code: int) -> Status:
         assert self.path is not None
         return self.path.statuses.table[code]
@@ -87,3 +96,10 @@ class FilterVectors:
             if attempt.declined:
                 return None
         return verdicts
+
+
+def filter_vectors(state: ClusterState, fwk: Framework, features: Features) -> FilterVectors:
+    return FilterVectors(state, fwk, features)
+
+
+register_filter_vectors(filter_vectors)
