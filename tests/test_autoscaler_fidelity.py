@@ -62,14 +62,15 @@ def pinned(name: str, replicas: int, hosts: list[str], cpu: str = "100m") -> dic
     }
 
 
-def test_a_scale_down_the_eviction_api_refuses_keeps_the_node_and_waits_out_the_failure_delay() -> (
-    None
-):
+def test_a_scale_down_the_eviction_api_refuses_retries_for_2m_then_keeps_the_node() -> None:
     # Two budgets over web's pods: cluster-autoscaler's PDB tracker lets node-1 go (each
     # budget allows one disruption) but the eviction subresource refuses a pod with more than
-    # one budget, so the drain fails. Upstream: the node stays, untainted, unneeded afresh, and
-    # scale-down waits --scale-down-delay-after-failure (3m): node-3, unneeded since 1m10s and
-    # removable from 11m10s, goes only at 13m10s.
+    # one budget. Upstream (actuation/drain.go): the drain, started at 10m10s, retries the
+    # eviction every 10s until --max-pod-eviction-time (2m) and fails at 12m10s; the node
+    # stays, untainted, unneeded afresh. The drain runs after StartDeletion returned, so its
+    # failure does not set off --scale-down-delay-after-failure: node-3, unneeded since 1m10s,
+    # goes at 11m10s, during the drain. (This test asserted a failure at 10m10s and node-3 at
+    # 13m10s when the model gave up at the first refusal and paused scale-down for it.)
     doc = {
         "nodeGroups": [{"name": "node", "count": 3}],
         "autoscaler": {
@@ -89,12 +90,15 @@ def test_a_scale_down_the_eviction_api_refuses_keeps_the_node_and_waits_out_the_
         ],
     }
     report = run(doc)
+    (draining,) = changes(report, "draining")
+    assert draining["time"] == 610.0  # unneeded since the first tick (10s), 10m later
     (blocked,) = changes(report, "blocked")
-    assert blocked["time"] == 610.0  # unneeded since the first tick (10s), 10m later
+    assert blocked["time"] == 730.0  # 2m of retries later
+    assert blocked["node"] == draining["node"]
     assert blocked["node"] in ("node-1", "node-2")
     assert "more than one PodDisruptionBudget" in blocked["reason"]
     (removed,) = changes(report, "remove")
-    assert (removed["node"], removed["time"]) == ("node-3", 790.0)
+    assert (removed["node"], removed["time"]) == ("node-3", 670.0)
     assert report.to_json()["steps"][-1]["nodeGroups"] == {"node": 2}
     assert report.steps[-1].pending == {}
     last = report.steps[-1]

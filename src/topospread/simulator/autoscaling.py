@@ -65,8 +65,9 @@ class NodeChange:
     """One thing an autoscaler did or could not do, with the model's reason.
 
     ``action``: ``scaleUp`` (a group resized or a nodeclaim launched), ``add`` and ``remove``
-    (a node), ``stockout``, ``timeout``, ``noScaleUp`` (pods no group helps), ``blocked`` (a
-    drain the Eviction API refused), ``targetSize`` (nodes another step added to a group),
+    (a node), ``stockout``, ``timeout``, ``noScaleUp`` (pods no group helps), ``draining`` (a
+    scale-down whose evictions are refused for now: retried), ``blocked`` (a drain the
+    Eviction API refused, for good), ``targetSize`` (nodes another step added to a group),
     ``unregistered`` (a node another step deleted whose instance runs on), ``unhealthy`` and
     ``healthy`` (too many unready nodes to autoscale, and back), ``launchFailed`` (a nodeclaim
     the cloud could not launch)."""
@@ -207,6 +208,23 @@ def created_times(sim: Simulation, pods: Sequence[Pod]) -> dict[str, float]:
     return out
 
 
+def node_created_times(sim: Simulation) -> dict[str, float]:
+    """Each node's creationTimestamp as seconds on the simulation's clock; nodes without one
+    (the initial nodes, unless their manifests carry one) are left out: the zero time, old."""
+    out = {}
+    seconds: dict[str, float | None] = {}
+    for info in sim.cluster.list():
+        stamp = info.node.metadata.creation_timestamp
+        if not stamp:
+            continue
+        if stamp not in seconds:
+            at = parse_time(stamp)
+            seconds[stamp] = None if at is None else (at - sim.epoch) / 1e9
+        if (t := seconds[stamp]) is not None:
+            out[info.name] = t
+    return out
+
+
 def daemonsets_of(sim: Simulation) -> list[DaemonSet]:
     return [w for w in sim.workloads.values() if isinstance(w, DaemonSet)]
 
@@ -238,6 +256,7 @@ __all__ = [
     "NodeChange",
     "build_autoscaler",
     "daemonsets_of",
+    "node_created_times",
     "pending_pods",
     "pods_text",
 ]

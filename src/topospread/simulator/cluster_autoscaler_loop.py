@@ -19,11 +19,20 @@ from topospread.simulator.autoscaling import (
     AutoscalerController,
     created_times,
     daemonsets_of,
+    node_created_times,
     pending_pods,
     pods_text,
 )
 from topospread.simulator.clock import format_duration
+from topospread.simulator.cluster_autoscaler_drain import (
+    EVICTION_RETRY_TIME,
+    NodeDrain,
+    evict_pods,
+    failure_text,
+    start_drain,
+)
 from topospread.simulator.node_groups import region_of
+from topospread.simulator.timeline_steps.node_status import set_taints
 
 if TYPE_CHECKING:
     from topospread.simulator.simulation import Simulation
@@ -57,23 +66,35 @@ class ClusterAutoscalerController(AutoscalerController):
             if g in self.instances:
                 self.instances[g].add(info.name)
         self.unregistered: dict[str, tuple[str, int]] = {}
+        # The scale-down drains still retrying their evictions (cluster_autoscaler_drain.py),
+        # by node, and the time of the last loop (drain retries run between loops).
+        self.drains: dict[str, NodeDrain] = {}
+        self.last_loop = 0
 
     def groups(self) -> list[str]:
         return list(self.bindings)
 
     def next_tick(self, sim: Simulation) -> int:
-        return (self.last_tick // self.interval + 1) * self.interval
+        loop = (self.last_loop // self.interval + 1) * self.interval
+        return min([loop, *(d.next_attempt for d in self.drains.values())])
 
     def tick(self, sim: Simulation, where: str) -> None:
+        """The drains' retries due now, then the loop if one is due (a drain's retry and a
+        loop at the same time: the retry first)."""
+        due = sorted(n for n, d in self.drains.items() if d.next_attempt <= sim.now)
+        for node in due:
+            self._continue_drain(sim, self.drains[node], where)
+        if sim.now < (self.last_loop // self.interval + 1) * self.interval:
+            return
+        if due:
+            sim.settle_within_step(where)  # the evicted pods' replacements, before the loop
+        self.last_loop = sim.now
+        self._loop(sim, where)
+
+    def _loop(self, sim: Simulation, where: str) -> None:
         model = self.model
         model.daemonsets = daemonsets_of(sim)
         self._follow_cloud(sim)
-        mine = [
-            info.name
-            for info in sim.cluster.list()
-            if info.node.metadata.labels.get(NODE_GROUP_LABEL) in self.bindings
-        ]
-        not_started = [n for n in mine if n in sim.cloud.starting]
         pending = pending_pods(sim)
         result = model.run_once(
             sim.now / 1e9,
@@ -81,7 +102,8 @@ class ClusterAutoscalerController(AutoscalerController):
             pending,
             sim.budgets(),
             created=created_times(sim, pending),
-            not_started=not_started,
+            node_created=node_created_times(sim),
+            draining=list(self.drains),
         )
         if result.healthy != self._healthy:
             self._healthy = result.healthy
@@ -229,7 +251,9 @@ class ClusterAutoscalerController(AutoscalerController):
         deletes the unregistered instances first, as DecreaseTargetSize drops the ones that
         never came up."""
         for name, instances in self.instances.items():
-            extra = len(instances) - self.model.groups[name].target_size
+            # A node being drained left the target size already; its instance still runs.
+            draining = sum(1 for d in self.drains.values() if d.group == name)
+            extra = len(instances) - draining - self.model.groups[name].target_size
             for node in sorted(n for n in instances if n in self.unregistered)[: max(0, extra)]:
                 instances.discard(node)
                 del self.unregistered[node]
@@ -315,7 +339,64 @@ class ClusterAutoscalerController(AutoscalerController):
         return name
 
     def _scale_down(self, sim: Simulation, node: str, group: str, removed: Any, where: str) -> None:
+        """Taint the node ToBeDeleted and delete it: an empty one at once, one with pods once
+        its drain (cluster_autoscaler_drain.py) has evicted them, which may take retries."""
         zone = sim.node(node, where).metadata.labels.get(self.bindings[group].zone_key, "")
+        if removed.empty:
+            kept = self._delete(sim, node, TO_BE_DELETED, where)
+            if kept:
+                self._drain_failed(sim, node, group, zone, ", ".join(kept))
+            else:
+                self._removed(sim, node, group, zone, removed)
+            return
+        set_taints(sim, sim.node(node, where), [TO_BE_DELETED], [])
+        limit = nanos(self.model.options.max_pod_eviction_time)
+        drain = start_drain(sim, node, group, zone, removed, limit)
+        evict_pods(sim, drain)
+        if drain.done:
+            sim.remove_node(node)
+            self._removed(sim, node, group, zone, removed)
+            return
+        self.drains[node] = drain
+        self._record(
+            sim,
+            "draining",
+            group,
+            zone,
+            node,
+            f"scale-down of {node} started: eviction refused for "
+            f"{', '.join(f'{k} ({drain.refusals[k]})' for k in sorted(drain.pods))}; "
+            f"retrying every {format_duration(EVICTION_RETRY_TIME)} until "
+            f"{format_duration(drain.retry_until)} (max-pod-eviction-time)",
+        )
+
+    def _continue_drain(self, sim: Simulation, drain: NodeDrain, where: str) -> None:
+        """A drain's retries due now: one more round of evictions, or, with the time up, the
+        drain fails (upstream declares it when the retry that would follow is not before the
+        start plus --max-pod-eviction-time)."""
+        if sim.cluster.get(drain.node) is None:  # deleted by another step meanwhile
+            del self.drains[drain.node]
+            return
+        if drain.timed_out:
+            del self.drains[drain.node]
+            set_taints(sim, sim.node(drain.node, where), [], [TO_BE_DELETED])
+            self.model.groups[drain.group].target_size += 1
+            self._drain_failed(sim, drain.node, drain.group, drain.zone, failure_text(drain))
+            return
+        evict_pods(sim, drain)
+        if drain.done:
+            del self.drains[drain.node]
+            sim.remove_node(drain.node)
+            self._removed(sim, drain.node, drain.group, drain.zone, drain.removed)
+
+    def _drain_failed(self, sim: Simulation, node: str, group: str, zone: str, why: str) -> None:
+        """The node stays, untainted; upstream's scale-down does not pause for it (only a
+        deletion StartDeletion could not begin sets off --scale-down-delay-after-failure), and
+        the node is unneeded afresh from the next loop."""
+        self._record(sim, "blocked", group, zone, node, f"scale-down of {node} failed: {why}")
+
+    def _removed(self, sim: Simulation, node: str, group: str, zone: str, removed: Any) -> None:
+        self.instances[group].discard(node)
         what = (
             "empty"
             if removed.empty
@@ -323,20 +404,6 @@ class ClusterAutoscalerController(AutoscalerController):
             f"{pods_text(removed.pods_to_reschedule)} fit elsewhere"
         )
         since = format_duration(nanos(removed.unneeded_since))
-        kept = self._delete(sim, node, TO_BE_DELETED, where)
-        if kept:
-            self.model.node_deletion_failed(sim.now / 1e9)
-            self.model.groups[group].target_size += 1
-            self._record(
-                sim,
-                "blocked",
-                group,
-                zone,
-                node,
-                f"scale-down of {node} failed: eviction refused for {', '.join(kept)}",
-            )
-            return
-        self.instances[group].discard(node)
         self._record(
             sim,
             "remove",

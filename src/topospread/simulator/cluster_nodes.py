@@ -18,6 +18,7 @@ from topospread.api.types import (
     Node,
 )
 from topospread.errors import ManifestError
+from topospread.simulator.controllers.common import format_time
 from topospread.simulator.node_groups import NodeGroup, region_of
 from topospread.simulator.scenario import admit_node
 from topospread.simulator.taint_eviction_controller import TaintChanges, check_taint_times
@@ -38,8 +39,15 @@ class ClusterNodes:
         self.version = 0  # bumped by every change to the nodes
 
     def add(self, raw: Node, where: str) -> None:
-        """A new node joins the cluster (admitted as the API server admits it)."""
+        """A new node joins the cluster (admitted as the API server admits it). One that joins
+        during the timeline is stamped with a creationTimestamp on the clock, as the API server
+        stamps what it creates; the initial nodes keep theirs (none: the zero time, old)."""
         sim = self.sim
+        if sim.started and raw.metadata.creation_timestamp is None:
+            meta = msgspec.structs.replace(
+                raw.metadata, creation_timestamp=format_time(sim.epoch + sim.now)
+            )
+            raw = msgspec.structs.replace(raw, metadata=meta)
         node = admit_node(raw, where, sim.cluster.infos)
         check_taint_times(node, where)
         sim.cluster.add_node(node)

@@ -20,9 +20,13 @@ from typing import Final
 
 from topospread.api.types import DaemonSet, Pod, PodDisruptionBudget
 from topospread.autoscaler.clusterautoscaler.clusterstate import (
+    Readiness,
     is_cluster_healthy,
     readiness_of,
     unhealthy_groups,
+)
+from topospread.autoscaler.clusterautoscaler.clusterstate import (
+    upcoming_nodes as upcoming_nodes_of,
 )
 from topospread.autoscaler.clusterautoscaler.drainability import DrainContext, RemainingPdbTracker
 from topospread.autoscaler.clusterautoscaler.expander import build_expander
@@ -171,8 +175,11 @@ class ClusterAutoscaler:
         return out
 
     def node_deletion_failed(self, now: float) -> None:
-        """The caller could not delete a node this autoscaler chose: scale-down pauses for
-        --scale-down-delay-after-failure (the model's own deletions never fail)."""
+        """The caller could not start deleting a node this autoscaler chose (upstream:
+        StartDeletion returned an error, e.g. the ToBeDeleted taint could not be set):
+        scale-down pauses for --scale-down-delay-after-failure. A drain that fails later, its
+        evictions refused until --max-pod-eviction-time, does not pause it (upstream's drain
+        runs after StartDeletion has returned)."""
         self.last_scale_down_fail = now
 
     def _pods_to_consider(
@@ -225,25 +232,35 @@ class ClusterAutoscaler:
         pending: Sequence[Pod],
         pdbs: Sequence[PodDisruptionBudget] = (),
         created: Mapping[str, float] | None = None,
-        not_started: Collection[str] = (),
+        node_created: Mapping[str, float] | None = None,
+        draining: Collection[str] = (),
     ) -> RunOnceResult:
         """One loop at ``now`` (seconds on the caller's clock) over ``cluster`` (not modified)
         and its ``pending`` pods; ``created`` (``namespace/name`` -> seconds on that clock,
         the pods' creationTimestamp) lets --new-pod-scale-up-delay hold back young pods, and
         a loop whose unschedulable pods are all very new waits one iteration for more.
 
-        ``not_started`` names the registered nodes that are not Ready yet since they were
-        created (cluster-autoscaler's NotStarted): they count as upcoming, a template copy
-        stands in for each in the snapshot, and they are never scale-down candidates.
-        Upstream: RunOnce's registeredUpcoming (subtractNodesByName, RemoveNodeInfo)
+        ``node_created`` holds the nodes' creationTimestamps as seconds on the same clock (a
+        node not in it is old): an autoscaled node that is not ready and younger than
+        --max-node-startup-time is NotStarted (clusterstate.py), counts as upcoming, a template
+        copy stands in for it in the snapshot, and it is never a scale-down candidate.
+        ``draining`` names the nodes whose scale-down drain the caller is still carrying out:
+        they use up --max-drain-parallelism and --max-scale-down-parallelism.
+        Upstream: RunOnce's registeredUpcoming (subtractNodesByName, RemoveNodeInfo) and
+        ScaleDownBudgetProcessor.CropNodes (its deletions in progress)
         """
         created = created or {}
         pending = self._pods_to_consider(now, pending, created)
+        readiness = readiness_of(
+            (info.node for info in cluster.list()), now, node_created or {}, self.options
+        )
+        not_started = {
+            n for g in self.groups for n in readiness.per_group.get(g, Readiness()).not_started
+        }
         nodes = [info.node for info in cluster.list() if info.name not in not_started]
         registered = Counter(node_group_of(n) for n in nodes)
         timeouts = self._provisioning_timeouts(now, registered)
         targets = {name: g.target_size for name, g in self.groups.items()}
-        readiness = readiness_of((info.node for info in cluster.list()), not_started)
         if not is_cluster_healthy(readiness, self.options):
             # Upstream: "Cluster is not ready for autoscaling": nothing this loop, and the
             # unneeded nodes are forgotten (CleanUpUnneededNodes).
@@ -261,8 +278,8 @@ class ClusterAutoscaler:
         }
         # Upcoming nodes join the snapshot, so pods that will fit them do not trigger more.
         upcoming_nodes = []
-        for name, group in self.groups.items():
-            for i in range(max(0, group.target_size - registered[name])):
+        for name, count in upcoming_nodes_of(readiness, targets).items():
+            for i in range(count):
                 node, ds_pods = copy_template_node(templates[name], f"{name}-upcoming-{i}")
                 snapshot.add_node(node, ds_pods)
                 upcoming_nodes.append(node)
@@ -286,7 +303,9 @@ class ClusterAutoscaler:
             self.last_scale_up = now
         scale_down = None
         if self.options.scale_down_enabled:
-            scale_down = self._scale_down(now, checker, cluster, pdbs, scale_up, not_started)
+            scale_down = self._scale_down(
+                now, checker, cluster, pdbs, scale_up, not_started, len(draining)
+            )
         return RunOnceResult(
             now,
             scale_up,
@@ -303,6 +322,7 @@ class ClusterAutoscaler:
         pdbs: Sequence[PodDisruptionBudget],
         scale_up: ScaleUpResult,
         not_started: Collection[str] = (),
+        draining: int = 0,
     ) -> ScaleDownResult:
         opts = self.options
         in_cooldown = (
@@ -333,6 +353,7 @@ class ClusterAutoscaler:
             ctx,
             now,
             in_cooldown=in_cooldown,
+            draining=draining,
         )
         for removed in result.removed:
             self.groups[removed.group].target_size -= 1

@@ -18,7 +18,8 @@ from datetime import datetime
 from enum import Enum
 
 from topospread.api.resource import parse_quantity
-from topospread.api.types import CONDITION_TRUE, NODE_READY, Node, Pod
+from topospread.api.types import Node, Pod
+from topospread.autoscaler.clusterautoscaler.clusterstate import is_node_ready
 from topospread.autoscaler.clusterautoscaler.drainability import (
     BlockingPod,
     DeleteOptions,
@@ -103,13 +104,6 @@ def calculate_utilization(
     if cpu >= mem:
         return UtilizationInfo(cpu, mem, cpu, "cpu")
     return UtilizationInfo(cpu, mem, mem, "memory")
-
-
-def is_node_ready(node: Node) -> bool:
-    """The Ready condition is True; a node without any Ready condition counts as ready (the
-    model's nodes usually carry no conditions). Upstream: kube_util.GetReadinessState"""
-    ready = next((c for c in node.status.conditions if c.type == NODE_READY), None)
-    return ready is None or ready.status == CONDITION_TRUE
 
 
 def is_node_being_deleted(node: Node, now: float) -> bool:
@@ -289,13 +283,16 @@ def removable_now(
     now: float,
     ready: Mapping[str, bool],
     above_min: tuple[int, int] = (2**62, 2**62),
+    draining: int = 0,
 ) -> tuple[list[RemovedNode], list[UnremovableNode]]:
     """The unneeded nodes to delete in this loop: unneeded long enough, their group above its
     min size, empty ones up to --max-scale-down-parallelism, --max-empty-bulk-delete at once,
     and nodes with pods up to --max-drain-parallelism; ``above_min`` is how many cores and
-    bytes of memory the cluster has above --cores-total and --memory-total's minimums.
+    bytes of memory the cluster has above --cores-total and --memory-total's minimums;
+    ``draining`` drains still in progress use up both parallelism limits.
 
-    Upstream: unneeded.Nodes.RemovableAt and planner.NodesToDelete
+    Upstream: unneeded.Nodes.RemovableAt, planner.NodesToDelete and
+    ScaleDownBudgetProcessor.CropNodes (core/scaledown/budgets/budgets.go)
     """
     removed: list[RemovedNode] = []
     skipped: list[UnremovableNode] = []
@@ -327,12 +324,14 @@ def removable_now(
             continue
         empty = not c.pods_to_reschedule
         if empty:
-            limit = min(options.max_empty_bulk_delete, options.max_scale_down_parallelism)
+            limit = min(
+                options.max_empty_bulk_delete, options.max_scale_down_parallelism - draining
+            )
             if empty_count >= limit:
                 continue
             empty_count += 1
         else:
-            if drain_count >= options.max_drain_parallelism:
+            if drain_count >= options.max_drain_parallelism - draining:
                 continue
             drain_count += 1
         sizes[group.name] -= 1
@@ -378,6 +377,7 @@ def plan_scale_down(
     now: float,
     *,
     in_cooldown: bool,
+    draining: int = 0,
 ) -> ScaleDownResult:
     """One pass of the planner: eligibility, removal simulation, unneeded tracking, and the
     nodes to delete unless scale-down is in cooldown. The snapshot is left as it was.
@@ -432,7 +432,7 @@ def plan_scale_down(
             cores, memory = cores + c, memory + m
     above_min = (cores - options.cores_total.min, memory - options.memory_total.min * GIB)
     removed, skipped = removable_now(
-        removable, groups, tracker, utilization, options, now, ready, above_min
+        removable, groups, tracker, utilization, options, now, ready, above_min, draining
     )
     result.unremovable.extend(skipped)
     result.removed = removed
