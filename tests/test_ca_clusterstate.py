@@ -195,3 +195,21 @@ def test_a_node_with_a_creation_time_outside_the_map_is_old() -> None:
     n = with_meta(node("ng1-1", False), creation_timestamp="2026-01-01T00:00:00Z")
     # The model reads creation times only from the caller's map (seconds on its clock).
     assert readiness_of([n], NOW, {}, STRICT).total.unready == ["ng1-1"]
+
+
+def test_a_scale_up_whose_node_registered_but_never_started_times_out_keeping_the_node() -> None:
+    # The scale-up's node registered but is still NotStarted when max-node-provision-time
+    # (5m) runs out: the request times out and the group backs off, but the target size keeps
+    # the registered node (upstream's fixNodeGroupSize compares the target with Registered;
+    # only instances that never registered are dropped).
+    options = parse_options({"max-node-provision-time": "5m"}, "test")
+    ca = ClusterAutoscaler([group("ng", size=1, max_size=3)], options)
+    cluster = cluster_of(ca, [web(0, "3", "ng-0")])
+    up = ca.run_once(0, cluster, [web(1, "3")])
+    assert up.target_sizes == {"ng": 2}
+    new = broken(ca.groups["ng"].template_node("ng-1"))
+    grown = ClusterState([*(i.node for i in cluster.list()), new], [web(0, "3", "ng-0")])
+    out = ca.run_once(6 * MINUTE, grown, [web(1, "3")], node_created={"ng-1": 0.0})
+    (timeout,) = out.timeouts
+    assert (timeout.requested, timeout.registered) == (2, 2)
+    assert out.target_sizes == {"ng": 2}

@@ -126,9 +126,14 @@ class ClusterAutoscalerController(AutoscalerController):
                 t.group,
                 self.bindings[t.group].group.zone,
                 "",
-                f"group {t.group}: {t.requested - t.registered} node(s) not registered within "
-                f"max-node-provision-time; target size back to {t.registered}, the group is "
-                f"in back-off until {format_duration(nanos(t.backoff_until))}",
+                (
+                    f"group {t.group}: {t.requested - t.registered} node(s) not registered "
+                    f"within max-node-provision-time; target size back to {t.registered}"
+                    if t.requested > t.registered
+                    else f"group {t.group}: scale-up timed out: its nodes registered but not "
+                    "ready within max-node-provision-time"
+                )
+                + f", the group is in back-off until {format_duration(nanos(t.backoff_until))}",
                 t.requested - t.registered,
             )
         up = result.scale_up

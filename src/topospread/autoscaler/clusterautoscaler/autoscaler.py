@@ -145,12 +145,15 @@ class ClusterAutoscaler:
         self.last_scale_down_fail = float("-inf")
 
     def _provisioning_timeouts(
-        self, now: float, registered: Counter[str]
+        self, now: float, registered: Counter[str], with_not_started: Counter[str]
     ) -> list[ProvisioningTimeout]:
-        """Groups whose requested nodes did not all register in time: the target falls back
-        to what registered and the group backs off (doubling up to the max back-off).
+        """Groups whose requested nodes did not all come up in time (``registered`` leaves
+        out the NotStarted nodes): the target falls back to the registered nodes, NotStarted
+        ones included (``with_not_started``: the cloud drops only the instances that never
+        registered), and the group backs off (doubling up to the max back-off).
 
-        Upstream: ClusterStateRegistry's scale-up request timeout and exponential back-off
+        Upstream: ClusterStateRegistry's scale-up request timeout and exponential back-off,
+        fixNodeGroupSize (it compares the target with Registered)
         """
         out = []
         for name, since in list(self.requested_at.items()):
@@ -166,10 +169,9 @@ class ClusterAutoscaler:
             if previous is not None:
                 duration = min(previous.duration * 2, self.options.max_node_group_backoff_duration)
             self.backoff[name] = _Backoff(now + duration, duration)
-            out.append(
-                ProvisioningTimeout(name, group.target_size, registered[name], now + duration)
-            )
-            group.target_size = registered[name]
+            kept = with_not_started[name]
+            out.append(ProvisioningTimeout(name, group.target_size, kept, now + duration))
+            group.target_size = kept
             del self.requested_at[name]
             self.increase.pop(name, None)
         return out
@@ -259,7 +261,8 @@ class ClusterAutoscaler:
         }
         nodes = [info.node for info in cluster.list() if info.name not in not_started]
         registered = Counter(node_group_of(n) for n in nodes)
-        timeouts = self._provisioning_timeouts(now, registered)
+        with_not_started = Counter(node_group_of(info.node) for info in cluster.list())
+        timeouts = self._provisioning_timeouts(now, registered, with_not_started)
         targets = {name: g.target_size for name, g in self.groups.items()}
         if not is_cluster_healthy(readiness, self.options):
             # Upstream: "Cluster is not ready for autoscaling": nothing this loop, and the
