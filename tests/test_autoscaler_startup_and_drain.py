@@ -210,3 +210,16 @@ def test_the_node_is_tainted_while_its_evictions_retry_and_untainted_when_the_dr
     assert TO_BE_DELETED not in sim.node("node-1", "t.yaml").spec.taints
     assert auto.drains == {}
     assert auto.model.groups["node"].target_size == 3
+
+
+def test_a_node_deleted_by_another_step_mid_drain_ends_the_drain_as_done() -> None:
+    # removeNode at 11m20s, in the middle of node-1's drain: its pods are gone, so the next
+    # retry (11m30s) finds nothing left to evict and the instance is deleted with the node;
+    # the group is not left with an unregistered instance.
+    timeline = [{"wait": "10m20s"}, {"removeNode": "node-1"}, {"wait": "1m"}]
+    report = run(two_budgets(timeline))
+    assert times(report, "remove") == [(670.0, "node-3"), (690.0, "node-1")]
+    assert changes(report, "unregistered") == []
+    assert changes(report, "blocked") == []
+    sim_groups = report.to_json()["steps"][-1]["nodeGroups"]
+    assert sim_groups == {"node": 1}

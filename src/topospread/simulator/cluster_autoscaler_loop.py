@@ -350,6 +350,7 @@ class ClusterAutoscalerController(AutoscalerController):
         if removed.empty:
             kept = self._delete(sim, node, TO_BE_DELETED, where)
             if kept:
+                self.model.groups[group].target_size += 1
                 self._drain_failed(sim, node, group, zone, ", ".join(kept))
             else:
                 self._removed(sim, node, group, zone, removed)
@@ -379,8 +380,11 @@ class ClusterAutoscalerController(AutoscalerController):
         """A drain's retries due now: one more round of evictions, or, with the time up, the
         drain fails (upstream declares it when the retry that would follow is not before the
         start plus --max-pod-eviction-time)."""
-        if sim.cluster.get(drain.node) is None:  # deleted by another step meanwhile
+        if sim.cluster.get(drain.node) is None:
+            # Another step deleted the Node meanwhile: its pods are gone (NotFound ends each
+            # eviction loop), so the drain succeeds and the instance is deleted.
             del self.drains[drain.node]
+            self._removed(sim, drain.node, drain.group, drain.zone, drain.removed)
             return
         if drain.timed_out:
             del self.drains[drain.node]
@@ -402,6 +406,7 @@ class ClusterAutoscalerController(AutoscalerController):
 
     def _removed(self, sim: Simulation, node: str, group: str, zone: str, removed: Any) -> None:
         self.instances[group].discard(node)
+        self.unregistered.pop(node, None)
         what = (
             "empty"
             if removed.empty
