@@ -5,13 +5,16 @@ refused eviction every 10s until --max-pod-eviction-time before it gives the nod
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
+import yaml
 
 from test_autoscaler_fidelity import pdb, pinned
 from test_autoscaling import changes, run
+from topospread.analysis.simulate import simulate
 from topospread.render.schemas import load_schema
 from topospread.simulator.autoscaling import TO_BE_DELETED
 from topospread.simulator.cluster_autoscaler_loop import ClusterAutoscalerController
@@ -223,3 +226,24 @@ def test_a_node_deleted_by_another_step_mid_drain_ends_the_drain_as_done() -> No
     assert changes(report, "blocked") == []
     sim_groups = report.to_json()["steps"][-1]["nodeGroups"]
     assert sim_groups == {"node": 1}
+
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "simulations"
+
+
+def example(name: str) -> Any:
+    doc = yaml.safe_load((EXAMPLES / name).read_text())
+    return simulate(parse_timeline(doc, name))
+
+
+def test_the_drain_retries_example_removes_node_1_after_two_retries() -> None:
+    report = example("autoscaler-drain-retries.yaml")
+    assert times(report, "draining") == [(610.0, "node-1")]
+    assert times(report, "remove") == [(630.0, "node-1")]
+    assert report.steps[-1].pending == {}
+
+
+def test_the_broken_new_node_example_scales_up_again_only_at_15m10s() -> None:
+    report = example("autoscaler-broken-new-node.yaml")
+    assert times(report, "add") == [(10.0, "node-2"), (910.0, "node-3")]
+    assert report.steps[-1].pending == {}
