@@ -19,9 +19,11 @@ leaves pods Pending gets no node until a ``wait`` reaches a tick.
 - Nodes that other steps add to or delete from a group change what the cloud has; the
   controller follows them as cluster-autoscaler does (``_follow_cloud``).
 - A scale-down or disruption taints the node (ToBeDeletedByClusterAutoscaler,
-  karpenter.sh/disrupted), evicts its pods through the Eviction API (simulator/drain.py;
-  controllers recreate them, the scheduler places them) and deletes the node; a drain the
-  Eviction API refuses leaves the node, untainted, and cluster-autoscaler backs off scale-down.
+  karpenter.sh/disrupted), evicts its pods through the Eviction API (controllers recreate
+  them, the scheduler places them) and deletes the node. cluster-autoscaler's drain retries
+  refused evictions on the clock until --max-pod-eviction-time
+  (simulator/cluster_autoscaler_drain.py); Karpenter's (simulator/drain.py's passes) leaves
+  the node, untainted, when a pass evicts nothing.
 """
 
 from __future__ import annotations
