@@ -16,7 +16,7 @@ from test_autoscaler_fidelity import pdb, pinned
 from test_autoscaling import changes, run
 from topospread.analysis.simulate import simulate
 from topospread.render.schemas import load_schema
-from topospread.simulator.autoscaling import TO_BE_DELETED
+from topospread.simulator.autoscaling import TO_BE_DELETED, node_created_times
 from topospread.simulator.cluster_autoscaler_loop import ClusterAutoscalerController
 from topospread.simulator.simulation import Simulation
 from topospread.simulator.timeline_format import parse_timeline
@@ -247,3 +247,27 @@ def test_the_broken_new_node_example_scales_up_again_only_at_15m10s() -> None:
     report = example("autoscaler-broken-new-node.yaml")
     assert times(report, "add") == [(10.0, "node-2"), (910.0, "node-3")]
     assert report.steps[-1].pending == {}
+
+
+def test_nodes_joining_the_timeline_are_stamped_and_future_stamps_read_as_old() -> None:
+    def manifest(name: str, created: str) -> dict[str, Any]:
+        return {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": name, "creationTimestamp": created},
+            "spec": {"taints": [{"key": "dedicated", "effect": "NoSchedule"}]},
+            "status": {"capacity": {"cpu": "1", "pods": "110"}},
+        }
+
+    doc = broken_young_node({})
+    doc["objects"] += [
+        manifest("early", "1970-01-01T00:00:30Z"),
+        manifest("future", "2030-01-01T00:00:00Z"),
+    ]
+    sim = Simulation(parse_timeline(doc, "t.yaml"))
+    sim.settle("t.yaml")
+    advance(sim, 60 * SECOND, "t.yaml")
+    # node-2 joined at 10s (the scale-up), "early" carries 30s, node-1 none, "future" is
+    # after the clock's now.
+    assert node_created_times(sim) == {"early": 30.0, "node-2": 10.0}
+    assert sim.node("node-2", "t.yaml").metadata.creation_timestamp == "1970-01-01T00:00:10Z"

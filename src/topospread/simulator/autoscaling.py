@@ -212,8 +212,12 @@ def created_times(sim: Simulation, pods: Sequence[Pod]) -> dict[str, float]:
 
 def node_created_times(sim: Simulation) -> dict[str, float]:
     """Each node's creationTimestamp as seconds on the simulation's clock; nodes without one
-    (the initial nodes, unless their manifests carry one) are left out: the zero time, old."""
+    (the initial nodes, unless their manifests carry one) are left out: the zero time, old.
+    So is a timestamp later than the clock's now, which only an input node can carry (a
+    cluster saved after the clock's 0, which its taints' timeAdded pick): read as old, such a
+    node that is not ready counts as Unready, not as starting."""
     out = {}
+    now = sim.now / 1e9
     seconds: dict[str, float | None] = {}
     for info in sim.cluster.list():
         stamp = info.node.metadata.creation_timestamp
@@ -222,7 +226,7 @@ def node_created_times(sim: Simulation) -> dict[str, float]:
         if stamp not in seconds:
             at = parse_time(stamp)
             seconds[stamp] = None if at is None else (at - sim.epoch) / 1e9
-        if (t := seconds[stamp]) is not None:
+        if (t := seconds[stamp]) is not None and t <= now:
             out[info.name] = t
     return out
 
