@@ -223,7 +223,38 @@ def test_the_api_server_stamps_created_pods_with_the_clock_and_input_pods_keep_t
     sim.settle("t.yaml")
     stamps = {p.metadata.name: p.metadata.creation_timestamp for p in sim.pods.values()}
     assert stamps.pop("own") == "2020-01-01T00:00:00Z"
-    assert set(stamps.values()) == {"1970-01-01T00:00:00Z"}
+    # The clock's 0 is the latest time the input records (the cluster was read no earlier):
+    # here the input pod's creation, so the pods created at the start carry that time.
+    assert stamps and set(stamps.values()) == {"2020-01-01T00:00:00Z"}
+
+
+def test_input_pods_created_after_the_default_epoch_are_not_young_to_the_autoscaler() -> None:
+    # A cluster read in 2026 whose pods were created then: with the clock's 0 at the Unix
+    # epoch they would be 56 years in the future and new-pod-scale-up-delay would hold them
+    # back for ever; the clock starts at the latest recorded time, so they are 0s old.
+    doc = scale_from_zero(
+        {
+            "clusterAutoscaler": {
+                "options": {"new-pod-scale-up-delay": "30s"},
+                "nodeGroups": [{"nodeGroup": "node", "minSize": 0, "maxSize": 3}],
+            }
+        },
+        [{"wait": "1m"}],
+    )
+    doc["objects"] = [
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "read", "creationTimestamp": "2026-11-26T10:00:00Z"},
+            "spec": {
+                "nodeSelector": {"topology.kubernetes.io/zone": "zone-c"},
+                "containers": [{"name": "c", "image": "nginx:1"}],
+            },
+        }
+    ]
+    report = run(doc)
+    (up,) = changes(report, "scaleUp")
+    assert up["time"] == 40.0
 
 
 def test_karpenter_learns_of_a_stockout_only_when_its_launch_fails_and_retries_after_3m() -> None:

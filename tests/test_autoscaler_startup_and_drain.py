@@ -249,7 +249,7 @@ def test_the_broken_new_node_example_scales_up_again_only_at_15m10s() -> None:
     assert report.steps[-1].pending == {}
 
 
-def test_nodes_joining_the_timeline_are_stamped_and_future_stamps_read_as_old() -> None:
+def test_nodes_joining_the_timeline_are_stamped_after_the_latest_input_stamp() -> None:
     def manifest(name: str, created: str) -> dict[str, Any]:
         return {
             "apiVersion": "v1",
@@ -261,13 +261,14 @@ def test_nodes_joining_the_timeline_are_stamped_and_future_stamps_read_as_old() 
 
     doc = broken_young_node({})
     doc["objects"] += [
-        manifest("early", "1970-01-01T00:00:30Z"),
-        manifest("future", "2030-01-01T00:00:00Z"),
+        manifest("early", "2029-12-31T23:59:30Z"),
+        manifest("latest", "2030-01-01T00:00:00Z"),
     ]
     sim = Simulation(parse_timeline(doc, "t.yaml"))
     sim.settle("t.yaml")
     advance(sim, 60 * SECOND, "t.yaml")
-    # node-2 joined at 10s (the scale-up), "early" carries 30s, node-1 none, "future" is
-    # after the clock's now.
-    assert node_created_times(sim) == {"early": 30.0, "node-2": 10.0}
-    assert sim.node("node-2", "t.yaml").metadata.creation_timestamp == "1970-01-01T00:00:10Z"
+    # The cluster was read no earlier than its latest node's creation: the clock's 0 is
+    # 2030-01-01T00:00:00Z, "early" was created 30s before it, "latest" at it, node-2 joined
+    # at 10s (the scale-up) and node-1 carries no stamp (the zero time: old).
+    assert node_created_times(sim) == {"early": -30.0, "latest": 0.0, "node-2": 10.0}
+    assert sim.node("node-2", "t.yaml").metadata.creation_timestamp == "2030-01-01T00:00:10Z"

@@ -213,9 +213,10 @@ def created_times(sim: Simulation, pods: Sequence[Pod]) -> dict[str, float]:
 def node_created_times(sim: Simulation) -> dict[str, float]:
     """Each node's creationTimestamp as seconds on the simulation's clock; nodes without one
     (the initial nodes, unless their manifests carry one) are left out: the zero time, old.
-    So is a timestamp later than the clock's now, which only an input node can carry (a
-    cluster saved after the clock's 0, which its taints' timeAdded pick): read as old, such a
-    node that is not ready counts as Unready, not as starting."""
+    So is a timestamp later than the clock's now (the clock starts at the input's latest
+    recorded time, so only a node a later step applies with a stamp ahead of the clock can
+    carry one): read as old, such a node that is not ready counts as Unready, not as
+    starting."""
     out = {}
     now = sim.now / 1e9
     seconds: dict[str, float | None] = {}

@@ -1,10 +1,10 @@
 """The simulated clock of ``simulate``: durations as Go writes them.
 
 The clock counts nanoseconds since the timeline's start (an int, so sums stay exact); a
-``wait`` step moves it on. Taints record ``timeAdded`` as a timestamp: the clock's 0 is the
-``epoch``, nanoseconds since the Unix epoch (simulator/taint_eviction_controller.py's
-``clock_epoch`` picks it; timestamps are read and written by controllers/common.py's
-``parse_time`` and ``format_time``).
+``wait`` step moves it on. Taints record ``timeAdded`` and objects ``creationTimestamp`` as
+timestamps: the clock's 0 is the ``epoch``, nanoseconds since the Unix epoch
+(simulator/taint_eviction_controller.py's ``clock_epoch`` picks it; timestamps are read and
+written by controllers/common.py's ``parse_time`` and ``format_time``).
 """
 
 from __future__ import annotations

@@ -135,8 +135,9 @@ class Simulation(ControllerManager):
         self.autoscaler_spec = autoscaler if autoscaler is not None else scenario.autoscaler
         self.seed = seed
         # The clock (nanoseconds since the timeline's start) and the taint manager's timed
-        # evictions. The clock's 0 is the latest timeAdded of the input's NoExecute taints
-        # (a cluster read at that moment at the earliest), so older taints count from before.
+        # evictions. The clock's 0 is the latest time the input records (taints' timeAdded,
+        # creationTimestamps, pods' startTime: a cluster read at that moment at the earliest),
+        # so older taints count from before.
         self.now = 0
         self.epoch = clock_epoch(scenario)
         self.taint_evictions = TaintEvictionQueue()

@@ -31,8 +31,8 @@ if TYPE_CHECKING:
     from topospread.simulator.simulation import Simulation
     from topospread.simulator.timeline_format import TimelineScenario
 
-# The clock's 0 when no input taint carries a timeAdded (Unix time 0: timeAdded then reads as
-# the time since the timeline's start).
+# The clock's 0 when the input records no time (Unix time 0: timestamps then read as the time
+# since the timeline's start).
 DEFAULT_EPOCH: Final = 0
 
 
@@ -218,15 +218,25 @@ def check_taint_times(node: Node, where: str) -> None:
 
 
 def clock_epoch(scenario: TimelineScenario) -> int:
-    """The clock's 0: the latest timeAdded of the initial nodes' NoExecute taints, else
-    DEFAULT_EPOCH. Unreadable times are left to the node checks (``check_taint_times``)."""
+    """The clock's 0: the latest time the input records — its nodes' NoExecute taints'
+    timeAdded, its nodes' and objects' creationTimestamps, its pods' startTime — else
+    DEFAULT_EPOCH. A cluster is read no earlier than the last thing that happened in it, so
+    the objects the simulation creates are younger than every input object (ReplicaSets
+    scale down the youngest pods first; autoscalers hold back young pods and count young
+    nodes as starting). Unreadable times are left to the node checks (``check_taint_times``)
+    and count as the zero time."""
     templates = [g.template for g in scenario.groups.values()]
-    times = []
+    stamps: list[str | None] = []
     for node in [n for _, n in scenario.nodes] + templates:
-        for taint in get_no_execute_taints(node.spec.taints):
-            added = parse_time(taint.time_added)
-            if added is not None:
-                times.append(added)
+        stamps.extend(taint.time_added for taint in get_no_execute_taints(node.spec.taints))
+    for _, node in scenario.nodes:
+        stamps.append(node.metadata.creation_timestamp)
+    for _, obj in scenario.objects:
+        metadata = getattr(obj, "metadata", None)
+        stamps.append(getattr(metadata, "creation_timestamp", None))
+        if isinstance(obj, Pod):
+            stamps.append(obj.status.start_time)
+    times = [t for s in set(stamps) if s and (t := parse_time(s)) is not None]
     return max(times, default=DEFAULT_EPOCH)
 
 
