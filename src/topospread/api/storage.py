@@ -19,6 +19,7 @@ from topospread.api.volumes import (
     CSIPersistentVolumeSource,
     GCEPersistentDiskVolumeSource,
     ISCSIVolumeSource,
+    PortworxVolumeSource,
     RBDVolumeSource,
 )
 
@@ -85,6 +86,7 @@ class PersistentVolumeSpec(_Obj, frozen=True):
     aws_elastic_block_store: AWSElasticBlockStoreVolumeSource | None = None
     azure_disk: AzureDiskVolumeSource | None = None
     cinder: CinderVolumeSource | None = None
+    portworx_volume: PortworxVolumeSource | None = None
     iscsi: ISCSIVolumeSource | None = None
     rbd: RBDVolumeSource | None = None
 

@@ -23,6 +23,8 @@ from topospread.api.volumes import Volume as Volume
 LABEL_HOSTNAME: Final = "kubernetes.io/hostname"
 LABEL_TOPOLOGY_ZONE: Final = "topology.kubernetes.io/zone"
 LABEL_TOPOLOGY_REGION: Final = "topology.kubernetes.io/region"
+LABEL_FAILURE_DOMAIN_BETA_ZONE: Final = "failure-domain.beta.kubernetes.io/zone"
+LABEL_FAILURE_DOMAIN_BETA_REGION: Final = "failure-domain.beta.kubernetes.io/region"
 LABEL_OS_STABLE: Final = "kubernetes.io/os"
 LABEL_ARCH_STABLE: Final = "kubernetes.io/arch"
 LABEL_INSTANCE_TYPE_STABLE: Final = "node.kubernetes.io/instance-type"

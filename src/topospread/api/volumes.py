@@ -1,7 +1,8 @@
 """A pod's volumes, and the volume sources that both a pod's inline volumes and a
 PersistentVolume carry, as far as the scheduler's volume plugins read them: the attachable
 disks VolumeRestrictions compares (GCE PD, AWS EBS, iSCSI, Ceph RBD), the in-tree sources
-NodeVolumeLimits translates to CSI drivers (GCE PD, AWS EBS, Azure Disk, Cinder), and CSI.
+NodeVolumeLimits and VolumeBinding translate to CSI drivers (GCE PD, AWS EBS, Azure Disk, Cinder;
+Portworx for a PV), and CSI.
 """
 
 from __future__ import annotations
@@ -31,10 +32,21 @@ class AzureDiskVolumeSource(_Obj, frozen=True):
     disk_name: str = ""
     disk_uri: str = msgspec.field(default="", name="diskURI")
     read_only: bool = False
+    # Read by CSI migration (only managed disks translate); the API server defaults it to
+    # "Shared" (SetDefaults_AzureDiskVolumeSource), which readers of a missing kind apply.
+    kind: str | None = None
 
 
 class CinderVolumeSource(_Obj, frozen=True):
     volume_id: str = msgspec.field(default="", name="volumeID")
+    read_only: bool = False
+
+
+class PortworxVolumeSource(_Obj, frozen=True):
+    """A PersistentVolume's ``spec.portworxVolume`` (read by the binder's CSI migration)."""
+
+    volume_id: str = msgspec.field(default="", name="volumeID")
+    fs_type: str = ""
     read_only: bool = False
 
 

@@ -1,9 +1,9 @@
 """Reserve, Unreserve and PreBind's side of the binder: assume the chosen PVs bound and the
-claims to provision annotated with the node in the assume cache, revert that, and write it to
-the API.
+claims to provision annotated with the node in the assume cache, revert that, write it to the
+API and check what the API then holds still suits the node.
 
 Upstream: AssumePodVolumes, RevertAssumedPodVolumes, BindPodVolumes / bindAPIUpdate,
-arePodVolumesBound (binder.go) and GetBindVolumeToClaim
+checkBindings, arePodVolumesBound (binder.go) and GetBindVolumeToClaim
 (component-helpers/storage/volume/pv_helpers.go), v1.35
 """
 
@@ -22,10 +22,16 @@ from topospread.api.storage import (
     PersistentVolume,
     PersistentVolumeClaim,
 )
-from topospread.api.types import Pod
+from topospread.api.types import Node, Pod
 from topospread.framework.storage import StorageLister
-from topospread.plugins.helper.storage import claim_name_of, is_volume_bound_to_claim
+from topospread.plugins.helper.storage import (
+    check_node_affinity,
+    claim_name_of,
+    is_volume_bound_to_claim,
+)
+from topospread.plugins.volumebinding.csi_migration import try_translate_pv_to_csi
 from topospread.plugins.volumebinding.pod_volumes import (
+    BinderError,
     BindingInfo,
     PodVolumes,
     is_pvc_fully_bound,
@@ -93,6 +99,56 @@ def bind_pod_volumes(storage: StorageLister, volumes: PodVolumes) -> None:
         )
     for pvc in volumes.dynamic_provisions:
         storage.update_pvc(pvc)
+
+
+def check_bindings(storage: StorageLister, node: Node, volumes: PodVolumes) -> None:
+    """Raise ``BinderError`` where the API's PVs and claims, after ``bind_pod_volumes``, no
+    longer suit the node: a bound PV's node affinity (translated to CSI where the node's
+    CSINode migrated its plugin) must admit the node, a claim to provision must still name it.
+
+    NOTE: the PV controller's answer is immediate here, so there is nothing to wait for, and
+    its unbinding (a PV's claimRef dropped) is not modelled.
+
+    Upstream: checkBindings (binder.go, v1.35), which BindPodVolumes polls
+    """
+    name = node.metadata.name
+    csi_node = storage.csi_node(name)
+    for b in volumes.static_bindings:
+        pv_name = b.pv.metadata.name
+        pv = storage.persistent_volume(pv_name)
+        if pv is None:
+            raise BinderError(
+                f'failed to check binding: could not find v1/PersistentVolume "{pv_name}"'
+            )
+        try:
+            pv = try_translate_pv_to_csi(pv, csi_node)
+        except BinderError as err:
+            raise BinderError(f"failed to translate pv to csi: {err}") from err
+        _check_node_affinity(pv, node)
+    for claim in volumes.dynamic_provisions:
+        pvc = storage.persistent_volume_claim(claim.metadata.namespace, claim.metadata.name)
+        if pvc is None:
+            raise BinderError(
+                "failed to check provisioning pvc: could not find "
+                f'v1/PersistentVolumeClaim "{claim.key}"'
+            )
+        if not pvc.metadata.annotations:
+            raise BinderError(f'selectedNode annotation reset for PVC "{pvc.metadata.name}"')
+        if pvc.metadata.annotations.get(ANN_SELECTED_NODE) != name:
+            raise BinderError(f'provisioning failed for PVC "{pvc.metadata.name}"')
+        if pvc.spec.volume_name:
+            pv = storage.persistent_volume(pvc.spec.volume_name)
+            if pv is None:
+                continue  # upstream waits for it (an API delay, or the claim is unbound)
+            _check_node_affinity(try_translate_pv_to_csi(pv, csi_node), node)
+
+
+def _check_node_affinity(pv: PersistentVolume, node: Node) -> None:
+    if not check_node_affinity(pv, node.metadata.labels):
+        raise BinderError(
+            f'pv "{pv.metadata.name}" node affinity doesn\'t match node "{node.metadata.name}": '
+            "no matching NodeSelectorTerms"
+        )
 
 
 def are_pod_volumes_bound(storage: StorageLister, pod: Pod) -> bool:

@@ -7,12 +7,14 @@ the binder itself (GetPodVolumeClaims, FindPodVolumes and its per-node-labels me
 live beside it as upstream divides binder.go's work: ``bound_claims`` (checkBoundClaims,
 GetEligibleNodes), ``matching`` (findMatchingVolumes, FindMatchingVolume), ``provisioning``
 (checkVolumeProvisions, hasEnoughCapacity) and ``assume`` (AssumePodVolumes, BindPodVolumes).
-Not modelled: the in-tree to CSI translation of a bound PV before its node affinity is checked
-(tryTranslatePVToCSI), and VolumeAttributesClass matching beyond equal class names.
+``csi_migration`` translates an in-tree PV to CSI where the node's CSINode migrated its plugin
+(tryTranslatePVToCSI), before its node affinity is checked. Not modelled: VolumeAttributesClass
+matching beyond equal class names.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from typing import Final
 
@@ -26,6 +28,12 @@ from topospread.api.types import Node, Pod
 from topospread.framework.storage import StorageLister
 from topospread.plugins.helper.storage import claim_name_of, ephemeral_volume_is_for_pod, pvc_class
 from topospread.plugins.volumebinding import assume, bound_claims, provisioning
+from topospread.plugins.volumebinding.csi_migration import (
+    TranslationError,
+    migrated_plugin_of,
+    migrated_plugins,
+    translate_in_tree_pv_to_csi,
+)
 from topospread.plugins.volumebinding.matching import (
     find_matching_volume,
     find_matching_volumes,
@@ -168,13 +176,26 @@ class VolumeBinder:
         NOTE: the claims, PVs, classes and capacities do not change during an attempt (a
         PreFilter's ``PodVolumeClaims`` lives for one), and the binder reads a node only by
         those labels: PV node affinity (matched on a node built from labels alone), allowed
-        topologies, capacities' node topology.
+        topologies, capacities' node topology; and, for bound claims of in-tree PVs, by which
+        of their plugins the node's CSINode migrated (``csi_node_view``), last in the view.
         """
         keys = self.node_label_keys(claims)
         if keys is None:
             return None
         labels = node.metadata.labels
-        return tuple(labels.get(k) for k in keys)
+        view = tuple(labels.get(k) for k in keys)
+        migrated = self.csi_node_view(claims, node.metadata.name)
+        return view if migrated is None else (*view, migrated)
+
+    def csi_node_view(self, claims: PodVolumeClaims, node_name: str) -> str | None:
+        """Which in-tree plugins of the bound claims' PVs the node's CSINode migrated (sorted,
+        comma-joined), the one thing of a node besides its labels that ``find_pod_volumes``
+        reads (None: no such PV, nothing read). Taken after ``node_label_keys``."""
+        plugins = claims.csi_plugins
+        if not plugins:
+            return None
+        on_node = plugins & migrated_plugins(self.storage.csi_node(node_name))
+        return ",".join(sorted(on_node))
 
     def node_label_keys(self, claims: PodVolumeClaims) -> tuple[str, ...] | None:
         """The node labels ``find_pod_volumes`` reads for the claims, sorted (None: it reads
@@ -188,10 +209,19 @@ class VolumeBinder:
     def _label_keys(self, claims: PodVolumeClaims) -> tuple[str, ...] | None:
         keys: set[str] = set()
         storage = self.storage
+        plugins: set[str] = set()
         for pvc in claims.bound_claims:
             pv = storage.assumed_pv(pvc.spec.volume_name)
-            if pv is not None:
-                keys |= _affinity_keys(pv)
+            if pv is None:
+                continue
+            keys |= _affinity_keys(pv)
+            plugin = migrated_plugin_of(pv)
+            if plugin is not None:
+                plugins.add(plugin)
+                # Untranslatable: the nodes that migrated its plugin raise it, node by node.
+                with contextlib.suppress(TranslationError):
+                    keys |= _affinity_keys(translate_in_tree_pv_to_csi(pv))
+        claims.csi_plugins = frozenset(plugins)
         for pvc in claims.unbound_claims_delay_binding:
             if ANN_SELECTED_NODE in pvc.metadata.annotations:
                 return None  # compared with the node's name
@@ -282,3 +312,14 @@ class VolumeBinder:
         """Upstream: BindPodVolumes (binder.go); see ``assume.bind_pod_volumes``."""
         del pod
         assume.bind_pod_volumes(self.storage, volumes)
+
+    def check_bindings(self, node: Node, volumes: PodVolumes) -> None:
+        """What BindPodVolumes waits for after its API writes: raises ``BinderError``
+        (``binding volumes: ...``) where they no longer suit the node.
+
+        Upstream: BindPodVolumes / checkBindings (binder.go); see ``assume.check_bindings``
+        """
+        try:
+            assume.check_bindings(self.storage, node, volumes)
+        except BinderError as err:
+            raise BinderError(f"binding volumes: {err}") from err

@@ -1,5 +1,6 @@
 """The pod's bound claims: the nodes their local PVs pin the pod to (PreFilter), and whether
-their PVs' node affinity admits a node (Filter).
+their PVs' node affinity admits a node (Filter), in-tree PVs translated to CSI where the node
+migrated their plugin.
 
 Upstream: GetEligibleNodes and checkBoundClaims (binder.go), GetLocalPersistentVolumeNodeNames
 (pkg/scheduler/util/utils.go), v1.35
@@ -13,6 +14,7 @@ from topospread.api.storage import PersistentVolume, PersistentVolumeClaim
 from topospread.api.types import LABEL_HOSTNAME, Node
 from topospread.framework.storage import StorageLister
 from topospread.plugins.helper.storage import check_node_affinity
+from topospread.plugins.volumebinding.csi_migration import try_translate_pv_to_csi
 
 
 def get_eligible_nodes(
@@ -55,11 +57,18 @@ def local_pv_node_names(pv: PersistentVolume) -> set[str] | None:
 def check_bound_claims(
     storage: StorageLister, claims: Sequence[PersistentVolumeClaim], node: Node
 ) -> tuple[bool, bool]:
-    """(node affinity satisfied, PVs found). Upstream: checkBoundClaims (binder.go)."""
+    """(node affinity satisfied, PVs found): each claim's PV as the node sees it, translated
+    to CSI where the node's CSINode migrated its in-tree plugin (``csi_migration``); raises
+    ``BinderError`` when that translation fails.
+
+    Upstream: checkBoundClaims (binder.go)
+    """
+    csi_node = storage.csi_node(node.metadata.name)
     for pvc in claims:
         pv = storage.assumed_pv(pvc.spec.volume_name)
         if pv is None:
             return True, False
+        pv = try_translate_pv_to_csi(pv, csi_node)
         if not check_node_affinity(pv, node.metadata.labels):
             return False, True
     return True, True

@@ -54,6 +54,10 @@ class PodVolumeClaims:
     # node's name), taken on first use; and its answers by those labels' values.
     label_keys: tuple[str, ...] | None = None
     label_keys_taken: bool = False
+    # The in-tree plugins of the bound claims' PVs that the binder translates to CSI on a
+    # node whose CSINode migrated them (taken with ``label_keys``): the node's CSINode
+    # annotation joins the labels in what its answer depends on.
+    csi_plugins: frozenset[str] = frozenset()
     by_labels: dict[tuple[str | None, ...], tuple[PodVolumes, list[str]]] = field(
         default_factory=dict
     )

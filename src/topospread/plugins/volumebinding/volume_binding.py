@@ -204,6 +204,15 @@ class VolumeBinding:
         if volumes is None:
             return as_status(f'no pod volumes found for node "{node_name}"')
         self.binder.bind_pod_volumes(pod, volumes)
+        info = self._handle.snapshot_shared_lister().node_infos().get(node_name)
+        if info is None:
+            return as_status(
+                f'binding volumes: failed to get node "{node_name}": node "{node_name}" not found'
+            )
+        try:
+            self.binder.check_bindings(info.node, volumes)
+        except BinderError as e:
+            return as_status(e)
         return SUCCESS
 
 

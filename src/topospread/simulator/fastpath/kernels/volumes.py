@@ -165,9 +165,10 @@ class VolumeBinding(ClaimKernel):
 
     def filter_rows(self, attempt: Attempt, rows: Rows) -> I32:
         """The reference Filter on one node per distinct value of the node labels the binder
-        reads (``VolumeBinder.node_label_keys``), its status taken by every node with the
-        same values. NOTE: exact as the binder's own answers by those labels are
-        (``_node_view``): node by node where it reads a node's name. The reference Filter
+        reads (``VolumeBinder.node_label_keys``) and, for bound in-tree PVs, of which of their
+        plugins the node's CSINode migrated (``VolumeBinder.csi_node_view``), its status taken
+        by every node with the same values. NOTE: exact as the binder's own answers by those
+        values are (``_node_view``): node by node where it reads a node's name. The reference Filter
         writes the volumes it chose for each node it passes; only the chosen node's are read
         after the decision (Reserve, Unreserve, PreBind): ``chose`` copies them from the
         node that stood for it."""
@@ -180,9 +181,15 @@ class VolumeBinding(ClaimKernel):
         if data is None or keys is None or len(rows) < 2:
             return self.reference.filter_rows(attempt, rows)
         table = self.path.table
-        if keys:
-            cols = np.stack([table.codes(k)[0][rows] for k in keys], axis=1)
-            _, first, inverse = np.unique(cols, axis=0, return_index=True, return_inverse=True)
+        cols = [table.codes(k)[0][rows] for k in keys]
+        if claims is not None and claims.csi_plugins:
+            binder, names = self.plugin.binder, table.names
+            views = [binder.csi_node_view(claims, names[i]) for i in rows.tolist()]
+            code = {v: j for j, v in enumerate(dict.fromkeys(views))}
+            cols.append(np.fromiter((code[v] for v in views), np.int64, len(rows)))
+        if cols:
+            stacked = np.stack(cols, axis=1)
+            _, first, inverse = np.unique(stacked, axis=0, return_index=True, return_inverse=True)
             inverse = inverse.reshape(-1)
         else:
             first, inverse = np.zeros(1, np.intp), np.zeros(len(rows), np.intp)
