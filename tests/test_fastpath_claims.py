@@ -11,12 +11,14 @@ outrank bound ones (preemption).
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Final
 
 import msgspec
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
 from test_fastpath import large_scenarios, nodes, pod, summary
@@ -237,56 +239,112 @@ def counting_claimed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(FastPath, "try_schedule", counted)
 
 
-@settings(
-    max_examples=200,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-    derandomize=True,
-    database=None,
-)
-@given(storage_scenarios(), st.integers(0, 3), st.sampled_from([None, 50]))
-def test_pods_with_claims_decide_on_the_fast_path_as_on_the_reference_path(
-    scenario: Scenario, seed: int, percentage: int | None
-) -> None:
+# The seeds hypothesis derived for these tests (``derandomize``: from each test's source)
+# before they shared the helpers here: pinned, so that sharing them kept their examples.
+ORIGINAL_SEEDS: Final = {
+    "test_pods_with_claims_decide_on_the_fast_path_as_on_the_reference_path": int(
+        "36434955986155534748494372203691294891524484321789651783195653383682020419978345"
+        "708663973600290572144284158066652693"
+    ),
+    "test_the_binders_answer_per_node_labels_is_its_answer_node_by_node": int(
+        "21688528086043585623538086818831188032770582433612128583721518761401189437718347"
+        "968713055853047255642793126054011698"
+    ),
+    "test_volume_limits_kept_within_an_attempt_answer_as_afresh_on_every_node": int(
+        "25844279263128949425185103210713348819788066167870816099556082621379246641781963"
+        "807446628554048277412644475768375664"
+    ),
+    "test_pods_with_claims_sample_past_a_hundred_nodes_as_on_the_reference_path": int(
+        "21210812379804210399553695738052173579220039784438325313405887214367352619361423"
+        "370717058297617214481357814392341173"
+    ),
+    "test_the_volume_kernels_decide_most_nodes_without_their_reference_plugins": int(
+        "19603353200986223243213963415715149763592828104711941124145219614023885519204340"
+        "225935653068990785919863037097601521"
+    ),
+}
+
+
+def derandomized(max_examples: int, *, too_slow_ok: bool = True) -> Callable[[Any], Any]:
+    """The module's hypothesis settings: ``max_examples`` examples, the same on every run
+    (derandomized, no example database; a test of ``ORIGINAL_SEEDS`` from its pinned seed),
+    no deadline; slow data generation allowed unless ``too_slow_ok`` is False."""
+    configured = settings(
+        max_examples=max_examples,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow] if too_slow_ok else [],
+        derandomize=True,
+        database=None,
+    )
+
+    def apply(test: Any) -> Any:
+        pinned = ORIGINAL_SEEDS.get(test.__name__)
+        test = configured(test)
+        return test if pinned is None else seed(pinned)(test)
+
+    return apply
+
+
+def decide_both_ways(
+    scenario: Scenario,
+    seed: int,
+    percentage: int | None = None,
+    counting: Callable[[pytest.MonkeyPatch], None] | None = None,
+) -> tuple[ScheduleRun, ScheduleRun]:
+    """The scenario scheduled on the reference path, then on the fast path (``counting``
+    patched in for that run): the same decisions, and Reserve and PreBind went through the
+    same storage (the same claims bound to the same volumes, provisioned in the same zones)."""
     reference = schedule(scenario, seed=seed, fast=False, percentage_of_nodes_to_score=percentage)
     with pytest.MonkeyPatch.context() as monkeypatch:
-        counting_claimed(monkeypatch)
+        if counting is not None:
+            counting(monkeypatch)
         fast = schedule(scenario, seed=seed, fast=True, percentage_of_nodes_to_score=percentage)
     assert summary(fast) == summary(reference)
-    assert [d.pod.status.nominated_node_name for d in fast.attempts] == [
-        d.pod.status.nominated_node_name for d in reference.attempts
-    ]
-    # Reserve and PreBind went through the same storage: the same claims bound to the same
-    # volumes, provisioned in the same zones.
     assert storage_state(fast) == storage_state(reference)
-    CLAIMED["preempted"] += any(d.preempted for d in fast.attempts) and any(
-        has_claims(d.pod) for d in fast.attempts
-    )
+    return reference, fast
+
+
+def assert_lean_decides_as_detailed(
+    scenario: Scenario, seed: int, percentage: int | None, fast: ScheduleRun
+) -> None:
+    """Without detail (no statuses, no messages) the fast path places every pod alike."""
     lean = schedule(
         scenario, seed=seed, fast=True, detail=False, percentage_of_nodes_to_score=percentage
     )
     assert [(d.key, d.node) for d in lean.attempts] == [(d.key, d.node) for d in fast.attempts]
 
 
-@settings(
-    max_examples=150,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-    derandomize=True,
-    database=None,
-)
+def plugin_of_cluster(scenario: Scenario, name: str) -> tuple[ScheduleRun, Any]:
+    """The scenario's nodes, bound pods and objects, nothing queued, scheduled once; and its
+    framework's plugin ``name``, over that cluster's storage."""
+    run = schedule(dataclasses.replace(scenario, queue=[]))
+    return run, next(iter(run.scheduler.frameworks.values())).plugins[name]
+
+
+@derandomized(200)
+@given(storage_scenarios(), st.integers(0, 3), st.sampled_from([None, 50]))
+def test_pods_with_claims_decide_on_the_fast_path_as_on_the_reference_path(
+    scenario: Scenario, seed: int, percentage: int | None
+) -> None:
+    reference, fast = decide_both_ways(scenario, seed, percentage, counting_claimed)
+    assert [d.pod.status.nominated_node_name for d in fast.attempts] == [
+        d.pod.status.nominated_node_name for d in reference.attempts
+    ]
+    CLAIMED["preempted"] += any(d.preempted for d in fast.attempts) and any(
+        has_claims(d.pod) for d in fast.attempts
+    )
+    assert_lean_decides_as_detailed(scenario, seed, percentage, fast)
+
+
+@derandomized(150)
 @given(storage_scenarios())
 def test_the_binders_answer_per_node_labels_is_its_answer_node_by_node(
     scenario: Scenario,
 ) -> None:
     """Within an attempt the binder answers once per value of the node labels it reads
     (``VolumeBinder._node_view``): on every node, that answer is the one it gives afresh."""
-    run = schedule(
-        Scenario(nodes=scenario.nodes, pods=scenario.pods, queue=[], objects=scenario.objects,
-                 config=scenario.config)
-    )  # fmt: skip
-    fwk = next(iter(run.scheduler.frameworks.values()))
-    binder = fwk.plugins["VolumeBinding"].binder
+    run, plugin = plugin_of_cluster(scenario, "VolumeBinding")
+    binder = plugin.binder
     nodes_ = [info.node for info in run.cluster.list()]
     for p in scenario.queue:
         try:
@@ -310,13 +368,7 @@ def test_the_binders_answer_per_node_labels_is_its_answer_node_by_node(
 MEMO: Counter[str] = Counter()
 
 
-@settings(
-    max_examples=150,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-    derandomize=True,
-    database=None,
-)
+@derandomized(150)
 @given(storage_scenarios())
 def test_volume_limits_kept_within_an_attempt_answer_as_afresh_on_every_node(
     scenario: Scenario,
@@ -324,12 +376,7 @@ def test_volume_limits_kept_within_an_attempt_answer_as_afresh_on_every_node(
     """NodeVolumeLimits keeps the pod's own volumes in the attempt's cycle state and each
     node's limits in its NodeInfo: filtering node after node with one state gives what a
     fresh state gives on each node."""
-    run = schedule(
-        Scenario(nodes=scenario.nodes, pods=scenario.pods, queue=[], objects=scenario.objects,
-                 config=scenario.config)
-    )  # fmt: skip
-    fwk = next(iter(run.scheduler.frameworks.values()))
-    plugin = fwk.plugins["NodeVolumeLimits"]
+    run, plugin = plugin_of_cluster(scenario, "NodeVolumeLimits")
     infos = run.cluster.list()
     for p in scenario.queue:
         kept = CycleState()
@@ -354,13 +401,7 @@ def test_the_binders_answers_were_shared() -> None:
 LARGE: Counter[str] = Counter()
 
 
-@settings(
-    max_examples=40,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-    derandomize=True,
-    database=None,
-)
+@derandomized(40)
 @given(storage_scenarios(large=True), st.integers(0, 3), st.sampled_from([None, 5, 30, 50]))
 def test_pods_with_claims_sample_past_a_hundred_nodes_as_on_the_reference_path(
     scenario: Scenario, seed: int, percentage: int | None
@@ -368,16 +409,10 @@ def test_pods_with_claims_sample_past_a_hundred_nodes_as_on_the_reference_path(
     """Past 100 nodes the search stops at enough feasible nodes: the volume plugins run only
     on the nodes it visits (``fastpath/lazy.py``), and the next search starts after the last
     one visited, as on the reference path."""
-    reference = schedule(scenario, seed=seed, fast=False, percentage_of_nodes_to_score=percentage)
-    fast = schedule(scenario, seed=seed, fast=True, percentage_of_nodes_to_score=percentage)
-    assert summary(fast) == summary(reference)
-    assert storage_state(fast) == storage_state(reference)
+    _, fast = decide_both_ways(scenario, seed, percentage)
     LARGE["fast"] += fast.scheduler.fast_decisions
     LARGE["placed"] += sum(1 for d in fast.attempts if d.node and has_claims(d.pod))
-    lean = schedule(
-        scenario, seed=seed, fast=True, detail=False, percentage_of_nodes_to_score=percentage
-    )
-    assert [(d.key, d.node) for d in lean.attempts] == [(d.key, d.node) for d in fast.attempts]
+    assert_lean_decides_as_detailed(scenario, seed, percentage, fast)
 
 
 def test_pods_with_claims_were_placed_past_a_hundred_nodes() -> None:
@@ -478,13 +513,7 @@ def counting_kernel_rows(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ReferenceKernel, "filter_rows", asked)
 
 
-@settings(
-    max_examples=25,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-    derandomize=True,
-    database=None,
-)
+@derandomized(25)
 @given(storage_scenarios(large=True), st.integers(0, 3))
 def test_the_volume_kernels_decide_most_nodes_without_their_reference_plugins(
     scenario: Scenario, seed: int
@@ -492,12 +521,7 @@ def test_the_volume_kernels_decide_most_nodes_without_their_reference_plugins(
     """VolumeBinding asks its reference Filter once per distinct zone (the labels its binder
     reads), NodeVolumeLimits only where the table's volume counts come near a limit; the
     decisions stay the reference path's."""
-    reference = schedule(scenario, seed=seed, fast=False)
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        counting_kernel_rows(monkeypatch)
-        fast = schedule(scenario, seed=seed, fast=True)
-    assert summary(fast) == summary(reference)
-    assert storage_state(fast) == storage_state(reference)
+    decide_both_ways(scenario, seed, counting=counting_kernel_rows)
 
 
 def test_the_volume_kernels_skipped_most_reference_calls() -> None:
@@ -510,7 +534,7 @@ def test_the_volume_kernels_skipped_most_reference_calls() -> None:
     assert KERNEL_ROWS["NodeVolumeLimits asked"] > 0  # some nodes came near their limits
 
 
-@settings(max_examples=150, deadline=None, derandomize=True, database=None)
+@derandomized(150, too_slow_ok=False)
 @given(
     st.lists(
         st.tuples(
