@@ -11,17 +11,22 @@ outrank bound ones (preemption).
 
 from __future__ import annotations
 
-import dataclasses
 from collections import Counter
-from collections.abc import Callable
 from typing import Any, Final
 
 import msgspec
 import pytest
-from hypothesis import HealthCheck, given, seed, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
-from test_fastpath import large_scenarios, nodes, pod, summary
+from claims_harness import (
+    assert_lean_decides_as_detailed,
+    binder_answers_as_afresh,
+    decide_both_ways,
+    derandomized,
+    plugin_of_cluster,
+)
+from test_fastpath import large_scenarios, nodes, pod
 from topospread.api.decode import decode_object
 from topospread.api.types import Node, Pod
 from topospread.cluster.storage import StorageState
@@ -29,11 +34,10 @@ from topospread.framework.config import default_config
 from topospread.framework.cycle_state import CycleState
 from topospread.framework.status import Code
 from topospread.plugins.helper.storage import has_claims, pv_class
-from topospread.plugins.volumebinding.binder import BinderError
 from topospread.simulator.fastpath import FastPath
 from topospread.simulator.fastpath.cycle import FastFailure, FastResult
 from topospread.simulator.fastpath.kernels import ReferenceKernel, volumes
-from topospread.simulator.run import ScheduleRun, schedule
+from topospread.simulator.run import schedule
 from topospread.simulator.scenario import Scenario
 
 ZONE = "topology.kubernetes.io/zone"
@@ -104,18 +108,65 @@ def claim(name: str, cls: str, *, rwop: bool = False, volume: str | None = None)
     )  # fmt: skip
 
 
-def csi_node(name: str, count: int | None) -> Any:
+def csi_node(name: str, count: int | None, migrated: str | None = None) -> Any:
     driver: dict[str, Any] = {"name": DRIVER, "nodeID": name, "topologyKeys": [ZONE]}
     if count is not None:
         driver["allocatable"] = {"count": count}
+    meta: dict[str, Any] = {"name": name}
+    if migrated is not None:
+        meta["annotations"] = {"storage.alpha.kubernetes.io/migrated-plugins": migrated}
     return _obj(
         {
             "apiVersion": "storage.k8s.io/v1",
             "kind": "CSINode",
-            "metadata": {"name": name},
+            "metadata": meta,
             "spec": {"drivers": [driver]},
         }
     )
+
+
+def in_tree_pv(name: str, zone: str, claim: str, plugin: str, style: str) -> Any:
+    """A PV of an in-tree plugin bound to ``claim``, labelled with its zone (GA or legacy
+    label), with that zone's affinity on that label or none (``style``: ga, beta, label;
+    bad-id: an EBS ID the CSI translation refuses)."""
+    key = "failure-domain.beta.kubernetes.io/zone" if style == "beta" else ZONE
+    source: dict[str, Any] = (
+        {"gcePersistentDisk": {"pdName": name}}
+        if plugin == "gce"
+        else {"awsElasticBlockStore": {"volumeID": f"aws://{zone}/"
+                                       f"{'disk' if style == 'bad-id' else 'vol'}-{name}"}}
+    )  # fmt: skip
+    spec: dict[str, Any] = {
+        "capacity": {"storage": "10Gi"},
+        "accessModes": ["ReadWriteOnce"],
+        "storageClassName": "wffc",
+        "claimRef": {"namespace": "default", "name": claim},
+        **source,
+    }
+    if style != "label":
+        expr = {"key": key, "operator": "In", "values": [zone]}
+        spec["nodeAffinity"] = {"required": {"nodeSelectorTerms": [{"matchExpressions": [expr]}]}}
+    return _obj({"apiVersion": "v1", "kind": "PersistentVolume",
+                 "metadata": {"name": name, "labels": {key: zone}}, "spec": spec,
+                 "status": {"phase": "Bound"}})  # fmt: skip
+
+
+# CSINodes' migrated-plugins annotations, and the zone labels of the CSI drivers they name.
+MIGRATED: Final = [None, "", "kubernetes.io/aws-ebs", "kubernetes.io/gce-pd",
+                   "kubernetes.io/aws-ebs,kubernetes.io/gce-pd"]  # fmt: skip
+DRIVER_ZONES: Final = ("topology.ebs.csi.aws.com/zone", "topology.gke.io/zone")
+
+
+def with_driver_zones(draw: st.DrawFn, node: Node) -> Node:
+    """The node with, drawn, the legacy zone label and the CSI drivers' zone labels of its
+    zone, as a node whose drivers registered (or not) would have them."""
+    zone = node.metadata.labels.get(ZONE)
+    if zone is None:
+        return node
+    keys = ["failure-domain.beta.kubernetes.io/zone", *DRIVER_ZONES]
+    added = {k: zone for k in keys if draw(st.booleans())}
+    meta = msgspec.structs.replace(node.metadata, labels={**node.metadata.labels, **added})
+    return msgspec.structs.replace(node, metadata=meta)
 
 
 def with_volumes(p: Pod, volumes: list[dict[str, Any]]) -> Pod:
@@ -125,9 +176,14 @@ def with_volumes(p: Pod, volumes: list[dict[str, Any]]) -> Pod:
 
 
 @st.composite
-def storage_scenarios(draw: st.DrawFn, large: bool = False) -> Scenario:
-    """Up to 10 nodes; ``large``: past 100 nodes, where the scheduler samples."""
+def storage_scenarios(draw: st.DrawFn, large: bool = False, migration: bool = False) -> Scenario:
+    """Up to 10 nodes; ``large``: past 100 nodes, where the scheduler samples; ``migration``:
+    claims bound to in-tree EBS and GCE PD volumes, CSINodes that migrated their plugins or
+    not, nodes with and without the CSI drivers' zone labels (drawn only then: the other
+    scenarios stay as they were drawn)."""
     cluster = draw(large_scenarios()).nodes if large else draw(nodes())
+    if migration:
+        cluster = [with_driver_zones(draw, n) for n in cluster]
     names = [n.metadata.name for n in cluster]
     zones = ["z0", "z1", "z2"]
     objects: list[Any] = [
@@ -141,7 +197,10 @@ def storage_scenarios(draw: st.DrawFn, large: bool = False) -> Scenario:
     ]
     for name in names:
         if draw(st.integers(0, 3)):
-            objects.append(csi_node(name, draw(st.sampled_from([None, 1, 2, 3]))))
+            count = draw(st.sampled_from([None, 1, 2, 3]))
+            objects.append(
+                csi_node(name, count, draw(st.sampled_from(MIGRATED)) if migration else None)
+            )
     if not large and draw(st.integers(0, 2)) == 0:
         # The driver publishes capacity: provisioning needs enough of it in the node's zone.
         objects.append(
@@ -174,7 +233,13 @@ def storage_scenarios(draw: st.DrawFn, large: bool = False) -> Scenario:
         if kind == "ebs":
             disk = {"volumeID": f"ebs-{draw(st.integers(0, 2))}"}
             return {"name": f"v{k}", "awsElasticBlockStore": disk}
-        if kind == "bound":  # pre-bound to a PV of its own, in a zone
+        if kind == "intree":  # bound to an in-tree volume of its own, in a zone
+            pv = f"pv-{name}"
+            plugin = draw(st.sampled_from(["ebs", "gce"]))
+            style = draw(st.sampled_from(["ga", "beta", "label", "bad-id"]))
+            objects.append(in_tree_pv(pv, draw(st.sampled_from(zones)), name, plugin, style))
+            claims.append(claim(name, "wffc", volume=pv))
+        elif kind == "bound":  # pre-bound to a PV of its own, in a zone
             pv = f"pv-{name}"
             objects.append(persistent_volume(pv, draw(st.sampled_from(zones)), claim=name))
             claims.append(claim(name, "wffc", volume=pv))
@@ -187,19 +252,24 @@ def storage_scenarios(draw: st.DrawFn, large: bool = False) -> Scenario:
         ["wffc", "wffc", "wffc", "imm", "ebs"]
         if large
         else ["wffc", "wffc", "imm", "bound", "rwop", "ebs", "ebs", "missing"]
+        + (["intree"] * 8 if migration else [])
     )
     bound = []
     for i in range(draw(st.integers(0, 30 if large else 8))):
         p = draw(pod(f"b{i}", draw(st.sampled_from(names))))
         if draw(st.booleans()):
-            kind = draw(st.sampled_from(["wffc", "bound", "rwop", "ebs"]))
+            kind = draw(
+                st.sampled_from(
+                    ["wffc", "bound", "rwop", "ebs"] + (["intree"] if migration else [])
+                )
+            )
             p = with_volumes(p, [volume(kind, f"b{i}", 0)])
         bound.append(p)
     # StatefulSet-like: a few templates, each pod its own claims of the template's kinds.
     templates = []
     for t in range(draw(st.integers(1, 3))):
         base = draw(pod(f"t{t}", nominate_to=names))
-        templates.append((base, draw(st.lists(kinds, min_size=0, max_size=2))))
+        templates.append((base, draw(st.lists(kinds, min_size=int(migration), max_size=2))))
     queue = []
     for i in range(draw(st.integers(1, 10))):
         base, volume_kinds = templates[draw(st.integers(0, len(templates) - 1))]
@@ -209,14 +279,6 @@ def storage_scenarios(draw: st.DrawFn, large: bool = False) -> Scenario:
         queue.append(with_volumes(p, [volume(k, f"q{i}", j) for j, k in enumerate(volume_kinds)]))
     return Scenario(
         nodes=cluster, pods=bound, queue=queue, objects=objects + claims, config=default_config()
-    )
-
-
-def storage_state(run: ScheduleRun) -> tuple[Any, Any]:
-    storage = run.cluster.storage()
-    return (
-        sorted(msgspec.json.encode(pv).decode() for pv in storage.pvs.values()),
-        sorted(msgspec.json.encode(pvc).decode() for pvc in storage.pvcs.values()),
     )
 
 
@@ -237,88 +299,6 @@ def counting_claimed(monkeypatch: pytest.MonkeyPatch) -> None:
         return out
 
     monkeypatch.setattr(FastPath, "try_schedule", counted)
-
-
-# The seeds hypothesis derived for these tests (``derandomize``: from each test's source)
-# before they shared the helpers here: pinned, so that sharing them kept their examples.
-ORIGINAL_SEEDS: Final = {
-    "test_pods_with_claims_decide_on_the_fast_path_as_on_the_reference_path": int(
-        "36434955986155534748494372203691294891524484321789651783195653383682020419978345"
-        "708663973600290572144284158066652693"
-    ),
-    "test_the_binders_answer_per_node_labels_is_its_answer_node_by_node": int(
-        "21688528086043585623538086818831188032770582433612128583721518761401189437718347"
-        "968713055853047255642793126054011698"
-    ),
-    "test_volume_limits_kept_within_an_attempt_answer_as_afresh_on_every_node": int(
-        "25844279263128949425185103210713348819788066167870816099556082621379246641781963"
-        "807446628554048277412644475768375664"
-    ),
-    "test_pods_with_claims_sample_past_a_hundred_nodes_as_on_the_reference_path": int(
-        "21210812379804210399553695738052173579220039784438325313405887214367352619361423"
-        "370717058297617214481357814392341173"
-    ),
-    "test_the_volume_kernels_decide_most_nodes_without_their_reference_plugins": int(
-        "19603353200986223243213963415715149763592828104711941124145219614023885519204340"
-        "225935653068990785919863037097601521"
-    ),
-}
-
-
-def derandomized(max_examples: int, *, too_slow_ok: bool = True) -> Callable[[Any], Any]:
-    """The module's hypothesis settings: ``max_examples`` examples, the same on every run
-    (derandomized, no example database; a test of ``ORIGINAL_SEEDS`` from its pinned seed),
-    no deadline; slow data generation allowed unless ``too_slow_ok`` is False."""
-    configured = settings(
-        max_examples=max_examples,
-        deadline=None,
-        suppress_health_check=[HealthCheck.too_slow] if too_slow_ok else [],
-        derandomize=True,
-        database=None,
-    )
-
-    def apply(test: Any) -> Any:
-        pinned = ORIGINAL_SEEDS.get(test.__name__)
-        test = configured(test)
-        return test if pinned is None else seed(pinned)(test)
-
-    return apply
-
-
-def decide_both_ways(
-    scenario: Scenario,
-    seed: int,
-    percentage: int | None = None,
-    counting: Callable[[pytest.MonkeyPatch], None] | None = None,
-) -> tuple[ScheduleRun, ScheduleRun]:
-    """The scenario scheduled on the reference path, then on the fast path (``counting``
-    patched in for that run): the same decisions, and Reserve and PreBind went through the
-    same storage (the same claims bound to the same volumes, provisioned in the same zones)."""
-    reference = schedule(scenario, seed=seed, fast=False, percentage_of_nodes_to_score=percentage)
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        if counting is not None:
-            counting(monkeypatch)
-        fast = schedule(scenario, seed=seed, fast=True, percentage_of_nodes_to_score=percentage)
-    assert summary(fast) == summary(reference)
-    assert storage_state(fast) == storage_state(reference)
-    return reference, fast
-
-
-def assert_lean_decides_as_detailed(
-    scenario: Scenario, seed: int, percentage: int | None, fast: ScheduleRun
-) -> None:
-    """Without detail (no statuses, no messages) the fast path places every pod alike."""
-    lean = schedule(
-        scenario, seed=seed, fast=True, detail=False, percentage_of_nodes_to_score=percentage
-    )
-    assert [(d.key, d.node) for d in lean.attempts] == [(d.key, d.node) for d in fast.attempts]
-
-
-def plugin_of_cluster(scenario: Scenario, name: str) -> tuple[ScheduleRun, Any]:
-    """The scenario's nodes, bound pods and objects, nothing queued, scheduled once; and its
-    framework's plugin ``name``, over that cluster's storage."""
-    run = schedule(dataclasses.replace(scenario, queue=[]))
-    return run, next(iter(run.scheduler.frameworks.values())).plugins[name]
 
 
 @derandomized(200)
@@ -343,26 +323,9 @@ def test_the_binders_answer_per_node_labels_is_its_answer_node_by_node(
 ) -> None:
     """Within an attempt the binder answers once per value of the node labels it reads
     (``VolumeBinder._node_view``): on every node, that answer is the one it gives afresh."""
-    run, plugin = plugin_of_cluster(scenario, "VolumeBinding")
-    binder = plugin.binder
-    nodes_ = [info.node for info in run.cluster.list()]
-    for p in scenario.queue:
-        try:
-            kept = binder.get_pod_volume_claims(p)
-        except BinderError:
-            continue
-        for node in nodes_:
-            try:
-                got = binder.find_pod_volumes(p, kept, node)
-            except BinderError as err:
-                got = err.args
-            try:
-                want = binder._find_pod_volumes(binder.get_pod_volume_claims(p), node)
-            except BinderError as err:
-                want = err.args
-            assert got == want, node.metadata.name
-            MEMO["asked"] += 1
-        MEMO["shared"] += len(kept.by_labels) < len(nodes_)
+    for kept, answers in binder_answers_as_afresh(scenario):
+        MEMO["asked"] += len(answers)
+        MEMO["shared"] += len(kept.by_labels) < len(answers)
 
 
 MEMO: Counter[str] = Counter()
