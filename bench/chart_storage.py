@@ -1,4 +1,4 @@
-"""The stateful variant of the chart cluster (bench/chart.py's ``chart_cluster(stateful=True)``):
+"""The stateful variant of the chart cluster (chart.py's ``chart_cluster(stateful=True)``):
 a gp3 StorageClass (WaitForFirstConsumer, the EBS CSI driver, zonal), a CSINode per node with
 the driver's attach limit, and StatefulSets with a ``data`` volumeClaimTemplate in place of a
 third of the chart Deployments — each bound replica's claim bound to a volume in its node's
@@ -10,7 +10,12 @@ Objects are written as ``kubectl get -o yaml`` prints them, like the rest of the
 
 from __future__ import annotations
 
+import random
+from collections.abc import Iterator
 from typing import Any, Final
+
+from eks_nodes import Node, place
+from kube_objects import Owner, object_meta, pod, preferred_anti_affinity
 
 DRIVER: Final = "ebs.csi.aws.com"
 STORAGE_CLASS: Final = "gp3"
@@ -148,5 +153,75 @@ def volume(meta: dict[str, Any], claim_meta: dict[str, Any], zone: str) -> dict[
     }
 
 
-def data_volume(claim_name: str) -> dict[str, Any]:
-    return {"name": "data", "persistentVolumeClaim": {"claimName": claim_name}}
+def stateful_chart(
+    rng: random.Random,
+    chart: tuple[str, str, str, int, int],
+    replicas: int,
+    nodes: list[Node],
+) -> Iterator[dict[str, Any]]:
+    """A chart as a StatefulSet: its replicas bound, each with its claim bound to a volume in
+    its node's zone."""
+    name, ns, image, cpu, mem = chart
+    labels = {"app.kubernetes.io/instance": name, "app.kubernetes.io/name": name}
+    template = {"containers": [{"image": image, "name": name}]}
+    meta = object_meta(rng, name, ns, generation=1, labels=dict(labels))
+    yield statefulset(meta, labels, replicas, template)
+    owner = Owner("StatefulSet", name, meta["uid"])
+    on: set[str] = set()
+    for ordinal in range(replicas):
+        node = place(rng, nodes, cpu, on)
+        on.add(node.name)
+        pod_name = f"{name}-{ordinal}"
+        claim_meta = object_meta(rng, f"data-{pod_name}", ns)
+        volume_meta = object_meta(rng, f"pvc-{claim_meta['uid']}")
+        yield claim(claim_meta, labels, volume_meta["name"])
+        yield volume(volume_meta, claim_meta, node.zone)
+        yield pod(
+            rng,
+            name=pod_name,
+            namespace=ns,
+            labels={**labels, "statefulset.kubernetes.io/pod-name": pod_name},
+            owner=owner,
+            image=image,
+            cpu_milli=cpu,
+            memory_mi=mem,
+            node=node,
+            service_account=name,
+            affinity=preferred_anti_affinity({"app.kubernetes.io/name": name}),
+            claim=claim_meta["name"],
+        )
+
+
+def stateful_queue(
+    rng: random.Random,
+    app: tuple[str, str, str],
+    labels: dict[str, str],
+    constraints: list[dict[str, Any]],
+    queued: int,
+    template: dict[str, Any],
+) -> Iterator[dict[str, Any]]:
+    """The workload being scaled up as a StatefulSet: its Pending replicas, each with a fresh
+    claim (WaitForFirstConsumer) for the scheduler to bind."""
+    name, ns, image = app
+    meta = object_meta(rng, name, ns, generation=1, labels=dict(labels))
+    yield statefulset(meta, labels, queued, template)
+    owner = Owner("StatefulSet", name, meta["uid"])
+    for ordinal in range(queued):
+        pod_name = f"{name}-{ordinal}"
+        claim_meta = object_meta(rng, f"data-{pod_name}", ns)
+        yield claim(claim_meta, labels, None)
+        yield pod(
+            rng,
+            name=pod_name,
+            namespace=ns,
+            labels={**labels, "statefulset.kubernetes.io/pod-name": pod_name},
+            owner=owner,
+            image=image,
+            cpu_milli=250,
+            memory_mi=256,
+            node=None,
+            service_account=name,
+            affinity=preferred_anti_affinity({"app.kubernetes.io/name": name}),
+            constraints=constraints,
+            claim=claim_meta["name"],
+        )

@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any, Final
 
 import chart  # bench/chart.py: the script's directory is on sys.path
+import sweep_inputs  # bench/sweep_inputs.py
+import timeline_scenario  # bench/timeline_scenario.py
 from jobs import Job  # bench/jobs.py
 from launcher import Exited, launch  # bench/launcher.py
 from measure import Limits, log  # bench/measure.py
@@ -236,7 +238,7 @@ def run_chart(job: Job, tmp: Path, divisor: int, limits: Limits, *, stateful: bo
 def run_timeline(job: Job, tmp: Path, divisor: int, limits: Limits) -> None:
     """``topospread simulate SCENARIO -o json``: the CLI's wall seconds."""
     path = tmp / "timeline.yaml"
-    pods = chart.write_timeline(path, divisor)
+    pods = timeline_scenario.write_timeline(path, divisor)
     log(f"{job.name}:\n  wrote a timeline of {pods} pods")
     out = tmp / "timeline.json"
     cmd = [*topospread_command(), "simulate", str(path), "-o", "json"]
@@ -279,7 +281,7 @@ print(json.dumps({
 def run_rebalance(job: Job, tmp: Path, divisor: int, limits: Limits) -> None:
     """``plan_rebalance`` after the cluster is loaded and settled: the seconds of each."""
     path = tmp / "rebalance.yaml"
-    nodes, pods = chart.write_rebalance_cluster(path, 5000 // divisor, 50_000 // divisor)
+    nodes, pods = sweep_inputs.write_rebalance_cluster(path, 5000 // divisor, 50_000 // divisor)
     log(f"{job.name}:\n  wrote {nodes} nodes and {pods} pods")
     out = tmp / "rebalance.json"
     finished = _run_cli_job(job, [sys.executable, "-c", _REBALANCE_CHILD, str(path)], out, limits)
@@ -303,7 +305,7 @@ def run_html(job: Job, tmp: Path, limits: Limits) -> None:
     Chromium takes to open it (start, load, lay out and dump the page; its start alone, on an
     empty page, is measured too)."""
     path = tmp / "html-timeline.yaml"
-    pods = chart.write_html_timeline(path)
+    pods = timeline_scenario.write_html_timeline(path)
     page = tmp / "report.html"
     cmd = [*topospread_command(), "simulate", str(path), "--html", str(page), "-o", "json"]
     finished = _run_cli_job(job, cmd, tmp / "report.json", limits)
@@ -344,12 +346,12 @@ def run_sweep(job: Job, tmp: Path, divisor: int, limits: Limits) -> None:
     extra: list[str] = []
     if job.sweep.autoscaler:
         section = tmp / f"{job.family.lower()}-autoscaler.yaml"
-        nodes, pods = chart.write_autoscaled_sweep_cluster(
+        nodes, pods = sweep_inputs.write_autoscaled_sweep_cluster(
             path, section, job.sweep.nodes // divisor, job.sweep.pods // divisor
         )
         extra = ["--autoscaler", str(section)]
     else:
-        nodes, pods = chart.write_sweep_cluster(
+        nodes, pods = sweep_inputs.write_sweep_cluster(
             path, job.sweep.nodes // divisor, job.sweep.pods // divisor
         )
     log(f"{job.name}:\n  wrote {nodes} nodes and {pods} pods")

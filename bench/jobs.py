@@ -36,13 +36,13 @@ SWEEP: Final = "sweep"
 @dataclass(frozen=True, slots=True)
 class Sweep:
     """A ``topospread sweep`` workload: the failures its ``flag`` chooses, of a cluster of
-    ``nodes`` and ``pods`` at full size (bench/chart.py's ``sweep_cluster``)."""
+    ``nodes`` and ``pods`` at full size (bench/sweep_inputs.py's ``sweep_cluster``)."""
 
     family: str
     flag: str
     nodes: int
     pods: int
-    # With cluster-autoscaler in the loop (bench/chart.py's ``autoscaled_sweep_cluster``).
+    # With cluster-autoscaler in the loop (bench/sweep_inputs.py's ``autoscaled_sweep_cluster``).
     autoscaler: bool = False
 
     def name(self, divisor: int) -> str:

@@ -15,7 +15,9 @@ from typing import Any, Final
 
 import msgspec
 import yaml
-from chart import api_access_volume  # bench/chart.py: the script's directory is on sys.path
+from kube_objects import (
+    api_access_volume,
+)  # bench/kube_objects.py: the script's directory is on sys.path
 
 # The values that vary from pod to pod; each placeholder is a plain YAML scalar, and so are the
 # values put in its place (names, hex, dotted IPs), so neither needs quoting.

@@ -23,21 +23,21 @@ rate is the rate so far and the line says after how many pods it stopped. The CL
 workloads run once, as without ``--compare``, and get no ratio.
 
 The scheduling workloads (bench/workloads.py) are scheduler_perf's topology-spreading, pod
-(anti-)affinity, Unschedulable and PreemptionBasic workloads, and Scale. Two more run the CLI
-end to end on files written to a temporary directory (bench/chart.py):
-``ChartCluster`` runs ``topospread schedule --nodes LIST -o jsonl`` on an EKS-like cluster (one
-``kubectl get -o yaml`` List) and reports its Pending pods per second of the whole command,
-loading and output included; ``SimulateTimeline`` runs ``topospread simulate SCENARIO -o json``
-on a timeline (scale up, rollout, zone loss, wait, restore) and reports its wall seconds.
-``SweepNodes`` and ``SweepZones`` run ``topospread sweep CLUSTER --nodes|--zones -o json`` on
-the timeline's Deployments over 1,000 nodes (every single-node failure) and 5,000 nodes (the three
-zone failures), and report the runs, the wall seconds of the whole command (load, base settle,
-sweep, output) and the runs per second of it. ``SweepZonesAutoscaler`` is the zone sweep with
-``--autoscaler``: cluster-autoscaler in the loop, one node group per zone, on the cluster as it
-keeps one (bench/chart.py's ``autoscaled_sweep_cluster``). ``Rebalance`` plans on 5,000 nodes
-and 50,000 pods where a new zone leaves three small Deployments past their maxSkew: a child
-process loads and settles the cluster, then plans (``plan_rebalance``), and reports the
-seconds of each.
+(anti-)affinity, Unschedulable and PreemptionBasic workloads, and Scale. Two more run the CLI end to
+end on files written to a temporary directory (bench/chart.py, bench/timeline_scenario.py,
+bench/sweep_inputs.py): ``ChartCluster`` runs ``topospread schedule --nodes LIST -o jsonl`` on an
+EKS-like cluster (one ``kubectl get -o yaml`` List) and reports its Pending pods per second of the
+whole command, loading and output included; ``SimulateTimeline`` runs
+``topospread simulate SCENARIO -o json`` on a timeline (scale up, rollout, zone loss, wait, restore)
+and reports its wall seconds. ``SweepNodes`` and ``SweepZones`` run
+``topospread sweep CLUSTER --nodes|--zones -o json`` on the timeline's Deployments over 1,000 nodes
+(every single-node failure) and 5,000 nodes (the three zone failures), and report the runs, the wall
+seconds of the whole command (load, base settle, sweep, output) and the runs per second of it.
+``SweepZonesAutoscaler`` is the zone sweep with ``--autoscaler``: cluster-autoscaler in the loop,
+one node group per zone, on the cluster as it keeps one (bench/sweep_inputs.py's
+``autoscaled_sweep_cluster``). ``Rebalance`` plans on 5,000 nodes and 50,000 pods where a new zone
+leaves three small Deployments past their maxSkew: a child process loads and settles the cluster,
+then plans (``plan_rebalance``), and reports the seconds of each.
 
 Each workload runs in its own child process, so that one workload's memory cannot inflate
 another's figure, started through a small launcher (a bare interpreter, about 9 MiB) that

@@ -22,8 +22,8 @@ Where upstream's harness draws at random, these builders are deterministic:
 - a ``churn`` op (Unschedulable) creates a pod every 200 ms of wall time; here one churn pod is
   enqueued after every ``churn_every`` measured pods bound, the rate upstream's threshold implies.
 
-The ChartCluster and SimulateTimeline workloads (bench/chart.py) are not built here: they write
-manifests and run the ``topospread`` CLI end to end.
+The ChartCluster and SimulateTimeline workloads (bench/chart.py, bench/timeline_scenario.py) are
+not built here: they write manifests and run the ``topospread`` CLI end to end.
 """
 
 from __future__ import annotations
