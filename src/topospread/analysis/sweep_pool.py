@@ -7,7 +7,7 @@ failure in a child forked from it: the child's copy of the base costs what it to
 (copy-on-write), not a restore, and the child's exit frees it without a garbage collection.
 Its run is the one a restored copy gives (the base is the same state; tests compare the two
 backends). Elsewhere, workers are spawned and restore the snapshot for each failure
-(analysis/sweep.py's ``run_job``).
+(sweep_workers.py's ``run_job``).
 
 Workers ignore Ctrl-C: the parent takes it, drops the queued tasks, stops the workers and
 keeps the runs that completed.
@@ -31,19 +31,17 @@ from collections.abc import Mapping, Sequence
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from topospread.analysis.sweep import (
+from topospread.analysis.sweep_run import Run, SweepOptions, run_failure
+from topospread.analysis.sweep_workers import (
     MAX_ATTEMPTS,
     Backend,
     Bases,
     Done,
     Job,
-    Run,
     RunError,
-    SweepOptions,
     death,
     init_worker,
     kill_hook,
-    run_failure,
     run_job,
     serial_backend,
     worker_options,

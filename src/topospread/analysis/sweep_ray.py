@@ -1,5 +1,5 @@
 """The sweep on a Ray cluster (``topospread sweep --ray ADDRESS``): the base states' snapshots
-go into the object store once, the jobs run in batches as Ray tasks (analysis/sweep.py's
+go into the object store once, the jobs run in batches as Ray tasks (sweep_workers.py's
 ``run_jobs``), and each batch's runs are reported as the batch completes.
 
 Ray is an optional extra (``pip install 'topospread[ray]'``), imported only here, lazily. Every
@@ -17,13 +17,13 @@ from contextlib import contextmanager
 from types import ModuleType
 from typing import Any, Final
 
-from topospread.analysis.sweep import (
+from topospread.analysis.sweep_run import SweepOptions
+from topospread.analysis.sweep_workers import (
     MAX_ATTEMPTS,
     Backend,
     Done,
     Job,
     RunError,
-    SweepOptions,
     run_jobs,
 )
 from topospread.errors import ManifestError

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from topospread.analysis.reports import StepReport
-    from topospread.analysis.sweep import Outcome
+    from topospread.analysis.sweep_report import Outcome
     from topospread.analysis.verify import VerifyProgress
 
 # Timelines with at least this many steps (the initial state included) show progress.

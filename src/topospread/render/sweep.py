@@ -8,8 +8,10 @@ from collections.abc import Sequence
 
 import yaml
 
-from topospread.analysis.sweep import DRAIN, NODE, NODES, ZONE, Outcome, Phase, SweepReport
 from topospread.analysis.sweep_autoscaler import Recovery, recovery_text
+from topospread.analysis.sweep_failures import DRAIN, NODE, NODES, ZONE
+from topospread.analysis.sweep_report import Outcome, SweepReport
+from topospread.analysis.sweep_run import Phase
 from topospread.simulator.clock import SECOND, format_duration
 
 # The ranked table and the matrix show this many failures; the rest are counted.
