@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from topospread.analysis.reports import StepReport
     from topospread.analysis.sweep_report import Outcome
-    from topospread.analysis.verify import VerifyProgress
+    from topospread.analysis.verify_results import VerifyProgress
 
 # Timelines with at least this many steps (the initial state included) show progress.
 PROGRESS_MIN_STEPS = 5

@@ -3,7 +3,8 @@ the topology grid at the failing step and why the remaining pods cannot move."""
 
 from __future__ import annotations
 
-from topospread.analysis.verify import Counterexample, VerifyResult, plural
+from topospread.analysis.verify_results import Counterexample, VerifyResult
+from topospread.analysis.verify_scenario import plural
 from topospread.render.topology import Column, draw_topology
 
 
