@@ -12,8 +12,8 @@ import pytest
 
 from test_fastpath import assert_table_as_built_afresh
 from test_timeline import ZONE, daemon_set, deployment, run, zones
+from topospread.analysis.report_index import ReportIndex
 from topospread.analysis.reports import (
-    _ReportIndex,
     step_report,
     summarize,
     workload_reports,
@@ -531,12 +531,12 @@ def test_reports_count_spread_from_the_cluster_index_as_the_reference_does(
 
 def fresh_reports(sim: Simulation) -> list[dict[str, Any]]:
     """The workloads' reports from an index built afresh from every pod."""
-    kept = sim.memo.pop(_ReportIndex.KEY, None)
+    kept = sim.memo.pop(ReportIndex.KEY, None)
     try:
         return [w.to_json() for w in workload_reports(sim)]
     finally:
         if kept is not None:
-            sim.memo[_ReportIndex.KEY] = kept
+            sim.memo[ReportIndex.KEY] = kept
 
 
 def group_pods(sim: Simulation) -> list[list[list[str]]]:
@@ -563,7 +563,7 @@ def test_the_reports_kept_index_and_a_summary_say_what_a_walk_over_every_pod_say
         kept = [w.to_json() for w in workload_reports(sim)]
         kept_pods = group_pods(sim)
         assert kept == fresh_reports(sim)
-        sim.memo.pop(_ReportIndex.KEY, None)
+        sim.memo.pop(ReportIndex.KEY, None)
         assert kept_pods == group_pods(sim)
         full = step_report(sim, 0, "", "", [], Settled(0, True))
         summary = summarize(sim)
@@ -611,13 +611,13 @@ def test_a_report_after_a_change_reads_only_the_touched_pods(
     scenario, sim = web_and_other(9, 6, 10)
     summarize(sim)
     added: list[str] = []
-    original = _ReportIndex._add
+    original = ReportIndex._add
 
-    def counting(self: _ReportIndex, key: str, pod: Any) -> None:
+    def counting(self: ReportIndex, key: str, pod: Any) -> None:
         added.append(key)
         original(self, key, pod)
 
-    monkeypatch.setattr(_ReportIndex, "_add", counting)
+    monkeypatch.setattr(ReportIndex, "_add", counting)
     apply_step(sim, scenario.steps[0])
     sim.settle("t.yaml")
     summary = summarize(sim)

@@ -19,11 +19,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any
 
 import msgspec
 
 from topospread.analysis.explain import DomainView, hard_constraint_view
+from topospread.analysis.report_index import ORPHANS, Bucket, ReportIndex
 from topospread.api.types import DO_NOT_SCHEDULE, LABEL_TOPOLOGY_ZONE, Node, Pod
 from topospread.cluster.index import ClusterIndex
 from topospread.labels.selector import Selector
@@ -35,7 +36,6 @@ from topospread.plugins.podtopologyspread.filtering import (
 )
 from topospread.simulator.autoscaling import NodeChange
 from topospread.simulator.clock import seconds
-from topospread.simulator.controllers.common import get_controller_of
 from topospread.simulator.decision import is_terminal
 from topospread.simulator.drain import DrainResult
 from topospread.simulator.simulation import Settled, Simulation
@@ -217,7 +217,7 @@ def summarize(sim: Simulation) -> Summary:
     numbers, messages and constraints), at the cost of what changed since the last report
     rather than of every pod: a sweep reads one twice per failure."""
     workloads = workload_reports(sim, pods=False)
-    index = _ReportIndex.of(sim)
+    index = ReportIndex.of(sim)
     running = sum(b.running for b in index.buckets.values())
     waiting = sorted(k for b in index.buckets.values() for k in b.pending)
     pending = {k: sim.pending_message(sim.pods[k]) for k in waiting}
@@ -341,14 +341,14 @@ def workload_reports(sim: Simulation, *, pods: bool = True) -> list[WorkloadRepo
     spread. ``pods=False`` leaves out each workload's and each group's pods (a sweep's phases
     read the counts alone): the report then costs what changed since the last one, not a walk
     over every pod."""
-    index = _ReportIndex.of(sim)
+    index = ReportIndex.of(sim)
     # Each workload's pods, by the buckets of the pods' index by controller reference.
-    buckets_of: dict[WorkloadKey, list[_Bucket]] = {}
-    bare: dict[str, list[_Bucket]] = {}
+    buckets_of: dict[WorkloadKey, list[Bucket]] = {}
+    bare: dict[str, list[Bucket]] = {}
     for bucket_key, bucket in index.buckets.items():
         if not bucket.keys:
             continue
-        if bucket_key[0] == _ORPHANS:
+        if bucket_key[0] == ORPHANS:
             bare.setdefault(bucket_key[1], []).append(bucket)
             continue
         _, namespace, kind, name = bucket_key
@@ -371,137 +371,11 @@ def workload_reports(sim: Simulation, *, pods: bool = True) -> list[WorkloadRepo
     return out
 
 
-_ORPHANS: Final = "orphans"
-_OWNED: Final = "owned"
-
-
-@dataclass(slots=True)
-class _Fact:
-    """What a report reads of one pod besides its placement."""
-
-    pod: Pod
-    constraints: bytes  # its spread constraints encoded: pods with equal ones count once
-    revision: str
-    bucket: tuple[str, ...]
-
-
-@dataclass(slots=True)
-class _Group:
-    """A bucket's pods with one set of spread constraints, and their revisions."""
-
-    keys: set[str] = field(default_factory=set)
-    revisions: dict[str, int] = field(default_factory=dict)  # revision -> its pods
-
-
-@dataclass(slots=True)
-class _Bucket:
-    """The pods of one controller reference (or a namespace's orphans), as the simulation's
-    pod index buckets them, grouped by spread constraints and counted."""
-
-    keys: set[str] = field(default_factory=set)
-    groups: dict[bytes, _Group] = field(default_factory=dict)
-    running: int = 0  # not finished, bound
-    pending: set[str] = field(default_factory=set)  # not finished, not bound
-
-
-class _ReportIndex:
-    """Every pod's report facts, bucketed by controller reference as ``Simulation.pods``
-    indexes them, grouped and counted — kept in ``Simulation.memo`` (snapshots carry it) and
-    brought up to date from the keys the simulation touched since (``take_touched``), so that a
-    report costs what changed, not a walk over every pod. tests/test_simulation.py checks
-    its reports against a fresh index's on random timelines."""
-
-    KEY: Final = "report-index"
-
-    def __init__(self, sim: Simulation) -> None:
-        self.pods = sim.pods
-        self.facts: dict[str, _Fact] = {}
-        self.buckets: dict[tuple[str, ...], _Bucket] = {}
-        sim.pods.take_touched()
-        for key, pod in sim.pods.items():
-            self._add(key, pod)
-
-    @classmethod
-    def of(cls, sim: Simulation) -> _ReportIndex:
-        found = sim.memo.get(cls.KEY)
-        if not isinstance(found, _ReportIndex) or found.pods is not sim.pods:
-            found = sim.memo[cls.KEY] = _ReportIndex(sim)
-        else:
-            found._follow(sim)
-        return found
-
-    def _follow(self, sim: Simulation) -> None:
-        pods = sim.pods
-        for key in pods.take_touched():
-            pod = pods.get(key)
-            fact = self.facts.get(key)
-            if fact is not None:
-                if fact.pod is pod:
-                    continue
-                self._remove(key, fact)
-            if pod is not None:
-                self._add(key, pod)
-
-    def _add(self, key: str, pod: Pod) -> None:
-        meta = pod.metadata
-        ref = get_controller_of(meta)
-        bucket_key: tuple[str, ...] = (
-            (_ORPHANS, meta.namespace)
-            if ref is None
-            else (_OWNED, meta.namespace, ref.kind, ref.name)
-        )
-        fact = _Fact(
-            pod,
-            msgspec.json.encode(pod.spec.topology_spread_constraints),
-            _revision(pod),
-            bucket_key,
-        )
-        self.facts[key] = fact
-        bucket = self.buckets.get(bucket_key)
-        if bucket is None:
-            bucket = self.buckets[bucket_key] = _Bucket()
-        bucket.keys.add(key)
-        group = bucket.groups.get(fact.constraints)
-        if group is None:
-            group = bucket.groups[fact.constraints] = _Group()
-        group.keys.add(key)
-        if fact.revision:
-            group.revisions[fact.revision] = group.revisions.get(fact.revision, 0) + 1
-        if not is_terminal(pod):
-            if pod.spec.node_name:
-                bucket.running += 1
-            else:
-                bucket.pending.add(key)
-
-    def _remove(self, key: str, fact: _Fact) -> None:
-        del self.facts[key]
-        bucket = self.buckets[fact.bucket]
-        bucket.keys.discard(key)
-        group = bucket.groups[fact.constraints]
-        group.keys.discard(key)
-        if not group.keys:
-            del bucket.groups[fact.constraints]
-        elif fact.revision:
-            left = group.revisions[fact.revision] - 1
-            if left:
-                group.revisions[fact.revision] = left
-            else:
-                del group.revisions[fact.revision]
-        pod = fact.pod
-        if not is_terminal(pod):
-            if pod.spec.node_name:
-                bucket.running -= 1
-            else:
-                bucket.pending.discard(key)
-        if not bucket.keys:
-            del self.buckets[fact.bucket]
-
-
 def _workload(
     sim: Simulation,
     name: str,
     desired: int | None,
-    buckets: list[_Bucket],
+    buckets: list[Bucket],
     *,
     pods: bool,
 ) -> WorkloadReport:
@@ -532,13 +406,6 @@ def _workload(
         members = sorted(set().union(*(b.keys for b in buckets)))
         live = [k for k in members if not is_terminal(sim.pods[k])]
     return WorkloadReport(name, desired, running, pending, constraints, live)
-
-
-def _revision(pod: Pod) -> str:
-    ref = get_controller_of(pod.metadata)
-    if ref is not None and ref.kind == "ReplicaSet":
-        return ref.name
-    return pod.metadata.labels.get("controller-revision-hash", "")
 
 
 def _indexed_state(plugin: Filtering, pod: Pod, index: ClusterIndex) -> PreFilterState:
