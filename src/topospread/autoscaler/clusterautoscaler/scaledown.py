@@ -83,6 +83,7 @@ class UtilizationInfo:
 _REQUESTS_CACHE: dict[int, tuple[Pod, tuple[int, int]]] = {}
 _ALLOCATABLE_CACHE: dict[int, tuple[Node, tuple[int, int]]] = {}
 _CACHE_LIMIT: Final = 1 << 18
+_UTILIZATION_KEY: Final = "clusterautoscaler/utilization"
 
 
 def _cpu_and_memory(pod: Pod) -> tuple[int, int]:
@@ -123,8 +124,18 @@ def calculate_utilization(
 
     Upstream: utilization.Calculate and CalculateUtilizationOfResource
     """
+    # NOTE: the NodeInfo's cache is cleared whenever its node or pods change, and the kept
+    # snapshot's NodeInfos live across loops: an unchanged node is weighed once. Only a node
+    # without deleted pods is cached, as only a deleted pod's weight depends on ``now``.
+    key = f"{_UTILIZATION_KEY}/{int(ignore_daemonsets)}{int(ignore_mirror_pods)}"
+    cached = info.cache.get(key)
+    if cached is not None:
+        hit: UtilizationInfo = cached
+        return hit
     used_cpu = used_mem = 0
+    terminating = False
     for pod in info.pods:
+        terminating = terminating or pod.metadata.deletion_timestamp is not None
         if ignore_daemonsets and is_daemonset_pod(pod):
             continue
         if ignore_mirror_pods and is_mirror_pod(pod):
@@ -137,9 +148,14 @@ def calculate_utilization(
     cpu_alloc, mem_alloc = _allocatable(info.node)
     cpu = used_cpu / cpu_alloc if cpu_alloc else 0.0
     mem = used_mem / mem_alloc if mem_alloc else 0.0
-    if cpu >= mem:
-        return UtilizationInfo(cpu, mem, cpu, "cpu")
-    return UtilizationInfo(cpu, mem, mem, "memory")
+    util = (
+        UtilizationInfo(cpu, mem, cpu, "cpu")
+        if cpu >= mem
+        else UtilizationInfo(cpu, mem, mem, "memory")
+    )
+    if not terminating:
+        info.cache[key] = util
+    return util
 
 
 def is_node_being_deleted(node: Node, now: float) -> bool:
