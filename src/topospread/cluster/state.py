@@ -208,6 +208,20 @@ class ClusterState:
         for listener in self.listeners:
             listener.on_nodes_changed()
 
+    def rebuild_node_tree(self, names: Sequence[str]) -> None:
+        """Rebuild the node tree as a fresh state built from these nodes would: each of this
+        state's nodes added once, in ``names``' order. A state built from another's
+        ``list()`` lists its nodes in the same order (zones in order of first appearance,
+        each zone's nodes in order, round robin)."""
+        if sorted(names) != sorted(self.infos):
+            raise ValueError("rebuild_node_tree needs every node of the state exactly once")
+        self.tree = NodeTree()
+        for name in names:
+            self.tree.add(self.infos[name].node)
+        self._list = self._affinity_list = None
+        for listener in self.listeners:
+            listener.on_nodes_changed()
+
     def update_node(self, node: Node) -> None:
         info = self.infos[node.metadata.name]
         old = info.node

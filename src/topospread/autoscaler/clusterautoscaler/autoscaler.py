@@ -121,6 +121,7 @@ class ClusterAutoscaler:
         registry: Registry | None = None,
         features: Features = DEFAULT_FEATURES,
         daemonsets: Sequence[DaemonSet] = (),
+        reuse_snapshot: bool = True,
     ) -> None:
         self.options = options if options is not None else AutoscalingOptions()
         self.groups = {g.name: dataclasses.replace(g) for g in groups}
@@ -143,6 +144,10 @@ class ClusterAutoscaler:
         self.last_scale_up = float("-inf")
         self.last_scale_down_delete = float("-inf")
         self.last_scale_down_fail = float("-inf")
+        # One snapshot (and checker) kept across loops and synced to the cluster each loop;
+        # False builds both afresh every loop (the reference: tests compare the two).
+        self.reuse_snapshot = reuse_snapshot
+        self._kept: PredicateChecker | None = None
 
     def _provisioning_timeouts(
         self, now: float, registered: Counter[str], with_not_started: Counter[str]
@@ -272,50 +277,72 @@ class ClusterAutoscaler:
             return RunOnceResult(now, up, None, timeouts, targets, healthy=False)
         unhealthy = unhealthy_groups(readiness, targets, self.increase, self.options)
         backoff = {name for name, b in self.backoff.items() if b.until > now}
-        snapshot = ClusterSnapshot(cluster)
-        for name in not_started:
-            if snapshot.get(name) is not None:
-                snapshot.remove_node(name)
-        templates = {
-            name: template_node_info(g, self.daemonsets) for name, g in self.groups.items()
-        }
-        # Upcoming nodes join the snapshot, so pods that will fit them do not trigger more.
-        upcoming_nodes = []
-        for name, count in upcoming_nodes_of(readiness, targets).items():
-            for i in range(count):
-                node, ds_pods = copy_template_node(templates[name], f"{name}-upcoming-{i}")
-                snapshot.add_node(node, ds_pods)
-                upcoming_nodes.append(node)
-        checker = PredicateChecker(snapshot, self.profile, self.registry, self.features)
-        orchestrator = ScaleUpOrchestrator(
-            checker, list(self.groups.values()), templates, self.options, self.expander
-        )
-        scale_up = orchestrator.scale_up(
-            pending,
-            len(nodes) + len(upcoming_nodes),
-            [*nodes, *upcoming_nodes],
-            backoff,
-            self._all_pods_are_new(now, created),
-            unhealthy,
-        )
-        if scale_up.result == SCALE_UP_SUCCESSFUL:
-            for info in scale_up.scale_up_infos:
-                self.groups[info.group].target_size = info.new_size
-                self.requested_at.setdefault(info.group, now)
-                self.increase[info.group] = self.increase.get(info.group, 0) + info.delta
-            self.last_scale_up = now
-        scale_down = None
-        if self.options.scale_down_enabled:
-            scale_down = self._scale_down(
-                now, checker, cluster, pdbs, scale_up, not_started, len(draining)
+        checker = self._checker(cluster)
+        snapshot = checker.snapshot
+        snapshot.fork()
+        try:
+            for name in not_started:
+                if snapshot.get(name) is not None:
+                    snapshot.remove_node(name)
+            templates = {
+                name: template_node_info(g, self.daemonsets) for name, g in self.groups.items()
+            }
+            # Upcoming nodes join the snapshot, so pods that will fit them do not trigger more.
+            upcoming_nodes = []
+            for name, count in upcoming_nodes_of(readiness, targets).items():
+                for i in range(count):
+                    node, ds_pods = copy_template_node(templates[name], f"{name}-upcoming-{i}")
+                    snapshot.add_node(node, ds_pods)
+                    upcoming_nodes.append(node)
+            orchestrator = ScaleUpOrchestrator(
+                checker, list(self.groups.values()), templates, self.options, self.expander
             )
-        return RunOnceResult(
-            now,
-            scale_up,
-            scale_down,
-            timeouts,
-            {name: g.target_size for name, g in self.groups.items()},
-        )
+            scale_up = orchestrator.scale_up(
+                pending,
+                len(nodes) + len(upcoming_nodes),
+                [*nodes, *upcoming_nodes],
+                backoff,
+                self._all_pods_are_new(now, created),
+                unhealthy,
+            )
+            if scale_up.result == SCALE_UP_SUCCESSFUL:
+                for info in scale_up.scale_up_infos:
+                    self.groups[info.group].target_size = info.new_size
+                    self.requested_at.setdefault(info.group, now)
+                    self.increase[info.group] = self.increase.get(info.group, 0) + info.delta
+                self.last_scale_up = now
+            scale_down = None
+            if self.options.scale_down_enabled:
+                scale_down = self._scale_down(
+                    now, checker, cluster, pdbs, scale_up, not_started, len(draining)
+                )
+            return RunOnceResult(
+                now,
+                scale_up,
+                scale_down,
+                timeouts,
+                {name: g.target_size for name, g in self.groups.items()},
+            )
+        finally:
+            # The loop's what-ifs (upcoming nodes, pods placed) are undone: the snapshot is
+            # the cluster again for the next loop's sync.
+            snapshot.revert()
+
+    def _checker(self, cluster: ClusterState) -> PredicateChecker:
+        """The loop's predicate checker on a snapshot of ``cluster``: with ``reuse_snapshot``
+        the last loop's snapshot brought up to date (ClusterSnapshot.sync), its scheduler
+        framework and fast-path vectors kept; otherwise (the reference) built afresh. The
+        checker's round-robin search starts at the first node either way."""
+        kept = self._kept
+        if kept is not None and self.reuse_snapshot:
+            kept.snapshot.sync(cluster)
+            kept.reset_search()
+            return kept
+        snapshot = ClusterSnapshot(cluster)
+        checker = PredicateChecker(snapshot, self.profile, self.registry, self.features)
+        if self.reuse_snapshot:
+            self._kept = checker
+        return checker
 
     def _scale_down(
         self,

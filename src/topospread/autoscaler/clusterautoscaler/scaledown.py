@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
+from typing import Final
 
 from topospread.api.resource import parse_quantity
 from topospread.api.types import Node, Pod
@@ -75,6 +76,46 @@ class UtilizationInfo:
     resource_name: str
 
 
+# NOTE: keyed by object identity, as the scheduler's own calculate_resource cache: API objects
+# are frozen, so a pod's requests (a node's allocatable) never change while the same object
+# lives, and the entry keeps the object alive, so its id cannot be reused. Every loop weighs
+# every autoscaled node's pods: parsing their quantities again each loop dominated scale-down.
+_REQUESTS_CACHE: dict[int, tuple[Pod, tuple[int, int]]] = {}
+_ALLOCATABLE_CACHE: dict[int, tuple[Node, tuple[int, int]]] = {}
+_CACHE_LIMIT: Final = 1 << 18
+_UTILIZATION_KEY: Final = "clusterautoscaler/utilization"
+
+
+def _cpu_and_memory(pod: Pod) -> tuple[int, int]:
+    """The pod's cpu (millicores) and memory (bytes) requests, as utilization counts them."""
+    hit = _REQUESTS_CACHE.get(id(pod))
+    if hit is not None and hit[0] is pod:
+        return hit[1]
+    reqs = pod_requests(pod)
+    cpu = reqs["cpu"].milli_value() if "cpu" in reqs else 0
+    mem = reqs["memory"].value() if "memory" in reqs else 0
+    if len(_REQUESTS_CACHE) >= _CACHE_LIMIT:
+        _REQUESTS_CACHE.clear()
+    _REQUESTS_CACHE[id(pod)] = (pod, (cpu, mem))
+    return cpu, mem
+
+
+def _allocatable(node: Node) -> tuple[int, int]:
+    """The node's allocatable cpu (millicores) and memory (bytes)."""
+    hit = _ALLOCATABLE_CACHE.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    alloc = node.status.allocatable
+    out = (
+        parse_quantity(alloc.get("cpu", 0)).milli_value(),
+        parse_quantity(alloc.get("memory", 0)).value(),
+    )
+    if len(_ALLOCATABLE_CACHE) >= _CACHE_LIMIT:
+        _ALLOCATABLE_CACHE.clear()
+    _ALLOCATABLE_CACHE[id(node)] = (node, out)
+    return out
+
+
 def calculate_utilization(
     info: NodeInfo, *, ignore_daemonsets: bool, ignore_mirror_pods: bool, now: datetime
 ) -> UtilizationInfo:
@@ -83,27 +124,38 @@ def calculate_utilization(
 
     Upstream: utilization.Calculate and CalculateUtilizationOfResource
     """
-    used = {"cpu": 0, "memory": 0}
+    # NOTE: the NodeInfo's cache is cleared whenever its node or pods change, and the kept
+    # snapshot's NodeInfos live across loops: an unchanged node is weighed once. Only a node
+    # without deleted pods is cached, as only a deleted pod's weight depends on ``now``.
+    key = f"{_UTILIZATION_KEY}/{int(ignore_daemonsets)}{int(ignore_mirror_pods)}"
+    cached = info.cache.get(key)
+    if cached is not None:
+        hit: UtilizationInfo = cached
+        return hit
+    used_cpu = used_mem = 0
+    terminating = False
     for pod in info.pods:
+        terminating = terminating or pod.metadata.deletion_timestamp is not None
         if ignore_daemonsets and is_daemonset_pod(pod):
             continue
         if ignore_mirror_pods and is_mirror_pod(pod):
             continue
         if is_pod_long_terminating(pod, now):
             continue
-        reqs = pod_requests(pod)
-        if "cpu" in reqs:
-            used["cpu"] += reqs["cpu"].milli_value()
-        if "memory" in reqs:
-            used["memory"] += reqs["memory"].value()
-    alloc = info.node.status.allocatable
-    cpu_alloc = parse_quantity(alloc.get("cpu", 0)).milli_value()
-    mem_alloc = parse_quantity(alloc.get("memory", 0)).value()
-    cpu = used["cpu"] / cpu_alloc if cpu_alloc else 0.0
-    mem = used["memory"] / mem_alloc if mem_alloc else 0.0
-    if cpu >= mem:
-        return UtilizationInfo(cpu, mem, cpu, "cpu")
-    return UtilizationInfo(cpu, mem, mem, "memory")
+        pod_cpu, pod_mem = _cpu_and_memory(pod)
+        used_cpu += pod_cpu
+        used_mem += pod_mem
+    cpu_alloc, mem_alloc = _allocatable(info.node)
+    cpu = used_cpu / cpu_alloc if cpu_alloc else 0.0
+    mem = used_mem / mem_alloc if mem_alloc else 0.0
+    util = (
+        UtilizationInfo(cpu, mem, cpu, "cpu")
+        if cpu >= mem
+        else UtilizationInfo(cpu, mem, mem, "memory")
+    )
+    if not terminating:
+        info.cache[key] = util
+    return util
 
 
 def is_node_being_deleted(node: Node, now: float) -> bool:

@@ -46,6 +46,42 @@ class ClusterSnapshot:
         # Each entry undoes one change; None marks where a fork began.
         self._undo: list[Callable[[], None] | None] = []
 
+    def sync(self, source: ClusterState) -> None:
+        """Make this snapshot a copy of ``source`` again, as a new ``ClusterSnapshot(source)``
+        would be (the same nodes in the same order, each node's pods in order, the same
+        objects, priority classes and a fresh copy of the volumes), by changing only what
+        differs. Its listeners (the cluster index, the fast path's node table) follow those
+        changes incrementally instead of recounting every pod, so one snapshot serves every
+        loop: each loop's what-ifs are reverted before the next sync. Needs no open fork.
+
+        NOTE: pods and nodes are compared by identity (API objects are frozen: an object
+        that is the same is unchanged; a changed one is a new object and is replaced)."""
+        if self._undo:
+            raise RuntimeError("ClusterSnapshot.sync with a fork open")
+        state = self.state
+        infos = source.list()
+        wanted = {info.name for info in infos}
+        for name in [n for n in state.infos if n not in wanted]:
+            state.remove_node(name)
+        for info in infos:
+            mine = state.infos.get(info.name)
+            if mine is None:
+                state.add_node(info.node)
+                mine = state.infos[info.name]
+            elif mine.node is not info.node:
+                state.update_node(info.node)
+            _sync_pods(state, mine, info)
+        names = [info.name for info in infos]
+        if [info.name for info in state.list()] != names:
+            state.rebuild_node_tree(names)
+        state.objects = source.objects
+        state.priority_classes = dict(source.priority_classes)
+        storage = source.storage_state.copy()
+        storage.node_of = state.storage_state.node_of
+        storage.list_nodes = state.storage_state.list_nodes
+        state.storage_state = storage
+        storage.sync_claims()
+
     def fork(self) -> None:
         self._undo.append(None)
 
@@ -120,6 +156,23 @@ class ClusterSnapshot:
         return self.state.get(name)
 
 
+def _sync_pods(state: ClusterState, mine: NodeInfo, theirs: NodeInfo) -> None:
+    """The node's pods as ``theirs`` lists them: the pods past the first difference are
+    unbound and the source's bound in order."""
+    have, want = mine.pods, theirs.pods
+    same = 0
+    for a, b in zip(have, want, strict=False):
+        if a is not b:
+            break
+        same += 1
+    if same == len(have) == len(want):
+        return
+    for pod in have[same:][::-1]:
+        state.unbind(pod, mine.name)
+    for pod in want[same:]:
+        state.bind(pod, mine.name)
+
+
 I32 = npt.NDArray[np.int32]
 
 
@@ -179,6 +232,10 @@ class PredicateChecker:
         self.vectors: FilterStatuses | None = None
         if fast and _FACTORY:
             self.vectors = _FACTORY[0](snapshot.state, self.framework, features)
+
+    def reset_search(self) -> None:
+        """Start the round-robin search at the first node again (a new loop's checker)."""
+        self._last_index = 0
 
     def _pre_filter(self, pod: Pod) -> tuple[CycleState, set[str] | None, Status]:
         state = CycleState()

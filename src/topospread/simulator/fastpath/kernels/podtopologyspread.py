@@ -11,7 +11,14 @@ from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
-from topospread.api.types import DO_NOT_SCHEDULE, LABEL_HOSTNAME, SCHEDULE_ANYWAY, Pod
+from topospread.api.types import (
+    DO_NOT_SCHEDULE,
+    LABEL_HOSTNAME,
+    NODE_INCLUSION_POLICY_HONOR,
+    SCHEDULE_ANYWAY,
+    Pod,
+    Taint,
+)
 from topospread.cluster.index import DomainCounter
 from topospread.framework.status import Code, new_status
 from topospread.framework.types import MAX_NODE_SCORE
@@ -150,6 +157,21 @@ class PodTopologySpread(Kernel):
     def _policy_mask(self, c: InternalConstraint, pod: Pod, required: Any) -> B:
         infos = self.path.cluster.list()
         comparison = self.path.features.enable_taint_toleration_comparison_operators
+        if c.node_affinity_policy != NODE_INCLUSION_POLICY_HONOR or required.is_trivial:
+            # NOTE: with no node affinity to honour, only a node's taints decide: nodes with
+            # equal taints (most nodes have none, a lost zone's share its two) get one answer.
+            # Recomputed with every signature, so after every node added to a snapshot.
+            by_taints: dict[tuple[Taint, ...], bool] = {}
+            out = np.empty(len(infos), np.bool_)
+            for i, info in enumerate(infos):
+                taints = tuple(info.node.spec.taints)
+                verdict = by_taints.get(taints)
+                if verdict is None:
+                    verdict = by_taints[taints] = c.match_node_inclusion_policies(
+                        pod, info.node, required, enable_comparison_operators=comparison
+                    )
+                out[i] = verdict
+            return out
         return np.fromiter(
             (
                 c.match_node_inclusion_policies(
