@@ -71,6 +71,10 @@ _FLOW_WITH_CONTENT: Final = tuple(
 # every position, 1.6 CPU s on a 52 MiB dump holding a ``*`` or a ``?`` (a URL's query, a glob).
 _NODE_PROPERTIES: Final = tuple(re.compile(re.escape(c) + rb"\S") for c in (b"&", b"*", b"!"))
 _MERGE_KEY: Final = re.compile(rb"<<[ \t]*:")
+# A directive (``%YAML``, ``%TAG``) at the start of a line. NOTE: a regular expression, not
+# ``b"\n%" in raw``: bytes' own search for a needle that starts with the text's most common
+# byte took three times as long (0.04 CPU s over the chart cluster's 52 MiB, against 0.014).
+_DIRECTIVE: Final = re.compile(rb"\n%")
 _COMPLEX_KEY: Final = re.compile(rb"\?[ \t\r\n]")
 _BEFORE_PROPERTY: Final = frozenset(b" \t\n\r\f\v[{,")
 
@@ -236,7 +240,7 @@ def _stderr_silenced() -> Iterator[None]:
 
 
 def _fast_yaml_one(raw: bytes, source: str) -> list[Object] | None:
-    if raw.startswith(b"%") or b"\n%" in raw:
+    if raw.startswith(b"%") or _DIRECTIVE.search(raw) is not None:
         return None
     if _has_yaml_structure(raw):
         return None
@@ -311,11 +315,10 @@ def _line_starts(raw: bytes, prefix: bytes, start: int = 0, end: int | None = No
     """Offsets of the lines in raw[start:end] that begin with ``prefix`` (start counts as one)."""
     end = len(raw) if end is None else end
     out = [start] if raw.startswith(prefix, start) else []
-    needle = b"\n" + prefix
-    i = raw.find(needle, start, end)
-    while i >= 0:
-        out.append(i + 1)
-        i = raw.find(needle, i + 1, end)
+    # NOTE: a regular expression, not ``raw.find``: bytes' own search for a needle that starts
+    # with a newline, the text's most common byte, took almost twice as long.
+    needle = re.compile(re.escape(b"\n" + prefix))
+    out += [m.start() + 1 for m in needle.finditer(raw, start, end)]
     return out
 
 
@@ -359,7 +362,9 @@ def _split_yaml(raw: bytes, parts: int) -> list[bytes] | None:
     head = b"apiVersion: " + top.get(b"apiVersion", (0, b"v1"))[1] + b"\n"
     head += b"kind: " + top[b"kind"][1] + b"\nitems:\n"
     cuts = _item_cuts(raw, start, end, parts)
-    return [head + raw[a:b] for a, b in zip([start, *cuts], [*cuts, end], strict=True)]
+    # One copy of each part (a slice, then the head added to it, made two).
+    text = memoryview(raw)
+    return [b"".join((head, text[a:b])) for a, b in zip([start, *cuts], [*cuts, end], strict=True)]
 
 
 def _cuts(starts: list[int], end: int, parts: int) -> list[int]:
