@@ -469,3 +469,15 @@ def test_json_is_emitted_whole_whatever_room_the_buffer_has(size: int) -> None:
     tree = ryml.parse_in_arena(b"a: [1, 2, 3]\nb: {c: 'd e'}\nf: |\n  g\n")
     expected = ryml.emit_json_malloc(tree, tree.root_id()).encode()
     assert yaml_fast._emit_json(tree, tree.root_id(), bytearray(size)) == expected
+
+
+def test_a_directive_at_a_lines_start_declines_and_a_percent_sign_elsewhere_does_not() -> None:
+    """``%YAML`` or ``%TAG`` at the start of any line (the text's first, or one after a
+    newline) is left to the exact path; a ``%`` inside a value is plain text."""
+    assert yaml_fast.fast_yaml("%YAML 1.1\n---\n" + pod_text(), "t.yaml") is None
+    later = pod_text() + "...\n%YAML 1.1\n---\n" + pod_text(node="n2")
+    assert yaml_fast.fast_yaml(later, "t.yaml") is None
+    assert yaml_fast._DIRECTIVE.search(later.encode()) is not None
+    percent = pod_text(labels="app: web\n    rate: 50%")
+    fast = yaml_fast.fast_yaml(percent, "t.yaml")
+    assert fast is not None and fast[0].metadata.labels["rate"] == "50%"
