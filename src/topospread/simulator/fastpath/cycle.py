@@ -355,7 +355,12 @@ class FastPath:
         scored = self.profile.run_scores(attempt, take) if len(take) > 1 else None
         if attempt.declined:
             return None
-        algorithm.next_start_node_index = (start + visited) % n
+        # The reference counts every node with a status: the pod's own nominated node, tried
+        # alone first, too, where the search did not reach it again.
+        missed = sum(
+            not _in_window(table.index.get(name), start, visited, n) for name in prior or {}
+        )
+        algorithm.next_start_node_index = (start + visited + missed) % n
         if scored is None:
             host = names[int(take[0])]
         else:
@@ -396,6 +401,12 @@ class FastPath:
                 self.statuses.formatted_table(),
             ),
         )
+
+
+def _in_window(row: int | None, start: int, visited: int, n: int) -> bool:
+    """Whether the node of ``row`` (None: not a node of the table) is among the ``visited``
+    nodes a search of ``n`` nodes visited from ``start``, round the nodes."""
+    return row is not None and (row - start) % n < visited
 
 
 def _pod_supported(pod: Pod) -> bool:
