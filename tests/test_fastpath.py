@@ -8,6 +8,7 @@ from typing import Any
 
 import msgspec
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -15,6 +16,7 @@ from topospread.api.types import Namespace, Node, Pod, Service, Taint
 from topospread.cluster.index import spread_counts as _spread_counts
 from topospread.framework.config import default_config
 from topospread.simulator.fastpath import FastPath
+from topospread.simulator.fastpath import cycle as _cycle
 from topospread.simulator.fastpath.shapes import Static as _Static
 from topospread.simulator.fastpath.table import ROW_COLUMNS as _ROW_COLUMNS
 from topospread.simulator.run import ScheduleRun, schedule
@@ -440,9 +442,10 @@ def test_one_rows_resource_scores_are_the_vectors(
 
 
 @st.composite
-def large_scenarios(draw: st.DrawFn) -> Scenario:
+def large_scenarios(draw: st.DrawFn, nominate: bool = False) -> Scenario:
     """Past 100 nodes, where the scheduler samples: it stops at enough feasible nodes and
-    the next search starts after the last one visited, round the list."""
+    the next search starts after the last one visited, round the list. ``nominate``: queued
+    pods may come nominated to a node (or one that is gone)."""
     cluster = []
     for i in range(draw(st.integers(101, 240))):
         kind = draw(st.integers(0, 9))
@@ -472,7 +475,8 @@ def large_scenarios(draw: st.DrawFn) -> Scenario:
     bound = [
         draw(pod(f"b{i}", draw(st.sampled_from(names)))) for i in range(draw(st.integers(0, 30)))
     ]
-    queue = [draw(pod(f"q{i}")) for i in range(draw(st.integers(1, 14)))]
+    nominate_to = names if nominate else ()
+    queue = [draw(pod(f"q{i}", nominate_to=nominate_to)) for i in range(draw(st.integers(1, 14)))]
     return Scenario(nodes=cluster, pods=bound, queue=queue, objects=[], config=default_config())
 
 
@@ -488,6 +492,43 @@ def test_fast_path_samples_as_the_reference_path_past_a_hundred_nodes(
 def test_the_fast_path_decided_past_a_hundred_nodes() -> None:
     """The equivalence above is not the reference path's with itself."""
     assert sum(LARGE_FAST_DECISIONS) > 50
+
+
+NOMINATED_WINDOWS: Counter[bool] = Counter()
+
+
+@settings(
+    max_examples=80,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    derandomize=True,
+    database=None,
+)
+@given(large_scenarios(nominate=True), st.integers(0, 3), st.sampled_from([None, 5, 30]))
+def test_fast_path_samples_past_a_failed_nominated_node_as_the_reference_path(
+    scenario: Scenario, seed: int, percentage: int | None
+) -> None:
+    """Pods nominated to a node that no longer fits them: it is tried alone first, then every
+    node is searched; the next search starts past the nominated node too where this one did
+    not reach it (upstream counts its status: processedNodes in findNodesThatFitPod)."""
+    real = _cycle._in_window
+
+    def counted(row: int | None, start: int, visited: int, n: int) -> bool:
+        inside = real(row, start, visited, n)
+        NOMINATED_WINDOWS[inside] += 1
+        return inside
+
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setattr(_cycle, "_in_window", counted)
+        fast_as_reference(scenario, seed, percentage)
+
+
+def test_failed_nominated_nodes_fell_inside_and_outside_the_window() -> None:
+    if not NOMINATED_WINDOWS:  # run alone (-k): the property test counts first
+        test_fast_path_samples_past_a_failed_nominated_node_as_the_reference_path()
+    print(NOMINATED_WINDOWS)
+    assert NOMINATED_WINDOWS[True] > 5
+    assert NOMINATED_WINDOWS[False] > 5
 
 
 def test_a_soft_taint_on_one_node_updates_a_shapes_all_zero_taint_scores() -> None:

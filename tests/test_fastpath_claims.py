@@ -378,6 +378,17 @@ def test_pods_with_claims_sample_past_a_hundred_nodes_as_on_the_reference_path(
     assert_lean_decides_as_detailed(scenario, seed, percentage, fast)
 
 
+@derandomized(40)
+@given(storage_scenarios(large=True), st.integers(0, 3), st.sampled_from([None, 5, 30, 50]))
+def test_pods_with_claims_sample_past_a_failed_nominated_node_as_on_the_reference_path(
+    scenario: Scenario, seed: int, percentage: int | None
+) -> None:
+    """The sampling test's draws from another seed: among them a pod whose nominated node
+    fails and lies outside the window the search then visits. Upstream counts that node's
+    status among the nodes processed, so the next search starts one node further on."""
+    decide_both_ways(scenario, seed, percentage)
+
+
 def test_pods_with_claims_were_placed_past_a_hundred_nodes() -> None:
     if not LARGE:
         test_pods_with_claims_sample_past_a_hundred_nodes_as_on_the_reference_path()
