@@ -24,14 +24,14 @@ from topospread.framework.cycle_state import CycleState
 from topospread.framework.features import DEFAULT_FEATURES
 from topospread.framework.status import SUCCESS, Code, Status, as_status, new_status
 from topospread.framework.types import NodeInfo
-from topospread.plugins.volumebinding import ERR_REASON_NODE_CONFLICT, new
-from topospread.plugins.volumebinding.csi_migration import (
+from topospread.plugins.nodevolumelimits.translation import (
     TranslationError,
     ebs_volume_id,
     gce_region_from_zones,
     is_csi_migration_on_for_plugin,
-    translate_in_tree_pv_to_csi,
 )
+from topospread.plugins.volumebinding import ERR_REASON_NODE_CONFLICT, new
+from topospread.plugins.volumebinding.csi_migration import translate_in_tree_pv_to_csi
 
 HOSTNAME = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"

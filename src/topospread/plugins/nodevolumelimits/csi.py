@@ -132,7 +132,7 @@ class CSILimits:
         except StateNotFoundError:
             memo = _NewVolumes()
             state.write(_NEW_VOLUMES_KEY, memo)
-        migrated = csi_node.metadata.annotations.get(ANN_MIGRATED_PLUGINS) if csi_node else None
+        migrated = csi_node.metadata.annotations.get(ANN_MIGRATED_PLUGINS, "") if csi_node else None
         found = memo.by_migrated.get(migrated)
         if found is None:
             new_volumes: dict[str, str] = {}
@@ -185,8 +185,8 @@ class CSILimits:
 
     def _inline(self, volume: Any, csi_node: CSINode | None, result: dict[str, str]) -> None:
         """Upstream: checkAttachableInlineVolume (csi.go)."""
-        if csi_node is None or not csi_node.metadata.annotations.get(ANN_MIGRATED_PLUGINS):
-            return  # migration is on for no plugin on this node (``is_csi_migration_on``)
+        if csi_node is None:
+            return  # migration is on for no plugin without a CSINode (``is_csi_migration_on``)
         plugin = inline_plugin_name(volume)
         if plugin is None or not is_csi_migration_on(csi_node, plugin):
             return
@@ -237,8 +237,8 @@ _LIMITS_KEY: Final = NAME + ".limits"
 
 @dataclass(slots=True)
 class _NewVolumes:
-    """The pod's own attachable volumes per CSINode migrated-plugins annotation (None: no
-    CSINode or no annotation), for one attempt."""
+    """The pod's own attachable volumes per CSINode migrated-plugins annotation ("": none;
+    None: no CSINode), for one attempt."""
 
     by_migrated: dict[str | None, dict[str, str] | Status] = field(default_factory=dict)
 

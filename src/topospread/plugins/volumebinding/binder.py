@@ -27,9 +27,9 @@ from topospread.api.storage import (
 from topospread.api.types import Node, Pod
 from topospread.framework.storage import StorageLister
 from topospread.plugins.helper.storage import claim_name_of, ephemeral_volume_is_for_pod, pvc_class
+from topospread.plugins.nodevolumelimits.translation import TranslationError
 from topospread.plugins.volumebinding import assume, bound_claims, provisioning
 from topospread.plugins.volumebinding.csi_migration import (
-    TranslationError,
     migrated_plugin_of,
     migrated_plugins,
     translate_in_tree_pv_to_csi,

@@ -22,7 +22,6 @@ url.Parse's errors for an ``aws://`` volume ID (percent-escapes are taken as wri
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import Final
 
@@ -50,20 +49,19 @@ from topospread.plugins.nodevolumelimits.translation import (
     CINDER_IN_TREE,
     CSI_DRIVER_OF,
     GCE_PD_IN_TREE,
+    LABEL_MULTI_ZONE_DELIMITER,
     PORTWORX_IN_TREE,
+    TranslationError,
+    azure_disk_volume_handle,
+    ebs_volume_id,
+    gce_pv_volume_handle,
+    is_csi_migration_on_for_plugin,
 )
 from topospread.plugins.volumebinding.pod_volumes import BinderError
 
 GCE_PD_TOPOLOGY_KEY: Final = "topology.gke.io/zone"
 AWS_EBS_TOPOLOGY_KEY: Final = "topology.ebs.csi.aws.com/zone"
 CINDER_TOPOLOGY_KEY: Final = "topology.cinder.csi.openstack.org/zone"
-# csi-translation-lib's labelMultiZoneDelimiter: a regional volume's zones in one label.
-LABEL_MULTI_ZONE_DELIMITER: Final = "__"
-UNSPECIFIED: Final = "UNSPECIFIED"
-# The API server's default for an Azure Disk's kind (SetDefaults_AzureDiskVolumeSource).
-AZURE_SHARED_BLOB_DISK: Final = "Shared"
-AZURE_MANAGED_DISK: Final = "Managed"
-_AWS_VOLUME_ID: Final = re.compile(r"^vol-[^/]*$")
 
 # The PV sources the binder can translate, by field, with their plugin.
 _PV_SOURCES: Final = (
@@ -73,14 +71,6 @@ _PV_SOURCES: Final = (
     ("azure_disk", AZURE_DISK_IN_TREE),
     ("portworx_volume", PORTWORX_IN_TREE),
 )
-# isCSIMigrationOnForPlugin: GA for the first four; Portworx's gate is GA (on) since v1.33.
-_MIGRATION_ON: Final = frozenset(
-    {AWS_EBS_IN_TREE, GCE_PD_IN_TREE, AZURE_DISK_IN_TREE, CINDER_IN_TREE, PORTWORX_IN_TREE}
-)
-
-
-class TranslationError(ValueError):
-    """csi-translation-lib could not translate a PV (its error message)."""
 
 
 def migrated_plugin_of(pv: PersistentVolume) -> str | None:
@@ -93,11 +83,6 @@ def migrated_plugin_of(pv: PersistentVolume) -> str | None:
     spec = pv.spec
     plugin = next((p for f, p in _PV_SOURCES if getattr(spec, f) is not None), None)
     return plugin if plugin is not None and is_csi_migration_on_for_plugin(plugin) else None
-
-
-def is_csi_migration_on_for_plugin(plugin: str) -> bool:
-    """Upstream: isCSIMigrationOnForPlugin (binder.go, v1.35)."""
-    return plugin in _MIGRATION_ON
 
 
 def migrated_plugins(csi_node: CSINode | None) -> frozenset[str]:
@@ -133,7 +118,7 @@ def translate_in_tree_pv_to_csi(pv: PersistentVolume) -> PersistentVolume:
     handle: str
     topology_key: str | None = None
     if spec.gce_persistent_disk is not None:
-        plugin, handle = GCE_PD_IN_TREE, _gce_volume_handle(pv, spec.gce_persistent_disk.pd_name)
+        plugin, handle = GCE_PD_IN_TREE, gce_pv_volume_handle(pv, spec.gce_persistent_disk.pd_name)
         topology_key = GCE_PD_TOPOLOGY_KEY
     elif spec.aws_elastic_block_store is not None:
         plugin, handle = AWS_EBS_IN_TREE, ebs_volume_id(spec.aws_elastic_block_store.volume_id)
@@ -142,10 +127,7 @@ def translate_in_tree_pv_to_csi(pv: PersistentVolume) -> PersistentVolume:
         plugin, handle = CINDER_IN_TREE, spec.cinder.volume_id
         topology_key = CINDER_TOPOLOGY_KEY
     elif spec.azure_disk is not None:
-        kind = spec.azure_disk.kind if spec.azure_disk.kind is not None else AZURE_SHARED_BLOB_DISK
-        if kind.lower() != AZURE_MANAGED_DISK.lower():
-            raise TranslationError(f"kind({kind}) is not supported in csi migration")
-        plugin, handle = AZURE_DISK_IN_TREE, spec.azure_disk.disk_uri
+        plugin, handle = AZURE_DISK_IN_TREE, azure_disk_volume_handle(spec.azure_disk)
     elif spec.portworx_volume is not None:
         plugin, handle = PORTWORX_IN_TREE, spec.portworx_volume.volume_id
     else:
@@ -157,59 +139,6 @@ def translate_in_tree_pv_to_csi(pv: PersistentVolume) -> PersistentVolume:
     csi = CSIPersistentVolumeSource(driver=CSI_DRIVER_OF[plugin], volume_handle=handle)
     cleared = {field: None for field, _ in _PV_SOURCES}
     return msgspec.structs.replace(pv, spec=msgspec.structs.replace(pv.spec, csi=csi, **cleared))
-
-
-def _gce_volume_handle(pv: PersistentVolume, pd_name: str) -> str:
-    """Zonal, regional (its zones' one region) or unspecified, by the PV's zone label (the
-    legacy label first). Upstream: TranslateInTreePVToCSI (plugins/gce_pd.go)."""
-    label = pv.metadata.labels.get(LABEL_FAILURE_DOMAIN_BETA_ZONE, "")
-    if not label:
-        label = pv.metadata.labels.get(LABEL_TOPOLOGY_ZONE, "")
-    zones = label.split(LABEL_MULTI_ZONE_DELIMITER)
-    if len(zones) == 1 and zones[0]:
-        return f"projects/{UNSPECIFIED}/zones/{zones[0]}/disks/{pd_name}"
-    if len(zones) > 1:
-        try:
-            region = gce_region_from_zones(zones)
-        except TranslationError as err:
-            raise TranslationError(f"failed to get region from zones: {err}") from err
-        return f"projects/{UNSPECIFIED}/regions/{region}/disks/{pd_name}"
-    return f"projects/{UNSPECIFIED}/zones/{UNSPECIFIED}/disks/{pd_name}"
-
-
-def gce_region_from_zones(zones: Iterable[str]) -> str:
-    """``{locale}-{region}-{zone}`` zones' one region. Upstream: gceGetRegionFromZones."""
-    regions: set[str] = set()
-    for zone in zones:
-        parts = zone.split("-")
-        if len(parts) != 3:
-            raise TranslationError(
-                "zone in unexpected format, expected: {locale}-{region}-{zone}, got: " + zone
-            )
-        regions.add("-".join(parts[:2]))
-    if len(regions) != 1:
-        shown = " ".join(f"{r}:{{}}" for r in sorted(regions))  # Go prints a set as a map
-        raise TranslationError(f"multiple or no regions gotten from zones, got: map[{shown}]")
-    return next(iter(regions))
-
-
-def ebs_volume_id(kubernetes_id: str) -> str:
-    """``aws://zone/vol-1`` -> ``vol-1``; a bare ID as it is.
-
-    Upstream: KubernetesVolumeIDToEBSVolumeID (plugins/aws_ebs.go)
-    """
-    if not kubernetes_id.startswith("aws://"):
-        return kubernetes_id
-    rest = kubernetes_id.removeprefix("aws://")
-    rest = re.split(r"[?#]", rest, maxsplit=1)[0]
-    path = rest.partition("/")[2]
-    aws_id = path.strip("/")
-    if not _AWS_VOLUME_ID.match(aws_id):
-        raise TranslationError(
-            "failed to translate Kubernetes ID to EBS Volume ID "
-            f"Invalid format for AWS volume ({kubernetes_id})"
-        )
-    return aws_id
 
 
 # -- topology (plugins/in_tree_volume.go) --------------------------------------------------

@@ -117,7 +117,7 @@ class NodeVolumeLimits(ClaimKernel):
         kept_l = [cache.get(i) for i in rows_l]
         for j, (i, csi, kept) in enumerate(zip(rows_l, csis, kept_l, strict=True)):
             if kept is None or kept[0] is not csi or kept[1] is not nodes[i]:
-                migrated = csi.metadata.annotations.get(ANN_MIGRATED_PLUGINS) if csi else None
+                migrated = csi.metadata.annotations.get(ANN_MIGRATED_PLUGINS, "") if csi else None
                 kept_l[j] = cache[i] = (csi, nodes[i], volume_limits(infos[i], csi), migrated)
         limits_of = [kept[2] for kept in kept_l if kept is not None]
         migrated_of = [kept[3] for kept in kept_l if kept is not None]
