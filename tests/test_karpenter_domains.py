@@ -200,3 +200,46 @@ def test_a_prefer_no_schedule_taint_keeps_a_nodepool_out_of_an_honouring_spread(
     assert {launch.nodepool for launch in result.launched} == {"plain"}
     assert env.skew() == skew
     assert len(result.pod_errors) == 3 - skew[0]
+
+
+ZONE_1 = {LABEL_TOPOLOGY_ZONE: "test-zone-1"}
+
+
+@pytest.mark.parametrize(
+    ("pools", "skew"),
+    [
+        ([nodepool(labels=ZONE_1)], [4]),
+        (
+            [nodepool(labels=ZONE_1, requirements=zones_requirement("test-zone-1", "test-zone-2"))],
+            [4],
+        ),
+        (
+            [
+                nodepool(
+                    labels=ZONE_1, requirements=zones_requirement("test-zone-1", "test-zone-2")
+                ),
+                nodepool("second", labels={LABEL_TOPOLOGY_ZONE: "test-zone-2"}),
+            ],
+            [2, 2],
+        ),
+    ],
+    ids=["labels", "requirements and labels", "labels across NodePools"],
+)
+def test_should_respect_nodepool_zonal_constraints_subset(
+    pools: list[Any], skew: list[int]
+) -> None:
+    # topology_test.go "should respect NodePool zonal constraints (subset) with ...": a
+    # NodePool's zone label narrows its domains to that zone.
+    env = Env(*pools)
+    env.provision(*spread_pods(4))
+    assert env.skew() == skew
+
+
+def test_should_not_violate_max_skew_when_unsat_is_do_not_schedule_discover_domains() -> None:
+    # topology_test.go: zone-1's existing node is a domain though the NodePool no longer
+    # offers zone-1, as a dark zone's node is.
+    env = Env(nodepool(requirements=zones_requirement("test-zone-1")))
+    env.provision(make_pod("first").label("test", "test").req(cpu="1100m").obj())
+    env.set_pools(nodepool(requirements=zones_requirement("test-zone-2", "test-zone-3")))
+    env.provision(*spread_pods(10, cpu="1100m"))
+    assert env.skew() == [1, 2, 2]
