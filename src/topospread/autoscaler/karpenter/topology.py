@@ -4,10 +4,13 @@ Karpenter does not run kube-scheduler's filters while packing pods onto nodeclai
 exist yet. It keeps, per distinct constraint, a topology group: the constraint's key, selector
 and namespaces, and a count of matching pods per domain. The domains are every value the key can
 take: the existing nodes' labels *and* every value the NodePools' requirements and their
-instance types' offerings allow. A zone in a NodePool with no node yet is therefore a domain
-with count 0, which is what lets Karpenter spread from zero nodes (the spread docs' remedy for
-the scale-from-zero limitation). Adding a pod to a node narrows the node's requirement on the
-key to the domains the group allows (for spread, the one with the fewest matching pods).
+instance types allow. A zone in a NodePool with no node yet is therefore a domain with count
+0, which is what lets Karpenter spread from zero nodes (the spread docs' remedy for the
+scale-from-zero limitation); by the same rule a lost zone stays a domain while its nodes
+exist or its NodePool's instance types are offered there, available or not (a zone whose
+offerings are all in the unavailable-offerings cache included). Adding a pod to a node narrows
+the node's requirement on the key to the domains the group allows (for spread, the one with
+the fewest matching pods).
 """
 
 from __future__ import annotations
