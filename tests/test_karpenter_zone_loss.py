@@ -127,3 +127,34 @@ def test_a_strict_spread_recovers_during_the_loss_only_when_zone_c_is_no_domain(
         assert pending_apps(report, 3) == ["strict"]
     # Whatever happened during the loss, nothing is Pending once zone-c is back.
     assert report.steps[-1].pending == {}
+
+
+@pytest.mark.parametrize(
+    ("nodepool_has_zone_c", "recovers"),
+    [(True, False), (False, True)],
+    ids=[
+        "zone-c in the NodePool: stuck (its instance types offer zone-c)",
+        "no zone-c in the NodePool: recovers in zone-a",
+    ],
+)
+def test_deleting_the_dark_nodes_helps_only_a_nodepool_without_the_zone(
+    nodepool_has_zone_c: bool, recovers: bool
+) -> None:
+    # The dark node is deleted at once (its pod with it), so the spread ignoring taints has no
+    # node of zone-c to count; only the NodePool's instance types can keep zone-c a domain.
+    doc = copy.deepcopy(example())
+    doc["objects"] = [o for o in doc["objects"] if o["metadata"]["name"] == "strict"]
+    doc["nodeGroups"][0]["template"]["status"]["capacity"]["cpu"] = "1"
+    lose, stockout, wait = doc["timeline"][:3]
+    doc["timeline"] = [lose, stockout, {"removeNode": "node-zone-c-1"}, wait]
+    if not nodepool_has_zone_c:
+        without_zone_c(doc)
+    report = run(doc)
+    # Step 4 (the wait) ends at 10m, the zone still dark.
+    added = changes(report, "add")
+    if recovers:
+        assert [(c["time"], c["zone"]) for c in added] == [(1.0, "zone-a")]
+        assert report.steps[4].pending == {}
+    else:
+        assert added == []
+        assert pending_apps(report, 4) == ["strict"]
