@@ -18,7 +18,7 @@ import pytest
 from builders import make_node, make_pod
 from karpenter_helpers import TEST_ZONES, Env, nodepool, spread_pods, zones_requirement
 from topospread.api.types import LABEL_ARCH_STABLE, LABEL_TOPOLOGY_ZONE
-from topospread.autoscaler.karpenter import Karpenter, parse_catalogue
+from topospread.autoscaler.karpenter import Karpenter, builtin_catalogue, parse_catalogue
 from topospread.autoscaler.karpenter.requirements import NODEPOOL_LABEL
 from topospread.autoscaler.karpenter.scheduler import domain_sources
 from topospread.cluster.state import ClusterState
@@ -79,6 +79,22 @@ def test_zones_come_from_every_instance_type_key_by_key() -> None:
 def test_a_nodepool_without_instance_types_adds_no_domain() -> None:
     pool = nodepool(requirements=zones_requirement("test-zone-9"))
     assert domain_sources([pool], []) == []
+
+
+def test_a_not_in_value_of_a_key_no_instance_type_defines_is_inserted_as_upstream_does() -> None:
+    # Upstream inserts Requirement.Values(), which for NotIn are the excluded values: with no
+    # instance type defining "team", NodePool "p"'s NotIn [x] leaves "x" among its domains.
+    # On a key the types define (zone) the intersection is an In list and nothing leaks.
+    pool = nodepool(
+        "p",
+        requirements=[
+            {"key": "team", "operator": "NotIn", "values": ["x"]},
+            {"key": LABEL_TOPOLOGY_ZONE, "operator": "NotIn", "values": ["test-zone-3"]},
+        ],
+    )
+    [source] = domain_sources([pool], builtin_catalogue(TEST_ZONES))
+    assert source.domains["team"] == frozenset({"x"})
+    assert source.domains[LABEL_TOPOLOGY_ZONE] == frozenset({"test-zone-1", "test-zone-2"})
 
 
 def test_domains_of_other_nodepools_count_though_the_pod_cannot_use_them() -> None:
