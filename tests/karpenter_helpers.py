@@ -9,6 +9,7 @@ from builders import make_pod
 from topospread.api.types import LABEL_TOPOLOGY_ZONE, Node, Pod
 from topospread.autoscaler.clusterautoscaler.nodegroup import with_node_name
 from topospread.autoscaler.karpenter import (
+    CreateFunc,
     Karpenter,
     KarpenterResult,
     NodePool,
@@ -60,8 +61,9 @@ class Env:
     def set_pools(self, *pools: NodePool) -> None:
         self.karpenter.pools = {p.name: p for p in pools}
 
-    def provision(self, *pods: Pod) -> KarpenterResult:
-        result = self.karpenter.run_once(self.now, self.cluster, list(pods))
+    def provision(self, *pods: Pod, create: CreateFunc | None = None) -> KarpenterResult:
+        """One pass over ``pods``; ``create`` is the cloud (None: it serves every launch)."""
+        result = self.karpenter.run_once(self.now, self.cluster, list(pods), create=create)
         by_key = {f"{p.metadata.namespace}/{p.metadata.name}": p for p in pods}
         for launch in result.launched:
             self.cluster.add_node(launch.node)

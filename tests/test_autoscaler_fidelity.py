@@ -258,17 +258,30 @@ def test_input_pods_created_after_the_default_epoch_are_not_young_to_the_autosca
 
 
 def test_karpenter_learns_of_a_stockout_only_when_its_launch_fails_and_retries_after_3m() -> None:
-    # Karpenter picks zone-c (it cannot know of the stock-out), the cloud refuses every
-    # offering there: they go into the unavailable-offerings cache for 3m, the nodeclaim is
-    # deleted, and the next batch (1s later) finds no offering. After the cache's TTL the pod
-    # is tried again (refused again at 3m10s), and once the stock-out is over it launches.
+    # Karpenter picks zone-c (it cannot know of the stock-out). Each launch asks the fleet for
+    # one capacity type (the AWS provider's getCapacityType): spot first, without the spot
+    # offerings dearer than the cheapest on-demand one (SpotOfferingFilter). The cloud refuses
+    # them, they go into the unavailable-offerings cache for 3m, the nodeclaim is deleted, and
+    # the next batch (1s later) falls back to on-demand, then to the dearer spot offerings,
+    # until every zone-c offering is cached and the pod finds none (4s). After the cache's TTL
+    # the same three launches are refused again (3m10s), and once the stock-out is over the
+    # pod launches.
     timeline = [{"stockout": {"zone": "zone-c", "duration": "4m"}}, {"wait": "8m"}]
     report = run(scale_from_zero(KARPENTER, timeline))
     failed = changes(report, "launchFailed")
-    assert [(c["time"], c["zone"]) for c in failed] == [(1.0, "zone-c"), (190.0, "zone-c")]
+    assert [(c["time"], c["zone"]) for c in failed] == [
+        (1.0, "zone-c"),
+        (2.0, "zone-c"),
+        (3.0, "zone-c"),
+        (190.0, "zone-c"),
+        (191.0, "zone-c"),
+        (192.0, "zone-c"),
+    ]
     assert "insufficient capacity for t3.medium spot in zone-c" in failed[0]["reason"]
     assert "no new nodes in zone zone-c" in failed[0]["reason"]
-    (why,) = [c for c in changes(report, "noScaleUp") if c["time"] == 2.0]
+    assert "insufficient capacity for t3.medium on-demand in zone-c" in failed[1]["reason"]
+    assert "insufficient capacity for r5.large spot in zone-c" in failed[2]["reason"]
+    (why,) = [c for c in changes(report, "noScaleUp") if c["time"] == 4.0]
     assert "topology.kubernetes.io/zone In [zone-c]" in why["reason"]
     (added,) = changes(report, "add")
     assert (added["time"], added["zone"]) == (370.0, "zone-c")

@@ -18,6 +18,7 @@ from topospread.api.types import (
     Node,
     Pod,
 )
+from topospread.autoscaler.karpenter import Karpenter, parse_catalogue
 from topospread.autoscaler.karpenter.disruption import DO_NOT_DISRUPT
 from topospread.autoscaler.karpenter.requirements import CAPACITY_TYPE_LABEL, NODEPOOL_LABEL
 
@@ -149,6 +150,79 @@ def test_spot_is_not_replaced_by_spot() -> None:
     env = Env()
     env.add_node(karpenter_node("big", "m5.2xlarge", "spot"), rs_pod("pod-0", cpu="500m"))
     assert env.karpenter.run_once(0.0, env.cluster, []).disruptions == []
+
+
+def price_catalogue(replacement: list[tuple[str, str, float]]) -> Any:
+    """Upstream's fixture: the current on-demand type (0.5, unavailable in test-zone-1) and a
+    replacement type with the given (capacity type, zone, price) offerings."""
+    return parse_catalogue(
+        [
+            {
+                "name": "t3.medium",
+                "cpu": "2",
+                "memory": "4Gi",
+                "offerings": [
+                    {"zone": "test-zone-1", "capacityType": "on-demand", "price": 0.5},
+                ],
+            },
+            {
+                "name": "replacement",
+                "cpu": "1",
+                "memory": "2Gi",
+                "offerings": [
+                    {"zone": zone, "capacityType": ct, "price": price}
+                    for ct, zone, price in replacement
+                ],
+            },
+        ],
+        "types.yaml",
+    )
+
+
+def test_wont_replace_node_if_any_spot_replacement_is_more_expensive() -> None:
+    # consolidation_test.go: the replacement's worst spot price (1.0 in test-zone-1) is above
+    # the node's 0.5, though its cheapest (0.2) is below: Karpenter keeps the node.
+    env = Env()
+    env.karpenter = Karpenter(
+        [nodepool()],
+        price_catalogue(
+            [
+                ("spot", "test-zone-1", 1.0),
+                ("spot", "test-zone-2", 0.2),
+                ("spot", "test-zone-3", 0.4),
+            ]
+        ),
+    )
+    env.add_node(karpenter_node("node-0", capacity_type="on-demand"), rs_pod("pod-0"))
+    assert env.karpenter.run_once(0.0, env.cluster, []).disruptions == []
+
+
+def test_an_on_demand_node_is_replaced_by_spot_only() -> None:
+    # With spot and on-demand allowed the replacement is narrowed to spot: even a spot
+    # offering dearer than the on-demand one (which a provisioning launch would skip) is what
+    # it launches, and a spot launch the cloud refuses is not turned into an on-demand node:
+    # the command fails instead.
+    env = Env()
+    env.karpenter = Karpenter(
+        [nodepool()],
+        price_catalogue([("on-demand", "test-zone-1", 0.3), ("spot", "test-zone-1", 0.35)]),
+    )
+    env.add_node(karpenter_node("node-0", capacity_type="on-demand"), rs_pod("pod-0"))
+    [d] = env.karpenter.run_once(0.0, env.cluster, []).disruptions
+    assert d.replacement is not None
+    assert (d.replacement.capacity_type, d.replacement.price) == ("spot", 0.35)
+
+    def no_spot(instance_type: str, zone: str, capacity: str) -> str | None:
+        return "InsufficientInstanceCapacity" if capacity == "spot" else None
+
+    env.karpenter = Karpenter(
+        [nodepool()],
+        price_catalogue([("on-demand", "test-zone-1", 0.3), ("spot", "test-zone-1", 0.1)]),
+    )
+    result = env.karpenter.run_once(0.0, env.cluster, [], create=no_spot)
+    assert result.disruptions == []
+    [failure] = result.launch_failures
+    assert {ct for _, _, ct, _ in failure.tried} == {"spot"}
 
 
 def test_consolidate_after_waits_for_the_pods_to_settle() -> None:

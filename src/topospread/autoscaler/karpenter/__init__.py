@@ -2,6 +2,8 @@
 
 One module per upstream concept: ``requirements`` (label requirements, pkg/scheduling),
 ``instancetypes`` (instance types and offerings, pkg/cloudprovider; a built-in catalogue),
+``unavailableofferings`` (the cache of offerings a launch found out of capacity), ``instance``
+(the cloud provider's launch: one capacity type, the fleet's offerings cheapest first),
 ``nodepool`` (NodePools: requirements, limits, weight, disruption and budgets), ``topology``
 (topology groups: spread, pod affinity and anti-affinity over every domain the NodePools allow),
 ``nodeclaim`` (existing nodes and new nodeclaims as the packing sees them), ``scheduler`` (the
@@ -20,6 +22,7 @@ from topospread.autoscaler.karpenter.instancetypes import (
     stock_out,
 )
 from topospread.autoscaler.karpenter.karpenter import (
+    CreateFunc,
     Disruption,
     Karpenter,
     KarpenterResult,
@@ -34,6 +37,7 @@ from topospread.autoscaler.karpenter.nodepool import (
 
 __all__ = [
     "Budget",
+    "CreateFunc",
     "Disruption",
     "InstanceType",
     "Karpenter",

@@ -29,8 +29,10 @@ from topospread.autoscaler.karpenter.nodepool import (
 )
 from topospread.autoscaler.karpenter.requirements import (
     CAPACITY_TYPE_LABEL,
+    CAPACITY_TYPE_ON_DEMAND,
     CAPACITY_TYPE_SPOT,
     NODEPOOL_LABEL,
+    Requirement,
 )
 
 DO_NOT_DISRUPT: Final = "karpenter.sh/do-not-disrupt"
@@ -177,19 +179,35 @@ def compute_consolidation(
     excluded: set[str],
 ) -> Command | None:
     """Delete when the pods fit elsewhere; else replace by one cheaper nodeclaim; else None.
-    Spot nodes are not replaced by spot nodes (SpotToSpotConsolidation is off by default).
-    Upstream: consolidation.computeConsolidation"""
+
+    Spot candidates whose replacement may be spot are left alone (SpotToSpotConsolidation is
+    off by default). Otherwise the replacement keeps the instance types whose worst launch
+    price is below the candidates' total, and one that may be spot or on-demand is narrowed to
+    spot: a spot launch that fails must not become a dearer on-demand node.
+    Upstream: consolidation.computeConsolidation, NodeClaim.RemoveInstanceTypeOptionsByPrice
+    AndMinValues"""
     if fits_elsewhere(checker, candidates, excluded):
         return Command(method, REASON_UNDERUTILIZED, tuple(candidates))
     claim = replacer(candidates)
     if claim is None:
         return None
     total = sum(c.price for c in candidates)
-    _it, offering = claim.launch_choice()
+    capacity = claim.requirements.get_or_exists(CAPACITY_TYPE_LABEL)
     all_spot = all(c.capacity_type == CAPACITY_TYPE_SPOT for c in candidates)
-    if offering.price >= total or (all_spot and offering.capacity_type == CAPACITY_TYPE_SPOT):
+    if all_spot and capacity.has(CAPACITY_TYPE_SPOT):
         return None
-    return Command(method, REASON_UNDERUTILIZED, tuple(candidates), claim, offering.price)
+    cheaper = [
+        it for it in claim.instance_types if it.worst_launch_price(claim.requirements) < total
+    ]
+    if not cheaper:
+        return None
+    claim.instance_types = cheaper
+    if capacity.has(CAPACITY_TYPE_SPOT) and capacity.has(CAPACITY_TYPE_ON_DEMAND):
+        claim.requirements.add(Requirement.new(CAPACITY_TYPE_LABEL, "In", [CAPACITY_TYPE_SPOT]))
+    choices = claim.launch_choices()
+    if not choices:  # upstream's launch would fail and the command with it
+        return None
+    return Command(method, REASON_UNDERUTILIZED, tuple(candidates), claim, choices[0][1].price)
 
 
 def emptiness(candidates: Sequence[Candidate], allowed: Mapping[str, int]) -> Command | None:

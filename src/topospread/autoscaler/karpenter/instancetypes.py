@@ -83,6 +83,18 @@ class InstanceType:
         ]
         return sorted(out, key=lambda o: (o.price, o.zone, o.capacity_type))
 
+    def worst_launch_price(self, reqs: Requirements) -> float:
+        """The dearest available offering ``reqs`` allow of the capacity type a launch would
+        take (spot before on-demand); infinity when there is none.
+        Upstream: Offerings.WorstLaunchPrice (pkg/cloudprovider/types.go; reserved capacity
+        not modelled)"""
+        offers = self.compatible_offerings(reqs)
+        for capacity in (CAPACITY_TYPE_SPOT, CAPACITY_TYPE_ON_DEMAND):
+            prices = [o.price for o in offers if o.capacity_type == capacity]
+            if prices:
+                return max(prices)
+        return float("inf")
+
     def cheapest_price(self, reqs: Requirements) -> float | None:
         offers = self.compatible_offerings(reqs)
         return offers[0].price if offers else None

@@ -23,6 +23,7 @@ from topospread.api.types import (
     Pod,
     Taint,
 )
+from topospread.autoscaler.karpenter.instance import fleet_overrides
 from topospread.autoscaler.karpenter.instancetypes import InstanceType, Offering
 from topospread.autoscaler.karpenter.nodepool import NodePool
 from topospread.autoscaler.karpenter.requirements import (
@@ -34,7 +35,7 @@ from topospread.autoscaler.karpenter.requirements import (
 )
 from topospread.autoscaler.karpenter.topology import Topology
 from topospread.plugins.noderesources.resource_helpers import pod_requests
-from topospread.taints import do_not_schedule_taints_filter, find_matching_untolerated_taint
+from topospread.taints import find_matching_untolerated_taint
 
 # Upstream: MaxInstanceTypes (nodeclaim launch truncates the options to the 60 cheapest).
 MAX_INSTANCE_TYPES: Final = 60
@@ -93,10 +94,10 @@ def capacity_of(it: InstanceType) -> Resources:
 
 
 def tolerates(pod: Pod, taints: Sequence[Taint]) -> str:
-    """ "" when the pod tolerates the NoSchedule and NoExecute taints, else why not."""
-    taint = find_matching_untolerated_taint(
-        taints, pod.spec.tolerations, do_not_schedule_taints_filter
-    )
+    """ "" when the pod tolerates every taint, PreferNoSchedule included (Karpenter packs
+    no pod onto a node whose taints it does not all tolerate), else why not.
+    Upstream: scheduling.Taints.ToleratesPod (pkg/scheduling/taints.go)"""
+    taint = find_matching_untolerated_taint(taints, pod.spec.tolerations)
     if taint is None:
         return ""
     return f"did not tolerate taint {taint.key}={taint.value}:{taint.effect}"
@@ -207,15 +208,12 @@ class NodeClaim:
         return [it for _, _, it in ordered][:MAX_INSTANCE_TYPES]
 
     def launch_choices(self) -> list[tuple[InstanceType, Offering]]:
-        """What the cloud may launch, in the order it tries: every available compatible
-        offering of the options, cheapest first (spot when allowed and cheaper, as the
-        providers' price-based choice)."""
-        keyed = [
-            ((o.price, it.name, o.zone, o.capacity_type), it, o)
-            for it in self.instance_type_options()
-            for o in it.compatible_offerings(self.requirements)
+        """What the cloud may launch, in the order it tries: the CreateFleet overrides of
+        the launch's one capacity type (instance.py), cheapest first."""
+        return [
+            (ov.instance_type, ov.offering)
+            for ov in fleet_overrides(self.instance_type_options(), self.requirements)
         ]
-        return [(it, o) for _, it, o in sorted(keyed, key=lambda k: k[0])]
 
     def launch_choice(self) -> tuple[InstanceType, Offering]:
         """What the cloud launches when it can serve every offering: the cheapest."""

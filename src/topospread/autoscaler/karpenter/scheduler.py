@@ -27,7 +27,11 @@ from topospread.autoscaler.karpenter.nodeclaim import (
 )
 from topospread.autoscaler.karpenter.nodepool import NodePool, sorted_by_weight
 from topospread.autoscaler.karpenter.preferences import relax
-from topospread.autoscaler.karpenter.requirements import Requirements, pod_requirements
+from topospread.autoscaler.karpenter.requirements import (
+    Requirements,
+    from_labels,
+    pod_requirements,
+)
 from topospread.autoscaler.karpenter.topology import DomainSource, Topology
 
 NO_LIMIT: Final = 1 << 62
@@ -97,18 +101,33 @@ def daemon_overhead(pool: NodePool, daemonsets: Sequence[DaemonSet]) -> Resource
 def domain_sources(
     pools: Sequence[NodePool], catalogue: Sequence[InstanceType]
 ) -> list[DomainSource]:
-    """Per NodePool and compatible instance type, the requirements a new node could have.
+    """Per NodePool, every value each label key can take on a node it launches: for each
+    instance type, the NodePool's requirements and labels intersected key by key with the
+    type's requirements (whose zones are every zone the type is offered in, available or
+    not: the AWS provider's instance types keep a zone whose offerings are all in the
+    unavailable-offerings cache), and the values of the NodePool's own ``In`` requirements
+    and labels whether or not a type offers them. A NodePool without instance types adds
+    nothing.
     Upstream: buildDomainGroups (topology.go)"""
+    if not catalogue:
+        return []
     out = []
     for pool in pools:
-        base = pool.node_requirements()
+        base = Requirements(pool.requirements)
+        base.add(*from_labels(pool.labels).values())
+        domains: dict[str, set[str]] = {}
         for it in catalogue:
-            it_reqs = it.requirements()
-            if not it_reqs.intersects(base):
-                continue
             reqs = base.copy()
-            reqs.add(*it_reqs.values())
-            out.append(DomainSource(reqs, pool.taints))
+            reqs.add(*it.requirements().values())
+            for key, req in reqs.items():
+                # NOTE: upstream inserts Requirement.Values(), which for a complement
+                # (NotIn) requirement are the values it excludes; kept as upstream does.
+                domains.setdefault(key, set()).update(req.values)
+        for key, req in base.items():
+            if not req.complement and req.values:
+                domains.setdefault(key, set()).update(req.values)
+        frozen = {k: frozenset(v) for k, v in domains.items() if v}
+        out.append(DomainSource(frozen, pool.taints))
     return out
 
 

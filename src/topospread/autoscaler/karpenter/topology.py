@@ -4,22 +4,25 @@ Karpenter does not run kube-scheduler's filters while packing pods onto nodeclai
 exist yet. It keeps, per distinct constraint, a topology group: the constraint's key, selector
 and namespaces, and a count of matching pods per domain. The domains are every value the key can
 take: the existing nodes' labels *and* every value the NodePools' requirements and their
-instance types' offerings allow. A zone in a NodePool with no node yet is therefore a domain
-with count 0, which is what lets Karpenter spread from zero nodes (the spread docs' remedy for
-the scale-from-zero limitation). Adding a pod to a node narrows the node's requirement on the
-key to the domains the group allows (for spread, the one with the fewest matching pods).
+instance types allow. A zone in a NodePool with no node yet is therefore a domain with count
+0, which is what lets Karpenter spread from zero nodes (the spread docs' remedy for the
+scale-from-zero limitation); by the same rule a lost zone stays a domain while its nodes
+exist or its NodePool's instance types are offered there, available or not (a zone whose
+offerings are all in the unavailable-offerings cache included). Adding a pod to a node narrows
+the node's requirement on the key to the domains the group allows (for spread, the one with
+the fewest matching pods).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
 from topospread.api.types import LABEL_HOSTNAME, Node, Pod, PodAffinityTerm, Taint, Toleration
 from topospread.autoscaler.karpenter.requirements import Requirement, Requirements, pod_requirements
 from topospread.labels.selector import Selector, label_selector_as_selector
-from topospread.taints import do_not_schedule_taints_filter, find_matching_untolerated_taint
+from topospread.taints import find_matching_untolerated_taint
 
 _ALL_NAMESPACES: frozenset[str] = frozenset({"*"})
 
@@ -34,9 +37,11 @@ class TopologyType(Enum):
 
 @dataclass(frozen=True, slots=True)
 class DomainSource:
-    """Where a domain can come from: a NodePool's requirements and taints for a new node."""
+    """Where domains can come from: the values a NodePool's new nodes may take per label key,
+    and the NodePool's taints (which keep its domains from a spread that honours taints the
+    pod does not tolerate). Upstream: TopologyDomainGroup (topologydomaingroup.go)"""
 
-    requirements: Requirements
+    domains: Mapping[str, frozenset[str]]
     taints: tuple[Taint, ...]
 
 
@@ -231,19 +236,17 @@ class Topology:
     def _domains_for(
         self, key: str, pod_reqs: Requirements | None, tolerations: Sequence[Toleration] | None
     ) -> set[str]:
-        """Every domain of ``key``: from the NodePools compatible with the pod (Honor) and from
-        the existing nodes. Upstream: TopologyDomainGroup.ForEachDomain and the cluster's
-        node labels"""
+        """Every domain of ``key``: the NodePools' (only their taints filter them, as
+        upstream's domain groups are not filtered by the pod's node affinity) and the
+        existing nodes' that pass the group's node filter (nodeAffinityPolicy and
+        nodeTaintsPolicy Honor). A node's domain counts while the node exists, Ready or not.
+        Upstream: TopologyDomainGroup.ForEachDomain and Topology.countDomains"""
         out = set(self.extra_domains.get(key, ()))
         for src in self.sources:
-            req = src.requirements.get(key)
-            if req is None or req.complement:
+            values = src.domains.get(key)
+            if not values or _untolerated(src.taints, tolerations):
                 continue
-            if pod_reqs is not None and src.requirements.compatible(pod_reqs):
-                continue
-            if _untolerated(src.taints, tolerations):
-                continue
-            out.update(req.values)
+            out.update(values)
         for node, _ in self.nodes:
             value = node.metadata.labels.get(key)
             if value is None or _untolerated(node.spec.taints, tolerations):
@@ -410,9 +413,10 @@ def _preferred_anti_affinity_terms(pod: Pod) -> list[PodAffinityTerm]:
 
 
 def _untolerated(taints: Sequence[Taint], tolerations: Sequence[Toleration] | None) -> bool:
-    """With nodeTaintsPolicy Honor (``tolerations`` given): a NoSchedule or NoExecute taint the
-    owner does not tolerate keeps the node (or NodePool) out of the domains."""
+    """With nodeTaintsPolicy Honor (``tolerations`` given): a taint the owner does not
+    tolerate keeps the node (or NodePool) out of the domains. Karpenter checks every taint,
+    PreferNoSchedule included (kube-scheduler only NoSchedule and NoExecute).
+    Upstream: TopologyNodeFilter.Matches and scheduling.Taints.Tolerates (taints.go)"""
     if tolerations is None:
         return False
-    taint = find_matching_untolerated_taint(taints, tolerations, do_not_schedule_taints_filter)
-    return taint is not None
+    return find_matching_untolerated_taint(taints, tolerations) is not None
