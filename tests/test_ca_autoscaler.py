@@ -175,6 +175,25 @@ def test_a_group_that_does_not_deliver_in_max_node_provision_time_backs_off() ->
     assert [i.group for i in late.scale_up.scale_up_infos] == ["fast"]
 
 
+def test_a_second_scale_up_of_a_group_restarts_its_max_node_provision_time() -> None:
+    """Upstream's registerOrUpdateScaleUpNoLock shifts a scale-up request's Time and
+    ExpectedAddTime whenever more nodes are asked of the group: overlapping scale-ups time out
+    max-node-provision-time after the last one, not the first (the 5,000-node zone sweep's
+    groups backed off with their newest nodes still starting, issue 23)."""
+    ca = ClusterAutoscaler([group("ng")])
+    cluster = cluster_of(ca, [web(0, "4", "ng-0")])
+    first = ca.run_once(0, cluster, [web(1, "4")])
+    assert [(i.group, i.new_size) for i in first.scale_up.scale_up_infos] == [("ng", 2)]
+    # The first node is still upcoming (it holds web-1); web-2 asks for one more.
+    second = ca.run_once(600, cluster, [web(1, "4"), web(2, "4")])
+    assert [(i.group, i.new_size) for i in second.scale_up.scale_up_infos] == [("ng", 3)]
+    assert ca.run_once(900, cluster, [web(1, "4"), web(2, "4")]).timeouts == []
+    assert ca.run_once(1490, cluster, [web(1, "4"), web(2, "4")]).timeouts == []
+    late = ca.run_once(1500, cluster, [web(1, "4"), web(2, "4")])
+    assert [(t.group, t.requested, t.registered) for t in late.timeouts] == [("ng", 3, 1)]
+    assert late.scale_up.skipped_node_groups == {"ng": BACKOFF_REASON}
+
+
 DEFAULTS = {
     "scan_interval": 10.0,
     "expander": ("random",),

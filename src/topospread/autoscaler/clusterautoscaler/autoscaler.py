@@ -308,7 +308,12 @@ class ClusterAutoscaler:
             if scale_up.result == SCALE_UP_SUCCESSFUL:
                 for info in scale_up.scale_up_infos:
                     self.groups[info.group].target_size = info.new_size
-                    self.requested_at.setdefault(info.group, now)
+                    # A scale-up adding nodes to a group with one in progress moves the
+                    # request's time (and so its max-node-provision-time deadline) to now:
+                    # the nodes just asked for get their full time to come up. Upstream:
+                    # registerOrUpdateScaleUpNoLock ("shift Time and ExpectedAddTime")
+                    if info.delta > 0:
+                        self.requested_at[info.group] = now
                     self.increase[info.group] = self.increase.get(info.group, 0) + info.delta
                 self.last_scale_up = now
             scale_down = None
