@@ -284,6 +284,12 @@ def assert_table_as_built_afresh(fast: FastPath) -> None:
     assert fast.names == scratch.names
     for column in (*_ROW_COLUMNS, "min_priority", "free_cpu", "free_mem", "free_eph", "free_pods"):
         assert getattr(fast, column).tolist() == getattr(scratch, column).tolist(), column
+    # Each row's numbered taint set (numbers differ between the two tables: the sets agree).
+    table = fast.table
+    assert [table.taint_sets[k][0] for k in table.taint_set.tolist()] == [
+        tuple(info.node.spec.taints) for info in fast.cluster.list()
+    ]
+    assert all(tuple(node.spec.taints) == taints for taints, node in table.taint_sets)
     fit: Any = fast.kernels.get("NodeResourcesFit")
     balanced: Any = fast.kernels.get("NodeResourcesBalancedAllocation")
     for static in fast.shapes.statics.values():

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Final
 
 import numpy as np
 
-from topospread.api.types import Node, Pod
+from topospread.api.types import Node, Pod, Taint
 from topospread.framework.features import Features
 from topospread.framework.nominator import pod_priority
 from topospread.framework.types import NodeInfo
@@ -48,6 +48,8 @@ ROW_COLUMNS: Final = (
 )
 # How long the log of changed rows grows before it restarts.
 CHANGED_ROWS_KEPT: Final = 1 << 16
+# How many distinct taint sets the table numbers before it numbers its rows' afresh.
+TAINT_SETS_KEPT: Final = 1 << 12
 
 Carry = Callable[[I64], I64]
 
@@ -127,6 +129,11 @@ class NodeTable:
         self.double_order: Rows = np.zeros(0, np.intp)
         for column in (*ROW_COLUMNS, "min_priority"):
             setattr(self, column, np.zeros(0, np.int64))
+        # Each row's taint set, numbered (``taint_sets[k]``: set k and a node that has it):
+        # verdicts that read only a node's taints are taken once per set, not once per node.
+        self.taint_set: I32 = np.zeros(0, np.int32)
+        self.taint_sets: list[tuple[tuple[Taint, ...], Node]] = []
+        self._taint_numbers: dict[tuple[Taint, ...], int] = {}
         self._forget_domains()
 
     def _forget_domains(self) -> None:
@@ -179,6 +186,16 @@ class NodeTable:
             np.zeros(n, np.int64) for _ in range(4)
         )
         self._forget_domains()
+        old_sets = self.taint_set
+        self.taint_set = np.zeros(n, np.int32)
+        if len(self.taint_sets) > TAINT_SETS_KEPT:
+            self.taint_sets, self._taint_numbers = [], {}
+            renumber = list(range(n))
+        else:
+            self.taint_set[kept] = old_sets[from_rows]
+            renumber = fresh
+        for i in renumber:
+            self.taint_set[i] = self._taint_number(infos[i].node)
         for i in fresh:
             info = infos[i]
             a = allocatable_resource(info.node)
@@ -231,9 +248,19 @@ class NodeTable:
             pods = self.cluster.infos[self.names[i]].pods
             self.min_priority[i] = min((pod_priority(p) for p in pods), default=MAX_INT32 + 1)
 
+    def _taint_number(self, node: Node) -> int:
+        taints = tuple(node.spec.taints)
+        k = self._taint_numbers.get(taints)
+        if k is None:
+            k = self._taint_numbers[taints] = len(self.taint_sets)
+            self.taint_sets.append((taints, node))
+        return k
+
     def update_resources(self, i: int, new: Node) -> None:
-        """A node changed in place (labels and images the same): its row's allocatable."""
+        """A node changed in place (labels and images the same): its row's allocatable and
+        its taint set."""
         self.row_nodes[i] = new
+        self.taint_set[i] = self._taint_number(new)
         self.changed_rows.append(i)
         a = allocatable_resource(new)
         self.alloc_cpu[i], self.alloc_mem[i] = a.milli_cpu, a.memory

@@ -157,10 +157,23 @@ class PodTopologySpread(Kernel):
     def _policy_mask(self, c: InternalConstraint, pod: Pod, required: Any) -> B:
         infos = self.path.cluster.list()
         comparison = self.path.features.enable_taint_toleration_comparison_operators
-        if c.node_affinity_policy != NODE_INCLUSION_POLICY_HONOR or required.is_trivial:
+        table = self.path.table
+        if (
+            c.node_affinity_policy != NODE_INCLUSION_POLICY_HONOR or required.is_trivial
+        ) and not table.stale:
             # NOTE: with no node affinity to honour, only a node's taints decide: nodes with
-            # equal taints (most nodes have none, a lost zone's share its two) get one answer.
-            # Recomputed with every signature, so after every node added to a snapshot.
+            # equal taints (most nodes have none, a lost zone's share its two) get one answer,
+            # taken on a node of the set; the table numbers each row's set (carried over its
+            # rebuilds), so a node added to a snapshot costs its own row, not a pass over all.
+            present = np.unique(table.taint_set).tolist()
+            verdicts = np.zeros(len(table.taint_sets), np.bool_)
+            for k in present:
+                verdicts[k] = c.match_node_inclusion_policies(
+                    pod, table.taint_sets[k][1], required, enable_comparison_operators=comparison
+                )
+            mask: B = verdicts[table.taint_set]
+            return mask
+        if c.node_affinity_policy != NODE_INCLUSION_POLICY_HONOR or required.is_trivial:
             by_taints: dict[tuple[Taint, ...], bool] = {}
             out = np.empty(len(infos), np.bool_)
             for i, info in enumerate(infos):
