@@ -211,12 +211,13 @@ class ClusterIndex:
         self.fresh()
         cached = self._codes.get(key)
         if cached is None:
+            # Codes by first appearance in row order; one array built from a list (a numpy
+            # element assigned per node costs more than the label lookups).
             values: dict[str, int] = {}
-            arr = np.full(len(self.names), -1, np.int32)
-            for i, info in enumerate(self._row_infos):
-                v = info.node.metadata.labels.get(key)
-                if v is not None:
-                    arr[i] = values.setdefault(v, len(values))
+            found = [info.node.metadata.labels.get(key) for info in self._row_infos]
+            arr = np.array(
+                [-1 if v is None else values.setdefault(v, len(values)) for v in found], np.int32
+            ).reshape(len(found))
             cached = self._codes[key] = (arr, values)
         return cached
 
