@@ -108,6 +108,8 @@ def test_gce_pd_handles_as_csi_translation_lib(labels: dict[str, str], want: str
     ("spec", "want"),
     [
         ({"awsElasticBlockStore": {"volumeID": "aws://us-east-1a/vol-1"}}, "vol-1"),
+        # Not vol-*: the translation fails, the volume is not counted (logged upstream).
+        ({"awsElasticBlockStore": {"volumeID": "aws://us-east-1a/disk-1"}}, None),
         ({"azureDisk": {"diskName": "d", "diskURI": "uri", "kind": "Managed"}}, "uri"),
         ({"azureDisk": {"diskName": "d", "diskURI": "uri"}}, None),  # kind defaults to Shared
         ({"portworxVolume": {"volumeID": "px-1"}}, "px-1"),
@@ -122,14 +124,20 @@ def test_pv_and_inline_handles_as_csi_translation_lib(
     assert inline_volume_handle(volume) == want
 
 
-def limits_filter(annotation: str | None, driver: str, source: dict[str, Any]) -> Any:
+def limits_filter(
+    annotation: str | None,
+    driver: str,
+    source: dict[str, Any],
+    volume_ids: tuple[str, str] = ("vol-0", "vol-1"),
+) -> Any:
     """NodeVolumeLimits on a node whose CSINode gives ``driver`` room for one volume, with a
-    pod holding one in-tree PV of ``source`` bound there and a new pod with another."""
+    pod holding one in-tree PV of ``source`` bound there and a new pod with another (their
+    volume IDs ``volume_ids``)."""
     node = api(Node, {"metadata": {"name": "n1"}})
     objects: list[Any] = [csi_node(annotation, {driver: 1})]
     for i in range(2):
         key = next(iter(source))
-        spec = {key: {**source[key], "volumeID": f"vol-{i}"}}
+        spec = {key: {**source[key], "volumeID": volume_ids[i]}}
         objects.append(api(PersistentVolume, {"metadata": {"name": f"pv{i}"}, "spec": spec}))
         objects.append(
             api(
@@ -154,6 +162,23 @@ def test_in_tree_ebs_volumes_count_against_the_driver_with_or_without_the_annota
 ) -> None:
     got = limits_filter(annotation, "ebs.csi.aws.com", {"awsElasticBlockStore": {}})
     assert got == EXCEEDED
+
+
+@pytest.mark.parametrize(
+    "volume_ids",
+    [
+        ("aws://us-east-1a/disk-0", "vol-1"),  # the attached one
+        ("vol-0", "aws://us-east-1a/disk-1"),  # the new pod's
+    ],
+)
+def test_an_ebs_volume_whose_id_does_not_translate_is_not_counted(
+    volume_ids: tuple[str, str],
+) -> None:
+    """Upstream's getCSIDriverInfo logs the translation error and returns no driver: the
+    volume is skipped, so the other one alone fits the limit of one."""
+    source = {"awsElasticBlockStore": {}}
+    got = limits_filter("kubernetes.io/aws-ebs", "ebs.csi.aws.com", source, volume_ids)
+    assert got == SUCCESS
 
 
 @pytest.mark.parametrize(("annotation", "want"), [(None, SUCCESS), (PORTWORX, EXCEEDED)])

@@ -171,17 +171,6 @@ def ebs_volume_id(kubernetes_id: str) -> str:
     return aws_id
 
 
-def _counted_ebs_volume_id(volume_id: str) -> str:
-    """``aws://zone/vol-1`` -> ``vol-1``, and an ID ``ebs_volume_id`` rejects taken as its last
-    path segment. NOTE: upstream's NodeVolumeLimits skips such a volume (its translation
-    fails); counting it is kept until the fast path's lean run agrees with the detailed one on
-    that case (a known gap)."""
-    try:
-        return ebs_volume_id(volume_id)
-    except TranslationError:
-        return volume_id.rsplit("/", 1)[-1]
-
-
 def azure_disk_volume_handle(source: AzureDiskVolumeSource) -> str:
     """A managed disk's URI (the kind defaults to Shared, which does not translate).
 
@@ -204,7 +193,7 @@ def inline_volume_handle(volume: Volume) -> str | None:
             pd = volume.gce_persistent_disk.pd_name
             return f"projects/{UNSPECIFIED}/zones/{UNSPECIFIED}/disks/{pd}"
         if volume.aws_elastic_block_store is not None:
-            return _counted_ebs_volume_id(volume.aws_elastic_block_store.volume_id)
+            return ebs_volume_id(volume.aws_elastic_block_store.volume_id)
         if volume.cinder is not None:
             return volume.cinder.volume_id
         if volume.azure_disk is not None:
@@ -225,7 +214,7 @@ def pv_volume_handle(pv: PersistentVolume) -> str | None:
         if spec.gce_persistent_disk is not None:
             return gce_pv_volume_handle(pv, spec.gce_persistent_disk.pd_name)
         if spec.aws_elastic_block_store is not None:
-            return _counted_ebs_volume_id(spec.aws_elastic_block_store.volume_id)
+            return ebs_volume_id(spec.aws_elastic_block_store.volume_id)
         if spec.cinder is not None:
             return spec.cinder.volume_id
         if spec.azure_disk is not None:

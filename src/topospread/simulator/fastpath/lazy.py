@@ -6,10 +6,12 @@ A node's status is its first failing filter's, in the profile's order. The vecto
 verdicts are known on every node: per node, the first of them that fails (``first_pos``) and
 its status. A deferred filter matters on a node only when every filter before it passes there:
 it runs on the node only then, in order, and where it fails its status is the node's. The
-search for feasible nodes visits the nodes in the reference's order and runs the deferred
-filters only on those every vectorised filter passes (any other is infeasible whatever they
-say); the statuses of the other visited nodes — reports, and a failed attempt's diagnosis,
-which visits every node — are resolved when asked for (``resolve``).
+search for feasible nodes visits the nodes in the reference's order and settles every visited
+node's status as the reference does: a deferred filter runs on a visited node wherever every
+filter before it passes, even if a later vectorised filter rejects the node, since an error
+there ends the reference's cycle (an untranslatable in-tree PV in VolumeBinding's Filter). The
+statuses of nodes the search did not visit — a failed attempt's diagnosis, which visits every
+node — are resolved when asked for (``resolve``).
 """
 
 from __future__ import annotations
@@ -47,8 +49,6 @@ class LazyVerdicts:
             self.first_status[hit] = vec[hit]
         self.deferred = [k for k, (_, vec) in enumerate(stages) if vec is None]
         self.status = np.full(n, UNKNOWN, np.int32)  # a node's final status, once known
-        # Nodes whose every vectorised filter passes: only they may be feasible.
-        self.candidates: B = self.first_pos == none
 
     def override(self, i: int, status: int) -> None:
         """The node's status as the reference filters gave it (nodes holding nominated pods)."""
@@ -81,10 +81,10 @@ class LazyVerdicts:
         return out
 
     def feasible(self, rows: Rows) -> B:
-        """Which of ``rows`` are feasible, the deferred filters run only where the vectorised
-        ones all pass."""
-        status = self.status[rows]
-        ask = rows[(status == UNKNOWN) & self.candidates[rows]]
+        """Which of ``rows`` are feasible, each deferred filter run where every filter before
+        it passes (as the reference runs them, so that one erring there declines the attempt
+        in a run without detail too, not only when a report resolves the visited nodes)."""
+        ask = rows[self.status[rows] == UNKNOWN]
         if len(ask):
             self._run_deferred(ask)
         out: B = self.status[rows] == 0
