@@ -24,7 +24,8 @@ from claims_harness import (
     decide_both_ways,
     derandomized,
 )
-from test_fastpath_claims import storage_scenarios
+from test_fastpath_claims import _obj, storage_scenarios
+from topospread.framework.config import default_config
 from topospread.plugins.volumebinding import ERR_REASON_NODE_CONFLICT
 from topospread.simulator.scenario import Scenario
 
@@ -110,3 +111,62 @@ def test_in_tree_claims_were_decided_on_migrated_and_other_nodes() -> None:
         assert MIGRATION[outcome] > 10, outcome
     assert MIGRATION["migrated error"] > 0  # rarer: an EBS PV with a bad ID, EBS migrated
     assert MIGRATION["shared"] > 10
+
+
+def _bad_ebs_id_scenario() -> Scenario:
+    """n0 migrated EBS and holds a pod the queued one repels (InterPodAffinity, a vectorised
+    filter after VolumeBinding); the queued pod's claim is bound to an EBS PV whose ID does
+    not translate; n1 has no CSINode."""
+    node_objs = [
+        _obj({"kind": "Node", "apiVersion": "v1", "metadata": {"name": n, "labels": {
+            "kubernetes.io/hostname": n, "topology.kubernetes.io/zone": "z0"}},
+            "status": {"allocatable": {"cpu": "1", "memory": "1Gi", "pods": "10"}}})
+        for n in ("n0", "n1")
+    ]  # fmt: skip
+    container = [{"name": "c", "image": "web:1"}]
+    bound = _obj({"kind": "Pod", "apiVersion": "v1",
+                  "metadata": {"name": "b0", "namespace": "default", "labels": {"app": "a"}},
+                  "spec": {"nodeName": "n0", "containers": container}})  # fmt: skip
+    repel = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": "a"}},
+         "topologyKey": "kubernetes.io/hostname"}]}}  # fmt: skip
+    volumes = [{"name": "v0", "persistentVolumeClaim": {"claimName": "data"}}]
+    queued = _obj({"kind": "Pod", "apiVersion": "v1",
+                   "metadata": {"name": "q0", "namespace": "default"},
+                   "spec": {"containers": container, "affinity": repel,
+                            "volumes": volumes}})  # fmt: skip
+    objects = [
+        _obj({"kind": "CSINode", "apiVersion": "storage.k8s.io/v1",
+              "metadata": {"name": "n0", "annotations": {
+                  "storage.alpha.kubernetes.io/migrated-plugins": "kubernetes.io/aws-ebs"}},
+              "spec": {"drivers": [{"name": "ebs.csi.aws.com", "nodeID": "n0"}]}}),
+        _obj({"kind": "PersistentVolume", "apiVersion": "v1", "metadata": {"name": "pv"},
+              "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+                       "claimRef": {"namespace": "default", "name": "data"},
+                       "awsElasticBlockStore": {"volumeID": "aws://z0/disk-pv"}},
+              "status": {"phase": "Bound"}}),
+        _obj({"kind": "PersistentVolumeClaim", "apiVersion": "v1",
+              "metadata": {"name": "data", "namespace": "default",
+                           "annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
+              "spec": {"accessModes": ["ReadWriteOnce"], "volumeName": "pv",
+                       "resources": {"requests": {"storage": "1Gi"}}},
+              "status": {"phase": "Bound"}}),
+    ]  # fmt: skip
+    return Scenario(nodes=node_objs, pods=[bound], queue=[queued], objects=objects,
+                    config=default_config())  # fmt: skip
+
+
+def test_an_ebs_id_that_does_not_translate_errs_alike_with_and_without_detail() -> None:
+    """VolumeBinding's translation error on n0 ends the reference's cycle, though a later
+    filter rejects n0: the fast path's run without detail does not skip the deferred filter
+    there and place the pod on n1 (it did: its search asked the deferred filters only about
+    nodes every vectorised filter passed)."""
+    scenario = _bad_ebs_id_scenario()
+    reference, fast = decide_both_ways(scenario, 0)
+    (attempt,) = reference.attempts
+    assert attempt.node is None
+    assert attempt.message == (
+        'running "VolumeBinding" filter plugin: could not translate pv: failed to translate '
+        "Kubernetes ID to EBS Volume ID Invalid format for AWS volume (aws://z0/disk-pv)"
+    )
+    assert_lean_decides_as_detailed(scenario, 0, None, fast)
