@@ -62,20 +62,17 @@ def pinned(name: str, replicas: int, hosts: list[str], cpu: str = "100m") -> dic
     }
 
 
-def test_a_scale_down_the_eviction_api_refuses_retries_for_2m_then_keeps_the_node() -> None:
-    # Two budgets over web's pods: cluster-autoscaler's PDB tracker lets node-1 go (each
-    # budget allows one disruption) but the eviction subresource refuses a pod with more than
-    # one budget. Upstream (actuation/drain.go): the drain, started at 10m10s, retries the
-    # eviction every 10s until --max-pod-eviction-time (2m) and fails at 12m10s; the node
-    # stays, untainted, unneeded afresh. The drain runs after StartDeletion returned, so its
-    # failure does not set off --scale-down-delay-after-failure: node-3, unneeded since 1m10s,
-    # goes at 11m10s, during the drain. (This test asserted a failure at 10m10s and node-3 at
-    # 13m10s when the model gave up at the first refusal and paused scale-down for it.)
-    doc = {
+def two_budgets(timeline: list[Any], options: dict[str, Any] | None = None) -> dict[str, Any]:
+    """web's pod on node-1 is under two budgets: the eviction subresource refuses it (500)
+    while cluster-autoscaler's own check lets node-1 go; node-3 empties at 1m."""
+    return {
         "nodeGroups": [{"name": "node", "count": 3}],
         "autoscaler": {
             "nodeStartupDelay": "0s",
-            "clusterAutoscaler": {"nodeGroups": [{"nodeGroup": "node", "maxSize": 3}]},
+            "clusterAutoscaler": {
+                "options": options or {},
+                "nodeGroups": [{"nodeGroup": "node", "maxSize": 3}],
+            },
         },
         "objects": [
             pinned("web", 2, ["node-1", "node-2"]),
@@ -86,10 +83,21 @@ def test_a_scale_down_the_eviction_api_refuses_retries_for_2m_then_keeps_the_nod
         "timeline": [
             {"wait": "1m"},
             {"scale": {"workload": "deployment/other", "replicas": 0}},
-            {"wait": "15m"},
+            *timeline,
         ],
     }
-    report = run(doc)
+
+
+def test_a_scale_down_the_eviction_api_refuses_retries_for_2m_then_keeps_the_node() -> None:
+    # Two budgets over web's pods: cluster-autoscaler's PDB tracker lets node-1 go (each
+    # budget allows one disruption) but the eviction subresource refuses a pod with more than
+    # one budget. Upstream (actuation/drain.go): the drain, started at 10m10s, retries the
+    # eviction every 10s until --max-pod-eviction-time (2m) and fails at 12m10s; the node
+    # stays, untainted, unneeded afresh. The drain runs after StartDeletion returned, so its
+    # failure does not set off --scale-down-delay-after-failure: node-3, unneeded since 1m10s,
+    # goes at 11m10s, during the drain. (This test asserted a failure at 10m10s and node-3 at
+    # 13m10s when the model gave up at the first refusal and paused scale-down for it.)
+    report = run(two_budgets([{"wait": "15m"}]))
     (draining,) = changes(report, "draining")
     assert draining["time"] == 610.0  # unneeded since the first tick (10s), 10m later
     (blocked,) = changes(report, "blocked")

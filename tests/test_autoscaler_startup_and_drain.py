@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 import yaml
 
-from test_autoscaler_fidelity import pdb, pinned
+from test_autoscaler_fidelity import pdb, pinned, two_budgets
 from test_autoscaling import changes, run
 from topospread.analysis.simulate import simulate
 from topospread.render.schemas import load_schema
@@ -119,32 +119,6 @@ def test_a_budget_of_one_disruption_drains_the_node_one_pod_per_retry() -> None:
     last = report.steps[-1]
     assert last.pending == {}
     assert set(last.bound.values()) == {"node-2"}
-
-
-def two_budgets(timeline: list[Any], options: dict[str, Any] | None = None) -> dict[str, Any]:
-    """web's pod on node-1 is under two budgets: the eviction subresource refuses it (500)
-    while cluster-autoscaler's own check lets node-1 go; node-3 empties at 1m."""
-    return {
-        "nodeGroups": [{"name": "node", "count": 3}],
-        "autoscaler": {
-            "nodeStartupDelay": "0s",
-            "clusterAutoscaler": {
-                "options": options or {},
-                "nodeGroups": [{"nodeGroup": "node", "maxSize": 3}],
-            },
-        },
-        "objects": [
-            pinned("web", 2, ["node-1", "node-2"]),
-            pinned("other", 1, ["node-3"]),
-            pdb("a"),
-            pdb("b"),
-        ],
-        "timeline": [
-            {"wait": "1m"},
-            {"scale": {"workload": "deployment/other", "replicas": 0}},
-            *timeline,
-        ],
-    }
 
 
 def relaxed_budget() -> dict[str, Any]:
