@@ -9,7 +9,7 @@ from typing import Any
 import msgspec
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from topospread.api.types import Namespace, Node, Pod, Service, Taint
@@ -503,6 +503,39 @@ def test_the_fast_path_decided_past_a_hundred_nodes() -> None:
 NOMINATED_WINDOWS: Counter[bool] = Counter()
 
 
+def _nominated_outside_the_window() -> Scenario:
+    """120 free nodes but n110 (unschedulable): q0, nominated to n110, searches n000..n099
+    (100 feasible, enough) and never reaches n110 again — outside its window; q1 follows."""
+    nodes = [
+        msgspec.convert(
+            {
+                "metadata": {"name": f"n{i:03}", "labels": {HOST: f"n{i:03}", ZONE: f"z{i % 3}"}},
+                "spec": {"unschedulable": i == 110},
+                "status": {"allocatable": {"cpu": "4", "memory": "4Gi", "pods": "110"}},
+            },
+            Node,
+        )
+        for i in range(120)
+    ]
+    queue = [
+        msgspec.convert(
+            {
+                "metadata": {"name": name, "namespace": "default"},
+                "spec": {
+                    "containers": [
+                        {"name": "c", "image": "web:1", "resources": {"requests": {"cpu": "1"}}}
+                    ],
+                    "priority": 1000,
+                },
+                **({"status": {"nominatedNodeName": "n110"}} if name == "q0" else {}),
+            },
+            Pod,
+        )
+        for name in ("q0", "q1")
+    ]
+    return Scenario(nodes=nodes, pods=[], queue=queue, objects=[], config=default_config())
+
+
 @settings(
     max_examples=80,
     deadline=None,
@@ -511,6 +544,9 @@ NOMINATED_WINDOWS: Counter[bool] = Counter()
     database=None,
 )
 @given(large_scenarios(nominate=True), st.integers(0, 3), st.sampled_from([None, 5, 30]))
+# NOTE: how many random draws land outside the window varies with test order (Hypothesis mines
+# constants from every loaded module), so one known case outside it is always run.
+@example(_nominated_outside_the_window(), 0, None)
 def test_fast_path_samples_past_a_failed_nominated_node_as_the_reference_path(
     scenario: Scenario, seed: int, percentage: int | None
 ) -> None:
@@ -533,9 +569,10 @@ def test_failed_nominated_nodes_fell_inside_and_outside_the_window() -> None:
     if not NOMINATED_WINDOWS:  # run alone (-k): the property test counts first
         test_fast_path_samples_past_a_failed_nominated_node_as_the_reference_path()
     print(NOMINATED_WINDOWS)
-    # Alone this file counts 29 inside, 9 outside; after the rest of the suite 35 and 1 (the
-    # split varies with test order, not yet explained). The exact cases are in
-    # test_fastpath_nominated.py.
+    # The split of the random draws varies with test order: Hypothesis feeds constants it
+    # mines from every loaded module into generation, so even derandomized draws depend on the
+    # modules earlier tests imported. The explicit example above is always outside; the exact
+    # cases are in test_fastpath_nominated.py.
     assert NOMINATED_WINDOWS[True] > 5
     assert NOMINATED_WINDOWS[False] > 0
 
