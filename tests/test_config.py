@@ -162,7 +162,7 @@ def test_merge_plugin_set_appends_custom_plugins_after_the_defaults() -> None:
         ),
         pytest.param(
             cfg(parallelism="many"),
-            "config.yaml: parallelism: Expected `int | null`, got `str`",
+            'config.yaml: parallelism: expected an integer, got "many"',
             id="a wrong type",
         ),
     ],
@@ -222,7 +222,7 @@ def test_invalid_configurations_are_rejected_with_one_clear_message(
                     ]
                 }
             ),
-            'plugin "PodTopologySpread": args.defaultingType: Invalid value: "System": '
+            'config.yaml: profiles[0].pluginConfig[0].args.defaultingType: Invalid value: "System": '
             "when .defaultConstraints are not empty",
             id="System defaulting with constraints",
         ),

@@ -96,6 +96,8 @@ def _json_keys_deep(value: Any) -> Any:
 
 _ERROR: Final = re.compile(r"(?P<message>.*?)(?: - at `(?P<path>[^`]*)`(?: in `(?P<in>[^`]*)`)?)?")
 _EXPECTED: Final = re.compile(r"Expected `(?P<expected>[^`]*)`, got `(?P<got>[^`]*)`")
+# msgspec's message for a number outside a Meta bound: only the int32 fields have bounds.
+_BOUND: Final = re.compile(r"Expected `int` (?:>=|<=) -?[0-9]+")
 _SEGMENT: Final = re.compile(r"\.([^.\[]+)|\[(\d+)\]|\[\.\.\.\]")
 _TYPE_WORDS: Final = {
     "int": "an integer",
@@ -134,6 +136,13 @@ def explain(err: msgspec.ValidationError, data: Any) -> str:
     expected = _EXPECTED.fullmatch(message)
     if path is None:
         return message
+    if expected is None and _BOUND.fullmatch(message):
+        # encoding/json refuses a number that does not fit the Go field: "cannot unmarshal
+        # number 3000000000 into Go struct field DeploymentSpec.spec.replicas of type int32".
+        found = _find(path, data, "int")
+        field = _field_path(path) if found is None else found[0]
+        shown = "" if found is None else f" {render(found[1])}"
+        return f"{field}: cannot unmarshal number{shown} into a field of type int32"
     if expected is None:
         return f"{_field_path(path)}: {message[:1].lower()}{message[1:]}"
     got = expected.group("got")
@@ -206,3 +215,32 @@ def render(value: Any) -> str:
     if isinstance(value, int | float):
         return repr(value)
     return "a list" if isinstance(value, list) else "a mapping"
+
+
+def unknown_fields(value: Any, cls: type[msgspec.Struct], allowed: frozenset[str]) -> list[str]:
+    """The paths of the fields in ``value`` that ``cls`` does not have (besides the top-level
+    names in ``allowed``), as a strict decoder names them: ``defaultConstraints[0].maxskew``.
+    For objects outside the kinds ``strict`` knows (plugin args); values of the wrong type are
+    left to the typed decode."""
+    found: list[str] = []
+
+    def walk(value: Any, info: mi.Type, shown: str) -> None:
+        if isinstance(info, mi.UnionType):
+            structs = [x for x in info.types if not isinstance(x, mi.NoneType)]
+            if len(structs) == 1:
+                walk(value, structs[0], shown)
+        elif isinstance(info, mi.StructType) and isinstance(value, dict):
+            fields = {f.encode_name: f.type for f in info.fields}
+            for key, item in value.items():
+                name = json_key(key)
+                path = f"{shown}.{name}" if shown else name
+                if name in fields:
+                    walk(item, fields[name], path)
+                elif shown or name not in allowed:
+                    found.append(path)
+        elif isinstance(info, mi.ListType) and isinstance(value, list):
+            for i, item in enumerate(value):
+                walk(item, info.item_type, f"{shown}[{i}]")
+
+    walk(value, type_info(cls), "")
+    return found

@@ -13,7 +13,15 @@ from __future__ import annotations
 from typing import Any, Final
 
 from topospread.api.apps_validation import Workload, validate_workload_spec
-from topospread.api.field import FieldError, Path, forbidden, invalid
+from topospread.api.field import (
+    FieldError,
+    GoJSON,
+    Path,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
+)
 from topospread.api.meta_validation import (
     name_is_dns1035_label,
     name_is_dns_label,
@@ -38,6 +46,12 @@ from topospread.api.types import (
 # The highest priority a PriorityClass not named system-* may have.
 HIGHEST_USER_DEFINABLE_PRIORITY: Final = 1_000_000_000
 SYSTEM_PRIORITY_CLASS_PREFIX: Final = "system-"
+# The system classes the API server creates, with their values (neither is the global default).
+_SYSTEM_PRIORITY_CLASSES: Final = {
+    "system-node-critical": 2_000_001_000,
+    "system-cluster-critical": 2_000_000_000,
+}
+_PREEMPTION_POLICIES: Final = ("PreemptLowerPriority", "Never")
 # A CronJob's name leaves room for the 11 characters of its Jobs' suffix.
 CRON_JOB_NAME_MAX_LENGTH: Final = 52
 _WORKLOADS: Final = (
@@ -65,23 +79,55 @@ def validate_object(obj: Any) -> list[FieldError]:
         )
         return errs + validate_labels(obj.spec.selector or {}, Path.root("spec", "selector"))
     if isinstance(obj, PriorityClass):
-        errs = validate_object_meta(obj.metadata, meta, requires_namespace=False)
-        user_defined = not obj.metadata.name.startswith(SYSTEM_PRIORITY_CLASS_PREFIX)
-        if user_defined and obj.value > HIGHEST_USER_DEFINABLE_PRIORITY:
-            errs.append(
-                forbidden(
-                    Path.root("value"),
-                    "maximum allowed value of a user defined priority is "
-                    f"{HIGHEST_USER_DEFINABLE_PRIORITY}",
-                )
-            )
-        return errs
+        return _priority_class(obj, meta)
     if isinstance(obj, PodDisruptionBudget):
         return validate_object_meta(obj.metadata, meta, requires_namespace=True)
     if isinstance(obj, _WORKLOADS):
         return _workload(obj, meta)
     storage = validate_storage_object(obj)
     return storage if storage is not None else []
+
+
+def _priority_class(obj: PriorityClass, meta: Path) -> list[FieldError]:
+    """Upstream: ValidatePriorityClass (pkg/apis/scheduling/validation) and
+    IsKnownSystemPriorityClass (pkg/apis/scheduling/v1/helpers.go), v1.35."""
+    errs = validate_object_meta(obj.metadata, meta, requires_namespace=False)
+    name = obj.metadata.name
+    if name.startswith(SYSTEM_PRIORITY_CLASS_PREFIX):
+        known = _SYSTEM_PRIORITY_CLASSES.get(name)
+        if known is None:
+            problem = f"{name} is not a known system priority class"
+        elif obj.value != known:
+            problem = f"value of {name} PriorityClass must be {known}"
+        elif obj.global_default:
+            problem = f"globalDefault of {name} PriorityClass must be false"
+        else:
+            problem = ""
+        if problem:
+            errs.append(
+                forbidden(
+                    meta.child("name"),
+                    f"priority class names with '{SYSTEM_PRIORITY_CLASS_PREFIX}' prefix are "
+                    f"reserved for system use only. error: {problem}",
+                )
+            )
+    elif obj.value > HIGHEST_USER_DEFINABLE_PRIORITY:
+        errs.append(
+            forbidden(
+                Path.root("value"),
+                "maximum allowed value of a user defined priority is "
+                f"{HIGHEST_USER_DEFINABLE_PRIORITY}",
+            )
+        )
+    if obj.preemption_policy is not None:
+        policy_path = Path.root("preemptionPolicy")
+        if not obj.preemption_policy:
+            errs.append(required(policy_path))
+        elif obj.preemption_policy not in _PREEMPTION_POLICIES:
+            errs.append(
+                not_supported(policy_path, GoJSON(obj.preemption_policy), _PREEMPTION_POLICIES)
+            )
+    return errs
 
 
 def describe_object(obj: Any) -> str:

@@ -6,9 +6,12 @@ PodTopologySpreadArgs' default constraints, with their messages and field paths.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Final
+from typing import Any, Final
+
+import msgspec
 
 from topospread.api.admission import merge_match_label_keys
+from topospread.api.decode_errors import explain, unknown_fields
 from topospread.api.field import (
     FieldError,
     GoJSON,
@@ -37,6 +40,7 @@ from topospread.api.types import (
     PodTopologySpreadArgs,
     TopologySpreadConstraint,
 )
+from topospread.errors import ConfigError
 
 IS_NOT_POSITIVE_ERROR_MSG: Final = "must be greater than zero"
 # sets.List order (sorted), as upstream passes them to field.NotSupported.
@@ -174,6 +178,33 @@ def validate_topology_spread_constraints(
 
 # ---------------------------------------------------------------------------------------------
 # Scheduler configuration
+
+
+_TYPE_META: Final = frozenset({"apiVersion", "kind"})
+
+
+def decode_pod_topology_spread_args(
+    raw: Mapping[str, Any] | None, path: str
+) -> PodTopologySpreadArgs:
+    """PodTopologySpreadArgs decoded strictly (a misspelled field is an error, as kube-scheduler's
+    strict decoding of a profile's args makes it), defaulted (defaultingType System) and
+    validated; a ConfigError naming ``path`` (where the args are) otherwise."""
+    data = dict(raw or {})
+    unknown = unknown_fields(data, PodTopologySpreadArgs, _TYPE_META)
+    if unknown:
+        raise ConfigError(
+            f"{path}: strict decoding error: " + ", ".join(f'unknown field "{u}"' for u in unknown)
+        )
+    try:
+        args = msgspec.convert(data, PodTopologySpreadArgs)
+    except msgspec.ValidationError as err:
+        raise ConfigError(f"{path}.{explain(err, data)}") from err
+    if not args.defaulting_type:
+        args = msgspec.structs.replace(args, defaulting_type=SYSTEM_DEFAULTING)
+    errors = validate_pod_topology_spread_args(args, path)
+    if errors:
+        raise ConfigError(str(errors[0]) if len(errors) == 1 else "; ".join(map(str, errors)))
+    return args
 
 
 def validate_pod_topology_spread_args(

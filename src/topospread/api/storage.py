@@ -10,7 +10,7 @@ from typing import Final
 
 import msgspec
 
-from topospread.api.base import _Obj
+from topospread.api.base import Int32, _Obj
 from topospread.api.types import LabelSelector, NodeSelector, ObjectMeta
 from topospread.api.volumes import (
     AWSElasticBlockStoreVolumeSource,
@@ -180,7 +180,7 @@ class StorageClass(_Obj, frozen=True):
 
 
 class VolumeNodeResources(_Obj, frozen=True):
-    count: int | None = None
+    count: Int32 | None = None
 
 
 class CSINodeDriver(_Obj, frozen=True):

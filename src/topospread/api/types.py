@@ -11,7 +11,7 @@ from typing import Any, Final
 
 import msgspec
 
-from topospread.api.base import _Obj
+from topospread.api.base import Int32, _Obj
 
 # Re-exported: a pod's volumes live beside the sources they share with PersistentVolumes.
 from topospread.api.volumes import (
@@ -156,7 +156,7 @@ class NodeSelector(_Obj, frozen=True):
 
 
 class PreferredSchedulingTerm(_Obj, frozen=True):
-    weight: int = 0
+    weight: Int32 = 0
     preference: NodeSelectorTerm = NodeSelectorTerm()
 
 
@@ -175,7 +175,7 @@ class PodAffinityTerm(_Obj, frozen=True):
 
 
 class WeightedPodAffinityTerm(_Obj, frozen=True):
-    weight: int = 0
+    weight: Int32 = 0
     pod_affinity_term: PodAffinityTerm = PodAffinityTerm()
 
 
@@ -206,11 +206,11 @@ class Toleration(_Obj, frozen=True):
 class TopologySpreadConstraint(_Obj, frozen=True):
     """core/v1 TopologySpreadConstraint as written in the manifest (no defaults applied)."""
 
-    max_skew: int = 0
+    max_skew: Int32 = 0
     topology_key: str = ""
     when_unsatisfiable: str = ""
     label_selector: LabelSelector | None = None
-    min_domains: int | None = None
+    min_domains: Int32 | None = None
     node_affinity_policy: str | None = None
     node_taints_policy: str | None = None
     match_label_keys: list[str] = []
@@ -218,8 +218,8 @@ class TopologySpreadConstraint(_Obj, frozen=True):
 
 class ContainerPort(_Obj, frozen=True):
     name: str = ""
-    host_port: int = 0
-    container_port: int = 0
+    host_port: Int32 = 0
+    container_port: Int32 = 0
     protocol: str = ""
     host_ip: str = msgspec.field(default="", name="hostIP")
 
@@ -255,7 +255,7 @@ class PodSpec(_Obj, frozen=True):
     init_containers: list[Container] = []
     overhead: dict[str, str | int | float] = {}
     resources: ResourceRequirements | None = None
-    priority: int | None = None
+    priority: Int32 | None = None
     priority_class_name: str = ""
     scheduler_name: str = ""
     scheduling_gates: list[PodSchedulingGate] = []
@@ -283,7 +283,7 @@ class ContainerStatus(_Obj, frozen=True):
     """Read by the workload controllers: pods whose containers restarted more go first."""
 
     name: str = ""
-    restart_count: int = 0
+    restart_count: Int32 = 0
     ready: bool = False
 
 
@@ -350,12 +350,12 @@ class Service(_Obj, frozen=True):
 
 
 class ReplicationControllerSpec(_Obj, frozen=True):
-    replicas: int | None = None
+    replicas: Int32 | None = None
     # Equality-based: None or {} defaults to the template's labels (the API server's default).
     selector: dict[str, str] | None = None
     # A pointer upstream: the API server requires it, default spreading's lookups do not.
     template: PodTemplateSpec | None = None
-    min_ready_seconds: int = 0
+    min_ready_seconds: Int32 = 0
 
 
 class ReplicationController(_Obj, frozen=True):
@@ -366,10 +366,10 @@ class ReplicationController(_Obj, frozen=True):
 
 
 class ReplicaSetSpec(_Obj, frozen=True):
-    replicas: int | None = None
+    replicas: Int32 | None = None
     selector: LabelSelector | None = None
     template: PodTemplateSpec = PodTemplateSpec()
-    min_ready_seconds: int = 0
+    min_ready_seconds: Int32 = 0
 
 
 class ReplicaSet(_Obj, frozen=True):
@@ -380,7 +380,7 @@ class ReplicaSet(_Obj, frozen=True):
 
 
 class RollingUpdateStatefulSetStrategy(_Obj, frozen=True):
-    partition: int | None = None
+    partition: Int32 | None = None
     # IntOrString: an integer or a percentage such as "25%".
     max_unavailable: int | str | None = None
 
@@ -391,19 +391,19 @@ class StatefulSetUpdateStrategy(_Obj, frozen=True):
 
 
 class StatefulSetOrdinals(_Obj, frozen=True):
-    start: int = 0
+    start: Int32 = 0
 
 
 class StatefulSetSpec(_Obj, frozen=True):
-    replicas: int | None = None
+    replicas: Int32 | None = None
     selector: LabelSelector | None = None
     template: PodTemplateSpec = PodTemplateSpec()
     service_name: str = ""
     pod_management_policy: str = ""  # OrderedReady (the API server's default) or Parallel
     update_strategy: StatefulSetUpdateStrategy = StatefulSetUpdateStrategy()
-    min_ready_seconds: int = 0
+    min_ready_seconds: Int32 = 0
     ordinals: StatefulSetOrdinals | None = None
-    revision_history_limit: int | None = None
+    revision_history_limit: Int32 | None = None
     # PersistentVolumeClaim manifests (api/storage.py decodes them: that module imports this
     # one), and the retention policy (whenDeleted, whenScaled: Retain or Delete).
     volume_claim_templates: list[dict[str, Any]] = []
@@ -411,7 +411,7 @@ class StatefulSetSpec(_Obj, frozen=True):
 
 
 class StatefulSetStatus(_Obj, frozen=True):
-    collision_count: int | None = None
+    collision_count: Int32 | None = None
 
 
 class StatefulSet(_Obj, frozen=True):
@@ -438,18 +438,18 @@ class DeploymentStrategy(_Obj, frozen=True):
 
 
 class DeploymentSpec(_Obj, frozen=True):
-    replicas: int | None = None
+    replicas: Int32 | None = None
     selector: LabelSelector | None = None
     template: PodTemplateSpec = PodTemplateSpec()
     strategy: DeploymentStrategy = DeploymentStrategy()
-    min_ready_seconds: int = 0
-    revision_history_limit: int | None = None
+    min_ready_seconds: Int32 = 0
+    revision_history_limit: Int32 | None = None
     paused: bool = False
-    progress_deadline_seconds: int | None = None
+    progress_deadline_seconds: Int32 | None = None
 
 
 class DeploymentStatus(_Obj, frozen=True):
-    collision_count: int | None = None
+    collision_count: Int32 | None = None
 
 
 class Deployment(_Obj, frozen=True):
@@ -474,12 +474,12 @@ class DaemonSetSpec(_Obj, frozen=True):
     selector: LabelSelector | None = None
     template: PodTemplateSpec = PodTemplateSpec()
     update_strategy: DaemonSetUpdateStrategy = DaemonSetUpdateStrategy()
-    min_ready_seconds: int = 0
-    revision_history_limit: int | None = None
+    min_ready_seconds: Int32 = 0
+    revision_history_limit: Int32 | None = None
 
 
 class DaemonSetStatus(_Obj, frozen=True):
-    collision_count: int | None = None
+    collision_count: Int32 | None = None
 
 
 class DaemonSet(_Obj, frozen=True):
@@ -491,8 +491,8 @@ class DaemonSet(_Obj, frozen=True):
 
 
 class JobSpec(_Obj, frozen=True):
-    parallelism: int | None = None
-    completions: int | None = None
+    parallelism: Int32 | None = None
+    completions: Int32 | None = None
     completion_mode: str | None = None  # NonIndexed (the API server's default) or Indexed
     selector: LabelSelector | None = None
     manual_selector: bool | None = None
@@ -521,8 +521,8 @@ class CronJobSpec(_Obj, frozen=True):
     concurrency_policy: str = ""  # Allow (the API server's default), Forbid or Replace
     suspend: bool | None = None
     job_template: JobTemplateSpec = JobTemplateSpec()
-    successful_jobs_history_limit: int | None = None
-    failed_jobs_history_limit: int | None = None
+    successful_jobs_history_limit: Int32 | None = None
+    failed_jobs_history_limit: Int32 | None = None
 
 
 class CronJob(_Obj, frozen=True):
@@ -559,12 +559,12 @@ class PodDisruptionBudgetStatus(_Obj, frozen=True):
     disruption.py) and kube-scheduler's preemption reads (``disruptionsAllowed``,
     ``disruptedPods``)."""
 
-    disruptions_allowed: int = 0
+    disruptions_allowed: Int32 = 0
     # Pod name -> when its eviction was processed; such pods no longer count against the budget.
     disrupted_pods: dict[str, str] = {}
-    current_healthy: int = 0
-    desired_healthy: int = 0
-    expected_pods: int = 0
+    current_healthy: Int32 = 0
+    desired_healthy: Int32 = 0
+    expected_pods: Int32 = 0
     conditions: list[Condition] = []
 
 
@@ -608,6 +608,6 @@ class PriorityClass(_Obj, frozen=True):
     api_version: str = "scheduling.k8s.io/v1"
     kind: str = "PriorityClass"
     metadata: ObjectMeta = ObjectMeta()
-    value: int = 0
+    value: Int32 = 0
     global_default: bool = False
     preemption_policy: str | None = None

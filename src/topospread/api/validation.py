@@ -57,9 +57,11 @@ from topospread.api.types import (
     PodSpec,
 )
 from topospread.util.validation import (
+    is_dns1123_label,
     is_qualified_name,
 )
 
+RESTART_POLICIES: Final = ("Always", "OnFailure", "Never")
 PREEMPT_LOWER_PRIORITY: Final = "PreemptLowerPriority"
 PREEMPT_NEVER: Final = "Never"
 
@@ -119,8 +121,9 @@ def validate_pod(
         (
             meta.labels,
             meta.annotations,
-            [c.resources for c in spec.containers],
-            [c.resources for c in spec.init_containers],
+            [(c.name, c.resources) for c in spec.containers],
+            [(c.name, c.resources) for c in spec.init_containers],
+            spec.restart_policy,
             spec.node_selector,
             spec.affinity,
             spec.scheduling_gates,
@@ -189,13 +192,22 @@ def _validate_pod_spec(
     makes the ones that read nodeName)."""
     spec_path = Path.root("spec")
     errs: list[FieldError] = []
+    names: set[str] = set()
     for field, containers in (
         ("containers", spec.containers),
         ("initContainers", spec.init_containers),
     ):
         for i, container in enumerate(containers):
+            errs += _container_name(container.name, spec_path.child(field).index(i), names)
             resources = spec_path.child(field).index(i).child("resources")
             errs += validate_resource_requirements(container.resources, resources)
+    # The API server defaults an empty restartPolicy to Always before it validates.
+    if spec.restart_policy and spec.restart_policy not in RESTART_POLICIES:
+        errs.append(
+            not_supported(
+                spec_path.child("restartPolicy"), GoJSON(spec.restart_policy), RESTART_POLICIES
+            )
+        )
     errs += validate_labels(spec.node_selector, spec_path.child("nodeSelector"))
     errs += validate_affinity(spec.affinity, spec_path.child("affinity"))
     errs += _validate_scheduling_gates(spec.scheduling_gates, spec_path.child("schedulingGates"))
@@ -234,6 +246,23 @@ def _validate_pod_spec(
     if spec.resources is not None:
         errs += validate_resource_requirements(spec.resources, spec_path.child("resources"))
     return before, errs
+
+
+def _container_name(name: str, path: Path, names: set[str]) -> list[FieldError]:
+    """A container's name: given, a DNS label, unique among the pod's containers and init
+    containers (an init container is compared with every regular one and those before it).
+
+    Upstream: validateContainerCommon, validateContainers, validateInitContainers
+    (pkg/apis/core/validation/validation.go, v1.35)
+    """
+    name_path = path.child("name")
+    if not name:
+        return [required(name_path)]
+    errs = [invalid(name_path, name, msg) for msg in is_dns1123_label(name)]
+    if name in names:
+        errs.append(duplicate(name_path, name))
+    names.add(name)
+    return errs
 
 
 def validate_node(node: Node) -> list[FieldError]:

@@ -15,6 +15,8 @@ from typing import Any, Final
 
 import msgspec
 
+from topospread.api.decode_errors import explain
+from topospread.api.spread_validation import decode_pod_topology_spread_args
 from topospread.errors import ConfigError
 
 API_VERSION: Final = "kubescheduler.config.k8s.io/v1"
@@ -187,6 +189,10 @@ def _default_profile(p: KubeSchedulerProfile, index: int) -> Profile:
     for i, pc in enumerate(p.plugin_config):
         if pc.name in args:
             raise ConfigError(f'profiles[{index}].pluginConfig[{i}]: Duplicate value: "{pc.name}"')
+        if pc.name == "PodTopologySpread":
+            # Validated with the configuration, as ValidateKubeSchedulerConfiguration does, so
+            # the error names the file and the args' place in it.
+            decode_pod_topology_spread_args(pc.args, f"profiles[{index}].pluginConfig[{i}].args")
         args[pc.name] = pc.args
     return Profile(
         scheduler_name=p.scheduler_name or DEFAULT_SCHEDULER_NAME,
@@ -262,17 +268,8 @@ def decode_config(data: Any, where: str) -> SchedulerConfig:
     try:
         cfg = msgspec.convert(data, KubeSchedulerConfiguration)
     except msgspec.ValidationError as err:
-        raise ConfigError(f"{where}: {_readable(err)}") from err
+        raise ConfigError(f"{where}: {explain(err, data)}") from err
     try:
         return default_config(cfg)
     except ConfigError as err:
         raise ConfigError(f"{where}: {err}") from err
-
-
-def _readable(err: msgspec.ValidationError) -> str:
-    """msgspec's ``... - at `$.profiles[0].plugins` `` as ``profiles[0].plugins: ...``."""
-    text = str(err)
-    message, sep, at = text.rpartition(" - at `$")
-    if not sep:
-        return text
-    return f"{at.rstrip('`').lstrip('.')}: {message}"

@@ -8,9 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-import msgspec
-
-from topospread.api.spread_validation import validate_pod_topology_spread_args
+from topospread.api.spread_validation import decode_pod_topology_spread_args
 from topospread.api.types import (
     DO_NOT_SCHEDULE,
     LABEL_HOSTNAME,
@@ -23,7 +21,6 @@ from topospread.api.types import (
     PodTopologySpreadArgs,
     TopologySpreadConstraint,
 )
-from topospread.errors import ConfigError
 from topospread.framework.features import Features
 from topospread.framework.interface import Handle, QueueingHint
 from topospread.framework.nominator import pod_key
@@ -166,16 +163,7 @@ def decode_args(raw: Mapping[str, Any] | None) -> PodTopologySpreadArgs:
     Upstream: SetDefaults_PodTopologySpreadArgs (config/v1/defaults.go) and
     ValidatePodTopologySpreadArgs (config/validation/validation_pluginargs.go), v1.35
     """
-    try:
-        args = msgspec.convert(dict(raw or {}), PodTopologySpreadArgs)
-    except msgspec.ValidationError as err:
-        raise ConfigError(f"PodTopologySpreadArgs: {err}") from err
-    if not args.defaulting_type:
-        args = msgspec.structs.replace(args, defaulting_type=SYSTEM_DEFAULTING)
-    errors = validate_pod_topology_spread_args(args, "args")
-    if errors:
-        raise ConfigError(str(errors[0]) if len(errors) == 1 else "; ".join(map(str, errors)))
-    return args
+    return decode_pod_topology_spread_args(raw, "args")
 
 
 def new(args: Mapping[str, Any] | None, handle: Handle, features: Features) -> PodTopologySpread:

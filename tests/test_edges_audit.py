@@ -1,0 +1,165 @@
+"""Gaps the bad-input audit found, each now refused with the API server's (or kube-scheduler's)
+message, its field's path, and exit code 2, by every command that reads the input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Final
+
+import pytest
+
+from test_bad_input import DEPLOYMENT, GOOD_NODE, GOOD_POD, assert_one_line_exit_2
+from test_loader_fast_path import exact, outcome
+from topospread.api import yaml_fast
+
+CONFIG: Final = """\
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- pluginConfig:
+  - name: PodTopologySpread
+    args:
+      defaultingType: List
+      defaultConstraints:
+      - {maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: ScheduleAnyway}
+"""
+PRIORITY_CLASS: Final = (
+    "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high}\nvalue: 1000\n"
+)
+
+
+def _with(base: str, old: str, new: str) -> str:
+    assert old in base, old
+    return base.replace(old, new, 1)
+
+
+# Manifests, with the message each must be refused with.
+MANIFESTS: Final = {
+    "replicas beyond int32": (
+        _with(DEPLOYMENT, "replicas: 3", "replicas: 3000000000"),
+        "(Deployment default/web): spec.replicas: cannot unmarshal number 3000000000 into a "
+        "field of type int32",
+    ),
+    "maxSkew beyond int32": (
+        _with(DEPLOYMENT, "maxSkew: 1", "maxSkew: 2147483648"),
+        "(Deployment default/web): spec.template.spec.topologySpreadConstraints[0].maxSkew: "
+        "cannot unmarshal number 2147483648 into a field of type int32",
+    ),
+    "container without a name": (
+        _with(GOOD_POD, "name: c, ", ""),
+        "(Pod default/p): spec.containers[0].name: Required value",
+    ),
+    "container name not a DNS label": (
+        _with(GOOD_POD, "name: c, ", "name: C_1, "),
+        '(Pod default/p): spec.containers[0].name: Invalid value: "C_1": a lowercase RFC 1123 '
+        "label must consist of lower case alphanumeric characters or '-', and must start and end "
+        "with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for "
+        "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+    ),
+    "two containers of one name": (
+        _with(GOOD_POD, "containers: [", "containers: [{name: c, image: busybox}, "),
+        '(Pod default/p): spec.containers[1].name: Duplicate value: "c"',
+    ),
+    "init container named as a container": (
+        _with(
+            GOOD_POD,
+            "  containers:",
+            "  initContainers: [{name: c, image: busybox}]\n  containers:",
+        ),
+        '(Pod default/p): spec.initContainers[0].name: Duplicate value: "c"',
+    ),
+    "restartPolicy unknown": (
+        _with(GOOD_POD, "spec:\n", "spec:\n  restartPolicy: Sometimes\n"),
+        '(Pod default/p): spec.restartPolicy: Unsupported value: "Sometimes": supported values: '
+        '"Always", "OnFailure", "Never"',
+    ),
+    "PriorityClass preemptionPolicy unknown": (
+        PRIORITY_CLASS + "preemptionPolicy: Sometimes\n",
+        '(PriorityClass high): preemptionPolicy: Unsupported value: "Sometimes": supported '
+        'values: "PreemptLowerPriority", "Never"',
+    ),
+    "PriorityClass with the system- prefix": (
+        _with(PRIORITY_CLASS, "name: high", "name: system-high"),
+        "(PriorityClass system-high): metadata.name: Forbidden: priority class names with "
+        "'system-' prefix are reserved for system use only. error: system-high is not a known "
+        "system priority class",
+    ),
+    "system class with another value": (
+        _with(PRIORITY_CLASS, "name: high", "name: system-node-critical"),
+        "metadata.name: Forbidden: priority class names with 'system-' prefix are reserved for "
+        "system use only. error: value of system-node-critical PriorityClass must be 2000001000",
+    ),
+}
+
+CONFIGS: Final = {
+    "args field misspelled": (
+        _with(CONFIG, "defaultingType: List", "defaultingType: List\n      defaultConstraint: []"),
+        "profiles[0].pluginConfig[0].args: strict decoding error: "
+        'unknown field "defaultConstraint"',
+    ),
+    "args field in the wrong case": (
+        _with(CONFIG, "maxSkew: 1", "maxskew: 1"),
+        "profiles[0].pluginConfig[0].args: strict decoding error: unknown field "
+        '"defaultConstraints[0].maxskew"',
+    ),
+    "args maxSkew zero": (
+        _with(CONFIG, "maxSkew: 1", "maxSkew: 0"),
+        "profiles[0].pluginConfig[0].args.defaultConstraints[0].maxSkew: Invalid value: 0: "
+        "not in valid range (0, inf)",
+    ),
+    "args maxSkew a string": (
+        _with(CONFIG, "maxSkew: 1", 'maxSkew: "1"'),
+        "profiles[0].pluginConfig[0].args.defaultConstraints[0].maxSkew: "
+        'expected an integer, got "1"',
+    ),
+    "percentageOfNodesToScore a string": (
+        _with(CONFIG, "profiles:", 'percentageOfNodesToScore: "50"\nprofiles:'),
+        'percentageOfNodesToScore: expected an integer, got "50"',
+    ),
+}
+
+
+def _write(tmp_path: Path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+@pytest.mark.parametrize("command", ["schedule", "check"])
+@pytest.mark.parametrize("name", list(MANIFESTS))
+def test_audited_manifests_are_refused_with_the_api_servers_message(
+    name: str, command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text, message = MANIFESTS[name]
+    bad = _write(tmp_path, "bad.yaml", text)
+    nodes = _write(tmp_path, "nodes.yaml", GOOD_NODE)
+    argv = (
+        ["schedule", "--nodes", nodes, "--pods", bad]
+        if command == "schedule"
+        else ["check", bad, "--zones", "3"]
+    )
+    assert_one_line_exit_2(argv, capsys, message)
+    assert_one_line_exit_2(argv, capsys, "bad.yaml")
+
+
+@pytest.mark.parametrize("name", list(CONFIGS))
+def test_audited_scheduler_configurations_name_the_file_and_the_args_path(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text, message = CONFIGS[name]
+    bad = _write(tmp_path, "config.yaml", text)
+    nodes = _write(tmp_path, "nodes.yaml", GOOD_NODE)
+    pods = _write(tmp_path, "pods.yaml", GOOD_POD)
+    argv = ["schedule", "--nodes", nodes, "--pods", pods, "--config", bad]
+    assert_one_line_exit_2(argv, capsys, f"config.yaml: {message}")
+
+
+@pytest.mark.parametrize("name", ["replicas beyond int32", "maxSkew beyond int32"])
+def test_int32_overflow_errs_alike_on_the_fast_and_exact_yaml_paths(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(yaml_fast, "_FAST_MIN_BYTES", 0)  # the fast path for a small file too
+    text = MANIFESTS[name][0]
+    fast = outcome(text)
+    assert fast[0] == "error", fast
+    assert fast == exact(text, monkeypatch)
