@@ -222,8 +222,8 @@ def test_invalid_configurations_are_rejected_with_one_clear_message(
                     ]
                 }
             ),
-            'config.yaml: profiles[0].pluginConfig[0].args.defaultingType: Invalid value: "System": '
-            "when .defaultConstraints are not empty",
+            "config.yaml: profiles[0].pluginConfig[0].args.defaultingType: "
+            'Invalid value: "System": when .defaultConstraints are not empty',
             id="System defaulting with constraints",
         ),
     ],

@@ -10,7 +10,8 @@ import pytest
 
 from test_bad_input import DEPLOYMENT, GOOD_NODE, GOOD_POD, assert_one_line_exit_2
 from test_loader_fast_path import exact, outcome
-from topospread.api import yaml_fast
+from topospread.api import loader, yaml_fast
+from topospread.api.strict import FieldValidation, field_validation
 
 CONFIG: Final = """\
 apiVersion: kubescheduler.config.k8s.io/v1
@@ -26,6 +27,27 @@ profiles:
 PRIORITY_CLASS: Final = (
     "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high}\nvalue: 1000\n"
 )
+
+
+DAEMON_SET: Final = DEPLOYMENT.replace("kind: Deployment", "kind: DaemonSet").replace(
+    "  replicas: 3\n", ""
+)
+JOB: Final = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: j}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, image: busybox}]
+"""
+BUDGET: Final = """\
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: web}
+spec: {minAvailable: 1, selector: {matchLabels: {app: web}}}
+"""
 
 
 def _with(base: str, old: str, new: str) -> str:
@@ -88,6 +110,58 @@ MANIFESTS: Final = {
         _with(PRIORITY_CLASS, "name: high", "name: system-node-critical"),
         "metadata.name: Forbidden: priority class names with 'system-' prefix are reserved for "
         "system use only. error: value of system-node-critical PriorityClass must be 2000001000",
+    ),
+    "Deployment template restartPolicy Never": (
+        _with(DEPLOYMENT, "    spec:\n", "    spec:\n      restartPolicy: Never\n"),
+        "(Deployment default/web): spec.template.spec.restartPolicy: Unsupported value: "
+        '"Never": supported values: "Always"',
+    ),
+    "DaemonSet template restartPolicy OnFailure": (
+        _with(DAEMON_SET, "    spec:\n", "    spec:\n      restartPolicy: OnFailure\n"),
+        "(DaemonSet default/web): spec.template.spec.restartPolicy: Unsupported value: "
+        '"OnFailure": supported values: "Always"',
+    ),
+    "DaemonSet updateStrategy unknown": (
+        _with(DAEMON_SET, "  selector:", "  updateStrategy: {type: Rolling}\n  selector:"),
+        '(DaemonSet default/web): spec.updateStrategy: Unsupported value: {"Type":"Rolling",'
+        '"RollingUpdate":null}: supported values: "RollingUpdate", "OnDelete"',
+    ),
+    "Job template without restartPolicy": (
+        _with(JOB, "      restartPolicy: Never\n", ""),
+        "(Job default/j): spec.template.spec.restartPolicy: Required value: valid values: "
+        '"OnFailure", "Never"',
+    ),
+    "Job template restartPolicy unknown": (
+        _with(JOB, "restartPolicy: Never", "restartPolicy: Sometimes"),
+        "(Job default/j): spec.template.spec.restartPolicy: Unsupported value: "
+        '"Sometimes": supported values: "OnFailure", "Never"',
+    ),
+    "Deployment template error named in the Deployment": (
+        _with(DEPLOYMENT, "maxSkew: 1", "maxSkew: 0"),
+        "(Deployment default/web): spec.template.spec.topologySpreadConstraints[0].maxSkew: "
+        "Invalid value: 0: must be greater than zero",
+    ),
+    "PodDisruptionBudget with both bounds": (
+        _with(BUDGET, "minAvailable: 1,", "minAvailable: 1, maxUnavailable: 1,"),
+        "(PodDisruptionBudget default/web): spec: Invalid value: minAvailable and "
+        "maxUnavailable cannot be both set",
+    ),
+    "Pod in a version the core group does not serve": (
+        _with(GOOD_POD, "apiVersion: v1", "apiVersion: v2"),
+        '(Pod default/p): no matches for kind "Pod" in version "v2"',
+    ),
+    "a kind the core group does not have": (
+        _with(GOOD_POD, "kind: Pod", "kind: Pud"),
+        '(Pud default/p): no matches for kind "Pud" in version "v1"',
+    ),
+    "Deployment in a retired apps version": (
+        _with(DEPLOYMENT, "apps/v1", "apps/v1beta1"),
+        '(Deployment web): no matches for kind "Deployment" in version "apps/v1beta1"',
+    ),
+    "CSINode naming a driver twice": (
+        "apiVersion: storage.k8s.io/v1\nkind: CSINode\nmetadata: {name: n1}\nspec:\n"
+        "  drivers: [{name: ebs.csi.aws.com, nodeID: i-1}, {name: ebs.csi.aws.com, nodeID: i-1}]\n",
+        '(CSINode n1): spec.drivers[1].name: Duplicate value: "ebs.csi.aws.com"',
     ),
 }
 
@@ -163,3 +237,16 @@ def test_int32_overflow_errs_alike_on_the_fast_and_exact_yaml_paths(
     fast = outcome(text)
     assert fast[0] == "error", fast
     assert fast == exact(text, monkeypatch)
+
+
+def test_an_unserved_kind_of_a_built_in_group_is_read_under_validate_ignore() -> None:
+    """What a newer cluster serves is read with ``ignore``: a kind this release lacks is left
+    to the readers, not refused; a custom resource's group is never judged."""
+    pud = _with(GOOD_POD, "kind: Pod", "kind: Pud")
+    with field_validation(FieldValidation.IGNORE):
+        (obj,) = loader.load_text(pud, "t.yaml")
+    assert isinstance(obj, loader.UnknownObject)
+    assert obj.kind == "Pud"
+    crd = "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\n"
+    (widget,) = loader.load_text(crd, "t.yaml")
+    assert isinstance(widget, loader.UnknownObject)

@@ -14,6 +14,9 @@ from typing import Any, Final, Literal
 
 import msgspec
 
+from topospread.api.apps_validation import Workload as AnyWorkload
+from topospread.api.apps_validation import template_path
+from topospread.api.defaults import default_pod
 from topospread.api.loader import decode_manifests
 from topospread.api.object_validation import validate_object
 from topospread.api.storage import PersistentVolumeClaim, StorageClass
@@ -28,6 +31,7 @@ from topospread.api.types import (
     ReplicationController,
     StatefulSet,
 )
+from topospread.api.validation import validate_pod
 from topospread.errors import ManifestError, TopospreadError, ValidationError
 from topospread.framework.config import DEFAULT_SCHEDULER_NAME
 from topospread.labels.selector import Selector, SelectorError, label_selector_as_selector
@@ -43,7 +47,7 @@ from topospread.simulator.controllers.claims import (
     admit_claim,
     get_persistent_volume_claims,
 )
-from topospread.simulator.controllers.common import retry_generate_name
+from topospread.simulator.controllers.common import get_pod_from_template, retry_generate_name
 from topospread.simulator.controllers.cronjob import sync_cron_job
 from topospread.simulator.controllers.replicationcontroller import sync_replication_controller
 from topospread.simulator.controllers.statefulset import get_ordinal
@@ -318,6 +322,7 @@ def expand_workload_pods(
         errors = validate_object(obj)
         if errors:
             raise ValidationError(f"{where} ({name}): {errors[0]}")
+        _check_pod_template(obj, f"{where} ({name})")
         if isinstance(obj, CronJob):
             try:
                 jobs = sync_cron_job(_in_namespace(obj), [], now=0)
@@ -339,6 +344,26 @@ def expand_workload_pods(
             out += _claims_of(obj, [p for p, _ in pods], items, out)
         out += [(f"{where} ({name})", rs) for rs in rss]
     return out
+
+
+def _check_pod_template(obj: AnyWorkload, label: str) -> None:
+    """The workload's pod template validated where the API server validates it, inside the
+    workload (``spec.template.spec...``), before any pod is made from it; PriorityClass names
+    are resolved later, pod by pod, when the other objects are known."""
+    template = (
+        obj.spec.job_template.spec.template if isinstance(obj, CronJob) else obj.spec.template
+    )
+    if template is None:
+        return
+    probe = get_pod_from_template(template, obj.metadata.name, None)
+    meta = msgspec.structs.replace(
+        probe.metadata,
+        name=f"{obj.metadata.name}-0",
+        namespace=obj.metadata.namespace or "default",
+    )
+    errors = validate_pod(default_pod(msgspec.structs.replace(probe, metadata=meta)))
+    if errors:
+        raise ValidationError(f"{label}: {template_path(obj)}.{errors[0]}")
 
 
 def _claims_of(

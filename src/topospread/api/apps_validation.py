@@ -14,7 +14,15 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from topospread.api.field import FieldError, GoJSON, Path, forbidden, invalid, not_supported
+from topospread.api.field import (
+    FieldError,
+    GoJSON,
+    Path,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
+)
 from topospread.api.types import (
     CronJob,
     DaemonSet,
@@ -133,10 +141,29 @@ def _stateful_set(obj: StatefulSet, spec_path: Path) -> list[FieldError]:
 
 
 def _daemon_set(obj: DaemonSet, spec_path: Path) -> list[FieldError]:
+    """Upstream: ValidateDaemonSetSpec, ValidateDaemonSetUpdateStrategy (apps validation)."""
     spec = obj.spec
     strategy = spec.update_strategy
-    errs = _update_strategy_type(strategy.type, spec_path)
-    if not errs and strategy.rolling_update is not None:
+    errs: list[FieldError] = []
+    if strategy.type not in ("", "RollingUpdate", "OnDelete"):
+        # The whole strategy is the bad value, printed as encoding/json prints the internal
+        # struct (no json tags; an unset IntOrString is 0).
+        rolling = strategy.rolling_update
+        shown = {
+            "Type": strategy.type,
+            "RollingUpdate": None
+            if rolling is None
+            else {
+                "MaxUnavailable": rolling.max_unavailable or 0,
+                "MaxSurge": rolling.max_surge or 0,
+            },
+        }
+        errs.append(
+            not_supported(
+                spec_path.child("updateStrategy"), GoJSON(shown), ("RollingUpdate", "OnDelete")
+            )
+        )
+    elif strategy.rolling_update is not None:
         rolling_path = spec_path.child("updateStrategy", "rollingUpdate")
         errs += _int_or_percent(
             strategy.rolling_update.max_unavailable, rolling_path.child("maxUnavailable")
@@ -145,6 +172,33 @@ def _daemon_set(obj: DaemonSet, spec_path: Path) -> list[FieldError]:
     errs += nonnegative(spec.min_ready_seconds, spec_path.child("minReadySeconds"))
     errs += nonnegative(spec.revision_history_limit, spec_path.child("revisionHistoryLimit"))
     return errs
+
+
+def _always_restarts(restart_policy: str, spec_path: Path) -> list[FieldError]:
+    """A long-running workload's pods restart: the template's restartPolicy (defaulted to
+    Always when empty) may be nothing else.
+
+    Upstream: ValidatePodTemplateSpecForReplicaSet, ValidateStatefulSetSpec,
+    ValidateDaemonSetSpec (pkg/apis/apps/validation), v1.35
+    """
+    if restart_policy in ("", "Always"):
+        return []
+    path = spec_path.child("template", "spec", "restartPolicy")
+    return [not_supported(path, GoJSON(restart_policy), ("Always",))]
+
+
+def _job_restart_policy(restart_policy: str, spec_path: Path) -> list[FieldError]:
+    """A Job's pods run to completion: OnFailure or Never, and an empty restartPolicy is
+    defaulted to Always first, so it is refused too.
+
+    Upstream: validateJobSpec (pkg/apis/batch/validation/validation.go, v1.35)
+    """
+    path = spec_path.child("template", "spec", "restartPolicy")
+    if restart_policy in ("", "Always"):
+        return [required(path, 'valid values: "OnFailure", "Never"')]
+    if restart_policy not in ("OnFailure", "Never"):
+        return [not_supported(path, GoJSON(restart_policy), ("OnFailure", "Never"))]
+    return []
 
 
 def _job_spec(spec: JobSpec, spec_path: Path) -> list[FieldError]:
@@ -158,6 +212,7 @@ def _job_spec(spec: JobSpec, spec_path: Path) -> list[FieldError]:
                 ("NonIndexed", "Indexed"),
             )
         )
+    errs += _job_restart_policy(spec.template.spec.restart_policy, spec_path)
     return errs
 
 
@@ -184,20 +239,22 @@ def _cron_job(obj: CronJob, spec_path: Path) -> list[FieldError]:
 def validate_workload_spec(obj: Workload) -> list[FieldError]:
     """What the API server refuses in a workload's own spec fields, in upstream's order."""
     spec_path = Path.root("spec")
-    if isinstance(obj, Deployment):
-        return _deployment(obj, spec_path)
-    if isinstance(obj, StatefulSet):
-        return _stateful_set(obj, spec_path)
-    if isinstance(obj, DaemonSet):
-        return _daemon_set(obj, spec_path)
     if isinstance(obj, Job):
         return _job_spec(obj.spec, spec_path)
     if isinstance(obj, CronJob):
         return _cron_job(obj, spec_path)
+    template = obj.spec.template
+    restarts = _always_restarts(template.spec.restart_policy if template else "", spec_path)
+    if isinstance(obj, Deployment):
+        return _deployment(obj, spec_path) + restarts
+    if isinstance(obj, StatefulSet):
+        return _stateful_set(obj, spec_path) + restarts
+    if isinstance(obj, DaemonSet):
+        return _daemon_set(obj, spec_path) + restarts
     # ReplicaSet and ReplicationController
     errs = nonnegative(obj.spec.replicas, spec_path.child("replicas"))
     errs += nonnegative(obj.spec.min_ready_seconds, spec_path.child("minReadySeconds"))
-    return errs
+    return errs + restarts
 
 
 def template_path(obj: Workload) -> str:

@@ -17,7 +17,13 @@ from topospread.api import storage as st
 from topospread.api import types as t
 from topospread.api.decode_errors import clean, explain, render, type_info
 from topospread.api.goyaml import decode_utf8
-from topospread.api.strict import DuplicateKeys, FieldValidation, check_object, current_mode
+from topospread.api.strict import (
+    DuplicateKeys,
+    FieldValidation,
+    check_object,
+    current_mode,
+    unserved,
+)
 from topospread.errors import ManifestError
 
 Object: TypeAlias = msgspec.Struct
@@ -373,6 +379,11 @@ def decode_one(
             "every manifest needs apiVersion and kind"
         )
     found = _BY_GVK.get((api_version, kind))
+    if found is None and unserved(api_version, kind):
+        raise ManifestError(
+            f"{where} ({_label(data, kind, False)}): "
+            f'no matches for kind "{kind}" in version "{api_version}"'
+        )
     if found is None:
         check_object(data, api_version, kind, f"{where} ({_label(data, kind, False)})")
         meta = data.get("metadata")

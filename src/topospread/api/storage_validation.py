@@ -12,7 +12,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
-from topospread.api.field import FieldError, GoJSON, Path, invalid, not_supported, required
+from topospread.api.field import (
+    FieldError,
+    GoJSON,
+    Path,
+    duplicate,
+    invalid,
+    not_supported,
+    required,
+)
 from topospread.api.meta_validation import validate_object_meta
 from topospread.api.resource import Quantity
 from topospread.api.resource_validation import (
@@ -137,9 +145,11 @@ def _storage_class(sc: StorageClass) -> list[FieldError]:
 
 
 def _csi_node(node: CSINode) -> list[FieldError]:
-    """Upstream: validateCSINodeDriver (storage validation.go, v1.35), the allocatable count."""
+    """Upstream: validateCSINodeDriver (storage validation.go, v1.35): the name given, the
+    allocatable count, and each driver named once."""
     errs: list[FieldError] = []
     drivers = Path.root("spec", "drivers")
+    names: set[str] = set()
     for i, d in enumerate(node.spec.drivers):
         if not d.name:
             errs.append(required(drivers.index(i).child("name"), ""))
@@ -147,6 +157,9 @@ def _csi_node(node: CSINode) -> list[FieldError]:
         if count is not None and count < 0:
             path = drivers.index(i).child("allocatable", "count")
             errs.append(invalid(path, count, "must be greater than or equal to 0"))
+        if d.name in names:
+            errs.append(duplicate(drivers.index(i).child("name"), d.name))
+        names.add(d.name)
     return errs
 
 

@@ -124,6 +124,23 @@ def type_of(api_version: str, kind: str) -> str | None:
     return _schema()[0].get(f"{api_version} {kind}")
 
 
+def unserved(api_version: str, kind: str) -> bool:
+    """Whether ``kind`` is not served in ``api_version`` although its API group is built in
+    (``Pod`` in ``v2``, ``Pud`` in ``v1``): kubectl's ``no matches for kind``, as no custom
+    resource can live in a built-in group. Not judged under ``ignore``, as what a newer
+    cluster serves is read that way."""
+    if _MODE.get() is FieldValidation.IGNORE or type_of(api_version, kind) is not None:
+        return False
+    if (api_version, kind) == ("v1", "ComponentStatus"):
+        return False  # served (read-only), though the schema leaves it out
+    return api_version.rpartition("/")[0] in _builtin_groups()
+
+
+@cache
+def _builtin_groups() -> frozenset[str]:
+    return frozenset(gvk.split(" ", 1)[0].rpartition("/")[0] for gvk in _schema()[0])
+
+
 class DuplicateKeys(dict[str, Any]):
     """A JSON object in which some keys came twice (the last value kept), as a JSON decoder
     that marks them makes it: ``duplicates`` holds each key that came again with the number of

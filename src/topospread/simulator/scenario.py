@@ -57,6 +57,7 @@ from topospread.framework.config import SchedulerConfig, decode_config, default_
 from topospread.simulator.controllers.claims import admit_claim, ephemeral_claims
 from topospread.simulator.controllers.kinds import LeftOut, makes_pods
 from topospread.simulator.decision import is_terminal
+from topospread.simulator.eviction import validate_pdb
 
 _SCENARIO_ORDER: Final = ("nodes", "pods", "queue", "objects", "config")
 _SCENARIO_KEYS: Final = frozenset(_SCENARIO_ORDER)
@@ -163,6 +164,8 @@ class ScenarioBuilder:
             errors = validate_object(obj)
             if errors:
                 raise ValidationError(f"{where} ({describe_object(obj)}): {errors[0]}")
+            if isinstance(obj, PodDisruptionBudget):
+                validate_pdb(obj, where)
             self.objects.append((where, obj))
         elif isinstance(obj, UnknownObject) and makes_pods(obj):
             self.pod_makers[f"{obj.kind} ({obj.api_version})"] += 1
@@ -170,7 +173,11 @@ class ScenarioBuilder:
             self.ignored[obj.kind] += 1
         else:
             # A workload in a cluster dump (--nodes, --cluster) is not expanded: its pods are
-            # in the dump already, bound, so it is left out like any object no one reads.
+            # in the dump already, bound, so it is left out like any object no one reads; but
+            # not an invalid one, which kubectl apply would not have let through.
+            errors = validate_object(obj)
+            if errors:
+                raise ValidationError(f"{where} ({describe_object(obj)}): {errors[0]}")
             self.ignored[_kind(obj)] += 1
 
     def build(self, config: SchedulerConfig) -> Scenario:
