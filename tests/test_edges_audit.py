@@ -250,3 +250,30 @@ def test_an_unserved_kind_of_a_built_in_group_is_read_under_validate_ignore() ->
     crd = "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\n"
     (widget,) = loader.load_text(crd, "t.yaml")
     assert isinstance(widget, loader.UnknownObject)
+
+
+def test_verify_names_the_workload_not_the_replica_set_it_expands_into(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario = (
+        "nodes:\n- apiVersion: v1\n  kind: Node\n  metadata: {name: n1, labels: "
+        "{topology.kubernetes.io/zone: a, kubernetes.io/hostname: n1}}\n"
+        '  status: {allocatable: {cpu: "8", memory: 32Gi, pods: "110"}}\n'
+        "workloads:\n"
+        + "\n".join(
+            ("- " if i == 0 else "  ") + line
+            for i, line in enumerate(
+                _with(DEPLOYMENT, "    spec:\n", "    spec:\n      restartPolicy: Never\n")
+                .replace("replicas: 3", "replicas: 2")
+                .splitlines()
+            )
+        )
+        + "\n"
+    )
+    bad = _write(tmp_path, "verify.yaml", scenario)
+    assert_one_line_exit_2(
+        ["verify", bad],
+        capsys,
+        "verify.yaml: workloads[0] (Deployment default/web): spec.template.spec.restartPolicy: "
+        'Unsupported value: "Never": supported values: "Always"',
+    )

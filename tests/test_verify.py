@@ -246,7 +246,12 @@ def test_parallel_stateful_sets_replica_sets_deployments_and_jobs_create_pods_at
             "spec": {
                 "parallelism": 2,
                 "completions": 4,
-                "template": {"spec": {"containers": [{"name": "c", "image": "i"}]}},
+                "template": {
+                    "spec": {
+                        "restartPolicy": "Never",
+                        "containers": [{"name": "c", "image": "i"}],
+                    }
+                },
             },
         },
     ]

@@ -430,6 +430,10 @@ def load_verify_scenario(path: Path) -> VerifyScenario:
                         "Deployments and Jobs"
                     )
                 name = f"{obj.kind} {obj.metadata.namespace}/{obj.metadata.name}"
+                errors = validate_object(obj)
+                if errors:
+                    raise ValidationError(f"{at} ({name}): {errors[0]}")
+                _check_pod_template(obj, f"{at} ({name})")
                 workloads[name] = obj
                 try:
                     namespace = obj.metadata.namespace
