@@ -7,29 +7,22 @@ Exact where it runs (see the NOTE below); anything it cannot decide goes down th
 from __future__ import annotations
 
 import bisect
+import mmap
 import os
 import re
 import sys
-from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Final
-
-import msgspec
 
 try:
     import ryml
 except ImportError:  # pragma: no cover - rapidyaml is a dependency; the exact path suffices
     ryml = None
 
-from topospread.api.decode import (
-    SMALL_TEXT_BYTES,
-    Object,
-    UnknownObject,
-    load_json,
-    registered_classes,
-)
+from topospread.api.decode import SMALL_TEXT_BYTES, Object, load_json
 from topospread.api.strict import FieldValidation, current_mode, field_validation
+from topospread.api.yaml_workers import decode_parts
 
 #
 # NOTE: this is exact only where rapidyaml (YAML 1.2) and go-yaml v2 (YAML 1.1) read the text
@@ -248,7 +241,7 @@ def fast_yaml(text: str | bytes, source: str) -> list[Object] | None:
         return _fast_yaml_one(raw, source, _Scratch())
     workers = min((os.cpu_count() or 1) - 1, _MAX_WORKERS - 1, len(chunks) - 1)
     if workers > 0:
-        return _fast_yaml_parallel(chunks, workers)
+        return _fast_yaml_parallel(chunks, workers)  # which lets go of each part's text
     out: list[Object] = []
     scratch = _Scratch()
     for chunk in chunks:
@@ -269,7 +262,7 @@ class _Scratch:
 
     def __init__(self) -> None:
         self._tree: Any = None
-        self._buffer = bytearray()
+        self._buffer: mmap.mmap | bytearray = bytearray()
 
     def tree(self, raw: bytes) -> Any:
         """An empty tree with room for the nodes of ``raw``."""
@@ -284,11 +277,14 @@ class _Scratch:
         self._tree.reserve(raw.count(b"\n") * 3 // 2 + 16)
         return self._tree
 
-    def buffer(self, raw: bytes) -> bytearray:
+    def buffer(self, raw: bytes) -> mmap.mmap | bytearray:
         """A buffer for the JSON of ``raw``'s documents (see ``_emit_json``)."""
         size = 2 * len(raw) + 4096
         if len(self._buffer) < size:
-            self._buffer = bytearray(size)
+            # NOTE: anonymous memory, not a bytearray, which zeroes (faults in) all of its
+            # room: only the pages the JSON is written to are ever faulted in.
+            private = getattr(mmap, "MAP_PRIVATE", None)
+            self._buffer = bytearray(size) if private is None else mmap.mmap(-1, size, private)
         return self._buffer
 
 
@@ -319,7 +315,7 @@ def _fast_yaml_one(raw: bytes, source: str, scratch: _Scratch) -> list[Object] |
         root = tree.root_id()
         docs = _children(tree, root) if tree.is_stream(root) else [root]
         out: list[Object] = []
-        buffer: bytearray | None = None
+        buffer: mmap.mmap | bytearray | None = None
         for n, doc in enumerate(docs, 1):
             if not tree.has_children(doc):
                 if tree.has_val(doc) and tree.val(doc).tobytes().strip() not in (b"", b"null"):
@@ -342,7 +338,7 @@ def _fast_yaml_one(raw: bytes, source: str, scratch: _Scratch) -> list[Object] |
     return out or None
 
 
-def _emit_json(tree: Any, node: int, buffer: bytearray) -> bytes:
+def _emit_json(tree: Any, node: int, buffer: mmap.mmap | bytearray) -> bytes:
     """A node of the tree as JSON, emitted into ``buffer`` (sized from the YAML text: the JSON
     of kubectl's YAML is shorter than twice it) or, when it does not fit, into one of the
     exact size.
@@ -466,131 +462,13 @@ def _fast_yaml_part(raw: bytes, source: str, scratch: _Scratch) -> list[Object] 
     return None if warned else objs
 
 
-class _Claims:
-    """Which parts are left to decode: this process takes them from the front, the workers
-    from the back, each part once, when it is free to start one; a part that declines ends
-    the claims (the whole text then goes down the exact path).
-
-    NOTE: claimed when a process is free, not handed out up front: a part queued for a busy
-    worker left this process idle at the end, and parts dealt out in equal shares left one
-    process idle whenever the other was slowed (the machine is shared).
-    """
-
-    def __init__(self, context: Any, parts: int) -> None:
-        self._lock = context.Lock()
-        self._state = context.RawArray("q", [0, parts, 0])  # front, back (exclusive), declined
-
-    def take(self, *, front: bool) -> int | None:
-        """The index of a part to decode, or None when none is left or one declined."""
-        with self._lock:
-            first, end, declined = self._state
-            if declined or first >= end:
-                return None
-            if front:
-                self._state[0] = first + 1
-                return int(first)
-            self._state[1] = end - 1
-            return int(end - 1)
-
-    def decline(self) -> None:
-        with self._lock:
-            self._state[2] = 1
-
-
-# Inherited by the forked workers, never pickled: the parts, their claims, a worker's scratch.
-_CHUNKS: list[bytes] = []
-_CLAIMS: _Claims | None = None
-_WORKER_SCRATCH: _Scratch | None = None
-# A worker's answer: None when no part was left; else the part's index and, unless it
-# declined, its objects' class names and msgpack.
-_Answer = tuple[int, tuple[list[str], bytes] | None] | None
-
-
-def _fast_yaml_worker() -> _Answer:
-    global _WORKER_SCRATCH
-    assert _CLAIMS is not None
-    index = _CLAIMS.take(front=False)
-    if index is None:
-        return None
-    if _WORKER_SCRATCH is None:
-        _WORKER_SCRATCH = _Scratch()
-    objs = _fast_yaml_part(_CHUNKS[index], "part", _WORKER_SCRATCH)
-    if objs is None:
-        _CLAIMS.decline()
-        return index, None
-    return index, ([type(o).__name__ for o in objs], msgspec.msgpack.encode(objs))
-
-
 def _fast_yaml_parallel(chunks: list[bytes], workers: int) -> list[Object] | None:
-    """The parts decoded by this process and forked workers together, the workers' taken back
-    as msgpack and put in order.
+    """The parts decoded by this process and ``workers`` forked workers together."""
+    return decode_parts(chunks, workers, _decode_part, _Scratch)
 
-    NOTE: this process decodes parts too, instead of waiting for the workers: its parts need
-    no msgpack either way (with two cores, one worker and this process read the chart
-    cluster in 1.11 CPU s and 1.14 s, two workers in 1.28 CPU s and 1.28 s).
 
-    A ``concurrent.futures`` pool, not ``multiprocessing.Pool``: leaving a ``Pool`` early (one
-    part declines) calls ``terminate()``, which can hang for ever when its task thread is
-    blocked on the queue lock. Here the parts not yet started are cancelled and the running
-    ones finish before the workers exit.
-    """
-    import multiprocessing
-    from concurrent.futures import Future, ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
-
-    global _CHUNKS, _CLAIMS
-    context = multiprocessing.get_context("fork")
-    classes: list[type[msgspec.Struct]] = [*registered_classes(), UnknownObject]
-    decoders = {cls.__name__: msgspec.msgpack.Decoder(cls) for cls in classes}
-    parts: list[list[Object] | None] = [None] * len(chunks)
-    pool: ProcessPoolExecutor | None = None
-
-    def taken_back(answer: _Answer) -> bool:
-        if answer is None:
-            return True
-        index, decoded = answer
-        if decoded is None:
-            return False
-        names, payload = decoded
-        items = msgspec.msgpack.decode(payload, type=list[msgspec.Raw])
-        parts[index] = [decoders[n].decode(i) for n, i in zip(names, items, strict=True)]
-        return True
-
-    try:
-        _CHUNKS, _CLAIMS = chunks, _Claims(context, len(chunks))
-        pool = ProcessPoolExecutor(workers, mp_context=context)
-        # One task per part at most; each claims a part when it starts (or finds none left).
-        futures: deque[Future[_Answer]] = deque(
-            pool.submit(_fast_yaml_worker) for _ in range(len(chunks))
-        )
-        scratch = _Scratch()
-        while (index := _CLAIMS.take(front=True)) is not None:
-            objs = _fast_yaml_part(chunks[index], "part", scratch)
-            if objs is None:
-                _CLAIMS.decline()
-                return None
-            parts[index] = objs
-            while futures and futures[0].done():
-                if not taken_back(futures.popleft().result()):
-                    return None
-        del scratch
-        while futures:  # each answer is let go once decoded
-            if not taken_back(futures.popleft().result()):
-                return None
-    except (OSError, ValueError, BrokenProcessPool, msgspec.DecodeError):
-        return None  # no fork here, or a worker died: the exact path still works
-    finally:
-        if _CLAIMS is not None:
-            _CLAIMS.decline()  # the workers still to start a task find nothing to claim
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
-        _CHUNKS, _CLAIMS = [], None
-    out: list[Object] = []
-    for objs in parts:
-        if objs is None:
-            return None  # not expected: every part was claimed, and each claim answered
-        out += objs
-    return out or None
+def _decode_part(raw: bytes, scratch: _Scratch) -> list[Object] | None:
+    return _fast_yaml_part(raw, "part", scratch)
 
 
 def _children(tree: Any, node: int) -> list[int]:
