@@ -581,10 +581,27 @@ def test_a_part_a_worker_declines_sends_the_whole_file_down_the_exact_path() -> 
 def test_msgpack_too_large_for_its_room_comes_back_whole() -> None:
     from topospread.api.yaml_workers import _Returns
 
-    returns = _Returns([b"x", b"yy"])
+    returns = _Returns([1, 2])  # room for parts of 1 and 2 bytes
     small, large = b"s" * 10, b"l" * 5000
     assert returns.put(1, small) == len(small)
     assert bytes(returns.get(1, len(small))) == small
     assert returns.put(0, large) == large
     assert returns.get(0, large) == large
     returns.close()
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["---", "-", "- a", "a: b", "#", " ", "\t", "", "\r", "k"]), max_size=80
+    )
+)
+def test_one_search_for_column_0_finds_the_document_markers_and_keys_two_found(
+    lines: list[str],
+) -> None:
+    raw = "\n".join(lines).encode()
+    dashes = yaml_fast._line_starts(raw, b"---")
+    keys = [0] if raw[:1] not in yaml_fast._NOT_TOP_LEVEL else []
+    keys += [m.start() + 1 for m in re.finditer(rb"\n[^ \t\-#\r\n]", raw)]
+    expected = None if len(keys) > yaml_fast._MAX_TOP_LEVEL_LINES else (dashes, keys)
+    assert yaml_fast._column_0_lines(raw) == expected

@@ -13,13 +13,22 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import suppress
 from itertools import accumulate
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 import msgspec
 
 from topospread.api.decode import Object, UnknownObject, registered_classes
 
 S = TypeVar("S")
+
+
+class Texts(Protocol):
+    """The parts' texts, each made when asked for."""
+
+    def __len__(self) -> int: ...
+    def __getitem__(self, index: int, /) -> bytes: ...
+
+
 # A part through the fast path with a process's scratch; None when it declines.
 Decode = Callable[[bytes, S], list[Object] | None]
 
@@ -66,9 +75,9 @@ class _Returns:
     go through the pipe.
     """
 
-    def __init__(self, chunks: list[bytes]) -> None:
+    def __init__(self, sizes: list[int]) -> None:
         # Each part's room: twice its YAML, as for its JSON (msgpack is shorter than JSON).
-        self._offsets = list(accumulate((2 * len(c) + 4096 for c in chunks), initial=0))
+        self._offsets = list(accumulate((2 * size + 4096 for size in sizes), initial=0))
         self._memory = mmap.mmap(-1, self._offsets[-1])
 
     def put(self, index: int, payload: bytes) -> bytes | int:
@@ -96,14 +105,14 @@ class _Work(Generic[S]):
     for their msgpack, how a part is decoded and the worker's own scratch."""
 
     def __init__(
-        self, chunks: list[bytes], decode: Decode[S], new_scratch: Callable[[], S]
+        self, chunks: Texts, sizes: list[int], decode: Decode[S], new_scratch: Callable[[], S]
     ) -> None:
         self.chunks = chunks
         self.decode = decode
         self.new_scratch = new_scratch
         self.scratch: S | None = None
         self.claims = _Claims(multiprocessing.get_context("fork"), len(chunks))
-        self.returns = _Returns(chunks)
+        self.returns = _Returns(sizes)
 
 
 _WORK: _Work[Any] | None = None
@@ -129,12 +138,15 @@ def _worker() -> _Answer:
 
 
 def decode_parts(
-    chunks: list[bytes], workers: int, decode: Decode[S], new_scratch: Callable[[], S]
+    chunks: Texts,
+    sizes: list[int],
+    workers: int,
+    decode: Decode[S],
+    new_scratch: Callable[[], S],
 ) -> list[Object] | None:
-    """The objects of the parts in order, ``decode`` run on each by this process or one of
-    ``workers`` forked workers; None when a part declines, or a worker cannot run. Each
-    text in ``chunks`` is let go (replaced by ``b""``) once its part is decoded: the objects
-    grow as the texts go.
+    """The objects of the parts in order (``sizes``: their texts' lengths), ``decode`` run on
+    each by this process or one of ``workers`` forked workers; None when a part declines, or
+    a worker cannot run.
 
     NOTE: this process decodes parts too, instead of waiting for the workers: its parts need
     no msgpack either way (with two cores, one worker and this process read the chart
@@ -162,11 +174,10 @@ def decode_parts(
         names, payload = decoded
         items = msgspec.msgpack.decode(work.returns.get(index, payload), type=list[msgspec.Raw])
         parts[index] = [decoders[n].decode(i) for n, i in zip(names, items, strict=True)]
-        chunks[index] = b""  # the worker's copy is its own since the fork
         return True
 
     try:
-        _WORK = work = _Work(chunks, decode, new_scratch)
+        _WORK = work = _Work(chunks, sizes, decode, new_scratch)
         pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
         # One task per part at most; each claims a part when it starts (or finds none left).
         futures: deque[Future[_Answer]] = deque(pool.submit(_worker) for _ in range(len(chunks)))
@@ -177,7 +188,7 @@ def decode_parts(
             if objs is None:
                 work.claims.decline()
                 return None
-            parts[index], chunks[index] = objs, b""
+            parts[index] = objs
             while futures and futures[0].done():
                 if not taken_back(futures.popleft().result()):
                     return None
