@@ -582,7 +582,7 @@ def test_msgpack_too_large_for_its_room_comes_back_whole() -> None:
     from topospread.api.yaml_workers import _Returns
 
     returns = _Returns([1, 2])  # room for parts of 1 and 2 bytes
-    small, large = b"s" * 10, b"l" * 5000
+    small, large = b"s" * 10, b"l" * 70_000
     assert returns.put(1, small) == len(small)
     assert bytes(returns.get(1, len(small))) == small
     assert returns.put(0, large) == large
@@ -605,3 +605,25 @@ def test_one_search_for_column_0_finds_the_document_markers_and_keys_two_found(
     keys += [m.start() + 1 for m in re.finditer(rb"\n[^ \t\-#\r\n]", raw)]
     expected = None if len(keys) > yaml_fast._MAX_TOP_LEVEL_LINES else (dashes, keys)
     assert yaml_fast._column_0_lines(raw) == expected
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        pytest.param("kind: List\nmetadata: {resourceVersion: ''}\n", id="a well-formed tail"),
+        pytest.param("kind: List\nmetadata: [a\n", id="an unclosed flow sequence"),
+        pytest.param("kind: List\n- apiVersion: v1\n  kind: Pod\n", id="an item after the kind"),
+        pytest.param("kind: List\nfoo: bar: baz\n", id="a mapping value in a value"),
+        pytest.param("kind: List\nkind: List\n", id="a key twice"),
+    ],
+)
+def test_the_text_around_a_cut_lists_items_is_read_as_the_exact_path_reads_it(
+    tail: str, tiny_parts: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No part holds a List's keys or its tail: YAML there that go-yaml refuses makes the
+    whole file go down the exact path, as it did not before."""
+    items = yaml.safe_dump([pod_manifest(i, {"app": "web"}) for i in range(12)])
+    text = f"apiVersion: v1\nitems:\n{items}{tail}"
+    fast = outcome(text)
+    assert tiny_parts and tiny_parts[0] > 2, "the text was not cut"
+    assert fast == exact(text, monkeypatch)

@@ -21,8 +21,10 @@ except ImportError:  # pragma: no cover - rapidyaml is a dependency; the exact p
     ryml = None
 
 from topospread.api.decode import SMALL_TEXT_BYTES, Object, load_json
+from topospread.api.goyaml import decode_utf8, parse_yaml
 from topospread.api.strict import FieldValidation, current_mode, field_validation
 from topospread.api.yaml_workers import decode_parts
+from topospread.errors import ManifestError
 
 #
 # NOTE: this is exact only where rapidyaml (YAML 1.2) and go-yaml v2 (YAML 1.1) read the text
@@ -239,6 +241,8 @@ def fast_yaml(text: str | bytes, source: str) -> list[Object] | None:
     chunks = _split_yaml(raw, len(raw) // _CHUNK_BYTES)
     if chunks is None:
         return _fast_yaml_one(raw, source, _Scratch())
+    if not _reads_exactly(chunks.outside, source):
+        return None
     workers = min((os.cpu_count() or 1) - 1, _MAX_WORKERS - 1, len(chunks) - 1)
     if workers > 0:
         return _fast_yaml_parallel(chunks, workers)
@@ -402,6 +406,8 @@ class _Parts:
         self._text = memoryview(raw)
         self._head = head
         self._bounds = list(zip([start, *cuts], [*cuts, end], strict=True))
+        # What no part holds: a List's keys and anything else around its items.
+        self.outside = raw[:start] + raw[end:]
 
     def __len__(self) -> int:
         return len(self._bounds)
@@ -412,6 +418,23 @@ class _Parts:
 
     def sizes(self) -> list[int]:
         return [len(self._head) + end - start for start, end in self._bounds]
+
+
+def _reads_exactly(text: bytes, source: str) -> bool:
+    """Whether the exact path reads ``text`` (what no part holds) without an error.
+
+    NOTE: a List's text around its items (its kind, apiVersion, metadata, whatever else) is
+    read by no part: YAML there that go-yaml rejects went unseen, and the fast path read
+    the items of a file the exact path refuses. It is a few lines: read exactly, here.
+    """
+    if not text:
+        return True
+    try:
+        for _ in parse_yaml(decode_utf8(text, source), source):
+            pass
+    except (ManifestError, RecursionError):
+        return False
+    return True
 
 
 def _split_yaml(raw: bytes, parts: int) -> _Parts | None:
