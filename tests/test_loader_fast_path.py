@@ -484,88 +484,7 @@ def test_a_directive_at_a_lines_start_declines_and_a_percent_sign_elsewhere_does
 
 
 # ---------------------------------------------------------------------------------------------
-# The fast path's own shortcuts, each against the plain form it replaced
-
-
-json_scalars = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(),
-    st.floats(allow_nan=False, allow_infinity=False),
-    st.text(max_size=12),
-    st.sampled_from(["", " ", "a: b", "- x", "#", "line\nline\n", "tab\there", '"q"', "'"]),
-)
-json_values = st.recursive(
-    json_scalars,
-    lambda inner: st.one_of(
-        st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=6), inner, max_size=4)
-    ),
-    max_leaves=16,
-)
-
-
-@settings(max_examples=200, deadline=None)
-@given(value=st.dictionaries(st.text(max_size=6), json_values, min_size=1, max_size=4))
-def test_json_on_one_line_reads_as_the_indented_json_does(value: dict[str, Any]) -> None:
-    """The fast path emits each document's JSON on one line (FLOW_SL): only the white space
-    between keys and scalars differs from the indented JSON, never a value."""
-    import ryml
-
-    text = yaml.safe_dump(value, default_flow_style=False, allow_unicode=True).encode()
-    try:
-        with yaml_fast._stderr_silenced():
-            tree = ryml.parse_in_arena(text)
-    except Exception:
-        return  # YAML rapidyaml cannot read: the fast path declines it
-    root = tree.root_id()
-    indented = ryml.emit_json_malloc(tree, root).encode()
-    tree.set_container_style(root, ryml.FLOW_SL)
-    one_line = yaml_fast._emit_json(tree, root, bytearray(16))
-    assert b"\n" not in one_line
-    assert json_outcome(one_line) == json_outcome(indented)
-
-
-def json_outcome(js: bytes) -> Any:
-    try:
-        return msgspec.json.decode(js)
-    except msgspec.DecodeError:
-        return "invalid"  # rapidyaml leaves control characters unescaped, in either form
-
-
-SCAN_BYTES = list(b"&*!?<%[{:- \t\r\n\f\va1#'\"")
-
-
-@settings(max_examples=400, deadline=None)
-@given(st.lists(st.sampled_from(SCAN_BYTES), max_size=30).map(bytes))
-def test_the_searches_started_at_their_first_byte_find_what_a_whole_search_finds(
-    raw: bytes,
-) -> None:
-    searches = [
-        *zip(yaml_fast._PROPERTY_LEADS, yaml_fast._NODE_PROPERTIES, strict=True),
-        (b"<", yaml_fast._MERGE_KEY),
-        (b"?", yaml_fast._COMPLEX_KEY),
-        *yaml_fast._ONLY_IN_SCALARS,
-    ]
-    for lead, pattern in searches:
-        found = [m.span() for m in yaml_fast._finditer_from(lead, pattern, raw)]
-        assert found == [m.span() for m in pattern.finditer(raw)], pattern.pattern
-    whole = raw.startswith(b"%") or yaml_fast._DIRECTIVE.search(raw) is not None
-    assert yaml_fast._has_directive(raw) is whole
-
-
-def test_a_reused_tree_and_buffer_read_each_text_as_fresh_ones_do() -> None:
-    big = kubectl_list([pod_manifest(i, {"app": "web", "i": str(i)}) for i in range(40)])
-    texts = [
-        pod_text().encode(),
-        big.encode(),
-        pod_text(node="n2").encode(),
-        b"\n" * 3 + big.encode(),
-    ]
-    scratch = yaml_fast._Scratch()
-    for text in texts:
-        reused = yaml_fast._fast_yaml_one(text, "t.yaml", scratch)
-        fresh = yaml_fast._fast_yaml_one(text, "t.yaml", yaml_fast._Scratch())
-        assert reused is not None and reused == fresh
+# Parts decoded by this process and a worker together; the text around a cut List's items
 
 
 def test_a_part_a_worker_declines_sends_the_whole_file_down_the_exact_path() -> None:
@@ -576,35 +495,6 @@ def test_a_part_a_worker_declines_sends_the_whole_file_down_the_exact_path() -> 
     assert yaml_fast._fast_yaml_parallel([risky, *ok], 1) is None
     objs = yaml_fast._fast_yaml_parallel(list(ok), 2)
     assert objs is not None and [o.metadata.name for o in objs] == [f"p{i}" for i in range(6)]
-
-
-def test_msgpack_too_large_for_its_room_comes_back_whole() -> None:
-    from topospread.api.yaml_workers import _Returns
-
-    returns = _Returns([1, 2])  # room for parts of 1 and 2 bytes
-    small, large = b"s" * 10, b"l" * 70_000
-    assert returns.put(1, small) == len(small)
-    assert bytes(returns.get(1, len(small))) == small
-    assert returns.put(0, large) == large
-    assert returns.get(0, large) == large
-    returns.close()
-
-
-@settings(max_examples=400, deadline=None)
-@given(
-    st.lists(
-        st.sampled_from(["---", "-", "- a", "a: b", "#", " ", "\t", "", "\r", "k"]), max_size=80
-    )
-)
-def test_one_search_for_column_0_finds_the_document_markers_and_keys_two_found(
-    lines: list[str],
-) -> None:
-    raw = "\n".join(lines).encode()
-    dashes = yaml_fast._line_starts(raw, b"---")
-    keys = [0] if raw[:1] not in yaml_fast._NOT_TOP_LEVEL else []
-    keys += [m.start() + 1 for m in re.finditer(rb"\n[^ \t\-#\r\n]", raw)]
-    expected = None if len(keys) > yaml_fast._MAX_TOP_LEVEL_LINES else (dashes, keys)
-    assert yaml_fast._column_0_lines(raw) == expected
 
 
 @pytest.mark.parametrize(
