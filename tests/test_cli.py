@@ -183,8 +183,8 @@ queue:
         ),
         pytest.param(
             SCENARIO.replace("MAXSKEW", "one"),
-            "queue[0] (Pod default/web): spec.topologySpreadConstraints[0].maxSkew: "
-            'expected an integer, got "one"',
+            "queue[0] (Pod default/web): json: cannot unmarshal string into Go struct field "
+            "TopologySpreadConstraint.spec.topologySpreadConstraints.maxSkew of type int32",
             id="a wrong type",
         ),
         pytest.param(

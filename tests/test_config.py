@@ -162,7 +162,8 @@ def test_merge_plugin_set_appends_custom_plugins_after_the_defaults() -> None:
         ),
         pytest.param(
             cfg(parallelism="many"),
-            'config.yaml: parallelism: expected an integer, got "many"',
+            "config.yaml: json: cannot unmarshal string into Go struct field "
+            "KubeSchedulerConfiguration.parallelism of type int32",
             id="a wrong type",
         ),
     ],

@@ -59,13 +59,14 @@ def _with(base: str, old: str, new: str) -> str:
 MANIFESTS: Final = {
     "replicas beyond int32": (
         _with(DEPLOYMENT, "replicas: 3", "replicas: 3000000000"),
-        "(Deployment default/web): spec.replicas: cannot unmarshal number 3000000000 into a "
-        "field of type int32",
+        "(Deployment default/web): json: cannot unmarshal number 3000000000 into Go struct "
+        "field DeploymentSpec.spec.replicas of type int32",
     ),
     "maxSkew beyond int32": (
         _with(DEPLOYMENT, "maxSkew: 1", "maxSkew: 2147483648"),
-        "(Deployment default/web): spec.template.spec.topologySpreadConstraints[0].maxSkew: "
-        "cannot unmarshal number 2147483648 into a field of type int32",
+        "(Deployment default/web): json: cannot unmarshal number 2147483648 into Go struct "
+        "field TopologySpreadConstraint.spec.template.spec.topologySpreadConstraints.maxSkew "
+        "of type int32",
     ),
     "container without a name": (
         _with(GOOD_POD, "name: c, ", ""),
@@ -183,12 +184,14 @@ CONFIGS: Final = {
     ),
     "args maxSkew a string": (
         _with(CONFIG, "maxSkew: 1", 'maxSkew: "1"'),
-        "profiles[0].pluginConfig[0].args.defaultConstraints[0].maxSkew: "
-        'expected an integer, got "1"',
+        "profiles[0].pluginConfig[0].args: decoding args for plugin PodTopologySpread: json: "
+        "cannot unmarshal string into Go struct field "
+        "TopologySpreadConstraint.defaultConstraints.maxSkew of type int32",
     ),
     "percentageOfNodesToScore a string": (
         _with(CONFIG, "profiles:", 'percentageOfNodesToScore: "50"\nprofiles:'),
-        'percentageOfNodesToScore: expected an integer, got "50"',
+        "json: cannot unmarshal string into Go struct field "
+        "KubeSchedulerConfiguration.percentageOfNodesToScore of type int32",
     ),
 }
 

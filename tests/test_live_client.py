@@ -917,8 +917,8 @@ def closed_port() -> int:
         ),
         pytest.param(
             "bad object",
-            "{where}: pods: items[1] (Pod shop/web-2): spec.priority: expected an integer, "
-            'got "high"',
+            "{where}: pods: items[1] (Pod shop/web-2): json: cannot unmarshal string into Go "
+            "struct field PodSpec.spec.priority of type int32",
             id="an invalid object names the cluster and the object",
         ),
         pytest.param(

@@ -510,8 +510,8 @@ BAD_POD = "apiVersion: v1\nkind: Pod\nmetadata: {name: web-1}\nspec:\n"
         pytest.param(
             "pods.yaml",
             BAD_POD + "  topologySpreadConstraints:\n  - {maxSkew: one, topologyKey: zone}\n",
-            "pods.yaml (Pod default/web-1): spec.topologySpreadConstraints[0].maxSkew: "
-            'expected an integer, got "one"',
+            "pods.yaml (Pod default/web-1): json: cannot unmarshal string into Go struct field "
+            "TopologySpreadConstraint.spec.topologySpreadConstraints.maxSkew of type int32",
             id="a string where an integer must be",
         ),
         pytest.param(
@@ -519,8 +519,9 @@ BAD_POD = "apiVersion: v1\nkind: Pod\nmetadata: {name: web-1}\nspec:\n"
             f"{NODE}---\n{NODE}---\n"
             + BAD_POD
             + "  topologySpreadConstraints:\n  - {maxSkew: one, topologyKey: zone}\n",
-            "pods.yaml: document 3 (Pod default/web-1): spec.topologySpreadConstraints[0]"
-            '.maxSkew: expected an integer, got "one"',
+            "pods.yaml: document 3 (Pod default/web-1): json: cannot unmarshal string into Go "
+            "struct field TopologySpreadConstraint.spec.topologySpreadConstraints.maxSkew of type "
+            "int32",
             id="the third document of a stream",
         ),
         pytest.param(
@@ -543,35 +544,37 @@ BAD_POD = "apiVersion: v1\nkind: Pod\nmetadata: {name: web-1}\nspec:\n"
                     ],
                 }
             ),
-            "pods.json: items[4] (Pod shop/web-1): spec.topologySpreadConstraints[0].maxSkew: "
-            'expected an integer, got "one"',
+            "pods.json: items[4] (Pod shop/web-1): json: cannot unmarshal string into Go struct "
+            "field TopologySpreadConstraint.spec.topologySpreadConstraints.maxSkew of type int32",
             id="an item of a JSON List",
         ),
         pytest.param(
             "pods.yaml",
             BAD_POD.replace("{name: web-1}", "{name: web-1, labels: {ready: yes}}"),
-            "pods.yaml (Pod default/web-1): metadata.labels[ready]: expected a string, got true "
-            "(quote it to keep it a string)",
+            "pods.yaml (Pod default/web-1): json: cannot unmarshal bool into Go struct field "
+            "ObjectMeta.metadata.labels of type string",
             id="a YAML 1.1 boolean as a label value",
         ),
         pytest.param(
             "pods.yaml",
             BAD_POD + "  containers: [{resources: {requests: {cpu: [1]}}}]\n",
             "pods.yaml (Pod default/web-1): spec.containers[0].resources.requests[cpu]: "
-            "expected a number or a string, got a list",
+            "Invalid value: a list: quantities must match the regular expression "
+            "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
             id="a list as a quantity",
         ),
         pytest.param(
             "pods.yaml",
             BAD_POD + "  tolerations: [NoSchedule]\n",
-            "pods.yaml (Pod default/web-1): spec.tolerations[0]: "
-            'expected a mapping, got "NoSchedule"',
+            "pods.yaml (Pod default/web-1): json: cannot unmarshal string into Go struct field "
+            "PodSpec.spec.tolerations of type v1.Toleration",
             id="a string where a mapping must be",
         ),
         pytest.param(
             "nodes.yaml",
             "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nspec: {taints: {key: k}}\n",
-            "nodes.yaml (Node n1): spec.taints: expected a list, got a mapping",
+            "nodes.yaml (Node n1): json: cannot unmarshal object into Go struct field "
+            "NodeSpec.spec.taints of type []v1.Taint",
             id="a mapping where a list must be",
         ),
         pytest.param(

@@ -16,6 +16,7 @@ import msgspec
 from topospread.api import storage as st
 from topospread.api import types as t
 from topospread.api.decode_errors import clean, explain, render, type_info
+from topospread.api.go_errors import go_type_error
 from topospread.api.goyaml import decode_utf8
 from topospread.api.strict import (
     DuplicateKeys,
@@ -410,7 +411,8 @@ def _convert(data: dict[str, Any], entry: _Kind, where: str) -> Object:
             obj = msgspec.convert(cleaned, entry.cls)
         except msgspec.ValidationError as err:
             label = _label(data, entry.kind, entry.namespaced)
-            raise ManifestError(f"{where} ({label}): {explain(err, cleaned)}") from err
+            said = go_type_error(err, cleaned, entry.cls) or explain(err, cleaned)
+            raise ManifestError(f"{where} ({label}): {said}") from err
     check_object(
         data,
         entry.api_version,

@@ -54,7 +54,13 @@ def clean(value: Any, info: mi.Type) -> Any:
     """``value`` as Go's decoder treats it for ``info``: null fields unset, keys strings."""
     if isinstance(info, mi.UnionType):
         concrete = [x for x in info.types if not isinstance(x, mi.NoneType)]
-        return clean(value, concrete[0]) if len(concrete) == 1 else value
+        if len(concrete) == 1:
+            return clean(value, concrete[0])
+        if any(isinstance(x, mi.IntType) for x in concrete) and not any(
+            isinstance(x, mi.FloatType) for x in concrete
+        ):
+            return _integral(value)  # an IntOrString
+        return value
     if isinstance(info, mi.StructType):
         if not isinstance(value, dict):
             return value
@@ -83,6 +89,16 @@ def clean(value: Any, info: mi.Type) -> Any:
         return [_zero(item) if v is None else clean(v, item) for v in value]
     if isinstance(info, mi.AnyType):
         return _json_keys_deep(value)
+    if isinstance(info, mi.IntType):
+        return _integral(value)
+    return value
+
+
+def _integral(value: Any) -> Any:
+    """A float with no fraction as the integer kubectl sends: it re-encodes the float64 it read
+    as Go does (2.0 as ``2``, which an int32 field takes; 1e21 and up keep their exponent)."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
+        return int(value)
     return value
 
 

@@ -10,7 +10,9 @@ cluster). The work is done by:
 - ``yaml_fast``: rapidyaml for large machine-written YAML, exact where it runs, declining
   otherwise;
 - ``decode``: the kind registry, JSON straight into the typed structs, field validation per
-  object (``strict``), and ``decode_errors`` for the one-line message naming the field.
+  object (``strict``), ``go_errors`` for a value of the wrong JSON type in the API server's
+  words (the Go types of the fields in ``go_types``), and ``decode_errors`` for any other
+  one-line message naming the field.
 
 ``null`` means unset wherever the API decodes it so. Every problem is a ``ManifestError`` whose
 one-line message names the file, the object and the field.

@@ -24,6 +24,7 @@ from topospread.api.field import (
     not_supported,
     required,
 )
+from topospread.api.go_errors import go_type_error
 from topospread.api.meta_validation import (
     validate_label_name,
     validate_label_selector,
@@ -198,7 +199,11 @@ def decode_pod_topology_spread_args(
     try:
         args = msgspec.convert(data, PodTopologySpreadArgs)
     except msgspec.ValidationError as err:
-        raise ConfigError(f"{path}.{explain(err, data)}") from err
+        said = go_type_error(err, data, PodTopologySpreadArgs)
+        if said is None:
+            raise ConfigError(f"{path}.{explain(err, data)}") from err
+        # kube-scheduler decodes each plugin's args after the configuration, naming the plugin.
+        raise ConfigError(f"{path}: decoding args for plugin PodTopologySpread: {said}") from err
     if not args.defaulting_type:
         args = msgspec.structs.replace(args, defaulting_type=SYSTEM_DEFAULTING)
     errors = validate_pod_topology_spread_args(args, path)

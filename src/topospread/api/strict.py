@@ -119,6 +119,12 @@ def _schema() -> tuple[dict[str, str], dict[str, dict[str, Any]]]:
     return data["kinds"], data["types"]
 
 
+def schema_types() -> dict[str, dict[str, Any]]:
+    """Every type of the schema: its fields, each None (a scalar, list or map of scalars) or
+    the name of the type it holds, alone, as ``[item]`` or as ``{"*": value}``."""
+    return _schema()[1]
+
+
 def type_of(api_version: str, kind: str) -> str | None:
     """The schema's type of a kind (e.g. ``V1Deployment``), or None for a kind it lacks."""
     return _schema()[0].get(f"{api_version} {kind}")

@@ -16,6 +16,7 @@ from typing import Any, Final
 import msgspec
 
 from topospread.api.decode_errors import explain
+from topospread.api.go_errors import go_type_error
 from topospread.api.spread_validation import decode_pod_topology_spread_args
 from topospread.errors import ConfigError
 
@@ -268,7 +269,8 @@ def decode_config(data: Any, where: str) -> SchedulerConfig:
     try:
         cfg = msgspec.convert(data, KubeSchedulerConfiguration)
     except msgspec.ValidationError as err:
-        raise ConfigError(f"{where}: {explain(err, data)}") from err
+        said = go_type_error(err, data, KubeSchedulerConfiguration) or explain(err, data)
+        raise ConfigError(f"{where}: {said}") from err
     try:
         return default_config(cfg)
     except ConfigError as err:
