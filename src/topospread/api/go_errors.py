@@ -8,11 +8,13 @@ the wrong JSON type with Go's ``UnmarshalTypeError``::
 
 (one line), which ``kubectl apply`` shows after ``Deployment in version "v1" cannot be handled
 as a Deployment: ``; here our prefix naming the file and the object stands in for that, as for
-the strict decoding errors. ``Struct`` is the Go struct holding the field, the field path is every JSON field name from the
-root (list indices and map keys are not in it), the value is ``string``, ``bool``, ``array``,
-``object`` or ``number`` (``number 1.5``, the literal, when the field is an integer), and the
-type is the Go type (``int32`` also for ``*int32``). kubectl sends JSON it re-encoded, so a
-number's literal is Go's encoding of the float64 or int64 it read.
+the strict decoding errors.
+
+``Struct`` is the Go struct holding the field, the field path is every JSON field name from
+the root (list indices and map keys are not in it), the value is ``string``, ``bool``,
+``array``, ``object`` or ``number`` (``number 1.5``, the literal, when the field is an
+integer), and the type is the Go type (``int32`` also for ``*int32``). kubectl sends JSON it
+re-encoded, so a number's literal is Go's encoding of the float64 or int64 it read.
 
 Types with their own UnmarshalJSON differ: an IntOrString decodes a non-string with Go's
 decoder into its int32 (``... of type int32``, the outer field named), a metav1.Time decodes
