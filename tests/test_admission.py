@@ -15,7 +15,15 @@ from topospread.api.admission import (
     merge_match_label_keys,
     prepare_for_create,
 )
-from topospread.api.types import LabelSelectorRequirement, Pod, TopologySpreadConstraint
+from topospread.api.types import (
+    LabelSelectorRequirement,
+    ObjectMeta,
+    Pod,
+    PriorityClass,
+    TopologySpreadConstraint,
+)
+from topospread.errors import ValidationError
+from topospread.simulator.scenario import AdmissionMemo, admit_pod, priority_classes
 
 
 def pod(labels: dict[str, str], *constraints: dict[str, Any], **spec: Any) -> Pod:
@@ -309,3 +317,141 @@ def test_pods_of_one_template_share_its_merge_per_value_of_their_keys() -> None:
     assert template.spec.topology_spread_constraints is shared  # left as it was
     unkeyed = made({"app": "web"})  # no value for the key: nothing to merge
     assert apply_match_label_keys_merge(unkeyed) is unkeyed
+
+
+# ---------------------------------------------------------------------------------------------
+# Admission kept per template (simulator/scenario.py's AdmissionMemo)
+
+_BASE: dict[str, Any] = {
+    "metadata": {
+        "name": "web-1",
+        "generateName": "web-",
+        "namespace": "default",
+        "labels": {"app": "web", "hash": "a"},
+        "annotations": {"note": "x"},
+    },
+    "spec": {
+        "containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}}}],
+        "initContainers": [{"name": "i", "resources": {"requests": {"cpu": "10m"}}}],
+        "resources": {"requests": {"cpu": "200m"}},
+        "affinity": {
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "zone"}
+                ]
+            }
+        },
+        "topologySpreadConstraints": [
+            {**constraint({"matchLabels": {"app": "web"}}, ["hash"]), "maxSkew": 1}
+        ],
+        "nodeSelector": {"disk": "ssd"},
+        "tolerations": [{"key": "k", "operator": "Exists", "effect": "NoSchedule"}],
+        "overhead": {"cpu": "10m"},
+        "priorityClassName": "",
+        "volumes": [{"name": "kube-api-access-aaaaa"}],
+    },
+}
+
+
+def _variant(path: str, value: Any) -> dict[str, Any]:
+    """_BASE with the value at a dotted path replaced (None deletes it)."""
+    doc: dict[str, Any] = msgspec.json.decode(msgspec.json.encode(_BASE))
+    *parents, last = path.split(".")
+    node = doc
+    for part in parents:
+        node = node[part]
+    if value is None:
+        del node[last]
+    else:
+        node[last] = value
+    return doc
+
+
+# Each variant differs from _BASE in one field admission reads and is admitted differently:
+# were that field missing from the memo's key, the variant would be given _BASE's result.
+_TEMPLATE_FIELDS: dict[str, tuple[str, Any]] = {
+    "labels": ("metadata.labels", {"app": "web", "hash": "b"}),
+    "annotations": ("metadata.annotations", {"bad key!": "x"}),
+    "containers": ("spec.containers", [{"name": "c", "resources": {"limits": {"cpu": "1"}}}]),
+    "initContainers": (
+        "spec.initContainers",
+        [{"name": "i", "resources": {"limits": {"memory": "1Gi"}}}],
+    ),
+    "pod resources": ("spec.resources", {"limits": {"cpu": "2"}}),
+    "affinity": (
+        "spec.affinity",
+        {
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "labelSelector": {"matchLabels": {"app": "web"}},
+                        "topologyKey": "zone",
+                        "matchLabelKeys": ["hash"],
+                    }
+                ]
+            }
+        },
+    ),
+    "topologySpreadConstraints": (
+        "spec.topologySpreadConstraints",
+        [{**constraint({"matchLabels": {"app": "web"}}, ["hash"]), "maxSkew": 2}],
+    ),
+    "nodeSelector": ("spec.nodeSelector", {"disk": "ssd!"}),
+    "tolerations": ("spec.tolerations", [{"key": "k", "operator": "Exists", "value": "v"}]),
+    "schedulingGates": ("spec.schedulingGates", [{"name": "not a name!"}]),
+    "overhead": ("spec.overhead", {"cpu": "-1"}),
+    "priority": ("spec.priority", 7),
+    "priorityClassName": ("spec.priorityClassName", "high"),
+    "preemptionPolicy": ("spec.preemptionPolicy", "Never"),
+}
+
+# Fields checked for each pod, not kept per template.
+_POD_FIELDS: dict[str, tuple[str, Any]] = {
+    "name": ("metadata.name", "Web_1"),
+    "nodeName": ("spec.nodeName", "node_1"),
+    "volumes": ("spec.volumes", [{"name": "kube-api-access-bbbbb"}]),
+}
+
+
+def _memo() -> AdmissionMemo:
+    high = PriorityClass(metadata=ObjectMeta(name="high"), value=1000)
+    return AdmissionMemo(priority_classes([high]))
+
+
+def _admitted(doc: dict[str, Any], memo: AdmissionMemo) -> Any:
+    """The admitted pod as plain data, or the ValidationError's message."""
+    try:
+        admitted = admit_pod(msgspec.convert(doc, Pod), memo.priorities, "x", memo=memo)
+    except ValidationError as e:
+        return str(e)
+    return msgspec.to_builtins(admitted)
+
+
+@pytest.mark.parametrize(
+    ("path", "value"), list(_TEMPLATE_FIELDS.values()) + list(_POD_FIELDS.values()),
+    ids=list(_TEMPLATE_FIELDS) + list(_POD_FIELDS),
+)  # fmt: skip
+def test_a_pod_admitted_after_another_of_its_template_is_admitted_as_alone(
+    path: str, value: Any
+) -> None:
+    """The memo gives a pod what admission makes of it by itself, whichever pod of a
+    near-identical template came first: every field admission reads is in its key, or
+    checked for each pod."""
+    variant = _variant(path, value)
+    base_alone, variant_alone = _admitted(_BASE, _memo()), _admitted(variant, _memo())
+    if path != "spec.volumes":  # admission copies the volumes as they are
+        assert variant_alone != base_alone  # the field makes a difference
+    shared = _memo()
+    assert _admitted(_BASE, shared) == base_alone
+    assert _admitted(variant, shared) == variant_alone
+    assert _admitted(_BASE, shared) == base_alone
+
+
+def test_the_admission_memo_is_not_used_with_other_priority_classes() -> None:
+    """A memo made for one set of PriorityClasses is not used with another."""
+    doc = _variant("spec.priorityClassName", "high")
+    low = priority_classes([PriorityClass(metadata=ObjectMeta(name="high"), value=1)])
+    high = priority_classes([PriorityClass(metadata=ObjectMeta(name="high"), value=1000)])
+    memo = AdmissionMemo(low)
+    assert admit_pod(msgspec.convert(doc, Pod), low, "x", memo=memo).spec.priority == 1
+    assert admit_pod(msgspec.convert(doc, Pod), high, "x", memo=memo).spec.priority == 1000

@@ -87,6 +87,7 @@ def validate_pod(
     *,
     allow_toleration_comparison_operators: bool = False,
     match_label_keys_selector_merge: bool = True,
+    spec_errors: PodSpecErrors | None = None,
 ) -> list[FieldError]:
     """What ``kubectl create`` of this pod would be refused for, on the fields the scheduler reads.
 
@@ -104,19 +105,67 @@ def validate_pod(
     not set while scheduling gates remain. The rest of the containers, volumes and the spec is
     not checked.
 
+    ``spec_errors``: what ``pod_spec_errors`` returns for this pod with the same switches, when
+    the caller has it already (admission keeps it per template).
+
     Upstream: ValidatePodCreate (pkg/apis/core/validation/validation.go, v1.35)
     """
     if not pod.metadata.name and pod.metadata.generate_name:
         meta = msgspec.structs.replace(pod.metadata, name=generate_name(pod.metadata.generate_name))
         pod = msgspec.structs.replace(pod, metadata=meta)
     meta = pod.metadata
-    meta_path = Path.root("metadata")
-    errs = validate_object_meta(meta, meta_path, requires_namespace=True, labels_too=False)
+    errs = validate_object_meta(
+        meta, Path.root("metadata"), requires_namespace=True, labels_too=False
+    )
     spec = pod.spec
-    # NOTE: the errors of the labels, the annotations and the spec depend on those, the two
-    # switches and no other field: a controller's pods share them, so they are found once. The
-    # key holds only the fields they read (not a bound pod's nodeName, volumes or images, which
-    # differ from pod to pod); nodeName's own checks are made for each pod.
+    if spec_errors is None:
+        spec_errors = pod_spec_errors(
+            pod,
+            allow_toleration_comparison_operators=allow_toleration_comparison_operators,
+            match_label_keys_selector_merge=match_label_keys_selector_merge,
+        )
+    meta_errors, before_node_name, after_node_name = spec_errors
+    errs += meta_errors
+    errs += before_node_name
+    if spec.node_name:
+        spec_path = Path.root("spec")
+        errs.extend(
+            invalid(spec_path.child("nodeName"), spec.node_name, msg)
+            for msg in name_is_dns_subdomain(spec.node_name, False)
+        )
+    errs += after_node_name
+    # ValidatePodCreate's own checks, after validatePodMetadataAndSpec.
+    if spec.node_name and spec.scheduling_gates:
+        errs.append(
+            forbidden(
+                Path.root("spec").child("nodeName"),
+                "cannot be set until all schedulingGates have been cleared",
+            )
+        )
+    return errs
+
+
+# The errors of the labels and annotations, then the spec's before and after nodeName's.
+PodSpecErrors = tuple[list[FieldError], list[FieldError], list[FieldError]]
+
+
+def pod_spec_errors(
+    pod: Pod,
+    *,
+    allow_toleration_comparison_operators: bool = False,
+    match_label_keys_selector_merge: bool = True,
+) -> PodSpecErrors:
+    """``validate_pod``'s errors of the labels, the annotations and the spec (those before
+    ``spec.nodeName``'s checks, and those after): all but the ones that read the pod's name,
+    generateName, namespace or nodeName. The lists are shared: callers must not change them.
+
+    NOTE: these errors depend on the labels, the annotations, the spec fields in the key below
+    and the two switches, and on no other field: a controller's pods share them, so they are
+    found once. The key holds only the fields they read (not a bound pod's nodeName, volumes or
+    images, which differ from pod to pod).
+    """
+    meta = pod.metadata
+    spec = pod.spec
     key = _SPEC_KEY.encode(
         (
             meta.labels,
@@ -139,6 +188,7 @@ def validate_pod(
     )
     found = _SPEC_ERRORS.get(key)
     if found is None:
+        meta_path = Path.root("metadata")
         prepared = prepare_for_create(
             pod, merge_topology_spread_keys=match_label_keys_selector_merge
         )
@@ -154,30 +204,11 @@ def validate_pod(
         if len(_SPEC_ERRORS) >= _MAX_SPEC_ERRORS:
             _SPEC_ERRORS.clear()
         _SPEC_ERRORS[key] = found
-    meta_errors, before_node_name, after_node_name = found
-    errs += meta_errors
-    errs += before_node_name
-    if spec.node_name:
-        spec_path = Path.root("spec")
-        errs.extend(
-            invalid(spec_path.child("nodeName"), spec.node_name, msg)
-            for msg in name_is_dns_subdomain(spec.node_name, False)
-        )
-    errs += after_node_name
-    # ValidatePodCreate's own checks, after validatePodMetadataAndSpec.
-    if spec.node_name and spec.scheduling_gates:
-        errs.append(
-            forbidden(
-                Path.root("spec").child("nodeName"),
-                "cannot be set until all schedulingGates have been cleared",
-            )
-        )
-    return errs
+    return found
 
 
 _SPEC_KEY: Final = msgspec.json.Encoder()
-# The errors of the labels and annotations, then the spec's before and after nodeName's.
-_SPEC_ERRORS: dict[bytes, tuple[list[FieldError], list[FieldError], list[FieldError]]] = {}
+_SPEC_ERRORS: dict[bytes, PodSpecErrors] = {}
 _MAX_SPEC_ERRORS: Final = 4096
 
 

@@ -41,13 +41,19 @@ from topospread.api.types import (
     Node,
     Pod,
     PodDisruptionBudget,
+    PodSpec,
     PriorityClass,
     ReplicaSet,
     ReplicationController,
     Service,
     StatefulSet,
 )
-from topospread.api.validation import validate_node, validate_pod
+from topospread.api.validation import (
+    PodSpecErrors,
+    pod_spec_errors,
+    validate_node,
+    validate_pod,
+)
 from topospread.cluster.live import read_cluster
 from topospread.cluster.snapshot import ObjectStore
 from topospread.cluster.state import ClusterState
@@ -184,12 +190,12 @@ class ScenarioBuilder:
         warnings = LeftOut(self.ignored, self.pod_makers).notes()
         nodes = self._check_nodes()
         priorities = priority_classes(o for _, o in self.objects if isinstance(o, PriorityClass))
+        memo = AdmissionMemo(priorities)
         seen: dict[str, str] = {}
         pods = [
-            self._admit(where, pod, priorities, seen, nodes_by_name=nodes)
-            for where, pod in self.pods
+            self._admit(where, pod, memo, seen, nodes_by_name=nodes) for where, pod in self.pods
         ]
-        queue = [self._admit(where, pod, priorities, seen) for where, pod in self.queue]
+        queue = [self._admit(where, pod, memo, seen) for where, pod in self.queue]
         return Scenario(
             nodes=list(nodes.values()),
             pods=pods,
@@ -210,13 +216,13 @@ class ScenarioBuilder:
         self,
         where: str,
         pod: Pod,
-        priorities: Mapping[str, PriorityClass | int],
+        memo: AdmissionMemo,
         seen: dict[str, str],
         *,
         nodes_by_name: Mapping[str, Node] | None = None,
     ) -> Pod:
         label = f"{where} (Pod {pod.metadata.namespace}/{pod.metadata.name})"
-        pod = admit_pod(pod, priorities, label)
+        pod = admit_pod(pod, memo.priorities, label, memo=memo)
         key = f"{pod.metadata.namespace}/{pod.metadata.name}"
         if key in seen:
             raise ValidationError(
@@ -246,21 +252,116 @@ def admit_node(raw: Node, where: str, existing: Container[str] = ()) -> Node:
 
 
 def admit_pod(
-    pod: Pod, priorities: Mapping[str, PriorityClass | int], label: str, *, template: str = ""
+    pod: Pod,
+    priorities: Mapping[str, PriorityClass | int],
+    label: str,
+    *,
+    template: str = "",
+    memo: AdmissionMemo | None = None,
 ) -> Pod:
     """The pod as the API server stores it on create: defaulted, matchLabelKeys merged into its
     selectors, priority resolved; a ValidationError prefixed with ``label`` if it is invalid.
 
     A pod made from a workload's template names the field where the workload keeps it
     (``template``, e.g. ``spec.template``), as the API server validates the template there.
+    ``memo`` (made for these very ``priorities``) keeps what admission made of each template,
+    so that the pods made from one are admitted once.
     """
-    pod = prepare_for_create(default_pod(pod))
-    pod = _admit_priority(pod, priorities, label)
-    errors = validate_pod(pod)
+    if memo is not None and memo.priorities is not priorities:
+        memo = None
+    key = memo.key(pod) if memo is not None else b""
+    kept = memo.admitted.get(key) if memo is not None else None
+    spec_errors: PodSpecErrors
+    if kept is None:
+        admitted = prepare_for_create(default_pod(pod))
+        admitted = _admit_priority(admitted, priorities, label)
+        spec_errors = pod_spec_errors(admitted)
+        if memo is not None:
+            memo.admitted[key] = _Admitted(admitted is not pod, admitted.spec, spec_errors)
+        pod = admitted
+    else:
+        pod = kept.apply(pod)
+        spec_errors = kept.spec_errors
+    errors = validate_pod(pod, spec_errors=spec_errors)
     if errors:
         first = str(errors[0])
         raise ValidationError(f"{label}: {template + '.' if template else ''}{first}")
     return pod
+
+
+@dataclass(frozen=True, slots=True)
+class _Admitted:
+    """What admission made of one template: whether it changed the pod, the spec fields it
+    sets, and the errors of the pod's labels, annotations and spec (``pod_spec_errors``)."""
+
+    changed: bool
+    spec: PodSpec
+    spec_errors: PodSpecErrors
+
+    def apply(self, pod: Pod) -> Pod:
+        """``pod``, of this template, as admission makes it: the fields admission sets taken
+        from the template's first pod (shared: they are frozen, and never changed in place)."""
+        if not self.changed:
+            return pod
+        spec = self.spec
+        return msgspec.structs.replace(
+            pod,
+            spec=msgspec.structs.replace(
+                pod.spec,
+                containers=spec.containers,
+                init_containers=spec.init_containers,
+                resources=spec.resources,
+                affinity=spec.affinity,
+                topology_spread_constraints=spec.topology_spread_constraints,
+                priority=spec.priority,
+                preemption_policy=spec.preemption_policy,
+            ),
+        )
+
+
+class AdmissionMemo:
+    """Admission's work per pod template, for one set of PriorityClasses: the pods a
+    controller makes from one template differ in their names, their nodes and their volumes
+    (each its own ``kube-api-access-…``), which admission copies as they are.
+
+    NOTE: exact because the key holds every field that defaulting (containers, init
+    containers, pod-level resources), the selector merges (labels, affinity, topology spread
+    constraints), the Priority plugin (priority, priorityClassName, preemptionPolicy, and the
+    classes, fixed per memo) and ``pod_spec_errors`` read; and ``_Admitted.apply`` sets exactly
+    the fields those steps change. Name, generateName, namespace and nodeName, which the rest
+    of the validation reads, are checked for each pod.
+    """
+
+    __slots__ = ("admitted", "priorities")
+
+    def __init__(self, priorities: Mapping[str, PriorityClass | int]) -> None:
+        self.priorities = priorities
+        self.admitted: dict[bytes, _Admitted] = {}
+
+    @staticmethod
+    def key(pod: Pod) -> bytes:
+        meta, spec = pod.metadata, pod.spec
+        return _MEMO_KEY.encode(
+            (
+                meta.labels,
+                meta.annotations,
+                spec.containers,
+                spec.init_containers,
+                spec.resources,
+                spec.affinity,
+                spec.topology_spread_constraints,
+                spec.node_selector,
+                spec.tolerations,
+                spec.scheduling_gates,
+                spec.overhead,
+                spec.priority,
+                spec.priority_class_name,
+                spec.preemption_policy,
+            )
+        )
+
+
+_MEMO_KEY: Final = msgspec.json.Encoder()
 
 
 def priority_classes(classes: Iterable[PriorityClass]) -> dict[str, PriorityClass | int]:
