@@ -337,7 +337,11 @@ _BASE: dict[str, Any] = {
         "affinity": {
             "podAntiAffinity": {
                 "requiredDuringSchedulingIgnoredDuringExecution": [
-                    {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "zone"}
+                    {
+                        "labelSelector": {"matchLabels": {"app": "web"}},
+                        "topologyKey": "zone",
+                        "matchLabelKeys": ["hash"],
+                    }
                 ]
             }
         },
@@ -367,6 +371,11 @@ def _variant(path: str, value: Any) -> dict[str, Any]:
     return doc
 
 
+def _node_affinity(node: str, operator: str = "In") -> dict[str, Any]:
+    term = {"matchFields": [{"key": "metadata.name", "operator": operator, "values": [node]}]}
+    return {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}
+
+
 # Each variant differs from _BASE in one field admission reads and is admitted differently:
 # were that field missing from the memo's key, the variant would be given _BASE's result.
 _TEMPLATE_FIELDS: dict[str, tuple[str, Any]] = {
@@ -378,20 +387,30 @@ _TEMPLATE_FIELDS: dict[str, tuple[str, Any]] = {
         [{"name": "i", "resources": {"limits": {"memory": "1Gi"}}}],
     ),
     "pod resources": ("spec.resources", {"limits": {"cpu": "2"}}),
-    "affinity": (
-        "spec.affinity",
+    "podAntiAffinity": (
+        "spec.affinity.podAntiAffinity",
         {
-            "podAntiAffinity": {
-                "requiredDuringSchedulingIgnoredDuringExecution": [
-                    {
-                        "labelSelector": {"matchLabels": {"app": "web"}},
-                        "topologyKey": "zone",
-                        "matchLabelKeys": ["hash"],
-                    }
-                ]
-            }
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "zone"}
+            ]
         },
     ),
+    "podAffinity": (
+        "spec.affinity.podAffinity",
+        {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "weight": 1,
+                    "podAffinityTerm": {
+                        "labelSelector": {"matchLabels": {"app": "db"}},
+                        "topologyKey": "zone",
+                        "matchLabelKeys": ["hash"],
+                    },
+                }
+            ]
+        },
+    ),
+    "no affinity": ("spec.affinity", None),
     "topologySpreadConstraints": (
         "spec.topologySpreadConstraints",
         [{**constraint({"matchLabels": {"app": "web"}}, ["hash"]), "maxSkew": 2}],
@@ -409,6 +428,9 @@ _TEMPLATE_FIELDS: dict[str, tuple[str, Any]] = {
 _POD_FIELDS: dict[str, tuple[str, Any]] = {
     "name": ("metadata.name", "Web_1"),
     "nodeName": ("spec.nodeName", "node_1"),
+    # A DaemonSet's pods each name their node in their node affinity.
+    "nodeAffinity": ("spec.affinity.nodeAffinity", _node_affinity("node-1")),
+    "invalid nodeAffinity": ("spec.affinity.nodeAffinity", _node_affinity("node-1", "Gt")),
     "volumes": ("spec.volumes", [{"name": "kube-api-access-bbbbb"}]),
 }
 
@@ -455,3 +477,19 @@ def test_the_admission_memo_is_not_used_with_other_priority_classes() -> None:
     memo = AdmissionMemo(low)
     assert admit_pod(msgspec.convert(doc, Pod), low, "x", memo=memo).spec.priority == 1
     assert admit_pod(msgspec.convert(doc, Pod), high, "x", memo=memo).spec.priority == 1000
+
+
+def test_pods_differing_only_in_node_affinity_are_validated_each_by_its_own() -> None:
+    """validate_pod keeps the template's errors apart from each pod's node affinity."""
+    from topospread.api.validation import validate_pod
+
+    good, bad = (
+        msgspec.convert(_variant("spec.affinity.nodeAffinity", _node_affinity("n", op)), Pod)
+        for op in ("In", "Gt")
+    )
+    assert validate_pod(good) == []
+    assert [str(e).split(":")[0] for e in validate_pod(bad)] == [
+        "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+        ".nodeSelectorTerms[0].matchFields[0].operator"
+    ]
+    assert validate_pod(good) == []

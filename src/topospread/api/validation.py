@@ -25,7 +25,7 @@ from typing import Final
 import msgspec
 
 from topospread.api.admission import prepare_for_create
-from topospread.api.affinity_validation import validate_affinity
+from topospread.api.affinity_validation import validate_affinity, validate_node_affinity
 from topospread.api.field import (
     FieldError,
     GoJSON,
@@ -124,8 +124,14 @@ def validate_pod(
             allow_toleration_comparison_operators=allow_toleration_comparison_operators,
             match_label_keys_selector_merge=match_label_keys_selector_merge,
         )
-    meta_errors, before_node_name, after_node_name = spec_errors
+    meta_errors, before_node_affinity, before_node_name, after_node_name = spec_errors
     errs += meta_errors
+    errs += before_node_affinity
+    if spec.affinity is not None and spec.affinity.node_affinity is not None:
+        # Each pod's own (a DaemonSet's pods name their nodes here): checked for each pod.
+        errs += validate_node_affinity(
+            spec.affinity.node_affinity, Path.root("spec", "affinity", "nodeAffinity")
+        )
     errs += before_node_name
     if spec.node_name:
         spec_path = Path.root("spec")
@@ -145,8 +151,9 @@ def validate_pod(
     return errs
 
 
-# The errors of the labels and annotations, then the spec's before and after nodeName's.
-PodSpecErrors = tuple[list[FieldError], list[FieldError], list[FieldError]]
+# The errors of the labels and annotations, then the spec's: before node affinity's, after
+# them and before nodeName's, after nodeName's.
+PodSpecErrors = tuple[list[FieldError], list[FieldError], list[FieldError], list[FieldError]]
 
 
 def pod_spec_errors(
@@ -156,16 +163,18 @@ def pod_spec_errors(
     match_label_keys_selector_merge: bool = True,
 ) -> PodSpecErrors:
     """``validate_pod``'s errors of the labels, the annotations and the spec (those before
-    ``spec.nodeName``'s checks, and those after): all but the ones that read the pod's name,
-    generateName, namespace or nodeName. The lists are shared: callers must not change them.
+    ``spec.affinity.nodeAffinity``'s, those after them and before ``spec.nodeName``'s, and
+    those after): all but the ones that read the pod's name, generateName, namespace, node
+    affinity or nodeName. The lists are shared: callers must not change them.
 
     NOTE: these errors depend on the labels, the annotations, the spec fields in the key below
     and the two switches, and on no other field: a controller's pods share them, so they are
-    found once. The key holds only the fields they read (not a bound pod's nodeName, volumes or
-    images, which differ from pod to pod).
+    found once. The key holds only the fields they read (not a bound pod's nodeName, node
+    affinity, volumes or images, which differ from pod to pod).
     """
     meta = pod.metadata
     spec = pod.spec
+    affinity = spec.affinity
     key = _SPEC_KEY.encode(
         (
             meta.labels,
@@ -174,7 +183,7 @@ def pod_spec_errors(
             [(c.name, c.resources) for c in spec.init_containers],
             spec.restart_policy,
             spec.node_selector,
-            spec.affinity,
+            None if affinity is None else (affinity.pod_affinity, affinity.pod_anti_affinity),
             spec.scheduling_gates,
             spec.topology_spread_constraints,
             spec.tolerations,
@@ -217,10 +226,11 @@ def _validate_pod_spec(
     *,
     allow_toleration_comparison_operators: bool,
     match_label_keys_selector_merge: bool,
-) -> tuple[list[FieldError], list[FieldError]]:
+) -> tuple[list[FieldError], list[FieldError], list[FieldError]]:
     """validate_pod's checks of the (prepared) spec, in upstream's order: those before
-    ``spec.nodeName``'s, and those after it but before ValidatePodCreate's own (validate_pod
-    makes the ones that read nodeName)."""
+    ``spec.affinity.nodeAffinity``'s, those after them and before ``spec.nodeName``'s, and
+    those after it but before ValidatePodCreate's own (validate_pod makes the ones that read
+    node affinity and nodeName)."""
     spec_path = Path.root("spec")
     errs: list[FieldError] = []
     names: set[str] = set()
@@ -240,7 +250,14 @@ def _validate_pod_spec(
             )
         )
     errs += validate_labels(spec.node_selector, spec_path.child("nodeSelector"))
-    errs += validate_affinity(spec.affinity, spec_path.child("affinity"))
+    before_node_affinity = errs
+    errs = []
+    if spec.affinity is not None:
+        # Node affinity first (validate_pod checks it): then pod affinity and anti-affinity.
+        errs += validate_affinity(
+            msgspec.structs.replace(spec.affinity, node_affinity=None),
+            spec_path.child("affinity"),
+        )
     errs += _validate_scheduling_gates(spec.scheduling_gates, spec_path.child("schedulingGates"))
     errs += validate_topology_spread_constraints(
         spec.topology_spread_constraints,
@@ -276,7 +293,7 @@ def _validate_pod_spec(
         errs += validate_overhead(spec.overhead, spec_path.child("overhead"))
     if spec.resources is not None:
         errs += validate_resource_requirements(spec.resources, spec_path.child("resources"))
-    return before, errs
+    return before_node_affinity, before, errs
 
 
 def _container_name(name: str, path: Path, names: set[str]) -> list[FieldError]:

@@ -277,7 +277,12 @@ def admit_pod(
         admitted = _admit_priority(admitted, priorities, label)
         spec_errors = pod_spec_errors(admitted)
         if memo is not None:
-            memo.admitted[key] = _Admitted(admitted is not pod, admitted.spec, spec_errors)
+            memo.admitted[key] = _Admitted(
+                admitted is not pod,
+                admitted.spec.affinity is not pod.spec.affinity,
+                admitted.spec,
+                spec_errors,
+            )
         pod = admitted
     else:
         pod = kept.apply(pod)
@@ -291,10 +296,12 @@ def admit_pod(
 
 @dataclass(frozen=True, slots=True)
 class _Admitted:
-    """What admission made of one template: whether it changed the pod, the spec fields it
-    sets, and the errors of the pod's labels, annotations and spec (``pod_spec_errors``)."""
+    """What admission made of one template: whether it changed the pod and its affinity, the
+    spec fields it sets, and the errors of the pod's labels, annotations and spec
+    (``pod_spec_errors``)."""
 
     changed: bool
+    affinity_changed: bool
     spec: PodSpec
     spec_errors: PodSpecErrors
 
@@ -304,6 +311,14 @@ class _Admitted:
         if not self.changed:
             return pod
         spec = self.spec
+        affinity = pod.spec.affinity
+        if self.affinity_changed and affinity is not None and spec.affinity is not None:
+            # The merges change pod (anti)affinity only: the pod keeps its node affinity.
+            affinity = msgspec.structs.replace(
+                affinity,
+                pod_affinity=spec.affinity.pod_affinity,
+                pod_anti_affinity=spec.affinity.pod_anti_affinity,
+            )
         return msgspec.structs.replace(
             pod,
             spec=msgspec.structs.replace(
@@ -311,7 +326,7 @@ class _Admitted:
                 containers=spec.containers,
                 init_containers=spec.init_containers,
                 resources=spec.resources,
-                affinity=spec.affinity,
+                affinity=affinity,
                 topology_spread_constraints=spec.topology_spread_constraints,
                 priority=spec.priority,
                 preemption_policy=spec.preemption_policy,
@@ -325,11 +340,12 @@ class AdmissionMemo:
     (each its own ``kube-api-access-…``), which admission copies as they are.
 
     NOTE: exact because the key holds every field that defaulting (containers, init
-    containers, pod-level resources), the selector merges (labels, affinity, topology spread
-    constraints), the Priority plugin (priority, priorityClassName, preemptionPolicy, and the
-    classes, fixed per memo) and ``pod_spec_errors`` read; and ``_Admitted.apply`` sets exactly
-    the fields those steps change. Name, generateName, namespace and nodeName, which the rest
-    of the validation reads, are checked for each pod.
+    containers, pod-level resources), the selector merges (labels, pod affinity and
+    anti-affinity, topology spread constraints), the Priority plugin (priority,
+    priorityClassName, preemptionPolicy, and the classes, fixed per memo) and
+    ``pod_spec_errors`` read; and ``_Admitted.apply`` sets exactly the fields those steps
+    change. Name, generateName, namespace, node affinity (a DaemonSet's pods each name their
+    node there) and nodeName, which the rest of the validation reads, are checked for each pod.
     """
 
     __slots__ = ("admitted", "priorities")
@@ -341,6 +357,7 @@ class AdmissionMemo:
     @staticmethod
     def key(pod: Pod) -> bytes:
         meta, spec = pod.metadata, pod.spec
+        affinity = spec.affinity
         return _MEMO_KEY.encode(
             (
                 meta.labels,
@@ -348,7 +365,7 @@ class AdmissionMemo:
                 spec.containers,
                 spec.init_containers,
                 spec.resources,
-                spec.affinity,
+                None if affinity is None else (affinity.pod_affinity, affinity.pod_anti_affinity),
                 spec.topology_spread_constraints,
                 spec.node_selector,
                 spec.tolerations,
