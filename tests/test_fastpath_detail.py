@@ -3,12 +3,17 @@ encoding of the dicts they materialise, and a Decision builds those dicts only w
 
 from __future__ import annotations
 
+import os
+import tempfile
+
 import msgspec
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from builders import make_pod
+from topospread.render.detail_writer import DetailWriter, can_fork
 from topospread.simulator.fastpath.detail import FastDetail, NodeKeys
 from topospread.simulator.scheduler import Decision
 
@@ -87,3 +92,33 @@ def test_a_decision_builds_its_detail_from_the_columns_only_when_read() -> None:
     assert decision.reasons == {"n3": FORMATTED[1]}
     decision.reasons = {}
     assert decision.to_json()["reasons"] == {}
+
+
+@pytest.mark.parametrize(
+    "values",
+    [[0, 1, -(2**15), 2**15 - 1], [2**15, -(2**15) - 1], [2**31 - 1, -(2**31)], [2**31, -(2**40)]],
+    ids=["int16", "int32 just past int16", "int32 at its ends", "int64"],
+)
+def test_the_detail_writer_writes_the_fragment_of_columns_of_any_width(values: list[int]) -> None:
+    """The columns travel to the writer process in the narrowest type that holds them; the
+    fragment it writes is the one this process would."""
+    if not can_fork():
+        pytest.skip("no os.fork")
+    names = ["n0", "n1", "n2", "n3"]
+    n = len(values)
+    detail = FastDetail(
+        NodeKeys.of(names),
+        np.arange(n, dtype=np.int64)[::-1].copy(),
+        np.array(values, np.int64),
+        ["TaintToleration", "ImageLocality"],
+        [np.array(values, np.int64), np.array(values[::-1], np.int64)],
+        {},
+        [],
+        [],
+        FORMATTED,
+    )
+    with tempfile.TemporaryFile() as f:
+        writer = DetailWriter(f.fileno(), 0)
+        writer.send(detail)
+        (length,) = writer.finish()
+        assert os.pread(f.fileno(), length, 0) == detail.fragment()

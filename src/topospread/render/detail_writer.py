@@ -32,6 +32,7 @@ except ImportError:  # Windows has none
 import numpy as np
 
 from topospread.simulator.fastpath.detail import FastDetail, NodeKeys
+from topospread.simulator.fastpath.vectors import I64
 
 # Fragments a spill encodes itself before it starts the writer: small runs (tests, examples)
 # never pay for a process.
@@ -50,6 +51,24 @@ def _widen(connection: Connection) -> None:
     if setpipe is not None:
         with contextlib.suppress(OSError):
             fcntl.fcntl(connection.fileno(), setpipe, 1 << 20)
+
+
+# The narrow types the columns may travel in, each with the values it holds.
+_NARROW: Final[tuple[tuple[np.dtype[Any], int, int], ...]] = (
+    (np.dtype(np.int16), -(1 << 15), (1 << 15) - 1),
+    (np.dtype(np.int32), -(1 << 31), (1 << 31) - 1),
+)
+
+
+def _narrowest(blob: I64) -> np.dtype[Any]:
+    """The narrowest of int16, int32 and int64 that holds every value of ``blob``."""
+    if not len(blob):
+        return _NARROW[0][0]
+    lo, hi = int(blob.min()), int(blob.max())
+    for dtype, least, most in _NARROW:
+        if least <= lo and hi <= most:
+            return dtype
+    return blob.dtype
 
 
 def can_fork() -> bool:
@@ -110,11 +129,15 @@ class DetailWriter:
         if blob.dtype != np.int64:  # not the columns the cycle hands over: encode it here
             self.send_fragment(detail.fragment())
             return
+        # In the narrowest type that holds them (node indices and scores: mostly 16 bits, a
+        # quarter of the bytes through the pipe); the writer widens them back to int64.
+        narrow = _narrowest(blob)
         self._send.send(
             (id(names), new_names, id(table), new_formatted, len(detail.take),
-             detail.totals is not None, detail.plugins, detail.prior, detail.seen, detail.codes)
+             detail.totals is not None, detail.plugins, detail.prior, detail.seen, detail.codes,
+             narrow.char)
         )  # fmt: skip
-        self._send.send_bytes(blob.data)
+        self._send.send_bytes((blob if narrow == blob.dtype else blob.astype(narrow)).data)
         self._count += 1
 
     def send_fragment(self, fragment: bytes) -> None:
@@ -164,8 +187,8 @@ def _serve(receive: Connection, report: Connection, fd: int, start: int) -> None
             lengths.append(len(message))
             continue
         (names_id, new_names, table_id, new_formatted, n, has_totals, plugins, prior, seen,
-         codes) = message  # fmt: skip
-        blob = np.frombuffer(receive.recv_bytes(), np.int64)
+         codes, dtype) = message  # fmt: skip
+        blob = np.frombuffer(receive.recv_bytes(), np.dtype(dtype)).astype(np.int64)
         count = 1 + has_totals + len(plugins)
         if len(blob) != n * count:
             raise RuntimeError("detail writer: the columns' lengths disagree")
