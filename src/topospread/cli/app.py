@@ -6,6 +6,8 @@ traceback).
 
 from __future__ import annotations
 
+import atexit
+import gc
 import sys
 from typing import Annotated, Any
 
@@ -89,6 +91,14 @@ def _root(
 def main(argv: list[str] | None = None, *, prog_name: str = "topospread") -> None:
     """Console entry point: user errors — bad input files and bad command-line arguments alike —
     become one line on stderr and exit code 2."""
+    # NOTE: when the interpreter exits, it collects garbage over every object still alive
+    # before tearing the modules down: after a large run (the chart cluster's 12,000 pods and
+    # what the scheduler built on them) that took 0.3 to 0.9 s of the command's time, for
+    # nothing, since the process is ending. Frozen first (atexit runs before those
+    # collections), they are skipped; objects are still freed as the modules go, and the
+    # standard streams are still flushed. Registered once, however often ``main`` runs.
+    atexit.unregister(gc.freeze)
+    atexit.register(gc.freeze)
     try:
         code = app(args=argv, prog_name=prog_name, standalone_mode=False)
     except TopospreadError as err:
