@@ -276,3 +276,12 @@ def test_a_plugin_without_a_kernel_decides_as_the_reference_and_the_rest_stay_ve
     assert seen["even filter"] > 50
     assert seen["even score"] > 20
     assert seen["rejected odd"] > 10
+
+
+@given(st.lists(st.integers(0, 300)), st.sampled_from([np.int32, np.int64]))
+def test_the_spread_kernels_distinct_values_are_np_uniques(values: list[int], dtype: Any) -> None:
+    """Domain codes and taint set numbers: distinct, ascending, as np.unique gives them."""
+    from topospread.simulator.fastpath.kernels.podtopologyspread import _distinct
+
+    array = np.array(values, dtype)
+    assert _distinct(array).tolist() == np.unique(array).tolist()
