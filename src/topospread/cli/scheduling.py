@@ -18,6 +18,7 @@ from topospread.cli.options import (
     HtmlOption,
     TieSeedOption,
     ZoneKeyOption,
+    kept_for_the_run,
     output_option,
     reads_cluster,
     requirements,
@@ -75,14 +76,15 @@ def schedule_command(
     # each attempt's detail out of memory as soon as it is decided.
     detail = output in ("jsonl", "json", "html") or html is not None
     with DetailSpill() as spill:
-        run = schedule(
-            loaded,
-            seed=seed,
-            tie_break=tie_break,
-            percentage_of_nodes_to_score=percentage_of_nodes_to_score,
-            detail=detail,
-            on_decision=spill.record if detail else None,
-        )
+        with kept_for_the_run():
+            run = schedule(
+                loaded,
+                seed=seed,
+                tie_break=tie_break,
+                percentage_of_nodes_to_score=percentage_of_nodes_to_score,
+                detail=detail,
+                on_decision=spill.record if detail else None,
+            )
 
         def page() -> str:
             from topospread.render.html import schedule_html
