@@ -284,6 +284,17 @@ def assert_table_as_built_afresh(fast: FastPath) -> None:
     assert fast.names == scratch.names
     for column in (*_ROW_COLUMNS, "min_priority", "free_cpu", "free_mem", "free_eph", "free_pods"):
         assert getattr(fast, column).tolist() == getattr(scratch, column).tolist(), column
+
+    def levels(table: Any) -> dict[int, list[list[int]]]:
+        """Bound pods' requests per priority (a level all pods have left is no level)."""
+        out = {}
+        for priority, level in table.bound.items():
+            rows = [c.tolist() for c in (level.cpu, level.mem, level.eph, level.pods)]
+            if any(any(row) for row in rows):
+                out[priority] = rows
+        return out
+
+    assert levels(fast.table) == levels(scratch.table)
     # Each row's numbered taint set (numbers differ between the two tables: the sets agree).
     table = fast.table
     assert [table.taint_sets[k][0] for k in table.taint_set.tolist()] == [
