@@ -4,6 +4,7 @@ content as the plain constructions they replace, one line or document at a time.
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import os
 import types
@@ -20,7 +21,8 @@ from builders import make_node, make_pod, match_labels
 from topospread.analysis.explain import explain
 from topospread.cli import main
 from topospread.framework.config import default_config
-from topospread.render import report
+from topospread.render import detail_writer, report
+from topospread.render.detail_writer import DetailWriter
 from topospread.render.report import (
     DetailSpill,
     cluster_documents,
@@ -110,17 +112,23 @@ def test_jsonl_lines_parse_to_the_to_json_report_key_for_key(case: str) -> None:
     assert same_json([json.loads(line) for line in lines], reference_jsonl(run))
 
 
-@pytest.mark.parametrize("writer", ["in process", "writer process"])
+@pytest.mark.parametrize("writer", ["in process", "writer process", "writer behind"])
 @pytest.mark.parametrize("case", list(CASES), ids=list(CASES))
 def test_the_spill_takes_each_attempts_detail_and_the_report_is_unchanged(
     case: str, writer: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if writer == "writer process":
+    if writer != "in process":
         if not report.can_fork():
             pytest.skip("no os.fork: the spill encodes in its own process")
         # Every attempt through the forked writer: fast ones as columns, the others
         # (failures, preemption) as fragments encoded here.
         monkeypatch.setattr(report, "WRITER_AFTER", 0)
+        # Every other attempt finds the pipe full, and is encoded here, beside the writer's;
+        # each batch goes at once.
+        if writer == "writer behind":
+            room = itertools.cycle([False, True])
+            monkeypatch.setattr(DetailWriter, "_has_room", lambda self, size: next(room))
+            monkeypatch.setattr(detail_writer, "_BATCH_BYTES", 1)
     else:
         monkeypatch.setattr(report, "can_fork", lambda: False)
     want = reference_jsonl(schedule(CASES[case](), seed=3))

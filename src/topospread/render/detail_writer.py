@@ -7,7 +7,10 @@ attempt's columns (``FastDetail``: numbers, not strings) through a pipe, encodes
 very code the scheduler's process would use (``FastDetail.fragment``), and writes the fragments
 to the spill file at the offsets it is given; its lengths come back when it is finished. The
 node names and the formatted status reasons that the columns index are sent once, as they
-appear (a new node table, new statuses).
+appear (a new node table, new statuses). Attempts go in batches of about 64 KiB (a pipe write
+wakes the writer: once per attempt, that was a fifth of the scheduler's time in ``record``);
+when the pipe has no room for the next one, the spill encodes that attempt itself rather than
+wait (``send(..., wait=False)``).
 
 Where processes cannot be forked (no ``os.fork``), the spill encodes in its own process as
 before.
@@ -20,14 +23,18 @@ import multiprocessing
 import os
 import pickle
 import signal
+import struct
+import sys
 import traceback
 from multiprocessing.connection import Connection
 from typing import Any, Final
 
 try:
     import fcntl
+    import termios
 except ImportError:  # Windows has none
     fcntl = None  # type: ignore[assignment]
+    termios = None  # type: ignore[assignment]
 
 import numpy as np
 
@@ -39,18 +46,45 @@ from topospread.simulator.fastpath.vectors import I64
 WRITER_AFTER: Final = 64
 
 
+# The most a Connection adds to a message it sends (its length).
+_HEADER: Final = 12
+# Each message of a batch: its kind, then the lengths of its two parts (the columns' pickled
+# summary and their numbers; or a fragment already encoded, and nothing).
+_FRAME: Final = struct.Struct("<BII")
+_COLUMNS: Final = 0
+_FRAGMENT: Final = 1
+# How large a batch grows before it goes to the writer.
+_BATCH_BYTES: Final = 1 << 16
+
 # Every pickle of protocol 2 or more starts with this byte; a fragment is JSON text (it starts
 # with '"feasible"'), so the two cannot be confused.
 _PICKLED: Final = b"\x80"
 
 
-def _widen(connection: Connection) -> None:
+def _widen(connection: Connection) -> int | None:
     """Give the pipe a larger buffer where Linux allows (1 MiB, about 40 attempts' columns),
-    so that the scheduler does not wait on the writer's short stalls."""
+    so that the scheduler does not wait on the writer's short stalls; the pipe's capacity
+    where it can be read (None elsewhere)."""
     setpipe = getattr(fcntl, "F_SETPIPE_SZ", None) if fcntl is not None else None
+    getpipe = getattr(fcntl, "F_GETPIPE_SZ", None) if fcntl is not None else None
     if setpipe is not None:
         with contextlib.suppress(OSError):
             fcntl.fcntl(connection.fileno(), setpipe, 1 << 20)
+    if getpipe is None or termios is None:
+        return None
+    try:
+        return int(fcntl.fcntl(connection.fileno(), getpipe))
+    except OSError:
+        return None
+
+
+def _unread(connection: Connection) -> int | None:
+    """How many bytes wait in the pipe, unread (None where that cannot be asked)."""
+    try:
+        raw = fcntl.ioctl(connection.fileno(), termios.FIONREAD, b"\0\0\0\0")
+    except OSError:
+        return None
+    return int.from_bytes(raw, sys.byteorder, signed=True)
 
 
 # The narrow types the columns may travel in, each with the values it holds.
@@ -80,7 +114,7 @@ class DetailWriter:
 
     def __init__(self, fd: int, start: int) -> None:
         receive, self._send = multiprocessing.Pipe(duplex=False)
-        _widen(self._send)
+        self._capacity = _widen(self._send)
         self._results, report = multiprocessing.Pipe(duplex=False)
         # NOTE: a bare fork, and ``os._exit`` at the end, not a multiprocessing.Process: its
         # child flushes sys.stdout when it ends, and would write again whatever the parent had
@@ -103,22 +137,23 @@ class DetailWriter:
         receive.close()
         report.close()
         self._count = 0
+        self._pending = bytearray()  # messages not yet written to the pipe
         # NOTE: tokens are ids of the parent's objects, kept alive here so that no id is reused
         # for another names list or status table while the writer may still hold it.
         self._names: dict[int, list[str]] = {}
         self._formatted: dict[int, tuple[list[list[str]], int]] = {}
 
-    def send(self, detail: FastDetail) -> None:
-        """Queue one attempt's columns; its fragment is the next one after the last sent."""
+    def send(self, detail: FastDetail, *, wait: bool = True) -> bool:
+        """Queue one attempt's columns; its fragment is the next one after the last sent.
+
+        With ``wait`` False, only if the pipe has room for them now (or is empty): False when
+        the writer is behind, and the caller encodes the fragment itself rather than wait.
+        """
         names = detail.keys.names
-        new_names = None
-        if id(names) not in self._names:
-            self._names[id(names)] = names
-            new_names = names
+        new_names = None if id(names) in self._names else names
         table = detail.formatted
         _, sent = self._formatted.get(id(table), (table, 0))
         new_formatted = table[sent:] if len(table) > sent else None
-        self._formatted[id(table)] = (table, len(table))
         # The numbers go as one buffer (one copy, no pickling per array): take, the totals
         # when there are, then each plugin's column, all as long as ``take``.
         columns = [detail.take]
@@ -127,26 +162,60 @@ class DetailWriter:
         columns += detail.columns
         blob = np.concatenate(columns)
         if blob.dtype != np.int64:  # not the columns the cycle hands over: encode it here
+            if not wait:
+                return False
             self.send_fragment(detail.fragment())
-            return
+            return True
         # In the narrowest type that holds them (node indices and scores: mostly 16 bits, a
         # quarter of the bytes through the pipe); the writer widens them back to int64.
         narrow = _narrowest(blob)
-        self._send.send(
+        header = pickle.dumps(
             (id(names), new_names, id(table), new_formatted, len(detail.take),
              detail.totals is not None, detail.plugins, detail.prior, detail.seen, detail.codes,
-             narrow.char)
+             narrow.char),
+            pickle.HIGHEST_PROTOCOL,
         )  # fmt: skip
-        self._send.send_bytes((blob if narrow == blob.dtype else blob.astype(narrow)).data)
-        self._count += 1
+        payload = blob if narrow == blob.dtype else blob.astype(narrow)
+        size = _FRAME.size + len(header) + payload.nbytes
+        if not wait and not self._has_room(len(self._pending) + size):
+            return False
+        self._names[id(names)] = names
+        self._formatted[id(table)] = (table, len(table))
+        self._pending += _FRAME.pack(_COLUMNS, len(header), payload.nbytes)
+        self._pending += header
+        self._pending += payload.data
+        self._queued()
+        return True
 
     def send_fragment(self, fragment: bytes) -> None:
         """Queue a fragment already encoded (an attempt the fast path did not decide)."""
-        self._send.send_bytes(fragment)
+        self._pending += _FRAME.pack(_FRAGMENT, len(fragment), 0)
+        self._pending += fragment
+        self._queued()
+
+    def _queued(self) -> None:
+        """One more message: the batch goes to the writer once it is large enough (one write,
+        and one wake-up of the writer, for several attempts)."""
         self._count += 1
+        if len(self._pending) >= _BATCH_BYTES:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._pending:
+            self._send.send_bytes(self._pending)
+            self._pending = bytearray()
+
+    def _has_room(self, size: int) -> bool:
+        """Whether ``size`` bytes fit in the pipe now, or it is empty (a batch larger than the
+        pipe goes when the writer has read everything before it)."""
+        if self._capacity is None:
+            return True
+        unread = _unread(self._send)
+        return unread is None or unread == 0 or unread + size + _HEADER <= self._capacity
 
     def finish(self) -> list[int]:
         """Wait for every fragment to be written; their lengths, in the order sent."""
+        self._flush()
         self._send.send(None)
         self._send.close()
         try:
@@ -176,37 +245,54 @@ def _serve(receive: Connection, report: Connection, fd: int, start: int) -> None
     lengths: list[int] = []
     offset = start
     while True:
-        # A pickled message (the columns, or None at the end), or a fragment's own bytes.
+        # A batch of messages, or (pickled) None at the end.
         raw = receive.recv_bytes()
-        message: Any = pickle.loads(raw) if raw.startswith(_PICKLED) else raw
-        if message is None:
+        if raw.startswith(_PICKLED) and pickle.loads(raw) is None:
             break
-        if isinstance(message, bytes):
-            os.pwrite(fd, message, offset)
-            offset += len(message)
-            lengths.append(len(message))
-            continue
-        (names_id, new_names, table_id, new_formatted, n, has_totals, plugins, prior, seen,
-         codes, dtype) = message  # fmt: skip
-        blob = np.frombuffer(receive.recv_bytes(), np.dtype(dtype)).astype(np.int64)
-        count = 1 + has_totals + len(plugins)
-        if len(blob) != n * count:
-            raise RuntimeError("detail writer: the columns' lengths disagree")
-        parts = [blob[i * n : (i + 1) * n] for i in range(count)]
-        take = parts[0]
-        totals = parts[1] if has_totals else None
-        columns = parts[1 + has_totals :]
-        if new_names is not None:
-            names[names_id] = NodeKeys.of(new_names)
-        table = formatted.setdefault(table_id, [])
-        if new_formatted is not None:
-            table += new_formatted
-        detail = FastDetail(
-            names[names_id], take, totals, plugins, columns, prior, seen, codes, table
-        )
-        fragment = detail.fragment()
-        os.pwrite(fd, fragment, offset)
-        offset += len(fragment)
-        lengths.append(len(fragment))
+        batch = memoryview(raw)
+        at = 0
+        while at < len(batch):
+            kind, first, second = _FRAME.unpack_from(batch, at)
+            at += _FRAME.size
+            fragment: bytes | memoryview
+            if kind == _FRAGMENT:
+                fragment = batch[at : at + first]
+            else:
+                fragment = _columns_fragment(
+                    pickle.loads(batch[at : at + first]),
+                    batch[at + first : at + first + second],
+                    names,
+                    formatted,
+                )
+            at += first + second
+            os.pwrite(fd, fragment, offset)
+            offset += len(fragment)
+            lengths.append(len(fragment))
     report.send(lengths)
     report.close()
+
+
+def _columns_fragment(
+    message: Any,
+    numbers: memoryview,
+    names: dict[int, NodeKeys],
+    formatted: dict[int, list[list[str]]],
+) -> bytes:
+    """The fragment of one attempt's columns, as the scheduler's process would encode it."""
+    (names_id, new_names, table_id, new_formatted, n, has_totals, plugins, prior, seen,
+     codes, dtype) = message  # fmt: skip
+    blob = np.frombuffer(numbers, np.dtype(dtype)).astype(np.int64)
+    count = 1 + has_totals + len(plugins)
+    if len(blob) != n * count:
+        raise RuntimeError("detail writer: the columns' lengths disagree")
+    parts = [blob[i * n : (i + 1) * n] for i in range(count)]
+    take = parts[0]
+    totals = parts[1] if has_totals else None
+    columns = parts[1 + has_totals :]
+    if new_names is not None:
+        names[names_id] = NodeKeys.of(new_names)
+    table = formatted.setdefault(table_id, [])
+    if new_formatted is not None:
+        table += new_formatted
+    detail = FastDetail(names[names_id], take, totals, plugins, columns, prior, seen, codes, table)
+    return detail.fragment()

@@ -88,7 +88,8 @@ class DetailSpill:
     queue, a later preemption may evict it), but its bytes wait on disk, not in the heap.
     After ``WRITER_AFTER`` attempts, where processes can be forked, a ``DetailWriter`` process
     encodes the fast attempts' columns while the scheduler goes on (``detail_writer.py``); the
-    first read waits for it.
+    first read waits for it. When the writer is behind (its pipe full), the spill encodes the
+    attempt itself, into a second file, rather than wait: the same bytes, whoever encodes them.
 
     NOTE: relies on the scheduler never reading a Decision's feasible, scores, plugin_scores
     or reasons after the attempt (``on_decision`` runs once the attempt is over): emptying them
@@ -98,12 +99,15 @@ class DetailSpill:
     def __init__(self) -> None:
         self._file: IO[bytes] | None = None  # opened by the first record
         self._end = 0  # where the next fragment this process encodes goes
+        # The fragments this process encodes while a writer runs (it writes ``_file``).
+        self._side: IO[bytes] | None = None
+        self._side_end = 0
         self._encoder = msgspec.json.Encoder()
         # key -> (each recorded decision of the pod, its slot in ``_spans``), in attempt order:
         # the report writes every attempt's detail.
         self._where: dict[str, list[tuple[Decision, int]]] = {}
-        # Each fragment's (offset, length); None while the writer has it.
-        self._spans: list[tuple[int, int] | None] = []
+        # Each fragment's (file, offset, length); None while the writer has it.
+        self._spans: list[tuple[IO[bytes], int, int] | None] = []
         self._writer: DetailWriter | None = None
         self._writer_from = 0  # the first slot the writer has
 
@@ -114,16 +118,23 @@ class DetailSpill:
             self._writer = DetailWriter(self._file.fileno(), self._end)
             self._writer_from = len(self._spans)
         slot = len(self._spans)
-        if self._writer is not None:
-            if decision.columns is not None:
-                self._writer.send(decision.columns)
-            else:
-                self._writer.send_fragment(_detail_fragment(self._encoder, decision))
+        if (
+            self._writer is not None
+            and decision.columns is not None
+            and self._writer.send(decision.columns, wait=False)
+        ):
             self._spans.append(None)
+        elif self._writer is not None:  # the writer is behind, or the fast path did not decide
+            if self._side is None:
+                self._side = tempfile.TemporaryFile()  # noqa: SIM115 -- closed by close()
+            fragment = _detail_fragment(self._encoder, decision)
+            os.pwrite(self._side.fileno(), fragment, self._side_end)
+            self._spans.append((self._side, self._side_end, len(fragment)))
+            self._side_end += len(fragment)
         else:
             fragment = _detail_fragment(self._encoder, decision)
             os.pwrite(self._file.fileno(), fragment, self._end)
-            self._spans.append((self._end, len(fragment)))
+            self._spans.append((self._file, self._end, len(fragment)))
             self._end += len(fragment)
         self._where.setdefault(decision.key, []).append((decision, slot))
         decision.columns = None
@@ -137,8 +148,14 @@ class DetailSpill:
         writer, self._writer = self._writer, None
         if writer is None:
             return
-        for slot, length in enumerate(writer.finish(), start=self._writer_from):
-            self._spans[slot] = (self._end, length)
+        assert self._file is not None
+        lengths = writer.finish()
+        spans = self._spans
+        sent = [slot for slot in range(self._writer_from, len(spans)) if spans[slot] is None]
+        if len(sent) != len(lengths):
+            raise RuntimeError(f"detail writer wrote {len(lengths)} of {len(sent)} fragments")
+        for slot, length in zip(sent, lengths, strict=True):
+            self._spans[slot] = (self._file, self._end, length)
             self._end += length
 
     def fragment(self, decision: Decision) -> bytes | None:
@@ -150,16 +167,18 @@ class DetailSpill:
             if recorded is decision:
                 span = self._spans[slot]
                 assert span is not None  # the writer is finished
-                return os.pread(self._file.fileno(), span[1], span[0])
+                file, offset, length = span
+                return os.pread(file.fileno(), length, offset)
         return None
 
     def close(self) -> None:
         if self._writer is not None:
             self._writer.abandon()
             self._writer = None
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        for file in (self._file, self._side):
+            if file is not None:
+                file.close()
+        self._file = self._side = None
         self._where.clear()
         self._spans.clear()
 
