@@ -106,6 +106,31 @@ def test_node_capacity_is_validated(capacity: dict[str, Any], expected: str) -> 
     assert errors and str(errors[0]) == expected
 
 
+def test_nodes_are_validated_each_by_its_own_capacity_and_allocatable() -> None:
+    """Nodes sharing one but not the other of capacity and allocatable (kept per pair) each
+    get their own errors."""
+    capacity = {"cpu": "8", "memory": "32Gi"}
+
+    def made(allocatable: dict[str, Any], capacity: dict[str, Any] = capacity) -> Node:
+        return decode_object(
+            {
+                "metadata": {"name": "n"},
+                "status": {"capacity": capacity, "allocatable": allocatable},
+            },
+            Node,
+            "n.yaml",
+        )
+
+    assert validate_node(made({"cpu": "7"})) == []
+    assert [str(e) for e in validate_node(made({"cpu": "-7"}))] == [
+        'status.allocatable.cpu: Invalid value: "-7": must be greater than or equal to 0'
+    ]
+    assert [str(e) for e in validate_node(made({"cpu": "7"}, {"cpu": "x"}))] == [
+        f'status.capacity.cpu: Invalid value: "x": {QUANTITY_FORMAT}'
+    ]
+    assert validate_node(made({"cpu": "7"})) == []
+
+
 def workload(cls: type[msgspec.Struct], spec: dict[str, Any]) -> Any:
     return decode_object({"metadata": {"name": "w"}, "spec": spec}, cls, "w.yaml")
 

@@ -325,5 +325,17 @@ def validate_node(node: Node) -> list[FieldError]:
     errs = validate_object_meta(node.metadata, meta_path, requires_namespace=False)
     if node.spec.taints:
         errs += validate_taints(node.spec.taints, meta_path.child("taints"))
-    errs += validate_node_resources(node)
+    # NOTE: the resources' errors depend on capacity and allocatable alone: the nodes of one
+    # instance type share them, so they are found once per pair.
+    status = node.status
+    key = _SPEC_KEY.encode((status.capacity, status.allocatable))
+    found = _NODE_RESOURCE_ERRORS.get(key)
+    if found is None:
+        if len(_NODE_RESOURCE_ERRORS) >= _MAX_SPEC_ERRORS:
+            _NODE_RESOURCE_ERRORS.clear()
+        found = _NODE_RESOURCE_ERRORS[key] = validate_node_resources(node)
+    errs += found
     return errs
+
+
+_NODE_RESOURCE_ERRORS: dict[bytes, list[FieldError]] = {}
