@@ -386,6 +386,11 @@ _TEMPLATE_FIELDS: dict[str, tuple[str, Any]] = {
         "spec.initContainers",
         [{"name": "i", "resources": {"limits": {"memory": "1Gi"}}}],
     ),
+    "restartPolicy": ("spec.restartPolicy", "Sometimes"),
+    "container name": (
+        "spec.containers",
+        [{"name": "C!", "resources": {"requests": {"cpu": "100m"}}}],
+    ),
     "pod resources": ("spec.resources", {"limits": {"cpu": "2"}}),
     "podAntiAffinity": (
         "spec.affinity.podAntiAffinity",

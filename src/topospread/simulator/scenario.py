@@ -343,9 +343,11 @@ class AdmissionMemo:
     containers, pod-level resources), the selector merges (labels, pod affinity and
     anti-affinity, topology spread constraints), the Priority plugin (priority,
     priorityClassName, preemptionPolicy, and the classes, fixed per memo) and
-    ``pod_spec_errors`` read; and ``_Admitted.apply`` sets exactly the fields those steps
-    change. Name, generateName, namespace, node affinity (a DaemonSet's pods each name their
-    node there) and nodeName, which the rest of the validation reads, are checked for each pod.
+    ``pod_spec_errors`` read (those, and annotations, restartPolicy, node selector,
+    tolerations, scheduling gates, overhead: tests/test_admission.py varies each); and
+    ``_Admitted.apply`` sets exactly the fields those steps change. Name, generateName,
+    namespace, node affinity (a DaemonSet's pods each name their node there) and nodeName,
+    which the rest of the validation reads, are checked for each pod.
     """
 
     __slots__ = ("admitted", "priorities")
@@ -364,6 +366,7 @@ class AdmissionMemo:
                 meta.annotations,
                 spec.containers,
                 spec.init_containers,
+                spec.restart_policy,
                 spec.resources,
                 None if affinity is None else (affinity.pod_affinity, affinity.pod_anti_affinity),
                 spec.topology_spread_constraints,
