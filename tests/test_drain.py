@@ -300,7 +300,28 @@ def test_bad_drain_arguments_name_the_step_and_field(step: Any, message: str) ->
 BAD_BUDGETS = {
     "both set": (
         {"minAvailable": 1, "maxUnavailable": 1},
-        "spec: Invalid value: minAvailable and maxUnavailable cannot be both set",
+        'spec: Invalid value: {"MinAvailable":1,"Selector":{"matchLabels":{"app":"web"}},'
+        '"MaxUnavailable":1,"UnhealthyPodEvictionPolicy":null}: minAvailable and '
+        "maxUnavailable cannot be both set",
+    ),
+    "both set, percentages, a policy and expressions": (
+        {
+            "minAvailable": "50%",
+            "maxUnavailable": "10%",
+            "unhealthyPodEvictionPolicy": "AlwaysAllow",
+            "selector": {
+                "matchLabels": {"tier": "a", "app": "web"},
+                "matchExpressions": [
+                    {"key": "k", "operator": "Exists"},
+                    {"key": "v", "operator": "In", "values": ["x<y"]},
+                ],
+            },
+        },
+        'spec: Invalid value: {"MinAvailable":"50%","Selector":{"matchLabels":{"app":"web",'
+        '"tier":"a"},"matchExpressions":[{"key":"k","operator":"Exists"},{"key":"v",'
+        '"operator":"In","values":["x\\u003cy"]}]},"MaxUnavailable":"10%",'
+        '"UnhealthyPodEvictionPolicy":"AlwaysAllow"}: minAvailable and maxUnavailable cannot '
+        "be both set",
     ),
     "not a percentage": (
         {"minAvailable": "half"},

@@ -144,8 +144,9 @@ MANIFESTS: Final = {
     ),
     "PodDisruptionBudget with both bounds": (
         _with(BUDGET, "minAvailable: 1,", "minAvailable: 1, maxUnavailable: 1,"),
-        "(PodDisruptionBudget default/web): spec: Invalid value: minAvailable and "
-        "maxUnavailable cannot be both set",
+        '(PodDisruptionBudget default/web): spec: Invalid value: {"MinAvailable":1,"Selector":'
+        '{"matchLabels":{"app":"web"}},"MaxUnavailable":1,"UnhealthyPodEvictionPolicy":null}: '
+        "minAvailable and maxUnavailable cannot be both set",
     ),
     "Pod in a version the core group does not serve": (
         _with(GOOD_POD, "apiVersion: v1", "apiVersion: v2"),

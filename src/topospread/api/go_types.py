@@ -177,7 +177,11 @@ _SCALARS: Final[dict[str, dict[str, str]]] = {
         "successfulJobsHistoryLimit": _I32,
         "failedJobsHistoryLimit": _I32,
     },
-    "PodDisruptionBudgetSpec": {"minAvailable": INT_OR_STRING, "maxUnavailable": INT_OR_STRING},
+    "PodDisruptionBudgetSpec": {
+        "minAvailable": INT_OR_STRING,
+        "maxUnavailable": INT_OR_STRING,
+        "unhealthyPodEvictionPolicy": "v1.UnhealthyPodEvictionPolicyType",
+    },
     "Condition": {
         "type": _S,
         "status": "v1.ConditionStatus",

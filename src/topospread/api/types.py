@@ -542,6 +542,8 @@ class PodDisruptionBudgetSpec(_Obj, frozen=True):
     max_unavailable: int | str | None = None
     # None and {} both select no pods (policy/v1).
     selector: LabelSelector | None = None
+    # Read only to show the spec as validation prints it (IfHealthyBudget, AlwaysAllow).
+    unhealthy_pod_eviction_policy: str | None = None
 
 
 class Condition(_Obj, frozen=True):

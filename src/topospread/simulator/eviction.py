@@ -15,7 +15,8 @@ from typing import Final
 
 import msgspec
 
-from topospread.api.types import Pod, PodDisruptionBudget
+from topospread.api.field import JSONable, go_json
+from topospread.api.types import LabelSelector, Pod, PodDisruptionBudget, PodDisruptionBudgetSpec
 from topospread.errors import ValidationError
 from topospread.labels.selector import SelectorError, label_selector_as_selector
 from topospread.simulator.controllers.active_pods import (
@@ -66,6 +67,38 @@ def get_pod_disruption_budgets(
     return out
 
 
+def _selector_json(selector: LabelSelector | None) -> JSONable:
+    """metav1.LabelSelector as encoding/json prints it (its json tags, omitempty)."""
+    if selector is None:
+        return None
+    out: dict[str, JSONable] = {}
+    if selector.match_labels:
+        out["matchLabels"] = dict(sorted(selector.match_labels.items()))
+    if selector.match_expressions:
+        expressions: list[JSONable] = []
+        for req in selector.match_expressions:
+            item: dict[str, JSONable] = {"key": req.key, "operator": req.operator}
+            if req.values:
+                item["values"] = list(req.values)
+            expressions.append(item)
+        out["matchExpressions"] = expressions
+    return out
+
+
+def _spec_as_go_json(spec: PodDisruptionBudgetSpec) -> str:
+    """The whole spec, the bad value of the both-set error: encoding/json of the internal
+    policy.PodDisruptionBudgetSpec (no json tags, so Go's field names in declaration order; an
+    IntOrString prints as its number or string)."""
+    return go_json(
+        {
+            "MinAvailable": spec.min_available,
+            "Selector": _selector_json(spec.selector),
+            "MaxUnavailable": spec.max_unavailable,
+            "UnhealthyPodEvictionPolicy": spec.unhealthy_pod_eviction_policy,
+        }
+    )
+
+
 def validate_pdb(pdb: PodDisruptionBudget, where: str) -> None:
     """The spec checks the budget arithmetic relies on.
 
@@ -75,7 +108,8 @@ def validate_pdb(pdb: PodDisruptionBudget, where: str) -> None:
     label = f"{where} (PodDisruptionBudget {pdb_key(pdb)})"
     if spec.min_available is not None and spec.max_unavailable is not None:
         raise ValidationError(
-            f"{label}: spec: Invalid value: minAvailable and maxUnavailable cannot be both set"
+            f"{label}: spec: Invalid value: {_spec_as_go_json(spec)}: minAvailable and "
+            "maxUnavailable cannot be both set"
         )
     for name, value in (
         ("minAvailable", spec.min_available),
