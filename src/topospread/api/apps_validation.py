@@ -31,11 +31,14 @@ from topospread.api.types import (
     JobSpec,
     ReplicaSet,
     ReplicationController,
+    RollingUpdateStatefulSetStrategy,
     StatefulSet,
+    StatefulSetUpdateStrategy,
 )
 
 IS_NEGATIVE: Final = "must be greater than or equal to 0"
 _PERCENT: Final = re.compile(r"[0-9]+%")
+_GO_ATOI: Final = re.compile(r"[+-]?[0-9]+")  # what strconv.Atoi reads (ASCII digits only)
 _PERCENT_ERR: Final = (
     "a valid percent string must be a numeric string followed by an ending '%' "
     "(e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')"
@@ -113,30 +116,104 @@ def _deployment(obj: Deployment, spec_path: Path) -> list[FieldError]:
     return errs
 
 
-def _update_strategy_type(kind: str, spec_path: Path) -> list[FieldError]:
-    """A StatefulSet's or DaemonSet's ``updateStrategy.type`` (empty: defaulted)."""
-    if kind in ("", "RollingUpdate", "OnDelete"):
+def _rolling_update_json(rolling: RollingUpdateStatefulSetStrategy | None) -> GoJSON:
+    """The internal apps.RollingUpdateStatefulSetStrategy as encoding/json prints it: Go's
+    field names (no json tags), an unset partition converted to 0, an unset maxUnavailable
+    null."""
+    if rolling is None:
+        return GoJSON(None)
+    return GoJSON({"Partition": rolling.partition or 0, "MaxUnavailable": rolling.max_unavailable})
+
+
+def _percent_value(value: int | str) -> int:
+    """The number an IntOrString stands for: a percentage's digits, an integer, or the string
+    read as a decimal integer (0 when it is not one).
+
+    Upstream: getIntOrPercentValue (pkg/apis/apps/validation/validation.go, v1.35)
+    """
+    if isinstance(value, int):
+        return value
+    if _PERCENT.fullmatch(value):
+        return int(value[:-1])
+    return int(value) if _GO_ATOI.fullmatch(value) else 0
+
+
+def _stateful_set_rolling_update(
+    rolling: RollingUpdateStatefulSetStrategy, path: Path
+) -> list[FieldError]:
+    """Upstream: validateRollingUpdateStatefulSet (pkg/apis/apps/validation, v1.35)"""
+    errs = nonnegative(rolling.partition, path.child("partition"))
+    value = rolling.max_unavailable
+    if value is not None:
+        unavailable = path.child("maxUnavailable")
+        errs += _int_or_percent(value, unavailable)
+        if _percent_value(value) == 0:
+            errs.append(invalid(unavailable, GoJSON(value), "cannot be 0"))
+    return errs
+
+
+def _stateful_set_strategy(
+    strategy: StatefulSetUpdateStrategy, spec_path: Path
+) -> list[FieldError]:
+    """The update strategy after defaulting (an empty type is RollingUpdate)."""
+    path = spec_path.child("updateStrategy")
+    if strategy.type == "OnDelete":
+        if strategy.rolling_update is None:
+            return []
+        return [
+            invalid(
+                path.child("rollingUpdate"),
+                _rolling_update_json(strategy.rolling_update),
+                "only allowed for updateStrategy 'RollingUpdate'",
+            )
+        ]
+    if strategy.type in ("", "RollingUpdate"):
+        if strategy.rolling_update is None:
+            return []
+        return _stateful_set_rolling_update(strategy.rolling_update, path.child("rollingUpdate"))
+    # The whole strategy is the bad value (the internal struct, Go's field names).
+    shown = {
+        "Type": strategy.type,
+        "RollingUpdate": _rolling_update_json(strategy.rolling_update).value,
+    }
+    return [invalid(path, GoJSON(shown), "must be 'RollingUpdate' or 'OnDelete'")]
+
+
+def _retention_policy(policy: dict[str, str] | None, spec_path: Path) -> list[FieldError]:
+    """An unset rule is defaulted to Retain before validation.
+
+    Upstream: ValidatePersistentVolumeClaimRetentionPolicy (apps validation, v1.35)
+    """
+    if policy is None:
         return []
-    path = spec_path.child("updateStrategy", "type")
-    return [not_supported(path, GoJSON(kind), ("OnDelete", "RollingUpdate"))]
+    path = spec_path.child("persistentVolumeClaimRetentionPolicy")
+    errs: list[FieldError] = []
+    for rule in ("whenDeleted", "whenScaled"):
+        value = policy.get(rule, "")
+        if value not in ("", "Retain", "Delete"):
+            errs.append(not_supported(path.child(rule), GoJSON(value), ("Retain", "Delete")))
+    return errs
 
 
 def _stateful_set(obj: StatefulSet, spec_path: Path) -> list[FieldError]:
+    """Upstream: ValidateStatefulSetSpec (pkg/apis/apps/validation/validation.go, v1.35)"""
     spec = obj.spec
     errs: list[FieldError] = []
+    # An empty policy is defaulted to OrderedReady.
     if spec.pod_management_policy not in ("", "OrderedReady", "Parallel"):
         errs.append(
-            not_supported(
+            invalid(
                 spec_path.child("podManagementPolicy"),
                 GoJSON(spec.pod_management_policy),
-                ("OrderedReady", "Parallel"),
+                "must be 'OrderedReady' or 'Parallel'",
             )
         )
-    errs += _update_strategy_type(spec.update_strategy.type, spec_path)
+    errs += _stateful_set_strategy(spec.update_strategy, spec_path)
+    errs += _retention_policy(spec.persistent_volume_claim_retention_policy, spec_path)
     errs += nonnegative(spec.replicas, spec_path.child("replicas"))
+    errs += nonnegative(spec.min_ready_seconds, spec_path.child("minReadySeconds"))
     if spec.ordinals is not None:
         errs += nonnegative(spec.ordinals.start, spec_path.child("ordinals", "start"))
-    errs += nonnegative(spec.min_ready_seconds, spec_path.child("minReadySeconds"))
     return errs
 
 

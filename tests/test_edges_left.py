@@ -1,0 +1,156 @@
+"""The bad-input gaps the two audits left, each refused with the API server's (or kubectl's)
+exact message, its field's path, and exit code 2."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Final
+
+import pytest
+import yaml
+
+from test_bad_input import DEPLOYMENT, GOOD_NODE, assert_one_line_exit_2, run
+from topospread.api.apps_validation import validate_workload_spec
+from topospread.api.decode import decode_object
+from topospread.api.types import StatefulSet
+
+STATEFUL_SET: Final = DEPLOYMENT.replace("kind: Deployment", "kind: StatefulSet").replace(
+    "  replicas: 3\n", "  replicas: 3\n  serviceName: web\n"
+)
+
+
+def _with(base: str, old: str, new: str) -> str:
+    assert old in base, old
+    return base.replace(old, new, 1)
+
+
+def _sts(spec_lines: str) -> str:
+    return _with(STATEFUL_SET, "  selector:", spec_lines + "  selector:")
+
+
+# ValidateStatefulSetSpec (pkg/apis/apps/validation/validation.go, v1.35), after defaulting.
+MANIFESTS: Final = {
+    "StatefulSet podManagementPolicy unknown": (
+        _sts("  podManagementPolicy: Sometimes\n"),
+        '(StatefulSet default/web): spec.podManagementPolicy: Invalid value: "Sometimes": '
+        "must be 'OrderedReady' or 'Parallel'",
+    ),
+    "StatefulSet updateStrategy type unknown": (
+        _sts("  updateStrategy: {type: Rolling}\n"),
+        '(StatefulSet default/web): spec.updateStrategy: Invalid value: {"Type":"Rolling",'
+        "\"RollingUpdate\":null}: must be 'RollingUpdate' or 'OnDelete'",
+    ),
+    "StatefulSet updateStrategy type unknown with a rollingUpdate": (
+        _sts("  updateStrategy: {type: Rolling, rollingUpdate: {maxUnavailable: 2}}\n"),
+        '(StatefulSet default/web): spec.updateStrategy: Invalid value: {"Type":"Rolling",'
+        '"RollingUpdate":{"Partition":0,"MaxUnavailable":2}}: must be \'RollingUpdate\' or '
+        "'OnDelete'",
+    ),
+    "StatefulSet OnDelete with a rollingUpdate": (
+        _sts("  updateStrategy: {type: OnDelete, rollingUpdate: {partition: 2}}\n"),
+        "(StatefulSet default/web): spec.updateStrategy.rollingUpdate: Invalid value: "
+        '{"Partition":2,"MaxUnavailable":null}: only allowed for updateStrategy \'RollingUpdate\'',
+    ),
+    "StatefulSet negative partition": (
+        _sts("  updateStrategy: {rollingUpdate: {partition: -1}}\n"),
+        "(StatefulSet default/web): spec.updateStrategy.rollingUpdate.partition: Invalid value: "
+        "-1: must be greater than or equal to 0",
+    ),
+    "StatefulSet maxUnavailable 0": (
+        _sts("  updateStrategy: {type: RollingUpdate, rollingUpdate: {maxUnavailable: 0}}\n"),
+        "(StatefulSet default/web): spec.updateStrategy.rollingUpdate.maxUnavailable: Invalid "
+        "value: 0: cannot be 0",
+    ),
+    "StatefulSet maxUnavailable 0%": (
+        _sts("  updateStrategy: {rollingUpdate: {maxUnavailable: 0%}}\n"),
+        "(StatefulSet default/web): spec.updateStrategy.rollingUpdate.maxUnavailable: Invalid "
+        'value: "0%": cannot be 0',
+    ),
+    "StatefulSet maxUnavailable over 100%": (
+        _sts("  updateStrategy: {rollingUpdate: {maxUnavailable: 101%}}\n"),
+        "(StatefulSet default/web): spec.updateStrategy.rollingUpdate.maxUnavailable: Invalid "
+        'value: "101%": must not be greater than 100%',
+    ),
+    "StatefulSet maxUnavailable negative": (
+        _sts("  updateStrategy: {rollingUpdate: {maxUnavailable: -1}}\n"),
+        "(StatefulSet default/web): spec.updateStrategy.rollingUpdate.maxUnavailable: Invalid "
+        "value: -1: must be greater than or equal to 0",
+    ),
+    # The first of two errors (the second: cannot be 0, as "half" reads as 0).
+    "StatefulSet maxUnavailable not a percentage": (
+        _sts("  updateStrategy: {rollingUpdate: {maxUnavailable: half}}\n"),
+        "(StatefulSet default/web): spec.updateStrategy.rollingUpdate.maxUnavailable: Invalid "
+        'value: "half": a valid percent string must be a numeric string followed by an ending '
+        "'%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')",
+    ),
+    "StatefulSet retention policy unknown": (
+        _sts("  persistentVolumeClaimRetentionPolicy: {whenScaled: Keep}\n"),
+        "(StatefulSet default/web): spec.persistentVolumeClaimRetentionPolicy.whenScaled: "
+        'Unsupported value: "Keep": supported values: "Retain", "Delete"',
+    ),
+}
+
+
+def _write(tmp_path: Path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+@pytest.mark.parametrize("command", ["schedule", "check"])
+@pytest.mark.parametrize("name", list(MANIFESTS))
+def test_left_gaps_are_refused_with_the_api_servers_message(
+    name: str, command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text, message = MANIFESTS[name]
+    bad = _write(tmp_path, "bad.yaml", text)
+    nodes = _write(tmp_path, "nodes.yaml", GOOD_NODE)
+    argv = (
+        ["schedule", "--nodes", nodes, "--pods", bad]
+        if command == "schedule"
+        else ["check", bad, "--zones", "3"]
+    )
+    assert_one_line_exit_2(argv, capsys, message)
+    assert_one_line_exit_2(argv, capsys, "bad.yaml")
+
+
+@pytest.mark.parametrize(
+    "spec_lines",
+    [
+        "  podManagementPolicy: Parallel\n",
+        "  updateStrategy: {type: OnDelete}\n",
+        "  updateStrategy: {rollingUpdate: {partition: 1, maxUnavailable: 50%}}\n",
+        "  persistentVolumeClaimRetentionPolicy: {whenDeleted: Delete, whenScaled: Retain}\n",
+    ],
+)
+def test_valid_stateful_set_strategies_are_accepted(
+    spec_lines: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = _write(tmp_path, "ok.yaml", _sts(spec_lines))
+    code, _, err = run(["check", bad, "--zones", "3"], capsys)
+    assert code != 2 and "error" not in err, err
+
+
+def test_a_stateful_sets_spec_errors_come_in_upstreams_order() -> None:
+    text = _sts(
+        "  podManagementPolicy: Sometimes\n"
+        "  updateStrategy: {rollingUpdate: {partition: -2, maxUnavailable: half}}\n"
+        "  persistentVolumeClaimRetentionPolicy: {whenDeleted: Keep}\n"
+        "  minReadySeconds: -1\n"
+        "  ordinals: {start: -1}\n"
+    )
+    sts = decode_object(yaml.safe_load(text), StatefulSet, "t")
+    assert [str(e) for e in validate_workload_spec(sts)] == [
+        "spec.podManagementPolicy: Invalid value: \"Sometimes\": must be 'OrderedReady' or "
+        "'Parallel'",
+        "spec.updateStrategy.rollingUpdate.partition: Invalid value: -2: must be greater than "
+        "or equal to 0",
+        'spec.updateStrategy.rollingUpdate.maxUnavailable: Invalid value: "half": a valid '
+        "percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or "
+        "'93%', regex used for validation is '[0-9]+%')",
+        'spec.updateStrategy.rollingUpdate.maxUnavailable: Invalid value: "half": cannot be 0',
+        'spec.persistentVolumeClaimRetentionPolicy.whenDeleted: Unsupported value: "Keep": '
+        'supported values: "Retain", "Delete"',
+        "spec.minReadySeconds: Invalid value: -1: must be greater than or equal to 0",
+        "spec.ordinals.start: Invalid value: -1: must be greater than or equal to 0",
+    ]
