@@ -10,8 +10,11 @@ import pytest
 import yaml
 
 from test_bad_input import DEPLOYMENT, GOOD_NODE, assert_one_line_exit_2, run
+from test_loader_fast_path import exact, outcome
+from topospread.api import yaml_fast
 from topospread.api.apps_validation import validate_workload_spec
 from topospread.api.decode import decode_object
+from topospread.api.strict import FieldValidation, field_validation
 from topospread.api.types import StatefulSet
 
 STATEFUL_SET: Final = DEPLOYMENT.replace("kind: Deployment", "kind: StatefulSet").replace(
@@ -154,3 +157,48 @@ def test_a_stateful_sets_spec_errors_come_in_upstreams_order() -> None:
         "spec.minReadySeconds: Invalid value: -1: must be greater than or equal to 0",
         "spec.ordinals.start: Invalid value: -1: must be greater than or equal to 0",
     ]
+
+
+# kubectl apply/create -f: the client-side check (strict, warn) or the decoder (ignore).
+STOP: Final = "if you choose to ignore these errors, turn validation off with --validate=false"
+TYPE_META: Final = {
+    "no apiVersion nor kind": (
+        "metadata: {name: n1}\n",
+        FieldValidation.STRICT,
+        f't.yaml (name "n1"): error validating data: [apiVersion not set, kind not set]; {STOP}',
+    ),
+    "null kind, warn": (
+        "apiVersion: v1\nkind:\nmetadata: {name: n1}\n",
+        FieldValidation.WARN,
+        f't.yaml (name "n1"): error validating data: kind not set; {STOP}',
+    ),
+    "apiVersion a number": (
+        "apiVersion: 1\nkind: Node\nmetadata: {name: n1}\n",
+        FieldValidation.STRICT,
+        f"t.yaml (Node n1): error validating data: apiVersion isn't string type; {STOP}",
+    ),
+    "no kind, ignore": (
+        "metadata: {name: n1, labels: {b: x, a: z}}\napiVersion: v1\n",
+        FieldValidation.IGNORE,
+        't.yaml (name "n1"): Object \'Kind\' is missing in \'{"apiVersion":"v1","metadata":'
+        '{"labels":{"a":"z","b":"x"},"name":"n1"}}\'',
+    ),
+    "second document without a kind": (
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n---\napiVersion: v1\n",
+        FieldValidation.STRICT,
+        f"t.yaml: document 2: error validating data: kind not set; {STOP}",
+    ),
+}
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["exact", "fast"])
+@pytest.mark.parametrize("name", list(TYPE_META))
+def test_a_manifest_without_apiversion_or_kind_is_refused_as_kubectl_refuses_it(
+    name: str, fast: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text, mode, message = TYPE_META[name]
+    if fast:
+        monkeypatch.setattr(yaml_fast, "_FAST_MIN_BYTES", 0)
+    with field_validation(mode):
+        got = outcome(text) if fast else exact(text, monkeypatch)
+    assert got == ("error", message)

@@ -645,20 +645,22 @@ BAD_POD = "apiVersion: v1\nkind: Pod\nmetadata: {name: web-1}\nspec:\n"
         pytest.param(
             "nodes.yaml",
             "apiVersion: v1\nmetadata: {name: n1}\n",
-            "nodes.yaml: kind: Required value: every manifest needs apiVersion and kind",
+            'nodes.yaml (name "n1"): error validating data: kind not set; if you choose to ignore '
+            "these errors, turn validation off with --validate=false",
             id="a missing kind",
         ),
         pytest.param(
             "nodes.yaml",
             "kind: Node\nmetadata: {name: n1}\n",
-            "nodes.yaml (Node n1): apiVersion: Required value: "
-            "every manifest needs apiVersion and kind",
+            "nodes.yaml (Node n1): error validating data: apiVersion not set; if you choose to "
+            "ignore these errors, turn validation off with --validate=false",
             id="a missing apiVersion",
         ),
         pytest.param(
             "nodes.yaml",
             "apiVersion: v1\nkind: [Node]\n",
-            "nodes.yaml: kind: expected a string, got a list",
+            "nodes.yaml: error validating data: kind isn't string type; if you choose to ignore "
+            "these errors, turn validation off with --validate=false",
             id="a kind that is not a string",
         ),
         pytest.param(

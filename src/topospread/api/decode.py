@@ -16,6 +16,7 @@ import msgspec
 from topospread.api import storage as st
 from topospread.api import types as t
 from topospread.api.decode_errors import clean, explain, render, type_info
+from topospread.api.field import JSONable, go_json
 from topospread.api.go_errors import go_type_error
 from topospread.api.goyaml import decode_utf8
 from topospread.api.strict import (
@@ -355,6 +356,8 @@ def decode_one(
         raise ManifestError(f"{where}: expected an object (a mapping), got {render(data)}")
     api_version = data.get("apiVersion")
     kind = data.get("kind")
+    if expected is None and default is None:
+        _check_type_meta(data, where)
     for field, value in (("kind", kind), ("apiVersion", api_version)):
         if value is not None and not isinstance(value, str):
             raise ManifestError(f"{where}: {field}: expected a string, got {render(value)}")
@@ -441,6 +444,62 @@ def _defaulted(obj: Any, entry: _Kind) -> Object:
         obj, metadata=msgspec.structs.replace(meta, namespace="default")
     )
     return replaced
+
+
+_STOP_VALIDATE: Final = (
+    "if you choose to ignore these errors, turn validation off with --validate=false"
+)
+
+
+def _check_type_meta(data: dict[str, Any], where: str) -> None:
+    """kubectl's look at a document's apiVersion and kind before anything else reads it.
+
+    Under ``--validate`` strict or warn its client-side schema check refuses a document whose
+    apiVersion or kind is absent (or null) or not a string, all problems in one aggregate;
+    under ignore the decoder refuses a document without a kind, quoting it as JSON.
+
+    Upstream: getObjectKind (kubectl pkg/validation/schema.go), ValidateSchema and
+    StreamVisitor.Visit (cli-runtime pkg/resource/visitor.go), NewMissingKindErr
+    (apimachinery pkg/runtime/error.go), v1.35
+    """
+    api_version, kind = data.get("apiVersion"), data.get("kind")
+    if current_mode() is not FieldValidation.IGNORE:
+        problems = [
+            f"{field} not set" if value is None else f"{field} isn't string type"
+            for field, value in (("apiVersion", api_version), ("kind", kind))
+            if not isinstance(value, str)
+        ]
+        if problems:
+            text = problems[0] if len(problems) == 1 else "[" + ", ".join(problems) + "]"
+            raise ManifestError(
+                f"{where}{_name_label(data, kind)}: error validating data: {text}; "
+                + _STOP_VALIDATE
+            )
+    if not isinstance(kind, str) or not kind:
+        # yaml.ToJSON: map keys sorted, as encoding/json writes Go maps.
+        raise ManifestError(
+            f"{where}{_name_label(data, None)}: Object 'Kind' is missing in "
+            f"'{go_json(_sorted_json(data))}'"
+        )
+
+
+def _sorted_json(value: Any) -> JSONable:
+    if isinstance(value, dict):
+        return {str(k): _sorted_json(value[k]) for k in sorted(value, key=str)}
+    if isinstance(value, list):
+        return [_sorted_json(v) for v in value]
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)
+
+
+def _name_label(data: dict[str, Any], kind: object) -> str:
+    """`` (Node n1)`` with a usable kind, `` (name "n1")`` without one, or nothing."""
+    if isinstance(kind, str) and kind:
+        return f" ({_label(data, kind, False)})"
+    meta = data.get("metadata")
+    name = meta.get("name") if isinstance(meta, dict) else None
+    return f' (name "{name}")' if isinstance(name, str) and name else ""
 
 
 def _label(data: dict[str, Any], kind: str, namespaced: bool) -> str:
