@@ -101,7 +101,9 @@ class PodBuilder:
         self._spec["schedulingGates"] = [{"name": n} for n in names]
         return self
 
-    def container(self, image: str = "", ports: list[dict[str, Any]] | None = None) -> PodBuilder:
+    def container(
+        self, image: str = "nginx", ports: list[dict[str, Any]] | None = None
+    ) -> PodBuilder:
         """A container with an image and ``ports`` as written in a manifest."""
         c: dict[str, Any] = {"name": f"c{len(self._spec.get('containers', []))}", "image": image}
         if ports:
@@ -111,7 +113,7 @@ class PodBuilder:
 
     def init_container(
         self,
-        image: str = "",
+        image: str = "busybox",
         ports: list[dict[str, Any]] | None = None,
         restart_policy: str | None = None,
     ) -> PodBuilder:
@@ -129,7 +131,7 @@ class PodBuilder:
 
     def req(self, **requests: str) -> PodBuilder:
         """A container requesting ``requests`` (``st.MakePod().Req``), e.g. ``cpu="100m"``."""
-        c = {"name": f"c{len(self._spec.get('containers', []))}"}
+        c = {"name": f"c{len(self._spec.get('containers', []))}", "image": "nginx"}
         self._spec.setdefault("containers", []).append(
             {**c, "resources": {"requests": dict(requests)}}
         )

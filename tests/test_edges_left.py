@@ -9,7 +9,7 @@ from typing import Final
 import pytest
 import yaml
 
-from test_bad_input import DEPLOYMENT, GOOD_NODE, assert_one_line_exit_2, run
+from test_bad_input import DEPLOYMENT, GOOD_NODE, GOOD_POD, assert_one_line_exit_2, run
 from test_loader_fast_path import exact, outcome
 from topospread.api import yaml_fast
 from topospread.api.apps_validation import validate_workload_spec
@@ -31,8 +31,28 @@ def _sts(spec_lines: str) -> str:
     return _with(STATEFUL_SET, "  selector:", spec_lines + "  selector:")
 
 
-# ValidateStatefulSetSpec (pkg/apis/apps/validation/validation.go, v1.35), after defaulting.
+# validateContainerCommon requires an image of every container, a pod's or a template's;
+# validateContainerOnlyForPod refuses a pod's image with whitespace around it
+# (pkg/apis/core/validation/validation.go, v1.35). Then ValidateStatefulSetSpec
+# (pkg/apis/apps/validation/validation.go, v1.35), after defaulting.
 MANIFESTS: Final = {
+    "Pod container without an image": (
+        _with(GOOD_POD, "image: nginx, ", ""),
+        "(Pod default/p): spec.containers[0].image: Required value",
+    ),
+    "Pod init container without an image": (
+        _with(GOOD_POD, "  containers:", "  initContainers: [{name: init}]\n  containers:"),
+        "(Pod default/p): spec.initContainers[0].image: Required value",
+    ),
+    "Pod image with whitespace around it": (
+        _with(GOOD_POD, "image: nginx", "image: ' nginx'"),
+        '(Pod default/p): spec.containers[0].image: Invalid value: " nginx": must not have '
+        "leading or trailing whitespace",
+    ),
+    "Deployment template container without an image": (
+        _with(DEPLOYMENT, "image: nginx, ", ""),
+        "(Deployment default/web): spec.template.spec.containers[0].image: Required value",
+    ),
     "StatefulSet podManagementPolicy unknown": (
         _sts("  podManagementPolicy: Sometimes\n"),
         '(StatefulSet default/web): spec.podManagementPolicy: Invalid value: "Sometimes": '
@@ -115,6 +135,23 @@ def test_left_gaps_are_refused_with_the_api_servers_message(
     )
     assert_one_line_exit_2(argv, capsys, message)
     assert_one_line_exit_2(argv, capsys, "bad.yaml")
+
+
+def test_a_template_image_with_whitespace_passes_but_its_pods_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The API server accepts the Deployment (only a pod's image is held to that); the pods its
+    ReplicaSet creates are refused (upstream: FailedCreate events, no pod ever runs), which we
+    report as the error that stops the run, naming the workload and the pod."""
+    bad = _write(tmp_path, "bad.yaml", _with(DEPLOYMENT, "image: nginx", "image: ' nginx'"))
+    argv = ["check", bad, "--zones", "3"]
+    assert_one_line_exit_2(argv, capsys, "bad.yaml: deployment default/web (Pod default/web-")
+    assert_one_line_exit_2(
+        argv,
+        capsys,
+        '): spec.containers[0].image: Invalid value: " nginx": must not have leading or '
+        "trailing whitespace",
+    )
 
 
 @pytest.mark.parametrize(

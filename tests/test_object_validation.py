@@ -21,7 +21,7 @@ QUANTITY_FORMAT = (
 def pod(resources: dict[str, Any], **spec: Any) -> Pod:
     data = {
         "metadata": {"name": "p", "namespace": "default"},
-        "spec": {"containers": [{"name": "c", "resources": resources}], **spec},
+        "spec": {"containers": [{"name": "c", "image": "nginx", "resources": resources}], **spec},
     }
     return decode_object(data, Pod, "p.yaml")
 
@@ -170,8 +170,9 @@ def workload(cls: type[msgspec.Struct], spec: dict[str, Any]) -> Any:
         (
             StatefulSet,
             {"podManagementPolicy": "AllAtOnce"},
-            'spec.podManagementPolicy: Unsupported value: "AllAtOnce": supported values: '
-            '"OrderedReady", "Parallel"',
+            # ValidateStatefulSetSpec says Invalid here, with its own wording.
+            "spec.podManagementPolicy: Invalid value: \"AllAtOnce\": must be 'OrderedReady' or "
+            "'Parallel'",
         ),
         (
             Job,

@@ -477,7 +477,10 @@ def test_a_node_selector_on_one_zone_keeps_that_zone_apart() -> None:
         "queue": [
             {
                 "metadata": {"name": "p"},
-                "spec": {"nodeSelector": {ZONE: "zone-a"}, "containers": [{"name": "c"}]},
+                "spec": {
+                    "nodeSelector": {ZONE: "zone-a"},
+                    "containers": [{"name": "c", "image": "i"}],
+                },
             }
         ],
     }
@@ -500,7 +503,7 @@ def _constraints(draw: st.DrawFn) -> list[dict[str, Any]]:
 
 def _pod_spec(draw: st.DrawFn, group: str) -> dict[str, Any]:
     spec: dict[str, Any] = {
-        "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
+        "containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": "1"}}}],
         "topologySpreadConstraints": _constraints(draw),
     }
     if draw(st.booleans()):
@@ -545,7 +548,10 @@ def small_scenarios(draw: st.DrawFn) -> dict[str, Any]:
         )
     pods = []
     if draw(st.booleans()):
-        spec = {"nodeName": draw(st.sampled_from(names)), "containers": [{"name": "c"}]}
+        spec = {
+            "nodeName": draw(st.sampled_from(names)),
+            "containers": [{"name": "c", "image": "i"}],
+        }
         pods.append({"metadata": {"name": "old", "labels": {"app": "a", "grp": "0"}}, "spec": spec})
     workloads = []
     # Shards: StatefulSets alike but for their shard label, which their anti-affinity names.

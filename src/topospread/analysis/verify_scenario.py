@@ -361,7 +361,9 @@ def _check_pod_template(obj: AnyWorkload, label: str) -> None:
         name=f"{obj.metadata.name}-0",
         namespace=obj.metadata.namespace or "default",
     )
-    errors = validate_pod(default_pod(msgspec.structs.replace(probe, metadata=meta)))
+    errors = validate_pod(
+        default_pod(msgspec.structs.replace(probe, metadata=meta)), from_template=True
+    )
     if errors:
         raise ValidationError(f"{label}: {template_path(obj)}.{errors[0]}")
 

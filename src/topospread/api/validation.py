@@ -88,6 +88,7 @@ def validate_pod(
     allow_toleration_comparison_operators: bool = False,
     match_label_keys_selector_merge: bool = True,
     spec_errors: PodSpecErrors | None = None,
+    from_template: bool = False,
 ) -> list[FieldError]:
     """What ``kubectl create`` of this pod would be refused for, on the fields the scheduler reads.
 
@@ -103,7 +104,8 @@ def validate_pod(
     ``spec.nodeName``; ``spec.tolerations``; ``spec.priorityClassName``;
     ``spec.preemptionPolicy``; overhead and pod-level resources; and that ``spec.nodeName`` is
     not set while scheduling gates remain. The rest of the containers, volumes and the spec is
-    not checked.
+    not checked. Every container needs an image; a pod's (not a template's: ``from_template``)
+    may not start or end with whitespace.
 
     ``spec_errors``: what ``pod_spec_errors`` returns for this pod with the same switches, when
     the caller has it already (admission keeps it per template).
@@ -140,6 +142,8 @@ def validate_pod(
             for msg in name_is_dns_subdomain(spec.node_name, False)
         )
     errs += after_node_name
+    if not from_template:
+        errs += _images_only_for_pod(spec)
     # ValidatePodCreate's own checks, after validatePodMetadataAndSpec.
     if spec.node_name and spec.scheduling_gates:
         errs.append(
@@ -170,7 +174,8 @@ def pod_spec_errors(
     NOTE: these errors depend on the labels, the annotations, the spec fields in the key below
     and the two switches, and on no other field: a controller's pods share them, so they are
     found once. The key holds only the fields they read (not a bound pod's nodeName, node
-    affinity, volumes or images, which differ from pod to pod).
+    affinity, volumes or images, which differ from pod to pod: only whether an image is
+    given).
     """
     meta = pod.metadata
     spec = pod.spec
@@ -179,8 +184,8 @@ def pod_spec_errors(
         (
             meta.labels,
             meta.annotations,
-            [(c.name, c.resources) for c in spec.containers],
-            [(c.name, c.resources) for c in spec.init_containers],
+            [(c.name, not c.image, c.resources) for c in spec.containers],
+            [(c.name, not c.image, c.resources) for c in spec.init_containers],
             spec.restart_policy,
             spec.node_selector,
             None if affinity is None else (affinity.pod_affinity, affinity.pod_anti_affinity),
@@ -240,6 +245,8 @@ def _validate_pod_spec(
     ):
         for i, container in enumerate(containers):
             errs += _container_name(container.name, spec_path.child(field).index(i), names)
+            if not container.image:
+                errs.append(required(spec_path.child(field).index(i).child("image")))
             resources = spec_path.child(field).index(i).child("resources")
             errs += validate_resource_requirements(container.resources, resources)
     # The API server defaults an empty restartPolicy to Always before it validates.
@@ -294,6 +301,38 @@ def _validate_pod_spec(
     if spec.resources is not None:
         errs += validate_resource_requirements(spec.resources, spec_path.child("resources"))
     return before_node_affinity, before, errs
+
+
+def _images_only_for_pod(spec: PodSpec) -> list[FieldError]:
+    """A pod's images may not start or end with whitespace; a template's may (some tools put
+    a placeholder such as " " there and fill it in later).
+
+    Upstream: validateContainersOnlyForPod, validateContainerOnlyForPod
+    (pkg/apis/core/validation/validation.go, v1.35)
+    """
+    spec_path = Path.root("spec")
+    errs: list[FieldError] = []
+    for field, containers in (
+        ("containers", spec.containers),
+        ("initContainers", spec.init_containers),
+    ):
+        for i, container in enumerate(containers):
+            if container.image != container.image.strip(_GO_SPACE):
+                errs.append(
+                    invalid(
+                        spec_path.child(field).index(i).child("image"),
+                        container.image,
+                        "must not have leading or trailing whitespace",
+                    )
+                )
+    return errs
+
+
+# strings.TrimSpace's white space (unicode.IsSpace).
+_GO_SPACE: Final = (
+    "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
 
 
 def _container_name(name: str, path: Path, names: set[str]) -> list[FieldError]:

@@ -287,7 +287,7 @@ def admit_pod(
     else:
         pod = kept.apply(pod)
         spec_errors = kept.spec_errors
-    errors = validate_pod(pod, spec_errors=spec_errors)
+    errors = validate_pod(pod, spec_errors=spec_errors, from_template=bool(template))
     if errors:
         first = str(errors[0])
         raise ValidationError(f"{label}: {template + '.' if template else ''}{first}")
