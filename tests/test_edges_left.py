@@ -239,3 +239,73 @@ def test_a_manifest_without_apiversion_or_kind_is_refused_as_kubectl_refuses_it(
     with field_validation(mode):
         got = outcome(text) if fast else exact(text, monkeypatch)
     assert got == ("error", message)
+
+
+def _volume(source: str) -> str:
+    return _with(GOOD_POD, "  containers:", f"  volumes: [{{name: v, {source}}}]\n  containers:")
+
+
+def _sts_with(extra: str) -> str:
+    return _with(STATEFUL_SET, "  serviceName: web\n", "  serviceName: web\n" + extra)
+
+
+# Go types of k8s.io/api core/v1 and apps/v1 (types.go, v1.35), as encoding/json names them.
+WRONG_TYPES: Final = {
+    "a volume source's int32": (
+        _volume("gcePersistentDisk: {pdName: d, partition: x}"),
+        "(Pod default/p): json: cannot unmarshal string into Go struct field "
+        "GCEPersistentDiskVolumeSource.spec.volumes.gcePersistentDisk.partition of type int32",
+    ),
+    "an iSCSI lun as a string": (
+        _volume("iscsi: {targetPortal: t, iqn: i, lun: '1'}"),
+        "(Pod default/p): json: cannot unmarshal string into Go struct field "
+        "ISCSIVolumeSource.spec.volumes.iscsi.lun of type int32",
+    ),
+    "a volume source's bool": (
+        _volume("csi: {driver: d, readOnly: 'yes'}"),
+        "(Pod default/p): json: cannot unmarshal string into Go struct field "
+        "CSIVolumeSource.spec.volumes.csi.readOnly of type bool",
+    ),
+    "an Azure disk kind as a number": (
+        _volume("azureDisk: {diskName: d, diskURI: u, kind: 1}"),
+        "(Pod default/p): json: cannot unmarshal number into Go struct field "
+        "AzureDiskVolumeSource.spec.volumes.azureDisk.kind of type v1.AzureDataDiskKind",
+    ),
+    "volumeClaimTemplates not a list": (
+        _sts_with("  volumeClaimTemplates: x\n"),
+        "(StatefulSet default/web): json: cannot unmarshal string into Go struct field "
+        "StatefulSetSpec.spec.volumeClaimTemplates of type []v1.PersistentVolumeClaim",
+    ),
+    "a volumeClaimTemplate not a mapping": (
+        _sts_with("  volumeClaimTemplates: [x]\n"),
+        "(StatefulSet default/web): json: cannot unmarshal string into Go struct field "
+        "StatefulSetSpec.spec.volumeClaimTemplates of type v1.PersistentVolumeClaim",
+    ),
+    "a retention policy not a mapping": (
+        _sts_with("  persistentVolumeClaimRetentionPolicy: [a]\n"),
+        "(StatefulSet default/web): json: cannot unmarshal array into Go struct field "
+        "StatefulSetSpec.spec.persistentVolumeClaimRetentionPolicy of type "
+        "v1.StatefulSetPersistentVolumeClaimRetentionPolicy",
+    ),
+}
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["exact", "fast"])
+@pytest.mark.parametrize("name", list(WRONG_TYPES))
+def test_wrong_typed_values_name_upstreams_go_types(
+    name: str, fast: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text, message = WRONG_TYPES[name]
+    if fast:
+        monkeypatch.setattr(yaml_fast, "_FAST_MIN_BYTES", 0)
+    got = outcome(text) if fast else exact(text, monkeypatch)
+    assert got == ("error", f"t.yaml {message}")
+
+
+def test_a_wrong_typed_volume_field_exits_2_naming_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text, message = WRONG_TYPES["a volume source's int32"]
+    bad = _write(tmp_path, "bad.yaml", text)
+    nodes = _write(tmp_path, "nodes.yaml", GOOD_NODE)
+    assert_one_line_exit_2(["schedule", "--nodes", nodes, "--pods", bad], capsys, message)

@@ -315,19 +315,17 @@ def test_numbers_are_written_as_gos_encoding_json_writes_them(value: float, writ
 
 # Fields whose Go type we do not know for sure keep our own wording rather than an invented one.
 UNKNOWN_GO_TYPE: Final = {
-    # Our struct reads volumeClaimTemplates as raw mappings, not as PersistentVolumeClaims.
-    "a stand-in struct": (
-        _with(STATEFUL_SET, "serviceName: db", "serviceName: db\n  volumeClaimTemplates: {a: 1}"),
-        "spec.volumeClaimTemplates: expected a list, got a mapping",
-    ),
-    # The volume sources' scalar fields are not in the table of Go types.
-    "a volume source's field": (
+    # Our struct reads the retention policy as a raw mapping of strings, not as its Go struct
+    # (volumeClaimTemplates and the volume sources' scalars now have their Go types: see
+    # test_edges_left.py).
+    "inside a field kept as raw data": (
         _with(
-            GOOD_POD,
-            "spec:\n",
-            "spec:\n  volumes: [{name: v, gcePersistentDisk: {pdName: d, partition: x}}]\n",
+            STATEFUL_SET,
+            "serviceName: db",
+            "serviceName: db\n  persistentVolumeClaimRetentionPolicy: {whenDeleted: 1}",
         ),
-        'spec.volumes[0].gcePersistentDisk.partition: expected an integer, got "x"',
+        "spec.persistentVolumeClaimRetentionPolicy[whenDeleted]: expected a string, got 1 "
+        "(quote it to keep it a string)",
     ),
 }
 

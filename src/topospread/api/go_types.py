@@ -35,6 +35,7 @@ _MSS: Final = "map[string]string"
 _LS: Final = "[]string"
 _RL: Final = "v1.ResourceList"
 _UID: Final = "types.UID"
+_STS_PVC_RETENTION: Final = "v1.StatefulSetPersistentVolumeClaimRetentionPolicy"
 
 # Go struct name -> JSON field name -> Go type (pointers left out: the decoder allocates them
 # and reports the type pointed to). Only fields whose Go type is not a struct of ours.
@@ -145,6 +146,9 @@ _SCALARS: Final[dict[str, dict[str, str]]] = {
         "podManagementPolicy": "v1.PodManagementPolicyType",
         "minReadySeconds": _I32,
         "revisionHistoryLimit": _I32,
+        # Kept as raw data here, decoded by api/storage.py; as a whole, these Go types.
+        "volumeClaimTemplates": "[]v1.PersistentVolumeClaim",
+        "persistentVolumeClaimRetentionPolicy": _STS_PVC_RETENTION,
     },
     "StatefulSetStatus": {"collisionCount": _I32},
     "RollingUpdateDeployment": {"maxUnavailable": INT_OR_STRING, "maxSurge": INT_OR_STRING},
@@ -238,7 +242,32 @@ _SCALARS: Final[dict[str, dict[str, str]]] = {
     "VolumeNodeResources": {"count": _I32},
     "CSINodeDriver": {"name": _S, "nodeID": _S, "topologyKeys": _LS},
     "Volume": {"name": _S},
-    "PersistentVolumeClaimVolumeSource": {"claimName": _S},
+    "PersistentVolumeClaimVolumeSource": {"claimName": _S, "readOnly": _B},
+    # The volume sources' scalars (k8s.io/api core/v1 types.go); a pointer's pointee.
+    "GCEPersistentDiskVolumeSource": {
+        "pdName": _S,
+        "fsType": _S,
+        "partition": _I32,
+        "readOnly": _B,
+    },
+    "AWSElasticBlockStoreVolumeSource": {
+        "volumeID": _S,
+        "fsType": _S,
+        "partition": _I32,
+        "readOnly": _B,
+    },
+    "AzureDiskVolumeSource": {
+        "diskName": _S,
+        "diskURI": _S,
+        "readOnly": _B,
+        "kind": "v1.AzureDataDiskKind",
+    },
+    "CinderVolumeSource": {"volumeID": _S, "readOnly": _B},
+    "PortworxVolumeSource": {"volumeID": _S, "fsType": _S, "readOnly": _B},
+    "ISCSIVolumeSource": {"targetPortal": _S, "iqn": _S, "lun": _I32, "readOnly": _B},
+    "RBDVolumeSource": {"monitors": _LS, "image": _S, "pool": _S, "readOnly": _B},
+    "CSIVolumeSource": {"driver": _S, "readOnly": _B},
+    "CSIPersistentVolumeSource": {"driver": _S, "volumeHandle": _S, "readOnly": _B},
     # k8s.io/kube-scheduler/config/v1, decoded by the scheduler's own configuration loader.
     "KubeSchedulerConfiguration": {
         "parallelism": _I32,
