@@ -331,8 +331,10 @@ _BASE: dict[str, Any] = {
         "annotations": {"note": "x"},
     },
     "spec": {
-        "containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}}}],
-        "initContainers": [{"name": "i", "resources": {"requests": {"cpu": "10m"}}}],
+        "containers": [{"name": "c", "image": "nginx", "resources": {"requests": {"cpu": "100m"}}}],
+        "initContainers": [
+            {"name": "i", "image": "busybox", "resources": {"requests": {"cpu": "10m"}}}
+        ],
         "resources": {"requests": {"cpu": "200m"}},
         "affinity": {
             "podAntiAffinity": {
@@ -381,15 +383,18 @@ def _node_affinity(node: str, operator: str = "In") -> dict[str, Any]:
 _TEMPLATE_FIELDS: dict[str, tuple[str, Any]] = {
     "labels": ("metadata.labels", {"app": "web", "hash": "b"}),
     "annotations": ("metadata.annotations", {"bad key!": "x"}),
-    "containers": ("spec.containers", [{"name": "c", "resources": {"limits": {"cpu": "1"}}}]),
+    "containers": (
+        "spec.containers",
+        [{"name": "c", "image": "nginx", "resources": {"limits": {"cpu": "1"}}}],
+    ),
     "initContainers": (
         "spec.initContainers",
-        [{"name": "i", "resources": {"limits": {"memory": "1Gi"}}}],
+        [{"name": "i", "image": "busybox", "resources": {"limits": {"memory": "1Gi"}}}],
     ),
     "restartPolicy": ("spec.restartPolicy", "Sometimes"),
     "container name": (
         "spec.containers",
-        [{"name": "C!", "resources": {"requests": {"cpu": "100m"}}}],
+        [{"name": "C!", "image": "nginx", "resources": {"requests": {"cpu": "100m"}}}],
     ),
     "pod resources": ("spec.resources", {"limits": {"cpu": "2"}}),
     "podAntiAffinity": (
