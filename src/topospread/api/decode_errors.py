@@ -128,7 +128,9 @@ _TYPE_WORDS: Final = {
 _SCALARS: Final = frozenset({"bool", "int", "float"})
 
 
-def _msgspec_type(value: Any) -> str:
+def msgspec_type(value: Any) -> str:
+    """The name msgspec gives a decoded JSON value's type in its errors (``Expected `int`, got
+    `str```): null, bool, int, float, str, array or object."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -187,7 +189,7 @@ def _find(path: str, data: Any, got: str) -> tuple[str, Any] | None:
 
     def search(value: Any, rest: list[str | int | None], shown: str) -> tuple[str, Any] | None:
         if not rest:
-            return (shown, value) if _msgspec_type(value) == got else None
+            return (shown, value) if msgspec_type(value) == got else None
         step, tail = rest[0], rest[1:]
         if isinstance(step, int):
             if isinstance(value, list) and step < len(value):

@@ -40,7 +40,7 @@ from typing import Any, Final
 import msgspec
 import msgspec.inspect as mi
 
-from topospread.api.decode_errors import render, type_info
+from topospread.api.decode_errors import msgspec_type, render, type_info
 from topospread.api.go_types import (
     INT_OR_STRING,
     QUANTITY,
@@ -149,24 +149,10 @@ def _segments(path: str) -> list[str | int | None]:
     ]
 
 
-def _msgspec_kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "int"
-    if isinstance(value, float):
-        return "float"
-    if isinstance(value, str):
-        return "str"
-    return "array" if isinstance(value, list) else "object"
-
-
 def _locate(rest: list[str | int | None], value: Any, got: str) -> list[str | int] | None:
     """The concrete steps (map keys filled in) to the first value of msgspec type ``got``."""
     if not rest:
-        return [] if _msgspec_kind(value) == got else None
+        return [] if msgspec_type(value) == got else None
     step, tail = rest[0], rest[1:]
     if isinstance(step, int):
         if isinstance(value, list) and step < len(value):

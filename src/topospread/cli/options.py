@@ -215,27 +215,6 @@ def validating(mode: str) -> Iterator[None]:
         yield
 
 
-@contextlib.contextmanager
-def kept_for_the_run() -> Iterator[None]:
-    """Build what lives until the command ends with the garbage collector paused, then move
-    it out of the collector's generations, as ``Inputs`` does with what it reads.
-
-    NOTE: for a scheduling run: its cluster state, node table and indexes, and its attempts'
-    decisions, all kept until the report is written, and (measured on the chart cluster's
-    2,000 pods) no garbage in reference cycles but a few dozen objects; the collections the
-    run would trigger only rescan them. ``reads_cluster`` unfreezes them when the command
-    ends.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        if enabled:
-            gc.enable()
-
-
 def reads_cluster(*, manifests: bool = False) -> Callable[[Command], Command]:
     """Give a command the cluster options (``--cluster``, ``--live``, ``--kubeconfig``,
     ``--context``, ``--validate``; with ``manifests`` also ``--nodes``, ``--pods``,

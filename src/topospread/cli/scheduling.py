@@ -18,12 +18,11 @@ from topospread.cli.options import (
     HtmlOption,
     TieSeedOption,
     ZoneKeyOption,
-    kept_for_the_run,
     output_option,
     reads_cluster,
     requirements,
 )
-from topospread.inputs import Inputs
+from topospread.inputs import Inputs, kept_for_the_run
 
 
 @app.command("schedule")

@@ -11,7 +11,7 @@ are defined. Layering: this package may import ``api``, ``cluster``, ``simulator
 from __future__ import annotations
 
 from topospread.inputs.cluster import ClusterSource
-from topospread.inputs.documents import Inputs
+from topospread.inputs.documents import Inputs, kept_for_the_run
 from topospread.inputs.manifests import case_files, read_manifests
 
-__all__ = ["ClusterSource", "Inputs", "case_files", "read_manifests"]
+__all__ = ["ClusterSource", "Inputs", "case_files", "kept_for_the_run", "read_manifests"]

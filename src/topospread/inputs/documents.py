@@ -49,7 +49,7 @@ class Inputs:
         files (workloads given with ``pods`` expanded into the pods their controllers create;
         ``cluster`` files read as ``objects``), or a live cluster; bound pods exist, unbound
         ones are queued. ``config`` replaces the scheduler configuration."""
-        with _read_for_the_run():
+        with kept_for_the_run():
             return self._scenario()
 
     def _scenario(self) -> Scenario:
@@ -99,7 +99,7 @@ class Inputs:
         """The timeline scenario of ``simulate``, ``sweep`` and ``rebalance`` (or an empty one
         when only a cluster is given), started from the given cluster (read-only): its objects
         come before the scenario's own."""
-        with _read_for_the_run():
+        with kept_for_the_run():
             return self._timeline()
 
     def _timeline(self) -> TimelineScenario:
@@ -181,9 +181,11 @@ class Inputs:
 
 
 @contextmanager
-def _read_for_the_run() -> Iterator[None]:
-    """Read (and admit) a command's inputs with the garbage collector paused, then move
-    everything alive out of its generations for the rest of the run.
+def kept_for_the_run() -> Iterator[None]:
+    """Read (and admit) a command's inputs — or build its scheduling run: cluster state, node
+    table, indexes and decisions, all kept until the report is written — with the garbage
+    collector paused, then move everything alive out of its generations for the rest of the
+    run.
 
     NOTE: what a command reads (a cluster dump: a million objects, none in a reference cycle)
     all survives, and lives until the command ends. Collections triggered while it is read
