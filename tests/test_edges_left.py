@@ -16,6 +16,8 @@ from topospread.api.apps_validation import validate_workload_spec
 from topospread.api.decode import decode_object
 from topospread.api.strict import FieldValidation, field_validation
 from topospread.api.types import StatefulSet
+from topospread.errors import ConfigError
+from topospread.framework.config import decode_config
 
 STATEFUL_SET: Final = DEPLOYMENT.replace("kind: Deployment", "kind: StatefulSet").replace(
     "  replicas: 3\n", "  replicas: 3\n  serviceName: web\n"
@@ -309,3 +311,163 @@ def test_a_wrong_typed_volume_field_exits_2_naming_the_file(
     bad = _write(tmp_path, "bad.yaml", text)
     nodes = _write(tmp_path, "nodes.yaml", GOOD_NODE)
     assert_one_line_exit_2(["schedule", "--nodes", nodes, "--pods", bad], capsys, message)
+
+
+# A retention policy's fields are apps/v1 PersistentVolumeClaimRetentionPolicyType (a string).
+RETENTION_TYPES: Final = {
+    "whenDeleted a number": (
+        _sts_with("  persistentVolumeClaimRetentionPolicy: {whenDeleted: 1}\n"),
+        "number",
+        "whenDeleted",
+    ),
+    "whenScaled a list": (
+        _sts_with("  persistentVolumeClaimRetentionPolicy: {whenScaled: [Retain]}\n"),
+        "array",
+        "whenScaled",
+    ),
+    "whenDeleted a bool": (
+        _sts_with(
+            "  persistentVolumeClaimRetentionPolicy: {whenScaled: Retain, whenDeleted: no}\n"
+        ),
+        "bool",
+        "whenDeleted",
+    ),
+}
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["exact", "fast"])
+@pytest.mark.parametrize("name", list(RETENTION_TYPES))
+def test_a_wrong_typed_retention_policy_field_is_go_s_type_error(
+    name: str, fast: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text, what, field = RETENTION_TYPES[name]
+    if fast:
+        monkeypatch.setattr(yaml_fast, "_FAST_MIN_BYTES", 0)
+    got = outcome(text) if fast else exact(text, monkeypatch)
+    assert got == (
+        "error",
+        f"t.yaml (StatefulSet default/web): json: cannot unmarshal {what} into Go struct field "
+        "StatefulSetPersistentVolumeClaimRetentionPolicy.spec."
+        f"persistentVolumeClaimRetentionPolicy.{field} of type "
+        "v1.PersistentVolumeClaimRetentionPolicyType",
+    )
+
+
+def test_a_wrong_typed_retention_policy_field_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = RETENTION_TYPES["whenDeleted a number"][0]
+    bad = _write(tmp_path, "bad.yaml", text)
+    assert_one_line_exit_2(
+        ["check", bad, "--zones", "3"],
+        capsys,
+        "bad.yaml (StatefulSet default/web): json: cannot unmarshal number into Go struct field "
+        "StatefulSetPersistentVolumeClaimRetentionPolicy.spec.persistentVolumeClaimRetentionPolicy"
+        ".whenDeleted of type v1.PersistentVolumeClaimRetentionPolicyType",
+    )
+
+
+# kubectl's getObjectKind counts only an absent (null) apiVersion or kind as not set: an empty
+# string passes its check, and the decoder then finds no kind (NewMissingKindErr).
+EMPTY_KIND: Final = {
+    "empty kind": (
+        "apiVersion: v1\nkind: ''\nmetadata: {name: n1}\n",
+        '"apiVersion":"v1","kind":""',
+    ),
+    "empty kind and apiVersion": (
+        "apiVersion: ''\nkind: ''\nmetadata: {name: n1}\n",
+        '"apiVersion":"","kind":""',
+    ),
+    "empty kind, apiVersion missing": ("kind: ''\nmetadata: {name: n1}\n", '"kind":""'),
+}
+
+
+@pytest.mark.parametrize("mode", list(FieldValidation), ids=lambda m: m.value)
+@pytest.mark.parametrize("fast", [False, True], ids=["exact", "fast"])
+@pytest.mark.parametrize("name", list(EMPTY_KIND))
+def test_an_empty_kind_passes_kubectls_check_and_is_missing_to_its_decoder(
+    name: str, fast: bool, mode: FieldValidation, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text, fields = EMPTY_KIND[name]
+    if name == "empty kind, apiVersion missing" and mode is not FieldValidation.IGNORE:
+        expected = f't.yaml (name "n1"): error validating data: apiVersion not set; {STOP}'
+    else:
+        expected = (
+            f"t.yaml (name \"n1\"): Object 'Kind' is missing in '{{{fields},"
+            '"metadata":{"name":"n1"}}\''
+        )
+    if fast:
+        monkeypatch.setattr(yaml_fast, "_FAST_MIN_BYTES", 0)
+    with field_validation(mode):
+        got = outcome(text) if fast else exact(text, monkeypatch)
+    assert got == ("error", expected)
+
+
+def test_an_empty_kind_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = _write(tmp_path, "bad.yaml", EMPTY_KIND["empty kind"][0])
+    nodes = _write(tmp_path, "nodes.yaml", GOOD_NODE)
+    assert_one_line_exit_2(
+        ["schedule", "--nodes", nodes, "--pods", bad],
+        capsys,
+        'bad.yaml (name "n1"): Object \'Kind\' is missing in \'{"apiVersion":"v1","kind":"",'
+        '"metadata":{"name":"n1"}}\'',
+    )
+
+
+CONFIG: Final = """\
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- pluginConfig:
+  - name: PLUGIN
+    args: ARGS
+"""
+# PluginConfig.decodeNestedObjects (k8s.io/kube-scheduler/config/v1 types.go) decodes the args
+# of a plugin with an args type; apimachinery's SimpleMetaFactory.Interpret reads their
+# apiVersion and kind first, into an anonymous struct, and a non-object fails there.
+META_STRUCT: Final = (
+    'struct { APIVersion string "json:\\"apiVersion,omitempty\\""; '
+    'Kind string "json:\\"kind,omitempty\\"" }'
+)
+NOT_A_MAPPING: Final = {
+    "a string": ('"x"', "string"),
+    "a list": ("[1]", "array"),
+    "a number": ("3", "number"),
+    "a bool": ("true", "bool"),
+}
+
+
+@pytest.mark.parametrize("plugin", ["PodTopologySpread", "NodeResourcesFit", "InterPodAffinity"])
+@pytest.mark.parametrize("name", list(NOT_A_MAPPING))
+def test_plugin_args_that_are_not_a_mapping_are_kube_schedulers_decode_error(
+    name: str, plugin: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args, what = NOT_A_MAPPING[name]
+    text = CONFIG.replace("PLUGIN", plugin).replace("ARGS", args)
+    config = _write(tmp_path, "config.yaml", text)
+    nodes = _write(tmp_path, "nodes.yaml", GOOD_NODE)
+    pods = _write(tmp_path, "pods.yaml", GOOD_POD)
+    argv = ["schedule", "--nodes", nodes, "--pods", pods, "--config", config]
+    assert_one_line_exit_2(
+        argv,
+        capsys,
+        f"config.yaml: profiles[0].pluginConfig[0].args: decoding args for plugin {plugin}: "
+        f"couldn't get version/kind; json parse error: json: cannot unmarshal {what} into Go "
+        f"value of type {META_STRUCT}",
+    )
+
+
+def test_args_of_a_plugin_without_an_args_type_stay_unread() -> None:
+    """Only a registered <Name>Args type is decoded; other plugins' args stay raw, unread."""
+    for plugin in ("TaintToleration", "MyOutOfTreePlugin"):
+        data = yaml.safe_load(CONFIG.replace("PLUGIN", plugin).replace("ARGS", '"x"'))
+        config = decode_config(data, "config.yaml")
+        assert config.profiles[0].plugin_args == {plugin: None}
+
+
+def test_the_first_profiles_args_error_is_reported() -> None:
+    text = CONFIG.replace("PLUGIN", "NodeAffinity").replace("ARGS", "[1]") + (
+        "  - name: PodTopologySpread\n    args: x\n"
+    )
+    with pytest.raises(ConfigError, match=r"pluginConfig\[0\].*plugin NodeAffinity"):
+        decode_config(yaml.safe_load(text), "config.yaml")

@@ -42,6 +42,7 @@ import msgspec.inspect as mi
 
 from topospread.api.decode_errors import msgspec_type, render, type_info
 from topospread.api.go_types import (
+    DICT_STRUCTS,
     INT_OR_STRING,
     QUANTITY,
     TIME,
@@ -93,6 +94,12 @@ def go_type_error(err: msgspec.ValidationError, data: Any, cls: type[msgspec.Str
             fields.append(step)
             shown = f"{shown}.{step}" if shown else step
             info = field.type
+        elif isinstance(info, mi.DictType) and go_type in DICT_STRUCTS and isinstance(step, str):
+            struct = go_type.removeprefix("v1.")
+            go_type = DICT_STRUCTS[go_type].get(step)
+            fields.append(step)
+            shown = f"{shown}.{step}"
+            info = info.value_type
         elif isinstance(info, mi.DictType | mi.ListType) and go_type is not None:
             go_type = element_go_type(go_type)
             shown = f"{shown}[{step}]"
@@ -110,7 +117,7 @@ def go_type_error(err: msgspec.ValidationError, data: Any, cls: type[msgspec.Str
         go_type = "int32"  # a string is always taken: the error is its int32's
     elif go_type == TIME:
         go_type = "string"
-    what = _json_kind(value)
+    what = json_kind(value)
     if what == "number" and go_type in _INTEGERS:
         what = f"number {go_number(value)}"
     return (
@@ -119,7 +126,8 @@ def go_type_error(err: msgspec.ValidationError, data: Any, cls: type[msgspec.Str
     )
 
 
-def _json_kind(value: Any) -> str:
+def json_kind(value: Any) -> str:
+    """What encoding/json calls a decoded JSON value in an UnmarshalTypeError."""
     if isinstance(value, bool):
         return "bool"
     if isinstance(value, int | float):

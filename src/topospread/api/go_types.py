@@ -281,6 +281,15 @@ _SCALARS: Final[dict[str, dict[str, str]]] = {
     "PodTopologySpreadArgs": {"defaultingType": "v1.PodTopologySpreadConstraintsDefaulting"},
 }
 
+# Go structs we keep as plain mappings (their Go type -> JSON field name -> Go type), so that a
+# wrong-typed value inside one is still named as encoding/json names it.
+DICT_STRUCTS: Final[dict[str, dict[str, str]]] = {
+    _STS_PVC_RETENTION: {
+        "whenDeleted": "v1.PersistentVolumeClaimRetentionPolicyType",
+        "whenScaled": "v1.PersistentVolumeClaimRetentionPolicyType",
+    },
+}
+
 # Our structs that are not in the API schema (the scheduler configuration's types), by our
 # class name, with their Go names. Every other struct is known when the schema has it.
 _CONFIG_STRUCTS: Final = {

@@ -16,13 +16,34 @@ from typing import Any, Final
 import msgspec
 
 from topospread.api.decode_errors import explain
-from topospread.api.go_errors import go_type_error
+from topospread.api.go_errors import go_type_error, json_kind
 from topospread.api.spread_validation import decode_pod_topology_spread_args
 from topospread.errors import ConfigError
 
 API_VERSION: Final = "kubescheduler.config.k8s.io/v1"
 KIND: Final = "KubeSchedulerConfiguration"
 DEFAULT_SCHEDULER_NAME: Final = "default-scheduler"
+
+# The plugins whose args kube-scheduler's v1 scheme registers a type for (<Name>Args in
+# k8s.io/kube-scheduler/config/v1 register.go, v1.35); any other plugin's args stay raw.
+TYPED_ARGS_PLUGINS: Final = frozenset(
+    {
+        "DefaultPreemption",
+        "DynamicResources",
+        "InterPodAffinity",
+        "NodeAffinity",
+        "NodeResourcesBalancedAllocation",
+        "NodeResourcesFit",
+        "PodTopologySpread",
+        "VolumeBinding",
+    }
+)
+# apimachinery's SimpleMetaFactory.Interpret reads apiVersion and kind into this anonymous struct
+# first, so args that are not a JSON object fail there (as Go's reflect prints the type).
+_TYPE_META_STRUCT: Final = (
+    'struct { APIVersion string "json:\\"apiVersion,omitempty\\""; '
+    'Kind string "json:\\"kind,omitempty\\"" }'
+)
 
 # Extension points in the order upstream lists them in v1.Plugins.
 EXTENSION_POINTS: Final = (
@@ -73,7 +94,9 @@ class Plugins(_Cfg, frozen=True):
 
 class PluginConfig(_Cfg, frozen=True):
     name: str = ""
-    args: dict[str, Any] | None = None
+    # A runtime.RawExtension upstream: any JSON value decodes; the plugin's args type, if it
+    # has one, decides afterwards (_plugin_args).
+    args: Any = None
 
 
 class KubeSchedulerProfile(_Cfg, frozen=True):
@@ -176,6 +199,21 @@ def _field_error(path: str, value: object, detail: str) -> str:
     return f"{path}: Invalid value: {value}: {detail}"
 
 
+def _untyped_args(pc: PluginConfig, path: str) -> None:
+    """Args that are not a mapping: an error for a plugin with an args type, else left unread.
+
+    Upstream: PluginConfig.decodeNestedObjects (k8s.io/kube-scheduler/config/v1 types.go) and
+    SimpleMetaFactory.Interpret (apimachinery runtime/serializer/json/meta.go), v1.35
+    """
+    if pc.name not in TYPED_ARGS_PLUGINS:
+        return None
+    raise ConfigError(
+        f"{path}: decoding args for plugin {pc.name}: couldn't get version/kind; json parse "
+        f"error: json: cannot unmarshal {json_kind(pc.args)} into Go value of type "
+        f"{_TYPE_META_STRUCT}"
+    )
+
+
 def _default_profile(p: KubeSchedulerProfile, index: int) -> Profile:
     custom = p.plugins or Plugins()
     sets: dict[str, PluginSet] = {
@@ -190,6 +228,9 @@ def _default_profile(p: KubeSchedulerProfile, index: int) -> Profile:
     for i, pc in enumerate(p.plugin_config):
         if pc.name in args:
             raise ConfigError(f'profiles[{index}].pluginConfig[{i}]: Duplicate value: "{pc.name}"')
+        if pc.args is not None and not isinstance(pc.args, Mapping):
+            args[pc.name] = _untyped_args(pc, f"profiles[{index}].pluginConfig[{i}].args")
+            continue
         if pc.name == "PodTopologySpread":
             # Validated with the configuration, as ValidateKubeSchedulerConfiguration does, so
             # the error names the file and the args' place in it.
