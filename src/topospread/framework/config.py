@@ -199,14 +199,14 @@ def _field_error(path: str, value: object, detail: str) -> str:
     return f"{path}: Invalid value: {value}: {detail}"
 
 
-def _untyped_args(pc: PluginConfig, path: str) -> None:
+def _check_untyped_args(pc: PluginConfig, path: str) -> None:
     """Args that are not a mapping: an error for a plugin with an args type, else left unread.
 
     Upstream: PluginConfig.decodeNestedObjects (k8s.io/kube-scheduler/config/v1 types.go) and
     SimpleMetaFactory.Interpret (apimachinery runtime/serializer/json/meta.go), v1.35
     """
     if pc.name not in TYPED_ARGS_PLUGINS:
-        return None
+        return
     raise ConfigError(
         f"{path}: decoding args for plugin {pc.name}: couldn't get version/kind; json parse "
         f"error: json: cannot unmarshal {json_kind(pc.args)} into Go value of type "
@@ -229,7 +229,8 @@ def _default_profile(p: KubeSchedulerProfile, index: int) -> Profile:
         if pc.name in args:
             raise ConfigError(f'profiles[{index}].pluginConfig[{i}]: Duplicate value: "{pc.name}"')
         if pc.args is not None and not isinstance(pc.args, Mapping):
-            args[pc.name] = _untyped_args(pc, f"profiles[{index}].pluginConfig[{i}].args")
+            _check_untyped_args(pc, f"profiles[{index}].pluginConfig[{i}].args")
+            args[pc.name] = None
             continue
         if pc.name == "PodTopologySpread":
             # Validated with the configuration, as ValidateKubeSchedulerConfiguration does, so
