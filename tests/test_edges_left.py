@@ -3,6 +3,7 @@ exact message, its field's path, and exit code 2."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Final
 
@@ -471,3 +472,74 @@ def test_the_first_profiles_args_error_is_reported() -> None:
     )
     with pytest.raises(ConfigError, match=r"pluginConfig\[0\].*plugin NodeAffinity"):
         decode_config(yaml.safe_load(text), "config.yaml")
+
+
+_CPU: Final = "resources: {requests: {cpu: 100m}}"
+_QUANTITY_ERROR: Final = (
+    'Invalid value: "lots": quantities must match the regular expression '
+    "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+)
+# Go's decoder reads the fields in the order kubectl sends them (its re-encoded map: sorted),
+# saves the first plain type error and goes on, but stops at once when a type's own
+# UnmarshalJSON fails (decodeState.saveError and literalStore, encoding/json decode.go as
+# sigs.k8s.io/json vendors it; Quantity.UnmarshalJSON, IntOrString.UnmarshalJSON).
+FIRST_ERROR: Final = {
+    "a type error before a bad quantity": (
+        _with(GOOD_POD, "spec:\n", "spec:\n  priority: x\n").replace("100m", "lots"),
+        "(Pod default/p): spec.containers[0].resources.requests[cpu]: " + _QUANTITY_ERROR,
+    ),
+    "a type error after a bad quantity": (
+        GOOD_POD.replace("100m", "lots") + "  priority: x\n",
+        "(Pod default/p): spec.containers[0].resources.requests[cpu]: " + _QUANTITY_ERROR,
+    ),
+    "two type errors: the first in sorted order": (
+        GOOD_POD + "  priority: x\n  nodeName: 1\n",
+        "(Pod default/p): json: cannot unmarshal number into Go struct field "
+        "PodSpec.spec.nodeName of type string",
+    ),
+    "a type error before a bad IntOrString": (
+        _with(
+            DEPLOYMENT,
+            "  replicas: 3\n",
+            "  replicas: x\n  strategy: {rollingUpdate: {maxSurge: true}}\n",
+        ),
+        "(Deployment default/web): json: cannot unmarshal bool into Go struct field "
+        "RollingUpdateDeployment.spec.strategy.rollingUpdate.maxSurge of type int32",
+    ),
+    "a bad IntOrString read before a bad quantity": (
+        _with(
+            DEPLOYMENT, "  replicas: 3\n", "  strategy: {rollingUpdate: {maxSurge: 1.5}}\n"
+        ).replace("100m", "lots"),
+        "(Deployment default/web): json: cannot unmarshal number 1.5 into Go struct field "
+        "RollingUpdateDeployment.spec.strategy.rollingUpdate.maxSurge of type int32",
+    ),
+    "a quantity under a mistyped object is never read": (
+        GOOD_POD.replace(_CPU, "resources: [{requests: {cpu: lots}}]") + "  priority: x\n",
+        "(Pod default/p): json: cannot unmarshal array into Go struct field "
+        "Container.spec.containers.resources of type v1.ResourceRequirements",
+    ),
+}
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["exact", "fast"])
+@pytest.mark.parametrize("name", list(FIRST_ERROR))
+def test_of_two_mistakes_the_api_servers_decoder_names_the_one_go_returns(
+    name: str, fast: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text, message = FIRST_ERROR[name]
+    if fast:
+        monkeypatch.setattr(yaml_fast, "_FAST_MIN_BYTES", 0)
+    got = outcome(text) if fast else exact(text, monkeypatch)
+    assert got == ("error", f"t.yaml {message}")
+    assert outcome(json.dumps(yaml.safe_load(text))) == got
+
+
+def test_of_two_mistakes_the_one_go_returns_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text, message = FIRST_ERROR["a type error before a bad quantity"]
+    bad = _write(tmp_path, "bad.yaml", text)
+    nodes = _write(tmp_path, "nodes.yaml", GOOD_NODE)
+    assert_one_line_exit_2(
+        ["schedule", "--nodes", nodes, "--pods", bad], capsys, f"bad.yaml {message}"
+    )

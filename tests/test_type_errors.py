@@ -315,17 +315,12 @@ def test_numbers_are_written_as_gos_encoding_json_writes_them(value: float, writ
 
 # Fields whose Go type we do not know for sure keep our own wording rather than an invented one.
 UNKNOWN_GO_TYPE: Final = {
-    # Our struct reads the retention policy as a raw mapping of strings, not as its Go struct
-    # (volumeClaimTemplates and the volume sources' scalars now have their Go types: see
+    # Our struct reads an emptyDir as a raw mapping, not as its Go struct (the retention
+    # policy, volumeClaimTemplates and the volume sources' scalars have their Go types: see
     # test_edges_left.py).
-    "inside a field kept as raw data": (
-        _with(
-            STATEFUL_SET,
-            "serviceName: db",
-            "serviceName: db\n  persistentVolumeClaimRetentionPolicy: {whenDeleted: 1}",
-        ),
-        "spec.persistentVolumeClaimRetentionPolicy[whenDeleted]: expected a string, got 1 "
-        "(quote it to keep it a string)",
+    "a field kept as raw data": (
+        _with(GOOD_POD, "  containers:", "  volumes: [{name: v, emptyDir: [1]}]\n  containers:"),
+        "spec.volumes[0].emptyDir: expected a mapping, got a list",
     ),
 }
 

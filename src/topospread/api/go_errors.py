@@ -21,9 +21,11 @@ decoder into its int32 (``... of type int32``, the outer field named), a metav1.
 into a string (``... of type string``), and a resource.Quantity fails to parse with
 apimachinery's message (given the field's path and value here, as resource_validation does).
 
-NOTE: Go keeps decoding after a type error and reports the first one, unless a type's own
-UnmarshalJSON fails later (a quantity, an IntOrString), which wins; msgspec stops at the first
-wrong value, so of two mistakes in one object we may name the other one.
+Go keeps decoding after a type error and reports the first one (in the order kubectl sends the
+fields: sorted), unless a type's own UnmarshalJSON fails later (a quantity, an IntOrString, a
+time), which wins; msgspec stops at the first wrong value in the file's order, so once it has
+failed ``go_first_error`` walks the data as Go's decoder does to name the same one. (Only on
+that error path: a clean decode costs nothing more.)
 
 Upstream: UnmarshalTypeError.Error and decodeState.addErrorContext (encoding/json decode.go,
 as vendored in sigs.k8s.io/json), IntOrString.UnmarshalJSON, Time.UnmarshalJSON and
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Final
 
@@ -51,18 +54,27 @@ from topospread.api.go_types import (
     go_struct_name,
     unwrap,
 )
-from topospread.api.resource import ERR_FORMAT_WRONG
+from topospread.api.resource import ERR_FORMAT_WRONG, QuantityError, parse_quantity
 
 _ERROR: Final = re.compile(r"(?P<message>.*?) - at `(?P<path>\$[^`]*)`")
 _EXPECTED: Final = re.compile(r"Expected `[^`]*`, got `(?P<got>[^`]*)`")
 _BOUND: Final = re.compile(r"Expected `int` (?:>=|<=) -?[0-9]+")
 _SEGMENT: Final = re.compile(r"\.([^.\[]+)|\[(\d+)\]|\[\.\.\.\]")
+_INT32: Final = (-(2**31), 2**31 - 1)
 _INTEGERS: Final = frozenset({"int8", "int16", "int32", "int64", "int", "uint32", "uint64"})
 
 
 def go_type_error(err: msgspec.ValidationError, data: Any, cls: type[msgspec.Struct]) -> str | None:
     """msgspec's type error for ``data`` decoded into ``cls`` in the API server's words, or None
-    when the Go type of the field is not known for sure (the caller keeps its own wording)."""
+    when the Go type of the field is not known for sure (the caller keeps its own wording).
+
+    The error named is the one Go's decoder returns, found by walking ``data`` as it reads it
+    (``go_first_error``); msgspec's own first error when that walk cannot name one."""
+    if go_struct_name(cls) is None:
+        return None
+    said = go_first_error(data, cls)
+    if said is not None:
+        return said
     m = _ERROR.fullmatch(str(err))
     if m is None:
         return None
@@ -75,44 +87,60 @@ def go_type_error(err: msgspec.ValidationError, data: Any, cls: type[msgspec.Str
     else:
         return None
     steps = _locate(_segments(path), data, got)
-    if steps is None or go_struct_name(cls) is None:
-        return None
-    info: mi.Type = type_info(cls)
+    return None if steps is None else _message_at(steps, data, cls)
+
+
+@dataclass(frozen=True, slots=True)
+class _At:
+    """Where a walk from the root has got to: the type there and the names an error needs."""
+
+    info: mi.Type
     go_type: str | None = None
-    struct = ""
-    fields: list[str] = []
-    value = data
-    shown = ""  # the path as a field error names it: spec.containers[0].resources.limits[cpu]
-    for step in steps:
-        info = unwrap(info)
-        if isinstance(step, str) and isinstance(info, mi.StructType):
-            field = next((f for f in info.fields if f.encode_name == step), None)
-            if field is None:
-                return None
-            go_type = field_go_type(info.cls, field)
-            struct = go_struct_name(info.cls) or ""
-            fields.append(step)
-            shown = f"{shown}.{step}" if shown else step
-            info = field.type
-        elif isinstance(info, mi.DictType) and go_type in DICT_STRUCTS and isinstance(step, str):
-            struct = go_type.removeprefix("v1.")
-            go_type = DICT_STRUCTS[go_type].get(step)
-            fields.append(step)
-            shown = f"{shown}.{step}"
-            info = info.value_type
-        elif isinstance(info, mi.DictType | mi.ListType) and go_type is not None:
-            go_type = element_go_type(go_type)
-            shown = f"{shown}[{step}]"
-            info = info.value_type if isinstance(info, mi.DictType) else info.item_type
-        else:
+    struct: str = ""
+    fields: tuple[str, ...] = ()
+    shown: str = ""  # the path as a field error names it: spec.containers[0].resources.limits[cpu]
+
+
+def _step(at: _At, step: str | int) -> _At | None:
+    """``at`` moved one step down (a field, a map key or a list index), or None if unknown."""
+    info = unwrap(at.info)
+    if isinstance(step, str) and isinstance(info, mi.StructType):
+        field = next((f for f in info.fields if f.encode_name == step), None)
+        if field is None:
             return None
-        if go_type is None:
+        shown = f"{at.shown}.{step}" if at.shown else step
+        return _At(
+            field.type,
+            field_go_type(info.cls, field),
+            go_struct_name(info.cls) or "",
+            (*at.fields, step),
+            shown,
+        )
+    if isinstance(info, mi.DictType) and at.go_type in DICT_STRUCTS and isinstance(step, str):
+        go_type = DICT_STRUCTS[at.go_type].get(step)
+        struct = at.go_type.removeprefix("v1.")
+        return _At(info.value_type, go_type, struct, (*at.fields, step), f"{at.shown}.{step}")
+    if isinstance(info, mi.DictType | mi.ListType) and at.go_type is not None:
+        inner = info.value_type if isinstance(info, mi.DictType) else info.item_type
+        shown = f"{at.shown}[{step}]"
+        return _At(inner, element_go_type(at.go_type), at.struct, at.fields, shown)
+    return None
+
+
+def _message_at(steps: list[str | int], data: Any, cls: type[msgspec.Struct]) -> str | None:
+    """The decoder's error for the value at ``steps``, or None when its Go type is unknown."""
+    at: _At | None = _At(type_info(cls))
+    value = data
+    for step in steps:
+        at = _step(at, step) if at is not None else None
+        if at is None or at.go_type is None:
             return None
         value = value[step]
-    if go_type is None or not fields:
+    if at is None or at.go_type is None or not at.fields:
         return None
+    go_type = at.go_type
     if go_type == QUANTITY:
-        return f"{shown}: Invalid value: {render(value)}: {ERR_FORMAT_WRONG}"
+        return f"{at.shown}: Invalid value: {render(value)}: {_quantity_error(value)}"
     if go_type == INT_OR_STRING:
         go_type = "int32"  # a string is always taken: the error is its int32's
     elif go_type == TIME:
@@ -122,7 +150,7 @@ def go_type_error(err: msgspec.ValidationError, data: Any, cls: type[msgspec.Str
         what = f"number {go_number(value)}"
     return (
         f"json: cannot unmarshal {what} into Go struct field "
-        f"{struct}.{'.'.join(fields)} of type {go_type}"
+        f"{at.struct}.{'.'.join(at.fields)} of type {go_type}"
     )
 
 
@@ -179,3 +207,104 @@ def _locate(rest: list[str | int | None], value: Any, got: str) -> list[str | in
         return None
     found = _locate(tail, value[step], got)
     return None if found is None else [step, *found]
+
+
+def _quantity_error(value: Any) -> str | None:
+    """Quantity.UnmarshalJSON's error for a JSON value (a string or a number's literal is
+    parsed), or None when it decodes."""
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        return ERR_FORMAT_WRONG
+    try:
+        parse_quantity(value)
+    except QuantityError as err:
+        return str(err)
+    return None
+
+
+def _custom_fails(value: Any, go_type: str) -> bool:
+    """Whether a type's own UnmarshalJSON refuses ``value``."""
+    if go_type == QUANTITY:
+        return _quantity_error(value) is not None
+    if go_type == TIME:
+        return not isinstance(value, str)
+    # IntOrString: a string, else an int32.
+    if isinstance(value, str):
+        return False
+    return (
+        isinstance(value, bool) or not isinstance(value, int) or not _INT32[0] <= value <= _INT32[1]
+    )
+
+
+def _fits(value: Any, info: mi.Type) -> bool:
+    """Whether a scalar of ``value``'s JSON type decodes into ``info`` (Go's plain kinds)."""
+    if isinstance(info, mi.UnionType):
+        return any(_fits(value, t) for t in info.types)
+    if isinstance(info, mi.NoneType | mi.AnyType):
+        return isinstance(info, mi.AnyType) or value is None
+    if isinstance(info, mi.BoolType):
+        return isinstance(value, bool)
+    if isinstance(value, bool):
+        return False
+    if isinstance(info, mi.IntType):
+        return (
+            isinstance(value, int)
+            and (info.ge is None or value >= info.ge)
+            and (info.le is None or value <= info.le)
+        )
+    if isinstance(info, mi.FloatType):
+        return isinstance(value, int | float)
+    if isinstance(info, mi.StrType | mi.LiteralType | mi.EnumType):
+        return isinstance(value, str)
+    if isinstance(info, mi.StructType | mi.DictType):
+        return isinstance(value, dict)
+    if isinstance(info, mi.ListType):
+        return isinstance(value, list)
+    return True  # a type this walk does not model: taken, msgspec's own error stands
+
+
+def _walk(
+    value: Any, at: _At, steps: list[str | int], plain: list[list[str | int]]
+) -> list[str | int] | None:
+    """Go's decoder over ``value``: the steps to the first failure of a type's own UnmarshalJSON
+    (which stops it), with the first plain type error appended to ``plain`` (which does not)."""
+    if value is None:
+        return None  # null sets a pointer, a slice or a map to nil; a struct is left alone
+    if at.go_type in (QUANTITY, INT_OR_STRING, TIME):
+        return steps if _custom_fails(value, at.go_type or "") else None
+    info = unwrap(at.info)
+    if not _fits(value, info):
+        if not plain:
+            plain.append(steps)
+        return None
+    children: list[tuple[str | int, Any]]
+    if isinstance(value, dict):
+        # kubectl sends what it re-encoded from a map: every object's keys sorted.
+        children = [(k, value[k]) for k in sorted(value) if isinstance(k, str)]
+    elif isinstance(value, list):
+        children = list(enumerate(value))
+    else:
+        return None
+    for step, item in children:
+        inner = _step(at, step)
+        if inner is None:
+            continue  # an unknown field (strict decoding's business) or a type not modelled
+        found = _walk(item, inner, [*steps, step], plain)
+        if found is not None:
+            return found
+    return None
+
+
+def go_first_error(data: Any, cls: type[msgspec.Struct]) -> str | None:
+    """The error Go's decoder returns for ``data`` decoded into ``cls``, when it can be named.
+
+    Go reads every object's fields in the order kubectl sent them (sorted), keeps going after a
+    plain type error and returns the first at the end, but stops at once when a type's own
+    UnmarshalJSON fails (a quantity, an IntOrString, a time), whose error then wins.
+    Upstream: decodeState.saveError, decodeState.object and decodeState.literalStore
+    (encoding/json decode.go, as vendored in sigs.k8s.io/json)
+    """
+    plain: list[list[str | int]] = []
+    steps = _walk(data, _At(type_info(cls)), [], plain)
+    if steps is None and plain:
+        steps = plain[0]
+    return None if steps is None else _message_at(steps, data, cls)
