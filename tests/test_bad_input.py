@@ -248,6 +248,40 @@ def assert_one_line_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str], 
     assert "Traceback" not in err
 
 
+def write_text(tmp_path: Path, name: str, text: str) -> str:
+    """``text`` written to ``tmp_path/name``; the path as a string, for argv."""
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def assert_manifest_refused(
+    command: str, text: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``text`` as a manifest file given to ``schedule`` (as --pods beside a good node) or
+    ``check``: exit 2, one line naming the file and saying ``message``."""
+    bad = write_text(tmp_path, "bad.yaml", text)
+    nodes = write_text(tmp_path, "nodes.yaml", GOOD_NODE)
+    argv = (
+        ["schedule", "--nodes", nodes, "--pods", bad]
+        if command == "schedule"
+        else ["check", bad, "--zones", "3"]
+    )
+    assert_one_line_exit_2(argv, capsys, message)
+    assert_one_line_exit_2(argv, capsys, "bad.yaml")
+
+
+def assert_config_refused(
+    text: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``text`` as ``schedule --config``'s file: exit 2, one line ``config.yaml: message``."""
+    bad = write_text(tmp_path, "config.yaml", text)
+    nodes = write_text(tmp_path, "nodes.yaml", GOOD_NODE)
+    pods = write_text(tmp_path, "pods.yaml", GOOD_POD)
+    argv = ["schedule", "--nodes", nodes, "--pods", pods, "--config", bad]
+    assert_one_line_exit_2(argv, capsys, f"config.yaml: {message}")
+
+
 # Each command that reads a kind of input, as argv around the bad file (BAD) and the good
 # files it needs beside it (NODES, PODS, CHART).
 READERS: Final = {

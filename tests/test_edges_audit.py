@@ -8,7 +8,14 @@ from typing import Final
 
 import pytest
 
-from test_bad_input import DEPLOYMENT, GOOD_NODE, GOOD_POD, assert_one_line_exit_2
+from test_bad_input import (
+    DEPLOYMENT,
+    GOOD_POD,
+    assert_config_refused,
+    assert_manifest_refused,
+    assert_one_line_exit_2,
+    write_text,
+)
 from test_loader_fast_path import exact, outcome
 from topospread.api import loader, yaml_fast
 from topospread.api.strict import FieldValidation, field_validation
@@ -197,27 +204,13 @@ CONFIGS: Final = {
 }
 
 
-def _write(tmp_path: Path, name: str, text: str) -> str:
-    path = tmp_path / name
-    path.write_text(text)
-    return str(path)
-
-
 @pytest.mark.parametrize("command", ["schedule", "check"])
 @pytest.mark.parametrize("name", list(MANIFESTS))
 def test_audited_manifests_are_refused_with_the_api_servers_message(
     name: str, command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     text, message = MANIFESTS[name]
-    bad = _write(tmp_path, "bad.yaml", text)
-    nodes = _write(tmp_path, "nodes.yaml", GOOD_NODE)
-    argv = (
-        ["schedule", "--nodes", nodes, "--pods", bad]
-        if command == "schedule"
-        else ["check", bad, "--zones", "3"]
-    )
-    assert_one_line_exit_2(argv, capsys, message)
-    assert_one_line_exit_2(argv, capsys, "bad.yaml")
+    assert_manifest_refused(command, text, message, tmp_path, capsys)
 
 
 @pytest.mark.parametrize("name", list(CONFIGS))
@@ -225,11 +218,7 @@ def test_audited_scheduler_configurations_name_the_file_and_the_args_path(
     name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     text, message = CONFIGS[name]
-    bad = _write(tmp_path, "config.yaml", text)
-    nodes = _write(tmp_path, "nodes.yaml", GOOD_NODE)
-    pods = _write(tmp_path, "pods.yaml", GOOD_POD)
-    argv = ["schedule", "--nodes", nodes, "--pods", pods, "--config", bad]
-    assert_one_line_exit_2(argv, capsys, f"config.yaml: {message}")
+    assert_config_refused(text, message, tmp_path, capsys)
 
 
 @pytest.mark.parametrize("name", ["replicas beyond int32", "maxSkew beyond int32"])
@@ -274,7 +263,7 @@ def test_verify_names_the_workload_not_the_replica_set_it_expands_into(
         )
         + "\n"
     )
-    bad = _write(tmp_path, "verify.yaml", scenario)
+    bad = write_text(tmp_path, "verify.yaml", scenario)
     assert_one_line_exit_2(
         ["verify", bad],
         capsys,

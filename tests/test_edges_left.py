@@ -10,7 +10,15 @@ from typing import Final
 import pytest
 import yaml
 
-from test_bad_input import DEPLOYMENT, GOOD_NODE, GOOD_POD, assert_one_line_exit_2, run
+from test_bad_input import (
+    DEPLOYMENT,
+    GOOD_NODE,
+    GOOD_POD,
+    assert_manifest_refused,
+    assert_one_line_exit_2,
+    run,
+    write_text,
+)
 from test_loader_fast_path import exact, outcome
 from topospread.api import yaml_fast
 from topospread.api.apps_validation import validate_workload_spec
@@ -117,27 +125,13 @@ MANIFESTS: Final = {
 }
 
 
-def _write(tmp_path: Path, name: str, text: str) -> str:
-    path = tmp_path / name
-    path.write_text(text)
-    return str(path)
-
-
 @pytest.mark.parametrize("command", ["schedule", "check"])
 @pytest.mark.parametrize("name", list(MANIFESTS))
 def test_left_gaps_are_refused_with_the_api_servers_message(
     name: str, command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     text, message = MANIFESTS[name]
-    bad = _write(tmp_path, "bad.yaml", text)
-    nodes = _write(tmp_path, "nodes.yaml", GOOD_NODE)
-    argv = (
-        ["schedule", "--nodes", nodes, "--pods", bad]
-        if command == "schedule"
-        else ["check", bad, "--zones", "3"]
-    )
-    assert_one_line_exit_2(argv, capsys, message)
-    assert_one_line_exit_2(argv, capsys, "bad.yaml")
+    assert_manifest_refused(command, text, message, tmp_path, capsys)
 
 
 def test_a_template_image_with_whitespace_passes_but_its_pods_are_refused(
@@ -146,7 +140,7 @@ def test_a_template_image_with_whitespace_passes_but_its_pods_are_refused(
     """The API server accepts the Deployment (only a pod's image is held to that); the pods its
     ReplicaSet creates are refused (upstream: FailedCreate events, no pod ever runs), which we
     report as the error that stops the run, naming the workload and the pod."""
-    bad = _write(tmp_path, "bad.yaml", _with(DEPLOYMENT, "image: nginx", "image: ' nginx'"))
+    bad = write_text(tmp_path, "bad.yaml", _with(DEPLOYMENT, "image: nginx", "image: ' nginx'"))
     argv = ["check", bad, "--zones", "3"]
     assert_one_line_exit_2(argv, capsys, "bad.yaml: deployment default/web (Pod default/web-")
     assert_one_line_exit_2(
@@ -169,7 +163,7 @@ def test_a_template_image_with_whitespace_passes_but_its_pods_are_refused(
 def test_valid_stateful_set_strategies_are_accepted(
     spec_lines: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    bad = _write(tmp_path, "ok.yaml", _sts(spec_lines))
+    bad = write_text(tmp_path, "ok.yaml", _sts(spec_lines))
     code, _, err = run(["check", bad, "--zones", "3"], capsys)
     assert code != 2 and "error" not in err, err
 
@@ -309,8 +303,8 @@ def test_a_wrong_typed_volume_field_exits_2_naming_the_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     text, message = WRONG_TYPES["a volume source's int32"]
-    bad = _write(tmp_path, "bad.yaml", text)
-    nodes = _write(tmp_path, "nodes.yaml", GOOD_NODE)
+    bad = write_text(tmp_path, "bad.yaml", text)
+    nodes = write_text(tmp_path, "nodes.yaml", GOOD_NODE)
     assert_one_line_exit_2(["schedule", "--nodes", nodes, "--pods", bad], capsys, message)
 
 
@@ -358,7 +352,7 @@ def test_a_wrong_typed_retention_policy_field_exits_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     text = RETENTION_TYPES["whenDeleted a number"][0]
-    bad = _write(tmp_path, "bad.yaml", text)
+    bad = write_text(tmp_path, "bad.yaml", text)
     assert_one_line_exit_2(
         ["check", bad, "--zones", "3"],
         capsys,
@@ -405,8 +399,8 @@ def test_an_empty_kind_passes_kubectls_check_and_is_missing_to_its_decoder(
 
 
 def test_an_empty_kind_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    bad = _write(tmp_path, "bad.yaml", EMPTY_KIND["empty kind"][0])
-    nodes = _write(tmp_path, "nodes.yaml", GOOD_NODE)
+    bad = write_text(tmp_path, "bad.yaml", EMPTY_KIND["empty kind"][0])
+    nodes = write_text(tmp_path, "nodes.yaml", GOOD_NODE)
     assert_one_line_exit_2(
         ["schedule", "--nodes", nodes, "--pods", bad],
         capsys,
@@ -445,9 +439,9 @@ def test_plugin_args_that_are_not_a_mapping_are_kube_schedulers_decode_error(
 ) -> None:
     args, what = NOT_A_MAPPING[name]
     text = CONFIG.replace("PLUGIN", plugin).replace("ARGS", args)
-    config = _write(tmp_path, "config.yaml", text)
-    nodes = _write(tmp_path, "nodes.yaml", GOOD_NODE)
-    pods = _write(tmp_path, "pods.yaml", GOOD_POD)
+    config = write_text(tmp_path, "config.yaml", text)
+    nodes = write_text(tmp_path, "nodes.yaml", GOOD_NODE)
+    pods = write_text(tmp_path, "pods.yaml", GOOD_POD)
     argv = ["schedule", "--nodes", nodes, "--pods", pods, "--config", config]
     assert_one_line_exit_2(
         argv,
@@ -538,8 +532,8 @@ def test_of_two_mistakes_the_one_go_returns_exits_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     text, message = FIRST_ERROR["a type error before a bad quantity"]
-    bad = _write(tmp_path, "bad.yaml", text)
-    nodes = _write(tmp_path, "nodes.yaml", GOOD_NODE)
+    bad = write_text(tmp_path, "bad.yaml", text)
+    nodes = write_text(tmp_path, "nodes.yaml", GOOD_NODE)
     assert_one_line_exit_2(
         ["schedule", "--nodes", nodes, "--pods", bad], capsys, f"bad.yaml {message}"
     )

@@ -13,7 +13,14 @@ from typing import Final
 import pytest
 import yaml
 
-from test_bad_input import DEPLOYMENT, GOOD_NODE, GOOD_POD, assert_one_line_exit_2
+from test_bad_input import (
+    DEPLOYMENT,
+    GOOD_NODE,
+    GOOD_POD,
+    assert_config_refused,
+    assert_one_line_exit_2,
+    write_text,
+)
 from test_edges_audit import BUDGET, CONFIG
 from test_loader_fast_path import exact, outcome
 from topospread.api import yaml_fast
@@ -240,12 +247,6 @@ CONFIGS: Final = {
 }
 
 
-def _write(tmp_path: Path, name: str, text: str) -> str:
-    path = tmp_path / name
-    path.write_text(text)
-    return str(path)
-
-
 def _label(text: str) -> str:
     obj = yaml.safe_load(text)
     name = obj["metadata"]["name"]
@@ -257,8 +258,8 @@ def test_a_wrong_json_type_is_refused_with_the_api_servers_decode_error(
     name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     text, message = MANIFESTS[name]
-    bad = _write(tmp_path, "bad.yaml", text)
-    nodes = _write(tmp_path, "nodes.yaml", GOOD_NODE)
+    bad = write_text(tmp_path, "bad.yaml", text)
+    nodes = write_text(tmp_path, "nodes.yaml", GOOD_NODE)
     argv = ["schedule", "--nodes", nodes, "--pods", bad]
     assert_one_line_exit_2(argv, capsys, f"bad.yaml {_label(text)}: {message}")
 
@@ -268,11 +269,7 @@ def test_a_wrong_json_type_in_the_scheduler_configuration_is_kube_schedulers_err
     name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     text, message = CONFIGS[name]
-    bad = _write(tmp_path, "config.yaml", text)
-    nodes = _write(tmp_path, "nodes.yaml", GOOD_NODE)
-    pods = _write(tmp_path, "pods.yaml", GOOD_POD)
-    argv = ["schedule", "--nodes", nodes, "--pods", pods, "--config", bad]
-    assert_one_line_exit_2(argv, capsys, f"config.yaml: {message}")
+    assert_config_refused(text, message, tmp_path, capsys)
 
 
 @pytest.mark.parametrize("name", list(MANIFESTS))
