@@ -15,6 +15,7 @@ import typer
 from typer.core import TyperOption
 
 from topospread import __version__
+from topospread.cli import coercion
 from topospread.errors import TopospreadError
 
 # NOTE: typer 0.29's help shows a type for every option, "<bool>" for flags, as if they took
@@ -28,6 +29,8 @@ def _flag_display_type(self: TyperOption, ctx: Any) -> str | None:
 
 
 TyperOption.display_type_rich = _flag_display_type  # type: ignore[method-assign]
+# Option values coerced without importing pydantic where the outcome is plainly Typer's.
+coercion.install()
 
 
 def _names_never_cut() -> None:
