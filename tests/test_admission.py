@@ -442,6 +442,12 @@ _POD_FIELDS: dict[str, tuple[str, Any]] = {
     "nodeAffinity": ("spec.affinity.nodeAffinity", _node_affinity("node-1")),
     "invalid nodeAffinity": ("spec.affinity.nodeAffinity", _node_affinity("node-1", "Gt")),
     "volumes": ("spec.volumes", [{"name": "kube-api-access-bbbbb"}]),
+    "namespace": ("metadata.namespace", "Default"),
+    "generateName": ("metadata.generateName", "Web-"),
+    "image": (
+        "spec.containers",
+        [{"name": "c", "image": "nginx ", "resources": {"requests": {"cpu": "100m"}}}],
+    ),
 }
 
 
@@ -477,6 +483,42 @@ def test_a_pod_admitted_after_another_of_its_template_is_admitted_as_alone(
     assert _admitted(_BASE, shared) == base_alone
     assert _admitted(variant, shared) == variant_alone
     assert _admitted(_BASE, shared) == base_alone
+
+
+@pytest.mark.parametrize(
+    ("path", "value"), list(_TEMPLATE_FIELDS.values()) + list(_POD_FIELDS.values()),
+    ids=list(_TEMPLATE_FIELDS) + list(_POD_FIELDS),
+)  # fmt: skip
+def test_the_builders_shortcut_admits_a_pod_of_a_known_template_as_alone(
+    path: str, value: Any
+) -> None:
+    """AdmissionMemo.admit_valid, which ScenarioBuilder tries first, gives a pod what
+    admission makes of it by itself, or leaves it to admit_pod (None)."""
+    variant = _variant(path, value)
+    alone = _admitted(variant, _memo())
+    shared = _memo()
+    _admitted(_BASE, shared)
+    fast = shared.admit_valid(msgspec.convert(variant, Pod))
+    if fast is None:
+        assert _admitted(variant, shared) == alone
+    else:
+        assert msgspec.to_builtins(fast) == alone
+
+
+@pytest.mark.parametrize("priority", [None, 5], ids=["admission sets it", "read back"])
+def test_the_builders_shortcut_is_taken_for_a_valid_pod_of_a_known_template(
+    priority: int | None,
+) -> None:
+    shared = _memo()
+    first = _variant("spec.priority", priority) if priority is not None else _BASE
+    _admitted(first, shared)
+    second = _variant("metadata.name", "web-2")
+    second["spec"]["volumes"] = [{"name": "kube-api-access-bbbbb"}]
+    if priority is not None:
+        second["spec"]["priority"] = priority
+    fast = shared.admit_valid(msgspec.convert(second, Pod))
+    assert fast is not None
+    assert msgspec.to_builtins(fast) == _admitted(second, _memo())
 
 
 def test_the_admission_memo_is_not_used_with_other_priority_classes() -> None:

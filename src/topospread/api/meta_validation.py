@@ -30,6 +30,7 @@ from topospread.util.validation import (
     is_dns1123_subdomain,
     is_qualified_name,
     is_valid_label_value,
+    valid_dns1123_subdomain,
 )
 
 TOTAL_ANNOTATION_SIZE_LIMIT_B: Final = 256 * (1 << 10)
@@ -197,6 +198,11 @@ def _mask_trailing_dash(name: str) -> str:
 def name_is_dns_subdomain(name: str, prefix: bool) -> list[str]:
     """Upstream: NameIsDNSSubdomain (apimachinery/pkg/api/validation/generic.go, v1.35)"""
     return is_dns1123_subdomain(_mask_trailing_dash(name) if prefix else name)
+
+
+def name_is_valid_dns_subdomain(name: str, prefix: bool) -> bool:
+    """Whether ``name_is_dns_subdomain(name, prefix)`` is empty, without its messages."""
+    return valid_dns1123_subdomain(_mask_trailing_dash(name) if prefix else name)
 
 
 def name_is_dns_label(name: str, prefix: bool) -> list[str]:

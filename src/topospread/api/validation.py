@@ -43,6 +43,7 @@ from topospread.api.meta_validation import (
     validate_labels,
     validate_object_meta,
 )
+from topospread.api.quick_validation import GO_SPACE, node_meta_and_taints_valid, pod_valid
 from topospread.api.resource_validation import (
     validate_node_resources,
     validate_overhead,
@@ -112,6 +113,17 @@ def validate_pod(
 
     Upstream: ValidatePodCreate (pkg/apis/core/validation/validation.go, v1.35)
     """
+    if spec_errors is None:
+        # Reads neither the name nor generateName: the same before a name is generated.
+        spec_errors = pod_spec_errors(
+            pod,
+            allow_toleration_comparison_operators=allow_toleration_comparison_operators,
+            match_label_keys_selector_merge=match_label_keys_selector_merge,
+        )
+    meta_errors, before_node_affinity, before_node_name, after_node_name = spec_errors
+    found = bool(meta_errors or before_node_affinity or before_node_name or after_node_name)
+    if pod_valid(pod, found, from_template=from_template):
+        return []
     if not pod.metadata.name and pod.metadata.generate_name:
         meta = msgspec.structs.replace(pod.metadata, name=generate_name(pod.metadata.generate_name))
         pod = msgspec.structs.replace(pod, metadata=meta)
@@ -120,13 +132,6 @@ def validate_pod(
         meta, Path.root("metadata"), requires_namespace=True, labels_too=False
     )
     spec = pod.spec
-    if spec_errors is None:
-        spec_errors = pod_spec_errors(
-            pod,
-            allow_toleration_comparison_operators=allow_toleration_comparison_operators,
-            match_label_keys_selector_merge=match_label_keys_selector_merge,
-        )
-    meta_errors, before_node_affinity, before_node_name, after_node_name = spec_errors
     errs += meta_errors
     errs += before_node_affinity
     if spec.affinity is not None and spec.affinity.node_affinity is not None:
@@ -317,7 +322,7 @@ def _images_only_for_pod(spec: PodSpec) -> list[FieldError]:
         ("initContainers", spec.init_containers),
     ):
         for i, container in enumerate(containers):
-            if container.image != container.image.strip(_GO_SPACE):
+            if container.image != container.image.strip(GO_SPACE):
                 errs.append(
                     invalid(
                         spec_path.child(field).index(i).child("image"),
@@ -326,13 +331,6 @@ def _images_only_for_pod(spec: PodSpec) -> list[FieldError]:
                     )
                 )
     return errs
-
-
-# strings.TrimSpace's white space (unicode.IsSpace).
-_GO_SPACE: Final = (
-    "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
-    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
-)
 
 
 def _container_name(name: str, path: Path, names: set[str]) -> list[FieldError]:
@@ -360,10 +358,6 @@ def validate_node(node: Node) -> list[FieldError]:
 
     Upstream: ValidateNode (pkg/apis/core/validation/validation.go, v1.35)
     """
-    meta_path = Path.root("metadata")
-    errs = validate_object_meta(node.metadata, meta_path, requires_namespace=False)
-    if node.spec.taints:
-        errs += validate_taints(node.spec.taints, meta_path.child("taints"))
     # NOTE: the resources' errors depend on capacity and allocatable alone: the nodes of one
     # instance type share them, so they are found once per pair.
     status = node.status
@@ -373,6 +367,12 @@ def validate_node(node: Node) -> list[FieldError]:
         if len(_NODE_RESOURCE_ERRORS) >= _MAX_SPEC_ERRORS:
             _NODE_RESOURCE_ERRORS.clear()
         found = _NODE_RESOURCE_ERRORS[key] = validate_node_resources(node)
+    if not found and node_meta_and_taints_valid(node):
+        return []
+    meta_path = Path.root("metadata")
+    errs = validate_object_meta(node.metadata, meta_path, requires_namespace=False)
+    if node.spec.taints:
+        errs += validate_taints(node.spec.taints, meta_path.child("taints"))
     errs += found
     return errs
 

@@ -35,6 +35,7 @@ from topospread.api.loader import (
     read_yaml_documents,
 )
 from topospread.api.object_validation import describe_object, validate_object
+from topospread.api.quick_validation import pod_valid
 from topospread.api.storage import STORAGE_KINDS, StorageObject
 from topospread.api.types import (
     Namespace,
@@ -191,7 +192,7 @@ class ScenarioBuilder:
         nodes = self._check_nodes()
         priorities = priority_classes(o for _, o in self.objects if isinstance(o, PriorityClass))
         memo = AdmissionMemo(priorities)
-        seen: dict[str, str] = {}
+        seen: dict[tuple[str, str], str] = {}
         pods = [
             self._admit(where, pod, memo, seen, nodes_by_name=nodes) for where, pod in self.pods
         ]
@@ -217,24 +218,33 @@ class ScenarioBuilder:
         where: str,
         pod: Pod,
         memo: AdmissionMemo,
-        seen: dict[str, str],
+        seen: dict[tuple[str, str], str],
         *,
         nodes_by_name: Mapping[str, Node] | None = None,
     ) -> Pod:
-        label = f"{where} (Pod {pod.metadata.namespace}/{pod.metadata.name})"
-        pod = admit_pod(pod, memo.priorities, label, memo=memo)
-        key = f"{pod.metadata.namespace}/{pod.metadata.name}"
+        meta = pod.metadata
+        admitted = memo.admit_valid(pod)
+        if admitted is None:  # the first of its template, or invalid: find what is wrong
+            admitted = admit_pod(pod, memo.priorities, _pod_label(where, pod), memo=memo)
+        # A valid namespace and name hold no "/": the pair is as unique as "namespace/name".
+        key = (admitted.metadata.namespace, admitted.metadata.name)
         if key in seen:
             raise ValidationError(
-                f'{label}: metadata.name: Duplicate value: "{pod.metadata.name}" '
+                f'{_pod_label(where, pod)}: metadata.name: Duplicate value: "{meta.name}" '
                 f"(also at {seen[key]})"
             )
         seen[key] = where
-        if nodes_by_name is not None and pod.spec.node_name not in nodes_by_name:
+        if nodes_by_name is not None and admitted.spec.node_name not in nodes_by_name:
             raise ValidationError(
-                f'{label}: spec.nodeName: Not found: "{pod.spec.node_name}": no such node'
+                f"{_pod_label(where, pod)}: spec.nodeName: Not found: "
+                f'"{admitted.spec.node_name}": no such node'
             )
-        return pod
+        return admitted
+
+
+def _pod_label(where: str, pod: Pod) -> str:
+    """How errors name the pod: where it was read, its namespace and name."""
+    return f"{where} (Pod {pod.metadata.namespace}/{pod.metadata.name})"
 
 
 def admit_node(raw: Node, where: str, existing: Container[str] = ()) -> Node:
@@ -282,6 +292,7 @@ def admit_pod(
                 admitted.spec.affinity is not pod.spec.affinity,
                 admitted.spec,
                 spec_errors,
+                any(spec_errors),
             )
         pod = admitted
     else:
@@ -304,6 +315,7 @@ class _Admitted:
     affinity_changed: bool
     spec: PodSpec
     spec_errors: PodSpecErrors
+    spec_errors_found: bool
 
     def apply(self, pod: Pod) -> Pod:
         """``pod``, of this template, as admission makes it: the fields admission sets taken
@@ -355,6 +367,16 @@ class AdmissionMemo:
     def __init__(self, priorities: Mapping[str, PriorityClass | int]) -> None:
         self.priorities = priorities
         self.admitted: dict[bytes, _Admitted] = {}
+
+    def admit_valid(self, pod: Pod) -> Pod | None:
+        """``admit_pod(pod, self.priorities, ..., memo=self)`` when the pod's template is known
+        and the pod is valid (as ``pod_valid`` finds it); None otherwise, for ``admit_pod`` to
+        admit it, or to find what is wrong with it."""
+        kept = self.admitted.get(self.key(pod))
+        if kept is None or kept.spec_errors_found:
+            return None
+        admitted = kept.apply(pod)
+        return admitted if pod_valid(admitted, False, from_template=False) else None
 
     @staticmethod
     def key(pod: Pod) -> bytes:

@@ -239,3 +239,55 @@ def is_decimal_integer(value: str) -> list[str]:
     if not all("0" <= c <= "9" for c in digits):
         return [_DECIMAL_INTEGER_ERR]
     return []
+
+
+# ---------------------------------------------------------------------------------------------
+# Yes/no forms of the checks above, for the common case of a valid value: each is True exactly
+# when its check above returns no problem, and builds no message.
+#
+# NOTE: every pattern above matches ASCII characters alone, so a value that matches is as long
+# in characters as in bytes: "at most N bytes and matches" is "at most N characters and matches".
+
+
+def valid_dns1123_subdomain(value: str) -> bool:
+    """Whether ``is_dns1123_subdomain(value)`` is empty."""
+    return (
+        len(value) <= DNS1123_SUBDOMAIN_MAX_LENGTH
+        and _DNS1123_SUBDOMAIN_RE.fullmatch(value) is not None
+    )
+
+
+def valid_dns1123_label(value: str) -> bool:
+    """Whether ``is_dns1123_label(value)`` is empty."""
+    return len(value) <= DNS1123_LABEL_MAX_LENGTH and _DNS1123_LABEL_RE.fullmatch(value) is not None
+
+
+def valid_label_value(value: str) -> bool:
+    """Whether ``is_valid_label_value(value)`` is empty."""
+    return len(value) <= LABEL_VALUE_MAX_LENGTH and _LABEL_VALUE_RE.fullmatch(value) is not None
+
+
+def remembered(check: Callable[[str], bool], limit: int = 1 << 16) -> Callable[[str], bool]:
+    """``check``, remembering the values it found valid (up to ``limit`` of them at a time):
+    for values that recur, such as label keys, namespaces and node names."""
+    valid: set[str] = set()
+
+    def checked(value: str) -> bool:
+        if value in valid:
+            return True
+        if not check(value):
+            return False
+        if len(valid) >= limit:
+            valid.clear()
+        valid.add(value)
+        return True
+
+    return checked
+
+
+def _no_qualified_name_problem(value: str) -> bool:
+    return not is_qualified_name(value)
+
+
+valid_qualified_name: Final = remembered(_no_qualified_name_problem)
+valid_qualified_name.__doc__ = "Whether ``is_qualified_name(value)`` is empty."

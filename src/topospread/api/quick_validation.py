@@ -1,0 +1,202 @@
+"""Yes/no forms of ``validate_pod``'s and ``validate_node``'s checks, for the common case of a
+valid object: a cluster's thousands of pods and nodes are valid, and finding that builds no
+field path and no message.
+
+NOTE: each function here is True only when the check it names finds no error, by testing the
+very conditions under which that check reports one (tests/test_quick_validation.py holds each
+beside its check). Whenever one is False, the caller runs the full check, which finds the
+errors, their messages and their order; so these decide only how fast an object is found valid.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Final
+
+from topospread.api.affinity_validation import OBJECT_NAME_FIELD
+from topospread.api.meta_validation import (
+    TOTAL_ANNOTATION_SIZE_LIMIT_B,
+    name_is_valid_dns_subdomain,
+)
+from topospread.api.taint_validation import SUPPORTED_TAINT_EFFECTS
+from topospread.api.types import (
+    Container,
+    Node,
+    NodeAffinity,
+    NodeSelectorRequirement,
+    NodeSelectorTerm,
+    Pod,
+    Taint,
+)
+from topospread.util.validation import (
+    remembered,
+    valid_dns1123_label,
+    valid_dns1123_subdomain,
+    valid_label_value,
+    valid_qualified_name,
+)
+
+# strings.TrimSpace's white space (unicode.IsSpace).
+GO_SPACE: Final = (
+    "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+
+# Values that recur from object to object (pod names, node hostname labels, do not).
+_recurring_label_value: Final = remembered(valid_label_value)
+_recurring_namespace: Final = remembered(valid_dns1123_label)
+_recurring_node_name: Final = remembered(valid_dns1123_subdomain)
+
+
+def _valid_generate_name(prefix: str) -> bool:
+    return name_is_valid_dns_subdomain(prefix, True)
+
+
+_recurring_generate_name: Final = remembered(_valid_generate_name)
+
+
+def labels_valid(labels: Mapping[str, str]) -> bool:
+    """Whether ``validate_labels(labels, ...)`` is empty."""
+    for key, value in labels.items():
+        if not valid_qualified_name(key) or not _recurring_label_value(value):
+            return False
+    return True
+
+
+def annotations_valid(annotations: Mapping[str, str]) -> bool:
+    """Whether ``validate_annotations(annotations, ...)`` is empty."""
+    if not annotations:
+        return True
+    for key in annotations:
+        if not valid_qualified_name(key.lower()):
+            return False
+    total = sum(len(k.encode()) + len(v.encode()) for k, v in annotations.items())
+    return total <= TOTAL_ANNOTATION_SIZE_LIMIT_B
+
+
+def taints_valid(taints: Sequence[Taint]) -> bool:
+    """Whether ``validate_taints(taints, ...)`` is empty: valid keys and values, a supported
+    effect, no two alike in key and effect."""
+    seen: set[tuple[str, str]] = set()
+    for taint in taints:
+        if (
+            not valid_qualified_name(taint.key)
+            or not _recurring_label_value(taint.value)
+            or taint.effect not in SUPPORTED_TAINT_EFFECTS
+            or (taint.key, taint.effect) in seen
+        ):
+            return False
+        seen.add((taint.key, taint.effect))
+    return True
+
+
+def _requirement_valid(req: NodeSelectorRequirement, *, any_value: bool) -> bool:
+    """Whether ``validate_node_selector_requirement(req, ..., allow_invalid_label_value=
+    any_value)`` is empty."""
+    operator, values = req.operator, req.values
+    if operator in ("In", "NotIn"):
+        if not values:
+            return False
+    elif operator in ("Exists", "DoesNotExist"):
+        if values:
+            return False
+    elif operator in ("Gt", "Lt"):
+        if len(values) != 1:
+            return False
+    else:
+        return False
+    if not valid_qualified_name(req.key):
+        return False
+    return any_value or all(_recurring_label_value(value) for value in values)
+
+
+def _field_requirement_valid(req: NodeSelectorRequirement) -> bool:
+    """Whether ``validate_node_field_selector_requirement(req, ...)`` is empty."""
+    return (
+        req.operator in ("In", "NotIn")
+        and len(req.values) == 1
+        and req.key == OBJECT_NAME_FIELD
+        and _recurring_node_name(req.values[0])
+    )
+
+
+def _term_valid(term: NodeSelectorTerm, *, any_value: bool) -> bool:
+    """Whether ``validate_node_selector_term(term, ..., allow_invalid_label_value=any_value)``
+    is empty."""
+    for req in term.match_expressions:
+        if not _requirement_valid(req, any_value=any_value):
+            return False
+    for req in term.match_fields:
+        if not _field_requirement_valid(req):
+            return False
+    return True
+
+
+def node_affinity_valid(affinity: NodeAffinity) -> bool:
+    """Whether ``validate_node_affinity(affinity, ...)`` is empty: required terms (at least
+    one) with valid requirements, preferred ones with weights 1 to 100 (any label value)."""
+    required = affinity.required_during_scheduling_ignored_during_execution
+    if required is not None:
+        if not required.node_selector_terms:
+            return False
+        for term in required.node_selector_terms:
+            if not _term_valid(term, any_value=False):
+                return False
+    for preferred in affinity.preferred_during_scheduling_ignored_during_execution:
+        if not 0 < preferred.weight <= 100 or not _term_valid(preferred.preference, any_value=True):
+            return False
+    return True
+
+
+def images_trimmed(containers: Sequence[Container]) -> bool:
+    """Whether no image starts or ends with white space (``_images_only_for_pod``'s check)."""
+    for container in containers:
+        if container.image != container.image.strip(GO_SPACE):
+            return False
+    return True
+
+
+def pod_valid(pod: Pod, spec_errors_found: bool, *, from_template: bool) -> bool:
+    """Whether ``validate_pod`` finds nothing wrong with ``pod``, given whether
+    ``pod_spec_errors`` found anything: a name (not one to generate) and generateName that
+    are DNS subdomains, a namespace that is a DNS label, valid node affinity, a nodeName that
+    is a DNS subdomain and no scheduling gates beside it, and (for a pod) trimmed images."""
+    if spec_errors_found:
+        return False
+    meta = pod.metadata
+    if not meta.name or not valid_dns1123_subdomain(meta.name):
+        return False
+    if meta.generate_name and not _recurring_generate_name(meta.generate_name):
+        return False
+    if not meta.namespace or not _recurring_namespace(meta.namespace):
+        return False
+    spec = pod.spec
+    affinity = spec.affinity
+    if (
+        affinity is not None
+        and affinity.node_affinity is not None
+        and not node_affinity_valid(affinity.node_affinity)
+    ):
+        return False
+    node_name = spec.node_name
+    if node_name and (spec.scheduling_gates or not _recurring_node_name(node_name)):
+        return False
+    return from_template or (
+        images_trimmed(spec.containers) and images_trimmed(spec.init_containers)
+    )
+
+
+def node_meta_and_taints_valid(node: Node) -> bool:
+    """Whether ``validate_node`` finds nothing wrong with the node's metadata and taints (its
+    resources are checked apart): a name and generateName that are DNS subdomains, no
+    namespace, valid labels and annotations, valid taints."""
+    meta = node.metadata
+    if not meta.name or not valid_dns1123_subdomain(meta.name) or meta.namespace:
+        return False
+    if meta.generate_name and not _recurring_generate_name(meta.generate_name):
+        return False
+    return (
+        labels_valid(meta.labels)
+        and annotations_valid(meta.annotations)
+        and taints_valid(node.spec.taints)
+    )
