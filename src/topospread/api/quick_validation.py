@@ -29,7 +29,7 @@ from topospread.api.types import (
     Taint,
 )
 from topospread.util.validation import (
-    remembered,
+    Remembered,
     valid_dns1123_label,
     valid_dns1123_subdomain,
     valid_label_value,
@@ -43,23 +43,31 @@ GO_SPACE: Final = (
 )
 
 # Values that recur from object to object (pod names, node hostname labels, do not).
-_recurring_label_value: Final = remembered(valid_label_value)
-_recurring_namespace: Final = remembered(valid_dns1123_label)
-_recurring_node_name: Final = remembered(valid_dns1123_subdomain)
+_recurring_label_value: Final = Remembered(valid_label_value)
+_recurring_namespace: Final = Remembered(valid_dns1123_label)
+_recurring_node_name: Final = Remembered(valid_dns1123_subdomain)
 
 
 def _valid_generate_name(prefix: str) -> bool:
     return name_is_valid_dns_subdomain(prefix, True)
 
 
-_recurring_generate_name: Final = remembered(_valid_generate_name)
+_recurring_generate_name: Final = Remembered(_valid_generate_name)
+_LABEL_KEYS: Final = valid_qualified_name.known
+_LABEL_VALUES: Final = _recurring_label_value.known
+_NAMESPACES: Final = _recurring_namespace.known
+_NODE_NAMES: Final = _recurring_node_name.known
+_GENERATE_NAMES: Final = _recurring_generate_name.known
 
 
 def labels_valid(labels: Mapping[str, str]) -> bool:
     """Whether ``validate_labels(labels, ...)`` is empty."""
     for key, value in labels.items():
-        if not valid_qualified_name(key) or not _recurring_label_value(value):
-            return False
+        if (key in _LABEL_KEYS or valid_qualified_name(key)) and (
+            value in _LABEL_VALUES or _recurring_label_value(value)
+        ):
+            continue
+        return False
     return True
 
 
@@ -158,18 +166,35 @@ def images_trimmed(containers: Sequence[Container]) -> bool:
 
 def pod_valid(pod: Pod, spec_errors_found: bool, *, from_template: bool) -> bool:
     """Whether ``validate_pod`` finds nothing wrong with ``pod``, given whether
-    ``pod_spec_errors`` found anything: a name (not one to generate) and generateName that
-    are DNS subdomains, a namespace that is a DNS label, valid node affinity, a nodeName that
-    is a DNS subdomain and no scheduling gates beside it, and (for a pod) trimmed images."""
-    if spec_errors_found:
+    ``pod_spec_errors`` found anything: ``pod_fields_valid``, and (for a pod, not a
+    template) trimmed images."""
+    if spec_errors_found or not pod_fields_valid(pod):
         return False
+    spec = pod.spec
+    return from_template or (
+        images_trimmed(spec.containers) and images_trimmed(spec.init_containers)
+    )
+
+
+def pod_fields_valid(pod: Pod) -> bool:
+    """Whether the fields ``validate_pod`` checks for each pod (not with ``pod_spec_errors``,
+    nor its images) are valid: a name (not one to generate) and generateName that are DNS
+    subdomains, a namespace that is a DNS label, valid node affinity, a nodeName that is a DNS
+    subdomain and no scheduling gates beside it."""
     meta = pod.metadata
-    if not meta.name or not valid_dns1123_subdomain(meta.name):
+    name = meta.name
+    if not name or not valid_dns1123_subdomain(name):
         return False
-    if meta.generate_name and not _recurring_generate_name(meta.generate_name):
+    generate_name = meta.generate_name
+    if (
+        generate_name
+        and generate_name not in _GENERATE_NAMES
+        and not _recurring_generate_name(generate_name)
+    ):
         return False
-    if not meta.namespace or not _recurring_namespace(meta.namespace):
-        return False
+    namespace = meta.namespace
+    if namespace not in _NAMESPACES and not _recurring_namespace(namespace):
+        return False  # an empty one too: it is not a DNS label
     spec = pod.spec
     affinity = spec.affinity
     if (
@@ -179,10 +204,8 @@ def pod_valid(pod: Pod, spec_errors_found: bool, *, from_template: bool) -> bool
     ):
         return False
     node_name = spec.node_name
-    if node_name and (spec.scheduling_gates or not _recurring_node_name(node_name)):
-        return False
-    return from_template or (
-        images_trimmed(spec.containers) and images_trimmed(spec.init_containers)
+    return not node_name or (
+        not spec.scheduling_gates and (node_name in _NODE_NAMES or _recurring_node_name(node_name))
     )
 
 

@@ -35,7 +35,7 @@ from topospread.api.loader import (
     read_yaml_documents,
 )
 from topospread.api.object_validation import describe_object, validate_object
-from topospread.api.quick_validation import pod_valid
+from topospread.api.quick_validation import images_trimmed, pod_fields_valid
 from topospread.api.storage import STORAGE_KINDS, StorageObject
 from topospread.api.types import (
     Namespace,
@@ -193,10 +193,8 @@ class ScenarioBuilder:
         priorities = priority_classes(o for _, o in self.objects if isinstance(o, PriorityClass))
         memo = AdmissionMemo(priorities)
         seen: dict[tuple[str, str], str] = {}
-        pods = [
-            self._admit(where, pod, memo, seen, nodes_by_name=nodes) for where, pod in self.pods
-        ]
-        queue = [self._admit(where, pod, memo, seen) for where, pod in self.queue]
+        pods = _admit_all(self.pods, memo, seen, nodes)
+        queue = _admit_all(self.queue, memo, seen, None)
         return Scenario(
             nodes=list(nodes.values()),
             pods=pods,
@@ -213,21 +211,26 @@ class ScenarioBuilder:
             nodes[node.metadata.name] = node
         return nodes
 
-    def _admit(
-        self,
-        where: str,
-        pod: Pod,
-        memo: AdmissionMemo,
-        seen: dict[tuple[str, str], str],
-        *,
-        nodes_by_name: Mapping[str, Node] | None = None,
-    ) -> Pod:
-        meta = pod.metadata
-        admitted = memo.admit_valid(pod)
+
+def _admit_all(
+    located: Iterable[tuple[str, Pod]],
+    memo: AdmissionMemo,
+    seen: dict[tuple[str, str], str],
+    nodes_by_name: Mapping[str, Node] | None,
+) -> list[Pod]:
+    """Each pod admitted, in order; the first invalid one, or the first repeat of a namespace
+    and name (``seen`` holds those admitted before, with where each was read), or (when
+    ``nodes_by_name`` is given) the first bound to no such node, stops it with a
+    ValidationError."""
+    out: list[Pod] = []
+    admit_valid = memo.admit_valid
+    for where, pod in located:
+        admitted = admit_valid(pod)
         if admitted is None:  # the first of its template, or invalid: find what is wrong
             admitted = admit_pod(pod, memo.priorities, _pod_label(where, pod), memo=memo)
+        meta = admitted.metadata
         # A valid namespace and name hold no "/": the pair is as unique as "namespace/name".
-        key = (admitted.metadata.namespace, admitted.metadata.name)
+        key = (meta.namespace, meta.name)
         if key in seen:
             raise ValidationError(
                 f'{_pod_label(where, pod)}: metadata.name: Duplicate value: "{meta.name}" '
@@ -239,7 +242,8 @@ class ScenarioBuilder:
                 f"{_pod_label(where, pod)}: spec.nodeName: Not found: "
                 f'"{admitted.spec.node_name}": no such node'
             )
-        return admitted
+        out.append(admitted)
+    return out
 
 
 def _pod_label(where: str, pod: Pod) -> str:
@@ -292,7 +296,9 @@ def admit_pod(
                 admitted.spec.affinity is not pod.spec.affinity,
                 admitted.spec,
                 spec_errors,
-                any(spec_errors),
+                not any(spec_errors)
+                and images_trimmed(admitted.spec.containers)
+                and images_trimmed(admitted.spec.init_containers),
             )
         pod = admitted
     else:
@@ -315,7 +321,8 @@ class _Admitted:
     affinity_changed: bool
     spec: PodSpec
     spec_errors: PodSpecErrors
-    spec_errors_found: bool
+    # No errors in spec_errors, and the images (in the key too) are trimmed, as a pod's must be.
+    valid: bool
 
     def apply(self, pod: Pod) -> Pod:
         """``pod``, of this template, as admission makes it: the fields admission sets taken
@@ -370,13 +377,13 @@ class AdmissionMemo:
 
     def admit_valid(self, pod: Pod) -> Pod | None:
         """``admit_pod(pod, self.priorities, ..., memo=self)`` when the pod's template is known
-        and the pod is valid (as ``pod_valid`` finds it); None otherwise, for ``admit_pod`` to
-        admit it, or to find what is wrong with it."""
+        and valid (``_Admitted.valid``) and so are the pod's own fields (``pod_fields_valid``);
+        None otherwise, for ``admit_pod`` to admit it, or to find what is wrong with it."""
         kept = self.admitted.get(self.key(pod))
-        if kept is None or kept.spec_errors_found:
+        if kept is None or not kept.valid:
             return None
-        admitted = kept.apply(pod)
-        return admitted if pod_valid(admitted, False, from_template=False) else None
+        admitted = kept.apply(pod) if kept.changed else pod
+        return admitted if pod_fields_valid(admitted) else None
 
     @staticmethod
     def key(pod: Pod) -> bytes:
@@ -403,7 +410,7 @@ class AdmissionMemo:
         )
 
 
-_MEMO_KEY: Final = msgspec.json.Encoder()
+_MEMO_KEY: Final = msgspec.msgpack.Encoder()
 
 
 def priority_classes(classes: Iterable[PriorityClass]) -> dict[str, PriorityClass | int]:
@@ -504,8 +511,12 @@ def build_scenario(objects: Iterable[tuple[str, Object]], config: SchedulerConfi
     objects are collected; every pod is admitted and validated as ``load_scenario`` does.
     """
     b = ScenarioBuilder()
+    bound, queued = b.pods, b.queue
     for where, obj in objects:
-        b.add(obj, where)
+        if type(obj) is Pod:  # what add does with a pod: bound ones exist, others are queued
+            (bound if obj.spec.node_name else queued).append((where, obj))
+        else:
+            b.add(obj, where)
     return b.build(config)
 
 

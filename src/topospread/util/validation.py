@@ -267,27 +267,32 @@ def valid_label_value(value: str) -> bool:
     return len(value) <= LABEL_VALUE_MAX_LENGTH and _LABEL_VALUE_RE.fullmatch(value) is not None
 
 
-def remembered(check: Callable[[str], bool], limit: int = 1 << 16) -> Callable[[str], bool]:
-    """``check``, remembering the values it found valid (up to ``limit`` of them at a time):
-    for values that recur, such as label keys, namespaces and node names."""
-    valid: set[str] = set()
+class Remembered:
+    """A yes/no string check that remembers the values it found valid (up to ``limit`` at a
+    time), for values that recur: label keys, namespaces, node names. Callers in a hurry test
+    ``value in check.known`` before calling it."""
 
-    def checked(value: str) -> bool:
-        if value in valid:
+    __slots__ = ("_check", "_limit", "known")
+
+    def __init__(self, check: Callable[[str], bool], limit: int = 1 << 16) -> None:
+        self._check = check
+        self._limit = limit
+        self.known: set[str] = set()
+
+    def __call__(self, value: str) -> bool:
+        if value in self.known:
             return True
-        if not check(value):
+        if not self._check(value):
             return False
-        if len(valid) >= limit:
-            valid.clear()
-        valid.add(value)
+        if len(self.known) >= self._limit:
+            self.known.clear()
+        self.known.add(value)
         return True
-
-    return checked
 
 
 def _no_qualified_name_problem(value: str) -> bool:
     return not is_qualified_name(value)
 
 
-valid_qualified_name: Final = remembered(_no_qualified_name_problem)
-valid_qualified_name.__doc__ = "Whether ``is_qualified_name(value)`` is empty."
+# Whether ``is_qualified_name(value)`` is empty.
+valid_qualified_name: Final = Remembered(_no_qualified_name_problem)
