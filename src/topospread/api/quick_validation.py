@@ -124,7 +124,7 @@ def _field_requirement_valid(req: NodeSelectorRequirement) -> bool:
         req.operator in ("In", "NotIn")
         and len(req.values) == 1
         and req.key == OBJECT_NAME_FIELD
-        and _recurring_node_name(req.values[0])
+        and (req.values[0] in _NODE_NAMES or _recurring_node_name(req.values[0]))
     )
 
 
