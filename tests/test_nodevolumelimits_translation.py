@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 import pytest
 
 from builders import api, make_pod, storage_handle
@@ -192,3 +193,34 @@ def test_translation_keeps_its_shared_names() -> None:
     """csi_migration reads the one translation module, not a copy of its helpers."""
     for name in ("ebs_volume_id", "gce_pv_volume_handle", "azure_disk_volume_handle"):
         assert getattr(csi_migration, name) is getattr(translation, name)
+
+
+# Each migratable inline source by its wire name, in csi-translation-lib's order.
+_INLINE_SOURCES: list[tuple[str, dict[str, Any], str]] = [
+    ("gcePersistentDisk", {"pdName": "d"}, "kubernetes.io/gce-pd"),
+    ("awsElasticBlockStore", {"volumeID": "v"}, "kubernetes.io/aws-ebs"),
+    ("cinder", {"volumeID": "v"}, "kubernetes.io/cinder"),
+    ("azureDisk", {"diskName": "d", "diskURI": "u"}, "kubernetes.io/azure-disk"),
+    ("azureFile", {"secretName": "s", "shareName": "s"}, "kubernetes.io/azure-file"),
+    ("vsphereVolume", {"volumePath": "p"}, "kubernetes.io/vsphere-volume"),
+    ("portworxVolume", {"volumeID": "v"}, "kubernetes.io/portworx-volume"),
+]
+
+
+@pytest.mark.parametrize("first", range(len(_INLINE_SOURCES)), ids=[s[0] for s in _INLINE_SOURCES])
+def test_an_inline_volume_is_of_the_first_migratable_source_it_sets(first: int) -> None:
+    alone = {"name": "v", _INLINE_SOURCES[first][0]: _INLINE_SOURCES[first][1]}
+    with_later = {"name": "v", **{wire: body for wire, body, _ in _INLINE_SOURCES[first:]}}
+    plugin = _INLINE_SOURCES[first][2]
+    assert translation.inline_plugin_name(msgspec.convert(alone, Volume)) == plugin
+    assert translation.inline_plugin_name(msgspec.convert(with_later, Volume)) == plugin
+    assert [p for _, p in translation._IN_TREE_SOURCES][first] == plugin
+
+
+def test_a_token_or_claim_volume_is_of_no_migratable_source() -> None:
+    for raw in (
+        {"name": "kube-api-access-x", "projected": {"sources": []}},
+        {"name": "data", "persistentVolumeClaim": {"claimName": "c"}},
+        {"name": "cache", "emptyDir": {}},
+    ):
+        assert translation.inline_plugin_name(msgspec.convert(raw, Volume)) is None

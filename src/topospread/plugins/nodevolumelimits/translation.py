@@ -86,7 +86,24 @@ def inline_plugin_name(volume: Volume) -> str | None:
 
     Upstream: IsInlineMigratable / GetInTreePluginNameFromSpec (csi-translation-lib)
     """
-    return next((p for f, p in _IN_TREE_SOURCES if getattr(volume, f) is not None), None)
+    # NOTE: _IN_TREE_SOURCES's fields in its order, spelled out: every pod of a cluster has a
+    # volume that is none of them (its service account token), and the scheduler's node table
+    # asks of each bound pod's volumes (the chart cluster's 10,000) when it is built.
+    if volume.gce_persistent_disk is not None:
+        return GCE_PD_IN_TREE
+    if volume.aws_elastic_block_store is not None:
+        return AWS_EBS_IN_TREE
+    if volume.cinder is not None:
+        return CINDER_IN_TREE
+    if volume.azure_disk is not None:
+        return AZURE_DISK_IN_TREE
+    if volume.azure_file is not None:
+        return AZURE_FILE_IN_TREE
+    if volume.vsphere_volume is not None:
+        return VSPHERE_IN_TREE
+    if volume.portworx_volume is not None:
+        return PORTWORX_IN_TREE
+    return None
 
 
 def pv_plugin_name(pv: PersistentVolume) -> str | None:
