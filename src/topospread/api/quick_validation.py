@@ -144,13 +144,19 @@ def node_affinity_valid(affinity: NodeAffinity) -> bool:
     """Whether ``validate_node_affinity(affinity, ...)`` is empty: required terms (at least
     one) with valid requirements, preferred ones with weights 1 to 100 (any label value)."""
     required = affinity.required_during_scheduling_ignored_during_execution
+    preferred_terms = affinity.preferred_during_scheduling_ignored_during_execution
     if required is not None:
-        if not required.node_selector_terms:
+        terms = required.node_selector_terms
+        if not terms:
             return False
-        for term in required.node_selector_terms:
+        if len(terms) == 1 and not preferred_terms:  # a DaemonSet pod's: one term, its node
+            term = terms[0]
+            if not term.match_expressions and len(term.match_fields) == 1:
+                return _field_requirement_valid(term.match_fields[0])
+        for term in terms:
             if not _term_valid(term, any_value=False):
                 return False
-    for preferred in affinity.preferred_during_scheduling_ignored_during_execution:
+    for preferred in preferred_terms:
         if not 0 < preferred.weight <= 100 or not _term_valid(preferred.preference, any_value=True):
             return False
     return True
