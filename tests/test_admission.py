@@ -17,6 +17,7 @@ from topospread.api.admission import (
 )
 from topospread.api.types import (
     LabelSelectorRequirement,
+    Node,
     ObjectMeta,
     Pod,
     PriorityClass,
@@ -545,3 +546,58 @@ def test_pods_differing_only_in_node_affinity_are_validated_each_by_its_own() ->
         ".nodeSelectorTerms[0].matchFields[0].operator"
     ]
     assert validate_pod(good) == []
+
+
+def test_each_bound_pod_is_given_a_pod_of_equal_resources_for_the_scheduler() -> None:
+    """build_scenario pairs each bound pod with the first of its template (Scenario.
+    resource_likes), whose resource result the scheduler then gives it: the pair reads alike
+    in every field calculate_resource reads, whether admission changed the pods or not."""
+    from topospread.framework.config import default_config
+    from topospread.framework.features import DEFAULT_FEATURES
+    from topospread.plugins.noderesources import resource_helpers
+    from topospread.simulator.scenario import build_scenario
+
+    def bound(name: str, node: str, **spec: Any) -> Pod:
+        doc = _variant("metadata.name", name)
+        doc["spec"].update(nodeName=node, **spec)
+        return msgspec.convert(doc, Pod)
+
+    limits_only = [{"name": "c", "image": "nginx", "resources": {"limits": {"cpu": "1"}}}]
+    pods = [
+        bound("a-1", "n1"),
+        bound("a-2", "n2"),
+        bound("b-1", "n1", containers=limits_only),  # admission sets its requests
+        bound("b-2", "n2", containers=limits_only),
+        bound("c-1", "n1", priority=5, containers=limits_only, initContainers=[]),
+        bound("c-2", "n2", priority=5, containers=limits_only, initContainers=[]),
+    ]
+    read_back = {  # as a cluster returns it: admission changes nothing
+        "metadata": {"namespace": "default", "labels": {"app": "db"}},
+        "spec": {
+            "containers": [{"name": "c", "image": "pg", "resources": {"requests": {"cpu": "1"}}}],
+            "priority": 0,
+            "preemptionPolicy": "PreemptLowerPriority",
+        },
+    }
+    for name, node in (("d-1", "n1"), ("d-2", "n2")):
+        doc = msgspec.json.decode(msgspec.json.encode(read_back))
+        doc["metadata"]["name"], doc["spec"]["nodeName"] = name, node
+        pods.append(msgspec.convert(doc, Pod))
+    nodes = [msgspec.convert({"metadata": {"name": n}}, Node) for n in ("n1", "n2")]
+    scenario = build_scenario(
+        [(f"x {i}", o) for i, o in enumerate([*nodes, *pods])], default_config()
+    )
+    assert [like.metadata.name for like in scenario.resource_likes] == [
+        "a-1", "a-1", "b-1", "b-1", "c-1", "c-1", "d-1", "d-1",
+    ]  # fmt: skip
+    assert scenario.pods[7] is pods[7]  # unchanged, yet paired
+    for pod, like in zip(scenario.pods, scenario.resource_likes, strict=True):
+        for level in (False, True):
+            assert resource_helpers._resource_key(pod, level) == resource_helpers._resource_key(
+                like, level
+            )
+    scenario.cluster()  # notes the pairs
+    level = resource_helpers.pod_level_enabled(DEFAULT_FEATURES)
+    for pod in scenario.pods:
+        fresh = resource_helpers._calculate_resource(pod, level)
+        assert resource_helpers.calculate_resource(pod, DEFAULT_FEATURES) == fresh

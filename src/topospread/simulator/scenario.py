@@ -61,6 +61,7 @@ from topospread.cluster.state import ClusterState
 from topospread.cluster.storage import StorageState
 from topospread.errors import ManifestError, ValidationError
 from topospread.framework.config import SchedulerConfig, decode_config, default_config
+from topospread.plugins.noderesources.resource_helpers import same_resources_as
 from topospread.simulator.controllers.claims import admit_claim, ephemeral_claims
 from topospread.simulator.controllers.kinds import LeftOut, makes_pods
 from topospread.simulator.decision import is_terminal
@@ -107,6 +108,9 @@ class Scenario:
     objects: list[Owner]
     config: SchedulerConfig
     warnings: list[str] = field(default_factory=list)
+    # For each of ``pods``, a pod admission found of its template (or itself): their resources
+    # are equal, which spares the scheduler's start a look at each (``cluster()``).
+    resource_likes: list[Pod] = field(default_factory=list)
 
     @property
     def terminal_pods(self) -> list[Pod]:
@@ -125,6 +129,8 @@ class Scenario:
             stateful_sets=[o for o in self.objects if isinstance(o, StatefulSet)],
             namespaces=[o for o in self.objects if isinstance(o, Namespace)],
         )
+        if len(self.resource_likes) == len(self.pods):
+            same_resources_as(self.pods, self.resource_likes)
         storage = StorageState(o for o in self.objects if isinstance(o, STORAGE_KINDS))
         for pod in self.queue:  # the ephemeral volume controller, for the pods to schedule
             for claim in ephemeral_claims(pod):
@@ -193,8 +199,8 @@ class ScenarioBuilder:
         priorities = priority_classes(o for _, o in self.objects if isinstance(o, PriorityClass))
         memo = AdmissionMemo(priorities)
         seen: dict[tuple[str, str], str] = {}
-        pods = _admit_all(self.pods, memo, seen, nodes)
-        queue = _admit_all(self.queue, memo, seen, None)
+        pods, likes = _admit_all(self.pods, memo, seen, nodes)
+        queue, _ = _admit_all(self.queue, memo, seen, None)
         return Scenario(
             nodes=list(nodes.values()),
             pods=pods,
@@ -202,6 +208,7 @@ class ScenarioBuilder:
             objects=[o for _, o in self.objects],
             config=config,
             warnings=warnings,
+            resource_likes=likes,
         )
 
     def _check_nodes(self) -> dict[str, Node]:
@@ -217,17 +224,21 @@ def _admit_all(
     memo: AdmissionMemo,
     seen: dict[tuple[str, str], str],
     nodes_by_name: Mapping[str, Node] | None,
-) -> list[Pod]:
-    """Each pod admitted, in order; the first invalid one, or the first repeat of a namespace
-    and name (``seen`` holds those admitted before, with where each was read), or (when
+) -> tuple[list[Pod], list[Pod]]:
+    """Each pod admitted, in order, and for each a pod whose resources it shares (the first of
+    its template, or itself); the first invalid one, or the first repeat of a namespace and
+    name (``seen`` holds those admitted before, with where each was read), or (when
     ``nodes_by_name`` is given) the first bound to no such node, stops it with a
     ValidationError."""
     out: list[Pod] = []
-    admit_valid = memo.admit_valid
+    likes: list[Pod] = []
+    admit_valid_like = memo.admit_valid_like
     for where, pod in located:
-        admitted = admit_valid(pod)
-        if admitted is None:  # the first of its template, or invalid: find what is wrong
-            admitted = admit_pod(pod, memo.priorities, _pod_label(where, pod), memo=memo)
+        found = admit_valid_like(pod)
+        if found is None:  # the first of its template, or invalid: find what is wrong
+            admitted = like = admit_pod(pod, memo.priorities, _pod_label(where, pod), memo=memo)
+        else:
+            admitted, like = found
         meta = admitted.metadata
         # A valid namespace and name hold no "/": the pair is as unique as "namespace/name".
         key = (meta.namespace, meta.name)
@@ -243,7 +254,8 @@ def _admit_all(
                 f'"{admitted.spec.node_name}": no such node'
             )
         out.append(admitted)
-    return out
+        likes.append(like)
+    return out, likes
 
 
 def _pod_label(where: str, pod: Pod) -> str:
@@ -295,6 +307,7 @@ def admit_pod(
                 admitted is not pod,
                 admitted.spec.affinity is not pod.spec.affinity,
                 admitted.spec,
+                admitted,
                 spec_errors,
                 not any(spec_errors)
                 and images_trimmed(admitted.spec.containers)
@@ -314,12 +327,15 @@ def admit_pod(
 @dataclass(frozen=True, slots=True)
 class _Admitted:
     """What admission made of one template: whether it changed the pod and its affinity, the
-    spec fields it sets, and the errors of the pod's labels, annotations and spec
-    (``pod_spec_errors``)."""
+    spec fields it sets, the template's first pod as admitted, the errors of the pod's labels,
+    annotations and spec (``pod_spec_errors``), and whether it is valid for a pod."""
 
     changed: bool
     affinity_changed: bool
     spec: PodSpec
+    # The template's first pod as admitted: its resources are those of every pod of the
+    # template (the key holds them; apply sets them).
+    first: Pod
     spec_errors: PodSpecErrors
     # No errors in spec_errors, and the images (in the key too) are trimmed, as a pod's must be.
     valid: bool
@@ -379,11 +395,17 @@ class AdmissionMemo:
         """``admit_pod(pod, self.priorities, ..., memo=self)`` when the pod's template is known
         and valid (``_Admitted.valid``) and so are the pod's own fields (``pod_fields_valid``);
         None otherwise, for ``admit_pod`` to admit it, or to find what is wrong with it."""
+        found = self.admit_valid_like(pod)
+        return None if found is None else found[0]
+
+    def admit_valid_like(self, pod: Pod) -> tuple[Pod, Pod] | None:
+        """``admit_valid``, with the template's first pod (as admitted), whose resources the
+        pod shares."""
         kept = self.admitted.get(self.key(pod))
         if kept is None or not kept.valid:
             return None
         admitted = kept.apply(pod) if kept.changed else pod
-        return admitted if pod_fields_valid(admitted) else None
+        return (admitted, kept.first) if pod_fields_valid(admitted) else None
 
     @staticmethod
     def key(pod: Pod) -> bytes:

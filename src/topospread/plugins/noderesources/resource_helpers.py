@@ -25,7 +25,7 @@ pkg/apis/core/v1/helper/helpers.go, v1.35.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -316,6 +316,20 @@ _POD_RESOURCE_CACHE_LIMIT: Final = 1 << 18
 # a pod and its bound copy, share one result. Results are never mutated by their readers.
 _POD_RESOURCE_BY_CONTENT: dict[bytes, PodResource] = {}
 _RESOURCE_KEY_ENCODER: Final = msgspec.json.Encoder()
+# NOTE: before it, pods known to read as another does (admission's pods of one template share
+# containers, init containers, overhead and pod-level resources: AdmissionMemo's key holds
+# them all), by identity, each with that pod, whose result they get without the content key.
+# An entry keeps its pod alive, so its id cannot be reused.
+_RESOURCES_AS: dict[int, tuple[Pod, Pod]] = {}
+
+
+def same_resources_as(pods: Sequence[Pod], likes: Sequence[Pod]) -> None:
+    """Note that each pod's containers and init containers (their requests and restart
+    policies), overhead and pod-level resources are equal to those of the pod at its index in
+    ``likes``: what calculate_resource reads, so that it gives the one the other's result."""
+    if len(_RESOURCES_AS) + len(pods) > _POD_RESOURCE_CACHE_LIMIT:
+        _RESOURCES_AS.clear()
+    _RESOURCES_AS.update(zip(map(id, pods), zip(pods, likes, strict=True), strict=True))
 
 
 def _resource_key(pod: Pod, pod_level: bool) -> bytes:
@@ -341,13 +355,18 @@ def calculate_resource(pod: Pod, features: Features) -> PodResource:
     hit = _POD_RESOURCE_CACHE.get(key)
     if hit is not None and hit[0] is pod:
         return hit[1]
-    content = _resource_key(pod, pod_level)
-    result = _POD_RESOURCE_BY_CONTENT.get(content)
-    if result is None:
-        result = _calculate_resource(pod, pod_level)
-        if len(_POD_RESOURCE_BY_CONTENT) >= _POD_RESOURCE_CACHE_LIMIT:
-            _POD_RESOURCE_BY_CONTENT.clear()
-        _POD_RESOURCE_BY_CONTENT[content] = result
+    twin = _RESOURCES_AS.get(id(pod))
+    if twin is not None and twin[0] is pod and twin[1] is not pod:
+        result = calculate_resource(twin[1], features)
+    else:
+        content = _resource_key(pod, pod_level)
+        found = _POD_RESOURCE_BY_CONTENT.get(content)
+        if found is None:
+            found = _calculate_resource(pod, pod_level)
+            if len(_POD_RESOURCE_BY_CONTENT) >= _POD_RESOURCE_CACHE_LIMIT:
+                _POD_RESOURCE_BY_CONTENT.clear()
+            _POD_RESOURCE_BY_CONTENT[content] = found
+        result = found
     if len(_POD_RESOURCE_CACHE) >= _POD_RESOURCE_CACHE_LIMIT:
         _POD_RESOURCE_CACHE.clear()
     _POD_RESOURCE_CACHE[key] = (pod, result)
