@@ -550,7 +550,7 @@ def test_pods_differing_only_in_node_affinity_are_validated_each_by_its_own() ->
 
 def test_each_bound_pod_is_given_a_pod_of_equal_resources_for_the_scheduler() -> None:
     """build_scenario pairs each bound pod with the first of its template (Scenario.
-    resource_likes), whose resource result the scheduler then gives it: the pair reads alike
+    resource_pairs), whose resource result the scheduler then gives it: the pair reads alike
     in every field calculate_resource reads, whether admission changed the pods or not."""
     from topospread.framework.config import default_config
     from topospread.framework.features import DEFAULT_FEATURES
@@ -587,11 +587,12 @@ def test_each_bound_pod_is_given_a_pod_of_equal_resources_for_the_scheduler() ->
     scenario = build_scenario(
         [(f"x {i}", o) for i, o in enumerate([*nodes, *pods])], default_config()
     )
-    assert [like.metadata.name for like in scenario.resource_likes] == [
+    assert [pod for pod, _ in scenario.resource_pairs] == scenario.pods
+    assert [like.metadata.name for _, like in scenario.resource_pairs] == [
         "a-1", "a-1", "b-1", "b-1", "c-1", "c-1", "d-1", "d-1",
     ]  # fmt: skip
     assert scenario.pods[7] is pods[7]  # unchanged, yet paired
-    for pod, like in zip(scenario.pods, scenario.resource_likes, strict=True):
+    for pod, like in scenario.resource_pairs:
         for level in (False, True):
             assert resource_helpers._resource_key(pod, level) == resource_helpers._resource_key(
                 like, level

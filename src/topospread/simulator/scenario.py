@@ -108,9 +108,9 @@ class Scenario:
     objects: list[Owner]
     config: SchedulerConfig
     warnings: list[str] = field(default_factory=list)
-    # For each of ``pods``, a pod admission found of its template (or itself): their resources
+    # Bound pods, each with a pod admission found of its template (or itself): their resources
     # are equal, which spares the scheduler's start a look at each (``cluster()``).
-    resource_likes: list[Pod] = field(default_factory=list)
+    resource_pairs: list[tuple[Pod, Pod]] = field(default_factory=list)
 
     @property
     def terminal_pods(self) -> list[Pod]:
@@ -129,8 +129,7 @@ class Scenario:
             stateful_sets=[o for o in self.objects if isinstance(o, StatefulSet)],
             namespaces=[o for o in self.objects if isinstance(o, Namespace)],
         )
-        if len(self.resource_likes) == len(self.pods):
-            same_resources_as(self.pods, self.resource_likes)
+        same_resources_as(self.resource_pairs)
         storage = StorageState(o for o in self.objects if isinstance(o, STORAGE_KINDS))
         for pod in self.queue:  # the ephemeral volume controller, for the pods to schedule
             for claim in ephemeral_claims(pod):
@@ -199,7 +198,7 @@ class ScenarioBuilder:
         priorities = priority_classes(o for _, o in self.objects if isinstance(o, PriorityClass))
         memo = AdmissionMemo(priorities)
         seen: dict[tuple[str, str], str] = {}
-        pods, likes = _admit_all(self.pods, memo, seen, nodes)
+        pods, pairs = _admit_all(self.pods, memo, seen, nodes)
         queue, _ = _admit_all(self.queue, memo, seen, None)
         return Scenario(
             nodes=list(nodes.values()),
@@ -208,7 +207,7 @@ class ScenarioBuilder:
             objects=[o for _, o in self.objects],
             config=config,
             warnings=warnings,
-            resource_likes=likes,
+            resource_pairs=pairs,
         )
 
     def _check_nodes(self) -> dict[str, Node]:
@@ -224,14 +223,14 @@ def _admit_all(
     memo: AdmissionMemo,
     seen: dict[tuple[str, str], str],
     nodes_by_name: Mapping[str, Node] | None,
-) -> tuple[list[Pod], list[Pod]]:
-    """Each pod admitted, in order, and for each a pod whose resources it shares (the first of
-    its template, or itself); the first invalid one, or the first repeat of a namespace and
+) -> tuple[list[Pod], list[tuple[Pod, Pod]]]:
+    """Each pod admitted, in order, and each with a pod whose resources it shares (the first
+    of its template, or itself); the first invalid one, or the first repeat of a namespace and
     name (``seen`` holds those admitted before, with where each was read), or (when
     ``nodes_by_name`` is given) the first bound to no such node, stops it with a
     ValidationError."""
     out: list[Pod] = []
-    likes: list[Pod] = []
+    pairs: list[tuple[Pod, Pod]] = []
     admit_valid_like = memo.admit_valid_like
     for where, pod in located:
         found = admit_valid_like(pod)
@@ -254,8 +253,8 @@ def _admit_all(
                 f'"{admitted.spec.node_name}": no such node'
             )
         out.append(admitted)
-        likes.append(like)
-    return out, likes
+        pairs.append((admitted, like))
+    return out, pairs
 
 
 def _pod_label(where: str, pod: Pod) -> str:

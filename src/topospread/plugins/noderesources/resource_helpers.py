@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Final
 
 import msgspec
@@ -316,20 +317,20 @@ _POD_RESOURCE_CACHE_LIMIT: Final = 1 << 18
 # a pod and its bound copy, share one result. Results are never mutated by their readers.
 _POD_RESOURCE_BY_CONTENT: dict[bytes, PodResource] = {}
 _RESOURCE_KEY_ENCODER: Final = msgspec.json.Encoder()
-# NOTE: before it, pods known to read as another does (admission's pods of one template share
-# containers, init containers, overhead and pod-level resources: AdmissionMemo's key holds
-# them all), by identity, each with that pod, whose result they get without the content key.
-# An entry keeps its pod alive, so its id cannot be reused.
+# NOTE: ahead of that content key, pods known to read as another pod does (admission's pods of
+# one template share containers, init containers, overhead and pod-level resources, which
+# AdmissionMemo's key holds), by identity, each with that pod: they get its result without a
+# key of their own. An entry keeps its pod alive, so its id cannot be reused.
 _RESOURCES_AS: dict[int, tuple[Pod, Pod]] = {}
 
 
-def same_resources_as(pods: Sequence[Pod], likes: Sequence[Pod]) -> None:
-    """Note that each pod's containers and init containers (their requests and restart
-    policies), overhead and pod-level resources are equal to those of the pod at its index in
-    ``likes``: what calculate_resource reads, so that it gives the one the other's result."""
-    if len(_RESOURCES_AS) + len(pods) > _POD_RESOURCE_CACHE_LIMIT:
+def same_resources_as(pairs: Sequence[tuple[Pod, Pod]]) -> None:
+    """Note that in each pair the first pod's containers and init containers (their requests
+    and restart policies), overhead and pod-level resources are equal to the second's: what
+    calculate_resource reads, so that it gives the first the second's result."""
+    if len(_RESOURCES_AS) + len(pairs) > _POD_RESOURCE_CACHE_LIMIT:
         _RESOURCES_AS.clear()
-    _RESOURCES_AS.update(zip(map(id, pods), zip(pods, likes, strict=True), strict=True))
+    _RESOURCES_AS.update(zip(map(id, map(itemgetter(0), pairs)), pairs, strict=True))
 
 
 def _resource_key(pod: Pod, pod_level: bool) -> bytes:
