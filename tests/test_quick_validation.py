@@ -327,3 +327,19 @@ def test_validate_node_finds_what_the_full_check_finds(path: str, value: Any) ->
     assert validate_node(node) == full
     resources_only = path == "status.capacity"
     assert quick.node_meta_and_taints_valid(node) == (full == [] or resources_only)
+
+
+def test_a_remembered_check_keeps_only_valid_values_and_at_most_its_limit() -> None:
+    from topospread.util.validation import Remembered
+
+    calls: list[str] = []
+
+    def check(value: str) -> bool:
+        calls.append(value)
+        return value.islower()
+
+    remembered = Remembered(check, limit=2)
+    assert [remembered(v) for v in ("a", "a", "B", "B")] == [True, True, False, False]
+    assert calls == ["a", "B", "B"]  # the valid value asked once, the invalid one each time
+    assert remembered("b") and remembered("c")
+    assert len(remembered.known) <= 2
