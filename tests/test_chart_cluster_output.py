@@ -10,7 +10,9 @@ workers, in one piece by the fast path, or by the exact (go-yaml) path.
 from __future__ import annotations
 
 import gzip
+import os
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -87,3 +89,42 @@ def test_the_detail_writer_process_leaves_the_output_unchanged(
         pytest.skip("no os.fork: the spill encodes in its own process")
     monkeypatch.setattr(validation, "_SPEC_ERRORS", {})
     assert schedule_output(chart_cluster, "jsonl", capsysbinary) == golden("jsonl")
+
+
+@pytest.mark.parametrize("target", ["regular file", "pipe"])
+def test_schedule_jsonl_to_a_file_descriptor_is_unchanged(
+    chart_cluster: Path, target: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Standard output as a file or a pipe, the spill's fragments copied to it from the spill
+    file (``report._Direct``), not through an in-memory stream: the same bytes."""
+    monkeypatch.setattr(validation, "_SPEC_ERRORS", {})
+    got = bytearray()
+    if target == "regular file":
+        path = tmp_path / "out.jsonl"
+        write_fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        reader = None
+    else:
+        read_fd, write_fd = os.pipe()
+
+        def drain() -> None:
+            with open(read_fd, "rb", buffering=0) as r:
+                while chunk := r.read(1 << 16):
+                    got.extend(chunk)
+
+        reader = threading.Thread(target=drain)
+        reader.start()
+    copies = []
+    copy = report._Direct.copy
+    monkeypatch.setattr(report._Direct, "copy", lambda *args: copies.append(copy(*args)))
+    with open(write_fd, "w", encoding="utf-8") as stdout, monkeypatch.context() as patch:
+        patch.setattr(sys, "stdout", stdout)
+        try:
+            main(["schedule", "--nodes", str(chart_cluster), "-o", "jsonl"])
+        except SystemExit as exit_:
+            assert exit_.code in (0, None)
+    assert len(copies) >= 100  # every queued pod's fragment went from the spill file
+    if reader is not None:
+        reader.join()
+    else:
+        got += path.read_bytes()
+    assert bytes(got) == golden("jsonl")

@@ -8,9 +8,11 @@ memory as soon as the attempt ends, so memory stays flat in the number of pods.
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 from typing import IO, Any, Final
@@ -158,8 +160,9 @@ class DetailSpill:
             self._spans[slot] = (self._file, self._end, length)
             self._end += length
 
-    def fragment(self, decision: Decision) -> bytes | None:
-        """The recorded detail of this very decision, or None if it was not recorded."""
+    def span(self, decision: Decision) -> tuple[int, int, int] | None:
+        """Where the recorded detail of this very decision lies: (file descriptor, offset,
+        length); None if it was not recorded."""
         if self._file is None:
             return None
         self._finish_writer()
@@ -168,8 +171,13 @@ class DetailSpill:
                 span = self._spans[slot]
                 assert span is not None  # the writer is finished
                 file, offset, length = span
-                return os.pread(file.fileno(), length, offset)
+                return file.fileno(), offset, length
         return None
+
+    def fragment(self, decision: Decision) -> bytes | None:
+        """The recorded detail of this very decision, or None if it was not recorded."""
+        span = self.span(decision)
+        return None if span is None else _read_span(*span)
 
     def close(self) -> None:
         if self._writer is not None:
@@ -196,12 +204,7 @@ def jsonl(run: ScheduleRun, spill: DetailSpill | None = None) -> Iterator[bytes]
     detail comes from ``spill`` when it recorded the pod's decision, else from the Decision.
     """
     encoder = msgspec.json.Encoder()
-    frameworks = run.scheduler.frameworks
-    first = next(iter(frameworks.values()))
-    header: dict[str, Any] = {"plugins": first.describe()}
-    if len(frameworks) > 1:
-        header["profiles"] = {name: f.describe() for name, f in frameworks.items()}
-    yield encoder.encode(header) + b"\n"
+    yield _header(encoder, run)
     buf = bytearray()
     for outcome in run.outcomes:
         buf.clear()
@@ -209,14 +212,27 @@ def jsonl(run: ScheduleRun, spill: DetailSpill | None = None) -> Iterator[bytes]
         yield bytes(buf)
 
 
+def _header(encoder: msgspec.json.Encoder, run: ScheduleRun) -> bytes:
+    """The report's first line: the profile's plugins (and every profile's, with several)."""
+    frameworks = run.scheduler.frameworks
+    first = next(iter(frameworks.values()))
+    header: dict[str, Any] = {"plugins": first.describe()}
+    if len(frameworks) > 1:
+        header["profiles"] = {name: f.describe() for name, f in frameworks.items()}
+    return encoder.encode(header) + b"\n"
+
+
 def _encode_outcome(
     encoder: msgspec.json.Encoder,
     outcome: PodOutcome,
     spill: DetailSpill | None,
     buf: bytearray,
+    direct: _Direct | None = None,
 ) -> None:
     """Append the outcome's line: the keys and values of ``PodOutcome.to_json``, in its order,
-    each attempt's per-node detail taken from the spill where it recorded the attempt."""
+    each attempt's per-node detail taken from the spill where it recorded the attempt. With
+    ``direct``, a spilled fragment is not read into ``buf``: ``direct`` writes what ``buf``
+    holds, then copies the fragment from the spill file to its output."""
     buf += b'{"pod":'
     encoder.encode_into(outcome.key, buf, -1)
     buf += b',"node":'
@@ -231,10 +247,22 @@ def _encode_outcome(
         encoder.encode_into(decision.attempt_json(), buf, -1)
         del buf[-1]
         buf += b","
-        fragment = spill.fragment(decision) if spill is not None else None
-        buf += fragment if fragment is not None else _detail_fragment(encoder, decision)
+        span = spill.span(decision) if spill is not None else None
+        if span is None:
+            buf += _detail_fragment(encoder, decision)
+        elif direct is not None:
+            direct.copy(buf, *span)
+        else:
+            buf += _read_span(*span)
         buf += b"}"
     buf += b"]}\n"
+
+
+def _read_span(fd: int, offset: int, length: int) -> bytes:
+    data = os.pread(fd, length, offset)
+    if len(data) != length:
+        raise OSError(f"detail spill: read {len(data)} of {length} bytes at {offset}")
+    return data
 
 
 def write_json(
@@ -273,10 +301,136 @@ def write_json(
 
 
 def write_jsonl(run: ScheduleRun, out: IO[bytes], spill: DetailSpill | None = None) -> None:
-    """Write ``jsonl(run, spill)`` to a binary stream, line by line."""
-    for line in jsonl(run, spill):
-        out.write(line)
+    """Write ``jsonl(run, spill)`` to a binary stream, line by line.
+
+    Where ``out`` is a file descriptor's stream (a file, a pipe), the spill's fragments (most
+    of the report's bytes) go from the spill file to it through no Python object: sent by the
+    kernel to a pipe, read into one reused buffer for a file (``_Direct``); only each line's
+    few bytes around them are encoded here.
+    """
+    fd = _descriptor(out) if spill is not None else None
+    encoder = msgspec.json.Encoder()
+    buf = bytearray(_header(encoder, run))
+    if fd is None:
+        out.write(buf)
+        for outcome in run.outcomes:
+            buf.clear()
+            _encode_outcome(encoder, outcome, spill, buf)
+            out.write(buf)
+        out.flush()
+        return
+    direct = _Direct(fd)
+    for outcome in run.outcomes:
+        _encode_outcome(encoder, outcome, spill, buf, direct)
+        if len(buf) >= _DIRECT_BUFFER:
+            direct.write(buf)
+    direct.write(buf)
+
+
+def _descriptor(out: IO[bytes]) -> int | None:
+    """The file descriptor under ``out``, with everything ``out`` buffered flushed to it; None
+    where there is none (an in-memory stream)."""
+    try:
+        fd = out.fileno()
+    except (OSError, ValueError):  # io.UnsupportedOperation is both
+        return None
     out.flush()
+    return fd
+
+
+# How many bytes of lines without spilled fragments wait before they are written.
+_DIRECT_BUFFER: Final = 1 << 16
+# The first size of ``_Direct``'s buffer (a line's fragment: about 150 KB on 1,000 nodes).
+_CHUNK_BYTES = 1 << 20
+
+
+class _Direct:
+    """Writes lines to a file descriptor, each spilled fragment with the bytes before it.
+
+    To a pipe, a socket or a device, the fragment is copied by the kernel (``os.sendfile``:
+    its pages go to the pipe as they are, no copy through this process). To a regular file,
+    that costs more than it saves (a splice through a pipe per 64 KiB; measured on ext4: 0.12 s
+    of system time for the chart cluster's 296 MB, against 0.09 s for ``pread`` and ``write``),
+    so the bytes before it and the fragment are read into one reused buffer and written with
+    one ``write``; also where sendfile refuses the output (a terminal, a file opened to
+    append: EINVAL and the like)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.splice = hasattr(os, "sendfile") and not stat.S_ISREG(os.fstat(fd).st_mode)
+        # Grown to the largest line part it held, never shrunk: no fresh memory per line.
+        self.chunk = bytearray(_CHUNK_BYTES)
+
+    def write(self, buf: bytearray) -> None:
+        """Write all of ``buf``, then empty it."""
+        _write_all(self.fd, buf)
+        buf.clear()
+
+    def copy(self, buf: bytearray, fd: int, offset: int, length: int) -> None:
+        """Write ``buf`` (and empty it), then ``length`` bytes of ``fd`` from ``offset``."""
+        end = offset + length
+        if self.splice:
+            self.write(buf)
+            offset = self._sendfile(fd, offset, end)
+        if offset < end:
+            self._read_write(buf, fd, offset, end)
+
+    def _sendfile(self, fd: int, offset: int, end: int) -> int:
+        """Send ``fd``'s bytes from ``offset`` to ``end``; where the output cannot take them,
+        stop sending and return how far it got."""
+        while offset < end:
+            try:
+                sent = os.sendfile(self.fd, fd, offset, end - offset)
+            except OSError as err:
+                if err.errno not in _NO_SENDFILE:
+                    raise
+                self.splice = False  # nothing was sent by this call: written instead
+                break
+            if sent == 0:
+                raise OSError(f"detail spill: {end - offset} bytes missing at {offset}")
+            offset += sent
+        return offset
+
+    def _read_write(self, buf: bytearray, fd: int, offset: int, end: int) -> None:
+        head = len(buf)
+        size = head + end - offset
+        if len(self.chunk) < size:
+            self.chunk = bytearray(max(size, 2 * len(self.chunk)))
+        with memoryview(self.chunk) as view:
+            view[:head] = buf
+            at = head
+            while at < size:
+                got = _pread_into(fd, view[at:size], offset)
+                if got <= 0:
+                    raise OSError(f"detail spill: {size - at} bytes missing at {offset}")
+                at += got
+                offset += got
+            _write_all(self.fd, view[:size])
+        buf.clear()
+
+
+def _pread_into(fd: int, view: memoryview, offset: int) -> int:
+    """Read into ``view`` from ``offset`` of ``fd``: how many bytes came."""
+    if hasattr(os, "preadv"):
+        return os.preadv(fd, [view], offset)
+    data = os.pread(fd, len(view), offset)  # macOS before 11
+    view[: len(data)] = data
+    return len(data)
+
+
+def _write_all(fd: int, data: bytearray | memoryview) -> None:
+    with memoryview(data) as view:
+        at = 0
+        while at < len(view):
+            at += os.write(fd, view[at:])
+
+
+# What sendfile answers where the output cannot take it (the caller writes instead).
+_NO_SENDFILE: Final = frozenset(
+    getattr(errno, name)
+    for name in ("EINVAL", "ENOSYS", "EOPNOTSUPP", "ENOTSUP")
+    if hasattr(errno, name)
+)
 
 
 def cluster_documents(run: ScheduleRun) -> Iterator[Any]:
