@@ -46,8 +46,8 @@ def details(draw: st.DrawFn) -> FastDetail:
         plugins if scored else [],
         columns,
         {name: FORMATTED[1] for name in prior_names},
-        seen,
-        [draw(st.integers(1, len(FORMATTED) - 1)) for _ in seen],
+        np.array(seen, np.intp),
+        np.array([draw(st.integers(1, len(FORMATTED) - 1)) for _ in seen], np.int32),
         FORMATTED,
     )
 
@@ -76,8 +76,8 @@ def test_a_decision_builds_its_detail_from_the_columns_only_when_read() -> None:
         ["NodeAffinity", "TaintToleration"],
         [np.array([4, 6], np.int64), np.array([3, 3], np.int64)],
         {},
-        [2],
-        [1],
+        np.array([2], np.intp),
+        np.array([1], np.int32),
         FORMATTED,
     )
     decision = Decision(pod=make_pod("p").obj(), node="n1", attempt=1, columns=detail)
@@ -113,8 +113,8 @@ def test_the_detail_writer_writes_the_fragment_of_columns_of_any_width(values: l
         ["TaintToleration", "ImageLocality"],
         [np.array(values, np.int64), np.array(values[::-1], np.int64)],
         {},
-        [],
-        [],
+        np.array([1, 3], np.intp),
+        np.array([1, 1], np.int32),
         FORMATTED,
     )
     with tempfile.TemporaryFile() as f:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+
 import pytest
 
 from topospread.api.types import LabelSelector, LabelSelectorRequirement
@@ -131,3 +133,18 @@ def test_selector_prints_like_apimachinery() -> None:
         _sel({"app": "web"}, ("tier", "In", ["b", "a"]), ("x", "DoesNotExist", []))
     )
     assert str(sel) == "app=web,tier in (a,b),!x"
+
+
+def test_a_selectors_hash_is_remembered_but_never_pickled() -> None:
+    """Another process hashes strings differently: a pickled selector asks for its hash
+    again where it is loaded."""
+    sel = label_selector_as_selector(
+        LabelSelector(match_labels={"app": "web"}, match_expressions=[])
+    )
+    first = hash(sel)
+    assert hash(sel) == first and sel._hash == first
+    loaded = pickle.loads(pickle.dumps(sel))
+    assert loaded._hash is None
+    assert loaded == sel and hash(loaded) == first
+    assert str(loaded) == str(sel) == "app=web"
+    assert pickle.loads(pickle.dumps(NOTHING)).is_nothing

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Final
+from typing import Any, Final
 
 from topospread.api.field import FieldError, GoJSON, Path, aggregate_message, invalid
 from topospread.api.types import LabelSelector
@@ -189,7 +189,7 @@ def new_requirement(
 class Selector:
     """An immutable label selector: Everything, Nothing, or an AND of requirements."""
 
-    __slots__ = ("_nothing", "_requirements")
+    __slots__ = ("_hash", "_nothing", "_requirements")
 
     def __init__(self, requirements: Iterable[Requirement] = (), *, nothing: bool = False) -> None:
         # Sorted by key, as apimachinery keeps them, so equal selectors print equally.
@@ -197,6 +197,13 @@ class Selector:
             sorted(requirements, key=lambda r: r.key)
         )
         self._nothing = nothing
+        # NOTE: the hash, once asked (selectors key the fast path's signatures and counts,
+        # asked for several times per scheduling attempt; a Requirement's hash runs Python
+        # code, its Operator's too). Never pickled: string hashes differ between processes.
+        self._hash: int | None = None
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_selector, (self._requirements, self._nothing))
 
     @property
     def empty(self) -> bool:
@@ -234,7 +241,10 @@ class Selector:
         )
 
     def __hash__(self) -> int:
-        return hash((self._nothing, self._requirements))
+        found = self._hash
+        if found is None:
+            found = self._hash = hash((self._nothing, self._requirements))
+        return found
 
     def __str__(self) -> str:
         if self._nothing:
@@ -247,6 +257,11 @@ class Selector:
         if not self._requirements:
             return "Selector(Everything)"
         return f"Selector({self})"
+
+
+def _selector(requirements: tuple[Requirement, ...], nothing: bool) -> Selector:
+    """A pickled Selector, rebuilt (its hash asked again in the process that loads it)."""
+    return Selector(requirements, nothing=nothing)
 
 
 EVERYTHING: Final = Selector()

@@ -9,8 +9,8 @@ to the spill file at the offsets it is given; its lengths come back when it is f
 node names and the formatted status reasons that the columns index are sent once, as they
 appear (a new node table, new statuses). Attempts go in batches of about 64 KiB (a pipe write
 wakes the writer: once per attempt, that was a fifth of the scheduler's time in ``record``);
-when the pipe has no room for the next one, the spill encodes that attempt itself rather than
-wait (``send(..., wait=False)``).
+when the pipe has no room for the batch an attempt would complete, the spill encodes that
+attempt itself rather than wait (``send(..., wait=False)``).
 
 Where processes cannot be forked (no ``os.fork``), the spill encodes in its own process as
 before.
@@ -146,8 +146,9 @@ class DetailWriter:
     def send(self, detail: FastDetail, *, wait: bool = True) -> bool:
         """Queue one attempt's columns; its fragment is the next one after the last sent.
 
-        With ``wait`` False, only if the pipe has room for them now (or is empty): False when
-        the writer is behind, and the caller encodes the fragment itself rather than wait.
+        With ``wait`` False, only if that needs no wait: False when they would complete a
+        batch and the pipe has no room for it now (the writer is behind); the caller then
+        encodes the fragment itself.
         """
         names = detail.keys.names
         new_names = None if id(names) in self._names else names
@@ -155,11 +156,13 @@ class DetailWriter:
         _, sent = self._formatted.get(id(table), (table, 0))
         new_formatted = table[sent:] if len(table) > sent else None
         # The numbers go as one buffer (one copy, no pickling per array): take, the totals
-        # when there are, then each plugin's column, all as long as ``take``.
+        # when there are, then each plugin's column, all as long as ``take``; then the
+        # rejected nodes seen and their status indices.
         columns = [detail.take]
         if detail.totals is not None:
             columns.append(detail.totals)
         columns += detail.columns
+        columns += (detail.seen, detail.codes)
         blob = np.concatenate(columns)
         if blob.dtype != np.int64:  # not the columns the cycle hands over: encode it here
             if not wait:
@@ -171,13 +174,13 @@ class DetailWriter:
         narrow = _narrowest(blob)
         header = pickle.dumps(
             (id(names), new_names, id(table), new_formatted, len(detail.take),
-             detail.totals is not None, detail.plugins, detail.prior, detail.seen, detail.codes,
+             detail.totals is not None, detail.plugins, detail.prior, len(detail.seen),
              narrow.char),
             pickle.HIGHEST_PROTOCOL,
         )  # fmt: skip
         payload = blob if narrow == blob.dtype else blob.astype(narrow)
         size = _FRAME.size + len(header) + payload.nbytes
-        if not wait and not self._has_room(len(self._pending) + size):
+        if not wait and not self._fits(size):
             return False
         self._names[id(names)] = names
         self._formatted[id(table)] = (table, len(table))
@@ -186,6 +189,13 @@ class DetailWriter:
         self._pending += payload.data
         self._queued()
         return True
+
+    def _fits(self, size: int) -> bool:
+        """Whether a message of ``size`` bytes can be queued without waiting: always, unless
+        it completes a batch (the batch then goes to the pipe, which must have room for it;
+        asked of the kernel only then, not for every message)."""
+        total = len(self._pending) + size
+        return total < _BATCH_BYTES or self._has_room(total)
 
     def send_fragment(self, fragment: bytes) -> None:
         """Queue a fragment already encoded (an attempt the fast path did not decide)."""
@@ -279,16 +289,18 @@ def _columns_fragment(
     formatted: dict[int, list[list[str]]],
 ) -> bytes:
     """The fragment of one attempt's columns, as the scheduler's process would encode it."""
-    (names_id, new_names, table_id, new_formatted, n, has_totals, plugins, prior, seen,
-     codes, dtype) = message  # fmt: skip
+    (names_id, new_names, table_id, new_formatted, n, has_totals, plugins, prior, rejected,
+     dtype) = message  # fmt: skip
     blob = np.frombuffer(numbers, np.dtype(dtype)).astype(np.int64)
     count = 1 + has_totals + len(plugins)
-    if len(blob) != n * count:
+    if len(blob) != n * count + 2 * rejected:
         raise RuntimeError("detail writer: the columns' lengths disagree")
     parts = [blob[i * n : (i + 1) * n] for i in range(count)]
     take = parts[0]
     totals = parts[1] if has_totals else None
     columns = parts[1 + has_totals :]
+    seen = blob[n * count : n * count + rejected]
+    codes = blob[n * count + rejected :]
     if new_names is not None:
         names[names_id] = NodeKeys.of(new_names)
     table = formatted.setdefault(table_id, [])

@@ -396,8 +396,8 @@ class FastPath:
                 [] if scored is None else list(scored[1]),
                 [] if scored is None else list(scored[1].values()),
                 {name: format_reasons(status) for name, status in (prior or {}).items()},
-                seen.tolist(),
-                codes.tolist(),
+                seen,
+                codes,
                 self.statuses.formatted_table(),
             ),
         )

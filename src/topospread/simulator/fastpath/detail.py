@@ -18,8 +18,13 @@ from typing import Any, Final
 
 import msgspec
 import numpy as np
+import numpy.typing as npt
 
 from topospread.simulator.fastpath.vectors import I64
+
+# Node indices and status indices, as the cycle leaves them (intp, int32) or the detail
+# writer receives them (int64).
+Ints = npt.NDArray[np.signedinteger[Any]]
 
 _ENCODE: Final = msgspec.json.encode
 MISSING: Final = object()
@@ -59,10 +64,11 @@ class FastDetail:
     plugins: list[str]
     columns: list[I64]
     # The pod's own nominated node's reasons (tried alone first), then the visited nodes
-    # rejected, in visiting order, with their status indices.
+    # rejected, in visiting order, with their status indices (as the cycle's arrays: made
+    # into lists only when the detail is written, by the writer process where there is one).
     prior: dict[str, list[str]]
-    seen: list[int]
-    codes: list[int]
+    seen: Ints
+    codes: Ints
     formatted: list[list[str]]
 
     def feasible(self) -> list[str]:
@@ -90,8 +96,8 @@ class FastDetail:
         reasons = dict(self.prior)
         reasons.update(
             zip(
-                map(names.__getitem__, self.seen),
-                map(self.formatted.__getitem__, self.codes),
+                map(names.__getitem__, self.seen.tolist()),
+                map(self.formatted.__getitem__, self.codes.tolist()),
                 strict=True,
             )
         )
