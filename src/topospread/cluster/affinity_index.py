@@ -20,6 +20,7 @@ from topospread.api.types import Pod
 from topospread.plugins.interpodaffinity.terms import (
     AffinityTerm,
     NamespaceLabels,
+    PodAffinityTerms,
     PodTermsCache,
     has_pod_affinity,
 )
@@ -36,6 +37,7 @@ PREFERRED_AFFINITY: Final = 2
 PREFERRED_ANTI_AFFINITY: Final = 3
 
 CarriedTerm = tuple[int, AffinityTerm, int, I64]  # kind, term, weight, carriers per row
+CarriedKey = tuple[int, AffinityTerm, int]  # kind, term, weight
 
 
 class PodCounts:
@@ -57,7 +59,8 @@ class AffinityIndex:
         self.terms_cache = PodTermsCache()
         self.pod_counts: dict[Any, PodCounts] = {}
         # (kind, term, weight) -> per row, the bound pods carrying that term; None until asked.
-        self.carried: dict[tuple[int, AffinityTerm, int], I64] | None = None
+        self.carried: dict[CarriedKey, I64] | None = None
+        self._keys_of: dict[int, tuple[PodAffinityTerms, list[CarriedKey]]] = {}
         self._carried_matching: dict[Any, list[CarriedTerm]] = {}
         self._last_carried: tuple[Pod | None, list[CarriedTerm]] = (None, [])
         self._objects: Any = None
@@ -80,22 +83,50 @@ class AffinityIndex:
 
     def _carry_terms(self, pod: Pod, i: int, sign: int) -> None:
         """Count the inter-pod affinity terms a bound pod carries on its node."""
-        terms = self.terms_cache.get(pod)
-        kinds: tuple[tuple[int, Sequence[Any]], ...] = (
-            (REQUIRED_AFFINITY, terms.required_affinity_terms),
-            (REQUIRED_ANTI_AFFINITY, terms.required_anti_affinity_terms),
-        )
-        for kind, required in kinds:
-            for t in required:
-                self._carried_row((kind, t, 0))[i] += sign
-        for kind, preferred in (
-            (PREFERRED_AFFINITY, terms.preferred_affinity_terms),
-            (PREFERRED_ANTI_AFFINITY, terms.preferred_anti_affinity_terms),
-        ):
-            for wt in preferred:
-                self._carried_row((kind, wt.term, wt.weight))[i] += sign
+        for key in self._carried_keys(self.terms_cache.get(pod)):
+            self._carried_row(key)[i] += sign
 
-    def _carried_row(self, key: tuple[int, AffinityTerm, int]) -> I64:
+    def _carry_all(self, infos: Sequence[Any]) -> dict[CarriedKey, I64]:
+        """Every bound pod's carried terms, counted per row: one vector per term, made at
+        once from the rows of its carriers (in the order ``_carry_terms`` would add them)."""
+        rows: dict[CarriedKey, list[int]] = {}
+        for i, info in enumerate(infos):
+            for p in info.pods:
+                if has_pod_affinity(p):
+                    for key in self._carried_keys(self.terms_cache.get(p)):
+                        at = rows.get(key)
+                        if at is None:
+                            rows[key] = [i]
+                        else:
+                            at.append(i)
+        n = len(infos)
+        return {
+            key: np.bincount(at, minlength=n).astype(np.int64, copy=False)
+            for key, at in rows.items()
+        }
+
+    def _carried_keys(self, terms: PodAffinityTerms) -> list[CarriedKey]:
+        """The (kind, term, weight) keys of a pod's terms, in kind order; kept per parsed
+        terms object (the pods of one template share it: ``PodTermsCache``).
+
+        NOTE: keyed by id, the terms object kept beside its keys so that the id is not reused.
+        """
+        found = self._keys_of.get(id(terms))
+        if found is not None and found[0] is terms:
+            return found[1]
+        keys: list[CarriedKey] = [(REQUIRED_AFFINITY, t, 0) for t in terms.required_affinity_terms]
+        keys += [(REQUIRED_ANTI_AFFINITY, t, 0) for t in terms.required_anti_affinity_terms]
+        keys += [(PREFERRED_AFFINITY, wt.term, wt.weight) for wt in terms.preferred_affinity_terms]
+        keys += [
+            (PREFERRED_ANTI_AFFINITY, wt.term, wt.weight)
+            for wt in terms.preferred_anti_affinity_terms
+        ]
+        if len(self._keys_of) > 4096:
+            self._keys_of.clear()
+        self._keys_of[id(terms)] = (terms, keys)
+        return keys
+
+    def _carried_row(self, key: CarriedKey) -> I64:
         assert self.carried is not None
         row = self.carried.get(key)
         if row is None:
@@ -103,6 +134,13 @@ class AffinityIndex:
             self._carried_matching.clear()  # a new term: every pod's matches are stale
             self._last_carried = (None, [])
         return row
+
+    def kept_counts(self, key: Any) -> I64 | None:
+        """``counts_of(key, ...)`` where that predicate is counted already; else None."""
+        self.index.fresh()
+        self.follow_namespaces()
+        pc = self.pod_counts.get(key)
+        return None if pc is None else pc.per_node
 
     def counts_of(self, key: Any, match: Callable[[Pod], bool]) -> I64:
         """Per row, the bound pods ``match`` holds for; counted once, then kept current.
@@ -124,11 +162,7 @@ class AffinityIndex:
         index = self.index.fresh()
         self.follow_namespaces()
         if self.carried is None:
-            self.carried = {}
-            for i, info in enumerate(index.cluster.list()):
-                for p in info.pods:
-                    if has_pod_affinity(p):
-                        self._carry_terms(p, i, 1)
+            self.carried = self._carry_all(index.cluster.list())
         if pod is self._last_carried[0]:
             return self._last_carried[1]  # Filter and Score of one attempt ask alike
         meta = pod.metadata

@@ -7,7 +7,7 @@ attempt's columns (``FastDetail``: numbers, not strings) through a pipe, encodes
 very code the scheduler's process would use (``FastDetail.fragment``), and writes the fragments
 to the spill file at the offsets it is given; its lengths come back when it is finished. The
 node names and the formatted status reasons that the columns index are sent once, as they
-appear (a new node table, new statuses). Attempts go in batches of about 64 KiB (a pipe write
+appear (a new node table, new statuses). Attempts go in batches of up to 256 KiB (a pipe write
 wakes the writer: once per attempt, that was a fifth of the scheduler's time in ``record``);
 when the pipe has no room for the batch an attempt would complete, the spill encodes that
 attempt itself rather than wait (``send(..., wait=False)``).
@@ -53,8 +53,10 @@ _HEADER: Final = 12
 _FRAME: Final = struct.Struct("<BII")
 _COLUMNS: Final = 0
 _FRAGMENT: Final = 1
-# How large a batch grows before it goes to the writer.
-_BATCH_BYTES: Final = 1 << 16
+# How large a batch grows before it goes to the writer (at most a quarter of the pipe): each
+# write wakes the writer, on the other core; 256 KiB (about 40 attempts of the chart cluster)
+# took less of the scheduler's time than 64 KiB.
+_BATCH_BYTES: Final = 1 << 18
 
 # Every pickle of protocol 2 or more starts with this byte; a fragment is JSON text (it starts
 # with '"feasible"'), so the two cannot be confused.
@@ -62,7 +64,7 @@ _PICKLED: Final = b"\x80"
 
 
 def _widen(connection: Connection) -> int | None:
-    """Give the pipe a larger buffer where Linux allows (1 MiB, about 40 attempts' columns),
+    """Give the pipe a larger buffer where Linux allows (1 MiB, about 150 attempts' columns),
     so that the scheduler does not wait on the writer's short stalls; the pipe's capacity
     where it can be read (None elsewhere)."""
     setpipe = getattr(fcntl, "F_SETPIPE_SZ", None) if fcntl is not None else None
@@ -115,6 +117,11 @@ class DetailWriter:
     def __init__(self, fd: int, start: int) -> None:
         receive, self._send = multiprocessing.Pipe(duplex=False)
         self._capacity = _widen(self._send)
+        self._batch = (
+            _BATCH_BYTES
+            if self._capacity is None
+            else min(_BATCH_BYTES, max(1, self._capacity // 4))
+        )
         self._results, report = multiprocessing.Pipe(duplex=False)
         # NOTE: a bare fork, and ``os._exit`` at the end, not a multiprocessing.Process: its
         # child flushes sys.stdout when it ends, and would write again whatever the parent had
@@ -129,6 +136,8 @@ class DetailWriter:
                 self._results.close()
                 _serve(receive, report, fd, start)
                 code = 0
+            except EOFError:
+                pass  # the spill abandoned the run (``abandon`` closes the pipe, then stops it)
             except BaseException:
                 traceback.print_exc()
             finally:
@@ -195,7 +204,7 @@ class DetailWriter:
         it completes a batch (the batch then goes to the pipe, which must have room for it;
         asked of the kernel only then, not for every message)."""
         total = len(self._pending) + size
-        return total < _BATCH_BYTES or self._has_room(total)
+        return total < self._batch or self._has_room(total)
 
     def send_fragment(self, fragment: bytes) -> None:
         """Queue a fragment already encoded (an attempt the fast path did not decide)."""
@@ -207,7 +216,7 @@ class DetailWriter:
         """One more message: the batch goes to the writer once it is large enough (one write,
         and one wake-up of the writer, for several attempts)."""
         self._count += 1
-        if len(self._pending) >= _BATCH_BYTES:
+        if len(self._pending) >= self._batch:
             self._flush()
 
     def _flush(self) -> None:

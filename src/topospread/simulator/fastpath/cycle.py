@@ -118,6 +118,7 @@ class FastPath:
         self._spread = spread if isinstance(spread, PodTopologySpread) else None
         self._signatures: dict[tuple[bytes, Any], Signature | None] = {}
         self._keys: NodeKeys | None = None  # the current node names, encoded for reports
+        self._last_supported: tuple[Pod | None, bool] = (None, False)
         self._generation = -1  # the cluster index's rows the signatures' counters are on
         self._rebuild()
         cluster.listeners.append(self)
@@ -187,7 +188,15 @@ class FastPath:
     def accepts(self, pod: Pod) -> bool:
         """Whether this path may decide the pod's attempt (its signature may still decline)."""
         self._fresh()
-        return self.supported and bool(self.table.names) and _pod_supported(pod)
+        if not (self.supported and self.table.names):
+            return False
+        # The scheduler asks before the attempt, the attempt asks again: the pod's answer is
+        # kept (pods are immutable; the last one held, so that its identity is not reused).
+        last, supported = self._last_supported
+        if pod is not last:
+            supported = _pod_supported(pod)
+            self._last_supported = (pod, supported)
+        return supported
 
     def signature(self, pod: Pod) -> Signature | None:
         """The pod's shape and spread constraints against the table; None: declined."""
@@ -367,7 +376,7 @@ class FastPath:
             totals = scored[0]
             host = algorithm.choose(Names(names, take[totals == totals.max()]))
         row = table.index[host]
-        for _, kernel in self.profile.filters:
+        for kernel in self.profile.choosers:
             kernel.chose(attempt, row)
         if not detail:
             return FastResult(host)

@@ -40,7 +40,13 @@ class ProfileKernels:
         by_name = self.by_name
         if any(type(by_name[pl.name]).score is Kernel.score for pl in fwk.score_plugins):
             self.supported = False  # a score plugin whose kernel computes no score
-        self.pre_filters = [by_name[pl.name] for pl in fwk.pre_filter_plugins]
+        # NOTE: the points a kernel leaves as Kernel's (doing nothing) are not called: a
+        # dozen calls per attempt, in order, of the kernels that do something.
+        self.pre_filters = [
+            by_name[pl.name]
+            for pl in fwk.pre_filter_plugins
+            if _overrides(by_name[pl.name], "pre_filter")
+        ]
         prefiltering = {pl.name for pl in fwk.pre_filter_plugins}
         if any(
             (by_name[pl.name].per_pod or by_name[pl.name].must_skip) and pl.name not in prefiltering
@@ -49,7 +55,15 @@ class ProfileKernels:
             # NOTE: those kernels learn from the plugin's PreFilter whether it is in play.
             self.supported = False
         self.filters = [(pl.name, by_name[pl.name]) for pl in fwk.filter_plugins]
-        self.pre_scores = [by_name[pl.name] for pl in fwk.pre_score_plugins]
+        self.pre_scores = [
+            by_name[pl.name]
+            for pl in fwk.pre_score_plugins
+            if _overrides(by_name[pl.name], "pre_score")
+        ]
+        # The filter kernels that may run only on the nodes visited (``Kernel.defers``), and
+        # those that note the chosen node (``Kernel.chose``).
+        self.deferring = {name for name, kernel in self.filters if _overrides(kernel, "defers")}
+        self.choosers = [kernel for _, kernel in self.filters if _overrides(kernel, "chose")]
         self.scores = [(pl.name, by_name[pl.name]) for pl in fwk.score_plugins]
         self.seeding = [pl for pl in fwk.pre_filter_plugins if by_name[pl.name].seeds_state]
         # Whether a filter runs through its reference plugin for every pod: nominated pods
@@ -71,12 +85,13 @@ class ProfileKernels:
             if attempt.declined:
                 return None
         static = attempt.sig.static
+        deferring = self.deferring
         stages: list[tuple[Kernel, I32 | None]] = []
         deferred = False
         for name, kernel in self.filters:
             if name in static.skip_filters:
                 continue
-            if kernel.defers(attempt):
+            if name in deferring and kernel.defers(attempt):
                 stages.append((kernel, None))
                 deferred = True
                 continue
@@ -123,3 +138,8 @@ class ProfileKernels:
             per_plugin[name] = weighted
             total += weighted
         return total, per_plugin
+
+
+def _overrides(kernel: Kernel, point: str) -> bool:
+    """Whether the kernel's class does something at ``point`` (Kernel's own does nothing)."""
+    return getattr(type(kernel), point) is not getattr(Kernel, point)

@@ -371,8 +371,9 @@ class NodeTable:
         if not values:
             out = has, np.zeros(len(codes), np.int64), 0
         elif self.one_node_per_value(key):
-            # NOTE: each domain is one node (hostname): its sum is the node's own count.
-            at: I64 = np.where(has, per_node, 0)
+            # NOTE: each domain is one node (hostname): its sum is the node's own count; read
+            # only by the callers, so where every node has the key it is ``per_node`` itself.
+            at: I64 = per_node if self.all_have(key) else np.where(has, per_node, 0)
             out = has, at, int(at.sum())
         elif self.all_have(key):
             sums = np.bincount(codes, weights=per_node, minlength=len(values))

@@ -126,7 +126,6 @@ class InterPodAffinity(Kernel):
         if args.ignore_preferred_terms_of_existing_pods and not static.has_preferred_terms:
             return None
         counts = self.path.cluster.index().affinity
-        ns = self.ipa.namespace_labels()
         terms = static.terms
         contributions: list[tuple[str, int, I64]] = []
         for sign, preferred in (
@@ -135,7 +134,11 @@ class InterPodAffinity(Kernel):
         ):
             for wt in preferred:
                 t = wt.term
-                per_node = counts.counts_of(("term", t), _matcher(t, ns))
+                # The namespaces' labels are looked up only to count a term the first time.
+                per_node = counts.kept_counts(("term", t))
+                if per_node is None:
+                    ns = self.ipa.namespace_labels()
+                    per_node = counts.counts_of(("term", t), _matcher(t, ns))
                 contributions.append((t.topology_key, sign * wt.weight, per_node))
         hard_weight = args.weight
         for kind, term, weight, carriers in counts.carried_matching(
