@@ -278,6 +278,8 @@ class SchedulingQueue:
         Upstream: the queueing hints of PodTopologySpread and InterPodAffinity for an
         AssignedPodAdd event (a pod matching one of the pending pod's selectors).
         """
+        if not self.unschedulable:
+            return  # no pod to move (every bind of a run that places each pod at once)
         self.requeue(
             self._move_where(
                 lambda info: self._spread_hint(info, None, pod) or _could_help(info, pod), pod

@@ -124,7 +124,7 @@ class ProfileKernels:
         skipped = attempt.sig.skipped_scores
         weights = self.fwk.score_plugin_weight
         per_plugin: dict[str, I64] = {}
-        total = np.zeros(len(take), np.int64)
+        total: I64 | None = None  # a copy of the first plugin's scores, then their sum
         for name, kernel in self.scores:
             if name in skipped:
                 continue
@@ -136,7 +136,12 @@ class ProfileKernels:
             weight = weights[name]
             weighted = raw if weight == 1 else raw * weight
             per_plugin[name] = weighted
-            total += weighted
+            if total is None:
+                total = weighted.astype(np.int64)  # a copy: the plugin's column stays its own
+            else:
+                total += weighted
+        if total is None:
+            total = np.zeros(len(take), np.int64)
         return total, per_plugin
 
 

@@ -24,7 +24,6 @@ from topospread.framework.status import Code, new_status
 from topospread.framework.types import MAX_NODE_SCORE
 from topospread.labels.selector import SelectorError
 from topospread.nodeaffinity import get_required_node_affinity
-from topospread.plugins.helper.gomath import go_round_array
 from topospread.plugins.podtopologyspread.common import (
     ERR_REASON_CONSTRAINTS_NOT_MATCH,
     ERR_REASON_NODE_LABEL_NOT_MATCH,
@@ -269,7 +268,11 @@ class PodTopologySpread(Kernel):
                 raw += counts * weight + float(c.max_skew - 1)
             else:
                 raw += np.where(has[take] >= 0, counts * weight + float(c.max_skew - 1), 0.0)
-        scores = go_round_array(raw)
+        # Every raw score is >= 0 (counts, weights and maxSkew - 1 are): Go's rounding
+        # half away from zero is the floor plus one from a fraction of a half on.
+        scores = np.floor(raw)
+        scores += (raw - scores) >= 0.5
+        scores = scores.astype(np.int64)
         if ignored is not None:
             scores[ignored] = -1
         valid = scores if ignored is None else scores[~ignored]
@@ -282,7 +285,7 @@ class PodTopologySpread(Kernel):
             return np.where(ignored, 0, MAX_NODE_SCORE).astype(np.int64)
         # Every score lies in [lo, hi] (the ignored ones at -1) and lo >= 0: the numerators
         # are never negative, and Go's truncating division is the floor division.
-        out: I64 = (MAX_NODE_SCORE * (hi + lo - scores) // hi).astype(np.int64)
+        out: I64 = (MAX_NODE_SCORE * (hi + lo - scores) // hi).astype(np.int64, copy=False)
         if ignored is None:
             return out
         return np.where(ignored, 0, out).astype(np.int64)
