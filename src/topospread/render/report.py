@@ -20,7 +20,12 @@ from typing import IO, Any, Final
 import msgspec
 import yaml
 
-from topospread.render.detail_writer import WRITER_AFTER, DetailWriter, can_fork
+from topospread.render.detail_writer import (
+    WRITER_AFTER,
+    WRITER_AFTER_BYTES,
+    DetailWriter,
+    can_fork,
+)
 from topospread.render.topology import Column, draw_topology, zone_key_for
 from topospread.simulator.decision import Decision
 from topospread.simulator.run import PodOutcome, ScheduleRun
@@ -88,10 +93,13 @@ class DetailSpill:
     containers are replaced by empty ones, so no attempt's detail stays in memory: a pod's
     report line cannot be written before the run ends (a later binding may send it back to the
     queue, a later preemption may evict it), but its bytes wait on disk, not in the heap.
-    After ``WRITER_AFTER`` attempts, where processes can be forked, a ``DetailWriter`` process
-    encodes the fast attempts' columns while the scheduler goes on (``detail_writer.py``); the
-    first read waits for it. When the writer is behind (its pipe full), the spill encodes the
-    attempt itself, into a second file, rather than wait: the same bytes, whoever encodes them.
+    After ``WRITER_AFTER`` attempts (or ``WRITER_AFTER_BYTES`` of their detail), where
+    processes can be forked, a ``DetailWriter`` process encodes the fast attempts' columns
+    while the scheduler goes on (``detail_writer.py``); the first read waits for it. When the
+    writer is behind (its pipe full), the spill encodes the attempt itself, into a second file,
+    rather than wait: the same bytes, whoever encodes them (the chart cluster's fragments take
+    about as long to encode as its attempts to decide: on a busy machine the spill encodes a
+    few percent of them).
 
     NOTE: relies on the scheduler never reading a Decision's feasible, scores, plugin_scores
     or reasons after the attempt (``on_decision`` runs once the attempt is over): emptying them
@@ -116,7 +124,11 @@ class DetailSpill:
     def record(self, decision: Decision) -> None:
         if self._file is None:
             self._file = tempfile.TemporaryFile()  # noqa: SIM115 -- closed by close()
-        if self._writer is None and len(self._spans) >= WRITER_AFTER and can_fork():
+        if (
+            self._writer is None
+            and (len(self._spans) >= WRITER_AFTER or self._end >= WRITER_AFTER_BYTES)
+            and can_fork()
+        ):
             self._writer = DetailWriter(self._file.fileno(), self._end)
             self._writer_from = len(self._spans)
         slot = len(self._spans)
@@ -139,11 +151,7 @@ class DetailSpill:
             self._spans.append((self._file, self._end, len(fragment)))
             self._end += len(fragment)
         self._where.setdefault(decision.key, []).append((decision, slot))
-        decision.columns = None
-        decision.feasible = []
-        decision.scores = {}
-        decision.plugin_scores = {}
-        decision.reasons = {}
+        decision.drop_detail()
 
     def _finish_writer(self) -> None:
         """Wait for the writer's fragments and note where each went."""

@@ -47,6 +47,15 @@ class Decision:
             self.columns = None
             self._feasible, self._scores, self._plugin_scores, self._reasons = columns.materialise()
 
+    def drop_detail(self) -> None:
+        """Forget the per-node detail, built or not (a spill has taken it): feasible nodes,
+        scores and reasons read empty from now on."""
+        self.columns = None
+        self._feasible = []
+        self._scores = {}
+        self._plugin_scores = {}
+        self._reasons = {}
+
     @property
     def feasible(self) -> list[str]:
         """The feasible nodes the search kept, sorted by name."""

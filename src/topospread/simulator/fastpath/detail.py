@@ -74,7 +74,7 @@ class FastDetail:
     def feasible(self) -> list[str]:
         names = self.keys.names
         take = self.take
-        return [names[i] for i in take[np.argsort(self.keys.rank[take])].tolist()]
+        return list(map(names.__getitem__, take[np.argsort(self.keys.rank[take])].tolist()))
 
     def _containers(
         self, row: Any
