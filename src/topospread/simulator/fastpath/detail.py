@@ -77,10 +77,11 @@ class FastDetail:
         return list(map(names.__getitem__, take[np.argsort(self.keys.rank[take])].tolist()))
 
     def _containers(
-        self, row: Any
-    ) -> tuple[list[str], dict[str, int], dict[str, Any], dict[str, list[str]]]:
+        self, row: Any, formatted: list[Any] | None = None
+    ) -> tuple[list[str], dict[str, int], dict[str, Any], dict[str, Any]]:
         """The report's containers, each built by one C-level call over the columns; a node's
-        plugin scores made by ``row`` (dict over (plugin, score) pairs, or a Struct type)."""
+        plugin scores made by ``row`` (dict over (plugin, score) pairs, or a Struct type), its
+        reasons taken from ``formatted`` (the status table's, by default)."""
         names = self.keys.names
         take_names = list(map(names.__getitem__, self.take.tolist()))
         scores: dict[str, int] = {}
@@ -97,7 +98,10 @@ class FastDetail:
         reasons.update(
             zip(
                 map(names.__getitem__, self.seen.tolist()),
-                map(self.formatted.__getitem__, self.codes.tolist()),
+                map(
+                    (self.formatted if formatted is None else formatted).__getitem__,
+                    self.codes.tolist(),
+                ),
                 strict=True,
             )
         )
@@ -120,12 +124,12 @@ class FastDetail:
 
         NOTE: a node's plugin scores are a Struct whose fields are the plugins that scored, in
         order: msgspec writes it as the dict ``materialise`` builds, byte for byte, without a
-        dict per node.
+        dict per node; a node's reasons are its status's, encoded once (``msgspec.Raw``).
         """
         row = _row_type(tuple(self.plugins))
         if row is None:
             return _ENCODE(_Columns(*self.materialise()))[1:-1]
-        containers = self._containers(lambda *columns: map(row, *columns))
+        containers = self._containers(lambda *columns: map(row, *columns), _encoded(self.formatted))
         return _ENCODE(_Columns(*containers))[1:-1]
 
 
@@ -136,6 +140,23 @@ class _Columns(msgspec.Struct):
     scores: dict[str, int]
     plugin_scores: dict[str, Any] = msgspec.field(name="pluginScores")
     reasons: dict[str, list[str]]
+
+
+# id of a status table -> the table, and its reasons each encoded once (the table only grows).
+_ENCODED: dict[int, tuple[list[list[str]], list[msgspec.Raw]]] = {}
+
+
+def _encoded(formatted: list[list[str]]) -> list[msgspec.Raw]:
+    """Each of the table's formatted reasons as its JSON (kept with the table)."""
+    found = _ENCODED.get(id(formatted))
+    if found is None or found[0] is not formatted:
+        if len(_ENCODED) >= 64:
+            _ENCODED.clear()
+        found = _ENCODED[id(formatted)] = (formatted, [])
+    raws = found[1]
+    if len(raws) < len(formatted):
+        raws += [msgspec.Raw(_ENCODE(reasons)) for reasons in formatted[len(raws) :]]
+    return raws
 
 
 _ROW_TYPES: dict[tuple[str, ...], Any] = {}
