@@ -64,7 +64,8 @@ class DomainCounter:
     it and it is bound to an eligible node.
     """
 
-    __slots__ = ("codes", "counts", "eligible", "has", "namespace", "safe_codes", "selector")
+    __slots__ = ("codes", "counts", "eligible", "has", "has_all", "namespace", "safe_codes",
+                 "selector")  # fmt: skip
 
     def __init__(self, selector: Selector, namespace: str, codes: I32,
                  eligible: B, n_domains: int) -> None:  # fmt: skip
@@ -72,6 +73,7 @@ class DomainCounter:
         self.namespace = namespace
         self.codes = codes
         self.has: B = codes >= 0
+        self.has_all = bool(self.has.all())  # every row has the key
         self.safe_codes = np.where(self.has, codes, 0)
         self.eligible = eligible
         self.counts: I64 = np.zeros(max(n_domains, 1), np.int64)

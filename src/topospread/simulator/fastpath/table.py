@@ -139,6 +139,7 @@ class NodeTable:
     def _forget_domains(self) -> None:
         self._single_valued: dict[str, bool] = {}
         self._every_node_has: dict[str, bool] = {}
+        self._has: dict[str, B] = {}  # per key, which nodes have it (read only)
         self.sums_memo: dict[tuple[str, int], tuple[I64, tuple[B, I64, int]]] = {}
 
     def rebuild(self) -> Rebuilt:
@@ -366,7 +367,9 @@ class NodeTable:
         if found is not None and found[0] is per_node:
             return found[1]  # one attempt's Filter and Score sum the same counts
         codes, values = self.codes(key)
-        has = codes >= 0
+        has = self._has.get(key)
+        if has is None:
+            has = self._has[key] = codes >= 0
         out: tuple[B, I64, int]
         if not values:
             out = has, np.zeros(len(codes), np.int64), 0

@@ -212,7 +212,7 @@ class PodTopologySpread(Kernel):
                 min_match = MAX_INT32
             self_match = 1 if c.selector.matches(pod.metadata.labels) else 0
             has = counter.has
-            if not has.all():
+            if not counter.has_all:
                 missing = ~has if undecided is None else undecided & ~has
                 if missing.any():
                     if status is None:
