@@ -135,7 +135,9 @@ class StaticKernel(Kernel):
             zero = static.all_zero[name] = not static.static_scores[name].any()
         reverse = self.reverse
         if zero:  # DefaultNormalizeScore of zeros: MaxNodeScore reversed, else zeros
-            return np.full(len(take), MAX_NODE_SCORE if reverse else 0, np.int64)
+            if not reverse:
+                return np.zeros(len(take), np.int64)
+            return np.full(len(take), MAX_NODE_SCORE, np.int64)
         raw: I64 = static.static_scores[name][take]
         if reverse is None:
             return raw

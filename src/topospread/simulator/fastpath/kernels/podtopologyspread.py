@@ -294,7 +294,8 @@ class PodTopologySpread(Kernel):
     def _node_counts(sig: Signature, c: InternalConstraint) -> I64:
         """Matching pods per node for a hostname constraint (Score counts every node)."""
         for counter in sig.host_counters:
-            if counter.selector == c.selector:
+            # Mostly the very selector (Selector's == compares requirement by requirement).
+            if counter.selector is c.selector or counter.selector == c.selector:
                 return counter.counts
         raise AssertionError("hostname counter missing")
 
