@@ -266,6 +266,7 @@ def _serve(receive: Connection, report: Connection, fd: int, start: int) -> None
     formatted: dict[int, list[list[str]]] = {}
     lengths: list[int] = []
     offset = start
+    encoded = bytearray()  # each columns message's fragment, between braces
     while True:
         # A batch of messages, or (pickled) None at the end.
         raw = receive.recv_bytes()
@@ -276,31 +277,40 @@ def _serve(receive: Connection, report: Connection, fd: int, start: int) -> None
         while at < len(batch):
             kind, first, second = _FRAME.unpack_from(batch, at)
             at += _FRAME.size
-            fragment: bytes | memoryview
             if kind == _FRAGMENT:
-                fragment = batch[at : at + first]
+                length = _write_all_at(fd, batch[at : at + first], offset)
             else:
-                fragment = _columns_fragment(
+                _columns_detail(
                     pickle.loads(batch[at : at + first]),
                     batch[at + first : at + first + second],
                     names,
                     formatted,
-                )
+                ).fragment_into(encoded)
+                with memoryview(encoded) as view:
+                    length = _write_all_at(fd, view[1:-1], offset)
             at += first + second
-            os.pwrite(fd, fragment, offset)
-            offset += len(fragment)
-            lengths.append(len(fragment))
+            offset += length
+            lengths.append(length)
     report.send(lengths)
     report.close()
 
 
-def _columns_fragment(
+def _write_all_at(fd: int, data: memoryview, offset: int) -> int:
+    """Write all of ``data`` at ``offset``; its length."""
+    done = 0
+    while done < len(data):
+        done += os.pwrite(fd, data[done:], offset + done)
+    return done
+
+
+def _columns_detail(
     message: Any,
     numbers: memoryview,
     names: dict[int, NodeKeys],
     formatted: dict[int, list[list[str]]],
-) -> bytes:
-    """The fragment of one attempt's columns, as the scheduler's process would encode it."""
+) -> FastDetail:
+    """One attempt's columns as the scheduler's process handed them over: their fragment is
+    the one that process would encode."""
     (names_id, new_names, table_id, new_formatted, n, has_totals, plugins, prior, rejected,
      dtype) = message  # fmt: skip
     # NOTE: left in the type they came in: the fragment only indexes with them and makes
@@ -320,5 +330,4 @@ def _columns_fragment(
     table = formatted.setdefault(table_id, [])
     if new_formatted is not None:
         table += new_formatted
-    detail = FastDetail(names[names_id], take, totals, plugins, columns, prior, seen, codes, table)
-    return detail.fragment()
+    return FastDetail(names[names_id], take, totals, plugins, columns, prior, seen, codes, table)
