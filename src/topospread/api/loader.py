@@ -23,7 +23,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, Final
 
@@ -61,16 +61,27 @@ _END: Final = object()  # the end of the documents, one read ahead
 # Public entry points
 
 
-def load_manifests(path: str | os.PathLike[str]) -> list[Object]:
-    """Every object in a YAML or JSON manifest file, Lists flattened, in file order."""
+def load_manifests(
+    path: str | os.PathLike[str], *, meanwhile: Callable[[], object] | None = None
+) -> list[Object]:
+    """Every object in a YAML or JSON manifest file, Lists flattened, in file order;
+    ``meanwhile`` as in ``load_text``."""
     source = os.fspath(path)
-    return load_text(_read(source), source)
+    return load_text(_read(source), source, meanwhile=meanwhile)
 
 
-def load_text(text: str | bytes, source_name: str) -> list[Object]:
-    """Every object in manifest text; ``source_name`` prefixes error messages."""
+def load_text(
+    text: str | bytes, source_name: str, *, meanwhile: Callable[[], object] | None = None
+) -> list[Object]:
+    """Every object in manifest text; ``source_name`` prefixes error messages.
+
+    ``meanwhile``, when given, is called once while forked workers decode parts of a large
+    text, before this process decodes its own (the caller's other work, such as the imports
+    it needs next, then costs no wall time of its own); it is not called when no worker is
+    forked. What it raises is raised here.
+    """
     try:
-        return _load_text(text, source_name)
+        return _load_text(text, source_name, meanwhile)
     except RecursionError as err:
         # Nesting below go-yaml's MAX_DEPTH that is still too deep for the decoders here; no
         # manifest comes close (a pod's spec nests about a dozen levels).
@@ -80,7 +91,9 @@ def load_text(text: str | bytes, source_name: str) -> list[Object]:
         ) from err
 
 
-def _load_text(text: str | bytes, source_name: str) -> list[Object]:
+def _load_text(
+    text: str | bytes, source_name: str, meanwhile: Callable[[], object] | None
+) -> list[Object]:
     out: list[Object] = []
     with _gc_paused():
         if looks_like_json(text):
@@ -92,7 +105,7 @@ def _load_text(text: str | bytes, source_name: str) -> list[Object]:
                 return out
             if load_json(raw, source_name, out):
                 return out
-        fast = fast_yaml(text, source_name)
+        fast = fast_yaml(text, source_name, meanwhile=meanwhile)
         if fast is not None:
             return fast
         if isinstance(text, bytes):

@@ -11,7 +11,7 @@ import mmap
 import os
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, Final
 
@@ -223,13 +223,16 @@ def _block_scalar_regions(raw: bytes) -> list[tuple[int, int]]:
     return merged
 
 
-def fast_yaml(text: str | bytes, source: str) -> list[Object] | None:
+def fast_yaml(
+    text: str | bytes, source: str, *, meanwhile: Callable[[], object] | None = None
+) -> list[Object] | None:
     """Objects through the fast path, or None when it declines or cannot decide.
 
     A large List or document stream is cut at item or document boundaries into parts of about
     ``_CHUNK_BYTES``, decoded one by one or, with several cores, by this process and forked
     workers together: rapidyaml's tree and JSON for a whole 350 MiB file cost gigabytes, and
-    faulting that memory in cost more time than parsing.
+    faulting that memory in cost more time than parsing. ``meanwhile`` is called once the
+    workers are forked, if they are (see ``decode_parts``).
     """
     if ryml is None:
         return None
@@ -245,7 +248,7 @@ def fast_yaml(text: str | bytes, source: str) -> list[Object] | None:
         return None
     workers = min((os.cpu_count() or 1) - 1, _MAX_WORKERS - 1, len(chunks) - 1)
     if workers > 0:
-        return _fast_yaml_parallel(chunks, workers)
+        return _fast_yaml_parallel(chunks, workers, meanwhile)
     out: list[Object] = []
     scratch = _Scratch()
     for index in range(len(chunks)):
@@ -525,10 +528,12 @@ def _fast_yaml_part(raw: bytes, source: str, scratch: _Scratch) -> list[Object] 
     return None if warned else objs
 
 
-def _fast_yaml_parallel(chunks: _Parts | list[bytes], workers: int) -> list[Object] | None:
+def _fast_yaml_parallel(
+    chunks: _Parts | list[bytes], workers: int, meanwhile: Callable[[], object] | None = None
+) -> list[Object] | None:
     """The parts decoded by this process and ``workers`` forked workers together."""
     sizes = chunks.sizes() if isinstance(chunks, _Parts) else [len(c) for c in chunks]
-    return decode_parts(chunks, sizes, workers, _decode_part, _Scratch)
+    return decode_parts(chunks, sizes, workers, _decode_part, _Scratch, meanwhile)
 
 
 def _decode_part(raw: bytes, scratch: _Scratch) -> list[Object] | None:

@@ -145,14 +145,17 @@ def decode_parts(
     workers: int,
     decode: Decode[S],
     new_scratch: Callable[[], S],
+    meanwhile: Callable[[], object] | None = None,
 ) -> list[Object] | None:
     """The objects of the parts in order (``sizes``: their texts' lengths), ``decode`` run on
     each by this process or one of ``workers`` forked workers; None when a part declines, or
-    a worker cannot run.
+    a worker cannot run. ``meanwhile`` is called once the workers are forked, before this
+    process claims its first part; what it raises is raised here, the workers stopped.
 
     NOTE: this process decodes parts too, instead of waiting for the workers: its parts need
     no msgpack either way (with two cores, one worker and this process read the chart
-    cluster in 1.11 CPU s and 1.14 s, two workers in 1.28 CPU s and 1.28 s).
+    cluster in 1.11 CPU s and 1.14 s, two workers in 1.28 CPU s and 1.28 s). While it runs
+    ``meanwhile`` the workers claim the parts it would have taken: the claims stay balanced.
 
     A ``concurrent.futures`` pool, not ``multiprocessing.Pool``: leaving a ``Pool`` early (one
     part declines) calls ``terminate()``, which can hang for ever when its task thread is
@@ -160,11 +163,35 @@ def decode_parts(
     ones finish before the workers exit.
     """
     global _WORK
-    classes: list[type[msgspec.Struct]] = [*registered_classes(), UnknownObject]
-    decoders = {cls.__name__: msgspec.msgpack.Decoder(cls) for cls in classes}
-    parts: list[list[Object] | None] = [None] * len(chunks)
     pool: ProcessPoolExecutor | None = None
     work: _Work[S] | None = None
+    try:
+        try:
+            _WORK = work = _Work(chunks, sizes, decode, new_scratch)
+            pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+            # One task per part at most; each claims a part when it starts (or finds none left).
+            futures = deque(pool.submit(_worker) for _ in range(len(chunks)))
+        except (OSError, ValueError, BrokenProcessPool):
+            return None  # no fork here: the exact path still works
+        if meanwhile is not None:
+            meanwhile()
+        return _decode_with(work, futures)
+    finally:
+        if work is not None:
+            work.claims.decline()  # the workers still to start a task find nothing to claim
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+        if work is not None:
+            work.returns.close()
+        _WORK = None
+
+
+def _decode_with(work: _Work[S], futures: deque[Future[_Answer]]) -> list[Object] | None:
+    """The objects of ``work``'s parts in order: this process claims parts from the front
+    and decodes them, and takes the workers' answers (``futures``) back as they come."""
+    classes: list[type[msgspec.Struct]] = [*registered_classes(), UnknownObject]
+    decoders = {cls.__name__: msgspec.msgpack.Decoder(cls) for cls in classes}
+    parts: list[list[Object] | None] = [None] * len(work.chunks)
 
     def taken_back(answer: _Answer) -> bool:
         if answer is None:
@@ -172,21 +199,16 @@ def decode_parts(
         index, decoded = answer
         if decoded is None:
             return False
-        assert work is not None
         names, payload = decoded
         items = msgspec.msgpack.decode(work.returns.get(index, payload), type=list[msgspec.Raw])
         parts[index] = [decoders[n].decode(i) for n, i in zip(names, items, strict=True)]
         return True
 
     try:
-        _WORK = work = _Work(chunks, sizes, decode, new_scratch)
-        pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
-        # One task per part at most; each claims a part when it starts (or finds none left).
-        futures: deque[Future[_Answer]] = deque(pool.submit(_worker) for _ in range(len(chunks)))
-        scratch: S | None = new_scratch()
+        scratch: S | None = work.new_scratch()
         while (index := work.claims.take(front=True)) is not None:
             assert scratch is not None
-            objs = decode(chunks[index], scratch)
+            objs = work.decode(work.chunks[index], scratch)
             if objs is None:
                 work.claims.decline()
                 return None
@@ -199,15 +221,7 @@ def decode_parts(
             if not taken_back(futures.popleft().result()):
                 return None
     except (OSError, ValueError, BrokenProcessPool, msgspec.DecodeError):
-        return None  # no fork here, or a worker died: the exact path still works
-    finally:
-        if work is not None:
-            work.claims.decline()  # the workers still to start a task find nothing to claim
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
-        if work is not None:
-            work.returns.close()
-        _WORK = None
+        return None  # a worker died: the exact path still works
     out: list[Object] = []
     for objs in parts:
         if objs is None:

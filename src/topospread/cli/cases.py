@@ -10,7 +10,6 @@ import typer
 
 from topospread.cli.app import app
 from topospread.cli.emit import emit
-from topospread.conformance.runner import compare, evaluate
 from topospread.inputs import Inputs
 
 CasesArgument = Annotated[
@@ -21,6 +20,7 @@ CasesArgument = Annotated[
 @app.command("evaluate")
 def evaluate_command(cases: CasesArgument) -> None:
     """Run each case through the plugin and print one JSON object per case, one per line."""
+    from topospread.conformance.runner import evaluate
 
     def each_case() -> None:
         for _, case in Inputs().cases(cases):
@@ -32,6 +32,8 @@ def evaluate_command(cases: CasesArgument) -> None:
 @app.command("conformance")
 def conformance_command(paths: CasesArgument) -> None:
     """Check every case that has an `expect` block; print failures and `N passed, N failed`."""
+    from topospread.conformance.runner import compare, evaluate
+
     passed = failed = 0
     lines: list[str] = []
     for path, case in Inputs().cases(paths):

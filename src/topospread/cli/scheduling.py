@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import sys
+from importlib import import_module
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -23,6 +24,13 @@ from topospread.cli.options import (
     requirements,
 )
 from topospread.inputs import Inputs, kept_for_the_run
+
+
+def _imports_after_the_read() -> None:
+    """What ``schedule`` imports once its inputs are read, imported while they are read
+    (``Inputs.scenario``'s ``meanwhile``)."""
+    for module in ("topospread.simulator.run", "topospread.render.report"):
+        import_module(module)
 
 
 @app.command("schedule")
@@ -58,6 +66,8 @@ def schedule_command(
     """Place every queued pod as kube-scheduler would; show where each landed, or why not.
     Workloads given with --pods (Deployments, StatefulSets, ReplicaSets, Jobs) are expanded
     into the pods their controllers create."""
+    required = requirements(require, ("no-pending",))
+    loaded = read.scenario(meanwhile=_imports_after_the_read)
     from topospread.render.report import (
         DetailSpill,
         human,
@@ -67,8 +77,6 @@ def schedule_command(
     )
     from topospread.simulator.run import schedule
 
-    required = requirements(require, ("no-pending",))
-    loaded = read.scenario()
     warn(loaded.warnings)
     # Only jsonl, json and html show every node's scores and reasons; gathering them for a
     # successful attempt costs a reference recount, and changes no decision. The spill takes
@@ -109,6 +117,16 @@ def schedule_command(
         raise typer.Exit(1)
 
 
+def _imports_of_explain() -> None:
+    """What ``explain`` imports once its inputs are read, imported while they are read."""
+    for module in (
+        "topospread.analysis.explain",
+        "topospread.render.explain",
+        "topospread.render.html",
+    ):
+        import_module(module)
+
+
 @app.command("explain")
 @reads_cluster(manifests=True)
 def explain_command(
@@ -124,13 +142,13 @@ def explain_command(
 ) -> None:
     """Explain one pod: every node's Filter and Score results, its spread domains and skews,
     and, when Pending, the smallest single changes that would let it schedule."""
+    loaded = read.scenario(meanwhile=_imports_of_explain)
     import msgspec
 
     from topospread.analysis.explain import explain
     from topospread.render.explain import explanation_text
     from topospread.render.html import explain_html
 
-    loaded = read.scenario()
     result = explain(loaded, pod, seed=seed)
     emit(
         output,

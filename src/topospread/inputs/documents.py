@@ -12,9 +12,10 @@ simulator/timeline_format.py, analysis/verify_scenario.py, conformance/case.py),
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,18 +45,23 @@ class Inputs:
     config: Path | None = None
     warn: Warn = ignore
 
-    def scenario(self) -> Scenario:
+    def scenario(self, *, meanwhile: Callable[[], object] | None = None) -> Scenario:
         """The scheduling inputs of ``schedule`` and ``explain``: a scenario document, manifest
         files (workloads given with ``pods`` expanded into the pods their controllers create;
         ``cluster`` files read as ``objects``), or a live cluster; bound pods exist, unbound
-        ones are queued. ``config`` replaces the scheduler configuration."""
+        ones are queued. ``config`` replaces the scheduler configuration.
+
+        ``meanwhile`` (the caller's warm-up: the modules it imports next) is called once,
+        unless reading fails: while forked workers decode a large manifest file (see
+        ``api.loader.load_text``), or else once the inputs are read.
+        """
+        warm_up = _Once(meanwhile)
         with kept_for_the_run():
-            return self._scenario()
+            loaded = self._scenario(warm_up)
+        warm_up()
+        return loaded
 
-    def _scenario(self) -> Scenario:
-        from topospread.framework.config import default_config
-        from topospread.simulator.scenario import build_scenario, load_config, load_scenario
-
+    def _scenario(self, warm_up: _Once) -> Scenario:
         files = [*self.nodes, *self.pods, *self.objects, *self.cluster.files]
         given = (self.document is not None, bool(files), self.cluster.is_live)
         if sum(given) > 1:
@@ -64,6 +70,8 @@ class Inputs:
                 f"or a live cluster ({LIVE_FLAGS})"
             )
         if self.document is not None:
+            from topospread.simulator.scenario import load_config, load_scenario
+
             loaded = load_scenario(self.document)
             if self.config is not None:
                 loaded.config = load_config(self.config)
@@ -73,26 +81,31 @@ class Inputs:
                 "nothing to schedule: give a SCENARIO file, --nodes and --pods files, "
                 "--cluster files, or --live"
             )
+        # The modules that make the scenario are imported while the manifests are read.
+        warm_up.first(_imports_after_reading_manifests)
         warnings: list[str] = []
         if self.cluster.is_live:
             objects = self.cluster.read(warnings.append)
         else:
-            objects = self._expanded(files)
+            objects = self._expanded(files, warm_up)
+        from topospread.framework.config import default_config
+        from topospread.simulator.scenario import build_scenario, load_config
+
         config = load_config(self.config) if self.config is not None else default_config()
         scenario = build_scenario(objects, config)
         scenario.warnings[:0] = warnings
         return scenario
 
-    def _expanded(self, files: Sequence[Path]) -> list[Located]:
+    def _expanded(self, files: Sequence[Path], meanwhile: Callable[[], object]) -> list[Located]:
         """The objects of manifest files, the workloads of ``pods`` files replaced by their
-        pods."""
-        from topospread.analysis.verify_scenario import expand_workload_pods
-
+        pods; ``meanwhile`` as ``read_manifests`` calls it."""
         items = [
             (where, obj, path in self.pods)
             for path in files
-            for where, obj in read_manifests([path])
+            for where, obj in read_manifests([path], meanwhile=meanwhile)
         ]
+        from topospread.analysis.verify_scenario import expand_workload_pods
+
         return expand_workload_pods([(w, o) for w, o, _ in items], [e for _, _, e in items])
 
     def timeline(self) -> TimelineScenario:
@@ -178,6 +191,30 @@ class Inputs:
         """The objects of the files, directories and standard input (``-``) named: ``check``'s
         chart output."""
         return read_manifests(names)
+
+
+class _Once:
+    """Warm-up steps run together once, when first called (later calls do nothing): by the
+    first read that forks workers, or after the reads."""
+
+    def __init__(self, step: Callable[[], object] | None) -> None:
+        self._steps = [] if step is None else [step]
+
+    def first(self, step: Callable[[], object]) -> None:
+        """Run ``step`` before the others."""
+        self._steps.insert(0, step)
+
+    def __call__(self) -> None:
+        steps, self._steps = self._steps, []
+        for step in steps:
+            step()
+
+
+def _imports_after_reading_manifests() -> None:
+    """The modules that turn manifests into a scenario (most of the scheduler's), imported
+    while a large manifest file is decoded by forked workers: 0.1 s at a command's start."""
+    for module in ("topospread.analysis.verify_scenario", "topospread.simulator.scenario"):
+        import_module(module)
 
 
 @contextmanager

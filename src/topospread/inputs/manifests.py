@@ -8,31 +8,45 @@ The YAML and JSON themselves are read by ``api.loader``; this module only finds 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import BinaryIO, Final
+from typing import TYPE_CHECKING, BinaryIO, Final
 
-from topospread.api.loader import Object, load_manifests, load_text
 from topospread.errors import ManifestError
+
+if TYPE_CHECKING:
+    from topospread.api.loader import Object
 
 # What a directory's manifests and case files are called (kubectl's -f DIR: .json .yaml .yml).
 MANIFEST_SUFFIXES: Final = (".yaml", ".yml", ".json")
 CASE_SUFFIXES: Final = (".yaml", ".yml")
 STDIN: Final = "-"
 
-Located = tuple[str, Object]
+Located = tuple[str, "Object"]
 
 
-def read_manifests(names: Iterable[str | Path], stdin: BinaryIO | None = None) -> list[Located]:
+def read_manifests(
+    names: Iterable[str | Path],
+    stdin: BinaryIO | None = None,
+    *,
+    meanwhile: Callable[[], object] | None = None,
+) -> list[Located]:
     """Every object of the files, directories (searched recursively, sorted) and standard input
     (``-``) named, in order, each with where it came from. A directory without manifests, or a
-    path that does not exist, is an error: a wrong path must not pass as an empty cluster."""
+    path that does not exist, is an error: a wrong path must not pass as an empty cluster.
+    ``meanwhile`` is called while forked workers decode a large file, as ``load_text`` says:
+    once for each such file, so it should do its work once."""
+    # NOTE: imported here, not with this module: a command that reads no manifest (--help
+    # among them) does not import the decoders (0.04 s).
+    from topospread.api.loader import load_manifests, load_text
+
     out: list[Located] = []
     for name in names:
         if str(name) == STDIN:
             data = (stdin or sys.stdin.buffer).read()
             out += [
-                (f"<stdin>: object {i + 1}", o) for i, o in enumerate(load_text(data, "<stdin>"))
+                (f"<stdin>: object {i + 1}", o)
+                for i, o in enumerate(load_text(data, "<stdin>", meanwhile=meanwhile))
             ]
             continue
         path = Path(name)
@@ -40,7 +54,8 @@ def read_manifests(names: Iterable[str | Path], stdin: BinaryIO | None = None) -
         if not found:
             raise ManifestError(f"{path}: no manifest (*.yaml, *.yml, *.json) found")
         for file in found:
-            out += [(f"{file}: object {i + 1}", o) for i, o in enumerate(load_manifests(file))]
+            objs = load_manifests(file, meanwhile=meanwhile)
+            out += [(f"{file}: object {i + 1}", o) for i, o in enumerate(objs)]
     return out
 
 
