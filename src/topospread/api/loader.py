@@ -25,7 +25,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Final
+from typing import Any, BinaryIO, Final
 
 from topospread.api.decode import (
     Object,
@@ -41,6 +41,7 @@ from topospread.api.decode import (
 from topospread.api.goyaml import decode_utf8, parse_yaml
 from topospread.api.strict import duplicates_marked
 from topospread.api.yaml_fast import fast_yaml
+from topospread.api.yaml_file import NotCut, cut_file, decode_file
 from topospread.errors import ManifestError
 
 # The public API of manifest reading; the decoders live in decode, goyaml and yaml_fast.
@@ -65,9 +66,28 @@ def load_manifests(
     path: str | os.PathLike[str], *, meanwhile: Callable[[], object] | None = None
 ) -> list[Object]:
     """Every object in a YAML or JSON manifest file, Lists flattened, in file order;
-    ``meanwhile`` as in ``load_text``."""
+    ``meanwhile`` as in ``load_text``.
+
+    A large List is decoded in parts read from the file by the processes that decode them
+    (``yaml_file``); any other file is read whole, then decoded.
+    """
     source = os.fspath(path)
-    return load_text(_read(source), source, meanwhile=meanwhile)
+    once = _Once(meanwhile)
+    fast = True
+    with _open(source) as file:
+        parts = cut_file(file.fileno(), source)
+        if parts is not None:
+            try:
+                with _gc_paused():
+                    objs = decode_file(parts, source, once)
+            except NotCut:
+                objs = None  # read whole, and cut or not as any text
+            else:
+                if objs is not None:
+                    return objs
+                fast = False  # a part declined: the exact path reads the file
+        text = _read_from(file, source)
+    return _decoded(text, source, once, fast=fast)
 
 
 def load_text(
@@ -80,8 +100,19 @@ def load_text(
     it needs next, then costs no wall time of its own); it is not called when no worker is
     forked. What it raises is raised here.
     """
+    return _decoded(text, source_name, meanwhile)
+
+
+def _decoded(
+    text: str | bytes,
+    source_name: str,
+    meanwhile: Callable[[], object] | None,
+    *,
+    fast: bool = True,
+) -> list[Object]:
+    """``load_text``; without ``fast``, YAML goes down the exact path at once."""
     try:
-        return _load_text(text, source_name, meanwhile)
+        return _load_text(text, source_name, meanwhile, fast)
     except RecursionError as err:
         # Nesting below go-yaml's MAX_DEPTH that is still too deep for the decoders here; no
         # manifest comes close (a pod's spec nests about a dozen levels).
@@ -92,7 +123,7 @@ def load_text(
 
 
 def _load_text(
-    text: str | bytes, source_name: str, meanwhile: Callable[[], object] | None
+    text: str | bytes, source_name: str, meanwhile: Callable[[], object] | None, fast: bool
 ) -> list[Object]:
     out: list[Object] = []
     with _gc_paused():
@@ -105,9 +136,9 @@ def _load_text(
                 return out
             if load_json(raw, source_name, out):
                 return out
-        fast = fast_yaml(text, source_name, meanwhile=meanwhile)
-        if fast is not None:
-            return fast
+        objs = fast_yaml(text, source_name, meanwhile=meanwhile) if fast else None
+        if objs is not None:
+            return objs
         if isinstance(text, bytes):
             text = decode_utf8(text, source_name)
         if not text or text.isspace():
@@ -149,15 +180,42 @@ def read_yaml_documents(path: str | os.PathLike[str]) -> list[Any]:
 
 
 def _read(source: str) -> bytes:
+    with _open(source) as file:
+        return _read_from(file, source)
+
+
+def _open(source: str) -> BinaryIO:
     try:
-        with open(source, "rb") as f:
-            return f.read()
-    except FileNotFoundError as err:
-        raise ManifestError(f"{source}: no such file or directory") from err
-    except IsADirectoryError as err:
-        raise ManifestError(f"{source}: is a directory, not a manifest file") from err
+        return open(source, "rb")  # the callers close it
     except OSError as err:
-        raise ManifestError(f"{source}: cannot read the file: {err.strerror}") from err
+        raise _unreadable(source, err) from err
+
+
+def _read_from(file: BinaryIO, source: str) -> bytes:
+    try:
+        return file.read()
+    except OSError as err:
+        raise _unreadable(source, err) from err
+
+
+def _unreadable(source: str, err: OSError) -> ManifestError:
+    if isinstance(err, FileNotFoundError):
+        return ManifestError(f"{source}: no such file or directory")
+    if isinstance(err, IsADirectoryError):
+        return ManifestError(f"{source}: is a directory, not a manifest file")
+    return ManifestError(f"{source}: cannot read the file: {err.strerror}")
+
+
+class _Once:
+    """``meanwhile`` called at most once, however many tries a file's decoding takes."""
+
+    def __init__(self, meanwhile: Callable[[], object] | None) -> None:
+        self._meanwhile = meanwhile
+
+    def __call__(self) -> None:
+        meanwhile, self._meanwhile = self._meanwhile, None
+        if meanwhile is not None:
+            meanwhile()
 
 
 @contextmanager

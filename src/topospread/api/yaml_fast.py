@@ -223,6 +223,11 @@ def _block_scalar_regions(raw: bytes) -> list[tuple[int, int]]:
     return merged
 
 
+def available() -> bool:
+    """Whether the fast path can run (rapidyaml is installed)."""
+    return ryml is not None
+
+
 def fast_yaml(
     text: str | bytes, source: str, *, meanwhile: Callable[[], object] | None = None
 ) -> list[Object] | None:

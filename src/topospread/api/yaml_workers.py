@@ -131,7 +131,11 @@ def _worker() -> _Answer:
         return None
     if work.scratch is None:
         work.scratch = work.new_scratch()
-    objs = work.decode(work.chunks[index], work.scratch)
+    try:
+        objs = work.decode(work.chunks[index], work.scratch)
+    except BaseException:
+        work.claims.decline()  # raised in this process by ``decode_parts``: no part is left
+        raise
     if objs is None:
         work.claims.decline()
         return index, None
@@ -150,7 +154,9 @@ def decode_parts(
     """The objects of the parts in order (``sizes``: their texts' lengths), ``decode`` run on
     each by this process or one of ``workers`` forked workers; None when a part declines, or
     a worker cannot run. ``meanwhile`` is called once the workers are forked, before this
-    process claims its first part; what it raises is raised here, the workers stopped.
+    process claims its first part. What it raises, or what a part's text or ``decode``
+    raises (in any process) other than the errors of a worker that cannot run, is raised
+    here, once the workers have stopped.
 
     NOTE: this process decodes parts too, instead of waiting for the workers: its parts need
     no msgpack either way (with two cores, one worker and this process read the chart
