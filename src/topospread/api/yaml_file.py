@@ -132,8 +132,7 @@ def _bounds(fd: int, start: int, end: int, parts: int) -> list[tuple[int, int]] 
     """The parts' spans: ``yaml_fast._item_cuts``'s cuts, each found in the window read at its
     target; None when a window holds no item's start (items that large are cut as before)."""
     cuts: list[int] = []
-    for k in range(1, parts):
-        target = start + (end - start) * k // parts
+    for target in yaml_fast._targets(start, end, parts):
         if target <= start:
             continue
         window = os.pread(fd, min(WINDOW, end - (target - 1)), target - 1)
