@@ -86,6 +86,8 @@ def cut_file(fd: int, source: str) -> FileParts | None:
     workers = min((os.cpu_count() or 1) - 1, yaml_fast._MAX_WORKERS - 1, parts - 1)
     if not stat.S_ISREG(info.st_mode) or not yaml_fast.available() or parts < 2 or workers < 1:
         return None
+    if not hasattr(os, "preadv") or not hasattr(os, "fork"):
+        return None  # no positioned reads, or no worker to fork: read whole
     if size < yaml_fast._FAST_MIN_BYTES and current_mode() is not FieldValidation.IGNORE:
         return None
     try:
