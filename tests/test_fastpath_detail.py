@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from builders import make_pod
 from topospread.render.detail_writer import DetailWriter, can_fork
+from topospread.simulator.fastpath import fragment
 from topospread.simulator.fastpath.detail import FastDetail, NodeKeys
 from topospread.simulator.scheduler import Decision
 
@@ -65,6 +66,83 @@ def test_the_fragment_is_msgspec_encoding_of_the_materialised_detail(detail: Fas
         {"feasible": feasible, "scores": scores, "pluginScores": plugin_scores, "reasons": reasons}
     )
     assert detail.fragment() == expected[1:-1]
+
+
+@st.composite
+def attempts(draw: st.DrawFn) -> list[FastDetail]:
+    """Several attempts over one node table, their scores drawn from a few values (so that
+    nodes keep, change and take back their scores and statuses from one to the next)."""
+    names = draw(NAMES)
+    n = len(names)
+    keys = NodeKeys.of(names)
+    plugin_lists = [draw(PLUGINS), draw(PLUGINS)]
+    values = [*draw(st.lists(st.integers(-(2**40), 2**40), min_size=1, max_size=3)), 0, 7]
+    formatted = list(FORMATTED)
+    details = []
+    for _ in range(draw(st.integers(1, 6))):
+        order = draw(st.permutations(range(n)))
+        cut = draw(st.integers(1, n))
+        take, rest = order[:cut], order[cut:]
+        seen = rest[: draw(st.integers(0, len(rest)))]
+        if draw(st.booleans()):  # the status table grows
+            formatted.append([f"Plugin: reason {len(formatted)}"])
+        plugins = draw(st.sampled_from(plugin_lists)) if len(take) > 1 else []
+        scored = len(take) > 1 and bool(plugins)
+        column = st.lists(st.sampled_from(values), min_size=len(take), max_size=len(take))
+        details.append(
+            FastDetail(
+                keys,
+                np.array(take, np.int64),
+                np.array(draw(column), np.int64) if scored else None,
+                plugins if scored else [],
+                [np.array(draw(column), np.int64) for _ in plugins] if scored else [],
+                {},
+                np.array(seen, np.intp),
+                np.array([draw(st.integers(1, len(formatted) - 1)) for _ in seen], np.int32),
+                formatted,
+            )
+        )
+    return details
+
+
+def _expected(detail: FastDetail) -> bytes:
+    feasible, scores, plugin_scores, reasons = detail.materialise()
+    document = {
+        "feasible": feasible, "scores": scores, "pluginScores": plugin_scores, "reasons": reasons
+    }  # fmt: skip
+    return msgspec.json.encode(document)[1:-1]
+
+
+@settings(max_examples=200, deadline=None)
+@given(attempts())
+def test_fragments_of_attempts_over_one_table_are_each_msgspec_encoding(
+    details: list[FastDetail],
+) -> None:
+    """Entries kept from earlier attempts are reused only for the values they were written
+    for: each fragment is what msgspec writes for its own materialised detail."""
+    for detail in details:
+        assert detail.fragment() == _expected(detail)
+
+
+@pytest.mark.parametrize("case", ["rows sharing a hash", "too many rows, forgotten"])
+def test_plugin_score_rows_are_right_when_hashes_collide_or_rows_are_forgotten(
+    case: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if case == "rows sharing a hash":
+        monkeypatch.setattr(fragment, "_MULTIPLIERS", (0,))  # every row's hash is 0
+    else:
+        monkeypatch.setattr(fragment, "_MAX_ROWS", 64)  # forgotten after 64 distinct rows
+    names = [f"node-{i}" for i in range(40)]
+    keys = NodeKeys.of(names)
+    rng = np.random.default_rng(7)
+    for attempt in range(12):
+        take = rng.permutation(40)[: 20 + attempt].astype(np.int64)
+        columns = [rng.integers(0, 4 + 3 * attempt, len(take)) for _ in range(3)]
+        detail = FastDetail(
+            keys, take, sum(columns), ["A", "B", "C"], columns, {},
+            np.array([], np.intp), np.array([], np.int32), FORMATTED,
+        )  # fmt: skip
+        assert detail.fragment() == _expected(detail)
 
 
 def test_a_decision_builds_its_detail_from_the_columns_only_when_read() -> None:

@@ -266,7 +266,6 @@ def _serve(receive: Connection, report: Connection, fd: int, start: int) -> None
     formatted: dict[int, list[list[str]]] = {}
     lengths: list[int] = []
     offset = start
-    encoded = bytearray()  # each columns message's fragment, between braces
     while True:
         # A batch of messages, or (pickled) None at the end.
         raw = receive.recv_bytes()
@@ -280,14 +279,13 @@ def _serve(receive: Connection, report: Connection, fd: int, start: int) -> None
             if kind == _FRAGMENT:
                 length = _write_all_at(fd, batch[at : at + first], offset)
             else:
-                _columns_detail(
+                parts = _columns_detail(
                     pickle.loads(batch[at : at + first]),
                     batch[at + first : at + first + second],
                     names,
                     formatted,
-                ).fragment_into(encoded)
-                with memoryview(encoded) as view:
-                    length = _write_all_at(fd, view[1:-1], offset)
+                ).fragment_parts()
+                length = _write_parts_at(fd, parts, offset)
             at += first + second
             offset += length
             lengths.append(length)
@@ -301,6 +299,19 @@ def _write_all_at(fd: int, data: memoryview, offset: int) -> int:
     while done < len(data):
         done += os.pwrite(fd, data[done:], offset + done)
     return done
+
+
+def _write_parts_at(fd: int, parts: list[bytes], offset: int) -> int:
+    """Write the parts one after the other at ``offset`` (one system call, no join where the
+    system has ``pwritev``); their length."""
+    length = sum(map(len, parts))
+    done = os.pwritev(fd, parts, offset) if _PWRITEV else 0
+    if done < length:  # none written, or a short write: the rest, joined
+        _write_all_at(fd, memoryview(b"".join(parts))[done:], offset + done)
+    return length
+
+
+_PWRITEV: Final = hasattr(os, "pwritev")
 
 
 def _columns_detail(
@@ -330,4 +341,7 @@ def _columns_detail(
     table = formatted.setdefault(table_id, [])
     if new_formatted is not None:
         table += new_formatted
-    return FastDetail(names[names_id], take, totals, plugins, columns, prior, seen, codes, table)
+    return FastDetail(
+        names[names_id], take, totals, plugins, columns, prior, seen, codes, table,
+        blob[n : n * count].reshape(count - 1, n) if has_totals else None,
+    )  # fmt: skip
