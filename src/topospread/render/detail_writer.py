@@ -4,8 +4,9 @@ A large run's report is mostly its attempts' detail (the chart cluster's 2,000 p
 nodes: about 300 MB of JSON), and encoding it took about half of the scheduling loop's CPU
 time, on the one core the loop runs on. ``DetailWriter`` forks a process that takes each fast
 attempt's columns (``FastDetail``: numbers, not strings) through a pipe, encodes them with the
-very code the scheduler's process would use (``FastDetail.fragment``), and writes the fragments
-to the spill file at the offsets it is given; its lengths come back when it is finished. The
+very code the scheduler's process would use (``FastDetail.fragment_parts``), and writes the
+fragments to the spill file at the offsets it is given (a fragment's pieces in one
+``pwritev``); its lengths come back when it is finished. The
 node names and the formatted status reasons that the columns index are sent once, as they
 appear (a new node table, new statuses). Attempts go in batches of up to 256 KiB (a pipe write
 wakes the writer: once per attempt, that was a fifth of the scheduler's time in ``record``);
@@ -43,8 +44,8 @@ from topospread.simulator.fastpath.vectors import I64
 
 # Fragments a spill encodes itself before it starts the writer, or their bytes, whichever
 # comes first: small runs (tests, examples) never pay for a process, large ones do not encode
-# dozens of large fragments first (the chart cluster's are 150 KB, 0.35 ms each: 64 of them
-# were a twentieth of its scheduling loop).
+# dozens of large fragments first (the chart cluster's are 150 KB: 64 of them, at 0.35 ms
+# each when encoded from dicts, were a twentieth of its scheduling loop).
 WRITER_AFTER: Final = 64
 WRITER_AFTER_BYTES: Final = 1 << 20
 
@@ -324,8 +325,9 @@ def _columns_detail(
     the one that process would encode."""
     (names_id, new_names, table_id, new_formatted, n, has_totals, plugins, prior, rejected,
      dtype) = message  # fmt: skip
-    # NOTE: left in the type they came in: the fragment only indexes with them and makes
-    # Python ints of them (``tolist``), the same values in any width.
+    # NOTE: left in the type they came in: the fragment only indexes with them, compares them
+    # by value and makes Python ints of them (``tolist``), the same values in any width. The
+    # totals and plugin columns go on as one block too (``FastDetail.scored``), a view.
     blob = np.frombuffer(numbers, np.dtype(dtype))
     count = 1 + has_totals + len(plugins)
     if len(blob) != n * count + 2 * rejected:

@@ -98,8 +98,8 @@ class DetailSpill:
     while the scheduler goes on (``detail_writer.py``); the first read waits for it. When the
     writer is behind (its pipe full), the spill encodes the attempt itself, into a second file,
     rather than wait: the same bytes, whoever encodes them (the chart cluster's fragments take
-    about as long to encode as its attempts to decide: on a busy machine the spill encodes a
-    few percent of them).
+    about a third as long to encode as its attempts to decide: the writer keeps up, and the
+    spill encodes only the first few).
 
     NOTE: relies on the scheduler never reading a Decision's feasible, scores, plugin_scores
     or reasons after the attempt (``on_decision`` runs once the attempt is over): emptying them

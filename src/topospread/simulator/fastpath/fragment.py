@@ -192,6 +192,7 @@ class NodeText:
     """
 
     def __init__(self, names: list[str], rank: I64) -> None:
+        self._names = names
         n = len(names)
         quoted = [_ENCODE(name) for name in names]
         # Each with a leading comma: a section's first entry drops it.
@@ -206,6 +207,11 @@ class NodeText:
         self._statuses = np.empty(0, object)
         self._codes = np.full(n, _NO_STATUS, np.int64)
         self._reasons = _objects((b"" for _ in range(n)), n)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled (a simulation's snapshot) as the names alone: what it keeps is a cost, not
+        state, and is made again as attempts are written."""
+        return (NodeText, (self._names, self._rank))
 
     def feasible(self, take: Ints) -> bytes:
         """The items of the JSON list of the names of ``take``, sorted."""
