@@ -200,3 +200,34 @@ def test_the_detail_writer_writes_the_fragment_of_columns_of_any_width(values: l
         writer.send(detail)
         (length,) = writer.finish()
         assert os.pread(f.fileno(), length, 0) == detail.fragment()
+
+
+def test_the_detail_writer_writes_each_fragment_of_attempts_sharing_a_table() -> None:
+    """The writer keeps its own entries per table (from the columns it receives as one block
+    of narrow ints); its fragments are those this process writes, attempt after attempt."""
+    if not can_fork():
+        pytest.skip("no os.fork")
+    names = [f"ip-10-0-{i}-{i * 7 % 250}.internal" for i in range(30)]
+    keys = NodeKeys.of(names)
+    rng = np.random.default_rng(11)
+    details = []
+    for attempt in range(20):
+        order = rng.permutation(30).astype(np.int64)
+        take, seen = order[: 10 + attempt % 7], order[20:]
+        columns = [rng.integers(0, 3, len(take)) * weight for weight in (1, 2, 100)]
+        details.append(
+            FastDetail(
+                keys, take, sum(columns), ["TaintToleration", "NodeResourcesFit", "ImageLocality"],
+                columns, {}, seen, rng.integers(1, len(FORMATTED), len(seen)).astype(np.int32),
+                FORMATTED,
+            )
+        )  # fmt: skip
+    with tempfile.TemporaryFile() as f:
+        writer = DetailWriter(f.fileno(), 0)
+        for detail in details:
+            writer.send(detail)
+        lengths = writer.finish()
+        written = os.pread(f.fileno(), sum(lengths), 0)
+    expected = [_expected(detail) for detail in details]
+    assert lengths == [len(e) for e in expected]
+    assert written == b"".join(expected)
