@@ -602,3 +602,43 @@ def test_each_bound_pod_is_given_a_pod_of_equal_resources_for_the_scheduler() ->
     for pod in scenario.pods:
         fresh = resource_helpers._calculate_resource(pod, level)
         assert resource_helpers.calculate_resource(pod, DEFAULT_FEATURES) == fresh
+
+
+@pytest.mark.parametrize(
+    ("first_node_affinity", "second_node_affinity"),
+    [(None, None), (None, "node-2"), ("node-1", None), ("node-1", "node-2")],
+    ids=["neither", "second", "first", "both"],
+)
+@pytest.mark.parametrize("keys", [True, False], ids=["merged", "as written"])
+def test_the_pods_of_one_template_share_its_pod_affinity_objects(
+    first_node_affinity: str | None, second_node_affinity: str | None, keys: bool
+) -> None:
+    """A pod admitted after another of its template is given the first pod's podAffinity and
+    podAntiAffinity objects (equal to its own, merged or not: the caches of parsed terms
+    find them by identity), keeps its own node affinity, and is admitted as alone."""
+
+    def doc(name: str, node: str | None) -> dict[str, Any]:
+        out = _variant("metadata.name", name)
+        if not keys:
+            del out["spec"]["affinity"]["podAntiAffinity"][
+                "requiredDuringSchedulingIgnoredDuringExecution"
+            ][0]["matchLabelKeys"]
+        if node is not None:
+            out["spec"]["affinity"]["nodeAffinity"] = _node_affinity(node)
+        return out
+
+    shared = _memo()
+    first = admit_pod(msgspec.convert(doc("web-1", first_node_affinity), Pod), shared.priorities,
+                      "x", memo=shared)  # fmt: skip
+    second_doc = doc("web-2", second_node_affinity)
+    for admitted in (
+        admit_pod(msgspec.convert(second_doc, Pod), shared.priorities, "x", memo=shared),
+        shared.admit_valid(msgspec.convert(second_doc, Pod)),
+    ):
+        assert admitted is not None
+        assert msgspec.to_builtins(admitted) == _admitted(second_doc, _memo())
+        a, b = first.spec.affinity, admitted.spec.affinity
+        assert a is not None and b is not None
+        assert b.pod_anti_affinity is a.pod_anti_affinity
+        assert b.pod_affinity is a.pod_affinity
+        assert (b is a) == (first_node_affinity is None and second_node_affinity is None)

@@ -1874,3 +1874,47 @@ def test_add_then_remove_pod_matches_a_fresh_pre_filter(
     assert _counts(state) == _counts(full_state)
     pl.remove_pod(state, incoming, added, info)
     assert _counts(state) == before
+
+
+def test_the_terms_cache_gives_pods_sharing_their_affinity_objects_one_parse() -> None:
+    """PodTermsCache finds pods whose podAffinity/podAntiAffinity are the same objects by
+    identity, pods with equal ones by content, and keeps namespaces apart (a term without
+    namespaces selects its pod's own)."""
+    from topospread.plugins.interpodaffinity.terms import PodTermsCache, parse_pod_affinity_terms
+
+    anti = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "zone"}
+            ]
+        }
+    }
+
+    def pod(name: str, namespace: str = "default", **affinity: Any) -> Pod:
+        return msgspec.convert(
+            {
+                "metadata": {"name": name, "namespace": namespace},
+                "spec": {"affinity": {**anti, **affinity}},
+            },
+            Pod,
+        )
+
+    a = pod("a")
+    assert a.spec.affinity is not None
+    same_objects = msgspec.structs.replace(
+        pod("b"),
+        spec=msgspec.structs.replace(
+            a.spec, affinity=msgspec.structs.replace(a.spec.affinity, node_affinity=None)
+        ),
+    )
+    equal = pod("c")
+    other_namespace = msgspec.structs.replace(
+        same_objects, metadata=msgspec.structs.replace(a.metadata, namespace="other")
+    )
+    cache = PodTermsCache()
+    first = cache.get(a)
+    assert cache.get(same_objects) is first
+    assert cache.get(equal) is first
+    elsewhere = cache.get(other_namespace)
+    assert elsewhere == parse_pod_affinity_terms(other_namespace) != first
+    assert cache.get(other_namespace) is elsewhere

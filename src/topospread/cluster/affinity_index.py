@@ -88,21 +88,37 @@ class AffinityIndex:
 
     def _carry_all(self, infos: Sequence[Any]) -> dict[CarriedKey, I64]:
         """Every bound pod's carried terms, counted per row: one vector per term, made at
-        once from the rows of its carriers (in the order ``_carry_terms`` would add them)."""
-        rows: dict[CarriedKey, list[int]] = {}
+        once from the rows of its carriers, the terms in the order ``_carry_terms`` would
+        first add them.
+
+        NOTE: the pods are grouped by what their terms are parsed from (namespace, and the
+        identity of their podAffinity and podAntiAffinity objects: the pods of one template
+        share them), each group's terms found once; the ids are unique, as every pod is alive
+        throughout.
+        """
+        rows: dict[CarriedKey, list[list[int]]] = {}
+        groups: dict[tuple[str, int, int], list[int]] = {}
         for i, info in enumerate(infos):
             for p in info.pods:
-                if has_pod_affinity(p):
+                affinity = p.spec.affinity
+                if affinity is None:
+                    continue
+                pa, paa = affinity.pod_affinity, affinity.pod_anti_affinity
+                if pa is None and paa is None:
+                    continue
+                group = (p.metadata.namespace, id(pa), id(paa))
+                at = groups.get(group)
+                if at is None:
+                    at = groups[group] = []
                     for key in self._carried_keys(self.terms_cache.get(p)):
-                        at = rows.get(key)
-                        if at is None:
-                            rows[key] = [i]
-                        else:
-                            at.append(i)
+                        rows.setdefault(key, []).append(at)
+                at.append(i)
         n = len(infos)
         return {
-            key: np.bincount(at, minlength=n).astype(np.int64, copy=False)
-            for key, at in rows.items()
+            key: np.bincount(
+                np.concatenate([np.asarray(at, np.int64) for at in ats]), minlength=n
+            ).astype(np.int64, copy=False)
+            for key, ats in rows.items()
         }
 
     def _carried_keys(self, terms: PodAffinityTerms) -> list[CarriedKey]:

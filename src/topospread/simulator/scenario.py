@@ -38,6 +38,7 @@ from topospread.api.object_validation import describe_object, validate_object
 from topospread.api.quick_validation import images_trimmed, pod_fields_valid
 from topospread.api.storage import STORAGE_KINDS, StorageObject
 from topospread.api.types import (
+    Affinity,
     Namespace,
     Node,
     Pod,
@@ -304,7 +305,6 @@ def admit_pod(
         if memo is not None:
             memo.admitted[key] = _Admitted(
                 admitted is not pod,
-                admitted.spec.affinity is not pod.spec.affinity,
                 admitted.spec,
                 admitted,
                 spec_errors,
@@ -325,12 +325,11 @@ def admit_pod(
 
 @dataclass(frozen=True, slots=True)
 class _Admitted:
-    """What admission made of one template: whether it changed the pod and its affinity, the
-    spec fields it sets, the template's first pod as admitted, the errors of the pod's labels,
-    annotations and spec (``pod_spec_errors``), and whether it is valid for a pod."""
+    """What admission made of one template: whether it changed the pod, the spec fields it
+    sets, the template's first pod as admitted, the errors of the pod's labels, annotations
+    and spec (``pod_spec_errors``), and whether it is valid for a pod."""
 
     changed: bool
-    affinity_changed: bool
     spec: PodSpec
     # The template's first pod as admitted: its resources are those of every pod of the
     # template (the key holds them; apply sets them).
@@ -341,17 +340,19 @@ class _Admitted:
 
     def apply(self, pod: Pod) -> Pod:
         """``pod``, of this template, as admission makes it: the fields admission sets taken
-        from the template's first pod (shared: they are frozen, and never changed in place)."""
-        if not self.changed:
-            return pod
+        from the template's first pod (shared: they are frozen, and never changed in place).
+
+        NOTE: the pod's inter-pod (anti)affinity is the first pod's objects too, merged or not:
+        the memo key holds them, so they are equal; shared, they let the caches of parsed terms
+        (``PodTermsCache``) find the pods of one template by identity, not by an encoding.
+        """
         spec = self.spec
-        affinity = pod.spec.affinity
-        if self.affinity_changed and affinity is not None and spec.affinity is not None:
-            # The merges change pod (anti)affinity only: the pod keeps its node affinity.
-            affinity = msgspec.structs.replace(
-                affinity,
-                pod_affinity=spec.affinity.pod_affinity,
-                pod_anti_affinity=spec.affinity.pod_anti_affinity,
+        affinity = self._shared_affinity(pod.spec.affinity)
+        if not self.changed:
+            if affinity is pod.spec.affinity:
+                return pod
+            return msgspec.structs.replace(
+                pod, spec=msgspec.structs.replace(pod.spec, affinity=affinity)
             )
         return msgspec.structs.replace(
             pod,
@@ -365,6 +366,26 @@ class _Admitted:
                 priority=spec.priority,
                 preemption_policy=spec.preemption_policy,
             ),
+        )
+
+    def _shared_affinity(self, affinity: Affinity | None) -> Affinity | None:
+        """The pod's affinity with the first pod's pod (anti)affinity (the same object where
+        neither has a node affinity); as it is where it has no pod (anti)affinity."""
+        first = self.spec.affinity
+        if (
+            affinity is None
+            or first is None
+            or affinity is first
+            or (affinity.pod_affinity is None and affinity.pod_anti_affinity is None)
+        ):
+            return affinity
+        if affinity.node_affinity is None and first.node_affinity is None:
+            return first
+        # The merges change pod (anti)affinity only: the pod keeps its node affinity.
+        return msgspec.structs.replace(
+            affinity,
+            pod_affinity=first.pod_affinity,
+            pod_anti_affinity=first.pod_anti_affinity,
         )
 
 
@@ -403,7 +424,7 @@ class AdmissionMemo:
         kept = self.admitted.get(self.key(pod))
         if kept is None or not kept.valid:
             return None
-        admitted = kept.apply(pod) if kept.changed else pod
+        admitted = kept.apply(pod)
         return (admitted, kept.first) if pod_fields_valid(admitted) else None
 
     @staticmethod

@@ -26,7 +26,9 @@ from topospread.api.types import (
     Affinity,
     Namespace,
     Pod,
+    PodAffinity,
     PodAffinityTerm,
+    PodAntiAffinity,
     WeightedPodAffinityTerm,
 )
 from topospread.labels.selector import Selector, SelectorError, label_selector_as_selector
@@ -215,37 +217,58 @@ def has_pod_affinity(pod: Pod) -> bool:
     )
 
 
+_ByObjects = tuple[PodAffinity | None, PodAntiAffinity | None, PodAffinityTerms]
+
+
 class PodTermsCache:
     """Parsed terms of the cluster's pods, so that each pod is parsed once, not every cycle.
 
     NOTE: entries are keyed by ``id(pod)`` and keep the pod itself, so an id is never reused
     while its entry lives; a hit is confirmed by identity. Behind them, parsed terms are kept by
-    what parsing reads (the pod's namespace and its affinity), so the pods of one template are
+    what parsing reads (the pod's namespace, podAffinity and podAntiAffinity): first by the
+    identity of those two objects (kept in the entry, confirmed as above; admission makes the
+    pods of one template share them), then by their content, so the pods of one template are
     parsed once. Pods are immutable, so the parsed terms stay valid. Each map is dropped whole
     when it grows past ``max_entries``.
     Upstream keeps the same data on each PodInfo in the scheduler cache.
     """
 
-    __slots__ = ("_by_content", "_entries", "_max_entries")
+    __slots__ = ("_by_content", "_by_objects", "_entries", "_max_entries")
 
     def __init__(self, max_entries: int = 1 << 17) -> None:
         self._entries: dict[int, tuple[Pod, PodAffinityTerms]] = {}
+        self._by_objects: dict[tuple[str, int, int], _ByObjects] = {}
         self._by_content: dict[bytes, PodAffinityTerms] = {}
         self._max_entries = max_entries
 
     def get(self, pod: Pod) -> PodAffinityTerms:
-        if not has_pod_affinity(pod):
+        affinity = pod.spec.affinity
+        if affinity is None:
+            return NO_TERMS
+        pa, paa = affinity.pod_affinity, affinity.pod_anti_affinity
+        if pa is None and paa is None:
             return NO_TERMS
         entry = self._entries.get(id(pod))
         if entry is not None and entry[0] is pod:
             return entry[1]
-        content = _CONTENT_ENCODER.encode((pod.metadata.namespace, pod.spec.affinity))
-        terms = self._by_content.get(content)
-        if terms is None:
-            terms = parse_pod_affinity_terms(pod)
-            if len(self._by_content) >= self._max_entries:
-                self._by_content.clear()
-            self._by_content[content] = terms
+        namespace = pod.metadata.namespace
+        by_objects = self._by_objects
+        objects_key = (namespace, id(pa), id(paa))
+        kept = by_objects.get(objects_key)
+        if kept is not None and kept[0] is pa and kept[1] is paa:
+            terms = kept[2]
+        else:
+            content = _CONTENT_ENCODER.encode((namespace, pa, paa))
+            found = self._by_content.get(content)
+            if found is None:
+                found = parse_pod_affinity_terms(pod)
+                if len(self._by_content) >= self._max_entries:
+                    self._by_content.clear()
+                self._by_content[content] = found
+            terms = found
+            if len(by_objects) >= self._max_entries:
+                by_objects.clear()
+            by_objects[objects_key] = (pa, paa, terms)
         if len(self._entries) >= self._max_entries:
             self._entries.clear()
         self._entries[id(pod)] = (pod, terms)
