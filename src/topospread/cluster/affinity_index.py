@@ -74,6 +74,10 @@ class AffinityIndex:
         for pc in self.pod_counts.values():
             pc.per_node = carry(pc.per_node)
 
+    def counting(self) -> bool:
+        """Whether ``count`` counts anything: terms carried, or pods by a predicate."""
+        return self.carried is not None or bool(self.pod_counts)
+
     def count(self, pod: Pod, i: int, sign: int) -> None:
         if self.carried is not None and has_pod_affinity(pod):
             self._carry_terms(pod, i, sign)

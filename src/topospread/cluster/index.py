@@ -204,6 +204,8 @@ class ClusterIndex:
                         pods[new_row] = m.pods[old_row]
                     m.pods = pods
         self.affinity.carry(carry)
+        if not self.matching and not self.affinity.counting():
+            return  # nothing counted yet (the first build): _count has nothing to do
         for i in np.flatnonzero(src < 0).tolist():
             for pod in infos[i].pods:
                 self._count(pod, i, 1)
