@@ -19,7 +19,7 @@ import pytest
 
 from topospread.api import validation, yaml_fast
 from topospread.cli import main
-from topospread.render import report
+from topospread.render import positioned, report
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data"
@@ -96,7 +96,8 @@ def test_schedule_jsonl_to_a_file_descriptor_is_unchanged(
     chart_cluster: Path, target: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Standard output as a file or a pipe, the spill's fragments copied to it from the spill
-    file (``report._Direct``), not through an in-memory stream: the same bytes."""
+    file (``report._Direct`` to a pipe; to a regular file, at offsets noted by ``positioned.Plan``),
+    not through an in-memory stream: the same bytes."""
     monkeypatch.setattr(validation, "_SPEC_ERRORS", {})
     got = bytearray()
     if target == "regular file":
@@ -114,8 +115,9 @@ def test_schedule_jsonl_to_a_file_descriptor_is_unchanged(
         reader = threading.Thread(target=drain)
         reader.start()
     copies = []
-    copy = report._Direct.copy
-    monkeypatch.setattr(report._Direct, "copy", lambda *args: copies.append(copy(*args)))
+    copier = positioned.Plan if target == "regular file" else report._Direct
+    copy = copier.copy
+    monkeypatch.setattr(copier, "copy", lambda *args: copies.append(copy(*args)))
     with open(write_fd, "w", encoding="utf-8") as stdout, monkeypatch.context() as patch:
         patch.setattr(sys, "stdout", stdout)
         try:

@@ -107,7 +107,7 @@ def schedule_command(
                 "json": lambda: (
                     lambda: write_json(run, sys.stdout.buffer, spill, zone_key=zone_key)
                 ),
-                "jsonl": lambda: lambda: write_jsonl(run, sys.stdout.buffer, spill),
+                "jsonl": lambda: lambda: write_jsonl(run, sys.stdout.buffer, spill, final=True),
                 "yaml": lambda: lambda: write_cluster_yaml(run, sys.stdout),
                 "html": page,
             },

@@ -39,6 +39,7 @@ except ImportError:  # Windows has none
 
 import numpy as np
 
+from topospread.render.positioned import Piece, write_pieces
 from topospread.simulator.fastpath.detail import FastDetail, NodeKeys
 from topospread.simulator.fastpath.vectors import I64
 
@@ -236,30 +237,68 @@ class DetailWriter:
         unread = _unread(self._send)
         return unread is None or unread == 0 or unread + size + _HEADER <= self._capacity
 
-    def finish(self) -> list[int]:
-        """Wait for every fragment to be written; their lengths, in the order sent."""
+    def finish(self, *, keep: bool = False) -> list[int]:
+        """Wait for every fragment to be written; their lengths, in the order sent. With
+        ``keep``, the writer stays, idle, to write a part of the report (``copy_lines``) or
+        to be let go (``release``)."""
         self._flush()
         self._send.send(None)
-        self._send.close()
+        if not keep:
+            self._send.close()
         try:
             lengths: list[int] = self._results.recv()
         except EOFError:
             lengths = []  # it died: the count below says so
-        self._results.close()
-        _, status = os.waitpid(self._pid, 0)
-        if status != 0:
-            raise RuntimeError(f"detail writer exited with status {status}")
+        if not keep or len(lengths) != self._count:
+            self.release(check=True)
         if len(lengths) != self._count:
             raise RuntimeError(f"detail writer wrote {len(lengths)} of {self._count} fragments")
         return lengths
+
+    def copy_lines(self, out: int, pieces: list[Piece], at: int, *, free: bool) -> None:
+        """Have the finished writer (``finish(keep=True)``) write ``pieces`` from offset ``at``
+        of ``out``, a descriptor it holds too (inherited at the fork); their spill spans must
+        lie in the file it wrote the fragments to. ``copied`` says how that went."""
+        info = os.fstat(out)
+        job = (out, info.st_dev, info.st_ino, pieces, at, free)
+        self._send.send_bytes(pickle.dumps(job, pickle.HIGHEST_PROTOCOL))
+
+    def copied(self) -> bool:
+        """Wait for ``copy_lines``' pieces: True once written, False where the writer could not
+        write to the output (not the same file under that descriptor there: the caller writes
+        them). The writer is let go either way."""
+        try:
+            answer: bool | tuple[int, str] = self._results.recv()
+        except EOFError:
+            self.release(check=True)
+            raise RuntimeError(
+                "detail writer ended before writing its part of the report"
+            ) from None
+        self.release(check=True)
+        if isinstance(answer, tuple):
+            raise OSError(*answer)
+        return answer
+
+    def release(self, *, check: bool = False) -> None:
+        """Let the writer end (its pipe closed: it exits) and reap it; with ``check``, an error
+        if it did not exit cleanly."""
+        self._send.close()
+        self._results.close()
+        if self._pid:
+            _, status = os.waitpid(self._pid, 0)
+            self._pid = 0
+            if check and status != 0:
+                raise RuntimeError(f"detail writer exited with status {status}")
 
     def abandon(self) -> None:
         """Stop the writer without waiting for what it has not written (an error upstream)."""
         self._send.close()
         self._results.close()
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(self._pid, signal.SIGTERM)
-        os.waitpid(self._pid, 0)
+        if self._pid:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self._pid, signal.SIGTERM)
+            os.waitpid(self._pid, 0)
+            self._pid = 0
 
 
 def _serve(receive: Connection, report: Connection, fd: int, start: int) -> None:
@@ -291,7 +330,47 @@ def _serve(receive: Connection, report: Connection, fd: int, start: int) -> None
             offset += length
             lengths.append(length)
     report.send(lengths)
+    _serve_copy(receive, report)
     report.close()
+
+
+def _serve_copy(receive: Connection, report: Connection) -> None:
+    """Once the fragments are written: write the lines the parent hands over, if it does
+    (``DetailWriter.copy_lines``), and say how that went (True, False where the output is not
+    the parent's file here, or an OSError's arguments)."""
+    try:
+        raw = receive.recv_bytes()
+    except EOFError:
+        return  # released: no part of the report to write
+    out, device, inode, pieces, at, free = pickle.loads(raw)
+    answer: bool | tuple[int, str] = False
+    # The descriptor's number was the parent's: here, it must be the same file, open to write
+    # without O_APPEND (the offsets are the file's, whoever writes at them).
+    if _same_file(out, device, inode) and _writable(out):
+        try:
+            write_pieces(out, pieces, at, free=free)
+            answer = True
+        except OSError as err:
+            answer = (err.errno or 0, err.strerror or str(err))
+    report.send(answer)
+
+
+def _same_file(fd: int, device: int, inode: int) -> bool:
+    try:
+        info = os.fstat(fd)
+    except OSError:
+        return False
+    return (info.st_dev, info.st_ino) == (device, inode)
+
+
+def _writable(fd: int) -> bool:
+    if fcntl is None:
+        return False
+    try:
+        flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+    except OSError:
+        return False
+    return flags & os.O_ACCMODE in (os.O_WRONLY, os.O_RDWR) and not flags & os.O_APPEND
 
 
 def _write_all_at(fd: int, data: memoryview, offset: int) -> int:

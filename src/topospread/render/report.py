@@ -26,6 +26,7 @@ from topospread.render.detail_writer import (
     DetailWriter,
     can_fork,
 )
+from topospread.render.positioned import Plan, pread_into, write_in_two, writes_at_offsets
 from topospread.render.topology import Column, draw_topology, zone_key_for
 from topospread.simulator.decision import Decision
 from topospread.simulator.run import PodOutcome, ScheduleRun
@@ -120,6 +121,9 @@ class DetailSpill:
         self._spans: list[tuple[IO[bytes], int, int] | None] = []
         self._writer: DetailWriter | None = None
         self._writer_from = 0  # the first slot the writer has
+        # The writer once finished, idle, kept to write a part of the report (``copier``).
+        self._copier: DetailWriter | None = None
+        self._freed = False  # pages of the files given back: nothing can be read again
 
     def record(self, decision: Decision) -> None:
         if self._file is None:
@@ -159,7 +163,8 @@ class DetailSpill:
         if writer is None:
             return
         assert self._file is not None
-        lengths = writer.finish()
+        lengths = writer.finish(keep=True)
+        self._copier = writer
         spans = self._spans
         sent = [slot for slot in range(self._writer_from, len(spans)) if spans[slot] is None]
         if len(sent) != len(lengths):
@@ -173,6 +178,8 @@ class DetailSpill:
         length); None if it was not recorded."""
         if self._file is None:
             return None
+        if self._freed:
+            raise RuntimeError("detail spill: already written out for the last time")
         self._finish_writer()
         for recorded, slot in self._where.get(decision.key, ()):
             if recorded is decision:
@@ -187,10 +194,28 @@ class DetailSpill:
         span = self.span(decision)
         return None if span is None else _read_span(*span)
 
+    def copier(self) -> tuple[DetailWriter, int] | None:
+        """The writer process, finished and idle, with the descriptor of the spill file it
+        holds too, for a part of the report (``positioned.py``); the caller releases it. None
+        where there is none (no writer was needed, or no fork)."""
+        self._finish_writer()
+        copier, self._copier = self._copier, None
+        if copier is None or self._file is None:
+            return None
+        return copier, self._file.fileno()
+
+    def spend(self) -> None:
+        """Note that the spill's pages are being given back as they are read: reading it
+        again is an error, not zeros."""
+        self._freed = True
+
     def close(self) -> None:
         if self._writer is not None:
             self._writer.abandon()
             self._writer = None
+        if self._copier is not None:
+            self._copier.release()
+            self._copier = None
         for file in (self._file, self._side):
             if file is not None:
                 file.close()
@@ -235,7 +260,7 @@ def _encode_outcome(
     outcome: PodOutcome,
     spill: DetailSpill | None,
     buf: bytearray,
-    direct: _Direct | None = None,
+    direct: _Direct | Plan | None = None,
 ) -> None:
     """Append the outcome's line: the keys and values of ``PodOutcome.to_json``, in its order,
     each attempt's per-node detail taken from the spill where it recorded the attempt. With
@@ -308,13 +333,18 @@ def write_json(
     out.flush()
 
 
-def write_jsonl(run: ScheduleRun, out: IO[bytes], spill: DetailSpill | None = None) -> None:
+def write_jsonl(
+    run: ScheduleRun, out: IO[bytes], spill: DetailSpill | None = None, *, final: bool = False
+) -> None:
     """Write ``jsonl(run, spill)`` to a binary stream, line by line.
 
     Where ``out`` is a file descriptor's stream (a file, a pipe), the spill's fragments (most
     of the report's bytes) go from the spill file to it through no Python object: sent by the
     kernel to a pipe, read into one reused buffer for a file (``_Direct``); only each line's
-    few bytes around them are encoded here.
+    few bytes around them are encoded here. To a regular file, a large report is written by
+    two processes at once where the spill's writer process is there to help
+    (``_write_in_two``). With ``final`` (the spill is read no more: the CLI's report), the
+    spill's pages are given back as they are copied.
     """
     fd = _descriptor(out) if spill is not None else None
     encoder = msgspec.json.Encoder()
@@ -327,12 +357,53 @@ def write_jsonl(run: ScheduleRun, out: IO[bytes], spill: DetailSpill | None = No
             out.write(buf)
         out.flush()
         return
+    if spill is not None and _write_in_two(run, fd, spill, encoder, buf, final=final):
+        return
     direct = _Direct(fd)
     for outcome in run.outcomes:
         _encode_outcome(encoder, outcome, spill, buf, direct)
         if len(buf) >= _DIRECT_BUFFER:
             direct.write(buf)
     direct.write(buf)
+
+
+def _write_in_two(
+    run: ScheduleRun,
+    fd: int,
+    spill: DetailSpill,
+    encoder: msgspec.json.Encoder,
+    buf: bytearray,
+    *,
+    final: bool,
+) -> bool:
+    """Write the report's lines after ``buf`` (the header) to ``fd``, a regular file, at their
+    offsets (``positioned.py``): the first half by this process, the second by the spill's
+    writer process; False, having written nothing, where that cannot be (another output, no
+    writer). The file's size is set first, its position to the report's end after.
+
+    NOTE: every line is encoded, its spill spans noted, before anything is written: the
+    offsets are known. Only the bytes around the fragments are held (about 0.3 MB for the
+    chart cluster's 2,000 lines).
+    """
+    start = writes_at_offsets(fd)
+    found = spill.copier() if start is not None else None
+    if start is None or found is None:
+        return False
+    copier, spill_fd = found
+    try:
+        plan = Plan()
+        for outcome in run.outcomes:
+            _encode_outcome(encoder, outcome, spill, buf, plan)
+            if len(buf) >= _DIRECT_BUFFER:
+                plan.cut(buf)
+        plan.cut(buf)
+        if final:
+            spill.spend()
+    except BaseException:
+        copier.abandon()
+        raise
+    write_in_two(fd, start, plan.pieces, copier, spill_fd, free=final)
+    return True
 
 
 def _descriptor(out: IO[bytes]) -> int | None:
@@ -408,22 +479,13 @@ class _Direct:
             view[:head] = buf
             at = head
             while at < size:
-                got = _pread_into(fd, view[at:size], offset)
+                got = pread_into(fd, view[at:size], offset)
                 if got <= 0:
                     raise OSError(f"detail spill: {size - at} bytes missing at {offset}")
                 at += got
                 offset += got
             _write_all(self.fd, view[:size])
         buf.clear()
-
-
-def _pread_into(fd: int, view: memoryview, offset: int) -> int:
-    """Read into ``view`` from ``offset`` of ``fd``: how many bytes came."""
-    if hasattr(os, "preadv"):
-        return os.preadv(fd, [view], offset)
-    data = os.pread(fd, len(view), offset)  # macOS before 11
-    view[: len(data)] = data
-    return len(data)
 
 
 def _write_all(fd: int, data: bytearray | memoryview) -> None:
