@@ -12,11 +12,11 @@ from __future__ import annotations
 import gzip
 import os
 import sys
-import threading
 from pathlib import Path
 
 import pytest
 
+from test_report_direct_write import DrainedPipe
 from topospread.api import validation, yaml_fast
 from topospread.cli import main
 from topospread.render import positioned, report
@@ -99,21 +99,13 @@ def test_schedule_jsonl_to_a_file_descriptor_is_unchanged(
     file (``report._Direct`` to a pipe; to a regular file, at offsets noted by ``positioned.Plan``),
     not through an in-memory stream: the same bytes."""
     monkeypatch.setattr(validation, "_SPEC_ERRORS", {})
-    got = bytearray()
+    pipe: DrainedPipe | None = None
     if target == "regular file":
         path = tmp_path / "out.jsonl"
         write_fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-        reader = None
     else:
-        read_fd, write_fd = os.pipe()
-
-        def drain() -> None:
-            with open(read_fd, "rb", buffering=0) as r:
-                while chunk := r.read(1 << 16):
-                    got.extend(chunk)
-
-        reader = threading.Thread(target=drain)
-        reader.start()
+        pipe = DrainedPipe()
+        write_fd = pipe.fd
     copies = []
     copier = positioned.Plan if target == "regular file" else report._Direct
     copy = copier.copy
@@ -125,8 +117,5 @@ def test_schedule_jsonl_to_a_file_descriptor_is_unchanged(
         except SystemExit as exit_:
             assert exit_.code in (0, None)
     assert len(copies) >= 100  # every queued pod's fragment went from the spill file
-    if reader is not None:
-        reader.join()
-    else:
-        got += path.read_bytes()
-    assert bytes(got) == golden("jsonl")
+    got = pipe.bytes_read() if pipe is not None else path.read_bytes()
+    assert got == golden("jsonl")

@@ -44,22 +44,33 @@ def in_memory(run: ScheduleRun, spill: DetailSpill | None) -> bytes:
     return out.getvalue()
 
 
+class DrainedPipe:
+    """A pipe whose read end a thread drains: write to ``fd``, then ``bytes_read()`` (after the
+    write end is closed) waits for the thread and gives what came through."""
+
+    def __init__(self) -> None:
+        read_fd, self.fd = os.pipe()
+        self._got = bytearray()
+
+        def drain() -> None:
+            with open(read_fd, "rb", buffering=0) as r:
+                while chunk := r.read(1 << 16):
+                    self._got.extend(chunk)
+
+        self._reader = threading.Thread(target=drain)
+        self._reader.start()
+
+    def bytes_read(self) -> bytes:
+        self._reader.join()
+        return bytes(self._got)
+
+
 def through_a_pipe(write: Callable[[io.BufferedWriter], None]) -> bytes:
     """What ``write`` writes to a pipe's buffered write end, read by a thread."""
-    read_fd, write_fd = os.pipe()
-    got = bytearray()
-
-    def drain() -> None:
-        with open(read_fd, "rb", buffering=0) as r:
-            while chunk := r.read(1 << 16):
-                got.extend(chunk)
-
-    reader = threading.Thread(target=drain)
-    reader.start()
-    with open(write_fd, "wb") as w:
+    pipe = DrainedPipe()
+    with open(pipe.fd, "wb") as w:
         write(w)
-    reader.join()
-    return bytes(got)
+    return pipe.bytes_read()
 
 
 def test_a_regular_file_gets_the_in_memory_streams_bytes(
