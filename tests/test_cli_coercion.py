@@ -244,8 +244,13 @@ def test_a_run_with_good_values_never_imports_pydantic() -> None:
         "    assert e.code == 0, e.code\n"
         "print('pydantic' in sys.modules)\n"
     )
+    assert last_line_in_a_fresh_interpreter(script) == "False"
+
+
+def last_line_in_a_fresh_interpreter(script: str) -> str:
+    """The last line ``script`` prints, run by a new interpreter on this checkout's src/."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     done = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True
     )
-    assert done.stdout.splitlines()[-1] == "False"
+    return done.stdout.splitlines()[-1]

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -15,6 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
+from test_cli_coercion import last_line_in_a_fresh_interpreter
 from topospread.api import loader, yaml_fast, yaml_workers
 from topospread.api.decode import Object
 from topospread.inputs import Inputs
@@ -167,8 +166,4 @@ def test_the_cli_imports_no_decoder_scheduler_or_numpy_before_a_command_runs() -
         " 'topospread.render', 'topospread.conformance', 'topospread.analysis')\n"
         "print(sorted(m for m in sys.modules if m.startswith(heavy)))\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True
-    )
-    assert done.stdout.splitlines()[-1] == "[]"
+    assert last_line_in_a_fresh_interpreter(script) == "[]"
