@@ -18,8 +18,6 @@ from topospread.api import loader, yaml_fast, yaml_workers
 from topospread.api.decode import Object
 from topospread.inputs import Inputs
 
-ROOT = Path(__file__).resolve().parent.parent
-
 
 def node(i: int) -> dict[str, Any]:
     return {
