@@ -355,7 +355,7 @@ _BASE: dict[str, Any] = {
         "tolerations": [{"key": "k", "operator": "Exists", "effect": "NoSchedule"}],
         "overhead": {"cpu": "10m"},
         "priorityClassName": "",
-        "volumes": [{"name": "kube-api-access-aaaaa"}],
+        "volumes": [{"name": "kube-api-access-aaaaa", "projected": {"sources": []}}],
     },
 }
 
@@ -442,7 +442,7 @@ _POD_FIELDS: dict[str, tuple[str, Any]] = {
     # A DaemonSet's pods each name their node in their node affinity.
     "nodeAffinity": ("spec.affinity.nodeAffinity", _node_affinity("node-1")),
     "invalid nodeAffinity": ("spec.affinity.nodeAffinity", _node_affinity("node-1", "Gt")),
-    "volumes": ("spec.volumes", [{"name": "kube-api-access-bbbbb"}]),
+    "volumes": ("spec.volumes", [{"name": "kube-api-access-bbbbb", "projected": {"sources": []}}]),
     "namespace": ("metadata.namespace", "Default"),
     "generateName": ("metadata.generateName", "Web-"),
     "image": (
@@ -514,7 +514,7 @@ def test_the_builders_shortcut_is_taken_for_a_valid_pod_of_a_known_template(
     first = _variant("spec.priority", priority) if priority is not None else _BASE
     _admitted(first, shared)
     second = _variant("metadata.name", "web-2")
-    second["spec"]["volumes"] = [{"name": "kube-api-access-bbbbb"}]
+    second["spec"]["volumes"] = [{"name": "kube-api-access-bbbbb", "projected": {"sources": []}}]
     if priority is not None:
         second["spec"]["priority"] = priority
     fast = shared.admit_valid(msgspec.convert(second, Pod))

@@ -1140,7 +1140,7 @@ def test_a_pods_spec_errors_found_once_are_those_found_afresh() -> None:
                     nodeName=node_name, schedulingGates=gates,
                     containers=[{"name": "c", "image": f"img:{i}",
                                  "resources": {"requests": {"cpu": "-1" if i == 3 else "1"}}}],
-                    volumes=[{"name": f"kube-api-access-{i}"}],
+                    volumes=[{"name": f"kube-api-access-{i}", "projected": {}}],
                 ))  # fmt: skip
     fresh = []
     for pod in pods:

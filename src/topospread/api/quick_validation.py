@@ -28,6 +28,7 @@ from topospread.api.types import (
     Pod,
     Taint,
 )
+from topospread.api.volume_validation import volumes_valid
 from topospread.util.validation import (
     Remembered,
     valid_dns1123_label,
@@ -174,7 +175,7 @@ def pod_valid(pod: Pod, spec_errors_found: bool, *, from_template: bool) -> bool
     """Whether ``validate_pod`` finds nothing wrong with ``pod``, given whether
     ``pod_spec_errors`` found anything: ``pod_fields_valid``, and (for a pod, not a
     template) trimmed images."""
-    if spec_errors_found or not pod_fields_valid(pod):
+    if spec_errors_found or not pod_fields_valid(pod, from_template=from_template):
         return False
     spec = pod.spec
     return from_template or (
@@ -182,11 +183,12 @@ def pod_valid(pod: Pod, spec_errors_found: bool, *, from_template: bool) -> bool
     )
 
 
-def pod_fields_valid(pod: Pod) -> bool:
+def pod_fields_valid(pod: Pod, *, from_template: bool = False) -> bool:
     """Whether the fields ``validate_pod`` checks for each pod (not with ``pod_spec_errors``,
     nor its images) are valid: a name (not one to generate) and generateName that are DNS
-    subdomains, a namespace that is a DNS label, valid node affinity, a nodeName that is a DNS
-    subdomain and no scheduling gates beside it."""
+    subdomains, a namespace that is a DNS label, valid volumes (``volumes_valid``; for a
+    template, without the pod's name), valid node affinity, a nodeName that is a DNS subdomain
+    and no scheduling gates beside it."""
     meta = pod.metadata
     name = meta.name
     if not name or not valid_dns1123_subdomain(name):
@@ -202,6 +204,8 @@ def pod_fields_valid(pod: Pod) -> bool:
     if namespace not in _NAMESPACES and not _recurring_namespace(namespace):
         return False  # an empty one too: it is not a DNS label
     spec = pod.spec
+    if spec.volumes and not volumes_valid(spec.volumes, "" if from_template else name):
+        return False
     affinity = spec.affinity
     if (
         affinity is not None

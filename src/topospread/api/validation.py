@@ -57,6 +57,7 @@ from topospread.api.types import (
     PodSchedulingGate,
     PodSpec,
 )
+from topospread.api.volume_validation import validate_volumes
 from topospread.util.validation import (
     is_dns1123_label,
     is_qualified_name,
@@ -100,12 +101,15 @@ def validate_pod(
     API server takes it from the request, so give manifests one.
 
     Checked, in upstream's order: metadata (name, generateName, namespace, labels, annotation
-    keys); containers' and init containers' resources; ``spec.nodeSelector``;
+    keys); ``spec.volumes`` (``volume_validation.py``: one source each, names, claim names,
+    the claims of ephemeral volumes, the latter only for a pod: a template has no pod name
+    to check them with; not each source's own fields); containers' and init containers'
+    resources; ``spec.nodeSelector``;
     ``spec.affinity``; ``spec.schedulingGates``; ``spec.topologySpreadConstraints``;
     ``spec.nodeName``; ``spec.tolerations``; ``spec.priorityClassName``;
     ``spec.preemptionPolicy``; overhead and pod-level resources; and that ``spec.nodeName`` is
-    not set while scheduling gates remain. The rest of the containers, volumes and the spec is
-    not checked. Every container needs an image; a pod's (not a template's: ``from_template``)
+    not set while scheduling gates remain. The rest of the containers and the spec is not
+    checked. Every container needs an image; a pod's (not a template's: ``from_template``)
     may not start or end with whitespace.
 
     ``spec_errors``: what ``pod_spec_errors`` returns for this pod with the same switches, when
@@ -133,6 +137,10 @@ def validate_pod(
     )
     spec = pod.spec
     errs += meta_errors
+    # Per pod, not with the spec's errors: each pod's volumes differ (kube-api-access-…).
+    errs += validate_volumes(
+        spec.volumes, "" if from_template else meta.name, Path.root("spec", "volumes")
+    )
     errs += before_node_affinity
     if spec.affinity is not None and spec.affinity.node_affinity is not None:
         # Each pod's own (a DaemonSet's pods name their nodes here): checked for each pod.

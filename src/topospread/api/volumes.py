@@ -7,7 +7,7 @@ Portworx for a PV), and CSI.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
@@ -83,6 +83,12 @@ class PersistentVolumeClaimVolumeSource(_Obj, frozen=True):
     claim_name: str = ""
 
 
+class GivenSource(_Obj, frozen=True):
+    """A volume source that nothing here reads beyond its presence: the typed decode skips its
+    contents (an empty struct keeps no field), and API validation counts it as the volume's
+    type. Re-emitted, it is ``{}``."""
+
+
 class Volume(_Obj, frozen=True):
     name: str = ""
     persistent_volume_claim: PersistentVolumeClaimVolumeSource | None = None
@@ -103,3 +109,59 @@ class Volume(_Obj, frozen=True):
     azure_file: dict[str, Any] | None = None
     vsphere_volume: dict[str, Any] | None = None
     portworx_volume: dict[str, Any] | None = None
+    # Known only to be there (API validation: one source per volume); contents not decoded.
+    git_repo: GivenSource | None = None
+    secret: GivenSource | None = None
+    nfs: GivenSource | None = None
+    glusterfs: GivenSource | None = None
+    flocker: GivenSource | None = None
+    cephfs: GivenSource | None = None
+    quobyte: GivenSource | None = None
+    downward_api: GivenSource | None = msgspec.field(default=None, name="downwardAPI")
+    fc: GivenSource | None = None
+    flex_volume: GivenSource | None = None
+    config_map: GivenSource | None = None
+    photon_persistent_disk: GivenSource | None = None
+    storageos: GivenSource | None = None
+    projected: GivenSource | None = None
+    scale_io: GivenSource | None = msgspec.field(default=None, name="scaleIO")
+    image: GivenSource | None = None
+
+
+# Each source of a volume, in the order the API server's validateVolumeSource looks at them:
+# (attribute, field path child). Two field paths are upstream's own spellings: ``cephFS``
+# (JSON: ``cephfs``) and ``downwarAPI`` (sic, JSON: ``downwardAPI``).
+# NOTE: ``image`` is taken to come last, after ``ephemeral``: the v1.35 validation.go in the
+# indexed sources predates it (the ImageVolume KEP places it at the end).
+VOLUME_SOURCES: Final = (
+    ("empty_dir", "emptyDir"),
+    ("host_path", "hostPath"),
+    ("git_repo", "gitRepo"),
+    ("gce_persistent_disk", "gcePersistentDisk"),
+    ("aws_elastic_block_store", "awsElasticBlockStore"),
+    ("secret", "secret"),
+    ("nfs", "nfs"),
+    ("iscsi", "iscsi"),
+    ("glusterfs", "glusterfs"),
+    ("flocker", "flocker"),
+    ("persistent_volume_claim", "persistentVolumeClaim"),
+    ("rbd", "rbd"),
+    ("cinder", "cinder"),
+    ("cephfs", "cephFS"),
+    ("quobyte", "quobyte"),
+    ("downward_api", "downwarAPI"),
+    ("fc", "fc"),
+    ("flex_volume", "flexVolume"),
+    ("config_map", "configMap"),
+    ("azure_file", "azureFile"),
+    ("vsphere_volume", "vsphereVolume"),
+    ("photon_persistent_disk", "photonPersistentDisk"),
+    ("portworx_volume", "portworxVolume"),
+    ("azure_disk", "azureDisk"),
+    ("storageos", "storageos"),
+    ("projected", "projected"),
+    ("scale_io", "scaleIO"),
+    ("csi", "csi"),
+    ("ephemeral", "ephemeral"),
+    ("image", "image"),
+)

@@ -1,0 +1,143 @@
+"""A pod's ``spec.volumes`` as the API server validates them on create: one source per volume,
+names that are DNS labels and unique, a claim name for a PersistentVolumeClaim source, and the
+names of the claims that generic ephemeral volumes create.
+
+Each source's own contents are not checked (the typed decode keeps only the few that the
+scheduler reads; ``volumes.GivenSource`` marks the others as present): hostPath's path,
+secret and configMap names, projected and downwardAPI items, an emptyDir's sizeLimit, iSCSI's
+initiator name length, an ephemeral volume's claim template and the like are not checked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+import msgspec
+
+from topospread.api.field import (
+    FieldError,
+    Path,
+    duplicate,
+    forbidden,
+    go_quote,
+    invalid,
+    required,
+)
+from topospread.api.meta_validation import name_is_dns_subdomain, name_is_valid_dns_subdomain
+from topospread.api.volumes import VOLUME_SOURCES, Volume
+from topospread.util.validation import is_dns1123_label, valid_dns1123_label
+
+MORE_THAN_ONE_TYPE: Final = "may not specify more than 1 volume type"
+NO_TYPE: Final = "must specify a volume type"
+CREATED_PVC: Final = "must not reference a PVC that gets created for an ephemeral volume"
+
+_astuple: Final = msgspec.structs.astuple
+
+
+def validate_volumes(volumes: Sequence[Volume], pod_name: str, path: Path) -> list[FieldError]:
+    """The errors of a pod's volumes at ``path`` (``spec.volumes``). ``pod_name``: the pod's
+    name, "" for a pod template (the API server passes a template no pod metadata), which
+    skips the checks of the claims ephemeral volumes create.
+
+    Upstream: ValidateVolumes, validateVolumeSource (pkg/apis/core/validation/validation.go,
+    v1.35)
+    """
+    errs: list[FieldError] = []
+    seen: set[str] = set()
+    created = _created_claims(volumes, pod_name)
+    for i, vol in enumerate(volumes):
+        at = path.index(i)
+        name_path = at.child("name")
+        found = _source_errors(vol, at, pod_name)
+        if not vol.name:
+            found.append(required(name_path))
+        else:
+            found.extend(invalid(name_path, vol.name, msg) for msg in is_dns1123_label(vol.name))
+        if vol.name in seen:
+            found.append(duplicate(name_path, vol.name))
+        if found:
+            errs += found
+        else:
+            seen.add(vol.name)
+        claim = vol.persistent_volume_claim
+        if claim is not None and claim.claim_name in created:
+            errs.append(
+                invalid(
+                    at.child("persistentVolumeClaim").child("claimName"),
+                    claim.claim_name,
+                    CREATED_PVC,
+                )
+            )
+    return errs
+
+
+def _created_claims(volumes: Sequence[Volume], pod_name: str) -> set[str]:
+    """The names of the claims the pod's ephemeral volumes create (none known without the
+    pod's name)."""
+    if not pod_name:
+        return set()
+    return {f"{pod_name}-{vol.name}" for vol in volumes if vol.ephemeral is not None}
+
+
+def _source_errors(vol: Volume, at: Path, pod_name: str) -> list[FieldError]:
+    """The first source given is the volume's type (and checked); every later one is one too
+    many; none at all is an error too."""
+    errs: list[FieldError] = []
+    first = ""
+    for attr, child in VOLUME_SOURCES:
+        if getattr(vol, attr) is None:
+            continue
+        if first:
+            errs.append(forbidden(at.child(child), MORE_THAN_ONE_TYPE))
+            continue
+        first = attr
+        claim = vol.persistent_volume_claim
+        if attr == "persistent_volume_claim" and claim is not None and not claim.claim_name:
+            errs.append(required(at.child(child).child("claimName")))
+        elif attr == "ephemeral" and pod_name and vol.name:
+            claim_name = f"{pod_name}-{vol.name}"
+            errs.extend(
+                invalid(at.child("name"), vol.name, f"PVC name {go_quote(claim_name)}: {msg}")
+                for msg in name_is_dns_subdomain(claim_name, False)
+            )
+    if not first:
+        errs.append(required(at, NO_TYPE))
+    return errs
+
+
+def volumes_valid(volumes: Sequence[Volume], pod_name: str) -> bool:
+    """Whether ``validate_volumes(volumes, pod_name, ...)`` is empty, found without building
+    a path or a message.
+
+    NOTE: a Volume's fields are its name (a string, never None) and its sources, so exactly
+    one source is given when ``_NONES_OF_ONE_SOURCE`` of its fields are None.
+    """
+    seen: set[str] = set()
+    ephemeral = False
+    for vol in volumes:
+        name = vol.name
+        if (
+            _astuple(vol).count(None) != _NONES_OF_ONE_SOURCE
+            or name in seen
+            or not valid_dns1123_label(name)  # an empty name too
+        ):
+            return False
+        seen.add(name)
+        claim = vol.persistent_volume_claim
+        if claim is not None and not claim.claim_name:
+            return False
+        if vol.ephemeral is not None:
+            ephemeral = True
+            if pod_name and not name_is_valid_dns_subdomain(f"{pod_name}-{name}", False):
+                return False
+    if ephemeral and pod_name:
+        created = _created_claims(volumes, pod_name)
+        for vol in volumes:
+            claim = vol.persistent_volume_claim
+            if claim is not None and claim.claim_name in created:
+                return False
+    return True
+
+
+_NONES_OF_ONE_SOURCE: Final = len(VOLUME_SOURCES) - 1

@@ -1,0 +1,311 @@
+"""A pod's ``spec.volumes`` refused as the API server refuses them (ValidateVolumes and
+validateVolumeSource, pkg/apis/core/validation/validation.go, v1.35), with exact messages, in
+upstream's order, and the quick yes/no path agreeing with the full check."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Final
+
+import msgspec
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from test_bad_input import DEPLOYMENT, GOOD_NODE, GOOD_POD, assert_manifest_refused, write_text
+from test_cli import run
+from topospread.api.field import Path as Path_
+from topospread.api.quick_validation import pod_fields_valid
+from topospread.api.types import Pod
+from topospread.api.validation import validate_pod
+from topospread.api.volume_validation import validate_volumes
+from topospread.api.volumes import VOLUME_SOURCES, Volume
+
+LABEL_MSG: Final = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+    "and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', "
+    "regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+)
+MORE: Final = "Forbidden: may not specify more than 1 volume type"
+LONG_POD: Final = "p" * 250
+
+
+def make_pod(*volumes: dict[str, Any], name: str = "web-1", **meta: Any) -> Pod:
+    return msgspec.convert(
+        {
+            "metadata": {"name": name, "namespace": "default", **meta},
+            "spec": {"containers": [{"name": "c", "image": "nginx"}], "volumes": list(volumes)},
+        },
+        Pod,
+    )
+
+
+def messages(pod: Pod, *, from_template: bool = False) -> list[str]:
+    return [str(e) for e in validate_pod(pod, from_template=from_template)]
+
+
+# A pod as a chart and the API server make it: the projected service account token volume, a
+# configMap, scratch space and a claim.
+CHART_VOLUMES: Final = (
+    {
+        "name": "kube-api-access-x7k2p",
+        "projected": {
+            "defaultMode": 420,
+            "sources": [
+                {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+                {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt"}]}},
+                {"downwardAPI": {"items": [{"path": "namespace"}]}},
+            ],
+        },
+    },
+    {"name": "config", "configMap": {"name": "web-config"}},
+    {"name": "tmp", "emptyDir": {}},
+    {"name": "data", "persistentVolumeClaim": {"claimName": "data-web-1"}},
+)
+
+CASES: Final = {
+    "no source": (
+        make_pod({"name": "v"}),
+        ["spec.volumes[0]: Required value: must specify a volume type"],
+    ),
+    "a null source is none": (
+        make_pod({"name": "v", "secret": None}),
+        ["spec.volumes[0]: Required value: must specify a volume type"],
+    ),
+    "two sources: the later one is refused": (
+        make_pod({"name": "v", "projected": {}, "emptyDir": {}}),
+        [f"spec.volumes[0].projected: {MORE}"],
+    ),
+    "cephFS and downwarAPI as upstream spells their paths": (
+        make_pod({"name": "v", "downwardAPI": {}, "cephfs": {}, "secret": {"secretName": "s"}}),
+        [f"spec.volumes[0].cephFS: {MORE}", f"spec.volumes[0].downwarAPI: {MORE}"],
+    ),
+    "scaleIO after configMap": (
+        make_pod({"name": "v", "scaleIO": {}, "configMap": {"name": "c"}}),
+        [f"spec.volumes[0].scaleIO: {MORE}"],
+    ),
+    "image last": (
+        make_pod({"name": "v", "image": {"reference": "x"}, "csi": {"driver": "d"}}),
+        [f"spec.volumes[0].image: {MORE}"],
+    ),
+    "an empty claim name (the first source only is checked)": (
+        make_pod(
+            {"name": "a", "persistentVolumeClaim": {}},
+            {"name": "b", "emptyDir": {}, "persistentVolumeClaim": {}},
+        ),
+        [
+            "spec.volumes[0].persistentVolumeClaim.claimName: Required value",
+            f"spec.volumes[1].persistentVolumeClaim: {MORE}",
+        ],
+    ),
+    "no name": (
+        make_pod({"name": "", "emptyDir": {}}),
+        ["spec.volumes[0].name: Required value"],
+    ),
+    "a name that is not a DNS label": (
+        make_pod({"name": "Data", "emptyDir": {}}),
+        [f'spec.volumes[0].name: Invalid value: "Data": {LABEL_MSG}'],
+    ),
+    "a duplicate name": (
+        make_pod({"name": "data", "emptyDir": {}}, {"name": "data", "secret": {}}),
+        ['spec.volumes[1].name: Duplicate value: "data"'],
+    ),
+    "a volume with errors is not remembered": (
+        make_pod({"name": "data"}, {"name": "data", "emptyDir": {}}),
+        ["spec.volumes[0]: Required value: must specify a volume type"],
+    ),
+    "source errors come before name errors": (
+        make_pod({"name": "Data", "persistentVolumeClaim": {"claimName": ""}, "rbd": {}}),
+        [
+            "spec.volumes[0].persistentVolumeClaim.claimName: Required value",
+            f"spec.volumes[0].rbd: {MORE}",
+            f'spec.volumes[0].name: Invalid value: "Data": {LABEL_MSG}',
+        ],
+    ),
+    "a claim an ephemeral volume creates": (
+        make_pod(
+            {"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {}}}},
+            {"name": "data", "persistentVolumeClaim": {"claimName": "web-1-scratch"}},
+        ),
+        [
+            'spec.volumes[1].persistentVolumeClaim.claimName: Invalid value: "web-1-scratch": '
+            "must not reference a PVC that gets created for an ephemeral volume"
+        ],
+    ),
+    "an ephemeral volume whose claim name is too long": (
+        make_pod({"name": "scratch", "ephemeral": {}}, name=LONG_POD),
+        [
+            'spec.volumes[0].name: Invalid value: "scratch": '
+            f'PVC name "{LONG_POD}-scratch": must be no more than 253 characters'
+        ],
+    ),
+    "the claim is checked even when the volume has errors": (
+        make_pod(
+            {"name": "s", "ephemeral": {}},
+            {"name": "D", "persistentVolumeClaim": {"claimName": "web-1-s"}, "fc": {}},
+        ),
+        [
+            f"spec.volumes[1].fc: {MORE}",
+            f'spec.volumes[1].name: Invalid value: "D": {LABEL_MSG}',
+            'spec.volumes[1].persistentVolumeClaim.claimName: Invalid value: "web-1-s": '
+            "must not reference a PVC that gets created for an ephemeral volume",
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_invalid_volumes_report_upstream_messages(case: str) -> None:
+    pod, expected = CASES[case]
+    assert messages(pod) == expected
+    assert not pod_fields_valid(pod)
+
+
+def test_a_chart_like_pods_volumes_are_valid() -> None:
+    pod = make_pod(*CHART_VOLUMES)
+    assert messages(pod) == []
+    assert pod_fields_valid(pod)
+    assert pod.spec.volumes[0].projected is not None
+
+
+def test_volume_errors_come_after_the_labels_and_before_the_containers() -> None:
+    pod = msgspec.convert(
+        {
+            "metadata": {"name": "web-1", "namespace": "default", "labels": {"a": "-"}},
+            "spec": {"containers": [{"name": "c"}], "volumes": [{"name": "v"}]},
+        },
+        Pod,
+    )
+    assert [m.split(":")[0] for m in messages(pod)] == [
+        "metadata.labels",
+        "spec.volumes[0]",
+        "spec.containers[0].image",
+    ]
+
+
+def test_a_template_has_no_pod_name_to_check_ephemeral_claims_with() -> None:
+    """ValidatePodTemplateSpec passes ValidatePodSpec no pod metadata."""
+    long_claim = make_pod({"name": "scratch", "ephemeral": {}}, name=LONG_POD)
+    created = CASES["a claim an ephemeral volume creates"][0]
+    for pod in (long_claim, created):
+        assert messages(pod, from_template=True) == []
+        assert pod_fields_valid(pod, from_template=True)
+    no_source = make_pod({"name": "v"})
+    assert messages(no_source, from_template=True) == [
+        "spec.volumes[0]: Required value: must specify a volume type"
+    ]
+
+
+def test_every_volume_source_is_known_by_its_json_name() -> None:
+    fields = json.loads(
+        (Path(__file__).parent.parent / "src/topospread/api/fields.json").read_text()
+    )["types"]["V1Volume"]
+    names = {f.encode_name for f in msgspec.structs.fields(Volume)}
+    assert names == set(fields)
+    assert {a for a, _ in VOLUME_SOURCES} == {f.name for f in msgspec.structs.fields(Volume)} - {
+        "name"
+    }
+    for attr, _ in VOLUME_SOURCES:
+        encode_name = next(f.encode_name for f in msgspec.structs.fields(Volume) if f.name == attr)
+        pod = make_pod({"name": "v", encode_name: {}})
+        assert getattr(pod.spec.volumes[0], attr) is not None, attr
+        assert messages(pod) == [] or attr == "persistent_volume_claim"
+
+
+POD_WITH: Final = GOOD_POD.replace(
+    "  containers:", "  volumes: [{name: data, emptyDir: {}, configMap: {name: c}}]\n  containers:"
+)
+TEMPLATE_WITH: Final = DEPLOYMENT.replace(
+    "      containers:", "      volumes: [{name: data}]\n      containers:"
+)
+
+
+@pytest.mark.parametrize("command", ["schedule", "check"])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param(
+            POD_WITH,
+            "(Pod default/p): spec.volumes[0].configMap: Forbidden: may not specify "
+            "more than 1 volume type",
+            id="pod",
+        ),
+        pytest.param(
+            TEMPLATE_WITH,
+            "(Deployment default/web): spec.template.spec.volumes[0]: Required value: must "
+            "specify a volume type",
+            id="deployment template",
+        ),
+    ],
+)
+def test_invalid_volumes_are_refused_naming_the_file_and_object(
+    command: str, text: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert_manifest_refused(command, text, message, tmp_path, capsys)
+
+
+def test_the_cluster_written_back_keeps_each_volumes_type_and_reads_back_in(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A source read only for its presence is written as ``{}``: the volume keeps its type, so
+    ``-o yaml``'s output is still a valid input (without it, "must specify a volume type")."""
+    pod = GOOD_POD.replace(
+        "  containers:", f"  volumes: {json.dumps(list(CHART_VOLUMES))}\n  containers:"
+    )
+    argv = ["schedule", "--nodes", write_text(tmp_path, "nodes.yaml", GOOD_NODE)]
+    code, out, err = run(
+        [*argv, "--pods", write_text(tmp_path, "pods.yaml", pod), "-o", "yaml"], capsys
+    )
+    assert code == 0, err
+    written = next(d for d in yaml.safe_load_all(out) if d["kind"] == "Pod")
+    assert written["spec"]["volumes"] == [
+        {"name": "kube-api-access-x7k2p", "projected": {}},
+        {"name": "config", "configMap": {}},
+        {"name": "tmp", "emptyDir": {}},
+        {"name": "data", "persistentVolumeClaim": {"claimName": "data-web-1"}},
+    ]
+    again = write_text(tmp_path, "again.yaml", out)
+    code, out, err = run(["schedule", "--nodes", again, "-o", "yaml"], capsys)
+    assert code == 0, err
+    assert "kube-api-access-x7k2p" in out
+
+
+_NAMES: Final = ["data", "scratch", "", "Data", "web-1-scratch"]
+_SOURCES: Final = {
+    "emptyDir": st.just({}),
+    "projected": st.just({"sources": []}),
+    "secret": st.just({"secretName": "s"}),
+    "ephemeral": st.just({}),
+    "image": st.just({"reference": "r"}),
+    "persistentVolumeClaim": st.fixed_dictionaries(
+        {"claimName": st.sampled_from(["", "c", "web-1-scratch", "web-1-data"])}
+    ),
+}
+# Mostly one source (valid volumes), sometimes none or two.
+_VOLUME: Final = st.builds(
+    lambda name, sources: {"name": name, **sources},
+    st.sampled_from(_NAMES),
+    st.sampled_from([1, 1, 1, 1, 0, 2])
+    .flatmap(
+        lambda n: st.lists(st.sampled_from(list(_SOURCES)), min_size=n, max_size=n, unique=True)
+    )
+    .flatmap(lambda keys: st.fixed_dictionaries({k: _SOURCES[k] for k in keys})),
+)
+
+
+@given(
+    volumes=st.lists(_VOLUME, max_size=4),
+    pod_name=st.sampled_from(["web-1", LONG_POD]),
+    from_template=st.booleans(),
+)
+@settings(max_examples=500, deadline=None)
+def test_the_quick_check_agrees_with_the_full_one(
+    volumes: list[dict[str, Any]], pod_name: str, from_template: bool
+) -> None:
+    pod = make_pod(*volumes, name=pod_name)
+    errors = validate_volumes(
+        pod.spec.volumes, "" if from_template else pod_name, Path_.root("spec", "volumes")
+    )
+    assert pod_fields_valid(pod, from_template=from_template) == (not errors), errors
