@@ -20,7 +20,8 @@ from topospread.cluster.state import ClusterState
 from topospread.framework.config import default_config
 from topospread.framework.cycle_state import CycleState
 from topospread.framework.features import DEFAULT_FEATURES
-from topospread.framework.runtime import Framework, FrameworkHandle
+from topospread.framework.handle import FrameworkHandle
+from topospread.framework.runtime import Framework
 from topospread.framework.schedule_one import FitError, SchedulingAlgorithm
 from topospread.plugins.registry import IN_TREE
 

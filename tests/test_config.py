@@ -16,7 +16,8 @@ from topospread.framework.config import (
     merge_plugin_set,
 )
 from topospread.framework.features import DEFAULT_FEATURES
-from topospread.framework.runtime import Framework, FrameworkHandle
+from topospread.framework.handle import FrameworkHandle
+from topospread.framework.runtime import Framework
 from topospread.plugins.registry import IN_TREE
 
 

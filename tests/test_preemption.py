@@ -29,6 +29,7 @@ from topospread.framework.config import (
 )
 from topospread.framework.cycle_state import CycleState
 from topospread.framework.features import DEFAULT_FEATURES
+from topospread.framework.handle import FrameworkHandle
 from topospread.framework.interface import Handle, PostFilterResult, PreFilterResult
 from topospread.framework.preemption import (
     Candidate,
@@ -38,7 +39,7 @@ from topospread.framework.preemption import (
     more_important_pod,
     pick_one_node_for_preemption,
 )
-from topospread.framework.runtime import Framework, FrameworkHandle, PluginFactory
+from topospread.framework.runtime import Framework, PluginFactory
 from topospread.framework.schedule_one import SchedulingAlgorithm
 from topospread.framework.status import SUCCESS, Code, Status, as_status, new_status
 from topospread.framework.types import NodeInfo

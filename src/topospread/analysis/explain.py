@@ -33,8 +33,9 @@ from topospread.cluster.storage import StorageState
 from topospread.errors import ManifestError
 from topospread.framework.cycle_state import CycleState
 from topospread.framework.features import DEFAULT_FEATURES, Features
+from topospread.framework.handle import FrameworkHandle
 from topospread.framework.interface import QueuedPodInfo
-from topospread.framework.runtime import Framework, FrameworkHandle, Registry
+from topospread.framework.runtime import Framework, Registry
 from topospread.framework.schedule_one import FitError, SchedulingAlgorithm, SchedulingError
 from topospread.framework.status import Code
 from topospread.framework.types import NodeInfo

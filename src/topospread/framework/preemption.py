@@ -28,9 +28,9 @@ from typing import Final, Protocol, cast, overload
 from topospread.api.field import go_quote
 from topospread.api.types import Pod, PodDisruptionBudget
 from topospread.framework.cycle_state import CycleState
+from topospread.framework.handle import FrameworkHandle
 from topospread.framework.interface import PostFilterResult
 from topospread.framework.nominator import pod_priority
-from topospread.framework.runtime import FrameworkHandle
 from topospread.framework.schedule_one import Diagnosis, NodeStatuses, fit_error_message
 from topospread.framework.status import SUCCESS, Code, Status, as_status, new_status
 from topospread.framework.types import NodeInfo

@@ -11,21 +11,20 @@ Upstream: pkg/scheduler/framework/runtime/framework.go (v1.35). The rules that d
 
 from __future__ import annotations
 
-import random
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
-from topospread.api.types import Pod, PodDisruptionBudget
+from topospread.api.types import Pod
 from topospread.errors import ConfigError
 from topospread.framework.config import EXTENSION_POINTS, PluginRef, Profile
 from topospread.framework.cycle_state import CycleState
 from topospread.framework.features import Features
+from topospread.framework.handle import FrameworkHandle
 from topospread.framework.interface import (
     BindPlugin,
     FilterPlugin,
     Handle,
-    ObjectLister,
     PermitPlugin,
     Plugin,
     PostFilterPlugin,
@@ -38,9 +37,8 @@ from topospread.framework.interface import (
     QueueSortPlugin,
     ReservePlugin,
     ScorePlugin,
-    SharedLister,
 )
-from topospread.framework.nominator import Nominator, ge_nominated_pods
+from topospread.framework.nominator import ge_nominated_pods
 from topospread.framework.status import SKIP, SUCCESS, Code, Status, as_status, new_status
 from topospread.framework.types import MAX_NODE_SCORE, MIN_NODE_SCORE, NodeInfo, NodeScore
 
@@ -93,80 +91,6 @@ class NodePluginScores:
     name: str
     scores: list[PluginScore] = field(default_factory=list)
     total_score: int = 0
-
-
-class ClusterClient(Protocol):
-    """The writes preemption makes to the cluster (Upstream: the handle's ClientSet).
-
-    The simulator's scheduler implements it; without one, preemption only decides.
-    """
-
-    def delete_pod(self, victim: Pod, preemptor: Pod, node_name: str) -> None:
-        """Evict ``victim`` from ``node_name`` to make room for ``preemptor``."""
-
-    def clear_nominated_node_name(self, pod: Pod) -> None:
-        """Remove ``pod``'s nomination (its ``status.nominatedNodeName``)."""
-
-
-class FrameworkHandle:
-    """What plugins see: the snapshot of the current cycle, owner objects, feature gates.
-
-    Preemption also reaches, through it, the framework itself (``framework``), the pods
-    nominated to nodes (``nominator``), the scheduler's seeded random source (``rng``), the
-    PodDisruptionBudgets (``pdbs``) and the cluster writes it makes (``client``).
-    """
-
-    __slots__ = (
-        "_features",
-        "_objects",
-        "_snapshot",
-        "client",
-        "framework",
-        "nominator",
-        "pdbs",
-        "rng",
-    )
-
-    def __init__(
-        self,
-        snapshot: SharedLister,
-        objects: ObjectLister,
-        features: Features,
-        *,
-        nominator: Nominator | None = None,
-        rng: random.Random | None = None,
-        pdbs: Iterable[PodDisruptionBudget] = (),
-        client: ClusterClient | None = None,
-    ) -> None:
-        self._snapshot = snapshot
-        self._objects = objects
-        self._features = features
-        self.framework: Framework | None = None
-        self.nominator = nominator if nominator is not None else Nominator()
-        self.rng = rng if rng is not None else random.Random(0)
-        self.pdbs: list[PodDisruptionBudget] = list(pdbs)
-        self.client = client
-
-    def nominated_pods_for_node(self, node_name: str) -> list[Pod]:
-        """Upstream: PodNominator.NominatedPodsForNode (through the framework handle)."""
-        return self.nominator.nominated_pods_for_node(node_name)
-
-    def pod_disruption_budgets(self) -> list[PodDisruptionBudget]:
-        """Upstream: the PodDisruptionBudget lister's List(labels.Everything())."""
-        return self.pdbs
-
-    def snapshot_shared_lister(self) -> SharedLister:
-        return self._snapshot
-
-    def set_snapshot(self, snapshot: SharedLister) -> None:
-        self._snapshot = snapshot
-
-    def object_lister(self) -> ObjectLister:
-        return self._objects
-
-    @property
-    def features(self) -> Features:
-        return self._features
 
 
 class Framework:
@@ -633,9 +557,7 @@ def _guard_status(call: Callable[[], Status]) -> Status:
 
 
 __all__ = [
-    "ClusterClient",
     "Framework",
-    "FrameworkHandle",
     "NodePluginScores",
     "PluginFactory",
     "PluginRef",

@@ -22,9 +22,10 @@ from topospread.api.types import Node, Pod, PodDisruptionBudget
 from topospread.cluster.state import ClusterState
 from topospread.framework.config import DEFAULT_SCHEDULER_NAME, SchedulerConfig
 from topospread.framework.features import Features
+from topospread.framework.handle import FrameworkHandle
 from topospread.framework.interface import QueuedPodInfo
 from topospread.framework.nominator import Nominator, pod_key
-from topospread.framework.runtime import Framework, FrameworkHandle, Registry
+from topospread.framework.runtime import Framework, Registry
 from topospread.framework.schedule_one import (
     SchedulingAlgorithm,
     TieBreak,

@@ -23,7 +23,8 @@ from topospread.cluster.state import ClusterState
 from topospread.framework.config import Profile
 from topospread.framework.cycle_state import CycleState
 from topospread.framework.features import DEFAULT_FEATURES, Features
-from topospread.framework.runtime import Framework, FrameworkHandle, Registry
+from topospread.framework.handle import FrameworkHandle
+from topospread.framework.runtime import Framework, Registry
 from topospread.framework.status import Status
 from topospread.framework.types import NodeInfo
 

@@ -20,6 +20,7 @@ from typing import Any, Final, Protocol
 from topospread.api.types import Pod, PodDisruptionBudget
 from topospread.framework.cycle_state import CycleState
 from topospread.framework.features import Features
+from topospread.framework.handle import FrameworkHandle
 from topospread.framework.interface import Handle, PostFilterResult
 from topospread.framework.nominator import ge_nominated_pods, pod_key, pod_priority
 from topospread.framework.preemption import (
@@ -29,7 +30,7 @@ from topospread.framework.preemption import (
     Victims,
     importance_order,
 )
-from topospread.framework.runtime import Framework, FrameworkHandle
+from topospread.framework.runtime import Framework
 from topospread.framework.status import SUCCESS, Code, Status, as_status, new_status
 from topospread.framework.types import NodeInfo
 from topospread.plugins import NODE_ONLY_FILTERS
