@@ -44,8 +44,8 @@ _FIELD = re.compile(r"^\s*(?:(\w+)\s+)?([\w.*\[\]]+(?:\[[\w.]+\][\w.*\[\]]+)?)\s
 _JSON_TAG = re.compile(r'json:"([^"]*)"')
 _MODEL = re.compile(r"^(?:[A-Z][a-z]+)*V(\d+(?:alpha\d+|beta\d+)?)(\w+)$")
 _BUILTIN = frozenset(
-    "string bool int int8 int16 int32 int64 uint uint8 uint16 uint32 uint64 float32 float64 byte"
-    .split()
+    {"string", "bool", "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16"}
+    | {"uint32", "uint64", "float32", "float64", "byte"}
 )
 # Types with their own UnmarshalJSON whose rules the strict decoder models (by Go name).
 _MODELLED = {
@@ -99,7 +99,9 @@ def _read_package(repo: str, tag: str, folder: str, path: str) -> Package:
         imports += "\n".join(re.findall(r'^import\s+((?:\w+\s+)?"[^"]+")', text, re.M))
         for alias, target in _IMPORT.findall(imports):
             pkg.imports[alias or target.rsplit("/", 1)[-1]] = target
-        pkg.custom.update(re.findall(r"^func \(\w+ \*?(\w+)\) Unmarshal(?:JSON|Text)\(", text, re.M))
+        pkg.custom.update(
+            re.findall(r"^func \(\w+ \*?(\w+)\) Unmarshal(?:JSON|Text)\(", text, re.M)
+        )
         for m in _TYPE.finditer(text):
             name_, rest = m.group(1), m.group(2)
             if rest.startswith("struct"):

@@ -377,14 +377,15 @@ def test_unknown_kinds_come_back_as_unknown_objects_never_dropped(
 def test_timestamps_stay_the_strings_they_were_written_as(tmp_path: Path) -> None:
     text = (
         "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n"
-        "  deletionTimestamp: 2020-01-01T00:00:00Z\n  creationTimestamp: 2020-01-01\n"
-        "  labels: {built: 2001-12-14 21:59:43.10}\n"
+        "  deletionTimestamp: 2020-01-01T00:00:00Z\n"
+        "  creationTimestamp: 2020-01-01T10:00:00.5+01:00\n"
+        "  labels: {built: 2001-12-14 21:59:43.10, day: 2020-01-01}\n"
     )
     (pod,) = load_manifests(write(tmp_path, text))
     assert isinstance(pod, Pod)
     assert pod.metadata.deletion_timestamp == "2020-01-01T00:00:00Z"
-    assert pod.metadata.creation_timestamp == "2020-01-01"
-    assert pod.labels == {"built": "2001-12-14 21:59:43.10"}
+    assert pod.metadata.creation_timestamp == "2020-01-01T10:00:00.5+01:00"
+    assert pod.labels == {"built": "2001-12-14 21:59:43.10", "day": "2020-01-01"}
     assert pod.is_terminating
 
 

@@ -414,7 +414,9 @@ metadata:
         pytest.param(LAST_APPLIED, id="last-applied JSON in a block scalar"),
         pytest.param(CSI_NODE, id="JSON in quoted annotations"),
         pytest.param(
-            LAST_APPLIED.replace("- name: c\n", "- name: c\n        args: |\n          a: on\n"),
+            LAST_APPLIED.replace(
+                "- name: c\n", "- name: c\n        args:\n        - |\n          a: on\n"
+            ),
             id="a risky value in a block scalar",
         ),
     ],

@@ -206,6 +206,10 @@ MANIFESTS: Final = {
         _with(BUDGET, "minAvailable: 1", "minAvailable: 1.5"),
         _unmarshal("number 1.5", "PodDisruptionBudgetSpec.spec.minAvailable", "int32"),
     ),
+    "a volume source a list (a field our struct keeps as raw data)": (
+        _with(GOOD_POD, "  containers:", "  volumes: [{name: v, emptyDir: [1]}]\n  containers:"),
+        _unmarshal("array", "Volume.spec.volumes.emptyDir", "v1.EmptyDirVolumeSource"),
+    ),
     "PDB selector a list": (
         _with(BUDGET, "selector: {matchLabels: {app: web}}", "selector: [app]"),
         _unmarshal("array", "PodDisruptionBudgetSpec.spec.selector", "v1.LabelSelector"),
@@ -308,22 +312,3 @@ def test_an_integral_float_is_the_integer_kubectl_sends() -> None:
 )
 def test_numbers_are_written_as_gos_encoding_json_writes_them(value: float, written: str) -> None:
     assert go_number(value) == written
-
-
-# Fields whose Go type we do not know for sure keep our own wording rather than an invented one.
-UNKNOWN_GO_TYPE: Final = {
-    # Our struct reads an emptyDir as a raw mapping, not as its Go struct (the retention
-    # policy, volumeClaimTemplates and the volume sources' scalars have their Go types: see
-    # test_edges_left.py).
-    "a field kept as raw data": (
-        _with(GOOD_POD, "  containers:", "  volumes: [{name: v, emptyDir: [1]}]\n  containers:"),
-        "spec.volumes[0].emptyDir: expected a mapping, got a list",
-    ),
-}
-
-
-@pytest.mark.parametrize("name", list(UNKNOWN_GO_TYPE))
-def test_a_field_of_unknown_go_type_keeps_our_wording(name: str) -> None:
-    text, message = UNKNOWN_GO_TYPE[name]
-    result = outcome(text)
-    assert result == ("error", f"t.yaml {_label(text)}: {message}")

@@ -24,6 +24,8 @@ from topospread.api.strict import (
     FieldValidation,
     check_object,
     current_mode,
+    decode_error,
+    machine_written,
     unserved,
 )
 from topospread.errors import ManifestError
@@ -166,9 +168,16 @@ def looks_like_json(text: str | bytes) -> bool:
     return _JSON_START_STR.match(text) is not None
 
 
-def load_json(raw: bytes, source: str, out: list[Object]) -> bool:
-    """Decode JSON manifests into ``out``; False if ``raw`` is not JSON but may be YAML."""
+def load_json(raw: bytes, source: str, out: list[Object], *, machine: bool | None = None) -> bool:
+    """Decode JSON manifests into ``out``; False if ``raw`` is not JSON but may be YAML.
+    ``machine``: whether the text is machine-written (``strict.machine_written``); by default,
+    when it is large."""
     raw = raw.removeprefix(b"\xef\xbb\xbf")
+    with machine_written(len(raw) >= SMALL_TEXT_BYTES if machine is None else machine):
+        return _load_json(raw, source, out)
+
+
+def _load_json(raw: bytes, source: str, out: list[Object]) -> bool:
     try:
         try:
             head = _HEAD_DECODER.decode(raw)
@@ -414,7 +423,11 @@ def _convert(data: dict[str, Any], entry: _Kind, where: str) -> Object:
             obj = msgspec.convert(cleaned, entry.cls)
         except msgspec.ValidationError as err:
             label = _label(data, entry.kind, entry.namespaced)
-            said = go_type_error(err, cleaned, entry.cls) or explain(err, cleaned)
+            said = (
+                decode_error(data, entry.api_version, entry.kind)
+                or go_type_error(err, cleaned, entry.cls)
+                or explain(err, cleaned)
+            )
             raise ManifestError(f"{where} ({label}): {said}") from err
     check_object(
         data,

@@ -17,9 +17,14 @@ integer), and the type is the Go type (``int32`` also for ``*int32``). kubectl s
 re-encoded, so a number's literal is Go's encoding of the float64 or int64 it read.
 
 Types with their own UnmarshalJSON differ: an IntOrString decodes a non-string with Go's
-decoder into its int32 (``... of type int32``, the outer field named), a metav1.Time decodes
-into a string (``... of type string``), and a resource.Quantity fails to parse with
-apimachinery's message (given the field's path and value here, as resource_validation does).
+decoder into its int32 (``... of type int32``, the outer field named), a metav1.Time, MicroTime
+or Duration decodes into a string (``... of type string``) and then parses it, failing with Go's
+time error as it is (go_values), a resource.Quantity fails to parse with apimachinery's message
+(given the field's path and value here, as resource_validation does), and a ``[]byte`` that is
+not base64 is ``illegal base64 data at input byte N``.
+
+The walk serves our typed structs (the Go types in go_types) and the strict decode's structs,
+which type every field of every built-in kind from the Go sources (strict.go_fields).
 
 Go keeps decoding after a type error and reports the first one (in the order kubectl sends the
 fields: sorted), unless a type's own UnmarshalJSON fails later (a quantity, an IntOrString, a
@@ -45,14 +50,24 @@ import msgspec.inspect as mi
 
 from topospread.api.decode_errors import msgspec_type, render, type_info
 from topospread.api.go_types import (
+    BYTES,
     DICT_STRUCTS,
+    DURATION,
     INT_OR_STRING,
+    MICRO_TIME,
     QUANTITY,
     TIME,
     element_go_type,
     field_go_type,
     go_struct_name,
     unwrap,
+)
+from topospread.api.go_values import (
+    RFC3339,
+    RFC3339_MICRO,
+    go_base64_error,
+    go_duration_error,
+    go_time_error,
 )
 from topospread.api.resource import ERR_FORMAT_WRONG, QuantityError, parse_quantity
 
@@ -61,7 +76,17 @@ _EXPECTED: Final = re.compile(r"Expected `[^`]*`, got `(?P<got>[^`]*)`")
 _BOUND: Final = re.compile(r"Expected `int` (?:>=|<=) -?[0-9]+")
 _SEGMENT: Final = re.compile(r"\.([^.\[]+)|\[(\d+)\]|\[\.\.\.\]")
 _INT32: Final = (-(2**31), 2**31 - 1)
-_INTEGERS: Final = frozenset({"int8", "int16", "int32", "int64", "int", "uint32", "uint64"})
+_INTEGERS: Final = frozenset(
+    {"int8", "int16", "int32", "int64", "int", "uint", "uint8", "uint16", "uint32", "uint64"}
+)
+# Types whose own UnmarshalJSON decides (an error of theirs stops the decoder).
+_CUSTOM: Final = frozenset({QUANTITY, INT_OR_STRING, TIME, MICRO_TIME, DURATION})
+# The ones that decode a JSON string with a Go parser: its error, as it says it.
+_PARSERS: Final = {
+    TIME: lambda text: go_time_error(text, RFC3339),
+    MICRO_TIME: lambda text: go_time_error(text, RFC3339_MICRO),
+    DURATION: go_duration_error,
+}
 
 
 def go_type_error(err: msgspec.ValidationError, data: Any, cls: type[msgspec.Struct]) -> str | None:
@@ -141,10 +166,14 @@ def _message_at(steps: list[str | int], data: Any, cls: type[msgspec.Struct]) ->
     go_type = at.go_type
     if go_type == QUANTITY:
         return f"{at.shown}: Invalid value: {render(value)}: {_quantity_error(value)}"
+    if go_type in _PARSERS and isinstance(value, str):
+        return _PARSERS[go_type](value)
+    if go_type == BYTES and isinstance(value, str):
+        return go_base64_error(value)
     if go_type == INT_OR_STRING:
         go_type = "int32"  # a string is always taken: the error is its int32's
-    elif go_type == TIME:
-        go_type = "string"
+    elif go_type in _PARSERS:
+        go_type = "string"  # UnmarshalJSON decodes a string first
     what = json_kind(value)
     if what == "number" and go_type in _INTEGERS:
         what = f"number {go_number(value)}"
@@ -225,8 +254,8 @@ def _custom_fails(value: Any, go_type: str) -> bool:
     """Whether a type's own UnmarshalJSON refuses ``value``."""
     if go_type == QUANTITY:
         return _quantity_error(value) is not None
-    if go_type == TIME:
-        return not isinstance(value, str)
+    if go_type in _PARSERS:
+        return not isinstance(value, str) or _PARSERS[go_type](value) is not None
     # IntOrString: a string, else an int32.
     if isinstance(value, str):
         return False
@@ -246,8 +275,9 @@ def _fits(value: Any, info: mi.Type) -> bool:
     if isinstance(value, bool):
         return False
     if isinstance(info, mi.IntType):
+        # kubectl re-encodes an integral float64 (2.0) as Go writes it (2): an int takes it.
         return (
-            isinstance(value, int)
+            (isinstance(value, int) or (isinstance(value, float) and value.is_integer()))
             and (info.ge is None or value >= info.ge)
             and (info.le is None or value <= info.le)
         )
@@ -269,10 +299,12 @@ def _walk(
     (which stops it), with the first plain type error appended to ``plain`` (which does not)."""
     if value is None:
         return None  # null sets a pointer, a slice or a map to nil; a struct is left alone
-    if at.go_type in (QUANTITY, INT_OR_STRING, TIME):
+    if at.go_type in _CUSTOM:
         return steps if _custom_fails(value, at.go_type or "") else None
     info = unwrap(at.info)
-    if not _fits(value, info):
+    # []byte: a base64 string; its error is saved as a type error is (the decoder goes on).
+    bad_bytes = at.go_type == BYTES and (not isinstance(value, str) or go_base64_error(value))
+    if bad_bytes or not _fits(value, info):
         if not plain:
             plain.append(steps)
         return None

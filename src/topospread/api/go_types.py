@@ -7,7 +7,8 @@ names), checked against the schema of ``fields.json`` (written from the client m
 release we mirror): a field whose schema type differs from our struct is not claimed. A scalar
 field's Go type (a named string type, int32 or int64, a quantity, an IntOrString, a time) is
 not in the schema, so it is listed here; a field listed nowhere has no known Go type and its
-errors keep our own wording rather than an invented one.
+errors keep our own wording rather than an invented one. The strict decode's structs (one per
+schema type, every field) take theirs from ``go_fields.json``, read from the Go sources.
 
 Upstream: the Go types of k8s.io/api (core/v1, apps/v1, batch/v1, policy/v1, storage/v1),
 k8s.io/apimachinery meta/v1 and k8s.io/kube-scheduler config/v1, v1.35.
@@ -20,12 +21,15 @@ from typing import Final
 import msgspec
 import msgspec.inspect as mi
 
-from topospread.api.strict import schema_types
+from topospread.api.strict import go_fields, schema_types, strict_struct_type
 
 # Types whose own UnmarshalJSON decides what they accept (not a plain Go kind).
 QUANTITY: Final = "resource.Quantity"
 INT_OR_STRING: Final = "intstr.IntOrString"
 TIME: Final = "v1.Time"
+MICRO_TIME: Final = "v1.MicroTime"
+DURATION: Final = "v1.Duration"
+BYTES: Final = "[]uint8"
 
 _S: Final = "string"
 _I32: Final = "int32"
@@ -306,6 +310,9 @@ _CONFIG_STRUCTS: Final = {
 def go_struct_name(cls: type[msgspec.Struct]) -> str | None:
     """The Go name of the struct ``cls`` decodes, or None when it is not known for sure."""
     name = cls.__name__
+    strict = strict_struct_type(cls)
+    if strict is not None:
+        return go_fields()[0].get(strict)
     if name in _CONFIG_STRUCTS:
         return _CONFIG_STRUCTS[name]
     return name if f"V1{name}" in schema_types() else None
@@ -313,6 +320,9 @@ def go_struct_name(cls: type[msgspec.Struct]) -> str | None:
 
 def field_go_type(cls: type[msgspec.Struct], field: mi.Field) -> str | None:
     """The Go type of ``field`` of ``cls`` (pointer left out), or None when not known."""
+    strict = strict_struct_type(cls)
+    if strict is not None:  # a strict struct: its type from the Go sources
+        return go_fields()[1].get(strict, {}).get(field.encode_name, [None])[0]
     go_name = go_struct_name(cls)
     if go_name is None:
         return None
@@ -367,6 +377,10 @@ def element_go_type(go_type: str) -> str | None:
         return QUANTITY
     if go_type.startswith("[]"):
         return go_type[2:]
-    if go_type.startswith("map[string]"):
-        return go_type.removeprefix("map[string]")
+    if go_type.startswith("map["):
+        depth = 0
+        for i, ch in enumerate(go_type):
+            depth += (ch == "[") - (ch == "]")
+            if ch == "]" and depth == 0:
+                return go_type[i + 1 :]
     return None

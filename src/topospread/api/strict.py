@@ -14,9 +14,13 @@ on; ``--validate=ignore`` (kubectl's ``false``) skips the check, as the reads of
 (the server wrote those objects, perhaps at a newer version).
 
 The check costs one more decode in C per object: each type of the schema becomes a msgspec struct
-that forbids unknown fields, built the first time a kind is checked. Only when that decode fails
-does a walk in Python collect every unknown field's path (and ignore mistyped values: the typed
-decode names those).
+that forbids unknown fields and types every leaf as its Go type decodes (``go_fields.json``,
+written by ``scripts/gen_go_types.py`` from the Go sources: an int32 in its range, a string, a
+time that parses...), built the first time a kind is checked. Only when that decode fails does
+Python walk the object: first as Go's decoder reads it, for the error the API server returns
+(``json: cannot unmarshal ...``, a time's or a quantity's own; go_errors.go_first_error), which
+comes before any unknown field in every mode but ignore, as the server's decoder fails before
+field validation is asked; then for every unknown field's path.
 """
 
 from __future__ import annotations
@@ -28,12 +32,14 @@ import types
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from datetime import datetime
 from functools import cache
 from importlib import resources
-from typing import Any, Final
+from typing import Annotated, Any, Final
 
 import msgspec
 
+from topospread.api import go_values
 from topospread.errors import ManifestError
 
 
@@ -230,22 +236,120 @@ def _walk(
 # The fast check: one struct per schema type that forbids unknown fields
 
 # NOTE: the structs' annotations are strings naming each other (the schema has cycles, e.g. a
-# CRD's JSONSchemaProps); msgspec resolves them in this module's namespace on first use.
-_MODULE_NAME: Final = "topospread.api._strict_types"
-_module = types.ModuleType(_MODULE_NAME)
-sys.modules[_MODULE_NAME] = _module
-_module.Any = Any  # type: ignore[attr-defined]
+# CRD's JSONSchemaProps); msgspec resolves them in their module's namespace on first use. Two
+# families of structs, each in its own module: the exact one, and the one for machine-written
+# text (see ``machine_written``), whose times msgspec's own RFC 3339 parser checks.
+_MODULE_NAMES: Final = ("topospread.api._strict_types", "topospread.api._strict_types_machine")
+_modules = tuple(types.ModuleType(name) for name in _MODULE_NAMES)
+sys.modules.update(zip(_MODULE_NAMES, _modules, strict=True))
 
 
-def _struct(type_name: str) -> type[msgspec.Struct]:
-    built = _module.__dict__.get(type_name)
+def _int(bits: int, signed: bool = True) -> Any:
+    low, high = (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1) if signed else (0, 2**bits - 1)
+    return Annotated[int, msgspec.Meta(ge=low, le=high)]
+
+
+def _text(pattern: str) -> Any:
+    return Annotated[str, msgspec.Meta(pattern=pattern)]
+
+
+# Each shape of go_fields.json as the strict decode takes it (the Go kind's JSON type and
+# range; a string a custom UnmarshalJSON parses, by a pattern at least as strict as Go). A
+# value these refuse is judged by Go's rules (go_errors) before anything is said, so the
+# patterns may refuse more than Go (a time with a one-digit hour) but never less.
+_SHAPES: Final[dict[str, Any]] = {
+    "string": str,
+    "bool": bool,
+    "float32": float,
+    "float64": float,
+    "int": _int(64),
+    "int8": _int(8),
+    "int16": _int(16),
+    "int32": _int(32),
+    "int64": _int(64),
+    "uint": _int(64, False),
+    "uint8": _int(8, False),
+    "uint16": _int(16, False),
+    "uint32": _int(32, False),
+    "uint64": _int(64, False),
+    "bytes": _text(go_values.BASE64_PATTERN),
+    "Time": _text(go_values.TIME_PATTERN),
+    "MicroTime": _text(go_values.MICRO_TIME_PATTERN),
+    "Duration": _text(go_values.DURATION_PATTERN),
+    # Quantity.UnmarshalJSON parses a string or a number's literal (a float: judged by Go's
+    # rules on the slow path, as its literal is what kubectl re-encoded).
+    "Quantity": _text(go_values.QUANTITY_PATTERN) | int,
+    "IntOrString": str | _int(32),
+    "any": Any,
+    "ResourceQuantity": _text(go_values.QUANTITY_PATTERN) | int,  # a v1.ResourceList's
+}
+# NOTE: a pattern costs a call into re per value (0.4 us): on the chart cluster's 90,000 times,
+# 4% of its read. Machine-written text (kubectl get, cluster dumps) holds the times the API
+# server wrote, as RFC 3339 with "T" and "Z" or "+hh:mm": msgspec's RFC 3339 parser checks them
+# there, in C, and refuses what Go refuses except four forms no server writes ("t" or " " for
+# "T", "z" for "Z", a "+hhmm" offset; see test_field_types.py). The quantities of a
+# v1.ResourceList (65,000 there, 2%: requests, limits, capacity) have their JSON type checked
+# there, and are parsed when read: the validation of the pods and nodes that hold them refuses
+# one that does not parse (as resource_validation says it); in the other kinds' resource lists
+# (quotas, limit ranges) of a machine-written file a malformed one is not noticed.
+_MACHINE_SHAPES: Final[dict[str, Any]] = {
+    **_SHAPES,
+    "Time": Annotated[datetime, msgspec.Meta(tz=True)],
+    "ResourceQuantity": str | int,
+}
+for _module, _shapes in zip(_modules, (_SHAPES, _MACHINE_SHAPES), strict=True):
+    for _name, _annotation in _shapes.items():
+        setattr(_module, f"_{_name}", _annotation)
+    _module.Any = Any  # type: ignore[attr-defined]
+
+_MACHINE_WRITTEN: ContextVar[bool] = ContextVar("machine_written", default=False)
+
+
+@contextmanager
+def machine_written(yes: bool = True) -> Iterator[None]:
+    """Raw JSON checked inside is machine-written (a large file: see decode.SMALL_TEXT_BYTES)."""
+    token = _MACHINE_WRITTEN.set(yes)
+    try:
+        yield
+    finally:
+        _MACHINE_WRITTEN.reset(token)
+
+
+def _leaf(shape: str) -> str:
+    """A shape's annotation in the structs' modules; null is taken everywhere, as by Go."""
+    if shape.startswith("[]"):
+        return f"list[{_leaf(shape[2:])}] | None"
+    if shape.startswith("map[string]"):
+        return f"dict[str, {_leaf(shape[11:])}] | None"
+    return f"_{shape} | None" if shape in _SHAPES else "Any"
+
+
+@cache
+def go_fields() -> tuple[dict[str, str], dict[str, dict[str, list[str]]]]:
+    """go_fields.json (scripts/gen_go_types.py): each schema type's Go struct name, and each
+    field's Go type and shape as ``[go_type, shape]``."""
+    text = resources.files("topospread.api").joinpath("go_fields.json").read_bytes()
+    data = msgspec.json.decode(text)
+    return data["structs"], data["fields"]
+
+
+def strict_struct_type(cls: type) -> str | None:
+    """The schema type a strict struct was built for, or None for any other class."""
+    return cls.__name__ if cls.__module__ in _MODULE_NAMES else None
+
+
+def _struct(type_name: str, machine: bool = False) -> type[msgspec.Struct]:
+    """The strict struct of a schema type: of the exact family, or of the machine-written."""
+    module = _modules[machine]
+    built = module.__dict__.get(type_name)
     if built is not None:
         return built  # type: ignore[no-any-return]
     schema = _schema()[1]
+    typed = go_fields()[1]
     todo, names = [type_name], []
     while todo:  # every type reachable that is not built yet
         name = todo.pop()
-        if name in _module.__dict__ or name in names:
+        if name in module.__dict__ or name in names:
             continue
         names.append(name)
         for ref in schema[name].values():
@@ -255,30 +359,55 @@ def _struct(type_name: str) -> type[msgspec.Struct]:
     for name in names:
         fields: list[tuple[str, Any, Any]] = []
         rename: dict[str, str] = {}
+        leaves = typed.get(name, {})
         for i, (key, ref) in enumerate(schema[name].items()):
-            if ref is None:
+            if ref is None and key in leaves:
+                go_type, shape = leaves[key]
+                if go_type == "v1.ResourceList":
+                    shape = "map[string]ResourceQuantity"
+                annotation = _leaf(shape)
+            elif ref is None:
                 annotation = "Any"
             elif isinstance(ref, str):
                 annotation = f"{ref} | None"
             elif isinstance(ref, list):
-                annotation = f"list[{ref[0]}] | None"
+                annotation = f"list[{ref[0]} | None] | None"
             else:
-                annotation = f"dict[str, {ref['*']}] | None"
+                annotation = f"dict[str, {ref['*']} | None] | None"
             fields.append((f"f{i}", annotation, None))
             rename[f"f{i}"] = key
+        # NOTE: gc=False: a decoded struct holds only what JSON decodes to, never a cycle.
         setattr(
-            _module,
+            module,
             name,
             msgspec.defstruct(
-                name, fields, module=_MODULE_NAME, rename=rename, forbid_unknown_fields=True
+                name,
+                fields,
+                module=module.__name__,
+                rename=rename,
+                forbid_unknown_fields=True,
+                gc=False,
             ),
         )
-    return _module.__dict__[type_name]  # type: ignore[no-any-return]
+    return module.__dict__[type_name]  # type: ignore[no-any-return]
 
 
 @cache
-def _json_decoder(type_name: str) -> msgspec.json.Decoder[Any]:
-    return msgspec.json.Decoder(_struct(type_name))
+def _json_decoder(type_name: str, machine: bool) -> msgspec.json.Decoder[Any]:
+    return msgspec.json.Decoder(_struct(type_name, machine))
+
+
+def decode_error(data: Any, api_version: str, kind: str) -> str | None:
+    """The error the API server's decoder returns for ``data`` of a built-in kind (the first
+    value of the wrong JSON type in the order Go reads, or a custom unmarshaler's error: a
+    time, a quantity...), or None when it decodes (or the kind is not in the schema)."""
+    type_name = type_of(api_version, kind)
+    if type_name is None:
+        return None
+    # Imported here: go_errors reads the Go types through go_types, which imports this module.
+    from topospread.api.go_errors import go_first_error
+
+    return go_first_error(data, _struct(type_name))
 
 
 def check_object(
@@ -286,10 +415,15 @@ def check_object(
 ) -> None:
     """Apply the field validation in force to one object: ``data`` parsed, or ``raw`` JSON.
 
-    ``where`` names the file and the object (``web.yaml (Deployment default/web)``). Strict: a
-    ManifestError with the API server's message; warn: one warning per field; ignore: nothing.
+    ``where`` names the file and the object (``web.yaml (Deployment default/web)``). A value of
+    the wrong type is a ManifestError with the decoder's message in every mode but ignore (the
+    server's decoder fails before field validation is asked); then strict: a ManifestError
+    naming the unknown fields; warn: one warning per field; ignore: nothing.
     """
     mode = _MODE.get()
+    # NOTE: ignore checks nothing, not even the types of fields we do not read (the server
+    # would refuse a wrong one whatever the mode): it is how a live cluster's objects are
+    # read, which the server wrote, and it costs no second decode.
     if mode is FieldValidation.IGNORE:
         return
     type_name = type_of(api_version, kind)
@@ -299,14 +433,18 @@ def check_object(
     if type_name is not None and not marked:
         try:
             if raw is not None:
-                _json_decoder(type_name).decode(raw)
+                _json_decoder(type_name, _MACHINE_WRITTEN.get()).decode(raw)
             else:
-                msgspec.convert(data, _struct(type_name), strict=False)
+                msgspec.convert(data, _struct(type_name))
             return
         except msgspec.ValidationError:
             pass
     if data is None:
         data = msgspec.json.decode(raw) if raw is not None else None
+    # sigs.k8s.io/json returns the decode error before the strict ones (unknown fields).
+    said = decode_error(data, api_version, kind)
+    if said is not None:
+        raise ManifestError(f"{where}: {said}")
     problems = field_problems(data, type_name)
     if not problems:
         return

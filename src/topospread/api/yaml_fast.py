@@ -348,7 +348,8 @@ def _fast_yaml_one(raw: bytes, source: str, scratch: _Scratch) -> list[Object] |
             js = _emit_json(tree, doc, buffer)
             if _RISKY_JSON_KEY.search(js) is not None:
                 return None
-            if not load_json(js, where, out):
+            # Text the fast path reads is large (or not checked): machine-written.
+            if not load_json(js, where, out, machine=True):
                 return None
     except Exception:
         return None
