@@ -24,7 +24,7 @@ from topospread.api.types import (
     TopologySpreadConstraint,
 )
 from topospread.errors import ValidationError
-from topospread.simulator.scenario import AdmissionMemo, admit_pod, priority_classes
+from topospread.simulator.pod_admission import AdmissionMemo, admit_pod, priority_classes
 
 
 def pod(labels: dict[str, str], *constraints: dict[str, Any], **spec: Any) -> Pod:
@@ -321,7 +321,7 @@ def test_pods_of_one_template_share_its_merge_per_value_of_their_keys() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Admission kept per template (simulator/scenario.py's AdmissionMemo)
+# Admission kept per template (simulator/pod_admission.py's AdmissionMemo)
 
 _BASE: dict[str, Any] = {
     "metadata": {

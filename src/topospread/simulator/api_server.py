@@ -52,7 +52,7 @@ from topospread.simulator.controllers.replicationcontroller import (
     validate_replication_controller_spec,
 )
 from topospread.simulator.eviction import validate_pdb
-from topospread.simulator.scenario import admit_pod, priority_classes
+from topospread.simulator.pod_admission import admit_pod, priority_classes
 from topospread.simulator.stores import (
     KIND_NAMES,
     WORKLOAD_TYPES,

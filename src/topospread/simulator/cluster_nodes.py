@@ -20,7 +20,7 @@ from topospread.api.types import (
 from topospread.errors import ManifestError
 from topospread.simulator.controllers.common import format_time
 from topospread.simulator.node_groups import NodeGroup, region_of
-from topospread.simulator.scenario import admit_node
+from topospread.simulator.pod_admission import admit_node
 from topospread.simulator.taint_eviction_controller import TaintChanges, check_taint_times
 from topospread.simulator.tainteviction import get_no_execute_taints
 

@@ -17,15 +17,11 @@ invalid object stops the run with one message naming the file, the object and th
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Container, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-import msgspec
-
-from topospread.api.admission import prepare_for_create
-from topospread.api.defaults import default_node, default_pod
 from topospread.api.loader import (
     Object,
     UnknownObject,
@@ -35,26 +31,17 @@ from topospread.api.loader import (
     read_yaml_documents,
 )
 from topospread.api.object_validation import describe_object, validate_object
-from topospread.api.quick_validation import images_trimmed, pod_fields_valid
 from topospread.api.storage import STORAGE_KINDS, StorageObject
 from topospread.api.types import (
-    Affinity,
     Namespace,
     Node,
     Pod,
     PodDisruptionBudget,
-    PodSpec,
     PriorityClass,
     ReplicaSet,
     ReplicationController,
     Service,
     StatefulSet,
-)
-from topospread.api.validation import (
-    PodSpecErrors,
-    pod_spec_errors,
-    validate_node,
-    validate_pod,
 )
 from topospread.cluster.live import read_cluster
 from topospread.cluster.snapshot import ObjectStore
@@ -67,15 +54,15 @@ from topospread.simulator.controllers.claims import admit_claim, ephemeral_claim
 from topospread.simulator.controllers.kinds import LeftOut, makes_pods
 from topospread.simulator.decision import is_terminal
 from topospread.simulator.eviction import validate_pdb
+from topospread.simulator.pod_admission import (
+    AdmissionMemo,
+    admit_all,
+    admit_node,
+    priority_classes,
+)
 
 _SCENARIO_ORDER: Final = ("nodes", "pods", "queue", "objects", "config")
 _SCENARIO_KEYS: Final = frozenset(_SCENARIO_ORDER)
-
-# Built-in PriorityClasses every cluster has (pkg/apis/scheduling: SystemPriorityClasses).
-SYSTEM_PRIORITY_CLASSES: Final[Mapping[str, int]] = {
-    "system-node-critical": 2000001000,
-    "system-cluster-critical": 2000000000,
-}
 
 Owner = (
     Service
@@ -199,8 +186,8 @@ class ScenarioBuilder:
         priorities = priority_classes(o for _, o in self.objects if isinstance(o, PriorityClass))
         memo = AdmissionMemo(priorities)
         seen: dict[tuple[str, str], str] = {}
-        pods, pairs = _admit_all(self.pods, memo, seen, nodes)
-        queue, _ = _admit_all(self.queue, memo, seen, None)
+        pods, pairs = admit_all(self.pods, memo, seen, nodes)
+        queue, _ = admit_all(self.queue, memo, seen, None)
         return Scenario(
             nodes=list(nodes.values()),
             pods=pods,
@@ -217,281 +204,6 @@ class ScenarioBuilder:
             node = admit_node(raw, where, nodes)
             nodes[node.metadata.name] = node
         return nodes
-
-
-def _admit_all(
-    located: Iterable[tuple[str, Pod]],
-    memo: AdmissionMemo,
-    seen: dict[tuple[str, str], str],
-    nodes_by_name: Mapping[str, Node] | None,
-) -> tuple[list[Pod], list[tuple[Pod, Pod]]]:
-    """Each pod admitted, in order, and each with a pod whose resources it shares (the first
-    of its template, or itself); the first invalid one, or the first repeat of a namespace and
-    name (``seen`` holds those admitted before, with where each was read), or (when
-    ``nodes_by_name`` is given) the first bound to no such node, stops it with a
-    ValidationError."""
-    out: list[Pod] = []
-    pairs: list[tuple[Pod, Pod]] = []
-    admit_valid_like = memo.admit_valid_like
-    for where, pod in located:
-        found = admit_valid_like(pod)
-        if found is None:  # the first of its template, or invalid: find what is wrong
-            admitted = like = admit_pod(pod, memo.priorities, _pod_label(where, pod), memo=memo)
-        else:
-            admitted, like = found
-        meta = admitted.metadata
-        # A valid namespace and name hold no "/": the pair is as unique as "namespace/name".
-        key = (meta.namespace, meta.name)
-        if key in seen:
-            raise ValidationError(
-                f'{_pod_label(where, pod)}: metadata.name: Duplicate value: "{meta.name}" '
-                f"(also at {seen[key]})"
-            )
-        seen[key] = where
-        if nodes_by_name is not None and admitted.spec.node_name not in nodes_by_name:
-            raise ValidationError(
-                f"{_pod_label(where, pod)}: spec.nodeName: Not found: "
-                f'"{admitted.spec.node_name}": no such node'
-            )
-        out.append(admitted)
-        pairs.append((admitted, like))
-    return out, pairs
-
-
-def _pod_label(where: str, pod: Pod) -> str:
-    """How errors name the pod: where it was read, its namespace and name."""
-    return f"{where} (Pod {pod.metadata.namespace}/{pod.metadata.name})"
-
-
-def admit_node(raw: Node, where: str, existing: Container[str] = ()) -> Node:
-    """The node as the API server stores it: defaulted and validated, its name not among
-    ``existing``; a ValidationError naming ``where``, the node and the field otherwise."""
-    node = default_node(raw)
-    name = node.metadata.name
-    label = f"{where} (Node {name})"
-    errors = validate_node(node)
-    if errors:
-        raise ValidationError(f"{label}: {errors[0]}")
-    if name in existing:
-        raise ValidationError(f'{label}: metadata.name: Duplicate value: "{name}"')
-    return node
-
-
-def admit_pod(
-    pod: Pod,
-    priorities: Mapping[str, PriorityClass | int],
-    label: str,
-    *,
-    template: str = "",
-    memo: AdmissionMemo | None = None,
-) -> Pod:
-    """The pod as the API server stores it on create: defaulted, matchLabelKeys merged into its
-    selectors, priority resolved; a ValidationError prefixed with ``label`` if it is invalid.
-
-    A pod made from a workload's template names the field where the workload keeps it
-    (``template``, e.g. ``spec.template``), as the API server validates the template there.
-    ``memo`` (made for these very ``priorities``) keeps what admission made of each template,
-    so that the pods made from one are admitted once.
-    """
-    if memo is not None and memo.priorities is not priorities:
-        memo = None
-    key = memo.key(pod) if memo is not None else b""
-    kept = memo.admitted.get(key) if memo is not None else None
-    spec_errors: PodSpecErrors
-    if kept is None:
-        admitted = prepare_for_create(default_pod(pod))
-        admitted = _admit_priority(admitted, priorities, label)
-        spec_errors = pod_spec_errors(admitted)
-        if memo is not None:
-            memo.admitted[key] = _Admitted(
-                admitted is not pod,
-                admitted.spec,
-                admitted,
-                spec_errors,
-                not any(spec_errors)
-                and images_trimmed(admitted.spec.containers)
-                and images_trimmed(admitted.spec.init_containers),
-            )
-        pod = admitted
-    else:
-        pod = kept.apply(pod)
-        spec_errors = kept.spec_errors
-    errors = validate_pod(pod, spec_errors=spec_errors, from_template=bool(template))
-    if errors:
-        first = str(errors[0])
-        raise ValidationError(f"{label}: {template + '.' if template else ''}{first}")
-    return pod
-
-
-@dataclass(frozen=True, slots=True)
-class _Admitted:
-    """What admission made of one template: whether it changed the pod, the spec fields it
-    sets, the template's first pod as admitted, the errors of the pod's labels, annotations
-    and spec (``pod_spec_errors``), and whether it is valid for a pod."""
-
-    changed: bool
-    spec: PodSpec
-    # The template's first pod as admitted: its resources are those of every pod of the
-    # template (the key holds them; apply sets them).
-    first: Pod
-    spec_errors: PodSpecErrors
-    # No errors in spec_errors, and the images (in the key too) are trimmed, as a pod's must be.
-    valid: bool
-
-    def apply(self, pod: Pod) -> Pod:
-        """``pod``, of this template, as admission makes it: the fields admission sets taken
-        from the template's first pod (shared: they are frozen, and never changed in place).
-
-        NOTE: the pod's inter-pod (anti)affinity is the first pod's objects too, merged or not:
-        the memo key holds them, so they are equal; shared, they let the caches of parsed terms
-        (``PodTermsCache``) find the pods of one template by identity, not by an encoding.
-        """
-        spec = self.spec
-        affinity = self._shared_affinity(pod.spec.affinity)
-        if not self.changed:
-            if affinity is pod.spec.affinity:
-                return pod
-            return msgspec.structs.replace(
-                pod, spec=msgspec.structs.replace(pod.spec, affinity=affinity)
-            )
-        return msgspec.structs.replace(
-            pod,
-            spec=msgspec.structs.replace(
-                pod.spec,
-                containers=spec.containers,
-                init_containers=spec.init_containers,
-                resources=spec.resources,
-                affinity=affinity,
-                topology_spread_constraints=spec.topology_spread_constraints,
-                priority=spec.priority,
-                preemption_policy=spec.preemption_policy,
-            ),
-        )
-
-    def _shared_affinity(self, affinity: Affinity | None) -> Affinity | None:
-        """The pod's affinity with the first pod's pod (anti)affinity (the same object where
-        neither has a node affinity); as it is where it has no pod (anti)affinity."""
-        first = self.spec.affinity
-        if (
-            affinity is None
-            or first is None
-            or affinity is first
-            or (affinity.pod_affinity is None and affinity.pod_anti_affinity is None)
-        ):
-            return affinity
-        if affinity.node_affinity is None and first.node_affinity is None:
-            return first
-        # The merges change pod (anti)affinity only: the pod keeps its node affinity.
-        return msgspec.structs.replace(
-            affinity,
-            pod_affinity=first.pod_affinity,
-            pod_anti_affinity=first.pod_anti_affinity,
-        )
-
-
-class AdmissionMemo:
-    """Admission's work per pod template, for one set of PriorityClasses: the pods a
-    controller makes from one template differ in their names, their nodes and their volumes
-    (each its own ``kube-api-access-…``), which admission copies as they are.
-
-    NOTE: exact because the key holds every field that defaulting (containers, init
-    containers, pod-level resources), the selector merges (labels, pod affinity and
-    anti-affinity, topology spread constraints), the Priority plugin (priority,
-    priorityClassName, preemptionPolicy, and the classes, fixed per memo) and
-    ``pod_spec_errors`` read (those, and annotations, restartPolicy, node selector,
-    tolerations, scheduling gates, overhead: tests/test_admission.py varies each); and
-    ``_Admitted.apply`` sets exactly the fields those steps change. Name, generateName,
-    namespace, node affinity (a DaemonSet's pods each name their node there) and nodeName,
-    which the rest of the validation reads, are checked for each pod.
-    """
-
-    __slots__ = ("admitted", "priorities")
-
-    def __init__(self, priorities: Mapping[str, PriorityClass | int]) -> None:
-        self.priorities = priorities
-        self.admitted: dict[bytes, _Admitted] = {}
-
-    def admit_valid(self, pod: Pod) -> Pod | None:
-        """``admit_pod(pod, self.priorities, ..., memo=self)`` when the pod's template is known
-        and valid (``_Admitted.valid``) and so are the pod's own fields (``pod_fields_valid``);
-        None otherwise, for ``admit_pod`` to admit it, or to find what is wrong with it."""
-        found = self.admit_valid_like(pod)
-        return None if found is None else found[0]
-
-    def admit_valid_like(self, pod: Pod) -> tuple[Pod, Pod] | None:
-        """``admit_valid``, with the template's first pod (as admitted), whose resources the
-        pod shares."""
-        kept = self.admitted.get(self.key(pod))
-        if kept is None or not kept.valid:
-            return None
-        admitted = kept.apply(pod)
-        return (admitted, kept.first) if pod_fields_valid(admitted) else None
-
-    @staticmethod
-    def key(pod: Pod) -> bytes:
-        meta, spec = pod.metadata, pod.spec
-        affinity = spec.affinity
-        return _MEMO_KEY.encode(
-            (
-                meta.labels,
-                meta.annotations,
-                spec.containers,
-                spec.init_containers,
-                spec.restart_policy,
-                spec.resources,
-                None if affinity is None else (affinity.pod_affinity, affinity.pod_anti_affinity),
-                spec.topology_spread_constraints,
-                spec.node_selector,
-                spec.tolerations,
-                spec.scheduling_gates,
-                spec.overhead,
-                spec.priority,
-                spec.priority_class_name,
-                spec.preemption_policy,
-            )
-        )
-
-
-_MEMO_KEY: Final = msgspec.msgpack.Encoder()
-
-
-def priority_classes(classes: Iterable[PriorityClass]) -> dict[str, PriorityClass | int]:
-    """PriorityClasses by name, the system classes included (values for those)."""
-    out: dict[str, PriorityClass | int] = dict(SYSTEM_PRIORITY_CLASSES)
-    for pc in classes:
-        out[pc.metadata.name] = pc
-    return out
-
-
-def _admit_priority(pod: Pod, classes: Mapping[str, PriorityClass | int], label: str) -> Pod:
-    """Set spec.priority from the pod's PriorityClass, or from the global default class.
-
-    Upstream: the Priority admission plugin (plugin/pkg/admission/priority, v1.35)
-    """
-    if pod.spec.priority is not None:
-        return pod  # read back from a cluster: already resolved
-    name = pod.spec.priority_class_name
-    value: int
-    policy: str | None = None
-    if name:
-        pc = classes.get(name)
-        if pc is None:
-            raise ValidationError(
-                f'{label}: pods "{pod.metadata.name}" is forbidden: '
-                f"no PriorityClass with name {name} was found"
-            )
-        value = pc if isinstance(pc, int) else pc.value
-        policy = None if isinstance(pc, int) else pc.preemption_policy
-    else:
-        defaults = [
-            c for c in classes.values() if isinstance(c, PriorityClass) and c.global_default
-        ]
-        value = defaults[0].value if defaults else 0
-        policy = defaults[0].preemption_policy if defaults else None
-    spec = msgspec.structs.replace(pod.spec, priority=value)
-    if spec.preemption_policy is None:
-        spec = msgspec.structs.replace(spec, preemption_policy=policy or "PreemptLowerPriority")
-    return msgspec.structs.replace(pod, spec=spec)
 
 
 def list_of(

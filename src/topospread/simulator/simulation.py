@@ -6,7 +6,7 @@ controllers (simulator/controllers) and the scheduler to a fixpoint: every contr
 per round, in a fixed order, and the scheduler then tries every pod in its active queue; the
 loop ends in the first round in which no controller acted and no pod was bound, or after
 MAX_ROUNDS rounds (the step's report then says it did not settle). Pods a controller creates
-are admitted as the API server admits them (simulator/scenario.py's ``admit_pod``, plus the
+are admitted as the API server admits them (simulator/pod_admission.py's ``admit_pod``, plus the
 DefaultTolerationSeconds admission), and a pod that binds is Running and Ready from then on
 (controllers/active_pods.py), so a rolling update advances through its surge and unavailable
 steps inside the loop.
@@ -70,7 +70,7 @@ from topospread.simulator.controllers.kinds import LeftOut
 from topospread.simulator.disruption_controller import DisruptionController
 from topospread.simulator.eviction import Evictions
 from topospread.simulator.node_groups import NodeGroup
-from topospread.simulator.scenario import admit_pod
+from topospread.simulator.pod_admission import admit_pod
 from topospread.simulator.scheduler import Decision, Scheduler, is_terminal
 from topospread.simulator.stores import (
     PodStore,
