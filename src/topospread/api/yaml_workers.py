@@ -1,6 +1,8 @@
 """The parts of a cut YAML text decoded by this process and forked workers together (the fast
 path's parallel half, see ``yaml_fast``): parts claimed when a process is free, the workers'
-objects taken back as msgpack through memory shared with them, and put in file order.
+objects taken back as msgpack through memory shared with them, and put in file order. While
+admission hints are collected (``admission_hints``), each process finds those of the pods it
+decodes, part by part, and the workers send theirs with their parts' objects.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import msgspec
 
+from topospread.api.admission_hints import PartHints, note_decoded, note_part, part_hints
 from topospread.api.decode import Object, UnknownObject, registered_classes
 
 S = TypeVar("S")
@@ -119,8 +122,9 @@ class _Work(Generic[S]):
 
 _WORK: _Work[Any] | None = None
 # A worker's answer: None when no part was left; else the part's index and, unless it
-# declined, its objects' class names and msgpack (its length when in the shared memory).
-_Answer = tuple[int, tuple[list[str], bytes | int] | None] | None
+# declined, its objects' class names, their msgpack (its length when in the shared memory)
+# and their pods' admission hints (``admission_hints``; None unless collecting).
+_Answer = tuple[int, tuple[list[str], bytes | int, PartHints | None] | None] | None
 
 
 def _worker() -> _Answer:
@@ -140,7 +144,7 @@ def _worker() -> _Answer:
         work.claims.decline()
         return index, None
     payload = work.returns.put(index, msgspec.msgpack.encode(objs))
-    return index, ([type(o).__name__ for o in objs], payload)
+    return index, ([type(o).__name__ for o in objs], payload, part_hints(objs))
 
 
 def decode_parts(
@@ -205,9 +209,11 @@ def _decode_with(work: _Work[S], futures: deque[Future[_Answer]]) -> list[Object
         index, decoded = answer
         if decoded is None:
             return False
-        names, payload = decoded
+        names, payload, hints = decoded
         items = msgspec.msgpack.decode(work.returns.get(index, payload), type=list[msgspec.Raw])
-        parts[index] = [decoders[n].decode(i) for n, i in zip(names, items, strict=True)]
+        objs = [decoders[n].decode(i) for n, i in zip(names, items, strict=True)]
+        note_part(objs, hints)
+        parts[index] = objs
         return True
 
     try:
@@ -218,6 +224,7 @@ def _decode_with(work: _Work[S], futures: deque[Future[_Answer]]) -> list[Object
             if objs is None:
                 work.claims.decline()
                 return None
+            note_decoded(objs)
             parts[index] = objs
             while futures and futures[0].done():
                 if not taken_back(futures.popleft().result()):

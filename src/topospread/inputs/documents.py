@@ -84,15 +84,19 @@ class Inputs:
         # The modules that make the scenario are imported while the manifests are read.
         warm_up.first(_imports_after_reading_manifests)
         warnings: list[str] = []
-        if self.cluster.is_live:
-            objects = self.cluster.read(warnings.append)
-        else:
-            objects = self._expanded(files, warm_up)
+        from topospread.api.admission_hints import collecting
+
+        # The processes that decode a large file find its pods' admission hints as they go.
+        with collecting() as hints:
+            if self.cluster.is_live:
+                objects = self.cluster.read(warnings.append)
+            else:
+                objects = self._expanded(files, warm_up)
         from topospread.framework.config import default_config
         from topospread.simulator.scenario import build_scenario, load_config
 
         config = load_config(self.config) if self.config is not None else default_config()
-        scenario = build_scenario(objects, config)
+        scenario = build_scenario(objects, config, hints=hints)
         scenario.warnings[:0] = warnings
         return scenario
 

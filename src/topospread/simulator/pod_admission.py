@@ -12,6 +12,7 @@ from typing import Final
 import msgspec
 
 from topospread.api.admission import prepare_for_create
+from topospread.api.admission_hints import AdmissionHints, admission_key
 from topospread.api.defaults import default_node, default_pod
 from topospread.api.quick_validation import images_trimmed, pod_fields_valid
 from topospread.api.types import Affinity, Node, Pod, PodSpec, PriorityClass
@@ -35,17 +36,20 @@ def admit_all(
     memo: AdmissionMemo,
     seen: dict[tuple[str, str], str],
     nodes_by_name: Mapping[str, Node] | None,
+    hints: AdmissionHints | None = None,
 ) -> tuple[list[Pod], list[tuple[Pod, Pod]]]:
     """Each pod admitted, in order, and each with a pod whose resources it shares (the first
     of its template, or itself); the first invalid one, or the first repeat of a namespace and
     name (``seen`` holds those admitted before, with where each was read), or (when
     ``nodes_by_name`` is given) the first bound to no such node, stops it with a
-    ValidationError."""
+    ValidationError. ``hints`` (those the read found) spare the work of finding each pod's
+    template and checking its fields again."""
     out: list[Pod] = []
     pairs: list[tuple[Pod, Pod]] = []
     admit_valid_like = memo.admit_valid_like
+    hint_of = hints.get if hints else _no_hint
     for where, pod in located:
-        found = admit_valid_like(pod)
+        found = admit_valid_like(pod, hint_of(pod))
         if found is None:  # the first of its template, or invalid: find what is wrong
             admitted = like = admit_pod(pod, memo.priorities, _pod_label(where, pod), memo=memo)
         else:
@@ -67,6 +71,10 @@ def admit_all(
         out.append(admitted)
         pairs.append((admitted, like))
     return out, pairs
+
+
+def _no_hint(_pod: Pod) -> None:
+    return None
 
 
 def _pod_label(where: str, pod: Pod) -> str:
@@ -229,41 +237,27 @@ class AdmissionMemo:
         found = self.admit_valid_like(pod)
         return None if found is None else found[0]
 
-    def admit_valid_like(self, pod: Pod) -> tuple[Pod, Pod] | None:
+    def admit_valid_like(
+        self, pod: Pod, hint: tuple[bytes, bool] | None = None
+    ) -> tuple[Pod, Pod] | None:
         """``admit_valid``, with the template's first pod (as admitted), whose resources the
-        pod shares."""
-        kept = self.admitted.get(self.key(pod))
+        pod shares. ``hint``, the pod's admission hint (``AdmissionHints.get``), stands for
+        its key and ``pod_fields_valid(pod)``.
+
+        NOTE: the pod's own fields are checked as read, not as admitted: ``apply`` sets none of
+        those ``pod_fields_valid`` reads (metadata, volumes, node affinity, nodeName,
+        scheduling gates), so they are the admitted pod's.
+        """
+        key, fields_valid = (self.key(pod), None) if hint is None else hint
+        kept = self.admitted.get(key)
         if kept is None or not kept.valid:
             return None
-        admitted = kept.apply(pod)
-        return (admitted, kept.first) if pod_fields_valid(admitted) else None
+        if fields_valid is None:
+            fields_valid = pod_fields_valid(pod)
+        return (kept.apply(pod), kept.first) if fields_valid else None
 
-    @staticmethod
-    def key(pod: Pod) -> bytes:
-        meta, spec = pod.metadata, pod.spec
-        affinity = spec.affinity
-        return _MEMO_KEY.encode(
-            (
-                meta.labels,
-                meta.annotations,
-                spec.containers,
-                spec.init_containers,
-                spec.restart_policy,
-                spec.resources,
-                None if affinity is None else (affinity.pod_affinity, affinity.pod_anti_affinity),
-                spec.topology_spread_constraints,
-                spec.node_selector,
-                spec.tolerations,
-                spec.scheduling_gates,
-                spec.overhead,
-                spec.priority,
-                spec.priority_class_name,
-                spec.preemption_policy,
-            )
-        )
-
-
-_MEMO_KEY: Final = msgspec.msgpack.Encoder()
+    # The key of a pod's template (``admission_key``).
+    key: Final = staticmethod(admission_key)
 
 
 def priority_classes(classes: Iterable[PriorityClass]) -> dict[str, PriorityClass | int]:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from topospread.api.admission_hints import AdmissionHints
 from topospread.api.loader import (
     Object,
     UnknownObject,
@@ -180,14 +181,16 @@ class ScenarioBuilder:
                 raise ValidationError(f"{where} ({describe_object(obj)}): {errors[0]}")
             self.ignored[_kind(obj)] += 1
 
-    def build(self, config: SchedulerConfig) -> Scenario:
+    def build(self, config: SchedulerConfig, hints: AdmissionHints | None = None) -> Scenario:
+        """The scenario of the objects added, every pod admitted (``hints``: those the read
+        found for its pods, see ``admit_all``)."""
         warnings = LeftOut(self.ignored, self.pod_makers).notes()
         nodes = self._check_nodes()
         priorities = priority_classes(o for _, o in self.objects if isinstance(o, PriorityClass))
         memo = AdmissionMemo(priorities)
         seen: dict[tuple[str, str], str] = {}
-        pods, pairs = admit_all(self.pods, memo, seen, nodes)
-        queue, _ = admit_all(self.queue, memo, seen, None)
+        pods, pairs = admit_all(self.pods, memo, seen, nodes, hints)
+        queue, _ = admit_all(self.queue, memo, seen, None, hints)
         return Scenario(
             nodes=list(nodes.values()),
             pods=pods,
@@ -258,11 +261,17 @@ def load_scenario(
     return b.build(config)
 
 
-def build_scenario(objects: Iterable[tuple[str, Object]], config: SchedulerConfig) -> Scenario:
+def build_scenario(
+    objects: Iterable[tuple[str, Object]],
+    config: SchedulerConfig,
+    *,
+    hints: AdmissionHints | None = None,
+) -> Scenario:
     """A scenario from decoded objects, each with where it came from (which prefixes its errors).
 
     Bound pods are existing, unbound ones are queued in the order given; nodes, owners and lookup
-    objects are collected; every pod is admitted and validated as ``load_scenario`` does.
+    objects are collected; every pod is admitted and validated as ``load_scenario`` does, with
+    the admission ``hints`` the read found, if any.
     """
     b = ScenarioBuilder()
     bound, queued = b.pods, b.queue
@@ -271,7 +280,7 @@ def build_scenario(objects: Iterable[tuple[str, Object]], config: SchedulerConfi
             (bound if obj.spec.node_name else queued).append((where, obj))
         else:
             b.add(obj, where)
-    return b.build(config)
+    return b.build(config, hints)
 
 
 def load_manifest_files(files: Sequence[Path], config_file: Path | None = None) -> Scenario:
