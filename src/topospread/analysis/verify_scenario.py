@@ -305,6 +305,8 @@ def expand_workload_pods(
     as pods.
     The pods of the workload's namespace among ``items``, bound or not, are the controller's
     to claim (a ReplicaSet with its pods listed creates no more)."""
+    if not any(expandable):
+        return list(items)  # nothing to expand (a cluster dump): the objects as they are
     pods_by_namespace: dict[str, list[Pod]] = {}
     for _, obj in items:
         if isinstance(obj, Pod):

@@ -29,7 +29,11 @@ from topospread.inputs import Inputs, kept_for_the_run
 def _imports_after_the_read() -> None:
     """What ``schedule`` imports once its inputs are read, imported while they are read
     (``Inputs.scenario``'s ``meanwhile``)."""
-    for module in ("topospread.simulator.run", "topospread.render.report"):
+    for module in (
+        "topospread.simulator.run",
+        "topospread.render.report",
+        "topospread.plugins.registry",  # the in-tree plugins, which ``schedule`` imports
+    ):
         import_module(module)
 
 

@@ -103,14 +103,15 @@ class Inputs:
     def _expanded(self, files: Sequence[Path], meanwhile: Callable[[], object]) -> list[Located]:
         """The objects of manifest files, the workloads of ``pods`` files replaced by their
         pods; ``meanwhile`` as ``read_manifests`` calls it."""
-        items = [
-            (where, obj, path in self.pods)
-            for path in files
-            for where, obj in read_manifests([path], meanwhile=meanwhile)
-        ]
+        items: list[Located] = []
+        expandable: list[bool] = []
+        for path in files:
+            read = read_manifests([path], meanwhile=meanwhile)
+            items += read
+            expandable += [path in self.pods] * len(read)
         from topospread.analysis.verify_scenario import expand_workload_pods
 
-        return expand_workload_pods([(w, o) for w, o, _ in items], [e for _, _, e in items])
+        return expand_workload_pods(items, expandable)
 
     def timeline(self) -> TimelineScenario:
         """The timeline scenario of ``simulate``, ``sweep`` and ``rebalance`` (or an empty one
