@@ -613,9 +613,16 @@ def test_each_bound_pod_is_given_a_pod_of_equal_resources_for_the_scheduler() ->
 def test_the_pods_of_one_template_share_its_pod_affinity_objects(
     first_node_affinity: str | None, second_node_affinity: str | None, keys: bool
 ) -> None:
-    """A pod admitted after another of its template is given the first pod's podAffinity and
-    podAntiAffinity objects (equal to its own, merged or not: the caches of parsed terms
-    find them by identity), keeps its own node affinity, and is admitted as alone."""
+    """A pod admitted after another of its template is given the first pod's merged
+    podAffinity and podAntiAffinity objects where the merges changed them, and keeps its own
+    (equal) ones where they did not; either way the caches of parsed terms find it by the first
+    pod's objects once told the two are alike (``same_pod_terms_as``, as ``Scenario.cluster``
+    tells them), and it keeps its own node affinity, and is admitted as alone."""
+    from topospread.plugins.interpodaffinity.terms import (
+        PodTermsCache,
+        same_pod_terms_as,
+        terms_objects,
+    )
 
     def doc(name: str, node: str | None) -> dict[str, Any]:
         out = _variant("metadata.name", name)
@@ -639,6 +646,12 @@ def test_the_pods_of_one_template_share_its_pod_affinity_objects(
         assert msgspec.to_builtins(admitted) == _admitted(second_doc, _memo())
         a, b = first.spec.affinity, admitted.spec.affinity
         assert a is not None and b is not None
-        assert b.pod_anti_affinity is a.pod_anti_affinity
-        assert b.pod_affinity is a.pod_affinity
-        assert (b is a) == (first_node_affinity is None and second_node_affinity is None)
+        assert b.pod_anti_affinity == a.pod_anti_affinity
+        assert b.pod_affinity == a.pod_affinity
+        assert (b.pod_anti_affinity is a.pod_anti_affinity) == keys
+        assert (b is a) == (keys and first_node_affinity is None and second_node_affinity is None)
+        same_pod_terms_as([(admitted, first)])
+        objects = terms_objects(b)
+        assert objects[0] is a.pod_affinity and objects[1] is a.pod_anti_affinity
+        cache = PodTermsCache()
+        assert cache.get(admitted) is cache.get(first)

@@ -1918,3 +1918,37 @@ def test_the_terms_cache_gives_pods_sharing_their_affinity_objects_one_parse() -
     elsewhere = cache.get(other_namespace)
     assert elsewhere == parse_pod_affinity_terms(other_namespace) != first
     assert cache.get(other_namespace) is elsewhere
+
+
+def test_pods_told_alike_are_keyed_by_the_other_pods_affinity_objects() -> None:
+    """``same_pod_terms_as`` makes the caches key a pod's terms by another pod's (equal)
+    podAffinity and podAntiAffinity objects; an equal Affinity it was not told of keeps its
+    own (found by its content)."""
+    from topospread.plugins.interpodaffinity.terms import (
+        PodTermsCache,
+        same_pod_terms_as,
+        terms_objects,
+    )
+
+    def pod(name: str) -> Pod:
+        anti = {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "zone"}
+        required = {"requiredDuringSchedulingIgnoredDuringExecution": [anti]}
+        return msgspec.convert(
+            {
+                "metadata": {"name": name, "namespace": "default"},
+                "spec": {"affinity": {"podAntiAffinity": required}},
+            },
+            Pod,
+        )
+
+    first, told, untold = pod("a"), pod("b"), pod("c")
+    assert first.spec.affinity is not None
+    assert told.spec.affinity is not None and untold.spec.affinity is not None
+    same_pod_terms_as([(told, first), (first, first)])
+    assert terms_objects(told.spec.affinity) == (None, first.spec.affinity.pod_anti_affinity)
+    assert terms_objects(told.spec.affinity)[1] is first.spec.affinity.pod_anti_affinity
+    assert terms_objects(untold.spec.affinity)[1] is untold.spec.affinity.pod_anti_affinity
+    cache = PodTermsCache()
+    parsed = cache.get(first)
+    assert cache.get(told) is parsed
+    assert cache.get(untold) == parsed

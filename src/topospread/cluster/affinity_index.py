@@ -18,6 +18,7 @@ import numpy.typing as npt
 
 from topospread.api.types import Pod
 from topospread.plugins.interpodaffinity.terms import (
+    TERMS_AS,
     AffinityTerm,
     NamespaceLabels,
     PodAffinityTerms,
@@ -97,11 +98,13 @@ class AffinityIndex:
 
         NOTE: the pods are grouped by what their terms are parsed from (namespace, and the
         identity of their podAffinity and podAntiAffinity objects: the pods of one template
-        share them), each group's terms found once; the ids are unique, as every pod is alive
-        throughout.
+        share them, or are known to have equal ones, ``terms_objects``), each group's terms
+        found once; the ids are unique, as every pod (and every object ``TERMS_AS`` gives) is
+        alive throughout.
         """
         rows: dict[CarriedKey, list[list[int]]] = {}
         groups: dict[tuple[str, int, int], list[int]] = {}
+        aliases = TERMS_AS
         for i, info in enumerate(infos):
             for p in info.pods:
                 affinity = p.spec.affinity
@@ -110,6 +113,9 @@ class AffinityIndex:
                 pa, paa = affinity.pod_affinity, affinity.pod_anti_affinity
                 if pa is None and paa is None:
                     continue
+                alias = aliases.get(id(affinity))
+                if alias is not None and alias[0] is affinity:  # ``terms_objects``, inlined
+                    pa, paa = alias[1].pod_affinity, alias[1].pod_anti_affinity
                 group = (p.metadata.namespace, id(pa), id(paa))
                 at = groups.get(group)
                 if at is None:

@@ -124,6 +124,7 @@ def admit_pod(
         if memo is not None:
             memo.admitted[key] = _Admitted(
                 admitted is not pod,
+                _pod_terms(admitted) != _pod_terms(pod),
                 admitted.spec,
                 admitted,
                 spec_errors,
@@ -144,11 +145,13 @@ def admit_pod(
 
 @dataclass(frozen=True, slots=True)
 class _Admitted:
-    """What admission made of one template: whether it changed the pod, the spec fields it
-    sets, the template's first pod as admitted, the errors of the pod's labels, annotations
-    and spec (``pod_spec_errors``), and whether it is valid for a pod."""
+    """What admission made of one template: whether it changed the pod, and its pod
+    (anti)affinity (the selector merges), the spec fields it sets, the template's first pod
+    as admitted, the errors of the pod's labels, annotations and spec (``pod_spec_errors``),
+    and whether it is valid for a pod."""
 
     changed: bool
+    merged: bool
     spec: PodSpec
     # The template's first pod as admitted: its resources are those of every pod of the
     # template (the key holds them; apply sets them).
@@ -161,12 +164,15 @@ class _Admitted:
         """``pod``, of this template, as admission makes it: the fields admission sets taken
         from the template's first pod (shared: they are frozen, and never changed in place).
 
-        NOTE: the pod's inter-pod (anti)affinity is the first pod's objects too, merged or not:
-        the memo key holds them, so they are equal; shared, they let the caches of parsed terms
-        (``PodTermsCache``) find the pods of one template by identity, not by an encoding.
+        NOTE: where the merges changed the template's pod (anti)affinity, the pod is given the
+        first pod's merged objects (shared, as its other fields); where they did not, it keeps
+        its own, equal to the first pod's (the memo key holds them): a bound pod of a cluster
+        dump is then the very object read, and nothing of it is made again or freed. The
+        caches of parsed terms find the pods of one template alike either way: by the shared
+        objects, or as ``same_pod_terms_as`` tells them (``Scenario.cluster``).
         """
         spec = self.spec
-        affinity = self._shared_affinity(pod.spec.affinity)
+        affinity = self._shared_affinity(pod.spec.affinity) if self.merged else pod.spec.affinity
         if not self.changed:
             if affinity is pod.spec.affinity:
                 return pod
@@ -206,6 +212,14 @@ class _Admitted:
             pod_affinity=first.pod_affinity,
             pod_anti_affinity=first.pod_anti_affinity,
         )
+
+
+def _pod_terms(pod: Pod) -> tuple[int, int]:
+    """The identity of the pod's podAffinity and podAntiAffinity objects."""
+    affinity = pod.spec.affinity
+    if affinity is None:
+        return id(None), id(None)
+    return id(affinity.pod_affinity), id(affinity.pod_anti_affinity)
 
 
 class AdmissionMemo:

@@ -50,6 +50,7 @@ from topospread.cluster.state import ClusterState
 from topospread.cluster.storage import StorageState
 from topospread.errors import ManifestError, ValidationError
 from topospread.framework.config import SchedulerConfig, decode_config, default_config
+from topospread.plugins.interpodaffinity.terms import same_pod_terms_as
 from topospread.plugins.noderesources.resource_helpers import same_resources_as
 from topospread.simulator.controllers.claims import admit_claim, ephemeral_claims
 from topospread.simulator.controllers.kinds import LeftOut, makes_pods
@@ -98,8 +99,10 @@ class Scenario:
     config: SchedulerConfig
     warnings: list[str] = field(default_factory=list)
     # Bound pods, each with a pod admission found of its template (or itself): their resources
-    # are equal, which spares the scheduler's start a look at each (``cluster()``).
+    # and pod (anti)affinity are equal, which spares the scheduler's start a look at each
+    # (``cluster()``); and the queued pods, each with such a pod: their pod (anti)affinity is.
     resource_pairs: list[tuple[Pod, Pod]] = field(default_factory=list)
+    queue_pairs: list[tuple[Pod, Pod]] = field(default_factory=list)
 
     @property
     def terminal_pods(self) -> list[Pod]:
@@ -119,6 +122,8 @@ class Scenario:
             namespaces=[o for o in self.objects if isinstance(o, Namespace)],
         )
         same_resources_as(self.resource_pairs)
+        same_pod_terms_as(self.resource_pairs)
+        same_pod_terms_as(self.queue_pairs)
         storage = StorageState(o for o in self.objects if isinstance(o, STORAGE_KINDS))
         for pod in self.queue:  # the ephemeral volume controller, for the pods to schedule
             for claim in ephemeral_claims(pod):
@@ -190,7 +195,7 @@ class ScenarioBuilder:
         memo = AdmissionMemo(priorities)
         seen: dict[tuple[str, str], str] = {}
         pods, pairs = admit_all(self.pods, memo, seen, nodes, hints)
-        queue, _ = admit_all(self.queue, memo, seen, None, hints)
+        queue, queue_pairs = admit_all(self.queue, memo, seen, None, hints)
         return Scenario(
             nodes=list(nodes.values()),
             pods=pods,
@@ -199,6 +204,7 @@ class ScenarioBuilder:
             config=config,
             warnings=warnings,
             resource_pairs=pairs,
+            queue_pairs=queue_pairs,
         )
 
     def _check_nodes(self) -> dict[str, Node]:

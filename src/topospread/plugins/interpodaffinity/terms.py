@@ -218,6 +218,40 @@ def has_pod_affinity(pod: Pod) -> bool:
 
 
 _ByObjects = tuple[PodAffinity | None, PodAntiAffinity | None, PodAffinityTerms]
+_Objects = tuple[PodAffinity | None, PodAntiAffinity | None]
+
+# NOTE: pods known to have podAffinity and podAntiAffinity equal to another pod's (admission's
+# pods of one template keep their own objects where the selector merges changed nothing, equal
+# to the first pod's: AdmissionMemo's key holds them), by the identity of their Affinity, each
+# with the other pod's Affinity: the caches of parsed terms key them by its two objects, as if
+# they were shared. An entry keeps both alive, so their ids cannot be reused.
+TERMS_AS: Final[dict[int, tuple[Affinity, Affinity]]] = {}
+_TERMS_AS_LIMIT: Final = 1 << 18
+
+
+def same_pod_terms_as(pairs: Sequence[tuple[Pod, Pod]]) -> None:
+    """Note that in each pair the first pod's podAffinity and podAntiAffinity are equal to the
+    second's (what parsing reads beside the namespace): the caches of parsed terms then find
+    the first pod's by the second's objects."""
+    if len(TERMS_AS) + len(pairs) > _TERMS_AS_LIMIT:
+        TERMS_AS.clear()
+    terms_as = TERMS_AS
+    for pod, like in pairs:
+        mine = pod.spec.affinity
+        if mine is not None:
+            its = like.spec.affinity
+            if its is not None and its is not mine:
+                terms_as[id(mine)] = (mine, its)
+
+
+def terms_objects(affinity: Affinity) -> _Objects:
+    """The objects the caches of parsed terms key this affinity's podAffinity and
+    podAntiAffinity by: another pod's equal ones, when ``same_pod_terms_as`` was told of
+    them; else its own."""
+    found = TERMS_AS.get(id(affinity))
+    if found is not None and found[0] is affinity:
+        affinity = found[1]
+    return affinity.pod_affinity, affinity.pod_anti_affinity
 
 
 class PodTermsCache:
@@ -226,8 +260,9 @@ class PodTermsCache:
     NOTE: entries are keyed by ``id(pod)`` and keep the pod itself, so an id is never reused
     while its entry lives; a hit is confirmed by identity. Behind them, parsed terms are kept by
     what parsing reads (the pod's namespace, podAffinity and podAntiAffinity): first by the
-    identity of those two objects (kept in the entry, confirmed as above; admission makes the
-    pods of one template share them), then by their content, so the pods of one template are
+    identity of those two objects (kept in the entry, confirmed as above; the pods of one
+    template share them, or are known to have equal ones: ``terms_objects``), then by their
+    content, so the pods of one template are
     parsed once. Pods are immutable, so the parsed terms stay valid. Each map is dropped whole
     when it grows past ``max_entries``.
     Upstream keeps the same data on each PodInfo in the scheduler cache.
@@ -253,9 +288,10 @@ class PodTermsCache:
             return entry[1]
         namespace = pod.metadata.namespace
         by_objects = self._by_objects
-        objects_key = (namespace, id(pa), id(paa))
+        key_pa, key_paa = terms_objects(affinity)
+        objects_key = (namespace, id(key_pa), id(key_paa))
         kept = by_objects.get(objects_key)
-        if kept is not None and kept[0] is pa and kept[1] is paa:
+        if kept is not None and kept[0] is key_pa and kept[1] is key_paa:
             terms = kept[2]
         else:
             content = _CONTENT_ENCODER.encode((namespace, pa, paa))
@@ -268,7 +304,7 @@ class PodTermsCache:
             terms = found
             if len(by_objects) >= self._max_entries:
                 by_objects.clear()
-            by_objects[objects_key] = (pa, paa, terms)
+            by_objects[objects_key] = (key_pa, key_paa, terms)
         if len(self._entries) >= self._max_entries:
             self._entries.clear()
         self._entries[id(pod)] = (pod, terms)
