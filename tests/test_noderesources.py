@@ -1704,3 +1704,33 @@ def test_plugins_name_themselves_as_upstream() -> None:
     assert noderesources.NAME == "NodeResourcesFit"
     assert noderesources.BALANCED_ALLOCATION_NAME == "NodeResourcesBalancedAllocation"
     assert MAX_NODE_SCORE == 100
+
+
+@pytest.mark.parametrize(
+    "allocatable",
+    [
+        pytest.param({"cpu": "3920m", "memory": "15Gi", "pods": "58"}, id="strings"),
+        pytest.param({"cpu": 4, "memory": "15Gi", "pods": 58.0}, id="numbers"),
+        pytest.param({"cpu": "1", "example.com/gpu": "2"}, id="a scalar resource"),
+    ],
+)
+def test_nodes_of_one_allocatable_get_the_resource_each_would_alone(
+    allocatable: dict[str, Any],
+) -> None:
+    """allocatable_resource keeps one result per allocatable of string quantities: nodes of
+    one instance type get equal resources, each what parsing its own allocatable gives."""
+    from topospread.plugins.noderesources import resource_helpers
+
+    def node(name: str) -> Node:
+        doc = {"metadata": {"name": name}, "status": {"allocatable": allocatable}}
+        return msgspec.convert(doc, Node)
+
+    alone = resource_helpers.new_resource(
+        {k: resource_helpers.parse_quantity(v) for k, v in allocatable.items()}
+    )
+    first, second = node("a"), node("b")
+    assert resource_helpers.allocatable_resource(first) == alone
+    assert resource_helpers.allocatable_resource(second) == alone
+    assert resource_helpers.allocatable_resource(second) is resource_helpers.allocatable_resource(
+        second
+    )
