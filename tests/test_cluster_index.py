@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import msgspec
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -168,3 +169,38 @@ def test_eligible_domain_counts_follow_taints_updated_in_place_and_any_churn(
                 ("shape", ns, id(s)), ns, [(s, k) for k in keys], read
             )
             assert asked == walked(ns, s)
+
+
+def test_a_state_built_with_its_pods_is_the_state_they_are_bound_to_one_by_one() -> None:
+    """ClusterState(nodes, pods) binds the pods in bulk: each node's pods in order, the nodes
+    holding pods with pod (anti)affinity, and an unknown node's KeyError, as ``bind`` gives."""
+    anti = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"app": "a"}}, "topologyKey": "zone"}
+            ]
+        }
+    }
+
+    def bound(name: str, node: str, affinity: dict[str, object] | None) -> Pod:
+        spec: dict[str, object] = {"nodeName": node}
+        if affinity is not None:
+            spec["affinity"] = affinity
+        return msgspec.convert({"metadata": {"name": name}, "spec": spec}, Pod)
+
+    node_list = [msgspec.convert({"metadata": {"name": f"n{i}"}}, Node) for i in range(4)]
+    affinities = [None, anti, {"nodeAffinity": {}}, {"podAffinity": {}}]
+    pods = [bound(f"p{i}", f"n{i * 7 % 3}", affinities[i % 4]) for i in range(12)]
+    bulk = ClusterState(node_list, pods)
+    one_by_one = ClusterState(node_list)
+    for p in pods:
+        one_by_one.bind(p, p.spec.node_name)
+    assert [[p.metadata.name for p in i.pods] for i in bulk.list()] == [
+        [p.metadata.name for p in i.pods] for i in one_by_one.list()
+    ]
+    assert [i.name for i in bulk.have_pods_with_affinity_list()] == [
+        i.name for i in one_by_one.have_pods_with_affinity_list()
+    ]
+    assert bulk._affinity_pods == one_by_one._affinity_pods
+    with pytest.raises(KeyError, match="n9"):
+        ClusterState(node_list, [bound("lost", "n9", None)])
