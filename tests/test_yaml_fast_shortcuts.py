@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 import msgspec
+import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -123,3 +124,124 @@ def test_one_search_for_column_0_finds_the_document_markers_and_keys_two_found(
     keys += [m.start() + 1 for m in re.finditer(rb"\n[^ \t\-#\r\n]", raw)]
     expected = None if len(keys) > yaml_fast._MAX_TOP_LEVEL_LINES else (dashes, keys)
     assert yaml_fast._column_0_lines(raw) == expected
+
+
+# The searches for risky scalars and keys as they were written before their alternatives were
+# grouped by first character and their runs made possessive: the reference for both.
+_RISKY_REFERENCE = (
+    rb"(?:y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF|True|TRUE|False|FALSE|~|Null|NULL"
+    rb"|[-+]?\.(?:inf|Inf|INF|nan|NaN|NAN)"
+    rb"|[-+]?0(?:[0-9_]+(?:[eE][-+]?[0-9]+)?|[xX][0-9a-fA-F_]*|[oO][0-7_]*|[bB][01_]*)"
+    rb"|\+[0-9.][0-9a-zA-Z_.+-]*|[0-9]+_[0-9a-zA-Z_.+-]*|[0-9]+\.|\.[0-9][0-9a-zA-Z_.+-]*)"
+)
+VALUE_REFERENCE = tuple(
+    re.compile(lead + _RISKY_REFERENCE + rb"[ \t]*(?:#|\r?$)", re.MULTILINE)
+    for lead in (rb": +", rb"- +")
+)
+KEY_REFERENCE = re.compile(
+    rb'"(?:y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF|True|TRUE|False|FALSE|~|Null|NULL'
+    rb'|<<|(?:[-+.]|0[0-9xXoObB_]|[0-9]+[^0-9"])[^"]*)":'
+)
+FLOW_REFERENCE = tuple(re.compile(lead + rb"[ \t]*[^\]}\s]") for lead in (rb"\[", rb"\{"))
+RISKY_WORDS = [
+    "y",
+    "Y",
+    "yes",
+    "Yes",
+    "YES",
+    "n",
+    "N",
+    "no",
+    "No",
+    "NO",
+    "on",
+    "On",
+    "ON",
+    "off",
+    "Off",
+    "OFF",
+    "True",
+    "TRUE",
+    "False",
+    "FALSE",
+    "~",
+    "Null",
+    "NULL",
+    "null",
+    "true",
+    "false",
+    ".inf",
+    "-.Inf",
+    "+.NAN",
+    ".nan",
+    "0",
+    "00",
+    "0755",
+    "0789",
+    "041e8",
+    "0x1F",
+    "0o17",
+    "0b101",
+    "0x",
+    "0b",
+    "0o",
+    "+1",
+    "+.5",
+    "1_000",
+    "1_",
+    "12.",
+    "1.",
+    ".5",
+    ".5e3",
+    "1.5",
+    "10250",
+    "041e824e",
+    "0bde35c1",
+    "ON_DEMAND",
+    "Node",
+    "1e3",
+    "-1",
+    "-",
+    "+",
+    "<<",
+]
+RISKY_PIECES = [
+    *RISKY_WORDS,
+    *list("yYnNoOeEsSfFTtrRuUlLaAiI~<.+-_0123456789xXbB:\"'#[]{}, \t\r\n"),
+    ": ",
+    "- ",
+    "\n",
+    " #",
+]
+
+
+def risky_text(pieces: list[str]) -> bytes:
+    return "".join(pieces).encode()
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.sampled_from(RISKY_PIECES), max_size=24).map(risky_text))
+def test_the_grouped_risky_searches_find_what_the_plain_ones_found(raw: bytes) -> None:
+    """The searches for risky values, keys and flow collections match where, and as far as,
+    the patterns they replaced did, so the fast path declines the texts it declined."""
+    fast = [*yaml_fast._FLOW_WITH_CONTENT, *yaml_fast._RISKY_YAML_VALUE, yaml_fast._RISKY_JSON_KEY]
+    plain = [*FLOW_REFERENCE, *VALUE_REFERENCE, KEY_REFERENCE]
+    for new, old in zip(fast, plain, strict=True):
+        for text in (raw, b'"' + raw, b": " + raw, b"- " + raw):
+            spans = [m.span() for m in old.finditer(text)]
+            assert [m.span() for m in new.finditer(text)] == spans, (new.pattern, text)
+            # Every place a match starts, not only the ones finditer reaches.
+            starts = [i for i in range(len(text)) if old.match(text, i)]
+            assert [i for i in range(len(text)) if new.match(text, i)] == starts
+
+
+@pytest.mark.parametrize("word", RISKY_WORDS)
+@pytest.mark.parametrize("lead", [": ", "-   ", '"'])
+@pytest.mark.parametrize("end", ["", "\n", "  # c\n", "\r\n", "x\n", '":', '" :'])
+def test_each_risky_word_is_found_as_the_plain_searches_found_it(
+    word: str, lead: str, end: str
+) -> None:
+    text = ("key" + lead + word + end).encode()
+    fast = [*yaml_fast._RISKY_YAML_VALUE, yaml_fast._RISKY_JSON_KEY]
+    for new, old in zip(fast, [*VALUE_REFERENCE, KEY_REFERENCE], strict=True):
+        assert [m.span() for m in new.finditer(text)] == [m.span() for m in old.finditer(text)]
