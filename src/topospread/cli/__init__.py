@@ -10,7 +10,15 @@ by the library (``topospread.inputs``).
 
 from __future__ import annotations
 
+import os
 from typing import Final
+
+# NOTE: numpy's OpenBLAS starts a thread per core when numpy is imported, and those threads
+# spin, waiting for work, for a while after (0.04 CPU s on the other core, which the YAML
+# worker is using then). Nothing here calls BLAS: the one matrix product
+# (simulator/fastpath/fragment.py) is of integers, which numpy computes itself. So one thread,
+# unless the user said otherwise; set before the command modules below import numpy.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 # Importing the command modules registers their commands on ``app``.
 from topospread.cli import cases, check, scheduling, timelines, verify  # noqa: F401
