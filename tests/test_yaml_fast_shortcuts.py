@@ -204,6 +204,19 @@ RISKY_WORDS = [
     "-",
     "+",
     "<<",
+    ".Inf",
+    ".INF",
+    ".NaN",
+    ".NAN",
+    "-.inf",
+    "+.INF",
+    "-.NaN",
+    "01e-5",
+    "0_1e+5",
+    "+0x1",
+    "-0b1",
+    "-0o7",
+    "1_e",
 ]
 RISKY_PIECES = [
     *RISKY_WORDS,
@@ -219,8 +232,29 @@ def risky_text(pieces: list[str]) -> bytes:
     return "".join(pieces).encode()
 
 
+# Lines as a scan meets them: a lead (a key's ": ", an item's "- ", a JSON key's quote), a
+# token near a risky scalar (one, one cut short or run on, a few bytes), an ending.
+risky_tokens = st.one_of(
+    st.sampled_from(RISKY_WORDS),
+    st.tuples(st.sampled_from(RISKY_WORDS), st.text("0123456789_.+-eExXoObBaz", max_size=3)).map(
+        "".join
+    ),
+    st.text("0123456789_.+-~eExXoObBnNyYsSfFTtrRuUlLaz<", min_size=1, max_size=5),
+)
+risky_lines = st.lists(
+    st.tuples(
+        st.sampled_from(["", "  ", "- "]),
+        st.sampled_from(["key: ", "k:  ", "- ", "-\t", '"', "{", "[ ", "{\t", "[ \t"]),
+        risky_tokens,
+        st.sampled_from(["", "\n", " \n", "\t# c\n", "\r\n", "\r", '":', '" :', ",", "}"]),
+    ).map("".join),
+    min_size=1,
+    max_size=6,
+).map(risky_text)
+
+
 @settings(max_examples=1500, deadline=None)
-@given(st.lists(st.sampled_from(RISKY_PIECES), max_size=24).map(risky_text))
+@given(st.one_of(st.lists(st.sampled_from(RISKY_PIECES), max_size=24).map(risky_text), risky_lines))
 def test_the_grouped_risky_searches_find_what_the_plain_ones_found(raw: bytes) -> None:
     """The searches for risky values, keys and flow collections match where, and as far as,
     the patterns they replaced did, so the fast path declines the texts it declined."""
