@@ -269,3 +269,30 @@ def test_bad_command_line_arguments_exit_2_with_one_line(
 ) -> None:
     code, out, err = run(argv, capsys)
     assert (code, out, err) == (2, "", message)
+
+
+_BLAS_THREADS = """
+import os
+{before}
+import topospread.cli
+import numpy
+print(os.environ.get("OPENBLAS_NUM_THREADS"), len(os.listdir("/proc/self/task")))
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="counts threads in /proc")
+@pytest.mark.parametrize(
+    ("before", "expected"),
+    [
+        ('os.environ.pop("OPENBLAS_NUM_THREADS", None)', ["1", "1"]),
+        ('os.environ["OPENBLAS_NUM_THREADS"] = "2"', ["2"]),
+    ],
+    ids=["unset: no thread beside the main one", "the user's setting kept"],
+)
+def test_numpy_starts_no_blas_threads_unless_the_user_asks(
+    before: str, expected: list[str]
+) -> None:
+    from test_cli_coercion import last_line_in_a_fresh_interpreter
+
+    said = last_line_in_a_fresh_interpreter(_BLAS_THREADS.format(before=before)).split()
+    assert said[: len(expected)] == expected
