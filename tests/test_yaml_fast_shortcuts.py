@@ -69,6 +69,10 @@ SCAN_BYTES = list(b"&*!?<%[{:- \t\r\n\f\va1#'\"")
 def test_the_searches_started_at_their_first_byte_find_what_a_whole_search_finds(
     raw: bytes,
 ) -> None:
+    searches_find_what_a_whole_search_finds(raw)
+
+
+def searches_find_what_a_whole_search_finds(raw: bytes) -> None:
     searches = [
         *zip(yaml_fast._PROPERTY_LEADS, yaml_fast._NODE_PROPERTIES, strict=True),
         (b"<", yaml_fast._MERGE_KEY),
@@ -80,6 +84,44 @@ def test_the_searches_started_at_their_first_byte_find_what_a_whole_search_finds
         assert found == [m.span() for m in pattern.finditer(raw)], pattern.pattern
     whole = raw.startswith(b"%") or yaml_fast._DIRECTIVE.search(raw) is not None
     assert yaml_fast._has_directive(raw) is whole
+
+
+# Runs where one lead byte fails and the next, right after it, matches; directives after
+# other per cent signs.
+HOP_PIECES = [
+    *(bytes([b]) for b in SCAN_BYTES),
+    b"~",
+    b"0",
+    b"y",
+    b"<<<:",
+    b"??\n",
+    b":: ~\n",
+    b"-- ~",
+    b"a%",
+    b"\n%",
+    b"{{",
+    b"&&",
+]
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    st.one_of(
+        st.lists(st.sampled_from([*SCAN_BYTES, *b"%%::--{{"]), max_size=150).map(bytes),
+        st.lists(st.sampled_from(HOP_PIECES), max_size=40).map(b"".join),
+    ),
+    st.integers(min_value=1, max_value=4),
+    st.sampled_from([0, 8, 1 << 16]),
+)
+def test_the_searches_that_hop_then_hand_over_to_re_find_what_a_whole_search_finds(
+    raw: bytes, hops: int, span: int
+) -> None:
+    """The hops from one lead byte to the next, then re's own scan of the rest where the
+    bytes are dense, at every switch-over point (few hops between checks, short spans)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(yaml_fast, "_HOPS", hops)
+        patch.setattr(yaml_fast, "_HOPS_SPAN", span)
+        searches_find_what_a_whole_search_finds(raw)
 
 
 def test_a_reused_tree_and_buffer_read_each_text_as_fresh_ones_do() -> None:
