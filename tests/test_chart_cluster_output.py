@@ -91,31 +91,47 @@ def test_the_detail_writer_process_leaves_the_output_unchanged(
     assert schedule_output(chart_cluster, "jsonl", capsysbinary) == golden("jsonl")
 
 
-@pytest.mark.parametrize("target", ["regular file", "pipe"])
+@pytest.mark.parametrize("target", ["regular file", "regular file at the end", "pipe"])
 def test_schedule_jsonl_to_a_file_descriptor_is_unchanged(
     chart_cluster: Path, target: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Standard output as a file or a pipe, the spill's fragments copied to it from the spill
     file (``report._Direct`` to a pipe; to a regular file, at offsets noted by ``positioned.Plan``),
-    not through an in-memory stream: the same bytes."""
+    not through an in-memory stream, or to a regular file by the writer process during the run
+    (``streaming.py``: every queued pod binds at its first attempt): the same bytes."""
     monkeypatch.setattr(validation, "_SPEC_ERRORS", {})
     pipe: DrainedPipe | None = None
-    if target == "regular file":
+    if target.startswith("regular file"):
         path = tmp_path / "out.jsonl"
         write_fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     else:
         pipe = DrainedPipe()
         write_fd = pipe.fd
+    if target == "regular file at the end":
+        monkeypatch.setattr(report.DetailSpill, "stream", lambda *args: None)
     copies = []
-    copier = positioned.Plan if target == "regular file" else report._Direct
+    copier = positioned.Plan if target.startswith("regular file") else report._Direct
     copy = copier.copy
     monkeypatch.setattr(copier, "copy", lambda *args: copies.append(copy(*args)))
+    streamed = []
+    lines_end = report.DetailSpill.lines_end
+
+    def spy(spill: report.DetailSpill) -> int:
+        streamed.append(spill.lines_streamed)
+        return lines_end(spill)
+
+    monkeypatch.setattr(report.DetailSpill, "lines_end", spy)
     with open(write_fd, "w", encoding="utf-8") as stdout, monkeypatch.context() as patch:
         patch.setattr(sys, "stdout", stdout)
         try:
             main(["schedule", "--nodes", str(chart_cluster), "-o", "jsonl"])
         except SystemExit as exit_:
             assert exit_.code in (0, None)
-    assert len(copies) >= 100  # every queued pod's fragment went from the spill file
+    # Every queued pod's fragment went from the spill file, or with its line during the run.
+    if target == "regular file" and report.can_fork():
+        assert (streamed, copies) == ([100], [])
+    else:
+        assert streamed == []
+        assert len(copies) >= 100
     got = pipe.bytes_read() if pipe is not None else path.read_bytes()
     assert got == golden("jsonl")

@@ -7,7 +7,7 @@ import json
 import sys
 from importlib import import_module
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
@@ -24,6 +24,9 @@ from topospread.cli.options import (
     requirements,
 )
 from topospread.inputs import Inputs, kept_for_the_run
+
+if TYPE_CHECKING:
+    from topospread.simulator.scheduler import Scheduler
 
 
 def _imports_after_the_read() -> None:
@@ -87,6 +90,13 @@ def schedule_command(
     # each attempt's detail out of memory as soon as it is decided.
     detail = output in ("jsonl", "json", "html") or html is not None
     with DetailSpill() as spill:
+
+        def started(scheduler: Scheduler) -> None:
+            """The jsonl report alone: its lines written as they become final, where they can
+            be (``render/streaming.py``)."""
+            sys.stdout.flush()
+            spill.stream(sys.stdout.buffer, scheduler.frameworks, loaded.queue)
+
         with kept_for_the_run():
             run = schedule(
                 loaded,
@@ -95,6 +105,7 @@ def schedule_command(
                 percentage_of_nodes_to_score=percentage_of_nodes_to_score,
                 detail=detail,
                 on_decision=spill.record if detail else None,
+                on_start=started if output == "jsonl" and html is None else None,
             )
 
         def page() -> str:

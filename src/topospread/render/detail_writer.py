@@ -13,6 +13,11 @@ wakes the writer: once per attempt, that was a fifth of the scheduler's time in 
 when the pipe has no room for the batch an attempt would complete, the spill encodes that
 attempt itself rather than wait (``send(..., wait=False)``).
 
+Where the report goes to a regular file and a line of it is final while the run goes on
+(``render/streaming.py``), the writer is also given the line's bytes around the fragment, and
+writes the whole line to the report at the offset the lines before it end at, instead of the
+fragment to the spill: the report's end then writes only what was not final in time.
+
 Where processes cannot be forked (no ``os.fork``), the spill encodes in its own process as
 before.
 """
@@ -28,7 +33,7 @@ import struct
 import sys
 import traceback
 from multiprocessing.connection import Connection
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 try:
     import fcntl
@@ -39,7 +44,7 @@ except ImportError:  # Windows has none
 
 import numpy as np
 
-from topospread.render.positioned import Piece, write_pieces
+from topospread.render.positioned import Piece, read_exactly, write_pieces
 from topospread.simulator.fastpath.detail import FastDetail, NodeKeys
 from topospread.simulator.fastpath.vectors import I64
 
@@ -54,10 +59,18 @@ WRITER_AFTER_BYTES: Final = 1 << 20
 # The most a Connection adds to a message it sends (its length).
 _HEADER: Final = 12
 # Each message of a batch: its kind, then the lengths of its two parts (the columns' pickled
-# summary and their numbers; or a fragment already encoded, and nothing).
-_FRAME: Final = struct.Struct("<BII")
+# summary and their numbers; or a fragment already encoded, and nothing), then the length of
+# the report line's bytes before the fragment, which come first (0: not a line, the fragment
+# goes to the spill).
+_FRAME: Final = struct.Struct("<BIII")
 _COLUMNS: Final = 0
 _FRAGMENT: Final = 1
+# A report line whose fragment lies in a spill file already: the line's head, then ``_SPAN``
+# (which file: ``_IN_SPILL`` or ``_IN_SIDE``, the offset, the length).
+_COPY: Final = 2
+_SPAN: Final = struct.Struct("<BQQ")
+_IN_SPILL: Final = 0
+_IN_SIDE: Final = 1
 # How large a batch grows before it goes to the writer (at most a quarter of the pipe): each
 # write wakes the writer, on the other core; 256 KiB (about 40 attempts of the chart cluster)
 # took less of the scheduler's time than 64 KiB.
@@ -116,10 +129,23 @@ def can_fork() -> bool:
     return hasattr(os, "fork")
 
 
-class DetailWriter:
-    """A forked process encoding ``FastDetail`` fragments into ``fd`` from ``start`` on."""
+class LineTarget(NamedTuple):
+    """Where a writer puts the report lines it is handed: the report's descriptor (the
+    parent's, inherited at the fork), the offset of the first line, the descriptor of the
+    spill's second file (fragments the parent encoded itself), and the bytes that end every
+    line after its fragment."""
 
-    def __init__(self, fd: int, start: int) -> None:
+    out: int
+    at: int
+    side: int
+    end: bytes
+
+
+class DetailWriter:
+    """A forked process encoding ``FastDetail`` fragments into ``fd`` from ``start`` on; with
+    ``lines``, writing the report lines it is handed there."""
+
+    def __init__(self, fd: int, start: int, lines: LineTarget | None = None) -> None:
         receive, self._send = multiprocessing.Pipe(duplex=False)
         self._capacity = _widen(self._send)
         self._batch = (
@@ -139,7 +165,7 @@ class DetailWriter:
                 signal.signal(signal.SIGINT, signal.SIG_IGN)
                 self._send.close()
                 self._results.close()
-                _serve(receive, report, fd, start)
+                _serve(receive, report, fd, start, lines)
                 code = 0
             except EOFError:
                 pass  # the spill abandoned the run (``abandon`` closes the pipe, then stops it)
@@ -152,17 +178,21 @@ class DetailWriter:
         report.close()
         self._count = 0
         self._pending = bytearray()  # messages not yet written to the pipe
+        # Where the lines handed over end in the report, once ``finish`` has answered.
+        self.lines_end = lines.at if lines is not None else 0
         # NOTE: tokens are ids of the parent's objects, kept alive here so that no id is reused
         # for another names list or status table while the writer may still hold it.
         self._names: dict[int, list[str]] = {}
         self._formatted: dict[int, tuple[list[list[str]], int]] = {}
 
-    def send(self, detail: FastDetail, *, wait: bool = True) -> bool:
+    def send(self, detail: FastDetail, *, wait: bool = True, head: bytes = b"") -> bool:
         """Queue one attempt's columns; its fragment is the next one after the last sent.
 
         With ``wait`` False, only if that needs no wait: False when they would complete a
         batch and the pipe has no room for it now (the writer is behind); the caller then
-        encodes the fragment itself.
+        encodes the fragment itself. With ``head``, the fragment ends a report line that
+        starts with those bytes: the writer writes the line to the report (``LineTarget``),
+        the fragment nowhere else.
         """
         names = detail.keys.names
         new_names = None if id(names) in self._names else names
@@ -181,7 +211,7 @@ class DetailWriter:
         if blob.dtype != np.int64:  # not the columns the cycle hands over: encode it here
             if not wait:
                 return False
-            self.send_fragment(detail.fragment())
+            self.send_fragment(detail.fragment(), head=head)
             return True
         # In the narrowest type that holds them (node indices and scores: mostly 16 bits, a
         # quarter of the bytes through the pipe); the writer widens them back to int64.
@@ -193,12 +223,13 @@ class DetailWriter:
             pickle.HIGHEST_PROTOCOL,
         )  # fmt: skip
         payload = blob if narrow == blob.dtype else blob.astype(narrow)
-        size = _FRAME.size + len(header) + payload.nbytes
+        size = _FRAME.size + len(head) + len(header) + payload.nbytes
         if not wait and not self._fits(size):
             return False
         self._names[id(names)] = names
         self._formatted[id(table)] = (table, len(table))
-        self._pending += _FRAME.pack(_COLUMNS, len(header), payload.nbytes)
+        self._pending += _FRAME.pack(_COLUMNS, len(header), payload.nbytes, len(head))
+        self._pending += head
         self._pending += header
         self._pending += payload.data
         self._queued()
@@ -211,11 +242,22 @@ class DetailWriter:
         total = len(self._pending) + size
         return total < self._batch or self._has_room(total)
 
-    def send_fragment(self, fragment: bytes) -> None:
-        """Queue a fragment already encoded (an attempt the fast path did not decide)."""
-        self._pending += _FRAME.pack(_FRAGMENT, len(fragment), 0)
+    def send_fragment(self, fragment: bytes, *, head: bytes = b"") -> None:
+        """Queue a fragment already encoded (an attempt the fast path did not decide); with
+        ``head``, as ``send``'s."""
+        self._pending += _FRAME.pack(_FRAGMENT, len(fragment), 0, len(head))
+        self._pending += head
         self._pending += fragment
         self._queued()
+
+    def send_line(self, head: bytes, side: bool, offset: int, length: int) -> None:
+        """Queue a report line whose fragment lies in the spill file (or, with ``side``, in the
+        spill's second file, ``LineTarget.side``) at ``offset``; written after the lines
+        handed over before it. Not a fragment of its own; queued without a wait (it goes to
+        the pipe with the next batch)."""
+        self._pending += _FRAME.pack(_COPY, 0, 0, len(head))
+        self._pending += head
+        self._pending += _SPAN.pack(_IN_SIDE if side else _IN_SPILL, offset, length)
 
     def _queued(self) -> None:
         """One more message: the batch goes to the writer once it is large enough (one write,
@@ -226,8 +268,16 @@ class DetailWriter:
 
     def _flush(self) -> None:
         if self._pending:
-            self._send.send_bytes(self._pending)
+            try:
+                self._send.send_bytes(self._pending)
+            except BrokenPipeError:
+                self._ended()
             self._pending = bytearray()
+
+    def _ended(self) -> None:
+        """The writer is gone before its end (its pipe is closed): an error with its status."""
+        self.release(check=True)
+        raise RuntimeError("detail writer ended before its end")
 
     def _has_room(self, size: int) -> bool:
         """Whether ``size`` bytes fit in the pipe now, or it is empty (a batch larger than the
@@ -242,17 +292,24 @@ class DetailWriter:
         ``keep``, the writer stays, idle, to write a part of the report (``copy_lines``) or
         to be let go (``release``)."""
         self._flush()
-        self._send.send(None)
+        try:
+            self._send.send(None)
+        except BrokenPipeError:
+            self._ended()
         if not keep:
             self._send.close()
+        failed: tuple[int, str] | None = None
         try:
-            lengths: list[int] = self._results.recv()
+            lengths: list[int]
+            lengths, self.lines_end, failed = self._results.recv()
         except EOFError:
             lengths = []  # it died: the count below says so
-        if not keep or len(lengths) != self._count:
+        if not keep or len(lengths) != self._count or failed is not None:
             self.release(check=True)
         if len(lengths) != self._count:
             raise RuntimeError(f"detail writer wrote {len(lengths)} of {self._count} fragments")
+        if failed is not None:  # a report line it could not write
+            raise OSError(*failed)
         return lengths
 
     def copy_lines(self, out: int, pieces: list[Piece], at: int, *, free: bool) -> None:
@@ -301,11 +358,17 @@ class DetailWriter:
             self._pid = 0
 
 
-def _serve(receive: Connection, report: Connection, fd: int, start: int) -> None:
+def _serve(
+    receive: Connection, report: Connection, fd: int, start: int, lines: LineTarget | None
+) -> None:
     names: dict[int, NodeKeys] = {}
     formatted: dict[int, list[list[str]]] = {}
     lengths: list[int] = []
     offset = start
+    # Where the next report line goes; the first error writing one (no line is written after
+    # it: the parent raises it at the end).
+    line_at = lines.at if lines is not None else 0
+    failed: tuple[int, str] | None = None
     while True:
         # A batch of messages, or (pickled) None at the end.
         raw = receive.recv_bytes()
@@ -314,10 +377,21 @@ def _serve(receive: Connection, report: Connection, fd: int, start: int) -> None
         batch = memoryview(raw)
         at = 0
         while at < len(batch):
-            kind, first, second = _FRAME.unpack_from(batch, at)
+            kind, first, second, size = _FRAME.unpack_from(batch, at)
             at += _FRAME.size
+            head = batch[at : at + size]
+            at += size
+            if kind == _COPY:
+                assert lines is not None
+                which, from_offset, length = _SPAN.unpack_from(batch, at)
+                at += _SPAN.size
+                source = fd if which == _IN_SPILL else lines.side
+                if failed is None:
+                    failed = _copy_line(lines, head, source, from_offset, length, line_at)
+                line_at += size + length + len(lines.end)
+                continue
             if kind == _FRAGMENT:
-                length = _write_all_at(fd, batch[at : at + first], offset)
+                parts: list[Any] = [batch[at : at + first]]
             else:
                 parts = _columns_detail(
                     pickle.loads(batch[at : at + first]),
@@ -325,11 +399,18 @@ def _serve(receive: Connection, report: Connection, fd: int, start: int) -> None
                     names,
                     formatted,
                 ).fragment_parts()
-                length = _write_parts_at(fd, parts, offset)
             at += first + second
-            offset += length
+            if size:  # a report line's end: the line to the report, the fragment nowhere else
+                assert lines is not None
+                length = sum(map(len, parts))
+                if failed is None:
+                    failed = _write_line(lines.out, [head, *parts, lines.end], line_at)
+                line_at += size + length + len(lines.end)
+            else:
+                length = _write_parts_at(fd, parts, offset)
+                offset += length
             lengths.append(length)
-    report.send(lengths)
+    report.send((lengths, line_at, failed))
     _serve_copy(receive, report)
     report.close()
 
@@ -353,6 +434,25 @@ def _serve_copy(receive: Connection, report: Connection) -> None:
         except OSError as err:
             answer = (err.errno or 0, err.strerror or str(err))
     report.send(answer)
+
+
+def _write_line(out: int, parts: list[Any], at: int) -> tuple[int, str] | None:
+    """Write a report line's parts at ``at`` of the report: None, or the error's arguments."""
+    try:
+        _write_parts_at(out, parts, at)
+    except OSError as err:
+        return (err.errno or 0, err.strerror or str(err))
+    return None
+
+
+def _copy_line(
+    lines: LineTarget, head: memoryview, source: int, offset: int, length: int, at: int
+) -> tuple[int, str] | None:
+    """A report line whose fragment is read from ``source`` (a spill file) at ``offset``."""
+    fragment = bytearray(length)
+    with memoryview(fragment) as view:
+        read_exactly(source, view, offset)
+    return _write_line(lines.out, [head, fragment, lines.end], at)
 
 
 def _same_file(fd: int, device: int, inode: int) -> bool:

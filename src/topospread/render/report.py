@@ -1,4 +1,5 @@
-"""Reports of a scheduling run: human text, JSON lines, and the resulting cluster as YAML.
+"""Reports of a scheduling run: human text, JSON lines, and the resulting cluster as YAML
+(``cluster_yaml.py``).
 
 The machine-readable reports stream: ``write_jsonl`` and ``write_cluster_yaml`` write one line
 or one document at a time to a binary or text stream, and never hold the whole output. With a
@@ -9,17 +10,19 @@ memory as soon as the attempt ends, so memory stays flat in the number of pods.
 from __future__ import annotations
 
 import errno
-import io
 import os
-import re
 import stat
 import tempfile
-from collections.abc import Iterable, Iterator
-from typing import IO, Any, Final
+from collections.abc import Iterator, Mapping, Sequence
+from typing import IO, TYPE_CHECKING, Final
 
 import msgspec
-import yaml
 
+# The YAML report's functions, where callers have always found them.
+from topospread.render.cluster_yaml import cluster_documents as cluster_documents
+from topospread.render.cluster_yaml import cluster_yaml as cluster_yaml
+from topospread.render.cluster_yaml import dump_yaml_documents as dump_yaml_documents
+from topospread.render.cluster_yaml import write_cluster_yaml as write_cluster_yaml
 from topospread.render.detail_writer import (
     WRITER_AFTER,
     WRITER_AFTER_BYTES,
@@ -27,13 +30,20 @@ from topospread.render.detail_writer import (
     can_fork,
 )
 from topospread.render.positioned import Plan, pread_into, write_in_two, writes_at_offsets
+from topospread.render.report_lines import (
+    attempt_head,
+    header_line,
+    line_head,
+    outcome_head,
+)
+from topospread.render.streaming import LineStream, line_stream
 from topospread.render.topology import Column, draw_topology, zone_key_for
 from topospread.simulator.decision import Decision
 from topospread.simulator.run import PodOutcome, ScheduleRun
 
-# libyaml's emitter where PyYAML was built with it: the same documents, byte for byte, several
-# times faster than the pure-Python emitter.
-_YAML_DUMPER: Final[type[yaml.SafeDumper]] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+if TYPE_CHECKING:
+    from topospread.api.types import Pod
+    from topospread.framework.runtime import Framework
 
 
 def human(run: ScheduleRun, *, zone_key: str | None = None) -> str:
@@ -102,6 +112,10 @@ class DetailSpill:
     about a third as long to encode as its attempts to decide: the writer keeps up, and the
     spill encodes only the first few).
 
+    With ``stream`` called before the run, the writer also writes each report line found
+    final during the run to the report itself (``streaming.py``), and that line's fragment
+    nowhere else: ``write_jsonl`` to that output writes the rest.
+
     NOTE: relies on the scheduler never reading a Decision's feasible, scores, plugin_scores
     or reasons after the attempt (``on_decision`` runs once the attempt is over): emptying them
     changes no decision. A recorded Decision reports its detail only through this spill.
@@ -124,38 +138,92 @@ class DetailSpill:
         # The writer once finished, idle, kept to write a part of the report (``copier``).
         self._copier: DetailWriter | None = None
         self._freed = False  # pages of the files given back: nothing can be read again
+        self._stream: LineStream | None = None  # the report's lines written during the run
+        self._lines = False  # the writer takes the final lines (``LineTarget``)
+        # The final lines found before the writer started: head, offset, length in ``_file``.
+        self._waiting: list[tuple[bytes, int, int]] = []
+        self._streamed: set[int] = set()  # slots whose fragment went to the report only
+        self._lines_end = 0  # where the lines the writer wrote end in the report
+
+    def stream(
+        self, out: IO[bytes], frameworks: Mapping[str, Framework], queue: Sequence[Pod]
+    ) -> None:
+        """Before the run: write the jsonl report's lines to ``out`` as they become final,
+        where it can (a regular file written at its end, a writer process). The report must
+        then be finished by ``write_jsonl(run, out, self, final=True)``; if it is not, the
+        lines written are taken back at ``close``."""
+        fd = _descriptor(out)
+        if fd is None or not can_fork() or self._spans:
+            return
+        self._stream = line_stream(fd, header_line(self._encoder, frameworks), queue)
 
     def record(self, decision: Decision) -> None:
         if self._file is None:
             self._file = tempfile.TemporaryFile()  # noqa: SIM115 -- closed by close()
+        stream = self._stream
+        head = b""
+        if stream is not None and stream.final(decision, first=decision.key not in self._where):
+            head = line_head(self._encoder, decision.key, decision.node, decision.message, decision)
+            stream.decisions.append(decision)
+            stream.heads.append(head)
         if (
             self._writer is None
             and (len(self._spans) >= WRITER_AFTER or self._end >= WRITER_AFTER_BYTES)
             and can_fork()
         ):
-            self._writer = DetailWriter(self._file.fileno(), self._end)
-            self._writer_from = len(self._spans)
+            self._start_writer()
         slot = len(self._spans)
+        line = head if self._lines else b""
         if (
             self._writer is not None
             and decision.columns is not None
-            and self._writer.send(decision.columns, wait=False)
+            and self._writer.send(decision.columns, wait=False, head=line)
         ):
             self._spans.append(None)
+            if line:
+                self._streamed.add(slot)
+                self._handed()
         elif self._writer is not None:  # the writer is behind, or the fast path did not decide
             if self._side is None:
                 self._side = tempfile.TemporaryFile()  # noqa: SIM115 -- closed by close()
             fragment = _detail_fragment(self._encoder, decision)
             os.pwrite(self._side.fileno(), fragment, self._side_end)
             self._spans.append((self._side, self._side_end, len(fragment)))
+            if line:
+                self._writer.send_line(line, True, self._side_end, len(fragment))
+                self._handed()
             self._side_end += len(fragment)
         else:
             fragment = _detail_fragment(self._encoder, decision)
             os.pwrite(self._file.fileno(), fragment, self._end)
             self._spans.append((self._file, self._end, len(fragment)))
+            if head:
+                self._waiting.append((head, self._end, len(fragment)))
             self._end += len(fragment)
         self._where.setdefault(decision.key, []).append((decision, slot))
         decision.drop_detail()
+
+    def _start_writer(self) -> None:
+        """Fork the writer; where lines are final or may become so, it writes them too, from
+        those found final already (their fragments in ``_file``)."""
+        assert self._file is not None
+        stream, target = self._stream, None
+        if stream is not None and (stream.open or self._waiting):
+            # Opened before the fork, for the writer to read the lines' fragments from.
+            self._side = tempfile.TemporaryFile()  # noqa: SIM115 -- closed by close()
+            target = stream.target(self._side.fileno())
+        self._writer = DetailWriter(self._file.fileno(), self._end, target)
+        self._writer_from = len(self._spans)
+        self._lines = target is not None
+        if self._lines:
+            for head, offset, length in self._waiting:
+                self._writer.send_line(head, False, offset, length)
+                self._handed()
+        self._waiting = []
+
+    def _handed(self) -> None:
+        assert self._stream is not None
+        self._stream.handed += 1
 
     def _finish_writer(self) -> None:
         """Wait for the writer's fragments and note where each went."""
@@ -165,13 +233,15 @@ class DetailSpill:
         assert self._file is not None
         lengths = writer.finish(keep=True)
         self._copier = writer
+        self._lines_end = writer.lines_end
         spans = self._spans
         sent = [slot for slot in range(self._writer_from, len(spans)) if spans[slot] is None]
         if len(sent) != len(lengths):
             raise RuntimeError(f"detail writer wrote {len(lengths)} of {len(sent)} fragments")
         for slot, length in zip(sent, lengths, strict=True):
-            self._spans[slot] = (self._file, self._end, length)
-            self._end += length
+            if slot not in self._streamed:  # a streamed line's fragment is in the report only
+                self._spans[slot] = (self._file, self._end, length)
+                self._end += length
 
     def span(self, decision: Decision) -> tuple[int, int, int] | None:
         """Where the recorded detail of this very decision lies: (file descriptor, offset,
@@ -184,7 +254,8 @@ class DetailSpill:
         for recorded, slot in self._where.get(decision.key, ()):
             if recorded is decision:
                 span = self._spans[slot]
-                assert span is not None  # the writer is finished
+                if span is None:  # the writer is finished: its line was streamed
+                    raise RuntimeError("detail spill: written to the report during the run")
                 file, offset, length = span
                 return file.fileno(), offset, length
         return None
@@ -204,6 +275,27 @@ class DetailSpill:
             return None
         return copier, self._file.fileno()
 
+    def streamed(self, fd: int) -> LineStream | None:
+        """The lines written to the report during the run, if any (the writer may still be
+        writing them: ``lines_end``); an error if that report is not ``fd``'s, where it was,
+        as it was."""
+        stream = self._stream
+        if stream is None or not stream.handed:
+            return None
+        if not stream.same_output(fd):
+            raise RuntimeError("detail spill: the report's first lines went to another output")
+        return stream
+
+    @property
+    def lines_streamed(self) -> int:
+        """How many of the report's lines went to the writer during the run."""
+        return self._stream.handed if self._stream is not None else 0
+
+    def lines_end(self) -> int:
+        """Where the lines written during the run end in the report, once all are written."""
+        self._finish_writer()
+        return self._lines_end
+
     def spend(self) -> None:
         """Note that the spill's pages are being given back as they are read: reading it
         again is an error, not zeros."""
@@ -216,6 +308,8 @@ class DetailSpill:
         if self._copier is not None:
             self._copier.release()
             self._copier = None
+        if self._stream is not None:  # after the writer: nothing writes to the report now
+            self._stream.discard()
         for file in (self._file, self._side):
             if file is not None:
                 file.close()
@@ -237,22 +331,12 @@ def jsonl(run: ScheduleRun, spill: DetailSpill | None = None) -> Iterator[bytes]
     detail comes from ``spill`` when it recorded the pod's decision, else from the Decision.
     """
     encoder = msgspec.json.Encoder()
-    yield _header(encoder, run)
+    yield header_line(encoder, run.scheduler.frameworks)
     buf = bytearray()
     for outcome in run.outcomes:
         buf.clear()
         _encode_outcome(encoder, outcome, spill, buf)
         yield bytes(buf)
-
-
-def _header(encoder: msgspec.json.Encoder, run: ScheduleRun) -> bytes:
-    """The report's first line: the profile's plugins (and every profile's, with several)."""
-    frameworks = run.scheduler.frameworks
-    first = next(iter(frameworks.values()))
-    header: dict[str, Any] = {"plugins": first.describe()}
-    if len(frameworks) > 1:
-        header["profiles"] = {name: f.describe() for name, f in frameworks.items()}
-    return encoder.encode(header) + b"\n"
 
 
 def _encode_outcome(
@@ -266,20 +350,11 @@ def _encode_outcome(
     each attempt's per-node detail taken from the spill where it recorded the attempt. With
     ``direct``, a spilled fragment is not read into ``buf``: ``direct`` writes what ``buf``
     holds, then copies the fragment from the spill file to its output."""
-    buf += b'{"pod":'
-    encoder.encode_into(outcome.key, buf, -1)
-    buf += b',"node":'
-    encoder.encode_into(outcome.node, buf, -1)
-    buf += b',"message":'
-    encoder.encode_into(outcome.message, buf, -1)
-    buf += b',"attempts":['
+    outcome_head(encoder, outcome.key, outcome.node, outcome.message, buf)
     for i, decision in enumerate(outcome.attempts):
         if i:
             buf += b","
-        # The attempt's summary (a small dict), then its detail fragment.
-        encoder.encode_into(decision.attempt_json(), buf, -1)
-        del buf[-1]
-        buf += b","
+        attempt_head(encoder, decision, buf)
         span = spill.span(decision) if spill is not None else None
         if span is None:
             buf += _detail_fragment(encoder, decision)
@@ -348,7 +423,7 @@ def write_jsonl(
     """
     fd = _descriptor(out) if spill is not None else None
     encoder = msgspec.json.Encoder()
-    buf = bytearray(_header(encoder, run))
+    buf = bytearray(header_line(encoder, run.scheduler.frameworks))
     if fd is None:
         out.write(buf)
         for outcome in run.outcomes:
@@ -357,18 +432,47 @@ def write_jsonl(
             out.write(buf)
         out.flush()
         return
-    if spill is not None and _write_in_two(run, fd, spill, encoder, buf, final=final):
-        return
-    direct = _Direct(fd)
-    for outcome in run.outcomes:
-        _encode_outcome(encoder, outcome, spill, buf, direct)
-        if len(buf) >= _DIRECT_BUFFER:
-            direct.write(buf)
-    direct.write(buf)
+    assert spill is not None
+    outcomes: Sequence[PodOutcome] = run.outcomes
+    stream = spill.streamed(fd)
+    if stream is not None:  # the first lines were written during the run: the rest here
+        # Checked while the writer may still be writing the last of them.
+        outcomes = _streamed_lines_checked(encoder, stream, bytes(buf), outcomes)
+        os.lseek(fd, spill.lines_end(), os.SEEK_SET)
+        stream.write_header()
+        buf.clear()
+    if not _write_in_two(outcomes, fd, spill, encoder, buf, final=final):
+        direct = _Direct(fd)
+        for outcome in outcomes:
+            _encode_outcome(encoder, outcome, spill, buf, direct)
+            if len(buf) >= _DIRECT_BUFFER:
+                direct.write(buf)
+        direct.write(buf)
+    if stream is not None:
+        stream.done = True
+
+
+def _streamed_lines_checked(
+    encoder: msgspec.json.Encoder,
+    stream: LineStream,
+    header: bytes,
+    outcomes: Sequence[PodOutcome],
+) -> Sequence[PodOutcome]:
+    """The outcomes whose lines were not written during the run, once those that were are
+    found to be the lines written here (their heads, and the header, encoded again)."""
+    if header != stream.header:
+        raise RuntimeError("detail spill: the report's header changed during the run")
+    done = outcomes[: stream.handed]
+    heads = [
+        line_head(encoder, o.key, o.node, o.message, o.attempts[0]) if o.attempts else b""
+        for o in done
+    ]
+    stream.check(done, heads)
+    return outcomes[stream.handed :]
 
 
 def _write_in_two(
-    run: ScheduleRun,
+    outcomes: Sequence[PodOutcome],
     fd: int,
     spill: DetailSpill,
     encoder: msgspec.json.Encoder,
@@ -392,7 +496,7 @@ def _write_in_two(
     copier, spill_fd = found
     try:
         plan = Plan()
-        for outcome in run.outcomes:
+        for outcome in outcomes:
             _encode_outcome(encoder, outcome, spill, buf, plan)
             if len(buf) >= _DIRECT_BUFFER:
                 plan.cut(buf)
@@ -501,97 +605,3 @@ _NO_SENDFILE: Final = frozenset(
     for name in ("EINVAL", "ENOSYS", "EOPNOTSUPP", "ENOTSUP")
     if hasattr(errno, name)
 )
-
-
-def cluster_documents(run: ScheduleRun) -> Iterator[Any]:
-    """The cluster after the run, one manifest at a time: nodes, bound pods, finished pods,
-    pods left pending, then the other objects."""
-    infos = run.cluster.list()
-    for info in infos:
-        yield _manifest(info.node)
-    for info in infos:
-        for p in info.pods:
-            yield _manifest(p)
-    for p in run.scenario.terminal_pods:
-        yield _manifest(p)
-    for o in run.pending:
-        yield _manifest(o.pod)
-    for obj in run.scenario.objects:
-        yield _manifest(obj)
-
-
-def write_cluster_yaml(run: ScheduleRun, out: IO[str]) -> None:
-    """The cluster after the run as a multi-document manifest stream, ready to feed back in,
-    written document by document."""
-    dump_yaml_documents(cluster_documents(run), out)
-
-
-def cluster_yaml(run: ScheduleRun) -> str:
-    """``write_cluster_yaml`` into one string (for small runs and tests)."""
-    out = io.StringIO()
-    write_cluster_yaml(run, out)
-    return out.getvalue()
-
-
-def dump_yaml_documents(documents: Iterable[Any], out: IO[str]) -> None:
-    """``yaml.safe_dump_all(documents, out, sort_keys=False, default_flow_style=False)``, the
-    same bytes, one document at a time, through libyaml's emitter where that is the same.
-
-    NOTE: libyaml folds long double-quoted scalars differently from PyYAML's Python emitter,
-    and disagrees on which keys fit the simple ``key: value`` form (empty keys, keys near 128
-    characters, keys with line breaks). A document whose JSON encoding shows a character
-    other than printable ASCII and newlines, or an empty, long or multi-line key
-    (``_libyaml_safe``), or whose libyaml output holds a double quote at all, is written by the
-    Python emitter. Random documents (tests/test_reports.py) check that the result is
-    safe_dump_all's, byte for byte.
-    """
-    options: dict[str, Any] = {"sort_keys": False, "default_flow_style": False}
-    if _YAML_DUMPER is yaml.SafeDumper:
-        yaml.dump_all(documents, out, Dumper=yaml.SafeDumper, **options)
-        return
-    # One libyaml dumper for the whole stream, writing each document into ``buffer`` (libyaml
-    # flushes at every document end). Every document starts with "---", as dump_all starts
-    # every document after the first; the first one's is dropped.
-    buffer = io.StringIO()
-    fast = _YAML_DUMPER(buffer, explicit_start=True, **options)
-    fast.open()
-    for n, document in enumerate(documents):
-        text = None
-        if _libyaml_safe(msgspec.json.encode(document)):
-            buffer.seek(0)
-            buffer.truncate()
-            fast.represent(document)
-            text = buffer.getvalue()
-            if '"' in text or (n == 0 and not text.startswith("---\n")):
-                text = None
-            elif n == 0:
-                text = text[4:]
-        if text is None:
-            text = yaml.dump(document, Dumper=yaml.SafeDumper, explicit_start=n > 0, **options)
-        out.write(text)
-    fast.close()
-
-
-def _libyaml_safe(encoded: bytes) -> bool:
-    """Whether a document's JSON encoding shows only what both YAML emitters write alike:
-    printable ASCII and newlines (msgspec writes any other character as UTF-8 or an escape),
-    and keys that are not empty, shorter than 100 characters and on one line."""
-    if not encoded.isascii():
-        return False
-    # Escaped backslashes and quotes become two plain characters (as long, and with no quote
-    # left inside a string): every backslash left starts an escape of another character.
-    plain = encoded.replace(b"\\\\", b"xx").replace(b'\\"', b"xx")
-    return _LIBYAML_UNSAFE.search(plain) is None
-
-
-# An escape other than \n (a control character), DEL, an empty key, a key of 100 characters
-# or more (upstream label and annotation keys may reach 317), or a key holding a newline.
-# A false match only sends the document to the Python emitter.
-_LIBYAML_UNSAFE: Final = re.compile(rb'\\[^n]|\x7f|"":|"[^"\\]{100,}":|\\n[^"]*":')
-
-
-def _manifest(obj: msgspec.Struct) -> Any:
-    """The object as a manifest: apiVersion and kind first (defaults are omitted otherwise)."""
-    body = msgspec.to_builtins(obj)
-    head = {"apiVersion": getattr(obj, "api_version", ""), "kind": getattr(obj, "kind", "")}
-    return {**head, **{k: v for k, v in body.items() if k not in head}}

@@ -79,8 +79,10 @@ def schedule(
     on_decision: Callable[[Decision], None] | None = None,
     fast: bool = True,
     detail: bool = True,
+    on_start: Callable[[Scheduler], None] | None = None,
 ) -> ScheduleRun:
-    """Enqueue the scenario's queue in order and schedule until no pod can bind."""
+    """Enqueue the scenario's queue in order and schedule until no pod can bind;
+    ``on_start`` is given the scheduler, its pods enqueued, before its first attempt."""
     if registry is None:
         from topospread.plugins.registry import IN_TREE
 
@@ -100,6 +102,8 @@ def schedule(
     )
     for pod in scenario.queue:
         scheduler.add(pod)
+    if on_start is not None:
+        on_start(scheduler)
     attempts = scheduler.run(on_decision)
     by_pod: dict[str, list[Decision]] = {}
     for d in attempts:

@@ -1,0 +1,128 @@
+"""A jsonl report's lines written while the scheduler runs, as each becomes final.
+
+The report to a regular file was written once the run had ended: about 300 MB for the chart
+cluster, with both processes in the kernel copying it at the very end, while the spill's
+writer process (``detail_writer.py``), which encodes each attempt's fragment, was idle for a
+third of the loop. Where a line can no longer change when its pod's attempt is decided, that
+process writes it then, at the offset the lines before it end at; the report's end writes the
+header and whatever is left (``report.write_jsonl``), the very bytes it would have written.
+
+When a line is final, conservatively, from facts known at the attempt (``LineStream.final``):
+the lines go in the queue's order, each one a pod bound at its first attempt, taken in that
+order, whose priority is at least every queued pod's. Such a line shows that one attempt and
+its node; nothing later changes it: the pod is never attempted again (it is bound), and only a
+pod of a higher priority than a victim may preempt it (DefaultPreemption), which no queued pod
+has. The first line that is not final (a pod that failed, an attempt out of the queue's order,
+a gated pod, a preemptor's nomination) ends the stream for good: the end writes the rest as
+before. At the end, each line streamed is checked against the run's outcome before the header
+is written; a line that would differ is a bug, and an error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from topospread.api.types import Pod
+from topospread.framework.nominator import pod_key, pod_priority
+from topospread.render.detail_writer import LineTarget
+from topospread.render.positioned import pwrite_all, writes_at_offsets
+from topospread.render.report_lines import LINE_END
+
+if TYPE_CHECKING:
+    from topospread.simulator.decision import Decision
+    from topospread.simulator.run import PodOutcome
+
+
+class LineStream:
+    """The report's lines found final during the run, for one output (a regular file)."""
+
+    def __init__(self, fd: int, start: int, header: bytes, queue: Sequence[Pod]) -> None:
+        """``fd`` written at offsets from ``start`` (``writes_at_offsets``); ``header`` the
+        report's first line; ``queue`` the run's queued pods in the report's order."""
+        self.fd = fd
+        self.start = start
+        self.header = header
+        self._identity = _identity(fd)
+        self._keys = [pod_key(pod) for pod in queue]
+        # NOTE: a key twice in the queue would make its lines depend on each other: no stream.
+        self.open = bool(self._keys) and len(set(self._keys)) == len(self._keys)
+        self._top = max((pod_priority(pod) for pod in queue), default=0)
+        # The lines found final, in order: each one's decision and its bytes before the
+        # fragment. ``handed`` of them went to the writer process (the others, found before
+        # it started, wait for it: ``LineTarget``).
+        self.decisions: list[Decision] = []
+        self.heads: list[bytes] = []
+        self.handed = 0
+        self.done = False  # the report was completed
+
+    def final(self, decision: Decision, *, first: bool) -> bool:
+        """Whether ``decision`` (the pod's ``first`` attempt or not) makes the next line of
+        the report final; once a line is not, none is (the stream has ended)."""
+        if not self.open:
+            return False
+        line = len(self.decisions)
+        if (
+            first
+            and decision.node is not None
+            and line < len(self._keys)
+            and decision.key == self._keys[line]
+            and pod_priority(decision.pod) >= self._top
+        ):
+            return True
+        self.open = False
+        return False
+
+    def target(self, side: int) -> LineTarget | None:
+        """Where the writer process, about to be forked, writes the lines: None if the
+        report's descriptor is no longer the file it was (nothing is streamed then)."""
+        if _identity(self.fd) != self._identity:
+            self.open = False
+            return None
+        return LineTarget(self.fd, self.start + len(self.header), side, LINE_END)
+
+    def same_output(self, fd: int) -> bool:
+        """Whether ``fd`` is the report's descriptor, still the same file, written nowhere
+        else since (its position where the report starts)."""
+        if fd != self.fd or _identity(fd) != self._identity:
+            return False
+        return os.lseek(fd, 0, os.SEEK_CUR) == self.start
+
+    def check(self, outcomes: Sequence[PodOutcome], heads: Sequence[bytes]) -> None:
+        """That each line streamed is the one the report's end would write (``heads``: those
+        outcomes' bytes before their one fragment, encoded now): a bug otherwise."""
+        for outcome, decision, head, now in zip(
+            outcomes, self.decisions, self.heads, heads, strict=True
+        ):
+            if outcome.attempts != [decision] or outcome.decision is not decision or head != now:
+                raise RuntimeError(
+                    f"report line of {outcome.key} was written during the run, "
+                    "but the run's outcome differs"
+                )
+
+    def write_header(self) -> None:
+        pwrite_all(self.fd, memoryview(self.header), self.start)
+
+    def discard(self) -> None:
+        """The report was not completed: the lines written are taken back (the file ends
+        where the report would have started)."""
+        if self.handed and not self.done and _identity(self.fd) == self._identity:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self.fd, self.start)
+
+
+def _identity(fd: int) -> tuple[int, int] | None:
+    try:
+        info = os.fstat(fd)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino)
+
+
+def line_stream(fd: int, header: bytes, queue: Sequence[Pod]) -> LineStream | None:
+    """A stream of the report's lines into ``fd``, where it is a regular file written at its
+    end (``writes_at_offsets``); None otherwise."""
+    start = writes_at_offsets(fd)
+    return None if start is None else LineStream(fd, start, header, queue)
