@@ -180,6 +180,7 @@ class DetailWriter:
         self._pending = bytearray()  # messages not yet written to the pipe
         # Where the lines handed over end in the report, once ``finish`` has answered.
         self.lines_end = lines.at if lines is not None else 0
+        self.kept: bool | None = None  # told the end (``end``): whether it stays after
         # NOTE: tokens are ids of the parent's objects, kept alive here so that no id is reused
         # for another names list or status table while the writer may still hold it.
         self._names: dict[int, list[str]] = {}
@@ -287,10 +288,12 @@ class DetailWriter:
         unread = _unread(self._send)
         return unread is None or unread == 0 or unread + size + _HEADER <= self._capacity
 
-    def finish(self, *, keep: bool = False) -> list[int]:
-        """Wait for every fragment to be written; their lengths, in the order sent. With
-        ``keep``, the writer stays, idle, to write a part of the report (``copy_lines``) or
-        to be let go (``release``)."""
+    def end(self, *, keep: bool = False) -> None:
+        """Tell the writer that every fragment is sent, without waiting (``finish`` waits);
+        ``keep`` as ``finish``'s. Without it, the writer ends as soon as it has answered."""
+        if self.kept is not None:
+            return
+        self.kept = keep
         self._flush()
         try:
             self._send.send(None)
@@ -298,6 +301,13 @@ class DetailWriter:
             self._ended()
         if not keep:
             self._send.close()
+
+    def finish(self, *, keep: bool = False) -> list[int]:
+        """Wait for every fragment to be written; their lengths, in the order sent. With
+        ``keep`` (or as ``end`` was told), the writer stays, idle, to write a part of the
+        report (``copy_lines``) or to be let go (``release``)."""
+        self.end(keep=keep)
+        keep = bool(self.kept)
         failed: tuple[int, str] | None = None
         try:
             lengths: list[int]

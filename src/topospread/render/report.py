@@ -232,7 +232,7 @@ class DetailSpill:
             return
         assert self._file is not None
         lengths = writer.finish(keep=True)
-        self._copier = writer
+        self._copier = writer if writer.kept else None
         self._lines_end = writer.lines_end
         spans = self._spans
         sent = [slot for slot in range(self._writer_from, len(spans)) if spans[slot] is None]
@@ -290,6 +290,12 @@ class DetailSpill:
     def lines_streamed(self) -> int:
         """How many of the report's lines went to the writer during the run."""
         return self._stream.handed if self._stream is not None else 0
+
+    def end_writer(self, *, keep: bool) -> None:
+        """Tell the writer that the run is over, without waiting for it (``DetailWriter.end``);
+        without ``keep``, it ends as soon as it has answered: nothing is left to copy."""
+        if self._writer is not None:
+            self._writer.end(keep=keep)
 
     def lines_end(self) -> int:
         """Where the lines written during the run end in the report, once all are written."""
@@ -419,7 +425,9 @@ def write_jsonl(
     few bytes around them are encoded here. To a regular file, a large report is written by
     two processes at once where the spill's writer process is there to help
     (``_write_in_two``). With ``final`` (the spill is read no more: the CLI's report), the
-    spill's pages are given back as they are copied.
+    spill's pages are given back as they are copied. Where the spill's writer wrote the first
+    lines during the run (``DetailSpill.stream``), they are checked, and the header and the
+    rest written.
     """
     fd = _descriptor(out) if spill is not None else None
     encoder = msgspec.json.Encoder()
@@ -436,7 +444,9 @@ def write_jsonl(
     outcomes: Sequence[PodOutcome] = run.outcomes
     stream = spill.streamed(fd)
     if stream is not None:  # the first lines were written during the run: the rest here
-        # Checked while the writer may still be writing the last of them.
+        # Checked while the writer may still be writing the last of them (and, where none is
+        # left for it to copy, ending).
+        spill.end_writer(keep=stream.handed < len(outcomes))
         outcomes = _streamed_lines_checked(encoder, stream, bytes(buf), outcomes)
         os.lseek(fd, spill.lines_end(), os.SEEK_SET)
         stream.write_header()
