@@ -13,6 +13,7 @@ import gzip
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -135,3 +136,36 @@ def test_schedule_jsonl_to_a_file_descriptor_is_unchanged(
         assert len(copies) >= 100
     got = pipe.bytes_read() if pipe is not None else path.read_bytes()
     assert got == golden("jsonl")
+
+
+def test_an_interrupted_schedule_leaves_the_file_as_it_was(
+    chart_cluster: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C during the loop, with lines written to the file already (``streaming.py``):
+    they are taken back, and the writer process is stopped."""
+    if not report.can_fork():
+        pytest.skip("no os.fork: nothing streams")
+    monkeypatch.setattr(validation, "_SPEC_ERRORS", {})
+    record = report.DetailSpill.record
+    streamed = []
+
+    def interrupted(spill: report.DetailSpill, decision: Any) -> None:
+        record(spill, decision)
+        if spill.lines_streamed == 80:
+            streamed.append(spill.lines_streamed)
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(report.DetailSpill, "record", interrupted)
+    path = tmp_path / "out.jsonl"
+    path.write_bytes(b"before\n")
+    write_fd = os.open(path, os.O_WRONLY)
+    os.lseek(write_fd, 0, os.SEEK_END)
+    with open(write_fd, "w", encoding="utf-8") as stdout, monkeypatch.context() as patch:
+        patch.setattr(sys, "stdout", stdout)
+        with pytest.raises((KeyboardInterrupt, SystemExit)):
+            main(["schedule", "--nodes", str(chart_cluster), "-o", "jsonl"])
+    assert streamed == [80]
+    assert path.read_bytes() == b"before\n"
+    children = Path(f"/proc/self/task/{os.getpid()}/children")
+    if children.exists():  # Linux: no process of the run is left (the writer was reaped)
+        assert children.read_text() == ""
