@@ -175,7 +175,9 @@ def test_a_run_too_small_for_the_writer_streams_nothing(tmp_path: Path) -> None:
     assert path.read_bytes() == BEFORE + want
 
 
-@pytest.mark.parametrize("output", ["appended file", "pipe", "in-memory stream", "file updated"])
+@pytest.mark.parametrize(
+    "output", ["appended file", "pipe", "in-memory stream", "file updated", "standard error's file"]
+)
 def test_other_outputs_stream_nothing(
     output: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -196,6 +198,11 @@ def test_other_outputs_stream_nothing(
         assert path.read_bytes() == BEFORE + want
     elif output == "pipe":
         assert through_a_pipe(written) == want
+    elif output == "standard error's file":  # ``> out 2>&1``: warnings may come meanwhile
+        with path.open("wb") as out, path.open("ab") as stderr, monkeypatch.context() as patch:
+            patch.setattr("sys.stderr", stderr)
+            written(out)
+        assert path.read_bytes() == want
     elif output == "in-memory stream":
         buffer = io.BytesIO()
         written(buffer)

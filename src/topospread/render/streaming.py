@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -123,6 +124,17 @@ def _identity(fd: int) -> tuple[int, int] | None:
 
 def line_stream(fd: int, header: bytes, queue: Sequence[Pod]) -> LineStream | None:
     """A stream of the report's lines into ``fd``, where it is a regular file written at its
-    end (``writes_at_offsets``); None otherwise."""
+    end (``writes_at_offsets``) and not standard error's too; None otherwise."""
     start = writes_at_offsets(fd)
-    return None if start is None else LineStream(fd, start, header, queue)
+    if start is None or _identity(fd) in _stderr_files():
+        return None
+    return LineStream(fd, start, header, queue)
+
+
+def _stderr_files() -> set[tuple[int, int] | None]:
+    """The files standard error writes to. NOTE: ``> out 2>&1`` shares the report's file and
+    its position: a warning written during the run would land where the lines go."""
+    fds = {2}
+    with contextlib.suppress(AttributeError, OSError, ValueError):
+        fds.add(sys.stderr.fileno())
+    return {_identity(fd) for fd in fds} - {None}
