@@ -10,7 +10,9 @@ from __future__ import annotations
 import contextlib
 import errno
 import io
+import json
 import os
+import random
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -61,16 +63,19 @@ def all_bind() -> Scenario:
     return cluster([web(f"web-{i}") for i in range(8)])
 
 
+# A pod that must run on a node where a pod labelled app=leader runs.
+BY_A_LEADER = {
+    "podAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"app": "leader"}}, "topologyKey": HOST}
+        ]
+    }
+}
+
+
 def fails_then_binds() -> Scenario:
     """``follower`` needs a ``leader`` on its node: it fails, and binds once the leader has."""
-    affinity = {
-        "podAffinity": {
-            "requiredDuringSchedulingIgnoredDuringExecution": [
-                {"labelSelector": {"matchLabels": {"app": "leader"}}, "topologyKey": HOST}
-            ]
-        }
-    }
-    follower = make_pod("follower").req(cpu="100m").spec_field("affinity", affinity).obj()
+    follower = make_pod("follower").req(cpu="100m").spec_field("affinity", BY_A_LEADER).obj()
     leader = make_pod("leader").label("app", "leader").req(cpu="100m").obj()
     return cluster([web("web-0"), web("web-1"), web("web-2"), follower, leader, web("web-3")])
 
@@ -302,3 +307,55 @@ def test_the_report_to_another_output_is_an_error(
         # Nor can a streamed line's detail be read from the spill.
         with pytest.raises(RuntimeError, match="written to the report during the run"):
             in_memory(run, spill)
+
+
+def random_cluster(seed: int) -> Callable[[], Scenario]:
+    """Pods of mostly one priority, some too large to fit at first, some bound pods of a lower
+    priority that preemption may evict, pods that need a leader's node, and the leaders."""
+
+    def make() -> Scenario:
+        rng = random.Random(seed)
+        bound = [
+            make_pod(f"old-{i}").node(f"n{rng.randrange(6)}").req(cpu="700m").priority(0).obj()
+            for i in range(rng.randrange(6))
+        ]
+        queue = []
+        size = rng.randrange(6, 16)
+        higher = rng.randrange(size) if seed % 4 == 3 else -1  # one pod of priority 80
+        for i in range(size):
+            kind = rng.choice(["web"] * 8 + ["big", "follower", "leader"])
+            priority = 80 if i == higher else 50
+            if kind == "web":
+                queue.append(web(f"web-{i}", priority))
+            elif kind == "big":
+                cpu = rng.choice(["1500m", "1900m", "3"])
+                queue.append(make_pod(f"big-{i}").req(cpu=cpu).priority(priority).obj())
+            else:
+                pod = make_pod(f"{kind}-{i}").req(cpu="100m").priority(priority)
+                if kind == "leader":
+                    pod = pod.label("app", "leader")
+                else:
+                    pod = pod.spec_field("affinity", BY_A_LEADER)
+                queue.append(pod.obj())
+        return cluster(queue, bound)
+
+    return make
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_runs_give_the_report_written_at_the_end(
+    seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(report, "WRITER_AFTER", seed % 3)
+    make = random_cluster(seed)
+    want = report_at_the_end(make)
+    path = tmp_path / "out.jsonl"
+    with streaming_to(path) as out, DetailSpill() as spill:
+        run = scheduled(make, spill, out)
+        streamed = spill.lines_streamed
+        write_jsonl(run, out, spill, final=True)
+    assert path.read_bytes() == BEFORE + want
+    # Every line streamed is one bound attempt; the next one, if any, is not (or a pod of a
+    # higher priority is queued).
+    lines = [json.loads(line) for line in want.splitlines()[1:]]
+    assert all(len(line["attempts"]) == 1 and line["node"] for line in lines[:streamed])
