@@ -447,7 +447,7 @@ def write_jsonl(
         # Checked while the writer may still be writing the last of them (and, where none is
         # left for it to copy, ending).
         spill.end_writer(keep=stream.handed < len(outcomes))
-        outcomes = _streamed_lines_checked(encoder, stream, bytes(buf), outcomes)
+        outcomes = stream.checked(encoder, bytes(buf), outcomes)
         os.lseek(fd, spill.lines_end(), os.SEEK_SET)
         stream.write_header()
         buf.clear()
@@ -460,25 +460,6 @@ def write_jsonl(
         direct.write(buf)
     if stream is not None:
         stream.done = True
-
-
-def _streamed_lines_checked(
-    encoder: msgspec.json.Encoder,
-    stream: LineStream,
-    header: bytes,
-    outcomes: Sequence[PodOutcome],
-) -> Sequence[PodOutcome]:
-    """The outcomes whose lines were not written during the run, once those that were are
-    found to be the lines written here (their heads, and the header, encoded again)."""
-    if header != stream.header:
-        raise RuntimeError("detail spill: the report's header changed during the run")
-    done = outcomes[: stream.handed]
-    heads = [
-        line_head(encoder, o.key, o.node, o.message, o.attempts[0]) if o.attempts else b""
-        for o in done
-    ]
-    stream.check(done, heads)
-    return outcomes[stream.handed :]
 
 
 def _write_in_two(

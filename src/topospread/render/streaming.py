@@ -26,11 +26,13 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from topospread.api.types import Pod
 from topospread.framework.nominator import pod_key, pod_priority
 from topospread.render.detail_writer import LineTarget
 from topospread.render.positioned import pwrite_all, writes_at_offsets
-from topospread.render.report_lines import LINE_END
+from topospread.render.report_lines import LINE_END, line_head
 
 if TYPE_CHECKING:
     from topospread.simulator.decision import Decision
@@ -91,17 +93,30 @@ class LineStream:
             return False
         return os.lseek(fd, 0, os.SEEK_CUR) == self.start
 
-    def check(self, outcomes: Sequence[PodOutcome], heads: Sequence[bytes]) -> None:
-        """That each line streamed is the one the report's end would write (``heads``: those
-        outcomes' bytes before their one fragment, encoded now): a bug otherwise."""
-        for outcome, decision, head, now in zip(
-            outcomes, self.decisions, self.heads, heads, strict=True
+    def checked(
+        self, encoder: msgspec.json.Encoder, header: bytes, outcomes: Sequence[PodOutcome]
+    ) -> Sequence[PodOutcome]:
+        """The outcomes whose lines were not written during the run, once those that were are
+        found to be the very lines the report's end would write (the header, and each line's
+        bytes before its one fragment, encoded again): a bug otherwise."""
+        if header != self.header:
+            raise RuntimeError("detail spill: the report's header changed during the run")
+        n = self.handed
+        for outcome, decision, head in zip(
+            outcomes[:n], self.decisions[:n], self.heads[:n], strict=True
         ):
-            if outcome.attempts != [decision] or outcome.decision is not decision or head != now:
+            alone = len(outcome.attempts) == 1 and outcome.attempts[0] is decision
+            now = (
+                line_head(encoder, outcome.key, outcome.node, outcome.message, decision)
+                if alone and outcome.decision is decision
+                else None
+            )
+            if now != head:
                 raise RuntimeError(
                     f"report line of {outcome.key} was written during the run, "
                     "but the run's outcome differs"
                 )
+        return outcomes[self.handed :]
 
     def write_header(self) -> None:
         pwrite_all(self.fd, memoryview(self.header), self.start)
