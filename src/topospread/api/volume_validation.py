@@ -2,16 +2,14 @@
 names that are DNS labels and unique, a claim name for a PersistentVolumeClaim source, and the
 names of the claims that generic ephemeral volumes create.
 
-Each source's own contents are not checked (the typed decode keeps only the few that the
-scheduler reads; ``volumes.GivenSource`` marks the others as present): hostPath's path,
-secret and configMap names, projected and downwardAPI items, an emptyDir's sizeLimit, iSCSI's
-initiator name length, an ephemeral volume's claim template and the like are not checked.
+The first source's own fields are checked by ``volume_source_validation`` (which names the
+sources whose contents stay unchecked: an ephemeral volume's claim template among them).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final
+from typing import Any, Final
 
 import msgspec
 
@@ -25,6 +23,7 @@ from topospread.api.field import (
     required,
 )
 from topospread.api.meta_validation import name_is_dns_subdomain, name_is_valid_dns_subdomain
+from topospread.api.volume_source_validation import CHECKED_SOURCES, source_errors
 from topospread.api.volumes import VOLUME_SOURCES, Volume
 from topospread.util.validation import is_dns1123_label, valid_dns1123_label
 
@@ -92,6 +91,7 @@ def _source_errors(vol: Volume, at: Path, pod_name: str) -> list[FieldError]:
             errs.append(forbidden(at.child(child), MORE_THAN_ONE_TYPE))
             continue
         first = attr
+        errs += source_errors(attr, getattr(vol, attr), at, bool(pod_name))
         claim = vol.persistent_volume_claim
         if attr == "persistent_volume_claim" and claim is not None and not claim.claim_name:
             errs.append(required(at.child(child).child("claimName")))
@@ -115,15 +115,23 @@ def volumes_valid(volumes: Sequence[Volume], pod_name: str) -> bool:
     """
     seen: set[str] = set()
     ephemeral = False
+    for_pod = bool(pod_name)
     for vol in volumes:
         name = vol.name
+        values = _astuple(vol)
         if (
-            _astuple(vol).count(None) != _NONES_OF_ONE_SOURCE
+            values.count(None) != _NONES_OF_ONE_SOURCE
             or name in seen
             or not valid_dns1123_label(name)  # an empty name too
         ):
             return False
         seen.add(name)
+        source: object = vol.projected
+        attr = "projected"
+        if source is None:
+            attr, source = _the_source(values)
+        if attr in CHECKED_SOURCES and not source_valid(attr, source, for_pod):
+            return False
         claim = vol.persistent_volume_claim
         if claim is not None and not claim.claim_name:
             return False
@@ -141,3 +149,41 @@ def volumes_valid(volumes: Sequence[Volume], pod_name: str) -> bool:
 
 
 _NONES_OF_ONE_SOURCE: Final = len(VOLUME_SOURCES) - 1
+_FIELDS: Final = Volume.__struct_fields__
+
+
+def _the_source(values: tuple[object, ...]) -> tuple[str, object]:
+    """The attribute and value of a volume's one source, from its fields' values."""
+    for attr, value in zip(_FIELDS, values, strict=True):
+        if value is not None and attr != "name":
+            return attr, value
+    return "", None
+
+
+_ROOT: Final = Path.root("v")
+_CACHE_LIMIT: Final = 1 << 12
+_VALID: dict[tuple[str, Any, bool], bool] = {}
+
+
+def source_valid(attr: str, source: Any, for_pod: bool) -> bool:
+    """Whether ``source_errors(attr, source, ...)`` is empty.
+
+    NOTE: the sources are frozen values, so the verdict is cached on the source itself: the
+    pods of a workload carry equal ones, and every pod read from a cluster an equal
+    kube-api-access projected source (its name is the volume's, not the source's). A source
+    holding a map (unhashable) is checked each time. Hashing and comparing a projected source
+    costs about what checking it afresh without paths would (~2 us a pod, the pods' objects
+    being out of the cache either way), and keeps one check.
+    """
+    key = (attr, source, for_pod)
+    try:
+        return _VALID[key]
+    except KeyError:
+        pass
+    except TypeError:
+        return not source_errors(attr, source, _ROOT, for_pod)
+    valid = not source_errors(attr, source, _ROOT, for_pod)
+    if len(_VALID) >= _CACHE_LIMIT:
+        _VALID.clear()
+    _VALID[key] = valid
+    return valid

@@ -1,8 +1,13 @@
 """A pod's volumes, and the volume sources that both a pod's inline volumes and a
-PersistentVolume carry, as far as the scheduler's volume plugins read them: the attachable
-disks VolumeRestrictions compares (GCE PD, AWS EBS, iSCSI, Ceph RBD), the in-tree sources
-NodeVolumeLimits and VolumeBinding translate to CSI drivers (GCE PD, AWS EBS, Azure Disk, Cinder;
-Portworx for a PV), and CSI.
+PersistentVolume carry: the attachable disks VolumeRestrictions compares (GCE PD, AWS EBS,
+iSCSI, Ceph RBD), the in-tree sources NodeVolumeLimits and VolumeBinding translate to CSI
+drivers (GCE PD, AWS EBS, Azure Disk, Cinder; Portworx for a PV), and CSI; and the common
+sources whose contents the API server validates (hostPath, emptyDir, secret, configMap,
+downwardAPI, projected, NFS, image), decoded whole so that validation sees them and ``-o yaml``
+re-emits them.
+
+List fields of the sources validation caches on are tuples, so that a source is hashable (see
+``volume_source_validation``).
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ from typing import Any, Final
 
 import msgspec
 
-from topospread.api.base import _Obj
+from topospread.api.base import Int32, _Obj
 
 
 class GCEPersistentDiskVolumeSource(_Obj, frozen=True):
@@ -64,11 +69,18 @@ class RBDVolumeSource(_Obj, frozen=True):
     read_only: bool = False
 
 
+class LocalObjectReference(_Obj, frozen=True):
+    name: str = ""
+
+
 class CSIVolumeSource(_Obj, frozen=True):
-    """An inline CSI volume of a pod (``volumes[].csi``): the driver only."""
+    """An inline CSI volume of a pod (``volumes[].csi``)."""
 
     driver: str = ""
     read_only: bool = False
+    fs_type: str | None = None
+    volume_attributes: dict[str, str] | None = None
+    node_publish_secret_ref: LocalObjectReference | None = None
 
 
 class CSIPersistentVolumeSource(_Obj, frozen=True):
@@ -83,6 +95,118 @@ class PersistentVolumeClaimVolumeSource(_Obj, frozen=True):
     claim_name: str = ""
 
 
+class KeyToPath(_Obj, frozen=True):
+    key: str = ""
+    path: str = ""
+    mode: Int32 | None = None
+
+
+class HostPathVolumeSource(_Obj, frozen=True):
+    path: str = ""
+    # None: the API server defaults it to "" (HostPathUnset).
+    type: str | None = None
+
+
+class EmptyDirVolumeSource(_Obj, frozen=True):
+    medium: str = ""
+    size_limit: str | int | float | None = None
+
+
+class SecretVolumeSource(_Obj, frozen=True):
+    secret_name: str = ""
+    items: tuple[KeyToPath, ...] = ()
+    default_mode: Int32 | None = None
+    optional: bool | None = None
+
+
+class ConfigMapVolumeSource(_Obj, frozen=True):
+    name: str = ""
+    items: tuple[KeyToPath, ...] = ()
+    default_mode: Int32 | None = None
+    optional: bool | None = None
+
+
+class ObjectFieldSelector(_Obj, frozen=True):
+    api_version: str = ""
+    field_path: str = ""
+
+
+class ResourceFieldSelector(_Obj, frozen=True):
+    container_name: str = ""
+    resource: str = ""
+    divisor: str | int | float | None = None
+
+
+class DownwardAPIVolumeFile(_Obj, frozen=True):
+    path: str = ""
+    field_ref: ObjectFieldSelector | None = None
+    resource_field_ref: ResourceFieldSelector | None = None
+    mode: Int32 | None = None
+
+
+class DownwardAPIVolumeSource(_Obj, frozen=True):
+    items: tuple[DownwardAPIVolumeFile, ...] = ()
+    default_mode: Int32 | None = None
+
+
+class SecretProjection(_Obj, frozen=True):
+    name: str = ""
+    items: tuple[KeyToPath, ...] = ()
+    optional: bool | None = None
+
+
+class ConfigMapProjection(_Obj, frozen=True):
+    name: str = ""
+    items: tuple[KeyToPath, ...] = ()
+    optional: bool | None = None
+
+
+class DownwardAPIProjection(_Obj, frozen=True):
+    items: tuple[DownwardAPIVolumeFile, ...] = ()
+
+
+class ServiceAccountTokenProjection(_Obj, frozen=True):
+    audience: str = ""
+    # None: the API server defaults it to 3600 (an hour).
+    expiration_seconds: int | None = None
+    path: str = ""
+
+
+class ClusterTrustBundleProjection(_Obj, frozen=True):
+    name: str | None = None
+    signer_name: str | None = None
+    # Kept as given (a selector's maps make the projection unhashable: never cached).
+    label_selector: dict[str, Any] | None = None
+    optional: bool | None = None
+    path: str = ""
+
+
+class VolumeProjection(_Obj, frozen=True):
+    secret: SecretProjection | None = None
+    config_map: ConfigMapProjection | None = None
+    downward_api: DownwardAPIProjection | None = msgspec.field(default=None, name="downwardAPI")
+    service_account_token: ServiceAccountTokenProjection | None = None
+    cluster_trust_bundle: ClusterTrustBundleProjection | None = None
+    # Re-emitted as given; its contents are not validated here.
+    pod_certificate: dict[str, Any] | None = None
+
+
+class ProjectedVolumeSource(_Obj, frozen=True):
+    sources: tuple[VolumeProjection, ...] = ()
+    default_mode: Int32 | None = None
+
+
+class NFSVolumeSource(_Obj, frozen=True):
+    server: str = ""
+    path: str = ""
+    read_only: bool = False
+
+
+class ImageVolumeSource(_Obj, frozen=True):
+    reference: str = ""
+    pull_policy: str = ""
+
+
 class GivenSource(_Obj, frozen=True):
     """A volume source that nothing here reads beyond its presence: the typed decode skips its
     contents (an empty struct keeps no field), and API validation counts it as the volume's
@@ -94,9 +218,9 @@ class Volume(_Obj, frozen=True):
     persistent_volume_claim: PersistentVolumeClaimVolumeSource | None = None
     ephemeral: dict[str, Any] | None = None
     # Read by drain: kubectl refuses pods with local storage without --delete-emptydir-data.
-    empty_dir: dict[str, Any] | None = None
+    empty_dir: EmptyDirVolumeSource | None = None
     # Read by rebalance: the descheduler's evictor leaves pods with local storage alone.
-    host_path: dict[str, Any] | None = None
+    host_path: HostPathVolumeSource | None = None
     # Read by the volume plugins (VolumeRestrictions, NodeVolumeLimits): see api/volumes.py.
     gce_persistent_disk: GCEPersistentDiskVolumeSource | None = None
     aws_elastic_block_store: AWSElasticBlockStoreVolumeSource | None = None
@@ -109,23 +233,24 @@ class Volume(_Obj, frozen=True):
     azure_file: dict[str, Any] | None = None
     vsphere_volume: dict[str, Any] | None = None
     portworx_volume: dict[str, Any] | None = None
-    # Known only to be there (API validation: one source per volume); contents not decoded.
+    # Decoded whole and validated (volume_source_validation.py), or (GivenSource) known only
+    # to be there: API validation counts it as the volume's one source, contents skipped.
     git_repo: GivenSource | None = None
-    secret: GivenSource | None = None
-    nfs: GivenSource | None = None
+    secret: SecretVolumeSource | None = None
+    nfs: NFSVolumeSource | None = None
     glusterfs: GivenSource | None = None
     flocker: GivenSource | None = None
     cephfs: GivenSource | None = None
     quobyte: GivenSource | None = None
-    downward_api: GivenSource | None = msgspec.field(default=None, name="downwardAPI")
+    downward_api: DownwardAPIVolumeSource | None = msgspec.field(default=None, name="downwardAPI")
     fc: GivenSource | None = None
     flex_volume: GivenSource | None = None
-    config_map: GivenSource | None = None
+    config_map: ConfigMapVolumeSource | None = None
     photon_persistent_disk: GivenSource | None = None
     storageos: GivenSource | None = None
-    projected: GivenSource | None = None
+    projected: ProjectedVolumeSource | None = None
     scale_io: GivenSource | None = msgspec.field(default=None, name="scaleIO")
-    image: GivenSource | None = None
+    image: ImageVolumeSource | None = None
 
 
 # Each source of a volume, in the order the API server's validateVolumeSource looks at them:

@@ -116,7 +116,7 @@ def has_blocking_local_storage(pod: Pod) -> bool:
     }
     for volume in pod.spec.volumes:
         local = volume.host_path is not None or (
-            volume.empty_dir is not None and volume.empty_dir.get("medium") != "Memory"
+            volume.empty_dir is not None and volume.empty_dir.medium != "Memory"
         )
         if local and volume.name not in safe:
             return True

@@ -18,6 +18,14 @@ import msgspec
 import numpy as np
 
 from topospread.api.types import NODE_INCLUSION_POLICY_HONOR, Container, Node, Pod, Volume
+from topospread.api.volumes import (
+    ConfigMapVolumeSource,
+    DownwardAPIVolumeSource,
+    ImageVolumeSource,
+    NFSVolumeSource,
+    ProjectedVolumeSource,
+    SecretVolumeSource,
+)
 from topospread.framework.cycle_state import CycleState
 from topospread.framework.types import NodeInfo
 from topospread.plugins.helper.storage import has_claims
@@ -382,12 +390,31 @@ def static_key(pod: Pod) -> bytes:
 
 def _keyed_volume(v: Volume) -> Volume:
     """A volume as the shape's key holds it: its name and its claim's name left out (each
-    pod of a StatefulSet has its own claim; the volume plugins read claims per attempt)."""
+    pod of a StatefulSet has its own claim; the volume plugins read claims per attempt), and
+    the contents of the sources no plugin reads (only their kind: one projected token volume
+    is the key's ``{"projected": {}}`` whatever its items)."""
     claim = v.persistent_volume_claim
     if claim is not None and claim.claim_name:
         claim = msgspec.structs.replace(claim, claim_name="")
         return msgspec.structs.replace(v, name="", persistent_volume_claim=claim)
+    if v.projected is not None:
+        return _KEYED_PROJECTED
+    for attr, empty in _UNREAD_SOURCES:
+        if getattr(v, attr) is not None:
+            return msgspec.structs.replace(v, name="", **{attr: empty})
     return msgspec.structs.replace(v, name="")
+
+
+_KEYED_PROJECTED: Final = Volume(projected=ProjectedVolumeSource())
+# NOTE: no filter or score plugin reads these sources' contents (the volume plugins read
+# claims, ephemeral volumes, CSI and the attachable disks), so the key holds their kind only.
+_UNREAD_SOURCES: Final = (
+    ("config_map", ConfigMapVolumeSource()),
+    ("secret", SecretVolumeSource()),
+    ("downward_api", DownwardAPIVolumeSource()),
+    ("nfs", NFSVolumeSource()),
+    ("image", ImageVolumeSource()),
+)
 
 
 def _unnamed(c: Container) -> Container:
