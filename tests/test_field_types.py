@@ -17,6 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from test_loader_fast_path import exact, outcome
+from test_type_errors import QUANTITY_FORMAT, replaced, unmarshal_error
 from topospread.api import decode, strict
 from topospread.api.go_values import (
     RFC3339_MICRO,
@@ -102,18 +103,6 @@ kind: Lease
 metadata: {name: l, namespace: default}
 spec: {holderIdentity: a}
 """
-QUANTITY_FORMAT: Final = (
-    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
-)
-
-
-def _with(base: str, old: str, new: str) -> str:
-    assert old in base, old
-    return base.replace(old, new, 1)
-
-
-def _unmarshal(value: str, field: str, go_type: str) -> str:
-    return f"json: cannot unmarshal {value} into Go struct field {field} of type {go_type}"
 
 
 def _label(text: str) -> str:
@@ -126,50 +115,50 @@ def _label(text: str) -> str:
 # name: (manifest, the message after "t.yaml (<Kind> <name>): ")
 WRONG: Final = {
     "Pod terminationGracePeriodSeconds a word": (
-        _with(POD, "spec:\n", "spec:\n  terminationGracePeriodSeconds: abc\n"),
-        _unmarshal("string", "PodSpec.spec.terminationGracePeriodSeconds", "int64"),
+        replaced(POD, "spec:\n", "spec:\n  terminationGracePeriodSeconds: abc\n"),
+        unmarshal_error("string", "PodSpec.spec.terminationGracePeriodSeconds", "int64"),
     ),
     "Pod activeDeadlineSeconds a fraction": (
-        _with(POD, "spec:\n", "spec:\n  activeDeadlineSeconds: 1.5\n"),
-        _unmarshal("number 1.5", "PodSpec.spec.activeDeadlineSeconds", "int64"),
+        replaced(POD, "spec:\n", "spec:\n  activeDeadlineSeconds: 1.5\n"),
+        unmarshal_error("number 1.5", "PodSpec.spec.activeDeadlineSeconds", "int64"),
     ),
     "Pod dnsPolicy a number (a named string type)": (
-        _with(POD, "spec:\n", "spec:\n  dnsPolicy: 5\n"),
-        _unmarshal("number", "PodSpec.spec.dnsPolicy", "v1.DNSPolicy"),
+        replaced(POD, "spec:\n", "spec:\n  dnsPolicy: 5\n"),
+        unmarshal_error("number", "PodSpec.spec.dnsPolicy", "v1.DNSPolicy"),
     ),
     "Pod securityContext a number (a struct)": (
-        _with(POD, "spec:\n", "spec:\n  securityContext: 5\n"),
-        _unmarshal("number", "PodSpec.spec.securityContext", "v1.PodSecurityContext"),
+        replaced(POD, "spec:\n", "spec:\n  securityContext: 5\n"),
+        unmarshal_error("number", "PodSpec.spec.securityContext", "v1.PodSecurityContext"),
     ),
     "Pod container imagePullPolicy a boolean": (
-        _with(POD, "    image: nginx\n", "    image: nginx\n    imagePullPolicy: true\n"),
-        _unmarshal("bool", "Container.spec.containers.imagePullPolicy", "v1.PullPolicy"),
+        replaced(POD, "    image: nginx\n", "    image: nginx\n    imagePullPolicy: true\n"),
+        unmarshal_error("bool", "Container.spec.containers.imagePullPolicy", "v1.PullPolicy"),
     ),
     "Pod container args holding a number (a list's item)": (
-        _with(POD, "    image: nginx\n", "    image: nginx\n    args: [run, 1]\n"),
-        _unmarshal("number", "Container.spec.containers.args", "string"),
+        replaced(POD, "    image: nginx\n", "    image: nginx\n    args: [run, 1]\n"),
+        unmarshal_error("number", "Container.spec.containers.args", "string"),
     ),
     "Pod env value a number (a list of structs)": (
-        _with(POD, "    image: nginx\n", "    image: nginx\n    env: [{name: A, value: 1}]\n"),
-        _unmarshal("number", "EnvVar.spec.containers.env.value", "string"),
+        replaced(POD, "    image: nginx\n", "    image: nginx\n    env: [{name: A, value: 1}]\n"),
+        unmarshal_error("number", "EnvVar.spec.containers.env.value", "string"),
     ),
     "Pod label value a number (a field we read)": (
-        _with(
+        replaced(
             POD, "{name: p, namespace: default}", "{name: p, namespace: default, labels: {a: 1}}"
         ),
-        _unmarshal("number", "ObjectMeta.metadata.labels", "string"),
+        unmarshal_error("number", "ObjectMeta.metadata.labels", "string"),
     ),
     "Pod emptyDir sizeLimit a word (a quantity)": (
-        _with(POD, "spec:\n", "spec:\n  volumes: [{name: v, emptyDir: {sizeLimit: lots}}]\n"),
+        replaced(POD, "spec:\n", "spec:\n  volumes: [{name: v, emptyDir: {sizeLimit: lots}}]\n"),
         f'spec.volumes[0].emptyDir.sizeLimit: Invalid value: "lots": {QUANTITY_FORMAT}',
     ),
     "Pod creationTimestamp a word": (
-        _with(POD, "namespace: default}", "namespace: default, creationTimestamp: yesterday}"),
+        replaced(POD, "namespace: default}", "namespace: default, creationTimestamp: yesterday}"),
         'parsing time "yesterday" as "2006-01-02T15:04:05Z07:00": '
         'cannot parse "yesterday" as "2006"',
     ),
     "Pod creationTimestamp in month 13": (
-        _with(
+        replaced(
             POD,
             "namespace: default}",
             "namespace: default, creationTimestamp: '2025-13-01T00:00:00Z'}",
@@ -177,7 +166,7 @@ WRONG: Final = {
         'parsing time "2025-13-01T00:00:00Z": month out of range',
     ),
     "Pod creationTimestamp a lower-case t": (
-        _with(
+        replaced(
             POD,
             "namespace: default}",
             "namespace: default, creationTimestamp: '2025-01-01t00:00:00Z'}",
@@ -186,71 +175,75 @@ WRONG: Final = {
         'cannot parse "t00:00:00Z" as "T"',
     ),
     "Pod creationTimestamp a number": (
-        _with(POD, "namespace: default}", "namespace: default, creationTimestamp: 5}"),
-        _unmarshal("number", "ObjectMeta.metadata.creationTimestamp", "string"),
+        replaced(POD, "namespace: default}", "namespace: default, creationTimestamp: 5}"),
+        unmarshal_error("number", "ObjectMeta.metadata.creationTimestamp", "string"),
     ),
     "Deployment template hostIPC a quoted boolean": (
-        _with(DEPLOYMENT, "      containers:", "      hostIPC: 'true'\n      containers:"),
-        _unmarshal("string", "PodSpec.spec.template.spec.hostIPC", "bool"),
+        replaced(DEPLOYMENT, "      containers:", "      hostIPC: 'true'\n      containers:"),
+        unmarshal_error("string", "PodSpec.spec.template.spec.hostIPC", "bool"),
     ),
     "Deployment progressDeadlineSeconds beyond int32": (
-        _with(
+        replaced(
             DEPLOYMENT, "  replicas: 2\n", "  replicas: 2\n  progressDeadlineSeconds: 3000000000\n"
         ),
-        _unmarshal("number 3000000000", "DeploymentSpec.spec.progressDeadlineSeconds", "int32"),
+        unmarshal_error(
+            "number 3000000000", "DeploymentSpec.spec.progressDeadlineSeconds", "int32"
+        ),
     ),
     "StatefulSet claim template volumeMode a number": (
-        _with(STATEFUL_SET, "      accessModes:", "      volumeMode: 5\n      accessModes:"),
-        _unmarshal(
+        replaced(STATEFUL_SET, "      accessModes:", "      volumeMode: 5\n      accessModes:"),
+        unmarshal_error(
             "number",
             "PersistentVolumeClaimSpec.spec.volumeClaimTemplates.spec.volumeMode",
             "v1.PersistentVolumeMode",
         ),
     ),
     "Node podCIDRs a string": (
-        _with(NODE, "spec: {}", "spec: {podCIDRs: 10.0.0.0/24}"),
-        _unmarshal("string", "NodeSpec.spec.podCIDRs", "[]string"),
+        replaced(NODE, "spec: {}", "spec: {podCIDRs: 10.0.0.0/24}"),
+        unmarshal_error("string", "NodeSpec.spec.podCIDRs", "[]string"),
     ),
     "Node kubeletVersion a number": (
-        _with(NODE, "status:\n", "status:\n  nodeInfo: {kubeletVersion: 1}\n"),
-        _unmarshal("number", "NodeSystemInfo.status.nodeInfo.kubeletVersion", "string"),
+        replaced(NODE, "status:\n", "status:\n  nodeInfo: {kubeletVersion: 1}\n"),
+        unmarshal_error("number", "NodeSystemInfo.status.nodeInfo.kubeletVersion", "string"),
     ),
     "Node condition heartbeat on February 30": (
-        _with(NODE, "2025-06-01T12:00:00Z", "2025-02-30T12:00:00Z"),
+        replaced(NODE, "2025-06-01T12:00:00Z", "2025-02-30T12:00:00Z"),
         'parsing time "2025-02-30T12:00:00Z": day out of range',
     ),
     "PVC dataSourceRef namespace a number": (
-        _with(CLAIM, "spec:\n", "spec:\n  dataSourceRef: {kind: Snap, name: s, namespace: 1}\n"),
-        _unmarshal("number", "TypedObjectReference.spec.dataSourceRef.namespace", "string"),
+        replaced(CLAIM, "spec:\n", "spec:\n  dataSourceRef: {kind: Snap, name: s, namespace: 1}\n"),
+        unmarshal_error("number", "TypedObjectReference.spec.dataSourceRef.namespace", "string"),
     ),
     "ConfigMap data value a number (a map's value)": (
-        _with(CONFIG_MAP, "{a: x}", "{a: x, b: 1}"),
-        _unmarshal("number", "ConfigMap.data", "string"),
+        replaced(CONFIG_MAP, "{a: x}", "{a: x, b: 1}"),
+        unmarshal_error("number", "ConfigMap.data", "string"),
     ),
     "ConfigMap immutable a word": (
         CONFIG_MAP + "immutable: yes please\n",
-        _unmarshal("string", "ConfigMap.immutable", "bool"),
+        unmarshal_error("string", "ConfigMap.immutable", "bool"),
     ),
     "ConfigMap binaryData not base64": (
         CONFIG_MAP + "binaryData: {b: '!!'}\n",
         "illegal base64 data at input byte 0",
     ),
     "Secret data cut short": (
-        _with(SECRET, "aGVsbG8=", "aGVsbG8"),
+        replaced(SECRET, "aGVsbG8=", "aGVsbG8"),
         "illegal base64 data at input byte 4",
     ),
     "Secret data a list": (
-        _with(SECRET, "aGVsbG8=", "[1]"),
-        _unmarshal("array", "Secret.data", "[]uint8"),
+        replaced(SECRET, "aGVsbG8=", "[1]"),
+        unmarshal_error("array", "Secret.data", "[]uint8"),
     ),
     "Lease renewTime without microseconds (a MicroTime)": (
-        _with(LEASE, "holderIdentity: a", "holderIdentity: a, renewTime: '2025-01-01T00:00:00Z'"),
+        replaced(
+            LEASE, "holderIdentity: a", "holderIdentity: a, renewTime: '2025-01-01T00:00:00Z'"
+        ),
         'parsing time "2025-01-01T00:00:00Z" as "2006-01-02T15:04:05.000000Z07:00": '
         'cannot parse "Z" as ".000000"',
     ),
     "Lease leaseDurationSeconds a fraction": (
-        _with(LEASE, "holderIdentity: a", "holderIdentity: a, leaseDurationSeconds: 2.5"),
-        _unmarshal("number 2.5", "LeaseSpec.spec.leaseDurationSeconds", "int32"),
+        replaced(LEASE, "holderIdentity: a", "holderIdentity: a, leaseDurationSeconds: 2.5"),
+        unmarshal_error("number 2.5", "LeaseSpec.spec.leaseDurationSeconds", "int32"),
     ),
 }
 
@@ -308,7 +301,9 @@ GOOD_TIMES: Final = [
 
 @pytest.mark.parametrize("when", GOOD_TIMES)
 def test_every_time_go_parses_is_taken(when: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    text = _with(POD, "namespace: default}", f"namespace: default, creationTimestamp: '{when}'}}")
+    text = replaced(
+        POD, "namespace: default}", f"namespace: default, creationTimestamp: '{when}'}}"
+    )
     (pod,) = outcome(text)
     assert pod["metadata"]["creationTimestamp"] == when
     assert exact(text, monkeypatch) == [pod]
@@ -319,8 +314,8 @@ def test_every_time_go_parses_is_taken(when: str, monkeypatch: pytest.MonkeyPatc
 
 
 def test_a_type_error_wins_over_unknown_fields_and_goes_unreported_under_ignore() -> None:
-    text = _with(POD, "spec:\n", "spec:\n  zzz: 1\n  aaa: 2\n  activeDeadlineSeconds: x\n")
-    message = _unmarshal("string", "PodSpec.spec.activeDeadlineSeconds", "int64")
+    text = replaced(POD, "spec:\n", "spec:\n  zzz: 1\n  aaa: 2\n  activeDeadlineSeconds: x\n")
+    message = unmarshal_error("string", "PodSpec.spec.activeDeadlineSeconds", "int64")
     assert outcome(text) == ("error", f"t.yaml (Pod default/p): {message}")
     with field_validation(FieldValidation.WARN) as warnings:
         assert outcome(text) == ("error", f"t.yaml (Pod default/p): {message}")
@@ -334,17 +329,17 @@ def test_a_type_error_wins_over_unknown_fields_and_goes_unreported_under_ignore(
 
 def test_the_first_type_error_in_go_order_is_named_unless_an_unmarshaler_fails() -> None:
     # Fields are read sorted (kubectl sends them so): activeDeadlineSeconds before hostIPC.
-    two = _with(POD, "spec:\n", "spec:\n  hostIPC: x\n  activeDeadlineSeconds: x\n")
+    two = replaced(POD, "spec:\n", "spec:\n  hostIPC: x\n  activeDeadlineSeconds: x\n")
     assert outcome(two)[1].endswith(
-        _unmarshal("string", "PodSpec.spec.activeDeadlineSeconds", "int64")
+        unmarshal_error("string", "PodSpec.spec.activeDeadlineSeconds", "int64")
     )
     # A quantity's own error stops the decoder, after a plain type error read earlier.
-    custom = _with(two, "spec:\n", "spec:\n  volumes: [{name: v, emptyDir: {sizeLimit: x}}]\n")
+    custom = replaced(two, "spec:\n", "spec:\n  volumes: [{name: v, emptyDir: {sizeLimit: x}}]\n")
     assert outcome(custom)[1].endswith(
         f'spec.volumes[0].emptyDir.sizeLimit: Invalid value: "x": {QUANTITY_FORMAT}'
     )
     # metadata is read before spec: its bad time is what the server names.
-    early = _with(two, "namespace: default}", "namespace: default, creationTimestamp: x}")
+    early = replaced(two, "namespace: default}", "namespace: default, creationTimestamp: x}")
     assert 'parsing time "x"' in outcome(early)[1]
 
 

@@ -69,180 +69,184 @@ QUANTITY_FORMAT: Final = (
 )
 
 
-def _with(base: str, old: str, new: str) -> str:
+def replaced(base: str, old: str, new: str) -> str:
+    """``base`` with its first ``old`` replaced by ``new`` (which must be there)."""
     assert old in base, old
     return base.replace(old, new, 1)
 
 
-def _unmarshal(value: str, field: str, go_type: str) -> str:
+def unmarshal_error(value: str, field: str, go_type: str) -> str:
+    """Go's UnmarshalTypeError message, as the API server returns it."""
     return f"json: cannot unmarshal {value} into Go struct field {field} of type {go_type}"
 
 
 # name: (manifest, the message after "FILE (Kind ns/name): ")
 MANIFESTS: Final = {
     "Deployment replicas a fraction": (
-        _with(DEPLOYMENT, "replicas: 3", "replicas: 1.5"),
-        _unmarshal("number 1.5", "DeploymentSpec.spec.replicas", "int32"),
+        replaced(DEPLOYMENT, "replicas: 3", "replicas: 1.5"),
+        unmarshal_error("number 1.5", "DeploymentSpec.spec.replicas", "int32"),
     ),
     "Deployment replicas a string": (
-        _with(DEPLOYMENT, "replicas: 3", 'replicas: "2"'),
-        _unmarshal("string", "DeploymentSpec.spec.replicas", "int32"),
+        replaced(DEPLOYMENT, "replicas: 3", 'replicas: "2"'),
+        unmarshal_error("string", "DeploymentSpec.spec.replicas", "int32"),
     ),
     "Deployment replicas beyond int32": (
-        _with(DEPLOYMENT, "replicas: 3", "replicas: 3000000000"),
-        _unmarshal("number 3000000000", "DeploymentSpec.spec.replicas", "int32"),
+        replaced(DEPLOYMENT, "replicas: 3", "replicas: 3000000000"),
+        unmarshal_error("number 3000000000", "DeploymentSpec.spec.replicas", "int32"),
     ),
     "Deployment replicas beyond int64 as Go writes the float": (
-        _with(DEPLOYMENT, "replicas: 3", "replicas: 1.0e+22"),
-        _unmarshal("number 1e+22", "DeploymentSpec.spec.replicas", "int32"),
+        replaced(DEPLOYMENT, "replicas: 3", "replicas: 1.0e+22"),
+        unmarshal_error("number 1e+22", "DeploymentSpec.spec.replicas", "int32"),
     ),
     "Deployment paused a quoted boolean": (
-        _with(DEPLOYMENT, "replicas: 3", 'replicas: 3\n  paused: "true"'),
-        _unmarshal("string", "DeploymentSpec.spec.paused", "bool"),
+        replaced(DEPLOYMENT, "replicas: 3", 'replicas: 3\n  paused: "true"'),
+        unmarshal_error("string", "DeploymentSpec.spec.paused", "bool"),
     ),
     "IntOrString maxUnavailable a boolean (its int32 refuses it)": (
-        _with(ROLLING, "maxUnavailable: 1", "maxUnavailable: true"),
-        _unmarshal(
+        replaced(ROLLING, "maxUnavailable: 1", "maxUnavailable: true"),
+        unmarshal_error(
             "bool", "RollingUpdateDeployment.spec.strategy.rollingUpdate.maxUnavailable", "int32"
         ),
     ),
     "IntOrString maxSurge a fraction": (
-        _with(ROLLING, "maxSurge: 1", "maxSurge: 1.5"),
-        _unmarshal(
+        replaced(ROLLING, "maxSurge: 1", "maxSurge: 1.5"),
+        unmarshal_error(
             "number 1.5", "RollingUpdateDeployment.spec.strategy.rollingUpdate.maxSurge", "int32"
         ),
     ),
     "a string enum is its named Go type": (
-        _with(DEPLOYMENT, "    spec:\n", "    spec:\n      restartPolicy: 1\n"),
-        _unmarshal("number", "PodSpec.spec.template.spec.restartPolicy", "v1.RestartPolicy"),
+        replaced(DEPLOYMENT, "    spec:\n", "    spec:\n      restartPolicy: 1\n"),
+        unmarshal_error("number", "PodSpec.spec.template.spec.restartPolicy", "v1.RestartPolicy"),
     ),
     "Pod containers a mapping": (
-        _with(
+        replaced(
             GOOD_POD,
             "containers: [{name: c, image: nginx, resources: {requests: {cpu: 100m}}}]",
             "containers: {name: c}",
         ),
-        _unmarshal("object", "PodSpec.spec.containers", "[]v1.Container"),
+        unmarshal_error("object", "PodSpec.spec.containers", "[]v1.Container"),
     ),
     "Pod nodeSelector a list": (
-        _with(GOOD_POD, "spec:\n", "spec:\n  nodeSelector: [a]\n"),
-        _unmarshal("array", "PodSpec.spec.nodeSelector", "map[string]string"),
+        replaced(GOOD_POD, "spec:\n", "spec:\n  nodeSelector: [a]\n"),
+        unmarshal_error("array", "PodSpec.spec.nodeSelector", "map[string]string"),
     ),
     "Pod affinity a string (a pointer reports the type pointed to)": (
-        _with(GOOD_POD, "spec:\n", "spec:\n  affinity: zone\n"),
-        _unmarshal("string", "PodSpec.spec.affinity", "v1.Affinity"),
+        replaced(GOOD_POD, "spec:\n", "spec:\n  affinity: zone\n"),
+        unmarshal_error("string", "PodSpec.spec.affinity", "v1.Affinity"),
     ),
     "Pod tolerationSeconds a string (an int64)": (
-        _with(POD, "tolerationSeconds: 60", 'tolerationSeconds: "60"'),
-        _unmarshal("string", "Toleration.spec.tolerations.tolerationSeconds", "int64"),
+        replaced(POD, "tolerationSeconds: 60", 'tolerationSeconds: "60"'),
+        unmarshal_error("string", "Toleration.spec.tolerations.tolerationSeconds", "int64"),
     ),
     "Pod whenUnsatisfiable a number": (
-        _with(POD, "whenUnsatisfiable: DoNotSchedule", "whenUnsatisfiable: 1"),
-        _unmarshal(
+        replaced(POD, "whenUnsatisfiable: DoNotSchedule", "whenUnsatisfiable: 1"),
+        unmarshal_error(
             "number",
             "TopologySpreadConstraint.spec.topologySpreadConstraints.whenUnsatisfiable",
             "v1.UnsatisfiableConstraintAction",
         ),
     ),
     "Pod creationTimestamp a number (a metav1.Time decodes a string)": (
-        _with(GOOD_POD, "metadata: {", "metadata: {creationTimestamp: 5, "),
-        _unmarshal("number", "ObjectMeta.metadata.creationTimestamp", "string"),
+        replaced(GOOD_POD, "metadata: {", "metadata: {creationTimestamp: 5, "),
+        unmarshal_error("number", "ObjectMeta.metadata.creationTimestamp", "string"),
     ),
     "Pod label value a YAML 1.1 boolean": (
-        _with(GOOD_POD, "labels: {app: web}", "labels: {app: web, ready: yes}"),
-        _unmarshal("bool", "ObjectMeta.metadata.labels", "string"),
+        replaced(GOOD_POD, "labels: {app: web}", "labels: {app: web, ready: yes}"),
+        unmarshal_error("bool", "ObjectMeta.metadata.labels", "string"),
     ),
     "Pod containerPort a fraction": (
-        _with(
+        replaced(
             GOOD_POD,
             "{name: c, image: nginx,",
             "{name: c, image: nginx, ports: [{containerPort: 80.5}],",
         ),
-        _unmarshal("number 80.5", "ContainerPort.spec.containers.ports.containerPort", "int32"),
+        unmarshal_error(
+            "number 80.5", "ContainerPort.spec.containers.ports.containerPort", "int32"
+        ),
     ),
     "Node unschedulable a quoted boolean": (
-        _with(NODE, "unschedulable: false", 'unschedulable: "true"'),
-        _unmarshal("string", "NodeSpec.spec.unschedulable", "bool"),
+        replaced(NODE, "unschedulable: false", 'unschedulable: "true"'),
+        unmarshal_error("string", "NodeSpec.spec.unschedulable", "bool"),
     ),
     "Node taint effect a number": (
-        _with(NODE, "effect: NoSchedule", "effect: 1"),
-        _unmarshal("number", "Taint.spec.taints.effect", "v1.TaintEffect"),
+        replaced(NODE, "effect: NoSchedule", "effect: 1"),
+        unmarshal_error("number", "Taint.spec.taints.effect", "v1.TaintEffect"),
     ),
     "Node allocatable a list": (
-        _with(NODE, 'allocatable: {cpu: "8", memory: 32Gi, pods: "110"}', "allocatable: [cpu]"),
-        _unmarshal("array", "NodeStatus.status.allocatable", "v1.ResourceList"),
+        replaced(NODE, 'allocatable: {cpu: "8", memory: 32Gi, pods: "110"}', "allocatable: [cpu]"),
+        unmarshal_error("array", "NodeStatus.status.allocatable", "v1.ResourceList"),
     ),
     "StatefulSet podManagementPolicy a boolean": (
-        _with(STATEFUL_SET, "podManagementPolicy: Parallel", "podManagementPolicy: true"),
-        _unmarshal(
+        replaced(STATEFUL_SET, "podManagementPolicy: Parallel", "podManagementPolicy: true"),
+        unmarshal_error(
             "bool", "StatefulSetSpec.spec.podManagementPolicy", "v1.PodManagementPolicyType"
         ),
     ),
     "StatefulSet partition a string": (
-        _with(STATEFUL_SET, "partition: 0", 'partition: "0"'),
-        _unmarshal(
+        replaced(STATEFUL_SET, "partition: 0", 'partition: "0"'),
+        unmarshal_error(
             "string",
             "RollingUpdateStatefulSetStrategy.spec.updateStrategy.rollingUpdate.partition",
             "int32",
         ),
     ),
     "PVC accessModes a string": (
-        _with(CLAIM, "accessModes: [ReadWriteOnce]", "accessModes: ReadWriteOnce"),
-        _unmarshal(
+        replaced(CLAIM, "accessModes: [ReadWriteOnce]", "accessModes: ReadWriteOnce"),
+        unmarshal_error(
             "string",
             "PersistentVolumeClaimSpec.spec.accessModes",
             "[]v1.PersistentVolumeAccessMode",
         ),
     ),
     "PVC storageClassName a number": (
-        _with(CLAIM, "storageClassName: fast", "storageClassName: 5"),
-        _unmarshal("number", "PersistentVolumeClaimSpec.spec.storageClassName", "string"),
+        replaced(CLAIM, "storageClassName: fast", "storageClassName: 5"),
+        unmarshal_error("number", "PersistentVolumeClaimSpec.spec.storageClassName", "string"),
     ),
     "PVC storage request a boolean (a quantity fails to parse)": (
-        _with(CLAIM, "storage: 1Gi", "storage: true"),
+        replaced(CLAIM, "storage: 1Gi", "storage: true"),
         f"spec.resources.requests[storage]: Invalid value: true: {QUANTITY_FORMAT}",
     ),
     "PDB minAvailable a fraction": (
-        _with(BUDGET, "minAvailable: 1", "minAvailable: 1.5"),
-        _unmarshal("number 1.5", "PodDisruptionBudgetSpec.spec.minAvailable", "int32"),
+        replaced(BUDGET, "minAvailable: 1", "minAvailable: 1.5"),
+        unmarshal_error("number 1.5", "PodDisruptionBudgetSpec.spec.minAvailable", "int32"),
     ),
     "a volume source a list (a field our struct keeps as raw data)": (
-        _with(GOOD_POD, "  containers:", "  volumes: [{name: v, emptyDir: [1]}]\n  containers:"),
-        _unmarshal("array", "Volume.spec.volumes.emptyDir", "v1.EmptyDirVolumeSource"),
+        replaced(GOOD_POD, "  containers:", "  volumes: [{name: v, emptyDir: [1]}]\n  containers:"),
+        unmarshal_error("array", "Volume.spec.volumes.emptyDir", "v1.EmptyDirVolumeSource"),
     ),
     "PDB selector a list": (
-        _with(BUDGET, "selector: {matchLabels: {app: web}}", "selector: [app]"),
-        _unmarshal("array", "PodDisruptionBudgetSpec.spec.selector", "v1.LabelSelector"),
+        replaced(BUDGET, "selector: {matchLabels: {app: web}}", "selector: [app]"),
+        unmarshal_error("array", "PodDisruptionBudgetSpec.spec.selector", "v1.LabelSelector"),
     ),
 }
 
 # name: (configuration, the message after "config.yaml: ")
 CONFIGS: Final = {
     "parallelism a fraction": (
-        _with(CONFIG, "profiles:", "parallelism: 1.5\nprofiles:"),
-        _unmarshal("number 1.5", "KubeSchedulerConfiguration.parallelism", "int32"),
+        replaced(CONFIG, "profiles:", "parallelism: 1.5\nprofiles:"),
+        unmarshal_error("number 1.5", "KubeSchedulerConfiguration.parallelism", "int32"),
     ),
     "podMaxBackoffSeconds a string (an int64)": (
-        _with(CONFIG, "profiles:", 'podMaxBackoffSeconds: "10"\nprofiles:'),
-        _unmarshal("string", "KubeSchedulerConfiguration.podMaxBackoffSeconds", "int64"),
+        replaced(CONFIG, "profiles:", 'podMaxBackoffSeconds: "10"\nprofiles:'),
+        unmarshal_error("string", "KubeSchedulerConfiguration.podMaxBackoffSeconds", "int64"),
     ),
     "a profile's schedulerName a number": (
-        _with(CONFIG, "- pluginConfig:", "- schedulerName: 5\n  pluginConfig:"),
-        _unmarshal("number", "KubeSchedulerProfile.profiles.schedulerName", "string"),
+        replaced(CONFIG, "- pluginConfig:", "- schedulerName: 5\n  pluginConfig:"),
+        unmarshal_error("number", "KubeSchedulerProfile.profiles.schedulerName", "string"),
     ),
     "a plugin's weight a string": (
-        _with(
+        replaced(
             CONFIG,
             "- pluginConfig:",
             '- plugins: {score: {enabled: [{name: PodTopologySpread, weight: "2"}]}}\n'
             "  pluginConfig:",
         ),
-        _unmarshal("string", "Plugin.profiles.plugins.score.enabled.weight", "int32"),
+        unmarshal_error("string", "Plugin.profiles.plugins.score.enabled.weight", "int32"),
     ),
     "PodTopologySpreadArgs defaultingType a number": (
-        _with(CONFIG, "defaultingType: List", "defaultingType: 1"),
+        replaced(CONFIG, "defaultingType: List", "defaultingType: 1"),
         "profiles[0].pluginConfig[0].args: decoding args for plugin PodTopologySpread: "
-        + _unmarshal(
+        + unmarshal_error(
             "number",
             "PodTopologySpreadArgs.defaultingType",
             "v1.PodTopologySpreadConstraintsDefaulting",
@@ -291,7 +295,7 @@ def test_the_message_is_the_same_on_the_fast_and_exact_yaml_paths_and_from_json(
 
 def test_an_integral_float_is_the_integer_kubectl_sends() -> None:
     """kubectl re-encodes the float64 it read as Go does: 2.0 is sent as 2, which int32 takes."""
-    text = _with(DEPLOYMENT, "replicas: 3", "replicas: 2.0")
+    text = replaced(DEPLOYMENT, "replicas: 3", "replicas: 2.0")
     (deployment,) = outcome(text)
     assert deployment["spec"]["replicas"] == 2
     assert outcome(json.dumps(yaml.load(text, Loader=yaml.SafeLoader))) == [deployment]
