@@ -47,6 +47,36 @@ def _sts(spec_lines: str) -> str:
 # (pkg/apis/core/validation/validation.go, v1.35). Then ValidateStatefulSetSpec
 # (pkg/apis/apps/validation/validation.go, v1.35), after defaulting.
 MANIFESTS: Final = {
+    # validateContainers: an empty list of containers is one Required error (nothing else of
+    # the containers is said); a spec without the key is the same empty list.
+    "Pod without containers": (
+        _with(
+            GOOD_POD,
+            "  containers: [{name: c, image: nginx, resources: {requests: {cpu: 100m}}}]",
+            "  containers: []",
+        ),
+        "(Pod default/p): spec.containers: Required value",
+    ),
+    "Pod whose spec is empty": (
+        _with(
+            GOOD_POD,
+            "spec:\n  containers: [{name: c, image: nginx, resources: {requests: {cpu: 100m}}}]",
+            "spec: {}",
+        ),
+        "(Pod default/p): spec.containers: Required value",
+    ),
+    "Pod with only an init container, without an image": (
+        _with(
+            GOOD_POD,
+            "  containers: [{name: c, image: nginx, resources: {requests: {cpu: 100m}}}]",
+            "  initContainers: [{name: i}]",
+        ),
+        "(Pod default/p): spec.containers: Required value",  # the first error, before init's
+    ),
+    "Deployment template without a spec": (
+        DEPLOYMENT.split("    spec:\n")[0],
+        "(Deployment default/web): spec.template.spec.containers: Required value",
+    ),
     "Pod container without an image": (
         _with(GOOD_POD, "image: nginx, ", ""),
         "(Pod default/p): spec.containers[0].image: Required value",

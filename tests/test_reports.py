@@ -87,7 +87,7 @@ def spread_scenario() -> Scenario:
         for i in range(6)
     ]
     queue.append(make_pod("huge").req(cpu="64").obj())
-    queue.append(make_pod("gated").scheduling_gates("wait").obj())
+    queue.append(make_pod("gated").scheduling_gates("wait").container().obj())
     queue.append(make_pod("vip").priority(1000).node_selector(HOST, "n5").req(cpu="1500m").obj())
     return Scenario(nodes=nodes, pods=bound, queue=queue, objects=[], config=default_config())
 

@@ -103,8 +103,9 @@ def validate_pod(
     Checked, in upstream's order: metadata (name, generateName, namespace, labels, annotation
     keys); ``spec.volumes`` (``volume_validation.py``: one source each, names, claim names,
     the claims of ephemeral volumes, the latter only for a pod: a template has no pod name
-    to check them with; not each source's own fields); containers' and init containers'
-    resources; ``spec.nodeSelector``;
+    to check them with; ``volume_source_validation.py``: each source's own fields); a
+    container at least, and containers' and init containers'
+    names, images and resources; ``spec.nodeSelector``;
     ``spec.affinity``; ``spec.schedulingGates``; ``spec.topologySpreadConstraints``;
     ``spec.nodeName``; ``spec.tolerations``; ``spec.priorityClassName``;
     ``spec.preemptionPolicy``; overhead and pod-level resources; and that ``spec.nodeName`` is
@@ -252,6 +253,10 @@ def _validate_pod_spec(
     spec_path = Path.root("spec")
     errs: list[FieldError] = []
     names: set[str] = set()
+    if not spec.containers:
+        # Upstream's validateContainers says only this of an empty list (init containers are
+        # still checked).
+        errs.append(required(spec_path.child("containers")))
     for field, containers in (
         ("containers", spec.containers),
         ("initContainers", spec.init_containers),
