@@ -16,6 +16,7 @@ from test_bad_input import (
     assert_one_line_exit_2,
     write_text,
 )
+from test_label_validation import SUBDOMAIN_REGEX_ERROR
 from test_loader_fast_path import exact, outcome
 from topospread.api import loader, yaml_fast
 from topospread.api.strict import FieldValidation, field_validation
@@ -63,6 +64,8 @@ def _with(base: str, old: str, new: str) -> str:
 
 
 # Manifests, with the message each must be refused with.
+
+
 MANIFESTS: Final = {
     "replicas beyond int32": (
         _with(DEPLOYMENT, "replicas: 3", "replicas: 3000000000"),
@@ -171,6 +174,22 @@ MANIFESTS: Final = {
         "apiVersion: storage.k8s.io/v1\nkind: CSINode\nmetadata: {name: n1}\nspec:\n"
         "  drivers: [{name: ebs.csi.aws.com, nodeID: i-1}, {name: ebs.csi.aws.com, nodeID: i-1}]\n",
         '(CSINode n1): spec.drivers[1].name: Duplicate value: "ebs.csi.aws.com"',
+    ),
+    # ValidateClassName (NameIsDNSSubdomain) of the class a claim or a volume names, after the
+    # claim's requests and before its volumeMode (ValidatePersistentVolumeClaimSpec, v1.35).
+    "claim naming a class that is no DNS subdomain": (
+        "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data, namespace: default}\n"
+        "spec: {accessModes: [ReadWriteOnce], storageClassName: Fast_SSD, volumeMode: Disk,\n"
+        "  resources: {requests: {storage: 1Gi}}}\n",
+        '(PersistentVolumeClaim default/data): spec.storageClassName: Invalid value: "Fast_SSD": '
+        + SUBDOMAIN_REGEX_ERROR,
+    ),
+    "volume naming a class that is no DNS subdomain": (
+        "apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: pv1}\n"
+        "spec: {accessModes: [ReadWriteOnce], capacity: {storage: 1Gi}, storageClassName: -gp3,\n"
+        "  csi: {driver: ebs.csi.aws.com, volumeHandle: vol-1}}\n",
+        '(PersistentVolume pv1): spec.storageClassName: Invalid value: "-gp3": '
+        + SUBDOMAIN_REGEX_ERROR,
     ),
 }
 

@@ -12,6 +12,7 @@ import msgspec
 import pytest
 
 from test_bad_input import GOOD_POD, assert_manifest_refused
+from test_label_validation import SUBDOMAIN_REGEX_ERROR
 from test_volume_validation import make_pod, messages
 from topospread.api.quick_validation import pod_fields_valid
 from topospread.api.types import Pod
@@ -25,11 +26,6 @@ HOST_PATH_TYPES: Final = (
 FIELD_PATHS: Final = (
     '"metadata.annotations", "metadata.labels", "metadata.name", "metadata.namespace", '
     '"metadata.uid"'
-)
-SUBDOMAIN_MSG: Final = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
-    "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used "
-    "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
 )
 
 
@@ -218,15 +214,15 @@ INVALID: Final[dict[str, tuple[dict[str, Any], list[str]]]] = {
     "csi driver: missing, then not a subdomain, and its secret at csi.name": (
         {"csi": {"driver": "Bad_Driver", "nodePublishSecretRef": {"name": "S"}}},
         [
-            f'{V}.csi.driver: Invalid value: "Bad_Driver": {SUBDOMAIN_MSG}',
-            f'{V}.csi.name: Invalid value: "S": {SUBDOMAIN_MSG}',
+            f'{V}.csi.driver: Invalid value: "Bad_Driver": {SUBDOMAIN_REGEX_ERROR}',
+            f'{V}.csi.name: Invalid value: "S": {SUBDOMAIN_REGEX_ERROR}',
         ],
     ),
     "csi without a driver": (
         {"csi": {"nodePublishSecretRef": {}}},
         [
             f"{V}.csi.driver: Required value",
-            f'{V}.csi.driver: Invalid value: "": {SUBDOMAIN_MSG}',
+            f'{V}.csi.driver: Invalid value: "": {SUBDOMAIN_REGEX_ERROR}',
             f"{V}.csi.nodePublishSecretRef.name: Required value",
         ],
     ),

@@ -343,7 +343,7 @@ def expand_workload_pods(
         made.update(p.metadata.name for p, _ in pods)
         out += [(f"{where} ({name}, pod {p.metadata.name})", p) for p, _ in pods]
         if isinstance(obj, StatefulSet):
-            out += _claims_of(obj, [p for p, _ in pods], items, out)
+            out += _claims_of(obj, [p for p, _ in pods], items, out, where)
         out += [(f"{where} ({name})", rs) for rs in rss]
     return out
 
@@ -375,9 +375,11 @@ def _claims_of(
     pods: Sequence[Pod],
     items: Sequence[tuple[str, Any]],
     out: Sequence[tuple[str, Any]],
+    where: str = "",
 ) -> list[tuple[str, Any]]:
     """The claims the StatefulSet controller creates for its pods' ordinals, those not given
-    already, each with the default StorageClass when it names none."""
+    already, each with the default StorageClass when it names none; each labelled, for the
+    errors admission finds in it, with ``where`` the StatefulSet came from."""
     namespace = sts.metadata.namespace or "default"
     sts = msgspec.structs.replace(
         sts, metadata=msgspec.structs.replace(sts.metadata, namespace=namespace)
@@ -394,6 +396,7 @@ def _claims_of(
             if claim.key not in given:
                 given.add(claim.key)
                 label = f"StatefulSet {namespace}/{sts.metadata.name}, claim {claim.metadata.name}"
+                label = f"{where} ({label})" if where else label
                 claims.append((label, admit_claim(claim, classes)))
     return claims
 

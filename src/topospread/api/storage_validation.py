@@ -1,6 +1,7 @@
 """The API server's create validation of the storage objects, for the fields the volume plugins
-read: access modes, capacities and requests (quantities), a StorageClass's provisioner, binding
-mode and reclaim policy, a CSINode driver's allocatable count, a capacity's quantities.
+read: access modes, capacities and requests (quantities), the class a volume or claim
+names, a StorageClass's provisioner, binding mode and reclaim policy, a CSINode driver's
+allocatable count, a capacity's quantities.
 
 Upstream: ValidatePersistentVolume, ValidatePersistentVolumeClaim (pkg/apis/core/validation),
 ValidateStorageClass, ValidateCSINode, ValidateCSIStorageCapacity (pkg/apis/storage/validation),
@@ -21,7 +22,7 @@ from topospread.api.field import (
     not_supported,
     required,
 )
-from topospread.api.meta_validation import validate_object_meta
+from topospread.api.meta_validation import name_is_dns_subdomain, validate_object_meta
 from topospread.api.resource import Quantity
 from topospread.api.resource_validation import (
     parse_field_quantity,
@@ -107,6 +108,7 @@ def _persistent_volume_spec(pv: PersistentVolume, path: Path) -> list[FieldError
                 path.child("persistentVolumeReclaimPolicy"), policy, _SUPPORTED_RECLAIM_POLICIES
             )
         )
+    errs += _class_name(spec.storage_class_name, path.child("storageClassName"))
     return errs + _volume_mode(spec.volume_mode, path.child("volumeMode"))
 
 
@@ -126,7 +128,16 @@ def _claim_spec(pvc: PersistentVolumeClaim, path: Path) -> list[FieldError]:
             errs.append(parsed)
         elif parsed.cmp(Quantity()) <= 0:
             errs.append(invalid(requests, str(parsed), "must be greater than zero"))
+    errs += _class_name(spec.storage_class_name, path.child("storageClassName"))
     return errs + _volume_mode(spec.volume_mode, path.child("volumeMode"))
+
+
+def _class_name(name: str | None, path: Path) -> list[FieldError]:
+    """A StorageClass named by a volume or a claim: a DNS subdomain when given (upstream's
+    ValidateClassName, NameIsDNSSubdomain); "" (no class) is not checked."""
+    if not name:
+        return []
+    return [invalid(path, name, msg) for msg in name_is_dns_subdomain(name, False)]
 
 
 def _storage_class(sc: StorageClass) -> list[FieldError]:
