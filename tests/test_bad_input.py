@@ -172,6 +172,13 @@ BAD_MANIFESTS: Final = {
     "pvc without storage request": PVC.replace("resources: {requests: {storage: 1Gi}}", "{}"),
     "pvc access mode unknown": PVC.replace("ReadWriteOnce", "WriteMany"),
     "storage class binding mode unknown": SC.replace("WaitForFirstConsumer", "Eventually"),
+    "pv affinity without an operator": PV
+    + "  nodeAffinity: {required: {nodeSelectorTerms: [{matchExpressions: [{key: zone}]}]}}\n",
+    "pv without a source": PV.replace(
+        "  csi: {driver: ebs.csi.aws.com, volumeHandle: vol-a}\n", ""
+    ),
+    "storage class topology without values": SC
+    + "allowedTopologies: [{matchLabelExpressions: [{key: topology.kubernetes.io/zone}]}]\n",
 }
 
 BAD_NODES: Final = {

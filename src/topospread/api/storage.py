@@ -18,7 +18,11 @@ from topospread.api.volumes import (
     CinderVolumeSource,
     CSIPersistentVolumeSource,
     GCEPersistentDiskVolumeSource,
+    GivenSource,
+    HostPathVolumeSource,
     ISCSIVolumeSource,
+    LocalVolumeSource,
+    NFSVolumeSource,
     PortworxVolumeSource,
     RBDVolumeSource,
 )
@@ -81,6 +85,9 @@ class PersistentVolumeSpec(_Obj, frozen=True):
     volume_mode: str | None = None
     persistent_volume_reclaim_policy: str = ""
     volume_attributes_class_name: str | None = None
+    # The volume's source (exactly one is valid, see pv_source_validation). Those the volume
+    # plugins read, and those whose fields the API server checks, are decoded; the rest
+    # (GivenSource) are known only to be there.
     csi: CSIPersistentVolumeSource | None = None
     gce_persistent_disk: GCEPersistentDiskVolumeSource | None = None
     aws_elastic_block_store: AWSElasticBlockStoreVolumeSource | None = None
@@ -89,6 +96,20 @@ class PersistentVolumeSpec(_Obj, frozen=True):
     portworx_volume: PortworxVolumeSource | None = None
     iscsi: ISCSIVolumeSource | None = None
     rbd: RBDVolumeSource | None = None
+    host_path: HostPathVolumeSource | None = None
+    local: LocalVolumeSource | None = None
+    nfs: NFSVolumeSource | None = None
+    glusterfs: GivenSource | None = None
+    flocker: GivenSource | None = None
+    quobyte: GivenSource | None = None
+    cephfs: GivenSource | None = None
+    fc: GivenSource | None = None
+    flex_volume: GivenSource | None = None
+    azure_file: GivenSource | None = None
+    vsphere_volume: GivenSource | None = None
+    photon_persistent_disk: GivenSource | None = None
+    scale_io: GivenSource | None = msgspec.field(default=None, name="scaleIO")
+    storageos: GivenSource | None = None
 
 
 class PersistentVolumeStatus(_Obj, frozen=True):

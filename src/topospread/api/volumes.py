@@ -83,12 +83,31 @@ class CSIVolumeSource(_Obj, frozen=True):
     node_publish_secret_ref: LocalObjectReference | None = None
 
 
+class SecretReference(_Obj, frozen=True):
+    """A secret named in another namespace (a CSI volume's secret references)."""
+
+    name: str = ""
+    namespace: str = ""
+
+
 class CSIPersistentVolumeSource(_Obj, frozen=True):
-    """A PersistentVolume's ``spec.csi``: the driver and the volume's handle."""
+    """A PersistentVolume's ``spec.csi``: the driver and the volume's handle, and the secrets
+    the API server checks the names of."""
 
     driver: str = ""
     volume_handle: str = ""
     read_only: bool = False
+    controller_publish_secret_ref: SecretReference | None = None
+    node_publish_secret_ref: SecretReference | None = None
+    controller_expand_secret_ref: SecretReference | None = None
+    node_expand_secret_ref: SecretReference | None = None
+
+
+class LocalVolumeSource(_Obj, frozen=True):
+    """A PersistentVolume's ``spec.local``: a disk, partition or directory of one node."""
+
+    path: str = ""
+    fs_type: str | None = None
 
 
 class PersistentVolumeClaimVolumeSource(_Obj, frozen=True):

@@ -1,0 +1,196 @@
+"""A PersistentVolume's source as the API server validates it on create: exactly one source
+(the first one given, in upstream's order, is the volume's type and has its own fields checked;
+every later one is one too many; none at all is refused), and a local volume's node affinity.
+
+The sources a pod's volumes share with a PV are checked by ``volume_source_validation`` (hostPath,
+GCE PD, AWS EBS, NFS, RBD, Cinder, Azure Disk); the PV's own variants are here: CSI (driver,
+volume handle and secret references), iSCSI (the PV's IQN formats), local, Portworx.
+
+Not checked (not decoded): glusterfs, flocker, quobyte, cephfs, fc, flexVolume, azureFile,
+vsphereVolume, photonPersistentDisk, scaleIO, storageos (``volumes.GivenSource``: known only to
+be there); an iSCSI volume's CHAP secret and initiator name; a Cinder volume's secret reference.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Final
+
+from topospread.api.field import FieldError, Path, forbidden, invalid, required
+from topospread.api.storage import PersistentVolumeSpec
+from topospread.api.volume_source_validation import (
+    source_errors,
+    validate_csi_driver_name,
+    validate_path_no_backsteps,
+)
+from topospread.api.volume_validation import MORE_THAN_ONE_TYPE, NO_TYPE
+from topospread.api.volumes import (
+    CSIPersistentVolumeSource,
+    ISCSIVolumeSource,
+    LocalVolumeSource,
+    PortworxVolumeSource,
+    SecretReference,
+)
+from topospread.util.validation import inclusive_range_error, is_dns1123_label, is_dns1123_subdomain
+
+LOCAL_NEEDS_AFFINITY: Final = "Local volume requires node affinity"
+BAD_IQN: Final = "must be valid format"
+
+# Each source of a PV, in the order ValidatePersistentVolumeSpec looks at them: (attribute,
+# the path a second source is refused at). A CephFS source is refused at ``cephFS`` (JSON:
+# ``cephfs``), as upstream spells it.
+PV_SOURCES: Final = (
+    ("host_path", "hostPath"),
+    ("gce_persistent_disk", "gcePersistentDisk"),
+    ("aws_elastic_block_store", "awsElasticBlockStore"),
+    ("glusterfs", "glusterfs"),
+    ("flocker", "flocker"),
+    ("nfs", "nfs"),
+    ("rbd", "rbd"),
+    ("quobyte", "quobyte"),
+    ("cephfs", "cephFS"),
+    ("iscsi", "iscsi"),
+    ("cinder", "cinder"),
+    ("fc", "fc"),
+    ("flex_volume", "flexVolume"),
+    ("azure_file", "azureFile"),
+    ("vsphere_volume", "vsphereVolume"),
+    ("photon_persistent_disk", "photonPersistentDisk"),
+    ("portworx_volume", "portworxVolume"),
+    ("azure_disk", "azureDisk"),
+    ("scale_io", "scaleIO"),
+    ("local", "local"),
+    ("storageos", "storageos"),
+    ("csi", "csi"),
+)
+# The sources whose checks are the pod's own (validateVolumeSource's validators).
+_SHARED: Final = frozenset(
+    ("host_path", "gce_persistent_disk", "aws_elastic_block_store", "nfs", "rbd", "cinder")
+) | {"azure_disk"}
+
+# Go's regexp syntax read as Go reads it: \d and \s are ASCII only; MatchString is unanchored
+# unless the pattern anchors itself (the iqn pattern does at the end only).
+_IQN: Final = re.compile(r"iqn\.[0-9]{4}-[0-9]{2}\.([A-Za-z0-9.-]+)(:[^,;*&$|\t\n\f\r ]+)\Z")
+_EUI: Final = re.compile(r"\Aeui.[A-Za-z0-9]{16}\Z")
+_NAA: Final = re.compile(r"\Anaa.[A-Za-z0-9]{32}\Z")
+
+
+def validate_pv_source(spec: PersistentVolumeSpec, path: Path) -> list[FieldError]:
+    """The errors of a PV's source, ``path`` the spec's.
+
+    Upstream: ValidatePersistentVolumeSpec's volume sources (pkg/apis/core/validation, v1.35)
+    """
+    errs: list[FieldError] = []
+    count = 0
+    for attr, child in PV_SOURCES:
+        source = getattr(spec, attr)
+        if source is None:
+            continue
+        if attr == "flex_volume":
+            # NOTE: upstream counts a flexVolume without refusing it as one type too many (and
+            # checks its driver, which is not decoded here).
+            count += 1
+            continue
+        if count:
+            errs.append(forbidden(path.child(child), MORE_THAN_ONE_TYPE))
+            continue
+        count += 1
+        errs += _source_errors(attr, source, path)
+        if attr == "local" and spec.node_affinity is None:
+            errs.append(required(path.child("nodeAffinity"), LOCAL_NEEDS_AFFINITY))
+    if not count:
+        errs.append(required(path, NO_TYPE))
+    return errs
+
+
+def _source_errors(attr: str, source: Any, path: Path) -> list[FieldError]:
+    if attr in _SHARED:
+        return source_errors(attr, source, path, True)
+    if attr == "csi":
+        return _csi(source, path.child("csi"))
+    if attr == "iscsi":
+        return _iscsi(source, path.child("iscsi"))
+    if attr == "local":
+        return _local(source, path.child("local"))
+    if attr == "portworx_volume":
+        return _portworx(source, path.child("portworxVolume"))
+    return []
+
+
+def _local(src: LocalVolumeSource, path: Path) -> list[FieldError]:
+    """Upstream: validateLocalVolumeSource (pkg/apis/core/validation/validation.go, v1.35)"""
+    if not src.path:
+        return [required(path.child("path"))]
+    return validate_path_no_backsteps(src.path, path.child("path"))
+
+
+def _portworx(src: PortworxVolumeSource, path: Path) -> list[FieldError]:
+    """Upstream: validatePortworxVolumeSource (pkg/apis/core/validation/validation.go, v1.35)"""
+    return [required(path.child("volumeID"))] if not src.volume_id else []
+
+
+def _secret_reference(ref: SecretReference, path: Path) -> list[FieldError]:
+    """Upstream: validatePVSecretReference (pkg/apis/core/validation/validation.go, v1.35)"""
+    errs: list[FieldError] = []
+    if not ref.name:
+        errs.append(required(path.child("name")))
+    else:
+        errs += [invalid(path.child("name"), ref.name, m) for m in is_dns1123_subdomain(ref.name)]
+    if not ref.namespace:
+        errs.append(required(path.child("namespace")))
+    else:
+        errs += [
+            invalid(path.child("namespace"), ref.namespace, m)
+            for m in is_dns1123_label(ref.namespace)
+        ]
+    return errs
+
+
+def _csi(src: CSIPersistentVolumeSource, path: Path) -> list[FieldError]:
+    """The driver, the handle, then the secret references in upstream's order (a node-stage
+    secret's name is not checked upstream either).
+
+    Upstream: validateCSIPersistentVolumeSource (pkg/apis/core/validation/validation.go, v1.35)
+    """
+    errs = validate_csi_driver_name(src.driver, path.child("driver"))
+    if not src.volume_handle:
+        errs.append(required(path.child("volumeHandle")))
+    for ref, child in (
+        (src.controller_publish_secret_ref, "controllerPublishSecretRef"),
+        (src.controller_expand_secret_ref, "controllerExpandSecretRef"),
+        (src.node_publish_secret_ref, "nodePublishSecretRef"),
+        (src.node_expand_secret_ref, "nodeExpandSecretRef"),
+    ):
+        if ref is not None:
+            errs += _secret_reference(ref, path.child(child))
+    return errs
+
+
+def _iqn_valid(iqn: str) -> bool:
+    if iqn.startswith("iqn"):
+        return _IQN.search(iqn) is not None
+    if iqn.startswith("eui"):
+        return _EUI.match(iqn) is not None
+    if iqn.startswith("naa"):
+        return _NAA.match(iqn) is not None
+    return False
+
+
+def _iscsi(src: ISCSIVolumeSource, path: Path) -> list[FieldError]:
+    """The fields the typed decode keeps: the target portal, the IQN (a PV's says only "must
+    be valid format", whatever its prefix), the LUN's range. (The length of the volume's name
+    and portal is checked only with an initiator name, which is not decoded.)
+
+    Upstream: validateISCSIPersistentVolumeSource (pkg/apis/core/validation/validation.go,
+    v1.35)
+    """
+    errs: list[FieldError] = []
+    if not src.target_portal:
+        errs.append(required(path.child("targetPortal")))
+    if not src.iqn:
+        errs.append(required(path.child("iqn")))
+    elif not _iqn_valid(src.iqn):
+        errs.append(invalid(path.child("iqn"), src.iqn, BAD_IQN))
+    if src.lun < 0 or src.lun > 255:
+        errs.append(invalid(path.child("lun"), src.lun, inclusive_range_error(0, 255)))
+    return errs
