@@ -65,8 +65,16 @@ PV_SOURCES: Final = (
 )
 # The sources whose checks are the pod's own (validateVolumeSource's validators).
 _SHARED: Final = frozenset(
-    ("host_path", "gce_persistent_disk", "aws_elastic_block_store", "nfs", "rbd", "cinder")
-) | {"azure_disk"}
+    {
+        "host_path",
+        "gce_persistent_disk",
+        "aws_elastic_block_store",
+        "nfs",
+        "rbd",
+        "cinder",
+        "azure_disk",
+    }
+)
 
 # Go's regexp syntax read as Go reads it: \d and \s are ASCII only; MatchString is unanchored
 # unless the pattern anchors itself (the iqn pattern does at the end only).
