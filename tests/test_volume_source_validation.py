@@ -186,13 +186,14 @@ INVALID: Final[dict[str, tuple[dict[str, Any], list[str]]]] = {
             f"{V}.projected.sources[0].secret.name: Required value",
             f'{V}.projected: Invalid value: "c": conflicting duplicate paths',
             f'{V}.projected: Invalid value: "p": conflicting duplicate paths',
-            f"{V}.projected.sources[2]: Forbidden: may not specify more than 1 volume type",
+            f"{V}.projected.sources[2]: Forbidden: may not specify more than 1 volume type per "
+            "source",
         ],
     ),
     "projected clusterTrustBundle without name or signer": (
         {"projected": {"sources": [{"clusterTrustBundle": {"path": "b"}}]}},
         [
-            f"{V}.projected.sources[0].clusterTrustBundlePEM: Required value: either name or "
+            f"{V}.projected.sources[0].clusterTrustBundle: Required value: either name or "
             "signerName must be specified"
         ],
     ),

@@ -29,6 +29,12 @@ LABEL_MSG: Final = (
     "regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
 )
 MORE: Final = "Forbidden: may not specify more than 1 volume type"
+# A generic ephemeral volume whose claim template the API server accepts.
+EPHEMERAL: Final = {
+    "volumeClaimTemplate": {
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}
+    }
+}
 LONG_POD: Final = "p" * 250
 
 
@@ -140,7 +146,7 @@ CASES: Final = {
     ),
     "a claim an ephemeral volume creates": (
         make_pod(
-            {"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {}}}},
+            {"name": "scratch", "ephemeral": EPHEMERAL},
             {"name": "data", "persistentVolumeClaim": {"claimName": "web-1-scratch"}},
         ),
         [
@@ -149,7 +155,7 @@ CASES: Final = {
         ],
     ),
     "an ephemeral volume whose claim name is too long": (
-        make_pod({"name": "scratch", "ephemeral": {}}, name=LONG_POD),
+        make_pod({"name": "scratch", "ephemeral": EPHEMERAL}, name=LONG_POD),
         [
             'spec.volumes[0].name: Invalid value: "scratch": '
             f'PVC name "{LONG_POD}-scratch": must be no more than 253 characters'
@@ -157,7 +163,7 @@ CASES: Final = {
     ),
     "the claim is checked even when the volume has errors": (
         make_pod(
-            {"name": "s", "ephemeral": {}},
+            {"name": "s", "ephemeral": EPHEMERAL},
             {"name": "D", "persistentVolumeClaim": {"claimName": "web-1-s"}, "fc": {}},
         ),
         [
@@ -201,7 +207,7 @@ def test_volume_errors_come_after_the_labels_and_before_the_containers() -> None
 
 def test_a_template_has_no_pod_name_to_check_ephemeral_claims_with() -> None:
     """ValidatePodTemplateSpec passes ValidatePodSpec no pod metadata."""
-    long_claim = make_pod({"name": "scratch", "ephemeral": {}}, name=LONG_POD)
+    long_claim = make_pod({"name": "scratch", "ephemeral": EPHEMERAL}, name=LONG_POD)
     created = CASES["a claim an ephemeral volume creates"][0]
     for pod in (long_claim, created):
         assert messages(pod, from_template=True) == []
@@ -244,6 +250,20 @@ _REQUIRED_FIELDS: Final = {
     "azure_disk",
     "csi",
     "image",
+    "ephemeral",
+    "git_repo",
+    "glusterfs",
+    "flocker",
+    "cephfs",
+    "quobyte",
+    "fc",
+    "flex_volume",
+    "azure_file",
+    "vsphere_volume",
+    "photon_persistent_disk",
+    "portworx_volume",
+    "storageos",
+    "scale_io",
 }
 
 
@@ -341,7 +361,23 @@ _SOURCES: Final = {
     ),
     "csi": st.sampled_from([{"driver": "d.example.com"}, {"driver": "D_"}]),
     "nfs": st.sampled_from([{"server": "s", "path": "/x"}, {"server": "s", "path": "x"}]),
-    "ephemeral": st.just({}),
+    "ephemeral": st.sampled_from(
+        [
+            EPHEMERAL,
+            {},
+            {"volumeClaimTemplate": {"metadata": {"name": "x"}, "spec": {}}},
+            {"volumeClaimTemplate": {**EPHEMERAL["volumeClaimTemplate"], "metadata": {}}},
+        ]
+    ),
+    "iscsi": st.sampled_from(
+        [
+            {"targetPortal": "10.0.0.1:3260", "iqn": "iqn.2001-04.com.example:disk", "lun": 0},
+            {"targetPortal": "1" * 60, "iqn": "naa." + "0" * 32, "initiatorName": "eui.x"},
+            {"targetPortal": "p", "iqn": "iqn.x", "chapAuthSession": True},
+        ]
+    ),
+    "fc": st.sampled_from([{"wwids": ["w"]}, {}, {"targetWWNs": ["a"], "lun": 256}]),
+    "flexVolume": st.sampled_from([{"driver": "d"}, {"driver": "d", "options": {"k8s.io/x": ""}}]),
     "image": st.sampled_from([{"reference": "r"}, {}, {"reference": "r", "pullPolicy": "No"}]),
     "persistentVolumeClaim": st.fixed_dictionaries(
         {"claimName": st.sampled_from(["", "c", "web-1-scratch", "web-1-data"])}

@@ -8,18 +8,18 @@ volume handle and secret references), iSCSI (the PV's IQN formats), local, Portw
 
 Not checked (not decoded): glusterfs, flocker, quobyte, cephfs, fc, flexVolume, azureFile,
 vsphereVolume, photonPersistentDisk, scaleIO, storageos (``volumes.GivenSource``: known only to
-be there); an iSCSI volume's CHAP secret and initiator name; a Cinder volume's secret reference.
+be there); the length of an iSCSI volume's name and portal with an initiator name (the PV's
+name is not passed here).
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any, Final
 
 from topospread.api.field import FieldError, Path, forbidden, invalid, required
 from topospread.api.storage import PersistentVolumeSpec
+from topospread.api.volume_source_legacy import iscsi_name_valid, source_errors
 from topospread.api.volume_source_validation import (
-    source_errors,
     validate_csi_driver_name,
     validate_path_no_backsteps,
 )
@@ -76,12 +76,6 @@ _SHARED: Final = frozenset(
     }
 )
 
-# Go's regexp syntax read as Go reads it: \d and \s are ASCII only; MatchString is unanchored
-# unless the pattern anchors itself (the iqn pattern does at the end only).
-_IQN: Final = re.compile(r"iqn\.[0-9]{4}-[0-9]{2}\.([A-Za-z0-9.-]+)(:[^,;*&$|\t\n\f\r ]+)\Z")
-_EUI: Final = re.compile(r"\Aeui.[A-Za-z0-9]{16}\Z")
-_NAA: Final = re.compile(r"\Anaa.[A-Za-z0-9]{32}\Z")
-
 
 def validate_pv_source(spec: PersistentVolumeSpec, path: Path) -> list[FieldError]:
     """The errors of a PV's source, ``path`` the spec's.
@@ -112,6 +106,12 @@ def validate_pv_source(spec: PersistentVolumeSpec, path: Path) -> list[FieldErro
 
 
 def _source_errors(attr: str, source: Any, path: Path) -> list[FieldError]:
+    if attr == "cinder":
+        errs = source_errors(attr, source, path, True)
+        ref = source.secret_ref
+        if ref is not None and not ref.namespace:
+            errs.append(required(path.child("cinder", "secretRef", "namespace")))
+        return errs
     if attr in _SHARED:
         return source_errors(attr, source, path, True)
     if attr == "csi":
@@ -174,20 +174,10 @@ def _csi(src: CSIPersistentVolumeSource, path: Path) -> list[FieldError]:
     return errs
 
 
-def _iqn_valid(iqn: str) -> bool:
-    if iqn.startswith("iqn"):
-        return _IQN.search(iqn) is not None
-    if iqn.startswith("eui"):
-        return _EUI.match(iqn) is not None
-    if iqn.startswith("naa"):
-        return _NAA.match(iqn) is not None
-    return False
-
-
 def _iscsi(src: ISCSIVolumeSource, path: Path) -> list[FieldError]:
-    """The fields the typed decode keeps: the target portal, the IQN (a PV's says only "must
-    be valid format", whatever its prefix), the LUN's range. (The length of the volume's name
-    and portal is checked only with an initiator name, which is not decoded.)
+    """The target portal, the IQN (a PV's says only "must be valid format", whatever its
+    prefix), the LUN's range, the CHAP secret, the initiator name. (Not the length of the PV's
+    name and portal that an initiator name limits: the name is not passed here.)
 
     Upstream: validateISCSIPersistentVolumeSource (pkg/apis/core/validation/validation.go,
     v1.35)
@@ -197,8 +187,17 @@ def _iscsi(src: ISCSIVolumeSource, path: Path) -> list[FieldError]:
         errs.append(required(path.child("targetPortal")))
     if not src.iqn:
         errs.append(required(path.child("iqn")))
-    elif not _iqn_valid(src.iqn):
+    elif not iscsi_name_valid(src.iqn):
         errs.append(invalid(path.child("iqn"), src.iqn, BAD_IQN))
     if src.lun < 0 or src.lun > 255:
         errs.append(invalid(path.child("lun"), src.lun, inclusive_range_error(0, 255)))
+    if (src.chap_auth_discovery or src.chap_auth_session) and src.secret_ref is None:
+        errs.append(required(path.child("secretRef")))
+    if src.secret_ref is not None and not src.secret_ref.name:
+        errs.append(required(path.child("secretRef", "name")))
+    name = src.initiator_name
+    # NOTE: upstream's path is ``initiatorname`` (sic); one error, of no known prefix or not of
+    # its prefix's format.
+    if name is not None and not iscsi_name_valid(name):
+        errs.append(invalid(path.child("initiatorname"), name, BAD_IQN))
     return errs

@@ -11,6 +11,12 @@ from typing import Final
 import msgspec
 
 from topospread.api.base import Int32, _Obj
+
+# Re-exported: a claim's spec lives beside the template a generic ephemeral volume carries.
+from topospread.api.claim_spec import PersistentVolumeClaimSpec as PersistentVolumeClaimSpec
+from topospread.api.claim_spec import Quantities as Quantities
+from topospread.api.claim_spec import TypedLocalObjectReference as TypedLocalObjectReference
+from topospread.api.claim_spec import VolumeResourceRequirements as VolumeResourceRequirements
 from topospread.api.types import LabelSelector, NodeSelector, ObjectMeta
 from topospread.api.volumes import (
     AWSElasticBlockStoreVolumeSource,
@@ -54,9 +60,6 @@ ANN_MIGRATED_PLUGINS: Final = "storage.alpha.kubernetes.io/migrated-plugins"
 # A provisioner that cannot provision (component-helpers/storage/volume NotSupportedProvisioner).
 NOT_SUPPORTED_PROVISIONER: Final = "kubernetes.io/no-provisioner"
 RESOURCE_STORAGE: Final = "storage"
-
-Quantities = dict[str, str | int | float]
-
 
 # ---------------------------------------------------------------------------------------------
 # core/v1: PersistentVolume
@@ -130,28 +133,6 @@ class PersistentVolume(_Obj, frozen=True):
 
 # ---------------------------------------------------------------------------------------------
 # core/v1: PersistentVolumeClaim
-
-
-class VolumeResourceRequirements(_Obj, frozen=True):
-    requests: Quantities = {}
-    limits: Quantities = {}
-
-
-class TypedLocalObjectReference(_Obj, frozen=True):
-    api_group: str | None = None
-    kind: str = ""
-    name: str = ""
-
-
-class PersistentVolumeClaimSpec(_Obj, frozen=True):
-    access_modes: list[str] = []
-    selector: LabelSelector | None = None
-    resources: VolumeResourceRequirements = VolumeResourceRequirements()
-    volume_name: str = ""
-    storage_class_name: str | None = None
-    volume_mode: str | None = None
-    data_source: TypedLocalObjectReference | None = None
-    volume_attributes_class_name: str | None = None
 
 
 class PersistentVolumeClaimStatus(_Obj, frozen=True):

@@ -16,6 +16,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from topospread.api.affinity_validation import validate_node_selector
+from topospread.api.claim_validation import (
+    SUPPORTED_ACCESS_MODES,
+    class_name_errors,
+    validate_claim_spec,
+    volume_mode_errors,
+)
 from topospread.api.field import (
     FieldError,
     GoJSON,
@@ -28,12 +34,10 @@ from topospread.api.field import (
     too_long,
 )
 from topospread.api.meta_validation import (
-    name_is_dns_subdomain,
     validate_label_name,
     validate_object_meta,
 )
 from topospread.api.pv_source_validation import validate_pv_source
-from topospread.api.resource import Quantity
 from topospread.api.resource_validation import (
     parse_field_quantity,
     validate_resource_quantity_value,
@@ -42,8 +46,6 @@ from topospread.api.storage import (
     ACCESS_MODES,
     RESOURCE_STORAGE,
     VOLUME_BINDING_MODES,
-    VOLUME_MODE_BLOCK,
-    VOLUME_MODE_FILESYSTEM,
     CSIDriver,
     CSINode,
     CSIStorageCapacity,
@@ -55,10 +57,7 @@ from topospread.api.storage import (
 )
 from topospread.util.validation import is_qualified_name
 
-# The access modes in the order upstream prints them (sets.List: sorted).
-_SUPPORTED_ACCESS_MODES: Final = sorted(ACCESS_MODES)
 _SUPPORTED_RECLAIM_POLICIES: Final = ("Delete", "Recycle", "Retain")
-_SUPPORTED_VOLUME_MODES: Final = (VOLUME_MODE_BLOCK, VOLUME_MODE_FILESYSTEM)
 RECYCLE_OF_ROOT: Final = "may not be 'recycle' for a hostPath mount of '/'"
 NO_NODE_CONSTRAINTS: Final = "must specify required node constraints"
 # A StorageClass's parameters: at most this many, of at most this many bytes in all.
@@ -92,13 +91,7 @@ def validate_storage_object(obj: Any) -> list[FieldError] | None:
 def _access_modes(modes: Sequence[str], path: Path, detail: str) -> list[FieldError]:
     if not modes:
         return [required(path, detail)]
-    return [not_supported(path, m, _SUPPORTED_ACCESS_MODES) for m in modes if m not in ACCESS_MODES]
-
-
-def _volume_mode(mode: str | None, path: Path) -> list[FieldError]:
-    if mode is not None and mode not in _SUPPORTED_VOLUME_MODES:
-        return [not_supported(path, mode, _SUPPORTED_VOLUME_MODES)]
-    return []
+    return [not_supported(path, m, SUPPORTED_ACCESS_MODES) for m in modes if m not in ACCESS_MODES]
 
 
 def _quantity(name: str, value: str | int | float, path: Path) -> list[FieldError]:
@@ -133,8 +126,8 @@ def _persistent_volume_spec(pv: PersistentVolume, path: Path) -> list[FieldError
         and posixpath.normpath(spec.host_path.path) in ("/", "//")
     ):
         errs.append(forbidden(policy_path, RECYCLE_OF_ROOT))
-    errs += _class_name(spec.storage_class_name, path.child("storageClassName"))
-    return errs + _volume_mode(spec.volume_mode, path.child("volumeMode"))
+    errs += class_name_errors(spec.storage_class_name, path.child("storageClassName"))
+    return errs + volume_mode_errors(spec.volume_mode, path.child("volumeMode"))
 
 
 def validate_volume_node_affinity(affinity: VolumeNodeAffinity, path: Path) -> list[FieldError]:
@@ -150,31 +143,7 @@ def validate_volume_node_affinity(affinity: VolumeNodeAffinity, path: Path) -> l
 
 
 def _claim_spec(pvc: PersistentVolumeClaim, path: Path) -> list[FieldError]:
-    """Upstream: ValidatePersistentVolumeClaimSpec (core validation.go, v1.35), in part."""
-    spec = pvc.spec
-    errs = _access_modes(
-        spec.access_modes, path.child("accessModes"), "at least 1 access mode is required"
-    )
-    requests = path.child("resources").key(RESOURCE_STORAGE)
-    storage = spec.resources.requests.get(RESOURCE_STORAGE)
-    if storage is None:
-        errs.append(required(requests, ""))
-    else:
-        parsed = parse_field_quantity(storage, requests)
-        if isinstance(parsed, FieldError):
-            errs.append(parsed)
-        elif parsed.cmp(Quantity()) <= 0:
-            errs.append(invalid(requests, str(parsed), "must be greater than zero"))
-    errs += _class_name(spec.storage_class_name, path.child("storageClassName"))
-    return errs + _volume_mode(spec.volume_mode, path.child("volumeMode"))
-
-
-def _class_name(name: str | None, path: Path) -> list[FieldError]:
-    """A StorageClass named by a volume or a claim: a DNS subdomain when given (upstream's
-    ValidateClassName, NameIsDNSSubdomain); "" (no class) is not checked."""
-    if not name:
-        return []
-    return [invalid(path, name, msg) for msg in name_is_dns_subdomain(name, False)]
+    return validate_claim_spec(pvc.spec, path)
 
 
 def _storage_class(sc: StorageClass) -> list[FieldError]:

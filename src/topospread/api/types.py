@@ -13,6 +13,12 @@ import msgspec
 
 from topospread.api.base import Int32, _Obj
 
+# Re-exported: meta/v1 lives below the volume sources, whose claim templates carry it.
+from topospread.api.meta_types import LabelSelector as LabelSelector
+from topospread.api.meta_types import LabelSelectorRequirement as LabelSelectorRequirement
+from topospread.api.meta_types import ObjectMeta as ObjectMeta
+from topospread.api.meta_types import OwnerReference as OwnerReference
+
 # Re-exported: a pod's volumes live beside the sources they share with PersistentVolumes.
 from topospread.api.volumes import (
     PersistentVolumeClaimVolumeSource as PersistentVolumeClaimVolumeSource,
@@ -42,43 +48,6 @@ TOLERATION_OP_EQUAL: Final = "Equal"
 NODE_READY: Final = "Ready"
 CONDITION_TRUE: Final = "True"
 CONDITION_UNKNOWN: Final = "Unknown"
-
-
-# ---------------------------------------------------------------------------------------------
-# meta/v1
-
-
-class OwnerReference(_Obj, frozen=True):
-    api_version: str = ""
-    kind: str = ""
-    name: str = ""
-    uid: str = ""
-    controller: bool | None = None
-    block_owner_deletion: bool | None = None
-
-
-class ObjectMeta(_Obj, frozen=True):
-    name: str = ""
-    generate_name: str = ""
-    namespace: str = ""
-    uid: str = ""
-    labels: dict[str, str] = {}
-    annotations: dict[str, str] = {}
-    owner_references: list[OwnerReference] = []
-    # Kept as the manifest's text: only its presence matters to the scheduler.
-    deletion_timestamp: str | None = None
-    creation_timestamp: str | None = None
-
-
-class LabelSelectorRequirement(_Obj, frozen=True):
-    key: str = ""
-    operator: str = ""
-    values: list[str] = []
-
-
-class LabelSelector(_Obj, frozen=True):
-    match_labels: dict[str, str] = {}
-    match_expressions: list[LabelSelectorRequirement] = []
 
 
 # ---------------------------------------------------------------------------------------------

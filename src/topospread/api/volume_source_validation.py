@@ -1,14 +1,12 @@
 """Each volume source's own fields as the API server validates them on create (with the default
 feature gates): hostPath, emptyDir, secret, configMap, downwardAPI, projected, NFS, CSI and
-image, and the attachable disks the scheduler reads (GCE PD, AWS EBS, iSCSI, RBD, Cinder, Azure
-Disk). The paths keep upstream's own spellings, slips included (a GCE PD's errors under
-``persistentDisk``, a downwardAPI item's under the source, not ``items[i]``; a projected token's
-path under ``projected.path``).
+image, and the attachable disks GCE PD, AWS EBS and RBD. The paths keep upstream's own
+spellings, slips included (a GCE PD's errors under ``persistentDisk``, a downwardAPI item's
+under the source, not ``items[i]``; a projected token's path under ``projected.path``).
 
-Not checked (contents skipped by the typed decode, ``volumes.GivenSource``): gitRepo,
-glusterfs, flocker, cephfs, quobyte, fc, flexVolume, photonPersistentDisk, storageos, scaleIO,
-azureFile, vsphereVolume, portworxVolume, ephemeral's claim template; nor a projected
-clusterTrustBundle's name and signerName formats and label selector, nor podCertificate.
+A generic ephemeral volume's claim template and the other in-tree sources (iSCSI, Cinder and
+Azure Disk among them) are checked in ``volume_source_legacy``, whose ``source_errors`` covers
+every source. Not checked: a projected podCertificate.
 """
 
 from __future__ import annotations
@@ -18,6 +16,10 @@ from typing import Any, Final
 
 import msgspec
 
+from topospread.api.certificate_names import (
+    cluster_trust_bundle_name_errors,
+    validate_signer_name,
+)
 from topospread.api.field import (
     FieldError,
     GoJSON,
@@ -28,11 +30,10 @@ from topospread.api.field import (
     required,
     too_long,
 )
+from topospread.api.meta_validation import validate_label_selector
 from topospread.api.resource import QuantityError, parse_quantity
 from topospread.api.volumes import (
     AWSElasticBlockStoreVolumeSource,
-    AzureDiskVolumeSource,
-    CinderVolumeSource,
     ConfigMapVolumeSource,
     CSIVolumeSource,
     DownwardAPIVolumeFile,
@@ -41,7 +42,6 @@ from topospread.api.volumes import (
     GCEPersistentDiskVolumeSource,
     HostPathVolumeSource,
     ImageVolumeSource,
-    ISCSIVolumeSource,
     KeyToPath,
     NFSVolumeSource,
     ObjectFieldSelector,
@@ -59,6 +59,7 @@ from topospread.util.validation import (
 FILE_MODE_ERROR: Final = "must be a number between 0 and 0777 (octal), both inclusive"
 PD_PARTITION_ERROR: Final = inclusive_range_error(1, 255)
 DUPLICATE_PATHS: Final = "conflicting duplicate paths"
+MORE_THAN_ONE_PER_SOURCE: Final = "may not specify more than 1 volume type per source"
 SIZE_LIMIT_ERROR: Final = "SizeLimit field must be a valid resource quantity"
 _MAX_MODE: Final = 0o777
 
@@ -363,24 +364,32 @@ def validate_projected(projected: ProjectedVolumeSource, path: Path) -> list[Fie
         bundle = source.cluster_trust_bundle
         if bundle is not None:
             count += 1
-            proj = at.child("clusterTrustBundlePEM")
+            proj = at.child("clusterTrustBundle")
             if bundle.name is not None and bundle.signer_name is not None:
                 value = GoJSON(msgspec.to_builtins(bundle))
                 errs.append(invalid(proj, value, "only one of name and signerName may be used"))
             elif bundle.name is not None:
+                name_path = proj.child("name")
                 if not bundle.name:
-                    errs.append(required(proj.child("name"), "must be a valid object name"))
+                    errs.append(required(name_path, "must be a valid object name"))
+                errs += [
+                    invalid(name_path, bundle.name, f"not a valid clustertrustbundlename: {msg}")
+                    for msg in cluster_trust_bundle_name_errors(bundle.name)
+                ]
                 if bundle.label_selector is not None:
                     errs.append(
                         invalid(
                             proj.child("labelSelector"),
-                            GoJSON(bundle.label_selector),
+                            GoJSON(msgspec.to_builtins(bundle.label_selector)),
                             "labelSelector must be unset if name is specified",
                         )
                     )
             elif bundle.signer_name is not None:
+                signer_path = proj.child("signerName")
                 if not bundle.signer_name:
-                    errs.append(required(proj.child("signerName"), "must be a valid signer name"))
+                    errs.append(required(signer_path, "must be a valid signer name"))
+                errs += validate_signer_name(signer_path, bundle.signer_name)
+                errs += validate_label_selector(bundle.label_selector, proj.child("labelSelector"))
             else:
                 errs.append(required(proj, "either name or signerName must be specified"))
             if not bundle.path:
@@ -389,7 +398,7 @@ def validate_projected(projected: ProjectedVolumeSource, path: Path) -> list[Fie
             if _path_seen(seen, bundle.path):
                 errs.append(invalid(path, bundle.path, DUPLICATE_PATHS))
         if count > 1:
-            errs.append(forbidden(at, "may not specify more than 1 volume type"))
+            errs.append(forbidden(at, MORE_THAN_ONE_PER_SOURCE))
     return errs
 
 
@@ -448,38 +457,9 @@ def _nfs(src: NFSVolumeSource, path: Path) -> list[FieldError]:
     return errs
 
 
-def _iscsi(src: ISCSIVolumeSource, path: Path) -> list[FieldError]:
-    """The fields the typed decode keeps: the target portal, the IQN's presence and prefix,
-    the LUN's range (the IQN formats and CHAP secrets are not checked)."""
-    errs: list[FieldError] = []
-    if not src.target_portal:
-        errs.append(required(path.child("targetPortal")))
-    if not src.iqn:
-        errs.append(required(path.child("iqn")))
-    elif not src.iqn.startswith(("iqn", "eui", "naa")):
-        errs.append(
-            invalid(
-                path.child("iqn"), src.iqn, "must be valid format starting with iqn, eui, or naa"
-            )
-        )
-    if src.lun < 0 or src.lun > 255:
-        errs.append(invalid(path.child("lun"), src.lun, inclusive_range_error(0, 255)))
-    return errs
-
-
 def _rbd(src: RBDVolumeSource, path: Path) -> list[FieldError]:
     errs = [required(path.child("monitors"))] if not src.monitors else []
     return errs + ([required(path.child("image"))] if not src.image else [])
-
-
-def _cinder(src: CinderVolumeSource, path: Path) -> list[FieldError]:
-    return [required(path.child("volumeID"))] if not src.volume_id else []
-
-
-def _azure_disk(src: AzureDiskVolumeSource, path: Path) -> list[FieldError]:
-    """The names only (its caching mode, kind and URI format are not checked here)."""
-    errs = [required(path.child("diskName"))] if not src.disk_name else []
-    return errs + ([required(path.child("diskURI"))] if not src.disk_uri else [])
 
 
 def validate_csi_driver_name(driver: str, path: Path) -> list[FieldError]:
@@ -539,12 +519,9 @@ SOURCE_CHECKS: Final[dict[str, tuple[_Check, str]]] = {
     "aws_elastic_block_store": (_aws_ebs, "awsElasticBlockStore"),
     "secret": (_secret, "secret"),
     "nfs": (_nfs, "nfs"),
-    "iscsi": (_iscsi, "iscsi"),
     "rbd": (_rbd, "rbd"),
-    "cinder": (_cinder, "cinder"),
     "downward_api": (_downward_api, "downwardAPI"),
     "config_map": (_config_map, "configMap"),
-    "azure_disk": (_azure_disk, "azureDisk"),
     "projected": (validate_projected, "projected"),
     "csi": (_csi, "csi"),
 }

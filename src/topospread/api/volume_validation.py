@@ -2,8 +2,9 @@
 names that are DNS labels and unique, a claim name for a PersistentVolumeClaim source, and the
 names of the claims that generic ephemeral volumes create.
 
-The first source's own fields are checked by ``volume_source_validation`` (which names the
-sources whose contents stay unchecked: an ephemeral volume's claim template among them).
+The first source's own fields are checked by ``volume_source_legacy`` (an ephemeral volume's
+claim template, the legacy in-tree sources) and ``volume_source_validation`` (the others, and
+the parts that stay unchecked).
 """
 
 from __future__ import annotations
@@ -23,13 +24,17 @@ from topospread.api.field import (
     required,
 )
 from topospread.api.meta_validation import name_is_dns_subdomain, name_is_valid_dns_subdomain
-from topospread.api.volume_source_validation import CHECKED_SOURCES, source_errors
+from topospread.api.volume_source_legacy import CHECKED_SOURCES, source_errors
 from topospread.api.volumes import VOLUME_SOURCES, Volume
 from topospread.util.validation import is_dns1123_label, valid_dns1123_label
 
 MORE_THAN_ONE_TYPE: Final = "may not specify more than 1 volume type"
 NO_TYPE: Final = "must specify a volume type"
 CREATED_PVC: Final = "must not reference a PVC that gets created for an ephemeral volume"
+ISCSI_NAME_TOO_LONG: Final = (
+    "Total length of <volume name>:<iscsi.targetPortal> must be under 64 characters if "
+    "iscsi.initiatorName is specified."
+)
 
 _astuple: Final = msgspec.structs.astuple
 
@@ -81,7 +86,8 @@ def _created_claims(volumes: Sequence[Volume], pod_name: str) -> set[str]:
 
 def _source_errors(vol: Volume, at: Path, pod_name: str) -> list[FieldError]:
     """The first source given is the volume's type (and checked); every later one is one too
-    many; none at all is an error too."""
+    many; none at all is an error too. An iSCSI source's initiator name limits the volume's
+    name, whether it comes first or not."""
     errs: list[FieldError] = []
     first = ""
     for attr, child in VOLUME_SOURCES:
@@ -89,6 +95,8 @@ def _source_errors(vol: Volume, at: Path, pod_name: str) -> list[FieldError]:
             continue
         if first:
             errs.append(forbidden(at.child(child), MORE_THAN_ONE_TYPE))
+            if attr == "iscsi" and _iscsi_name_too_long(vol):
+                errs.append(invalid(at.child("name"), vol.name, ISCSI_NAME_TOO_LONG))
             continue
         first = attr
         errs += source_errors(attr, getattr(vol, attr), at, bool(pod_name))
@@ -101,9 +109,22 @@ def _source_errors(vol: Volume, at: Path, pod_name: str) -> list[FieldError]:
                 invalid(at.child("name"), vol.name, f"PVC name {go_quote(claim_name)}: {msg}")
                 for msg in name_is_dns_subdomain(claim_name, False)
             )
+        elif attr == "iscsi" and _iscsi_name_too_long(vol):
+            errs.append(invalid(at.child("name"), vol.name, ISCSI_NAME_TOO_LONG))
     if not first:
         errs.append(required(at, NO_TYPE))
     return errs
+
+
+def _iscsi_name_too_long(vol: Volume) -> bool:
+    """``<volume name>:<target portal>`` longer than 64 characters (bytes, as Go counts) when
+    the source names an initiator."""
+    iscsi = vol.iscsi
+    return (
+        iscsi is not None
+        and iscsi.initiator_name is not None
+        and len(f"{vol.name}:{iscsi.target_portal}".encode()) > 64
+    )
 
 
 def volumes_valid(volumes: Sequence[Volume], pod_name: str) -> bool:
@@ -134,6 +155,8 @@ def volumes_valid(volumes: Sequence[Volume], pod_name: str) -> bool:
             return False
         claim = vol.persistent_volume_claim
         if claim is not None and not claim.claim_name:
+            return False
+        if attr == "iscsi" and _iscsi_name_too_long(vol):
             return False
         if vol.ephemeral is not None:
             ephemeral = True

@@ -1,10 +1,11 @@
 """A pod's volumes, and the volume sources that both a pod's inline volumes and a
 PersistentVolume carry: the attachable disks VolumeRestrictions compares (GCE PD, AWS EBS,
 iSCSI, Ceph RBD), the in-tree sources NodeVolumeLimits and VolumeBinding translate to CSI
-drivers (GCE PD, AWS EBS, Azure Disk, Cinder; Portworx for a PV), and CSI; and the common
-sources whose contents the API server validates (hostPath, emptyDir, secret, configMap,
-downwardAPI, projected, NFS, image), decoded whole so that validation sees them and ``-o yaml``
-re-emits them.
+drivers (GCE PD, AWS EBS, Azure Disk, Cinder, Azure File, vSphere, Portworx), and CSI; and
+every other source the API server validates (hostPath, emptyDir, secret, configMap, downwardAPI,
+projected, NFS, image, a generic ephemeral volume's claim template in ``claim_spec``, and the
+legacy in-tree sources), decoded whole so that validation sees them and ``-o yaml`` re-emits
+them.
 
 List fields of the sources validation caches on are tuples, so that a source is hashable (see
 ``volume_source_validation``).
@@ -17,6 +18,8 @@ from typing import Any, Final
 import msgspec
 
 from topospread.api.base import Int32, _Obj
+from topospread.api.claim_spec import EphemeralVolumeSource
+from topospread.api.meta_types import LabelSelector
 
 
 class GCEPersistentDiskVolumeSource(_Obj, frozen=True):
@@ -36,15 +39,32 @@ class AWSElasticBlockStoreVolumeSource(_Obj, frozen=True):
 class AzureDiskVolumeSource(_Obj, frozen=True):
     disk_name: str = ""
     disk_uri: str = msgspec.field(default="", name="diskURI")
+    # None: the API server defaults it to "ReadWrite" (SetDefaults_AzureDiskVolumeSource).
+    caching_mode: str | None = None
+    fs_type: str | None = None
     read_only: bool = False
     # Read by CSI migration (only managed disks translate); the API server defaults it to
     # "Shared" (SetDefaults_AzureDiskVolumeSource), which readers of a missing kind apply.
     kind: str | None = None
 
 
+class LocalObjectReference(_Obj, frozen=True):
+    name: str = ""
+
+
+class SecretReference(_Obj, frozen=True):
+    """A secret named in another namespace (a CSI volume's secret references)."""
+
+    name: str = ""
+    namespace: str = ""
+
+
 class CinderVolumeSource(_Obj, frozen=True):
     volume_id: str = msgspec.field(default="", name="volumeID")
     read_only: bool = False
+    # A pod's names a secret of its namespace (only ``name``); a PersistentVolume's may name
+    # another namespace.
+    secret_ref: SecretReference | None = None
 
 
 class PortworxVolumeSource(_Obj, frozen=True):
@@ -59,7 +79,14 @@ class ISCSIVolumeSource(_Obj, frozen=True):
     target_portal: str = ""
     iqn: str = ""
     lun: int = 0
+    iscsi_interface: str = ""
+    fs_type: str = ""
     read_only: bool = False
+    portals: tuple[str, ...] = ()
+    chap_auth_discovery: bool = False
+    chap_auth_session: bool = False
+    secret_ref: LocalObjectReference | None = None
+    initiator_name: str | None = None
 
 
 class RBDVolumeSource(_Obj, frozen=True):
@@ -67,10 +94,6 @@ class RBDVolumeSource(_Obj, frozen=True):
     image: str = ""
     pool: str = ""
     read_only: bool = False
-
-
-class LocalObjectReference(_Obj, frozen=True):
-    name: str = ""
 
 
 class CSIVolumeSource(_Obj, frozen=True):
@@ -81,13 +104,6 @@ class CSIVolumeSource(_Obj, frozen=True):
     fs_type: str | None = None
     volume_attributes: dict[str, str] | None = None
     node_publish_secret_ref: LocalObjectReference | None = None
-
-
-class SecretReference(_Obj, frozen=True):
-    """A secret named in another namespace (a CSI volume's secret references)."""
-
-    name: str = ""
-    namespace: str = ""
 
 
 class CSIPersistentVolumeSource(_Obj, frozen=True):
@@ -194,8 +210,8 @@ class ServiceAccountTokenProjection(_Obj, frozen=True):
 class ClusterTrustBundleProjection(_Obj, frozen=True):
     name: str | None = None
     signer_name: str | None = None
-    # Kept as given (a selector's maps make the projection unhashable: never cached).
-    label_selector: dict[str, Any] | None = None
+    # A selector's maps make the projection unhashable: never cached.
+    label_selector: LabelSelector | None = None
     optional: bool | None = None
     path: str = ""
 
@@ -227,15 +243,110 @@ class ImageVolumeSource(_Obj, frozen=True):
 
 
 class GivenSource(_Obj, frozen=True):
-    """A volume source that nothing here reads beyond its presence: the typed decode skips its
-    contents (an empty struct keeps no field), and API validation counts it as the volume's
-    type. Re-emitted, it is ``{}``."""
+    """A source that nothing here reads beyond its presence: the typed decode skips its contents
+    (an empty struct keeps no field), and API validation counts it as the volume's type.
+    Re-emitted, it is ``{}``. (A PersistentVolume's legacy sources, see ``storage.py``.)"""
+
+
+# The legacy in-tree sources (deprecated or removed plugins that the API still accepts), decoded
+# whole for their validation (``volume_source_legacy``); pods rarely carry them.
+
+
+class GitRepoVolumeSource(_Obj, frozen=True):
+    repository: str = ""
+    revision: str = ""
+    directory: str = ""
+
+
+class GlusterfsVolumeSource(_Obj, frozen=True):
+    endpoints: str = ""
+    path: str = ""
+    read_only: bool = False
+
+
+class FlockerVolumeSource(_Obj, frozen=True):
+    dataset_name: str = ""
+    dataset_uuid: str = msgspec.field(default="", name="datasetUUID")
+
+
+class CephFSVolumeSource(_Obj, frozen=True):
+    monitors: tuple[str, ...] = ()
+    path: str = ""
+    user: str = ""
+    secret_file: str = ""
+    secret_ref: LocalObjectReference | None = None
+    read_only: bool = False
+
+
+class QuobyteVolumeSource(_Obj, frozen=True):
+    registry: str = ""
+    volume: str = ""
+    read_only: bool = False
+    user: str = ""
+    group: str = ""
+    tenant: str = ""
+
+
+class FCVolumeSource(_Obj, frozen=True):
+    target_wwns: tuple[str, ...] = msgspec.field(default=(), name="targetWWNs")
+    lun: Int32 | None = None
+    fs_type: str = ""
+    read_only: bool = False
+    wwids: tuple[str, ...] = ()
+
+
+class FlexVolumeSource(_Obj, frozen=True):
+    driver: str = ""
+    fs_type: str = ""
+    secret_ref: LocalObjectReference | None = None
+    read_only: bool = False
+    # A map: the source is unhashable, so checked afresh each time (never cached).
+    options: dict[str, str] = {}
+
+
+class AzureFileVolumeSource(_Obj, frozen=True):
+    secret_name: str = ""
+    share_name: str = ""
+    read_only: bool = False
+
+
+class VsphereVirtualDiskVolumeSource(_Obj, frozen=True):
+    volume_path: str = ""
+    fs_type: str = ""
+    storage_policy_name: str = ""
+    storage_policy_id: str = msgspec.field(default="", name="storagePolicyID")
+
+
+class PhotonPersistentDiskVolumeSource(_Obj, frozen=True):
+    pd_id: str = msgspec.field(default="", name="pdID")
+    fs_type: str = ""
+
+
+class StorageOSVolumeSource(_Obj, frozen=True):
+    volume_name: str = ""
+    volume_namespace: str = ""
+    fs_type: str = ""
+    read_only: bool = False
+    secret_ref: LocalObjectReference | None = None
+
+
+class ScaleIOVolumeSource(_Obj, frozen=True):
+    gateway: str = ""
+    system: str = ""
+    secret_ref: LocalObjectReference | None = None
+    ssl_enabled: bool = False
+    protection_domain: str = ""
+    storage_pool: str = ""
+    storage_mode: str = ""
+    volume_name: str = ""
+    fs_type: str = ""
+    read_only: bool = False
 
 
 class Volume(_Obj, frozen=True):
     name: str = ""
     persistent_volume_claim: PersistentVolumeClaimVolumeSource | None = None
-    ephemeral: dict[str, Any] | None = None
+    ephemeral: EphemeralVolumeSource | None = None
     # Read by drain: kubectl refuses pods with local storage without --delete-emptydir-data.
     empty_dir: EmptyDirVolumeSource | None = None
     # Read by rebalance: the descheduler's evictor leaves pods with local storage alone.
@@ -249,26 +360,25 @@ class Volume(_Obj, frozen=True):
     rbd: RBDVolumeSource | None = None
     csi: CSIVolumeSource | None = None
     # In-tree sources CSI migration can translate, but whose volumes no limit counts here.
-    azure_file: dict[str, Any] | None = None
-    vsphere_volume: dict[str, Any] | None = None
-    portworx_volume: dict[str, Any] | None = None
-    # Decoded whole and validated (volume_source_validation.py), or (GivenSource) known only
-    # to be there: API validation counts it as the volume's one source, contents skipped.
-    git_repo: GivenSource | None = None
+    azure_file: AzureFileVolumeSource | None = None
+    vsphere_volume: VsphereVirtualDiskVolumeSource | None = None
+    portworx_volume: PortworxVolumeSource | None = None
+    # Decoded whole and validated (volume_source_validation.py, volume_source_legacy.py).
+    git_repo: GitRepoVolumeSource | None = None
     secret: SecretVolumeSource | None = None
     nfs: NFSVolumeSource | None = None
-    glusterfs: GivenSource | None = None
-    flocker: GivenSource | None = None
-    cephfs: GivenSource | None = None
-    quobyte: GivenSource | None = None
+    glusterfs: GlusterfsVolumeSource | None = None
+    flocker: FlockerVolumeSource | None = None
+    cephfs: CephFSVolumeSource | None = None
+    quobyte: QuobyteVolumeSource | None = None
     downward_api: DownwardAPIVolumeSource | None = msgspec.field(default=None, name="downwardAPI")
-    fc: GivenSource | None = None
-    flex_volume: GivenSource | None = None
+    fc: FCVolumeSource | None = None
+    flex_volume: FlexVolumeSource | None = None
     config_map: ConfigMapVolumeSource | None = None
-    photon_persistent_disk: GivenSource | None = None
-    storageos: GivenSource | None = None
+    photon_persistent_disk: PhotonPersistentDiskVolumeSource | None = None
+    storageos: StorageOSVolumeSource | None = None
     projected: ProjectedVolumeSource | None = None
-    scale_io: GivenSource | None = msgspec.field(default=None, name="scaleIO")
+    scale_io: ScaleIOVolumeSource | None = msgspec.field(default=None, name="scaleIO")
     image: ImageVolumeSource | None = None
 
 

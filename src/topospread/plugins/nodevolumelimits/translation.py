@@ -216,7 +216,7 @@ def inline_volume_handle(volume: Volume) -> str | None:
         if volume.azure_disk is not None:
             return azure_disk_volume_handle(volume.azure_disk)
         if volume.portworx_volume is not None:
-            return str(volume.portworx_volume.get("volumeID", ""))
+            return volume.portworx_volume.volume_id
     except TranslationError:
         return None
     return None

@@ -14,9 +14,15 @@ Delete is applied directly: the claims of an ordinal scaled away are deleted wit
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Final
 
 import msgspec
 
+from topospread.api.claim_spec import (
+    ClaimTemplateMeta,
+    PersistentVolumeClaimSpec,
+    PersistentVolumeClaimTemplate,
+)
 from topospread.api.decode_errors import clean, explain, type_info
 from topospread.api.storage import PersistentVolumeClaim, StorageClass
 from topospread.api.types import (
@@ -143,23 +149,27 @@ def ephemeral_claims(pod: Pod) -> list[PersistentVolumeClaim]:
     for volume in pod.spec.volumes:
         if volume.ephemeral is None:
             continue
-        template = volume.ephemeral.get("volumeClaimTemplate") or {}
-        claim = msgspec.convert(
-            {"spec": template.get("spec") or {}}, PersistentVolumeClaim, strict=False
-        )
-        meta = template.get("metadata") or {}
-        claim = msgspec.structs.replace(
-            claim,
+        template = volume.ephemeral.volume_claim_template or _EMPTY_TEMPLATE
+        meta = template.metadata or _EMPTY_TEMPLATE_META
+        # Only the template's labels and annotations are copied (validation refuses any other
+        # metadata); the claim's spec is the template's.
+        claim = PersistentVolumeClaim(
             metadata=ObjectMeta(
                 name=f"{pod.metadata.name}-{volume.name}",
                 namespace=pod.metadata.namespace,
-                labels=dict(meta.get("labels") or {}),
-                annotations=dict(meta.get("annotations") or {}),
+                labels=dict(meta.labels),
+                annotations=dict(meta.annotations),
                 owner_references=[owner],
             ),
+            spec=template.spec or _EMPTY_SPEC,
         )
         out.append(claim)
     return out
+
+
+_EMPTY_TEMPLATE: Final = PersistentVolumeClaimTemplate()
+_EMPTY_TEMPLATE_META: Final = ClaimTemplateMeta()
+_EMPTY_SPEC: Final = PersistentVolumeClaimSpec()
 
 
 def default_class(classes: Iterable[StorageClass]) -> str | None:

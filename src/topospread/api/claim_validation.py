@@ -1,0 +1,169 @@
+"""A PersistentVolumeClaim's spec and a claim template (a generic ephemeral volume's) as the API
+server validates them on create: one check for both, which ``storage_validation`` (the claim
+kind) and ``volume_source_legacy`` (a pod's ephemeral volume) share.
+
+Upstream: ValidatePersistentVolumeClaimSpec, ValidatePersistentVolumeClaimTemplate,
+ValidateTemplateObjectMeta (pkg/apis/core/validation/validation.go), v1.35.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from topospread.api.claim_spec import (
+    ClaimTemplateMeta,
+    PersistentVolumeClaimSpec,
+    PersistentVolumeClaimTemplate,
+    TypedLocalObjectReference,
+)
+from topospread.api.field import FieldError, Path, forbidden, invalid, not_supported, required
+from topospread.api.meta_validation import (
+    name_is_dns_subdomain,
+    validate_annotations,
+    validate_label_selector,
+    validate_labels,
+)
+from topospread.api.resource import Quantity
+from topospread.api.resource_validation import parse_field_quantity
+from topospread.api.storage import (
+    ACCESS_MODES,
+    READ_WRITE_ONCE_POD,
+    RESOURCE_STORAGE,
+    VOLUME_MODE_BLOCK,
+    VOLUME_MODE_FILESYSTEM,
+)
+from topospread.util.validation import is_dns1123_subdomain
+
+# The access modes and volume modes in the order upstream prints them (sets.List: sorted).
+SUPPORTED_ACCESS_MODES: Final = sorted(ACCESS_MODES)
+SUPPORTED_VOLUME_MODES: Final = (VOLUME_MODE_BLOCK, VOLUME_MODE_FILESYSTEM)
+
+
+def volume_mode_errors(mode: str | None, path: Path) -> list[FieldError]:
+    if mode is not None and mode not in SUPPORTED_VOLUME_MODES:
+        return [not_supported(path, mode, SUPPORTED_VOLUME_MODES)]
+    return []
+
+
+def class_name_errors(name: str | None, path: Path) -> list[FieldError]:
+    """A StorageClass named by a volume or a claim: a DNS subdomain when given (upstream's
+    ValidateClassName, NameIsDNSSubdomain); "" (no class) is not checked."""
+    if not name:
+        return []
+    return [invalid(path, name, msg) for msg in name_is_dns_subdomain(name, False)]
+
+
+def validate_claim_spec(spec: PersistentVolumeClaimSpec, path: Path) -> list[FieldError]:
+    """A claim's spec, a PersistentVolumeClaim's or a claim template's (with the default
+    feature gates: VolumeAttributesClass on). Not checked: dataSourceRef (not decoded).
+
+    Upstream: ValidatePersistentVolumeClaimSpec (core validation.go, v1.35)
+    """
+    modes_path = path.child("accessModes")
+    errs: list[FieldError] = []
+    if not spec.access_modes:
+        errs.append(required(modes_path, "at least 1 access mode is required"))
+    errs += validate_label_selector(spec.selector, path.child("selector"))
+    once_pod = others = False
+    for mode in spec.access_modes:
+        if mode not in ACCESS_MODES:
+            errs.append(not_supported(modes_path, mode, SUPPORTED_ACCESS_MODES))
+        elif mode == READ_WRITE_ONCE_POD:
+            once_pod = True
+        else:
+            others = True
+    if once_pod and others:
+        errs.append(forbidden(modes_path, "may not use ReadWriteOncePod with other access modes"))
+    requests = path.child("resources").key(RESOURCE_STORAGE)
+    storage = spec.resources.requests.get(RESOURCE_STORAGE)
+    if storage is None:
+        errs.append(required(requests, ""))
+    else:
+        parsed = parse_field_quantity(storage, requests)
+        if isinstance(parsed, FieldError):
+            errs.append(parsed)
+        elif parsed.cmp(Quantity()) <= 0:
+            errs.append(invalid(requests, str(parsed), "must be greater than zero"))
+    errs += class_name_errors(spec.storage_class_name, path.child("storageClassName"))
+    errs += volume_mode_errors(spec.volume_mode, path.child("volumeMode"))
+    if spec.data_source is not None:
+        errs += _data_source(spec.data_source, path.child("dataSource"))
+    return errs + class_name_errors(
+        spec.volume_attributes_class_name, path.child("volumeAttributesClassName")
+    )
+
+
+def _data_source(ref: TypedLocalObjectReference, path: Path) -> list[FieldError]:
+    """Upstream: validateDataSource (core validation.go, v1.35)"""
+    errs: list[FieldError] = []
+    if not ref.name:
+        errs.append(required(path.child("name"), ""))
+    if not ref.kind:
+        errs.append(required(path.child("kind"), ""))
+    group = ref.api_group or ""
+    if not group and ref.kind != "PersistentVolumeClaim":
+        msg = "must be 'PersistentVolumeClaim' when referencing the default apiGroup"
+        errs.append(invalid(path, ref.kind, msg))
+    if group:
+        errs += [invalid(path.child("apiGroup"), group, m) for m in is_dns1123_subdomain(group)]
+    return errs
+
+
+# The fields of meta/v1 ObjectMeta in Go's order, as a template's metadata may not set them
+# (``labels`` and ``annotations`` are allowed): (attribute, field path child).
+_TEMPLATE_META_FORBIDDEN: Final = (
+    ("name", "name"),
+    ("generate_name", "generateName"),
+    ("namespace", "namespace"),
+    ("self_link", "selfLink"),
+    ("uid", "uID"),  # sic: Go's field name UID with its first letter lowered
+    ("resource_version", "resourceVersion"),
+    ("generation", "generation"),
+    ("creation_timestamp", "creationTimestamp"),
+    ("deletion_timestamp", "deletionTimestamp"),
+    ("deletion_grace_period_seconds", "deletionGracePeriodSeconds"),
+    ("owner_references", "ownerReferences"),
+    ("finalizers", "finalizers"),
+    ("managed_fields", "managedFields"),
+)
+# The fields Go finds set whenever they are given (pointers, and slices: ``[]`` is not nil);
+# the others are set unless their zero ("", 0; a creation timestamp of "" or null).
+_SET_WHEN_GIVEN: Final = frozenset(
+    (
+        "deletion_timestamp",
+        "deletion_grace_period_seconds",
+        "owner_references",
+        "finalizers",
+        "managed_fields",
+    )
+)
+
+
+def validate_template_object_meta(meta: ClaimTemplateMeta, path: Path) -> list[FieldError]:
+    """Annotations and labels, then each other field that is set (not its Go zero value).
+
+    Upstream: ValidateTemplateObjectMeta, validateFieldAllowList (core validation.go, v1.35)
+    """
+    errs = validate_annotations(meta.annotations, path.child("annotations"))
+    errs += validate_labels(meta.labels, path.child("labels"))
+    for attr, child in _TEMPLATE_META_FORBIDDEN:
+        value = getattr(meta, attr)
+        if value is not None if attr in _SET_WHEN_GIVEN else value:
+            errs.append(forbidden(path.child(child), "cannot be set"))
+    return errs
+
+
+def validate_claim_template(
+    template: PersistentVolumeClaimTemplate, path: Path
+) -> list[FieldError]:
+    """A claim template (a generic ephemeral volume's), at ``path``.
+
+    Upstream: ValidatePersistentVolumeClaimTemplate (core validation.go, v1.35)
+    """
+    meta = template.metadata or _EMPTY_META
+    errs = validate_template_object_meta(meta, path.child("metadata"))
+    return errs + validate_claim_spec(template.spec or _EMPTY_SPEC, path.child("spec"))
+
+
+_EMPTY_META: Final = ClaimTemplateMeta()
+_EMPTY_SPEC: Final = PersistentVolumeClaimSpec()
