@@ -222,7 +222,8 @@ SOURCES: Final[dict[str, tuple[dict[str, Any], list[str]]]] = {
         {"flexVolume": {"driver": "example/flex"}, "csi": {"driver": "d", "volumeHandle": "h"}},
         [f"spec.csi: {MORE}"],
     ),
-    "a source whose fields are not checked still counts": ({"scaleIO": {}}, []),
+    # glusterfs: its PV variant's fields are not decoded yet (scaleIO's now are, and refused).
+    "a source whose fields are not checked still counts": ({"glusterfs": {}}, []),
     "host mount of / with recycle reclaim policy": (
         {
             "hostPath": {"path": "/", "type": "Directory"},

@@ -531,6 +531,25 @@ PV_SOURCES: Final[dict[str, tuple[dict[str, Any], list[str]]]] = {
             'spec.iscsi.initiatorname: Invalid value: "x": must be valid format',
         ],
     ),
+    "a PV's cephfs, as a pod's (a secret of another namespace kept)": (
+        {"cephfs": {"secretRef": {"name": "s", "namespace": "other"}}},
+        ["spec.cephfs.monitors: Required value"],
+    ),
+    "a PV's scaleIO, as a pod's": (
+        {"scaleIO": {"secretRef": {"name": "s"}}},
+        [
+            "spec.scaleIO.gateway: Required value",
+            "spec.scaleIO.system: Required value",
+            "spec.scaleIO.volumeName: Required value",
+        ],
+    ),
+    "a PV's flocker, quobyte's registry, fc": (
+        {"flocker": {}, "quobyte": {}},
+        [
+            "spec.flocker: Required value: one of datasetName and datasetUUID is required",
+            "spec.quobyte: Forbidden: may not specify more than 1 volume type",
+        ],
+    ),
     "a PV's Azure disk URI for its defaulted kind": (
         {"azureDisk": {"diskName": "d", "diskURI": "/subscriptions/s"}},
         [

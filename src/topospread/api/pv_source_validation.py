@@ -2,14 +2,14 @@
 (the first one given, in upstream's order, is the volume's type and has its own fields checked;
 every later one is one too many; none at all is refused), and a local volume's node affinity.
 
-The sources a pod's volumes share with a PV are checked by ``volume_source_validation`` (hostPath,
-GCE PD, AWS EBS, NFS, RBD, Cinder, Azure Disk); the PV's own variants are here: CSI (driver,
-volume handle and secret references), iSCSI (the PV's IQN formats), local, Portworx.
-
-Not checked (not decoded): glusterfs, flocker, quobyte, cephfs, fc, flexVolume, azureFile,
-vsphereVolume, photonPersistentDisk, scaleIO, storageos (``volumes.GivenSource``: known only to
-be there); the length of an iSCSI volume's name and portal with an initiator name (the PV's
-name is not passed here).
+The sources whose checks a PV shares with a pod's volumes are checked by the pod's validators
+(``volume_source_legacy.source_errors``: hostPath, GCE PD, AWS EBS, NFS, RBD, Cinder and a PV's
+secret namespace, Azure Disk, flocker, quobyte, cephfs, fc, vsphereVolume,
+photonPersistentDisk, scaleIO); the PV's own variants are here: CSI (driver, volume handle and
+secret references), iSCSI (the PV's IQN formats), local, Portworx. Not checked (not decoded):
+glusterfs, flexVolume, azureFile, storageos (``volumes.GivenSource``: known only to be there);
+the length of an iSCSI volume's name and portal with an initiator name (the PV's name is not
+passed here).
 """
 
 from __future__ import annotations
@@ -73,6 +73,15 @@ _SHARED: Final = frozenset(
         "rbd",
         "cinder",
         "azure_disk",
+        # validateCephFSPersistentVolumeSource and validateScaleIOPersistentVolumeSource check
+        # what the pod's do; the others are the pod's own validators.
+        "flocker",
+        "quobyte",
+        "cephfs",
+        "fc",
+        "vsphere_volume",
+        "photon_persistent_disk",
+        "scale_io",
     }
 )
 

@@ -21,16 +21,23 @@ from topospread.api.types import LabelSelector, NodeSelector, ObjectMeta
 from topospread.api.volumes import (
     AWSElasticBlockStoreVolumeSource,
     AzureDiskVolumeSource,
+    CephFSVolumeSource,
     CinderVolumeSource,
     CSIPersistentVolumeSource,
+    FCVolumeSource,
+    FlockerVolumeSource,
     GCEPersistentDiskVolumeSource,
     GivenSource,
     HostPathVolumeSource,
     ISCSIVolumeSource,
     LocalVolumeSource,
     NFSVolumeSource,
+    PhotonPersistentDiskVolumeSource,
     PortworxVolumeSource,
+    QuobyteVolumeSource,
     RBDVolumeSource,
+    ScaleIOVolumeSource,
+    VsphereVirtualDiskVolumeSource,
 )
 
 # Access modes (core/v1 PersistentVolumeAccessMode).
@@ -103,15 +110,15 @@ class PersistentVolumeSpec(_Obj, frozen=True):
     local: LocalVolumeSource | None = None
     nfs: NFSVolumeSource | None = None
     glusterfs: GivenSource | None = None
-    flocker: GivenSource | None = None
-    quobyte: GivenSource | None = None
-    cephfs: GivenSource | None = None
-    fc: GivenSource | None = None
+    flocker: FlockerVolumeSource | None = None
+    quobyte: QuobyteVolumeSource | None = None
+    cephfs: CephFSVolumeSource | None = None
+    fc: FCVolumeSource | None = None
     flex_volume: GivenSource | None = None
     azure_file: GivenSource | None = None
-    vsphere_volume: GivenSource | None = None
-    photon_persistent_disk: GivenSource | None = None
-    scale_io: GivenSource | None = msgspec.field(default=None, name="scaleIO")
+    vsphere_volume: VsphereVirtualDiskVolumeSource | None = None
+    photon_persistent_disk: PhotonPersistentDiskVolumeSource | None = None
+    scale_io: ScaleIOVolumeSource | None = msgspec.field(default=None, name="scaleIO")
     storageos: GivenSource | None = None
 
 

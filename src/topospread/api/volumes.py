@@ -274,7 +274,8 @@ class CephFSVolumeSource(_Obj, frozen=True):
     path: str = ""
     user: str = ""
     secret_file: str = ""
-    secret_ref: LocalObjectReference | None = None
+    # A pod's names a secret of its namespace (``name``); a PersistentVolume's may name another.
+    secret_ref: SecretReference | None = None
     read_only: bool = False
 
 
@@ -333,7 +334,8 @@ class StorageOSVolumeSource(_Obj, frozen=True):
 class ScaleIOVolumeSource(_Obj, frozen=True):
     gateway: str = ""
     system: str = ""
-    secret_ref: LocalObjectReference | None = None
+    # A pod's names a secret of its namespace (``name``); a PersistentVolume's may name another.
+    secret_ref: SecretReference | None = None
     ssl_enabled: bool = False
     protection_domain: str = ""
     storage_pool: str = ""
