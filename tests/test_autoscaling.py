@@ -237,7 +237,8 @@ def test_the_same_seed_gives_the_same_report() -> None:
         ),
         (
             {"karpenter": {"nodePools": [{"name": "p", "weight": 500}]}},
-            r"t.yaml: autoscaler.karpenter.nodePools\[0\]: nodepool p: weight: Invalid value",
+            r"t.yaml: autoscaler.karpenter.nodePools\[0\] \(NodePool p\): weight: Invalid value: "
+            r"500: weight in body should be less than or equal to 100",
         ),
         (
             {"karpenter": {"nodePools": [], "batchIdleDuration": "soon"}},

@@ -203,6 +203,11 @@ def test_parses_a_nodepool_manifest() -> None:
                 "template": {
                     "metadata": {"labels": {"team": "a"}},
                     "spec": {
+                        "nodeClassRef": {
+                            "group": "karpenter.k8s.aws",
+                            "kind": "EC2NodeClass",
+                            "name": "default",
+                        },
                         "requirements": [
                             {
                                 "key": "karpenter.sh/capacity-type",
@@ -241,27 +246,36 @@ def test_parses_a_nodepool_manifest() -> None:
     [
         (
             {"name": "p", "requirements": [{"key": "k", "operator": "Near", "values": []}]},
-            "nodepool p: requirements[0].operator: Unsupported value: 'Near'",
+            'nodepools.yaml[0] (NodePool p): requirements[0].operator: Unsupported value: "Near": '
+            'supported values: "Gte", "Lte", "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"',
         ),
         (
             {"name": "p", "requirements": [{"key": "k", "operator": "Gt", "values": ["x"]}]},
-            "nodepool p: requirements[0].values: Invalid value: ['x']: operator Gt needs one "
-            "integer value",
+            'nodepools.yaml[0] (NodePool p): requirements: Invalid value: "array": type '
+            "conversion error from 'string' to 'int' evaluating rule: requirements operator "
+            "'Gt', 'Lt', 'Gte', or 'Lte' must have a single positive integer value",
         ),
         (
             {"name": "p", "weight": 200},
-            "nodepool p: weight: Invalid value: 200: must be between 1 and 100",
+            "nodepools.yaml[0] (NodePool p): weight: Invalid value: 200: weight in body should "
+            "be less than or equal to 100",
         ),
         (
             {"name": "p", "disruption": {"budgets": [{"nodes": "ten"}]}},
-            "nodepool p: disruption.budgets[0].nodes: Invalid value: 'ten'",
+            'nodepools.yaml[0] (NodePool p): disruption.budgets[0].nodes: Invalid value: "ten": '
+            "disruption.budgets[0].nodes in body should match '^((100|[0-9]{1,2})%|[0-9]+)$'",
         ),
         (
             {"name": "p", "disruption": {"consolidationPolicy": "Always"}},
-            "nodepool p: disruption.consolidationPolicy: Unsupported value: 'Always'",
+            "nodepools.yaml[0] (NodePool p): disruption.consolidationPolicy: Unsupported value: "
+            '"Always": supported values: "WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced"',
         ),
-        ({"name": "p", "limits": {"cpu": "lots"}}, "nodepool p: limits.cpu: Invalid value: 'lots'"),
-        ({"weight": 1}, "nodepools.yaml[0]: metadata.name: Required value"),
+        (
+            {"name": "p", "limits": {"cpu": "lots"}},
+            'nodepools.yaml[0] (NodePool p): limits.cpu: Invalid value: "lots": limits.cpu in '
+            "body should match",
+        ),
+        ({"weight": 1}, "nodepools.yaml[0]: name: Required value"),
     ],
     ids=["operator", "gt value", "weight", "budget nodes", "policy", "limit", "name"],
 )

@@ -45,7 +45,6 @@ from topospread.autoscaler.karpenter import (
     InstanceType,
     NodePool,
     load_catalogue,
-    parse_nodepool,
     parse_nodepools,
 )
 from topospread.errors import ManifestError
@@ -255,14 +254,6 @@ def _parse_karpenter(raw: object, where: str, delay: float, base: Path) -> Karpe
     raw_pools = a.get("nodePools")
     if not isinstance(raw_pools, list):
         raise ManifestError(f"{where}: nodePools: Required value: a list of NodePools")
-    for i, item in enumerate(raw_pools):
-        at = f"{where}.nodePools[{i}]"
-        try:
-            parse_nodepool(item, at)
-        except ManifestError as err:
-            if str(err).startswith(at):
-                raise
-            raise ManifestError(f"{at}: {err}") from err
     pools = parse_nodepools(raw_pools, f"{where}.nodePools")
     catalogue = None
     if "catalogue" in a:

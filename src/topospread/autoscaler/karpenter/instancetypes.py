@@ -156,6 +156,17 @@ def stock_out(
     return out
 
 
+_TYPE_KEYS: Final = ("name", "cpu", "memory", "pods", "arch", "offerings")
+_OFFERING_KEYS: Final = ("zone", "capacityType", "price", "available")
+
+
+def _known(raw: Mapping[str, object], keys: tuple[str, ...], where: str) -> None:
+    """An unknown (e.g. misspelled) key is an error, not ignored."""
+    unknown = [str(k) for k in raw if k not in keys]
+    if unknown:
+        raise ManifestError(f"{where}: {unknown[0]}: unknown field; expected {', '.join(keys)}")
+
+
 def _field(raw: Mapping[str, object], key: str, where: str) -> object:
     if key not in raw:
         raise ManifestError(f"{where}: {key}: Required value")
@@ -165,6 +176,7 @@ def _field(raw: Mapping[str, object], key: str, where: str) -> object:
 def _parse_offering(raw: object, where: str) -> Offering:
     if not isinstance(raw, Mapping):
         raise ManifestError(f"{where}: expected a mapping with zone, capacityType, price")
+    _known(raw, _OFFERING_KEYS, where)
     zone = _field(raw, "zone", where)
     ct = raw.get("capacityType", CAPACITY_TYPE_ON_DEMAND)
     price = _field(raw, "price", where)
@@ -206,6 +218,7 @@ def parse_instance_type(raw: object, where: str) -> InstanceType:
     price, available}]}``."""
     if not isinstance(raw, Mapping):
         raise ManifestError(f"{where}: expected a mapping with name, cpu, memory, pods, offerings")
+    _known(raw, _TYPE_KEYS, where)
     name = _field(raw, "name", where)
     if not isinstance(name, str) or not name:
         raise ManifestError(f"{where}: name: Invalid value: {name!r}: expected a name")
@@ -230,8 +243,9 @@ def parse_instance_type(raw: object, where: str) -> InstanceType:
 
 def parse_catalogue(raw: object, where: str) -> list[InstanceType]:
     """A catalogue: a list of instance types with unique names (``where`` names the file)."""
-    if isinstance(raw, Mapping) and "instanceTypes" in raw:
-        raw, where = raw["instanceTypes"], f"{where}: instanceTypes"
+    if isinstance(raw, Mapping):
+        _known(raw, ("instanceTypes",), where)
+        raw, where = raw.get("instanceTypes"), f"{where}: instanceTypes"
     if not isinstance(raw, list):
         raise ManifestError(f"{where}: expected a list of instance types")
     out: list[InstanceType] = []

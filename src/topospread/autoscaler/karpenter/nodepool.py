@@ -1,20 +1,34 @@
 """NodePools: what Karpenter may launch (requirements, taints, labels), how much (limits), in
 which order (weight), and how it may take nodes away again (the disruption block).
 
-Parsed from a NodePool manifest (``apiVersion: karpenter.sh/v1``, ``kind: NodePool``) or the
-bare spec with a ``name``; errors name the NodePool and the field and raise ManifestError.
+Parsed from a NodePool manifest (``apiVersion: karpenter.sh/v1``, ``kind: NodePool``),
+decoded and validated as the API server does for Karpenter's CRD (nodepool_validation), or from
+the short form, the spec's fields beside a ``name``; errors name the NodePool and the field and
+raise ManifestError. What the CRD accepts and topospread does not model is refused by name
+(static NodePools, operators Gte/Lte, minValues, limits other than cpu and memory, the Balanced
+policy, budgets with a schedule); accepted and without effect here: the node class reference,
+expireAfter, terminationGracePeriod, startupTaints and the template's annotations.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Final
+from dataclasses import dataclass, field, replace
+from typing import Any, Final
 
+from topospread.api.field import FieldError
 from topospread.api.resource import parse_quantity
+from topospread.api.strict import FieldValidation, current_mode, report
 from topospread.api.types import Taint
 from topospread.autoscaler.clusterautoscaler.options import parse_go_duration
+from topospread.autoscaler.karpenter.nodepool_validation import (
+    API_VERSION,
+    KIND,
+    MetadataError,
+    validate_manifest,
+)
 from topospread.autoscaler.karpenter.requirements import (
     NODEPOOL_LABEL,
     OPERATORS,
@@ -82,156 +96,167 @@ class NodePool:
         return max(0, allowed - disrupting)
 
 
-def _bad(path: str, value: object, detail: str) -> ManifestError:
-    return ManifestError(f"{path}: Invalid value: {value!r}: {detail}")
+_SHORT_KEYS: Final = ("name", "labels", "requirements", "taints", "limits", "weight", "disruption")
+# The short form's fields and where each sits in a manifest.
+_TEMPLATE_SPEC_KEYS: Final = ("requirements", "taints")
+_SPEC_KEYS: Final = ("limits", "weight", "disruption")
+# Placeholders for what the CRD requires and the short form leaves out: the provider's node
+# class (not modelled) and requirements (none), and consolidateAfter (Karpenter after v1.14
+# defaults it to 0s, as the disruption block's own default does).
+_NODE_CLASS_PLACEHOLDER: Final = {"group": "topospread", "kind": "NodeClass", "name": "default"}
 
 
-def _parse_requirement(raw: object, where: str) -> Requirement:
-    if not isinstance(raw, Mapping):
-        raise ManifestError(f"{where}: expected a mapping with key, operator, values")
-    key = raw.get("key")
-    if not isinstance(key, str) or not key:
-        raise ManifestError(f"{where}.key: Required value")
-    op = raw.get("operator")
-    if op not in OPERATORS:
-        supported = ", ".join(f'"{o}"' for o in OPERATORS)
-        raise ManifestError(
-            f"{where}.operator: Unsupported value: {op!r}: supported values: {supported}"
-        )
-    values = raw.get("values", [])
-    if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
-        raise _bad(f"{where}.values", values, "expected a list of strings")
-    if op in ("In",) and not values:
-        raise ManifestError(f"{where}.values: Required value: operator In needs values")
-    if op in ("Exists", "DoesNotExist") and values:
-        raise _bad(f"{where}.values", values, f"operator {op} takes no values")
-    if op in ("Gt", "Lt") and (len(values) != 1 or not values[0].lstrip("-").isdigit()):
-        raise _bad(f"{where}.values", values, f"operator {op} needs one integer value")
-    return Requirement.new(key, str(op), values)
+def _is_manifest(raw: Mapping[str, Any]) -> bool:
+    return any(k in raw for k in ("apiVersion", "kind", "metadata", "spec"))
 
 
-def _parse_budget(raw: object, where: str) -> Budget:
-    if not isinstance(raw, Mapping):
-        raise ManifestError(f"{where}: expected a mapping with nodes")
-    if "schedule" in raw or "duration" in raw:
-        raise ManifestError(f"{where}.schedule: budgets with a schedule are not modelled")
-    nodes = raw.get("nodes", "10%")
-    text = str(nodes) if isinstance(nodes, int) and not isinstance(nodes, bool) else nodes
-    if not isinstance(text, str) or not (
-        text.isdigit() or (text.endswith("%") and text[:-1].isdigit() and int(text[:-1]) <= 100)
-    ):
-        raise _bad(f"{where}.nodes", nodes, "expected a count or a percentage such as 10%")
-    reasons = raw.get("reasons", [])
-    if not isinstance(reasons, list) or any(r not in DISRUPTION_REASONS for r in reasons):
-        raise _bad(
-            f"{where}.reasons", reasons, f"expected a list of {', '.join(DISRUPTION_REASONS)}"
-        )
-    return Budget(text, tuple(reasons))
+def _manifest_of(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """The manifest a short form stands for."""
+    tspec: dict[str, Any] = {"nodeClassRef": dict(_NODE_CLASS_PLACEHOLDER), "requirements": []}
+    tspec.update({k: raw[k] for k in _TEMPLATE_SPEC_KEYS if k in raw})
+    template: dict[str, Any] = {"spec": tspec}
+    if "labels" in raw:
+        template["metadata"] = {"labels": raw["labels"]}
+    spec: dict[str, Any] = {"template": template, **{k: raw[k] for k in _SPEC_KEYS if k in raw}}
+    disruption = spec.get("disruption")
+    if isinstance(disruption, Mapping) and disruption.get("consolidateAfter") is None:
+        spec["disruption"] = {**disruption, "consolidateAfter": "0s"}
+    return {
+        "apiVersion": API_VERSION,
+        "kind": KIND,
+        "metadata": {"name": raw["name"]},
+        "spec": spec,
+    }
 
 
-def _parse_taint(raw: object, where: str) -> Taint:
-    if not isinstance(raw, Mapping) or not isinstance(raw.get("key"), str):
-        raise ManifestError(f"{where}.key: Required value")
-    effect = raw.get("effect", "")
-    if effect not in ("NoSchedule", "PreferNoSchedule", "NoExecute"):
-        raise ManifestError(
-            f'{where}.effect: Unsupported value: {effect!r}: supported values: "NoExecute", '
-            '"NoSchedule", "PreferNoSchedule"'
-        )
-    return Taint(key=str(raw["key"]), value=str(raw.get("value", "")), effect=str(effect))
+_SHORT_PATH: Final = re.compile(
+    r"^(spec\.template\.spec\.|spec\.template\.metadata\.|spec\.|metadata\.)"
+)
 
 
-def _mapping(raw: object, where: str) -> Mapping[str, object]:
-    if raw is None:
-        return {}
-    if not isinstance(raw, Mapping):
-        raise ManifestError(f"{where}: expected a mapping")
-    return raw
+def _short_error(err: FieldError) -> str:
+    """An error of a short form's manifest, its field as the short form names it."""
+    short = _SHORT_PATH.sub("", err.field)
+    return str(replace(err, field=short, detail=err.detail.replace(err.field, short)))
 
 
-def _limit(limits: Mapping[str, object], key: str, where: str, milli: bool) -> int | None:
-    if key not in limits:
-        return None
-    value = limits[key]
-    if isinstance(value, bool) or not isinstance(value, str | int | float):
-        raise _bad(f"{where}.{key}", value, "expected a quantity")
-    try:
-        q = parse_quantity(value)
-    except ValueError as e:
-        raise _bad(f"{where}.{key}", value, str(e)) from e
-    return q.milli_value() if milli else q.value()
+def _not_modelled(label: str, path: str, what: str) -> ManifestError:
+    return ManifestError(f"{label}: {path}: {what} not modelled by topospread")
 
 
 def parse_nodepool(raw: object, where: str) -> NodePool:
-    """A NodePool from its manifest, or from ``{name, requirements, ...}`` (the spec fields
-    at the top level, the template's fields beside them)."""
+    """A NodePool from its manifest (``apiVersion: karpenter.sh/v1``, ``kind: NodePool``),
+    decoded and validated as the API server does (nodepool_validation), or from the short form
+    ``{name, labels, requirements, taints, limits, weight, disruption}`` (the spec's fields at
+    the top level, the template's beside them), validated by the same rules. Errors name
+    ``where``, the NodePool and the field, and raise ManifestError."""
     if not isinstance(raw, Mapping):
         raise ManifestError(f"{where}: expected a NodePool mapping")
-    manifest = "spec" in raw
+    manifest = _is_manifest(raw)
     if manifest:
-        name = _mapping(raw.get("metadata"), f"{where}: metadata").get("name")
-        spec = _mapping(raw["spec"], f"{where}: spec")
-        template = _mapping(spec.get("template"), f"{where}: spec.template")
-        tmeta = _mapping(template.get("metadata"), f"{where}: spec.template.metadata")
-        tspec = _mapping(template.get("spec"), f"{where}: spec.template.spec")
+        meta = raw.get("metadata")
+        name = meta.get("name") if isinstance(meta, Mapping) else None
     else:
-        name, spec, tmeta, tspec = raw.get("name"), raw, raw, raw
-    if not isinstance(name, str) or not name:
-        raise ManifestError(f"{where}: metadata.name: Required value: a NodePool needs a name")
-    # Field paths as the API server writes them: "nodepool web: spec.limits".
-    where = f"nodepool {name}: " + ("spec." if manifest else "")
-    tpath = f"nodepool {name}: " + ("spec.template.spec." if manifest else "")
-    raw_reqs = tspec.get("requirements", [])
-    if not isinstance(raw_reqs, list):
-        raise ManifestError(f"{tpath}requirements: expected a list")
-    requirements = tuple(
-        _parse_requirement(r, f"{tpath}requirements[{i}]") for i, r in enumerate(raw_reqs)
-    )
-    raw_taints = tspec.get("taints", [])
-    if not isinstance(raw_taints, list):
-        raise ManifestError(f"{tpath}taints: expected a list")
-    taints = tuple(_parse_taint(t, f"{tpath}taints[{i}]") for i, t in enumerate(raw_taints))
-    labels = _mapping(tmeta.get("labels"), f"{where}labels")
-    limits = _mapping(spec.get("limits"), f"{where}limits")
-    weight = spec.get("weight", 0)
-    if (
-        isinstance(weight, bool)
-        or not isinstance(weight, int)
-        or not (1 <= weight <= 100 or ("weight" not in spec and weight == 0))
-    ):
-        raise _bad(f"{where}weight", weight, "must be between 1 and 100")
-    disruption = _mapping(spec.get("disruption"), f"{where}disruption")
-    policy = disruption.get("consolidationPolicy", CONSOLIDATION_WHEN_EMPTY_OR_UNDERUTILIZED)
-    if policy not in (CONSOLIDATION_WHEN_EMPTY, CONSOLIDATION_WHEN_EMPTY_OR_UNDERUTILIZED):
+        name = raw.get("name")
+    label = f"{where} (NodePool {name})" if isinstance(name, str) and name else where
+    if manifest:
+        version, kind = raw.get("apiVersion"), raw.get("kind")
+        if (version, kind) != (API_VERSION, KIND):
+            raise ManifestError(
+                f'{label}: no matches for kind "{kind}" in version "{version}": expected '
+                f"apiVersion {API_VERSION}, kind {KIND}"
+            )
+        try:
+            unknown, obj, errs = validate_manifest(raw)
+        except MetadataError as err:
+            raise ManifestError(f"{label}: {err}") from err
+        if unknown:
+            problems = [f'unknown field "{path}"' for path, _ in unknown]
+            if current_mode() is FieldValidation.STRICT:
+                raise ManifestError(f"{label}: strict decoding error: {', '.join(problems)}")
+            report(label, "", problems)
+        if errs:
+            raise ManifestError(f"{label}: {errs[0]}")
+        return _build(obj, label, "spec.", "spec.template.spec.")
+    extra = [str(k) for k in raw if k not in _SHORT_KEYS]
+    if extra:
         raise ManifestError(
-            f"{where}disruption.consolidationPolicy: Unsupported value: {policy!r}: supported "
-            f'values: "{CONSOLIDATION_WHEN_EMPTY}", "{CONSOLIDATION_WHEN_EMPTY_OR_UNDERUTILIZED}"'
+            f"{label}: {extra[0]}: unknown field; expected {', '.join(_SHORT_KEYS)}"
         )
-    after_raw = disruption.get("consolidateAfter", "0s")
-    try:
-        after = math.inf if after_raw == "Never" else parse_go_duration(str(after_raw))
-    except ValueError as e:
-        raise _bad(
-            f"{where}disruption.consolidateAfter", after_raw, "expected a duration or Never"
-        ) from e
-    raw_budgets = disruption.get("budgets", [{"nodes": "10%"}])
-    if not isinstance(raw_budgets, list):
-        raise ManifestError(f"{where}disruption.budgets: expected a list")
-    budgets = tuple(
-        _parse_budget(b, f"{where}disruption.budgets[{i}]") for i, b in enumerate(raw_budgets)
+    if not isinstance(name, str) or not name:
+        raise ManifestError(f"{where}: name: Required value: a NodePool needs a name")
+    unknown, obj, errs = validate_manifest(_manifest_of(raw))
+    if unknown:
+        path, known = unknown[0]
+        raise ManifestError(
+            f"{label}: {_SHORT_PATH.sub('', path)}: unknown field; expected {', '.join(known)}"
+        )
+    if errs:
+        raise ManifestError(f"{label}: {_short_error(errs[0])}")
+    return _build(obj, label, "", "")
+
+
+def _build(obj: Mapping[str, Any], label: str, spath: str, tpath: str) -> NodePool:
+    """The NodePool of a validated, defaulted manifest; what it sets that topospread does not
+    model is refused (``spath``/``tpath``: how the errors name spec's and the template's
+    fields)."""
+    spec = obj["spec"]
+    template = spec["template"]
+    tspec = template["spec"]
+    if "replicas" in spec:
+        raise _not_modelled(label, f"{spath}replicas", "static NodePools (replicas) are")
+    requirements = []
+    for i, r in enumerate(tspec.get("requirements", [])):
+        at = f"{tpath}requirements[{i}]"
+        if r["operator"] not in OPERATORS:
+            raise _not_modelled(label, f"{at}.operator", f"operator {r['operator']} is")
+        if "minValues" in r:
+            raise _not_modelled(label, f"{at}.minValues", "minValues is")
+        requirements.append(Requirement.new(r["key"], r["operator"], r.get("values", [])))
+    taints = tuple(
+        Taint(key=t["key"], value=t.get("value", ""), effect=t["effect"])
+        for t in tspec.get("taints", [])
     )
+    limits = spec.get("limits", {})
+    for key in limits:
+        if key not in ("cpu", "memory"):
+            raise _not_modelled(
+                label, f"{spath}limits.{key}", "limits other than cpu and memory are"
+            )
+    disruption = spec["disruption"]
+    policy = disruption["consolidationPolicy"]
+    if policy not in (CONSOLIDATION_WHEN_EMPTY, CONSOLIDATION_WHEN_EMPTY_OR_UNDERUTILIZED):
+        raise _not_modelled(label, f"{spath}disruption.consolidationPolicy", f"{policy} is")
+    after_text = disruption["consolidateAfter"]
+    after = math.inf if after_text == "Never" else parse_go_duration(after_text)
+    budgets = []
+    for i, b in enumerate(disruption["budgets"]):
+        if "schedule" in b:
+            at = f"{spath}disruption.budgets[{i}].schedule"
+            raise _not_modelled(label, at, "budgets with a schedule are")
+        budgets.append(Budget(b["nodes"], tuple(b.get("reasons", ()))))
     return NodePool(
-        name,
-        requirements,
-        {str(k): str(v) for k, v in labels.items()},
+        obj["metadata"]["name"],
+        tuple(requirements),
+        dict(template.get("metadata", {}).get("labels", {})),
         taints,
-        _limit(limits, "cpu", f"{where}limits", milli=True),
-        _limit(limits, "memory", f"{where}limits", milli=False),
-        weight,
-        str(policy),
+        _limit(limits, "cpu", milli=True),
+        _limit(limits, "memory", milli=False),
+        int(spec.get("weight", 0)),
+        policy,
         after,
-        budgets,
+        tuple(budgets),
     )
+
+
+def _limit(limits: Mapping[str, object], key: str, milli: bool) -> int | None:
+    if key not in limits:
+        return None
+    value = limits[key]
+    # The schema's int-or-string; a float here is integral (e.g. 2.0 in YAML).
+    assert isinstance(value, str | int | float)
+    q = parse_quantity(int(value) if isinstance(value, float) else value)
+    return q.milli_value() if milli else q.value()
 
 
 def parse_nodepools(raw: object, where: str) -> list[NodePool]:
