@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
+from topospread.api.strict import FieldValidation, field_validation
 from topospread.autoscaler.karpenter import parse_catalogue, parse_nodepool
 from topospread.autoscaler.karpenter.nodepool_validation import (
     CEL_RULES,
@@ -473,3 +474,14 @@ def test_the_metadata_is_read_as_for_a_cluster_scoped_custom_resource(
     metadata: Any, message: str
 ) -> None:
     assert error_of(manifest(metadata=metadata)) == message
+
+
+def test_under_warn_an_unknown_field_is_a_warning_and_the_rest_is_still_validated() -> None:
+    raw = manifest(weigth=1)
+    with field_validation(FieldValidation.WARN) as warnings:
+        assert parse_nodepool(raw, WHERE).weight == 0
+    assert warnings == [f'{LABEL}: unknown field "spec.weigth"']
+    raw["spec"]["weight"] = 500
+    with field_validation(FieldValidation.IGNORE), pytest.raises(ManifestError) as err:
+        parse_nodepool(raw, WHERE)
+    assert str(err.value).startswith(f"{LABEL}: spec.weight: Invalid value: 500")

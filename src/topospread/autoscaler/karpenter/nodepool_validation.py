@@ -498,8 +498,9 @@ def validate_manifest(
     data: Mapping[str, Any],
 ) -> tuple[list[tuple[str, tuple[str, ...]]], dict[str, Any], list[FieldError]]:
     """A NodePool manifest as the API server takes it: the unknown fields, each with the fields
-    its object may have (strict decoding: nothing else is judged when there are any), the
-    defaulted object, and every validation error in the API server's order (metadata, schema,
+    its object may have (strict decoding refuses the object for them before anything else is
+    judged; under warn or ignore they are pruned, so nothing below reads them), the defaulted
+    object, and every validation error in the API server's order (metadata, schema,
     set lists, CEL rules; the rules only when nothing blocks them, as upstream). Raises
     MetadataError when the metadata is not an object."""
     schema = root_schema()
@@ -509,8 +510,6 @@ def validate_manifest(
         unknown_fields(data, schema, ""), key=lambda u: not u[0].startswith("metadata.")
     )
     obj = with_defaults(data, schema)
-    if unknown:
-        return unknown, obj, []
     # A create resets status (the status subresource's PrepareForCreate) before validation.
     obj.pop("status", None)
     errs = _metadata_errors(meta)
