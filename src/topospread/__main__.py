@@ -1,5 +1,5 @@
 """``python -m topospread``: the ``topospread`` command."""
 
-from topospread.cli import main
+from topospread.cli import console
 
-main()
+console()

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
-from typing import Final
+from typing import Final, NoReturn
 
 import typer
 
-from topospread.cli import app
+from topospread.cli import app, exiting
 from topospread.cli import main as cli_main
 
 # Commands that read a live cluster: whether their positional arguments are input files that
@@ -124,4 +124,10 @@ def main(argv: list[str] | None = None) -> None:
     )
 
 
-__all__ = ["main", "plugin_argv"]
+def console() -> NoReturn:
+    """The ``kubectl-topospread`` console script: ``main``, then the process ends at once
+    (``cli.exiting``)."""
+    exiting.console(main)
+
+
+__all__ = ["console", "main", "plugin_argv"]

@@ -11,7 +11,7 @@ by the library (``topospread.inputs``).
 from __future__ import annotations
 
 import os
-from typing import Final
+from typing import Final, NoReturn
 
 # NOTE: numpy's OpenBLAS starts a thread per core when numpy is imported, and those threads
 # spin, waiting for work, for a while after (0.04 CPU s on the other core, which the YAML
@@ -23,6 +23,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 # Importing the command modules registers their commands on ``app``.
 from topospread.cli import cases, check, scheduling, timelines, verify  # noqa: F401
 from topospread.cli.app import app, main
+from topospread.cli.exiting import console as _console
 
 # The order --help lists the commands in: from one pod to a cluster's whole life, then CI.
 _ORDER: Final = (
@@ -38,4 +39,11 @@ _ORDER: Final = (
 )
 app.registered_commands.sort(key=lambda command: _ORDER.index(command.name or ""))
 
-__all__ = ["app", "main"]
+
+def console() -> NoReturn:
+    """The ``topospread`` console script: ``main``, then the process ends at once with its exit
+    code, what the command built not freed object by object (``cli.exiting``)."""
+    _console(main)
+
+
+__all__ = ["app", "console", "main"]

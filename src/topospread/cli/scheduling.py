@@ -13,6 +13,7 @@ import typer
 
 from topospread.cli.app import app
 from topospread.cli.emit import emit, warn
+from topospread.cli.exiting import keep_until_exit
 from topospread.cli.options import (
     NO_INPUTS,
     OUTPUT,
@@ -128,6 +129,7 @@ def schedule_command(
             },
             html=html,
         )
+    keep_until_exit(read, loaded, run)  # the report is written: no need to free them
     if "no-pending" in required and run.pending:
         raise typer.Exit(1)
 
