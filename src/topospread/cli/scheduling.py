@@ -179,3 +179,4 @@ def explain_command(
         },
         html=html,
     )
+    keep_until_exit(read, loaded, result)  # the report is written: no need to free them

@@ -11,6 +11,7 @@ import typer
 
 from topospread.cli.app import app
 from topospread.cli.emit import emit, warn
+from topospread.cli.exiting import keep_until_exit
 from topospread.cli.options import (
     NO_INPUTS,
     OUTPUT,
@@ -67,6 +68,7 @@ def simulate_command(
         },
         html=html,
     )
+    keep_until_exit(read, loaded, report)  # the report is written: no need to free them
 
 
 @app.command("sweep")
@@ -402,5 +404,6 @@ def rebalance_command(
         },
         html=html,
     )
+    keep_until_exit(read, loaded, sim, report)  # the report is written: no need to free them
     if not report.balanced and report.plan is None:
         raise typer.Exit(1)
