@@ -49,13 +49,17 @@ def get_zone_key(node: Node) -> str:
 class NodeTree:
     """Node names grouped by zone, listed zone by zone round robin.
 
+    NOTE: each zone's names are also kept as a set: asking its list whether a name is in it
+    made adding n nodes quadratic (65,000 nodes in three zones: 30 s).
+
     Upstream: nodeTree (pkg/scheduler/backend/cache/node_tree.go, v1.35)
     """
 
-    __slots__ = ("_cached", "_tree", "_zones")
+    __slots__ = ("_cached", "_members", "_tree", "_zones")
 
     def __init__(self) -> None:
         self._tree: dict[str, list[str]] = {}
+        self._members: dict[str, set[str]] = {}  # per zone, the names of its list
         self._zones: list[str] = []
         self._cached: list[str] | None = None
 
@@ -64,19 +68,27 @@ class NodeTree:
         names = self._tree.get(zone)
         if names is None:
             names = self._tree[zone] = []
+            self._members[zone] = set()
             self._zones.append(zone)
-        if node.metadata.name not in names:
-            names.append(node.metadata.name)
+        members = self._members[zone]
+        name = node.metadata.name
+        if name not in members:
+            members.add(name)
+            names.append(name)
         self._cached = None
 
     def remove(self, node: Node) -> None:
         zone = get_zone_key(node)
-        names = self._tree.get(zone)
-        if names is None or node.metadata.name not in names:
+        members = self._members.get(zone)
+        name = node.metadata.name
+        if members is None or name not in members:
             return
-        names.remove(node.metadata.name)
+        members.discard(name)
+        names = self._tree[zone]
+        names.remove(name)
         if not names:
             del self._tree[zone]
+            del self._members[zone]
             self._zones.remove(zone)
         self._cached = None
 
