@@ -222,8 +222,12 @@ SOURCES: Final[dict[str, tuple[dict[str, Any], list[str]]]] = {
         {"flexVolume": {"driver": "example/flex"}, "csi": {"driver": "d", "volumeHandle": "h"}},
         [f"spec.csi: {MORE}"],
     ),
-    # glusterfs: its PV variant's fields are not decoded yet (scaleIO's now are, and refused).
-    "a source whose fields are not checked still counts": ({"glusterfs": {}}, []),
+    # Upstream's TestValidateGlusterfsPersistentVolumeSource "missing endpointname and path":
+    # a PV's glusterfs source counts and has its fields checked.
+    "missing endpointname and path": (
+        {"glusterfs": {}},
+        ["spec.glusterfs.endpoints: Required value", "spec.glusterfs.path: Required value"],
+    ),
     "host mount of / with recycle reclaim policy": (
         {
             "hostPath": {"path": "/", "type": "Directory"},

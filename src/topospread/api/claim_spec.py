@@ -25,6 +25,17 @@ class TypedLocalObjectReference(_Obj, frozen=True):
     name: str = ""
 
 
+class TypedObjectReference(_Obj, frozen=True):
+    """A claim's ``dataSourceRef``: a populator's object, possibly in another namespace (the
+    CrossNamespaceVolumeDataSource gate, off by default). ``None`` is Go's nil pointer (absent
+    or null), which differs from ``""`` where upstream compares pointers."""
+
+    api_group: str | None = None
+    kind: str = ""
+    name: str = ""
+    namespace: str | None = None
+
+
 class PersistentVolumeClaimSpec(_Obj, frozen=True):
     access_modes: list[str] = []
     selector: LabelSelector | None = None
@@ -33,6 +44,7 @@ class PersistentVolumeClaimSpec(_Obj, frozen=True):
     storage_class_name: str | None = None
     volume_mode: str | None = None
     data_source: TypedLocalObjectReference | None = None
+    data_source_ref: TypedObjectReference | None = None
     volume_attributes_class_name: str | None = None
 
 

@@ -10,14 +10,26 @@ from __future__ import annotations
 
 from typing import Final
 
+import msgspec
+
 from topospread.api.claim_spec import (
     ClaimTemplateMeta,
     PersistentVolumeClaimSpec,
     PersistentVolumeClaimTemplate,
     TypedLocalObjectReference,
+    TypedObjectReference,
 )
-from topospread.api.field import FieldError, Path, forbidden, invalid, not_supported, required
+from topospread.api.field import (
+    FieldError,
+    GoJSON,
+    Path,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
+)
 from topospread.api.meta_validation import (
+    name_is_dns_label,
     name_is_dns_subdomain,
     validate_annotations,
     validate_label_selector,
@@ -37,6 +49,15 @@ from topospread.util.validation import is_dns1123_subdomain
 # The access modes and volume modes in the order upstream prints them (sets.List: sorted).
 SUPPORTED_ACCESS_MODES: Final = sorted(ACCESS_MODES)
 SUPPORTED_VOLUME_MODES: Final = (VOLUME_MODE_BLOCK, VOLUME_MODE_FILESYSTEM)
+NOT_DEFAULT_GROUP_KIND: Final = (
+    "must be 'PersistentVolumeClaim' when referencing the default apiGroup"
+)
+SOURCE_WITH_NAMESPACE: Final = "may not be specified when dataSourceRef.namespace is specified"
+SOURCE_NOT_REF: Final = "must match dataSourceRef"
+# The two data sources a claim's ``dataSource`` has always accepted: (apiGroup, kind).
+_LEGACY_SOURCES: Final = frozenset(
+    (("", "PersistentVolumeClaim"), ("snapshot.storage.k8s.io", "VolumeSnapshot"))
+)
 
 
 def volume_mode_errors(mode: str | None, path: Path) -> list[FieldError]:
@@ -55,7 +76,8 @@ def class_name_errors(name: str | None, path: Path) -> list[FieldError]:
 
 def validate_claim_spec(spec: PersistentVolumeClaimSpec, path: Path) -> list[FieldError]:
     """A claim's spec, a PersistentVolumeClaim's or a claim template's (with the default
-    feature gates: VolumeAttributesClass on). Not checked: dataSourceRef (not decoded).
+    feature gates: VolumeAttributesClass on). A PersistentVolumeClaim's spec is first
+    prepared as the API server prepares it (``prepare_claim_spec``); a template's is not.
 
     Upstream: ValidatePersistentVolumeClaimSpec (core validation.go, v1.35)
     """
@@ -86,15 +108,50 @@ def validate_claim_spec(spec: PersistentVolumeClaimSpec, path: Path) -> list[Fie
             errs.append(invalid(requests, str(parsed), "must be greater than zero"))
     errs += class_name_errors(spec.storage_class_name, path.child("storageClassName"))
     errs += volume_mode_errors(spec.volume_mode, path.child("volumeMode"))
-    if spec.data_source is not None:
-        errs += _data_source(spec.data_source, path.child("dataSource"))
+    errs += _data_sources(spec, path)
     return errs + class_name_errors(
         spec.volume_attributes_class_name, path.child("volumeAttributesClassName")
     )
 
 
-def _data_source(ref: TypedLocalObjectReference, path: Path) -> list[FieldError]:
-    """Upstream: validateDataSource (core validation.go, v1.35)"""
+def _data_sources(spec: PersistentVolumeClaimSpec, path: Path) -> list[FieldError]:
+    """Each data source's fields, then the two sources' agreement: a ``dataSource`` beside a
+    ``dataSourceRef`` in another namespace is refused, else both given must name the same
+    object (apiGroup compared as Go's pointers: absent and "" differ). The bad value of those
+    two is a field path, which Go's JSON encoder prints as ``{}``.
+
+    Upstream: ValidatePersistentVolumeClaimSpec, isDataSourceEqualDataSourceRef (core
+    validation.go, v1.35)
+    """
+    source, ref = spec.data_source, spec.data_source_ref
+    errs: list[FieldError] = []
+    if source is not None:
+        errs += _reference(source, path.child("dataSource"))
+    if ref is not None:
+        at = path.child("dataSourceRef")
+        errs += _reference(ref, at)
+        if ref.namespace:
+            messages = name_is_dns_label(ref.namespace, False)
+            errs += [invalid(at.child("namespace"), ref.namespace, m) for m in messages]
+    if ref is not None and ref.namespace:
+        if source is not None:
+            errs.append(invalid(path, GoJSON({}), SOURCE_WITH_NAMESPACE))
+    elif source is not None and ref is not None and _key(source) != _key(ref):
+        errs.append(invalid(path, GoJSON({}), SOURCE_NOT_REF))
+    return errs
+
+
+def _key(ref: TypedLocalObjectReference | TypedObjectReference) -> tuple[str | None, str, str]:
+    return ref.api_group, ref.kind, ref.name
+
+
+def _reference(
+    ref: TypedLocalObjectReference | TypedObjectReference, path: Path
+) -> list[FieldError]:
+    """A data source's name, kind and API group (a namespace aside).
+
+    Upstream: validateDataSource, validateDataSourceRef (core validation.go, v1.35)
+    """
     errs: list[FieldError] = []
     if not ref.name:
         errs.append(required(path.child("name"), ""))
@@ -102,11 +159,40 @@ def _data_source(ref: TypedLocalObjectReference, path: Path) -> list[FieldError]
         errs.append(required(path.child("kind"), ""))
     group = ref.api_group or ""
     if not group and ref.kind != "PersistentVolumeClaim":
-        msg = "must be 'PersistentVolumeClaim' when referencing the default apiGroup"
-        errs.append(invalid(path, ref.kind, msg))
+        errs.append(invalid(path, ref.kind, NOT_DEFAULT_GROUP_KIND))
     if group:
         errs += [invalid(path.child("apiGroup"), group, m) for m in is_dns1123_subdomain(group)]
     return errs
+
+
+def prepare_claim_spec(spec: PersistentVolumeClaimSpec) -> PersistentVolumeClaimSpec:
+    """A new PersistentVolumeClaim's spec as the API server has it before validation, with the
+    default feature gates (CrossNamespaceVolumeDataSource off, AnyVolumeDataSource on): a
+    ``dataSourceRef`` in another namespace dropped; without a ``dataSourceRef``, a
+    ``dataSource`` other than a claim or a VolumeSnapshot dropped; then either source, when
+    only one is given, copied to the other (a ref's namespace aside). So a claim's
+    ``dataSource`` is also validated at ``dataSourceRef`` and the other way round.
+
+    Upstream: persistentvolumeclaimStrategy.PrepareForCreate; DropDisabledFields,
+    EnforceDataSourceBackwardsCompatibility, NormalizeDataSources
+    (pkg/api/persistentvolumeclaim/util.go, v1.35)
+    """
+    source, ref = spec.data_source, spec.data_source_ref
+    if ref is not None and ref.namespace:
+        ref = None
+    if (
+        ref is None
+        and source is not None
+        and (source.api_group or "", source.kind) not in _LEGACY_SOURCES
+    ):
+        source = None
+    if source is not None and ref is None:
+        ref = TypedObjectReference(api_group=source.api_group, kind=source.kind, name=source.name)
+    elif ref is not None and source is None:
+        source = TypedLocalObjectReference(api_group=ref.api_group, kind=ref.kind, name=ref.name)
+    if source is spec.data_source and ref is spec.data_source_ref:
+        return spec
+    return msgspec.structs.replace(spec, data_source=source, data_source_ref=ref)
 
 
 # The fields of meta/v1 ObjectMeta in Go's order, as a template's metadata may not set them

@@ -227,6 +227,7 @@ _SCALARS: Final[dict[str, dict[str, str]]] = {
     "PersistentVolumeStatus": {"phase": "v1.PersistentVolumePhase"},
     "VolumeResourceRequirements": {"requests": _RL, "limits": _RL},
     "TypedLocalObjectReference": {"apiGroup": _S, "kind": _S, "name": _S},
+    "TypedObjectReference": {"apiGroup": _S, "kind": _S, "name": _S, "namespace": _S},
     "PersistentVolumeClaimSpec": {
         "accessModes": "[]v1.PersistentVolumeAccessMode",
         "volumeName": _S,

@@ -5,11 +5,12 @@ every later one is one too many; none at all is refused), and a local volume's n
 The sources whose checks a PV shares with a pod's volumes are checked by the pod's validators
 (``volume_source_legacy.source_errors``: hostPath, GCE PD, AWS EBS, NFS, RBD, Cinder and a PV's
 secret namespace, Azure Disk, flocker, quobyte, cephfs, fc, vsphereVolume,
-photonPersistentDisk, scaleIO); the PV's own variants are here: CSI (driver, volume handle and
-secret references), iSCSI (the PV's IQN formats), local, Portworx. Not checked (not decoded):
-glusterfs, flexVolume, azureFile, storageos (``volumes.GivenSource``: known only to be there);
-the length of an iSCSI volume's name and portal with an initiator name (the PV's name is not
-passed here).
+photonPersistentDisk, scaleIO, and flexVolume's driver and options); the PV's own variants are
+here: CSI (driver, volume handle and secret references), iSCSI (the PV's IQN formats), local,
+Portworx, and the pod's checks plus a namespace for glusterfs (its endpoints' namespace),
+azureFile (its secret's namespace) and storageos (its secret reference's namespace). Not
+checked: the length of an iSCSI volume's name and portal with an initiator name (the PV's name
+is not passed here).
 """
 
 from __future__ import annotations
@@ -17,7 +18,13 @@ from __future__ import annotations
 from typing import Any, Final
 
 from topospread.api.field import FieldError, Path, forbidden, invalid, required
-from topospread.api.storage import PersistentVolumeSpec
+from topospread.api.meta_validation import name_is_dns_label
+from topospread.api.storage import (
+    AzureFilePersistentVolumeSource,
+    GlusterfsPersistentVolumeSource,
+    PersistentVolumeSpec,
+    StorageOSPersistentVolumeSource,
+)
 from topospread.api.volume_source_legacy import iscsi_name_valid, source_errors
 from topospread.api.volume_source_validation import (
     validate_csi_driver_name,
@@ -34,6 +41,9 @@ from topospread.api.volumes import (
 from topospread.util.validation import inclusive_range_error, is_dns1123_label, is_dns1123_subdomain
 
 LOCAL_NEEDS_AFFINITY: Final = "Local volume requires node affinity"
+EMPTY_ENDPOINTS_NAMESPACE: Final = (
+    "if the endpointnamespace is set, it must be a valid namespace name"
+)
 BAD_IQN: Final = "must be valid format"
 
 # Each source of a PV, in the order ValidatePersistentVolumeSpec looks at them: (attribute,
@@ -82,6 +92,8 @@ _SHARED: Final = frozenset(
         "vsphere_volume",
         "photon_persistent_disk",
         "scale_io",
+        # validateFlexPersistentVolumeSource checks what validateFlexVolumeSource does.
+        "flex_volume",
     }
 )
 
@@ -97,12 +109,9 @@ def validate_pv_source(spec: PersistentVolumeSpec, path: Path) -> list[FieldErro
         source = getattr(spec, attr)
         if source is None:
             continue
-        if attr == "flex_volume":
-            # NOTE: upstream counts a flexVolume without refusing it as one type too many (and
-            # checks its driver, which is not decoded here).
-            count += 1
-            continue
-        if count:
+        # NOTE: upstream counts a flexVolume and checks it without refusing it as one type too
+        # many (a later source is still refused after it).
+        if count and attr != "flex_volume":
             errs.append(forbidden(path.child(child), MORE_THAN_ONE_TYPE))
             continue
         count += 1
@@ -131,7 +140,50 @@ def _source_errors(attr: str, source: Any, path: Path) -> list[FieldError]:
         return _local(source, path.child("local"))
     if attr == "portworx_volume":
         return _portworx(source, path.child("portworxVolume"))
+    if attr == "glusterfs":
+        return _glusterfs(source, path)
+    if attr == "azure_file":
+        return _azure_file(source, path)
+    if attr == "storageos":
+        return _storageos(source, path)
     return []
+
+
+def _glusterfs(src: GlusterfsPersistentVolumeSource, path: Path) -> list[FieldError]:
+    """The pod's checks, then the endpoints' namespace when given: "" refused, else a DNS
+    label.
+
+    Upstream: validateGlusterfsPersistentVolumeSource (core validation.go, v1.35)
+    """
+    errs = source_errors("glusterfs", src, path, True)
+    namespace = src.endpoints_namespace
+    if namespace is not None:
+        at = path.child("glusterfs", "endpointsNamespace")
+        messages = name_is_dns_label(namespace, False) if namespace else [EMPTY_ENDPOINTS_NAMESPACE]
+        errs += [invalid(at, namespace, m) for m in messages]
+    return errs
+
+
+def _azure_file(src: AzureFilePersistentVolumeSource, path: Path) -> list[FieldError]:
+    """The pod's checks, and a secret namespace that is given may not be "".
+
+    Upstream: validateAzureFilePV (core validation.go, v1.35)
+    """
+    errs = source_errors("azure_file", src, path, True)
+    if src.secret_namespace is not None and not src.secret_namespace:
+        errs.append(required(path.child("azureFile", "secretNamespace")))
+    return errs
+
+
+def _storageos(src: StorageOSPersistentVolumeSource, path: Path) -> list[FieldError]:
+    """The pod's checks, and a secret reference's namespace besides its name.
+
+    Upstream: validateStorageOSPersistentVolumeSource (core validation.go, v1.35)
+    """
+    errs = source_errors("storageos", src, path, True)
+    if src.secret_ref is not None and not src.secret_ref.namespace:
+        errs.append(required(path.child("storageos", "secretRef", "namespace")))
+    return errs
 
 
 def _local(src: LocalVolumeSource, path: Path) -> list[FieldError]:

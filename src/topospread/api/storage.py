@@ -27,7 +27,6 @@ from topospread.api.volumes import (
     FCVolumeSource,
     FlockerVolumeSource,
     GCEPersistentDiskVolumeSource,
-    GivenSource,
     HostPathVolumeSource,
     ISCSIVolumeSource,
     LocalVolumeSource,
@@ -37,6 +36,7 @@ from topospread.api.volumes import (
     QuobyteVolumeSource,
     RBDVolumeSource,
     ScaleIOVolumeSource,
+    SecretReference,
     VsphereVirtualDiskVolumeSource,
 )
 
@@ -86,6 +86,41 @@ class VolumeNodeAffinity(_Obj, frozen=True):
     required: NodeSelector | None = None
 
 
+# A PV's own variants of legacy sources (the pod's, plus a namespace where the PV may name one
+# outside any pod's), decoded whole for their validation (``pv_source_validation``).
+
+
+class GlusterfsPersistentVolumeSource(_Obj, frozen=True):
+    endpoints: str = ""
+    path: str = ""
+    read_only: bool = False
+    # None (absent or null) is Go's nil pointer; "" is set, and refused.
+    endpoints_namespace: str | None = None
+
+
+class FlexPersistentVolumeSource(_Obj, frozen=True):
+    driver: str = ""
+    fs_type: str = ""
+    secret_ref: SecretReference | None = None
+    read_only: bool = False
+    options: dict[str, str] = {}
+
+
+class AzureFilePersistentVolumeSource(_Obj, frozen=True):
+    secret_name: str = ""
+    share_name: str = ""
+    read_only: bool = False
+    secret_namespace: str | None = None
+
+
+class StorageOSPersistentVolumeSource(_Obj, frozen=True):
+    volume_name: str = ""
+    volume_namespace: str = ""
+    fs_type: str = ""
+    read_only: bool = False
+    secret_ref: ObjectReference | None = None
+
+
 class PersistentVolumeSpec(_Obj, frozen=True):
     capacity: Quantities = {}
     access_modes: list[str] = []
@@ -95,9 +130,8 @@ class PersistentVolumeSpec(_Obj, frozen=True):
     volume_mode: str | None = None
     persistent_volume_reclaim_policy: str = ""
     volume_attributes_class_name: str | None = None
-    # The volume's source (exactly one is valid, see pv_source_validation). Those the volume
-    # plugins read, and those whose fields the API server checks, are decoded; the rest
-    # (GivenSource) are known only to be there.
+    # The volume's source (exactly one is valid, see pv_source_validation), each decoded for
+    # the volume plugins or for the API server's checks of its fields.
     csi: CSIPersistentVolumeSource | None = None
     gce_persistent_disk: GCEPersistentDiskVolumeSource | None = None
     aws_elastic_block_store: AWSElasticBlockStoreVolumeSource | None = None
@@ -109,17 +143,17 @@ class PersistentVolumeSpec(_Obj, frozen=True):
     host_path: HostPathVolumeSource | None = None
     local: LocalVolumeSource | None = None
     nfs: NFSVolumeSource | None = None
-    glusterfs: GivenSource | None = None
+    glusterfs: GlusterfsPersistentVolumeSource | None = None
     flocker: FlockerVolumeSource | None = None
     quobyte: QuobyteVolumeSource | None = None
     cephfs: CephFSVolumeSource | None = None
     fc: FCVolumeSource | None = None
-    flex_volume: GivenSource | None = None
-    azure_file: GivenSource | None = None
+    flex_volume: FlexPersistentVolumeSource | None = None
+    azure_file: AzureFilePersistentVolumeSource | None = None
     vsphere_volume: VsphereVirtualDiskVolumeSource | None = None
     photon_persistent_disk: PhotonPersistentDiskVolumeSource | None = None
     scale_io: ScaleIOVolumeSource | None = msgspec.field(default=None, name="scaleIO")
-    storageos: GivenSource | None = None
+    storageos: StorageOSPersistentVolumeSource | None = None
 
 
 class PersistentVolumeStatus(_Obj, frozen=True):

@@ -19,6 +19,7 @@ from topospread.api.affinity_validation import validate_node_selector
 from topospread.api.claim_validation import (
     SUPPORTED_ACCESS_MODES,
     class_name_errors,
+    prepare_claim_spec,
     validate_claim_spec,
     volume_mode_errors,
 )
@@ -60,6 +61,8 @@ from topospread.util.validation import is_qualified_name
 _SUPPORTED_RECLAIM_POLICIES: Final = ("Delete", "Recycle", "Retain")
 RECYCLE_OF_ROOT: Final = "may not be 'recycle' for a hostPath mount of '/'"
 NO_NODE_CONSTRAINTS: Final = "must specify required node constraints"
+VAC_EMPTY: Final = "an empty string is disallowed"
+VAC_NEEDS_CSI: Final = "has to be specified when using volumeAttributesClassName"
 # A StorageClass's parameters: at most this many, of at most this many bytes in all.
 _MAX_PARAMETERS: Final = 512
 _MAX_PARAMETERS_SIZE: Final = 256 * (1 << 10)
@@ -102,7 +105,8 @@ def _quantity(name: str, value: str | int | float, path: Path) -> list[FieldErro
 
 
 def _persistent_volume_spec(pv: PersistentVolume, path: Path) -> list[FieldError]:
-    """Upstream: ValidatePersistentVolumeSpec (core validation.go, v1.35), in part."""
+    """Upstream: ValidatePersistentVolumeSpec (core validation.go, v1.35); not the checks of an
+    inline (CSI migration) spec, which a PV object never is."""
     spec = pv.spec
     errs = _access_modes(spec.access_modes, path.child("accessModes"), "")
     capacity = path.child("capacity")
@@ -127,7 +131,24 @@ def _persistent_volume_spec(pv: PersistentVolume, path: Path) -> list[FieldError
     ):
         errs.append(forbidden(policy_path, RECYCLE_OF_ROOT))
     errs += class_name_errors(spec.storage_class_name, path.child("storageClassName"))
-    return errs + volume_mode_errors(spec.volume_mode, path.child("volumeMode"))
+    errs += volume_mode_errors(spec.volume_mode, path.child("volumeMode"))
+    return errs + _volume_attributes_class(pv, path)
+
+
+def _volume_attributes_class(pv: PersistentVolume, path: Path) -> list[FieldError]:
+    """A PV's volume attributes class (the VolumeAttributesClass gate, GA and on in v1.35): a
+    class name when given, "" refused, and only for a CSI volume.
+
+    Upstream: ValidatePersistentVolumeSpec (core validation.go, v1.35), its last check
+    """
+    name = pv.spec.volume_attributes_class_name
+    if name is None:
+        return []
+    at = path.child("volumeAttributesClassName")
+    errs = class_name_errors(name, at) if name else [required(at, VAC_EMPTY)]
+    if pv.spec.csi is None:
+        errs.append(required(path.child("csi"), VAC_NEEDS_CSI))
+    return errs
 
 
 def validate_volume_node_affinity(affinity: VolumeNodeAffinity, path: Path) -> list[FieldError]:
@@ -143,7 +164,7 @@ def validate_volume_node_affinity(affinity: VolumeNodeAffinity, path: Path) -> l
 
 
 def _claim_spec(pvc: PersistentVolumeClaim, path: Path) -> list[FieldError]:
-    return validate_claim_spec(pvc.spec, path)
+    return validate_claim_spec(prepare_claim_spec(pvc.spec), path)
 
 
 def _storage_class(sc: StorageClass) -> list[FieldError]:

@@ -251,12 +251,6 @@ class ImageVolumeSource(_Obj, frozen=True):
     pull_policy: str = ""
 
 
-class GivenSource(_Obj, frozen=True):
-    """A source that nothing here reads beyond its presence: the typed decode skips its contents
-    (an empty struct keeps no field), and API validation counts it as the volume's type.
-    Re-emitted, it is ``{}``. (A PersistentVolume's legacy sources, see ``storage.py``.)"""
-
-
 # The legacy in-tree sources (deprecated or removed plugins that the API still accepts), decoded
 # whole for their validation (``volume_source_legacy``); pods rarely carry them.
 
