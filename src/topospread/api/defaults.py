@@ -4,7 +4,10 @@ Applied once, to objects read from manifests, before anything else looks at them
 - a container (regular, init or sidecar) that sets a limit but no request for a resource gets
   the limit as its request (SetDefaults_ResourceList via SetDefaults_Container's requests rule);
 - pod-level ``spec.resources`` likewise defaults requests from limits (PodLevelResources);
-- a Node without ``status.allocatable`` gets a copy of ``status.capacity`` (SetDefaults_NodeStatus).
+- a Node without ``status.allocatable`` gets a copy of ``status.capacity`` (SetDefaults_NodeStatus);
+  and its ``podCIDR`` and ``podCIDRs`` come back as the API server stores them: the list it
+  read (``podCIDR`` wins when the two disagree), ``podCIDR`` its first entry (the conversions to
+  and from the internal Node, which has only the list).
 Objects read back from a cluster already carry these values and are returned unchanged.
 """
 
@@ -12,6 +15,7 @@ from __future__ import annotations
 
 import msgspec
 
+from topospread.api.cidr_validation import node_pod_cidrs
 from topospread.api.types import Container, Node, Pod, ResourceRequirements
 
 
@@ -50,13 +54,21 @@ def default_pod(pod: Pod) -> Pod:
 
 
 def default_node(node: Node) -> Node:
-    """A node without allocatable reports its capacity as allocatable.
+    """A node without allocatable reports its capacity as allocatable; its pod CIDRs are the
+    ones the API server stores.
 
-    Upstream: SetDefaults_NodeStatus (pkg/apis/core/v1/defaults.go, v1.35)
+    Upstream: SetDefaults_NodeStatus (pkg/apis/core/v1/defaults.go),
+    Convert_v1_NodeSpec_To_core_NodeSpec and Convert_core_NodeSpec_To_v1_NodeSpec
+    (pkg/apis/core/v1/conversion.go), v1.35
     """
     status = node.status
-    if status.allocatable or not status.capacity:
+    if not status.allocatable and status.capacity:
+        status = msgspec.structs.replace(status, allocatable=dict(status.capacity))
+    spec = node.spec
+    if spec.pod_cidr or spec.pod_cidrs:
+        cidrs = node_pod_cidrs(spec)
+        if cidrs is not spec.pod_cidrs or spec.pod_cidr != cidrs[0]:
+            spec = msgspec.structs.replace(spec, pod_cidr=cidrs[0], pod_cidrs=list(cidrs))
+    if status is node.status and spec is node.spec:
         return node
-    return msgspec.structs.replace(
-        node, status=msgspec.structs.replace(status, allocatable=dict(status.capacity))
-    )
+    return msgspec.structs.replace(node, spec=spec, status=status)

@@ -69,7 +69,7 @@ _SCALARS: Final[dict[str, dict[str, str]]] = {
     },
     "LabelSelector": {"matchLabels": _MSS},
     "Taint": {"key": _S, "value": _S, "effect": "v1.TaintEffect", "timeAdded": TIME},
-    "NodeSpec": {"unschedulable": _B, "podCIDR": _S, "providerID": _S},
+    "NodeSpec": {"unschedulable": _B, "podCIDR": _S, "podCIDRs": _LS, "providerID": _S},
     "ContainerImage": {"names": _LS, "sizeBytes": _I64},
     "NodeCondition": {
         "type": "v1.NodeConditionType",

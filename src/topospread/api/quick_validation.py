@@ -29,6 +29,7 @@ from topospread.api.types import (
     Taint,
 )
 from topospread.api.volume_validation import volumes_valid
+from topospread.util.net import parse_cidr_sloppy
 from topospread.util.validation import (
     Remembered,
     valid_dns1123_label,
@@ -233,3 +234,15 @@ def node_meta_and_taints_valid(node: Node) -> bool:
         and annotations_valid(meta.annotations)
         and taints_valid(node.spec.taints)
     )
+
+
+def pod_cidrs_valid(cidrs: Sequence[str]) -> bool:
+    """Whether ``validate_pod_cidrs(cidrs)`` is empty: each entry read by the sloppy CIDR
+    parser, and more than one a pair of one IPv4 and one IPv6 value."""
+    families = set()
+    for value in cidrs:
+        net = parse_cidr_sloppy(value)
+        if net is None:
+            return False
+        families.add(net.family)
+    return len(cidrs) == 1 or (len(cidrs) == 2 and len(families) == 2)

@@ -64,7 +64,9 @@ class Taint(_Obj, frozen=True):
 class NodeSpec(_Obj, frozen=True):
     unschedulable: bool = False
     taints: list[Taint] = []
+    # On the wire podCIDR is podCIDRs[0] (api/cidr_validation.py: node_pod_cidrs).
     pod_cidr: str = msgspec.field(default="", name="podCIDR")
+    pod_cidrs: list[str] = msgspec.field(default=[], name="podCIDRs")
     provider_id: str = msgspec.field(default="", name="providerID")
 
 

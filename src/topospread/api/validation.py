@@ -2,9 +2,9 @@
 
 Covers the parts of ``ValidatePodCreate`` that the scheduler's inputs depend on (metadata, node
 selector, affinity, scheduling gates, topology spread constraints, node name, tolerations,
-priority class and preemption policy), ``ValidateNode``'s metadata and taints, and the
-scheduler's ``ValidatePodTopologySpreadArgs``. Every check runs with the v1.35 default feature
-gates and the options of a create (no old object to be lenient with).
+priority class and preemption policy), ``ValidateNode``'s metadata, taints, resources and pod
+CIDRs, and the scheduler's ``ValidatePodTopologySpreadArgs``. Every check runs with the v1.35
+default feature gates and the options of a create (no old object to be lenient with).
 
 Go iterates maps in random order; label maps are checked here in sorted key order, so the
 errors come out in a stable order (upstream's order among them varies from run to run).
@@ -14,7 +14,7 @@ ValidatePodSpec, ValidateNode); their parts are in modules of their own, by conc
 metadata and labels (``meta_validation.py``), topology spread constraints and the scheduler's
 PodTopologySpreadArgs (``spread_validation.py``), node selectors and affinity
 (``affinity_validation.py``), taints and tolerations (``taint_validation.py``), resources
-(``resource_validation.py``).
+(``resource_validation.py``), a node's pod CIDRs (``cidr_validation.py``).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ import msgspec
 
 from topospread.api.admission import prepare_for_create
 from topospread.api.affinity_validation import validate_affinity, validate_node_affinity
+from topospread.api.cidr_validation import node_pod_cidrs, validate_pod_cidrs
 from topospread.api.field import (
     FieldError,
     GoJSON,
@@ -43,7 +44,12 @@ from topospread.api.meta_validation import (
     validate_labels,
     validate_object_meta,
 )
-from topospread.api.quick_validation import GO_SPACE, node_meta_and_taints_valid, pod_valid
+from topospread.api.quick_validation import (
+    GO_SPACE,
+    node_meta_and_taints_valid,
+    pod_cidrs_valid,
+    pod_valid,
+)
 from topospread.api.resource_validation import (
     validate_node_resources,
     validate_overhead,
@@ -364,7 +370,10 @@ def _container_name(name: str, path: Path, names: set[str]) -> list[FieldError]:
 
 
 def validate_node(node: Node) -> list[FieldError]:
-    """A node's metadata (cluster-scoped: no namespace) and its taints.
+    """A node's metadata (cluster-scoped: no namespace), its taints, its resources and its pod
+    CIDRs (``cidr_validation.py``: the list the API server reads from ``podCIDR`` and
+    ``podCIDRs``), in upstream's order. Its other spec fields are not checked on create:
+    ``providerID`` only on update, ``configSource`` is dropped before validation.
 
     Upstream reports taint errors under ``metadata.taints`` — it builds their path from the
     metadata path — and so does this.
@@ -380,13 +389,18 @@ def validate_node(node: Node) -> list[FieldError]:
         if len(_NODE_RESOURCE_ERRORS) >= _MAX_SPEC_ERRORS:
             _NODE_RESOURCE_ERRORS.clear()
         found = _NODE_RESOURCE_ERRORS[key] = validate_node_resources(node)
-    if not found and node_meta_and_taints_valid(node):
+    spec = node.spec
+    # A node without pod CIDRs (most cloud nodes) costs two attribute reads here.
+    cidrs = node_pod_cidrs(spec) if spec.pod_cidr or spec.pod_cidrs else []
+    if not found and node_meta_and_taints_valid(node) and (not cidrs or pod_cidrs_valid(cidrs)):
         return []
     meta_path = Path.root("metadata")
     errs = validate_object_meta(node.metadata, meta_path, requires_namespace=False)
-    if node.spec.taints:
-        errs += validate_taints(node.spec.taints, meta_path.child("taints"))
+    if spec.taints:
+        errs += validate_taints(spec.taints, meta_path.child("taints"))
     errs += found
+    if cidrs:
+        errs += validate_pod_cidrs(cidrs)
     return errs
 
 
