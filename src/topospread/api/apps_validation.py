@@ -1,6 +1,7 @@
 """The API server's validation of the workload kinds' own fields (replicas, strategies, history
-limits, Job and CronJob counts), with its messages. Selectors and pod templates are checked
-where the controllers read them (``check_selector_matches_template``, ``validate_pod``).
+limits, a StatefulSet's volumeClaimTemplates, Job and CronJob counts), with its messages.
+Selectors and pod templates are checked where the controllers read them
+(``check_selector_matches_template``, ``validate_pod``).
 
 Upstream: ValidateDeploymentSpec, ValidateDeploymentStrategy, ValidateRollingUpdateDeployment,
 ValidateReplicaSetSpec, ValidateStatefulSetSpec, ValidateDaemonSetSpec
@@ -14,6 +15,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from topospread.api.claim_validation import validate_claim_spec
 from topospread.api.field import (
     FieldError,
     GoJSON,
@@ -23,6 +25,7 @@ from topospread.api.field import (
     not_supported,
     required,
 )
+from topospread.api.storage import volume_claim_templates
 from topospread.api.types import (
     CronJob,
     DaemonSet,
@@ -195,6 +198,20 @@ def _retention_policy(policy: dict[str, str] | None, spec_path: Path) -> list[Fi
     return errs
 
 
+def _volume_claim_templates(obj: StatefulSet, path: Path) -> list[FieldError]:
+    """Each template's spec, as a new claim's (v1.34+, kubernetes#132212). Their metadata is
+    not checked here: a bad name or label is refused only when the controller creates the
+    claim (``<template>-<set>-<ordinal>``).
+
+    Upstream: ValidateVolumeClaimTemplates (pkg/apis/apps/validation/validation.go, v1.35),
+    skipped on update
+    """
+    errs: list[FieldError] = []
+    for i, claim in enumerate(volume_claim_templates(obj)):
+        errs += validate_claim_spec(claim.spec, path.index(i).child("spec"))
+    return errs
+
+
 def _stateful_set(obj: StatefulSet, spec_path: Path) -> list[FieldError]:
     """Upstream: ValidateStatefulSetSpec (pkg/apis/apps/validation/validation.go, v1.35)"""
     spec = obj.spec
@@ -210,6 +227,7 @@ def _stateful_set(obj: StatefulSet, spec_path: Path) -> list[FieldError]:
         )
     errs += _stateful_set_strategy(spec.update_strategy, spec_path)
     errs += _retention_policy(spec.persistent_volume_claim_retention_policy, spec_path)
+    errs += _volume_claim_templates(obj, spec_path.child("volumeClaimTemplates"))
     errs += nonnegative(spec.replicas, spec_path.child("replicas"))
     errs += nonnegative(spec.min_ready_seconds, spec_path.child("minReadySeconds"))
     if spec.ordinals is not None:

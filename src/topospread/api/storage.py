@@ -17,7 +17,8 @@ from topospread.api.claim_spec import PersistentVolumeClaimSpec as PersistentVol
 from topospread.api.claim_spec import Quantities as Quantities
 from topospread.api.claim_spec import TypedLocalObjectReference as TypedLocalObjectReference
 from topospread.api.claim_spec import VolumeResourceRequirements as VolumeResourceRequirements
-from topospread.api.types import LabelSelector, NodeSelector, ObjectMeta
+from topospread.api.decode_errors import clean, explain, type_info
+from topospread.api.types import LabelSelector, NodeSelector, ObjectMeta, StatefulSet
 from topospread.api.volumes import (
     AWSElasticBlockStoreVolumeSource,
     AzureDiskVolumeSource,
@@ -39,6 +40,7 @@ from topospread.api.volumes import (
     SecretReference,
     VsphereVirtualDiskVolumeSource,
 )
+from topospread.errors import ManifestError
 
 # Access modes (core/v1 PersistentVolumeAccessMode).
 READ_WRITE_ONCE: Final = "ReadWriteOnce"
@@ -270,6 +272,25 @@ class CSIStorageCapacity(_Obj, frozen=True):
     storage_class_name: str = ""
     capacity: str | int | float | None = None
     maximum_volume_size: str | int | float | None = None
+
+
+def volume_claim_templates(sts: StatefulSet) -> list[PersistentVolumeClaim]:
+    """The set's volumeClaimTemplates as claims. A null in one means "unset" to the API
+    server's decoder (``metadata: null`` is an empty metadata); any value of the wrong type
+    left (strict field validation refuses them first, unless it is off) is a ManifestError
+    naming the template's field."""
+    out = []
+    for i, template in enumerate(sts.spec.volume_claim_templates):
+        try:
+            out.append(msgspec.convert(template, PersistentVolumeClaim))
+            continue
+        except msgspec.ValidationError:
+            cleaned = clean(template, type_info(PersistentVolumeClaim))
+        try:
+            out.append(msgspec.convert(cleaned, PersistentVolumeClaim))
+        except msgspec.ValidationError as err:
+            raise ManifestError(f"spec.volumeClaimTemplates[{i}]: {explain(err, cleaned)}") from err
+    return out
 
 
 STORAGE_KINDS: Final = (

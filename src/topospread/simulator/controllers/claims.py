@@ -23,8 +23,7 @@ from topospread.api.claim_spec import (
     PersistentVolumeClaimSpec,
     PersistentVolumeClaimTemplate,
 )
-from topospread.api.decode_errors import clean, explain, type_info
-from topospread.api.storage import PersistentVolumeClaim, StorageClass
+from topospread.api.storage import PersistentVolumeClaim, StorageClass, volume_claim_templates
 from topospread.api.types import (
     ObjectMeta,
     OwnerReference,
@@ -33,29 +32,15 @@ from topospread.api.types import (
     StatefulSet,
     Volume,
 )
-from topospread.errors import ManifestError
 
 ANN_DEFAULT_CLASS = "storageclass.kubernetes.io/is-default-class"
 ANN_BETA_DEFAULT_CLASS = "storageclass.beta.kubernetes.io/is-default-class"
 
 
 def claim_templates(sts: StatefulSet) -> list[PersistentVolumeClaim]:
-    """The set's volumeClaimTemplates as claims. A null in one means "unset" to the API
-    server's decoder (``metadata: null`` is an empty metadata); any value of the wrong type
-    left (strict field validation refuses them first, unless it is off) is a ManifestError
-    naming the template's field."""
-    out = []
-    for i, template in enumerate(sts.spec.volume_claim_templates):
-        try:
-            out.append(msgspec.convert(template, PersistentVolumeClaim))
-            continue
-        except msgspec.ValidationError:
-            cleaned = clean(template, type_info(PersistentVolumeClaim))
-        try:
-            out.append(msgspec.convert(cleaned, PersistentVolumeClaim))
-        except msgspec.ValidationError as err:
-            raise ManifestError(f"spec.volumeClaimTemplates[{i}]: {explain(err, cleaned)}") from err
-    return out
+    """The set's volumeClaimTemplates as claims (``volume_claim_templates``, api/storage.py:
+    validation reads them too)."""
+    return volume_claim_templates(sts)
 
 
 def get_persistent_volume_claims(sts: StatefulSet, ordinal: int) -> list[PersistentVolumeClaim]:
