@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
+from test_cli import run
 from topospread.api.strict import FieldValidation, field_validation
 from topospread.autoscaler.karpenter import parse_catalogue, parse_nodepool
 from topospread.autoscaler.karpenter.nodepool_validation import (
@@ -20,7 +21,6 @@ from topospread.autoscaler.karpenter.nodepool_validation import (
     root_schema,
     uses_old_self,
 )
-from topospread.cli import main
 from topospread.errors import ManifestError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -388,16 +388,6 @@ def test_a_catalogue_refuses_unknown_keys(raw: Any, message: str) -> None:
 
 
 # ------------------------------------------------------------------------------------ the CLI
-
-
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        main(argv)
-        code = 0
-    except SystemExit as exit_:
-        code = exit_.code if isinstance(exit_.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def example(name: str) -> dict[str, Any]:
