@@ -21,6 +21,7 @@ import atexit
 import os
 import sys
 import threading
+from collections.abc import Callable
 from typing import NoReturn
 
 # What the command built, kept until the process ends; None when not the console script.
@@ -34,12 +35,11 @@ def keep_until_exit(*objects: object) -> None:
         _kept.extend(objects)
 
 
-def console(main: object) -> NoReturn:
+def console(main: Callable[[], object]) -> NoReturn:
     """Run ``main`` (the command line's entry point) and end the process with its exit code;
     when the command kept what it built (``keep_until_exit``), without freeing it first."""
     global _kept
     _kept = []
-    assert callable(main)
     try:
         main()
         status: object = 0
