@@ -6,6 +6,7 @@ source equal only by Python's numbers (a divisor of 1.0 and one of 1) is not sha
 
 from __future__ import annotations
 
+import copy
 import time
 from pathlib import Path
 from typing import Any, Final
@@ -15,7 +16,7 @@ import pytest
 import yaml
 
 from test_bad_input import GOOD_NODE, assert_one_line_exit_2, write_text
-from test_volume_validation import make_pod, messages
+from test_volume_validation import CHART_VOLUMES, make_pod, messages
 from topospread.api import loader, volumes, yaml_fast, yaml_file, yaml_workers
 from topospread.api.admission_hints import PartHints
 from topospread.api.decode import Object
@@ -30,32 +31,12 @@ TOO_SHORT: Final = (
 
 
 def api_access(name: str, expiration: int = 3607) -> dict[str, Any]:
-    """The ``kube-api-access-…`` volume the API server adds to every pod."""
-    return {
-        "name": name,
-        "projected": {
-            "defaultMode": 420,
-            "sources": [
-                {"serviceAccountToken": {"expirationSeconds": expiration, "path": "token"}},
-                {
-                    "configMap": {
-                        "name": "kube-root-ca.crt",
-                        "items": [{"key": "ca.crt", "path": "ca.crt"}],
-                    }
-                },
-                {
-                    "downwardAPI": {
-                        "items": [
-                            {
-                                "path": "namespace",
-                                "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"},
-                            }
-                        ]
-                    }
-                },
-            ],
-        },
-    }
+    """The ``kube-api-access-…`` volume the API server adds to every pod (the chart pod's,
+    ``CHART_VOLUMES[0]``), with this name and token expiry."""
+    volume = copy.deepcopy(CHART_VOLUMES[0])
+    volume["name"] = name
+    volume["projected"]["sources"][0]["serviceAccountToken"]["expirationSeconds"] = expiration
+    return volume
 
 
 def pod(i: int, *vols: dict[str, Any]) -> dict[str, Any]:
