@@ -24,6 +24,7 @@ from topospread.api.types import (
     StatefulSet,
 )
 from topospread.errors import ManifestError
+from topospread.framework.config_fields import unknown_args_fields
 
 OwnerObject = Service | ReplicationController | ReplicaSet | StatefulSet
 
@@ -42,6 +43,7 @@ _CASE_KEYS = frozenset(
     }
 )
 _EXPECT_KEYS = frozenset({"preFilter", "filter", "preScore", "score", "domains"})
+_DOMAIN_KEYS = frozenset({"topologyKey", "counts", "globalMin"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +94,12 @@ def _kind_of(value: Any) -> str:
 def _decode_args(data: Any, where: str) -> PodTopologySpreadArgs:
     if data is None:
         return PodTopologySpreadArgs()
+    # A profile's args are decoded strictly; so are a case's.
+    unknown = unknown_args_fields("PodTopologySpread", _mapping(data, where))
+    if unknown:
+        raise ManifestError(
+            f"{where}: strict decoding error: " + ", ".join(f'unknown field "{u}"' for u in unknown)
+        )
     try:
         return msgspec.convert(_mapping(data, where), PodTopologySpreadArgs)
     except msgspec.ValidationError as err:
@@ -163,6 +171,7 @@ def parse_case(data: Any, path: str) -> Case:
                 f"{path}: expect: unknown key {unknown[0]!r}; its keys are "
                 + ", ".join(sorted(_EXPECT_KEYS))
             )
+        _check_expect(expect, known, f"{path}: expect")
     return Case(
         path=path,
         name=str(doc.get("name") or path),
@@ -176,6 +185,25 @@ def parse_case(data: Any, path: str) -> Case:
         filtered_nodes=filtered,
         expect=expect,
     )
+
+
+def _check_expect(expect: Mapping[str, Any], nodes: set[str], where: str) -> None:
+    """What ``expect`` names must exist: its per-node results name nodes of the case, and each
+    ``domains`` entry has only the keys FORMAT.md gives (a misspelled one would otherwise fail
+    the comparison instead of being refused)."""
+    for key in ("filter", "score"):
+        per_node = expect.get(key)
+        if per_node is None:
+            continue
+        for name in _mapping(per_node, f"{where}.{key}"):
+            if name not in nodes:
+                raise ManifestError(f"{where}.{key}: Not found: {name!r} is not a node of the case")
+    for i, domain in enumerate(_sequence(expect.get("domains"), f"{where}.domains")):
+        here = f"{where}.domains[{i}]"
+        unknown = sorted(str(k) for k in _mapping(domain, here) if k not in _DOMAIN_KEYS)
+        if unknown:
+            keys = ", ".join(sorted(_DOMAIN_KEYS))
+            raise ManifestError(f"{here}: unknown key {unknown[0]!r}; its keys are {keys}")
 
 
 def load_case(path: Path) -> Case:

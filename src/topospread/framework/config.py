@@ -19,6 +19,7 @@ from topospread.api.decode_errors import explain
 from topospread.api.go_errors import go_type_error, json_kind
 from topospread.api.spread_validation import decode_pod_topology_spread_args
 from topospread.errors import ConfigError
+from topospread.framework.config_fields import unknown_args_fields, unknown_config_fields
 
 API_VERSION: Final = "kubescheduler.config.k8s.io/v1"
 KIND: Final = "KubeSchedulerConfiguration"
@@ -199,6 +200,11 @@ def _field_error(path: str, value: object, detail: str) -> str:
     return f"{path}: Invalid value: {value}: {detail}"
 
 
+def _strict_decoding_error(unknown: Sequence[str]) -> str:
+    """Upstream: runtime.NewStrictDecodingError (apimachinery runtime/error.go)"""
+    return "strict decoding error: " + ", ".join(f'unknown field "{u}"' for u in unknown)
+
+
 def _check_untyped_args(pc: PluginConfig, path: str) -> None:
     """Args that are not a mapping: an error for a plugin with an args type, else left unread.
 
@@ -232,6 +238,11 @@ def _default_profile(p: KubeSchedulerProfile, index: int) -> Profile:
             _check_untyped_args(pc, f"profiles[{index}].pluginConfig[{i}].args")
             args[pc.name] = None
             continue
+        unknown = unknown_args_fields(pc.name, pc.args)
+        if unknown:
+            raise ConfigError(
+                f"profiles[{index}].pluginConfig[{i}].args: {_strict_decoding_error(unknown)}"
+            )
         if pc.name == "PodTopologySpread":
             # Validated with the configuration, as ValidateKubeSchedulerConfiguration does, so
             # the error names the file and the args' place in it.
@@ -313,6 +324,10 @@ def decode_config(data: Any, where: str) -> SchedulerConfig:
     except msgspec.ValidationError as err:
         said = go_type_error(err, data, KubeSchedulerConfiguration) or explain(err, data)
         raise ConfigError(f"{where}: {said}") from err
+    # Like sigs.k8s.io/json, the type errors above come before the unknown fields.
+    unknown = unknown_config_fields(data)
+    if unknown:
+        raise ConfigError(f"{where}: {_strict_decoding_error(unknown)}")
     try:
         return default_config(cfg)
     except ConfigError as err:
