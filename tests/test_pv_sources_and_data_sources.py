@@ -21,11 +21,17 @@ import pytest
 
 from test_bad_input import PV, PVC, assert_manifest_refused
 from test_label_validation import LABEL_REGEX_ERROR, SUBDOMAIN_REGEX_ERROR
+from test_timeline import zones
 from topospread.api.claim_spec import PersistentVolumeClaimSpec
 from topospread.api.claim_validation import prepare_claim_spec, validate_claim_spec
 from topospread.api.field import Path as FieldPath
 from topospread.api.storage import PersistentVolume, PersistentVolumeClaim
 from topospread.api.storage_validation import validate_storage_object
+from topospread.framework.config import default_config
+from topospread.simulator.controllers.claims import admit_claim
+from topospread.simulator.scenario import build_scenario
+from topospread.simulator.simulation import Simulation
+from topospread.simulator.timeline_format import parse_timeline
 
 DNS_LABEL: Final = LABEL_REGEX_ERROR
 DNS_SUBDOMAIN: Final = SUBDOMAIN_REGEX_ERROR
@@ -278,6 +284,17 @@ def test_a_volumes_legacy_source_and_class_are_refused_as_the_api_server_refuses
         pytest.param(
             PV.replace(
                 "  csi: {driver: ebs.csi.aws.com, volumeHandle: vol-a}\n",
+                "  iscsi: {targetPortal: " + "p" * 60 + ", iqn: iqn.2015-02.example.com:t,"
+                " initiatorName: iqn.2015-02.example.com:i}\n",
+            ),
+            f'(PersistentVolume pv-a): spec.iscsi.targetportal: Invalid value: "{"p" * 60}": '
+            "Total length of <volume name>:<iscsi.targetPortal> must be under 64 characters if "
+            "iscsi.initiatorName is specified.",
+            id="iscsi name and portal",
+        ),
+        pytest.param(
+            PV.replace(
+                "  csi: {driver: ebs.csi.aws.com, volumeHandle: vol-a}\n",
                 "  glusterfs: {path: /x}\n",
             ),
             "(PersistentVolume pv-a): spec.glusterfs.endpoints: Required value",
@@ -289,3 +306,61 @@ def test_a_bad_data_source_or_legacy_source_is_one_line_and_exit_2(
     command: str, text: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert_manifest_refused(command, text, message, tmp_path, capsys)
+
+
+# ---------------------------------------------------------------------------------------------
+# What is stored: a new claim as PrepareForCreate leaves it, however it is created.
+
+STORED_CASES: Final = {
+    # (dataSource, dataSourceRef) given -> (dataSource, dataSourceRef) stored.
+    "a populator as dataSource alone is dropped": ((POPULATOR, None), (None, None)),
+    "a snapshot as dataSource alone is copied to dataSourceRef": (
+        (SNAPSHOT, None),
+        (SNAPSHOT, SNAPSHOT),
+    ),
+    "a populator as dataSourceRef alone is copied to dataSource": (
+        (None, POPULATOR),
+        (POPULATOR, POPULATOR),
+    ),
+    "a dataSourceRef in another namespace is dropped": (
+        (None, {**POPULATOR, "namespace": "other"}),
+        (None, None),
+    ),
+}
+
+
+def claim_manifest(source: Any, ref: Any) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "accessModes": ["ReadWriteOnce"],
+        "resources": {"requests": {"storage": "1Gi"}},
+    }
+    if source is not None:
+        spec["dataSource"] = source
+    if ref is not None:
+        spec["dataSourceRef"] = ref
+    meta = {"name": "c", "namespace": "default"}
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta, "spec": spec}
+
+
+def stored_sources(claim: PersistentVolumeClaim) -> tuple[Any, Any]:
+    return (
+        None if claim.spec.data_source is None else msgspec.to_builtins(claim.spec.data_source),
+        None
+        if claim.spec.data_source_ref is None
+        else msgspec.to_builtins(claim.spec.data_source_ref),
+    )
+
+
+@pytest.mark.parametrize("name", list(STORED_CASES))
+def test_a_new_claim_is_stored_with_the_data_sources_the_api_server_stores(name: str) -> None:
+    given, expected = STORED_CASES[name]
+    manifest = claim_manifest(*given)
+    # Read from manifests (schedule, check, explain, verify).
+    claim = msgspec.convert(manifest, PersistentVolumeClaim)
+    scenario = build_scenario([("c.yaml", claim)], default_config())
+    assert stored_sources(scenario.cluster().storage_state.pvcs["default/c"]) == expected
+    # Applied in a timeline (simulate, sweep, rebalance: the simulator's API server).
+    sim = Simulation(parse_timeline({"nodeGroups": zones(), "objects": [manifest]}, "t.yaml"))
+    assert stored_sources(sim.cluster.storage_state.pvcs["default/c"]) == expected
+    # Made by a controller (a StatefulSet's or an ephemeral volume's claim).
+    assert stored_sources(admit_claim(claim, [])) == expected

@@ -335,6 +335,32 @@ SOURCES: Final[dict[str, tuple[dict[str, Any], list[str]]]] = {
         {"iscsi": {}},
         ["spec.iscsi.targetPortal: Required value", "spec.iscsi.iqn: Required value"],
     ),
+    # validateISCSIPersistentVolumeSource: with an initiator name, "<PV name>:<portal>" (here
+    # "foo:" and the portal) may be 64 bytes at most; refused at "targetportal" (sic), after
+    # the portal's own check and before the IQN's.
+    "an iSCSI volume with an initiator name and a name and portal of 65 bytes": (
+        {"iscsi": {"targetPortal": "p" * 61, "initiatorName": "iqn.2015-02.example.com:x"}},
+        [
+            f'spec.iscsi.targetportal: Invalid value: "{"p" * 61}": Total length of <volume '
+            "name>:<iscsi.targetPortal> must be under 64 characters if iscsi.initiatorName is "
+            "specified.",
+            "spec.iscsi.iqn: Required value",
+        ],
+    ),
+    "an iSCSI volume with an initiator name and a name and portal of 64 bytes": (
+        {
+            "iscsi": {
+                "targetPortal": "p" * 60,
+                "iqn": "iqn.2015-02.example.com:test",
+                "initiatorName": "iqn.2015-02.example.com:x",
+            }
+        },
+        [],
+    ),
+    "an iSCSI volume without an initiator name has no limit on its portal": (
+        {"iscsi": {"targetPortal": "p" * 200, "iqn": "iqn.2015-02.example.com:test"}},
+        [],
+    ),
     "a Portworx volume without an ID": (
         {"portworxVolume": {}},
         ["spec.portworxVolume.volumeID: Required value"],

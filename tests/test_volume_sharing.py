@@ -190,8 +190,8 @@ def test_a_float_divisor_is_not_shared_with_an_equal_int_one_and_is_written_back
 
 
 def test_sources_holding_a_map_stay_each_pods_own() -> None:
-    certificate = {"podCertificate": {"signerName": "example.com/s", "keyType": "ED25519"}}
-    vol = {"name": "v", "projected": {"sources": [certificate]}}
+    bundle = {"signerName": "example.com/s", "labelSelector": {"matchLabels": {"a": "b"}}}
+    vol = {"name": "v", "projected": {"sources": [{"clusterTrustBundle": {**bundle, "path": "b"}}]}}
     one, two = make_pod(vol), make_pod(vol)
     assert one.spec.volumes[0].projected == two.spec.volumes[0].projected
     assert one.spec.volumes[0].projected is not two.spec.volumes[0].projected

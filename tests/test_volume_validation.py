@@ -409,3 +409,51 @@ def test_the_quick_check_agrees_with_the_full_one(
         pod.spec.volumes, "" if from_template else pod_name, Path_.root("spec", "volumes")
     )
     assert pod_fields_valid(pod, from_template=from_template) == (not errors), errors
+
+
+# A projected podCertificate (PodCertificateRequest: beta in v1.35, off by default): the API
+# server drops it from a new pod before validating it (dropDisabledPodCertificateProjection),
+# so a source that held only it is stored empty, and validateProjectionSources, which refuses
+# two sources in one but not none, accepts that; its JSON is still decoded (strictly) first.
+CERTIFICATE: Final = {"signerName": "example.com/s", "keyType": "ED25519", "keyPath": "k"}
+
+
+def test_a_projected_pod_certificate_is_dropped_and_its_empty_source_accepted() -> None:
+    alone = make_pod({"name": "v", "projected": {"sources": [{"podCertificate": CERTIFICATE}]}})
+    (source,) = alone.spec.volumes[0].projected.sources  # type: ignore[union-attr]
+    assert msgspec.to_builtins(source) == {}
+    assert b"podCertificate" not in msgspec.json.encode(alone)
+    assert messages(alone) == []
+    # Beside another source it is not a second one: dropped before the count.
+    beside = {"podCertificate": CERTIFICATE, "configMap": {"name": "cm"}}
+    assert messages(make_pod({"name": "v", "projected": {"sources": [beside]}})) == []
+    # Its own fields are never validated (a bad key type, an unknown signer).
+    bad = {"podCertificate": {"signerName": "not a signer", "keyType": "DSA"}}
+    assert messages(make_pod({"name": "v", "projected": {"sources": [bad]}})) == []
+
+
+@pytest.mark.parametrize(
+    ("certificate", "message"),
+    [
+        pytest.param(
+            "{signerName: 5}",
+            "json: cannot unmarshal number into Go struct field PodCertificateProjection.spec."
+            "volumes.projected.sources.podCertificate.signerName of type string",
+            id="a field of the wrong type",
+        ),
+        pytest.param(
+            "{signerName: example.com/s, bogus: 1}",
+            'strict decoding error: unknown field "spec.volumes[0].projected.sources[0].'
+            'podCertificate.bogus"',
+            id="an unknown field",
+        ),
+    ],
+)
+def test_a_projected_pod_certificate_is_still_decoded_strictly(
+    certificate: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = GOOD_POD + (
+        "  volumes:\n  - name: v\n    projected:\n"
+        f"      sources: [{{podCertificate: {certificate}}}]\n"
+    )
+    assert_manifest_refused("schedule", text, message, tmp_path, capsys)

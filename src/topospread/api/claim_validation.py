@@ -43,6 +43,7 @@ from topospread.api.storage import (
     RESOURCE_STORAGE,
     VOLUME_MODE_BLOCK,
     VOLUME_MODE_FILESYSTEM,
+    PersistentVolumeClaim,
 )
 from topospread.util.validation import is_dns1123_subdomain
 
@@ -193,6 +194,17 @@ def prepare_claim_spec(spec: PersistentVolumeClaimSpec) -> PersistentVolumeClaim
     if source is spec.data_source and ref is spec.data_source_ref:
         return spec
     return msgspec.structs.replace(spec, data_source=source, data_source_ref=ref)
+
+
+def prepare_claim(pvc: PersistentVolumeClaim) -> PersistentVolumeClaim:
+    """A new PersistentVolumeClaim as the API server stores it: its spec's data sources
+    prepared (``prepare_claim_spec``); ``pvc`` itself when they are left as given.
+
+    Upstream: persistentvolumeclaimStrategy.PrepareForCreate (pkg/registry/core/
+    persistentvolumeclaim/strategy.go, v1.35)
+    """
+    spec = prepare_claim_spec(pvc.spec)
+    return pvc if spec is pvc.spec else msgspec.structs.replace(pvc, spec=spec)
 
 
 # The fields of meta/v1 ObjectMeta in Go's order, as a template's metadata may not set them

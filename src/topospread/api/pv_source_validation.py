@@ -8,9 +8,9 @@ secret namespace, Azure Disk, flocker, quobyte, cephfs, fc, vsphereVolume,
 photonPersistentDisk, scaleIO, and flexVolume's driver and options); the PV's own variants are
 here: CSI (driver, volume handle and secret references), iSCSI (the PV's IQN formats), local,
 Portworx, and the pod's checks plus a namespace for glusterfs (its endpoints' namespace),
-azureFile (its secret's namespace) and storageos (its secret reference's namespace). Not
-checked: the length of an iSCSI volume's name and portal with an initiator name (the PV's name
-is not passed here).
+azureFile (its secret's namespace) and storageos (its secret reference's namespace). An iSCSI
+PV with an initiator name also has the length of ``<PV name>:<targetPortal>`` checked (at
+most 64 bytes), as a pod's iSCSI volume has its volume name's.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from topospread.api.volume_source_validation import (
     validate_csi_driver_name,
     validate_path_no_backsteps,
 )
-from topospread.api.volume_validation import MORE_THAN_ONE_TYPE, NO_TYPE
+from topospread.api.volume_validation import ISCSI_NAME_TOO_LONG, MORE_THAN_ONE_TYPE, NO_TYPE
 from topospread.api.volumes import (
     CSIPersistentVolumeSource,
     ISCSIVolumeSource,
@@ -98,8 +98,8 @@ _SHARED: Final = frozenset(
 )
 
 
-def validate_pv_source(spec: PersistentVolumeSpec, path: Path) -> list[FieldError]:
-    """The errors of a PV's source, ``path`` the spec's.
+def validate_pv_source(spec: PersistentVolumeSpec, path: Path, name: str) -> list[FieldError]:
+    """The errors of a PV's source, ``path`` the spec's, ``name`` the PV's.
 
     Upstream: ValidatePersistentVolumeSpec's volume sources (pkg/apis/core/validation, v1.35)
     """
@@ -115,7 +115,7 @@ def validate_pv_source(spec: PersistentVolumeSpec, path: Path) -> list[FieldErro
             errs.append(forbidden(path.child(child), MORE_THAN_ONE_TYPE))
             continue
         count += 1
-        errs += _source_errors(attr, source, path)
+        errs += _source_errors(attr, source, path, name)
         if attr == "local" and spec.node_affinity is None:
             errs.append(required(path.child("nodeAffinity"), LOCAL_NEEDS_AFFINITY))
     if not count:
@@ -123,7 +123,7 @@ def validate_pv_source(spec: PersistentVolumeSpec, path: Path) -> list[FieldErro
     return errs
 
 
-def _source_errors(attr: str, source: Any, path: Path) -> list[FieldError]:
+def _source_errors(attr: str, source: Any, path: Path, name: str) -> list[FieldError]:
     if attr == "cinder":
         errs = source_errors(attr, source, path, True)
         ref = source.secret_ref
@@ -135,7 +135,7 @@ def _source_errors(attr: str, source: Any, path: Path) -> list[FieldError]:
     if attr == "csi":
         return _csi(source, path.child("csi"))
     if attr == "iscsi":
-        return _iscsi(source, path.child("iscsi"))
+        return _iscsi(source, path.child("iscsi"), name)
     if attr == "local":
         return _local(source, path.child("local"))
     if attr == "portworx_volume":
@@ -235,10 +235,10 @@ def _csi(src: CSIPersistentVolumeSource, path: Path) -> list[FieldError]:
     return errs
 
 
-def _iscsi(src: ISCSIVolumeSource, path: Path) -> list[FieldError]:
-    """The target portal, the IQN (a PV's says only "must be valid format", whatever its
-    prefix), the LUN's range, the CHAP secret, the initiator name. (Not the length of the PV's
-    name and portal that an initiator name limits: the name is not passed here.)
+def _iscsi(src: ISCSIVolumeSource, path: Path, pv_name: str) -> list[FieldError]:
+    """The target portal (with an initiator name, ``<PV name>:<targetPortal>`` at most 64
+    bytes, refused at ``targetportal``, sic), the IQN (a PV's says only "must be valid format",
+    whatever its prefix), the LUN's range, the CHAP secret, the initiator name.
 
     Upstream: validateISCSIPersistentVolumeSource (pkg/apis/core/validation/validation.go,
     v1.35)
@@ -246,6 +246,8 @@ def _iscsi(src: ISCSIVolumeSource, path: Path) -> list[FieldError]:
     errs: list[FieldError] = []
     if not src.target_portal:
         errs.append(required(path.child("targetPortal")))
+    if src.initiator_name is not None and len(f"{pv_name}:{src.target_portal}".encode()) > 64:
+        errs.append(invalid(path.child("targetportal"), src.target_portal, ISCSI_NAME_TOO_LONG))
     if not src.iqn:
         errs.append(required(path.child("iqn")))
     elif not iscsi_name_valid(src.iqn):

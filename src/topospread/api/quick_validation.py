@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Final
 
 from topospread.api.affinity_validation import OBJECT_NAME_FIELD
+from topospread.api.annotation_validation import MIRROR_POD
 from topospread.api.meta_validation import (
     TOTAL_ANNOTATION_SIZE_LIMIT_B,
     name_is_valid_dns_subdomain,
@@ -189,7 +190,7 @@ def pod_fields_valid(pod: Pod, *, from_template: bool = False) -> bool:
     nor its images) are valid: a name (not one to generate) and generateName that are DNS
     subdomains, a namespace that is a DNS label, valid volumes (``volumes_valid``; for a
     template, without the pod's name), valid node affinity, a nodeName that is a DNS subdomain
-    and no scheduling gates beside it."""
+    and no scheduling gates beside it, and none missing for a mirror pod."""
     meta = pod.metadata
     name = meta.name
     if not name or not valid_dns1123_subdomain(name):
@@ -215,6 +216,8 @@ def pod_fields_valid(pod: Pod, *, from_template: bool = False) -> bool:
     ):
         return False
     node_name = spec.node_name
+    if not node_name and MIRROR_POD in meta.annotations:
+        return False
     return not node_name or (
         not spec.scheduling_gates and (node_name in _NODE_NAMES or _recurring_node_name(node_name))
     )

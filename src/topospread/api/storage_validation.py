@@ -122,7 +122,7 @@ def _persistent_volume_spec(pv: PersistentVolume, path: Path) -> list[FieldError
         errs.append(not_supported(policy_path, policy, _SUPPORTED_RECLAIM_POLICIES))
     if spec.node_affinity is not None:
         errs += validate_volume_node_affinity(spec.node_affinity, path.child("nodeAffinity"))
-    errs += validate_pv_source(spec, path)
+    errs += validate_pv_source(spec, path, pv.metadata.name)
     # Go's path.Clean makes "//" (kept by normpath, as POSIX allows) "/" too.
     if (
         spec.host_path is not None

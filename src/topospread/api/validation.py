@@ -26,6 +26,13 @@ import msgspec
 
 from topospread.api.admission import prepare_for_create
 from topospread.api.affinity_validation import validate_affinity, validate_node_affinity
+from topospread.api.annotation_validation import (
+    ApiServerPanic,
+    mirror_pod_errors,
+    node_annotations_valid,
+    pod_annotation_errors,
+    validate_node_annotations,
+)
 from topospread.api.cidr_validation import node_pod_cidrs, validate_pod_cidrs
 from topospread.api.field import (
     FieldError,
@@ -107,10 +114,11 @@ def validate_pod(
     API server takes it from the request, so give manifests one.
 
     Checked, in upstream's order: metadata (name, generateName, namespace, labels, annotation
-    keys); ``spec.volumes`` (``volume_validation.py``: one source each, names, claim names,
-    the claims of ephemeral volumes, the latter only for a pod: a template has no pod name
-    to check them with; ``volume_source_validation.py``: each source's own fields); a
-    container at least, and containers' and init containers'
+    keys); the pod-specific annotations (``annotation_validation.py``: mirror pod,
+    tolerations, deletion cost, seccomp, AppArmor); ``spec.volumes`` (``volume_validation.py``:
+    one source each, names, claim names, the claims of ephemeral volumes, the latter only for
+    a pod: a template has no pod name to check them with; ``volume_source_validation.py``:
+    each source's own fields); a container at least, and containers' and init containers'
     names, images and resources; ``spec.nodeSelector``;
     ``spec.affinity``; ``spec.schedulingGates``; ``spec.topologySpreadConstraints``;
     ``spec.nodeName``; ``spec.tolerations``; ``spec.priorityClassName``;
@@ -143,7 +151,20 @@ def validate_pod(
         meta, Path.root("metadata"), requires_namespace=True, labels_too=False
     )
     spec = pod.spec
-    errs += meta_errors
+    # The mirror-pod check reads nodeName: per pod. It comes first of the pod-specific
+    # annotations' checks, after the labels' and annotations' own (the start of meta_errors).
+    mirror = mirror_pod_errors(
+        meta.annotations, spec.node_name, Path.root("metadata", "annotations")
+    )
+    if mirror:
+        meta_path = Path.root("metadata")
+        generic = len(
+            validate_labels(meta.labels, meta_path.child("labels"))
+            + validate_annotations(meta.annotations, meta_path.child("annotations"))
+        )
+        errs += meta_errors[:generic] + mirror + meta_errors[generic:]
+    else:
+        errs += meta_errors
     # Per pod, not with the spec's errors: each pod's volumes differ (kube-api-access-…).
     errs += validate_volumes(
         spec.volumes, "" if from_template else meta.name, Path.root("spec", "volumes")
@@ -226,9 +247,11 @@ def pod_spec_errors(
         prepared = prepare_for_create(
             pod, merge_topology_spread_keys=match_label_keys_selector_merge
         )
+        annotations_path = meta_path.child("annotations")
         found = (
             validate_labels(meta.labels, meta_path.child("labels"))
-            + validate_annotations(meta.annotations, meta_path.child("annotations")),
+            + validate_annotations(meta.annotations, annotations_path)
+            + pod_annotation_errors(meta.annotations, prepared.spec, annotations_path),
             *_validate_pod_spec(
                 prepared.spec,
                 allow_toleration_comparison_operators=allow_toleration_comparison_operators,
@@ -370,7 +393,9 @@ def _container_name(name: str, path: Path, names: set[str]) -> list[FieldError]:
 
 
 def validate_node(node: Node) -> list[FieldError]:
-    """A node's metadata (cluster-scoped: no namespace), its taints, its resources and its pod
+    """A node's metadata (cluster-scoped: no namespace), its preferAvoidPods annotation
+    (``annotation_validation.py``; one that would make the API server panic is the only error
+    told, as the request fails whole), its taints, its resources and its pod
     CIDRs (``cidr_validation.py``: the list the API server reads from ``podCIDR`` and
     ``podCIDRs``), in upstream's order. Its other spec fields are not checked on create:
     ``providerID`` only on update, ``configSource`` is dropped before validation.
@@ -392,10 +417,21 @@ def validate_node(node: Node) -> list[FieldError]:
     spec = node.spec
     # A node without pod CIDRs (most cloud nodes) costs two attribute reads here.
     cidrs = node_pod_cidrs(spec) if spec.pod_cidr or spec.pod_cidrs else []
-    if not found and node_meta_and_taints_valid(node) and (not cidrs or pod_cidrs_valid(cidrs)):
+    annotations = node.metadata.annotations
+    if (
+        not found
+        and node_meta_and_taints_valid(node)
+        and (not cidrs or pod_cidrs_valid(cidrs))
+        and node_annotations_valid(annotations)
+    ):
         return []
     meta_path = Path.root("metadata")
     errs = validate_object_meta(node.metadata, meta_path, requires_namespace=False)
+    try:
+        errs += validate_node_annotations(annotations, meta_path.child("annotations"))
+    except ApiServerPanic as panic:
+        # The request fails as a whole: no other error is told.
+        return [panic.error]
     if spec.taints:
         errs += validate_taints(spec.taints, meta_path.child("taints"))
     errs += found

@@ -6,7 +6,9 @@ under the source, not ``items[i]``; a projected token's path under ``projected.p
 
 A generic ephemeral volume's claim template and the other in-tree sources (iSCSI, Cinder and
 Azure Disk among them) are checked in ``volume_source_legacy``, whose ``source_errors`` covers
-every source. Not checked: a projected podCertificate.
+every source. A projected podCertificate is not read (``volumes.VolumeProjection``): the API
+server drops it before validation under the v1.35 default gates, and a projection source left
+empty is accepted (validateProjectionSources refuses only two or more sources in one).
 """
 
 from __future__ import annotations

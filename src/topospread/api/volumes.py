@@ -231,8 +231,11 @@ class VolumeProjection(_Obj, frozen=True):
     downward_api: DownwardAPIProjection | None = msgspec.field(default=None, name="downwardAPI")
     service_account_token: ServiceAccountTokenProjection | None = None
     cluster_trust_bundle: ClusterTrustBundleProjection | None = None
-    # Re-emitted as given; its contents are not validated here.
-    pod_certificate: dict[str, Any] | None = None
+    # NOTE: no ``podCertificate``: with the v1.35 default gates (PodCertificateRequest, beta,
+    # off) the API server drops it from a new pod or template before validating it
+    # (dropDisabledPodCertificateProjection, pkg/api/pod/util.go), so a source that held only
+    # it is stored empty, which validation accepts. Its JSON types are still checked on decode
+    # (strict decoding knows every field).
 
 
 class ProjectedVolumeSource(_Obj, frozen=True):
@@ -429,7 +432,7 @@ def shared_source(source: S) -> S:
     NOTE: sharing is safe because the sources are frozen values all the way down (tuples, not
     lists) and carry nothing of the pod or volume that holds them: validation is given the
     path of the volume it checks, so a message still names the pod's own volume. A source
-    holding a map (a clusterTrustBundle's label selector, a podCertificate) is unhashable and
+    holding a map (a clusterTrustBundle's label selector) is unhashable and
     stays the pod's own. The table is bounded: when full it starts afresh (equal sources
     seen after that share a new object; nothing else changes).
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeAlias
 import msgspec
 
 from topospread.api.apps_validation import template_path
+from topospread.api.claim_validation import prepare_claim
 from topospread.api.loader import UnknownObject
 from topospread.api.object_validation import describe_object, validate_object
 from topospread.api.storage import (
@@ -161,6 +162,8 @@ class ApiServer:
         errors = validate_object(obj)
         if errors:
             raise ValidationError(f"{where} ({describe_object(obj)}): {errors[0]}")
+        if isinstance(obj, PersistentVolumeClaim):
+            obj = prepare_claim(obj)
         sim.cluster.storage_state.add(obj)
         if sim.started:
             sim.scheduler.on_storage_change(obj)

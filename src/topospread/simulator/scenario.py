@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from topospread.api.admission_hints import AdmissionHints
+from topospread.api.claim_validation import prepare_claim
 from topospread.api.loader import (
     Object,
     UnknownObject,
@@ -32,7 +33,7 @@ from topospread.api.loader import (
     read_yaml_documents,
 )
 from topospread.api.object_validation import describe_object, validate_object
-from topospread.api.storage import STORAGE_KINDS, StorageObject
+from topospread.api.storage import STORAGE_KINDS, PersistentVolumeClaim, StorageObject
 from topospread.api.types import (
     Namespace,
     Node,
@@ -172,6 +173,8 @@ class ScenarioBuilder:
                 raise ValidationError(f"{where} ({describe_object(obj)}): {errors[0]}")
             if isinstance(obj, PodDisruptionBudget):
                 validate_pdb(obj, where)
+            if isinstance(obj, PersistentVolumeClaim):
+                obj = prepare_claim(obj)
             self.objects.append((where, obj))
         elif isinstance(obj, UnknownObject) and makes_pods(obj):
             self.pod_makers[f"{obj.kind} ({obj.api_version})"] += 1

@@ -23,6 +23,7 @@ from topospread.api.claim_spec import (
     PersistentVolumeClaimSpec,
     PersistentVolumeClaimTemplate,
 )
+from topospread.api.claim_validation import prepare_claim
 from topospread.api.storage import PersistentVolumeClaim, StorageClass, volume_claim_templates
 from topospread.api.types import (
     ObjectMeta,
@@ -178,7 +179,9 @@ def admit_claim(
     pvc: PersistentVolumeClaim, classes: Iterable[StorageClass]
 ) -> PersistentVolumeClaim:
     """A claim naming no class gets the default one, as the DefaultStorageClass admission
-    plugin sets it (an explicit ``""`` is kept: it asks for no class)."""
+    plugin sets it (an explicit ``""`` is kept: it asks for no class); its data sources are
+    kept as the API server keeps them on create (``prepare_claim``)."""
+    pvc = prepare_claim(pvc)
     if pvc.spec.storage_class_name is not None:
         return pvc
     name = default_class(classes)
