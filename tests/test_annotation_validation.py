@@ -413,16 +413,24 @@ def test_a_deletion_cost_parses_as_upstream_parses_it(value: str, valid: bool) -
                 "    metadata: {labels: {app: web}}",
                 f"    metadata: {{labels: {{app: web}}, annotations: {{{TOLERATIONS}: '[1]'}}}}",
             ),
-            f"(Deployment default/web): spec.template.{TOLERATIONS_BAD}: json: cannot "
-            "unmarshal number into Go value of type core.Toleration",
+            "(Deployment default/web): spec.template.annotations: Invalid value: "
+            f'"{TOLERATIONS}": json: cannot unmarshal number into Go value of type '
+            "core.Toleration",
             id="template tolerations",
+        ),
+        pytest.param(
+            DEPLOYMENT.replace("    metadata: {labels: {app: web}}",
+                               "    metadata: {labels: {app: web, a/b/c: x}}"),
+            '(Deployment default/web): spec.template.labels: Invalid value: "a/b/c": a '
+            "valid label key must consist of",
+            id="template label: ValidatePodTemplateSpec's path, not under metadata",
         ),
         pytest.param(
             DEPLOYMENT.replace(
                 "    metadata: {labels: {app: web}}",
                 f"    metadata: {{labels: {{app: web}}, annotations: {{{APPARMOR}d: foo}}}}",
             ),
-            f"(Deployment default/web): spec.template.metadata.annotations[{APPARMOR}d]: "
+            f"(Deployment default/web): spec.template.annotations[{APPARMOR}d]: "
             'Invalid value: "d": container not found',
             id="template apparmor",
         ),

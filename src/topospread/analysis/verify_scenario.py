@@ -15,7 +15,7 @@ from typing import Any, Final, Literal
 import msgspec
 
 from topospread.api.apps_validation import Workload as AnyWorkload
-from topospread.api.apps_validation import template_path
+from topospread.api.apps_validation import template_error, template_path
 from topospread.api.defaults import default_pod
 from topospread.api.loader import decode_manifests
 from topospread.api.object_validation import validate_object
@@ -367,7 +367,7 @@ def _check_pod_template(obj: AnyWorkload, label: str) -> None:
         default_pod(msgspec.structs.replace(probe, metadata=meta)), from_template=True
     )
     if errors:
-        raise ValidationError(f"{label}: {template_path(obj)}.{errors[0]}")
+        raise ValidationError(f"{label}: {template_error(template_path(obj), errors[0])}")
 
 
 def _claims_of(

@@ -357,3 +357,18 @@ def template_path(obj: Workload) -> str:
     if isinstance(obj, CronJob):
         return "spec.jobTemplate.spec.template"
     return "spec.template"
+
+
+def template_error(template: str, error: FieldError) -> str:
+    """``error``, found validating a pod made from the template at ``template``, as the API
+    server reports it: under the template's path, and a label's or annotation's error right
+    under it (``spec.template.labels``, ``spec.template.annotations``: ValidatePodTemplateSpec
+    builds those paths from the template's, not from its metadata's).
+
+    Upstream: ValidatePodTemplateSpec (core validation.go, v1.35)
+    """
+    text = str(error)
+    for field in ("metadata.labels", "metadata.annotations"):
+        if text.startswith(field) and text[len(field)] in ".[:":
+            return f"{template}.{text.removeprefix('metadata.')}"
+    return f"{template}.{text}"

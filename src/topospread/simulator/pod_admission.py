@@ -13,6 +13,7 @@ import msgspec
 
 from topospread.api.admission import prepare_for_create
 from topospread.api.admission_hints import AdmissionHints, admission_key
+from topospread.api.apps_validation import template_error
 from topospread.api.defaults import default_node, default_pod
 from topospread.api.quick_validation import images_trimmed, pod_fields_valid
 from topospread.api.types import Affinity, Node, Pod, PodSpec, PriorityClass
@@ -138,8 +139,8 @@ def admit_pod(
         spec_errors = kept.spec_errors
     errors = validate_pod(pod, spec_errors=spec_errors, from_template=bool(template))
     if errors:
-        first = str(errors[0])
-        raise ValidationError(f"{label}: {template + '.' if template else ''}{first}")
+        first = template_error(template, errors[0]) if template else str(errors[0])
+        raise ValidationError(f"{label}: {first}")
     return pod
 
 
