@@ -153,11 +153,9 @@ def validate_pod(
     spec = pod.spec
     # The mirror-pod check reads nodeName: per pod. It comes first of the pod-specific
     # annotations' checks, after the labels' and annotations' own (the start of meta_errors).
-    mirror = mirror_pod_errors(
-        meta.annotations, spec.node_name, Path.root("metadata", "annotations")
-    )
+    meta_path = Path.root("metadata")
+    mirror = mirror_pod_errors(meta.annotations, spec.node_name, meta_path.child("annotations"))
     if mirror:
-        meta_path = Path.root("metadata")
         generic = len(
             validate_labels(meta.labels, meta_path.child("labels"))
             + validate_annotations(meta.annotations, meta_path.child("annotations"))
@@ -393,9 +391,9 @@ def _container_name(name: str, path: Path, names: set[str]) -> list[FieldError]:
 
 
 def validate_node(node: Node) -> list[FieldError]:
-    """A node's metadata (cluster-scoped: no namespace), its preferAvoidPods annotation
-    (``annotation_validation.py``; one that would make the API server panic is the only error
-    told, as the request fails whole), its taints, its resources and its pod
+    """A node's metadata (cluster-scoped: no namespace), its taints and preferAvoidPods
+    annotations (``annotation_validation.py``; one that would make the API server panic is the
+    only error told, as the request fails whole), its taints, its resources and its pod
     CIDRs (``cidr_validation.py``: the list the API server reads from ``podCIDR`` and
     ``podCIDRs``), in upstream's order. Its other spec fields are not checked on create:
     ``providerID`` only on update, ``configSource`` is dropped before validation.
