@@ -5,6 +5,8 @@ search; and the cluster-autoscaler and Karpenter tests pass with every answer cr
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -237,3 +239,29 @@ def test_a_reverted_fork_gives_the_room_back_to_the_vectors() -> None:
     _assert_same(fast, reference, [pod])
     assert fast.check_predicates(pod, "n0") is None
     assert fast.vectors is not None and fast.vectors.codes(pod) is not None
+
+
+_REGISTRATION = """
+import sys
+import topospread.cli.scheduling, topospread.simulator.run, topospread.render.report
+import topospread.plugins.registry, topospread.analysis.verify_scenario
+print(sorted(m for m in sys.modules if m.startswith("topospread.autoscaler")))
+import topospread.simulator.autoscaling
+from topospread.autoscaler.clusterautoscaler import snapshot
+print(len(snapshot._FACTORY))
+"""
+
+
+def test_the_simulators_autoscaler_loop_registers_the_vectors_and_schedule_imports_neither() -> (
+    None
+):
+    """In a fresh interpreter (the suite imports every module first: conftest.py): what the
+    schedule command imports leaves the autoscaler package out, and the simulator's
+    autoscaler controller, which runs the models, registers the fast path with the checker."""
+    done = subprocess.run(
+        [sys.executable, "-c", _REGISTRATION], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    imported, registered = done.stdout.split("\n")[:2]
+    assert imported == "[]"
+    assert registered == "1"

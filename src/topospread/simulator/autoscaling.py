@@ -47,6 +47,11 @@ from topospread.simulator.autoscaler_spec import (
 from topospread.simulator.clock import format_duration
 from topospread.simulator.controllers.common import parse_time
 from topospread.simulator.drain import DrainOptions, drain_node
+
+# The models' predicate checker answers for every node at once through the fast path's filter
+# vectors, which register themselves with it when imported (the schedule command, which runs
+# no autoscaler, does not import them, nor the autoscaler package they register with).
+from topospread.simulator.fastpath import filter_vectors  # noqa: F401
 from topospread.simulator.scheduler import is_terminal
 from topospread.simulator.timeline_steps.node_status import set_taints, start_nodes
 

@@ -35,7 +35,6 @@ tests/test_preemption_fit.py checks preemption's Fit-only dry run the same way.
 from __future__ import annotations
 
 from topospread.simulator.fastpath.cycle import FastFailure, FastPath, FastResult
-from topospread.simulator.fastpath.filter_vectors import FilterVectors
 from topospread.simulator.fastpath.kernels import KERNELS, Kernel
 
-__all__ = ["KERNELS", "FastFailure", "FastPath", "FastResult", "FilterVectors", "Kernel"]
+__all__ = ["KERNELS", "FastFailure", "FastPath", "FastResult", "Kernel"]

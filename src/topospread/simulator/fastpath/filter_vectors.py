@@ -9,7 +9,8 @@ snapshot's ClusterState notifications (fork and revert included). Pods or profil
 path declines get None: the checker then runs the reference plugins, as the scheduler does.
 
 NOTE: the autoscalers sit below the simulator (tests/test_layers.py), so this module registers
-itself with the checker (``register_filter_vectors``) when the fast path is imported.
+itself with the checker (``register_filter_vectors``) when imported: by the simulator's
+autoscaler controller (``simulator/autoscaling.py``), which runs the models.
 """
 
 from __future__ import annotations
