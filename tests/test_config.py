@@ -157,8 +157,9 @@ def test_merge_plugin_set_appends_custom_plugins_after_the_defaults() -> None:
         ),
         pytest.param(
             {**cfg(), "apiVersion": "kubescheduler.config.k8s.io/v1beta3"},
-            'config.yaml: apiVersion: Unsupported value: "kubescheduler.config.k8s.io/v1beta3": '
-            'supported values: "kubescheduler.config.k8s.io/v1"',
+            'config.yaml: no kind "KubeSchedulerConfiguration" is registered for version '
+            '"kubescheduler.config.k8s.io/v1beta3" in scheme '
+            '"k8s.io/kubernetes/pkg/scheduler/apis/config/scheme/scheme.go:29"',
             id="an old API version",
         ),
         pytest.param(

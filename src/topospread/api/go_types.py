@@ -276,14 +276,72 @@ _SCALARS: Final[dict[str, dict[str, str]]] = {
     # k8s.io/kube-scheduler/config/v1, decoded by the scheduler's own configuration loader.
     "KubeSchedulerConfiguration": {
         "parallelism": _I32,
+        "enableProfiling": _B,
+        "enableContentionProfiling": _B,
         "percentageOfNodesToScore": _I32,
         "podInitialBackoffSeconds": _I64,
         "podMaxBackoffSeconds": _I64,
+        "delayCacheUntilActive": _B,
     },
     "KubeSchedulerProfile": {"schedulerName": _S, "percentageOfNodesToScore": _I32},
     "Plugin": {"name": _S, "weight": _I32},
     "PluginConfig": {"name": _S},
     "PodTopologySpreadArgs": {"defaultingType": "v1.PodTopologySpreadConstraintsDefaulting"},
+    # k8s.io/component-base/config/v1alpha1.
+    "LeaderElectionConfiguration": {
+        "leaderElect": _B,
+        "leaseDuration": DURATION,
+        "renewDeadline": DURATION,
+        "retryPeriod": DURATION,
+        "resourceLock": _S,
+        "resourceName": _S,
+        "resourceNamespace": _S,
+    },
+    "ClientConnectionConfiguration": {
+        "kubeconfig": _S,
+        "acceptContentTypes": _S,
+        "contentType": _S,
+        "qps": "float32",
+        "burst": _I32,
+    },
+    "Extender": {
+        "urlPrefix": _S,
+        "filterVerb": _S,
+        "preemptVerb": _S,
+        "prioritizeVerb": _S,
+        "weight": _I64,
+        "bindVerb": _S,
+        "enableHTTPS": _B,
+        "httpTimeout": DURATION,
+        "nodeCacheCapable": _B,
+        "ignorable": _B,
+    },
+    "ExtenderManagedResource": {"name": _S, "ignoredByScheduler": _B},
+    "ExtenderTLSConfig": {
+        "insecure": _B,
+        "serverName": _S,
+        "certFile": _S,
+        "keyFile": _S,
+        "caFile": _S,
+        "certData": BYTES,
+        "keyData": BYTES,
+        "caData": BYTES,
+    },
+    # The registered args types (types_pluginargs.go and types.go's DynamicResourcesArgs).
+    "DefaultPreemptionArgs": {
+        "minCandidateNodesPercentage": _I32,
+        "minCandidateNodesAbsolute": _I32,
+    },
+    "InterPodAffinityArgs": {
+        "hardPodAffinityWeight": _I32,
+        "ignorePreferredTermsOfExistingPods": _B,
+    },
+    "NodeResourcesFitArgs": {"ignoredResources": _LS, "ignoredResourceGroups": _LS},
+    "ScoringStrategy": {"type": "v1.ScoringStrategyType"},
+    "ResourceSpec": {"name": _S, "weight": _I64},
+    "UtilizationShapePoint": {"utilization": _I32, "score": _I32},
+    "VolumeBindingArgs": {"bindTimeoutSeconds": _I64},
+    "DynamicResourcesArgs": {"filterTimeout": DURATION, "bindingTimeout": DURATION},
 }
 
 # Go structs we keep as plain mappings (their Go type -> JSON field name -> Go type), so that a
@@ -305,6 +363,32 @@ _CONFIG_STRUCTS: Final = {
     "PluginRef": "Plugin",
     "PluginConfig": "PluginConfig",
     "PodTopologySpreadArgs": "PodTopologySpreadArgs",
+    **{
+        name: name
+        for name in (
+            "LeaderElectionConfiguration",
+            "ClientConnectionConfiguration",
+            "Extender",
+            "ExtenderManagedResource",
+            "ExtenderTLSConfig",
+            "DefaultPreemptionArgs",
+            "InterPodAffinityArgs",
+            "NodeResourcesFitArgs",
+            "ScoringStrategy",
+            "ResourceSpec",
+            "UtilizationShapePoint",
+            "RequestedToCapacityRatioParam",
+            "NodeResourcesBalancedAllocationArgs",
+            "VolumeBindingArgs",
+            "NodeAffinityArgs",
+            "DynamicResourcesArgs",
+        )
+    },
+}
+# The Go package of a configuration struct when it is not kube-scheduler's config/v1.
+_CONFIG_PACKAGES: Final = {
+    "LeaderElectionConfiguration": "v1alpha1",
+    "ClientConnectionConfiguration": "v1alpha1",
 }
 
 
@@ -348,7 +432,8 @@ def _derived(info: mi.Type) -> tuple[str, object] | None:
     info = unwrap(info)
     if isinstance(info, mi.StructType):
         name = go_struct_name(info.cls)
-        return None if name is None else (f"v1.{name}", f"V1{info.cls.__name__}")
+        package = _CONFIG_PACKAGES.get(info.cls.__name__, "v1")
+        return None if name is None else (f"{package}.{name}", f"V1{info.cls.__name__}")
     if isinstance(info, mi.ListType):
         inner = unwrap(info.item_type)
         if isinstance(inner, mi.StructType):

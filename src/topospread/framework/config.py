@@ -1,44 +1,48 @@
 """KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1), defaulted as kube-scheduler does.
 
-Parsing keeps only what shapes scheduling decisions (profiles, plugins, weights, pluginConfig,
-percentageOfNodesToScore, backoff). Defaulting follows the v1 defaults: one profile named
-``default-scheduler``; the default plugins enabled through ``multiPoint``; a profile's own
-plugin sets merged into the defaults (a re-configured default plugin keeps its place, ``*``
-disables every default of an extension point); each plugin's args defaulted by the plugin.
+Decoding is kube-scheduler's: apiVersion and kind first (config_kind), unknown fields
+(config_fields) and every value's type, plugin args included (config_types), then validation.
+What is kept is what shapes scheduling decisions (profiles, plugins, weights, pluginConfig,
+percentageOfNodesToScore, backoff); of the rest, what changes no decision (leaderElection,
+clientConnection, profiling, parallelism, delayCacheUntilActive) is taken, extenders are refused
+(they change decisions that cannot be known here) and a backoff the simulator does not model is
+warned about. Defaulting follows the v1 defaults: one profile named ``default-scheduler``; the
+default plugins enabled through ``multiPoint``; a profile's own plugin sets merged into the
+defaults (a re-configured default plugin keeps its place, ``*`` disables every default of an
+extension point); each plugin's args defaulted by the plugin.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, TypeAlias
 
 import msgspec
 
 from topospread.api.decode_errors import explain
-from topospread.api.go_errors import go_type_error, json_kind
+from topospread.api.go_errors import go_first_error, go_type_error, json_kind
 from topospread.api.spread_validation import decode_pod_topology_spread_args
 from topospread.errors import ConfigError
 from topospread.framework.config_fields import unknown_args_fields, unknown_config_fields
-
-API_VERSION: Final = "kubescheduler.config.k8s.io/v1"
-KIND: Final = "KubeSchedulerConfiguration"
-DEFAULT_SCHEDULER_NAME: Final = "default-scheduler"
-
-# The plugins whose args kube-scheduler's v1 scheme registers a type for (<Name>Args in
-# k8s.io/kube-scheduler/config/v1 register.go, v1.35); any other plugin's args stay raw.
-TYPED_ARGS_PLUGINS: Final = frozenset(
-    {
-        "DefaultPreemption",
-        "DynamicResources",
-        "InterPodAffinity",
-        "NodeAffinity",
-        "NodeResourcesBalancedAllocation",
-        "NodeResourcesFit",
-        "PodTopologySpread",
-        "VolumeBinding",
-    }
+from topospread.framework.config_kind import (
+    API_VERSION,
+    KIND,
+    TYPED_ARGS_PLUGINS,
+    args_type_meta_error,
+    config_type_meta_error,
 )
+from topospread.framework.config_types import (
+    ARGS_TYPES,
+    ClientConnectionConfiguration,
+    Extender,
+    LeaderElectionConfiguration,
+    wire_type_error,
+)
+
+DEFAULT_SCHEDULER_NAME: Final = "default-scheduler"
+_DEFAULT_INITIAL_BACKOFF: Final = 1
+_DEFAULT_MAX_BACKOFF: Final = 10
 # apimachinery's SimpleMetaFactory.Interpret reads apiVersion and kind into this anonymous struct
 # first, so args that are not a JSON object fail there (as Go's reflect prints the type).
 _TYPE_META_STRUCT: Final = (
@@ -111,10 +115,17 @@ class KubeSchedulerConfiguration(_Cfg, frozen=True):
     api_version: str = API_VERSION
     kind: str = KIND
     parallelism: int | None = None
+    # Decoded for their types only: they change no decision (see _UNMODELLED).
+    leader_election: LeaderElectionConfiguration | None = None
+    client_connection: ClientConnectionConfiguration | None = None
+    enable_profiling: bool | None = None
+    enable_contention_profiling: bool | None = None
     percentage_of_nodes_to_score: int | None = None
     pod_initial_backoff_seconds: int | None = None
     pod_max_backoff_seconds: int | None = None
-    profiles: list[KubeSchedulerProfile] = []
+    profiles: list[KubeSchedulerProfile] | None = None
+    extenders: list[Extender] | None = None
+    delay_cache_until_active: bool | None = None
 
 
 # The default plugins of kube-scheduler v1.35 with default feature gates, in order
@@ -151,6 +162,9 @@ class Profile:
     percentage_of_nodes_to_score: int | None
     plugins: Mapping[str, PluginSet]  # extension point (camelCase) or "multiPoint" -> set
     plugin_args: Mapping[str, Mapping[str, Any] | None] = field(default_factory=dict)
+    # Where each plugin's args were written (``config.yaml: profiles[0].pluginConfig[1].args``),
+    # so that a plugin refusing them at construction names the file and the field.
+    args_where: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,10 +172,12 @@ class SchedulerConfig:
     """The defaulted configuration the scheduler runs with."""
 
     percentage_of_nodes_to_score: int = 0
-    pod_initial_backoff_seconds: int = 1
-    pod_max_backoff_seconds: int = 10
+    pod_initial_backoff_seconds: int = _DEFAULT_INITIAL_BACKOFF
+    pod_max_backoff_seconds: int = _DEFAULT_MAX_BACKOFF
     parallelism: int = 16
     profiles: Sequence[Profile] = ()
+    # What the configuration sets that the simulation cannot honour, said once on stderr.
+    warnings: tuple[str, ...] = ()
 
     def profile(self, scheduler_name: str) -> Profile | None:
         for p in self.profiles:
@@ -220,7 +236,37 @@ def _check_untyped_args(pc: PluginConfig, path: str) -> None:
     )
 
 
-def _default_profile(p: KubeSchedulerProfile, index: int) -> Profile:
+# A plugin's validation of its (raw) args at ``path``: kube-scheduler's field errors, as
+# ValidateKubeSchedulerConfiguration finds them (validatePluginConfig). The plugins' own, given
+# by the layer above (plugins.registry.ARGS_VALIDATORS).
+ArgsValidator: TypeAlias = Callable[[Mapping[str, Any] | None, str], Sequence[str]]
+
+
+def _check_typed_args(plugin: str, raw: Mapping[str, Any] | None, path: str) -> None:
+    """The args of a plugin with a registered args type, decoded as kube-scheduler decodes
+    them: their apiVersion and kind, then unknown fields, then each value's type.
+
+    Upstream: PluginConfig.decodeNestedObjects (k8s.io/kube-scheduler/config/v1 types.go, v1.35)
+    """
+    said = args_type_meta_error(plugin, raw or {})
+    if said is not None:
+        raise ConfigError(f"{path}: {said}")
+    unknown = unknown_args_fields(plugin, raw)
+    if unknown:
+        raise ConfigError(f"{path}: {_strict_decoding_error(unknown)}")
+    wire = ARGS_TYPES.get(plugin)
+    said = None if wire is None or raw is None else wire_type_error(raw, wire)
+    if said is not None:
+        raise ConfigError(f"{path}: decoding args for plugin {plugin}: {said}")
+
+
+def _default_profile(
+    p: KubeSchedulerProfile,
+    index: int,
+    validators: Mapping[str, ArgsValidator],
+    errors: list[str],
+    source: str,
+) -> Profile:
     custom = p.plugins or Plugins()
     sets: dict[str, PluginSet] = {
         "multiPoint": merge_plugin_set(
@@ -231,33 +277,42 @@ def _default_profile(p: KubeSchedulerProfile, index: int) -> Profile:
         attr = "".join("_" + c.lower() if c.isupper() else c for c in point)
         sets[point] = merge_plugin_set(PluginSet(), getattr(custom, attr))
     args: dict[str, Mapping[str, Any] | None] = {}
+    args_where: dict[str, str] = {}
     for i, pc in enumerate(p.plugin_config):
+        args_path = f"profiles[{index}].pluginConfig[{i}].args"
+        if source:
+            args_where[pc.name] = f"{source}: {args_path}"
         if pc.name in args:
             raise ConfigError(f'profiles[{index}].pluginConfig[{i}]: Duplicate value: "{pc.name}"')
         if pc.args is not None and not isinstance(pc.args, Mapping):
-            _check_untyped_args(pc, f"profiles[{index}].pluginConfig[{i}].args")
+            _check_untyped_args(pc, args_path)
             args[pc.name] = None
             continue
-        unknown = unknown_args_fields(pc.name, pc.args)
-        if unknown:
-            raise ConfigError(
-                f"profiles[{index}].pluginConfig[{i}].args: {_strict_decoding_error(unknown)}"
-            )
+        if pc.name in TYPED_ARGS_PLUGINS:
+            _check_typed_args(pc.name, pc.args, args_path)
         if pc.name == "PodTopologySpread":
             # Validated with the configuration, as ValidateKubeSchedulerConfiguration does, so
             # the error names the file and the args' place in it.
-            decode_pod_topology_spread_args(pc.args, f"profiles[{index}].pluginConfig[{i}].args")
+            decode_pod_topology_spread_args(pc.args, args_path)
+        elif pc.name in validators:
+            errors.extend(validators[pc.name](pc.args, args_path))
         args[pc.name] = pc.args
     return Profile(
         scheduler_name=p.scheduler_name or DEFAULT_SCHEDULER_NAME,
         percentage_of_nodes_to_score=p.percentage_of_nodes_to_score,
         plugins=sets,
         plugin_args=args,
+        args_where=args_where,
     )
 
 
-def default_config(config: KubeSchedulerConfiguration | None = None) -> SchedulerConfig:
-    """Apply the v1 defaults and the scheduler's validation (its messages, field paths)."""
+def default_config(
+    config: KubeSchedulerConfiguration | None = None,
+    validators: Mapping[str, ArgsValidator] | None = None,
+    source: str = "",
+) -> SchedulerConfig:
+    """Apply the v1 defaults and the scheduler's validation (its messages, field paths);
+    ``validators`` check the plugins' args, ``source`` names where they were written."""
     cfg = config or KubeSchedulerConfiguration()
     errors: list[str] = []
     if cfg.api_version != API_VERSION:
@@ -290,7 +345,7 @@ def default_config(config: KubeSchedulerConfiguration | None = None) -> Schedule
     profiles = []
     names: set[str] = set()
     for i, raw in enumerate(raw_profiles):
-        profile = _default_profile(raw, i)
+        profile = _default_profile(raw, i, validators or {}, errors, source)
         if profile.scheduler_name in names:
             errors.append(
                 f'profiles[{i}].schedulerName: Duplicate value: "{profile.scheduler_name}"'
@@ -312,23 +367,55 @@ def default_config(config: KubeSchedulerConfiguration | None = None) -> Schedule
         pod_max_backoff_seconds=maximum,
         parallelism=parallelism,
         profiles=profiles,
+        warnings=_backoff_warnings(initial, maximum),
     )
 
 
-def decode_config(data: Any, where: str) -> SchedulerConfig:
-    """Parse a KubeSchedulerConfiguration document (already loaded YAML/JSON) and default it."""
+def _backoff_warnings(initial: int, maximum: int) -> tuple[str, ...]:
+    """A backoff other than v1's default decides when a failed pod is tried again, which the
+    simulator's queue (no backoff queue, logical time) does not model: said, not refused, as
+    the placements themselves are the scheduler's."""
+    if (initial, maximum) == (_DEFAULT_INITIAL_BACKOFF, _DEFAULT_MAX_BACKOFF):
+        return ()
+    return (
+        f"podInitialBackoffSeconds {initial}, podMaxBackoffSeconds {maximum}: not modelled (the "
+        "simulated queue has no backoff: a pod a cluster event may help is tried again at once)",
+    )
+
+
+def decode_config(
+    data: Any, where: str, validators: Mapping[str, ArgsValidator] | None = None
+) -> SchedulerConfig:
+    """Parse a KubeSchedulerConfiguration document (already loaded YAML/JSON) and default it;
+    ``validators``: the plugins' args checks, run as kube-scheduler runs them on loading."""
     if not isinstance(data, Mapping):
         raise ConfigError(f"{where}: a KubeSchedulerConfiguration must be a mapping")
+    said = config_type_meta_error(data)
+    if said is not None:
+        raise ConfigError(f"{where}: {said}")
     try:
         cfg = msgspec.convert(data, KubeSchedulerConfiguration)
     except msgspec.ValidationError as err:
         said = go_type_error(err, data, KubeSchedulerConfiguration) or explain(err, data)
         raise ConfigError(f"{where}: {said}") from err
+    # What msgspec takes and Go's decoder does not: a duration Go cannot parse.
+    said = go_first_error(data, KubeSchedulerConfiguration)
+    if said is not None:
+        raise ConfigError(f"{where}: {said}")
     # Like sigs.k8s.io/json, the type errors above come before the unknown fields.
     unknown = unknown_config_fields(data)
     if unknown:
         raise ConfigError(f"{where}: {_strict_decoding_error(unknown)}")
     try:
-        return default_config(cfg)
+        config = default_config(cfg, validators, where)
     except ConfigError as err:
         raise ConfigError(f"{where}: {err}") from err
+    if cfg.extenders:
+        # Refused, not dropped: each extender is an HTTP service whose filter, prioritize,
+        # preempt and bind answers change the decisions, and they cannot be known here.
+        raise ConfigError(
+            f"{where}: extenders: Forbidden: scheduler extenders are not modelled (an extender "
+            "is an HTTP service whose filter, prioritize, preempt and bind answers topospread "
+            "cannot know); remove them to see what the scheduler decides without them"
+        )
+    return config

@@ -3,8 +3,9 @@ plugin's registered args type, so a misspelled one is refused as upstream refuse
 (``strict decoding error: unknown field "profiles[0].pluginz"``) instead of being dropped.
 
 The tables list upstream's fields, not the ones topospread reads: ``leaderElection``,
-``clientConnection``, ``extenders`` or VolumeBindingArgs' ``shape`` change nothing here, yet a
-file kube-scheduler takes must be taken, and one it refuses refused. Core API types inside args
+``clientConnection`` or VolumeBindingArgs' ``shape`` change nothing here, yet a file
+kube-scheduler takes must be taken, and one it refuses refused (``extenders`` are checked here,
+then refused as not modelled). Core API types inside args
 (a default constraint, an added node affinity) are checked against the API schema ``strict``
 holds. Each type maps a field to None (a scalar, or a list or map of scalars), the name of the
 type it holds, or ``[name]`` for a list of them.

@@ -118,7 +118,9 @@ class Framework:
             try:
                 self.plugins[name] = factory(profile.plugin_args.get(name), handle, features)
             except ConfigError as err:
-                raise ConfigError(f'plugin "{name}": {err}') from err
+                where = profile.args_where.get(name)
+                said = f'plugin "{name}": {err}'
+                raise ConfigError(f"{where}: {said}" if where else said) from err
 
         lists: dict[str, list[Plugin]] = {}
         for point in EXTENSION_POINTS:

@@ -75,6 +75,7 @@ class Inputs:
             loaded = load_scenario(self.document)
             if self.config is not None:
                 loaded.config = load_config(self.config)
+                loaded.warnings[:0] = loaded.config.warnings
             return loaded
         if not any(given):
             raise ManifestError(

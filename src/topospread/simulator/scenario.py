@@ -53,6 +53,7 @@ from topospread.errors import ManifestError, ValidationError
 from topospread.framework.config import SchedulerConfig, decode_config, default_config
 from topospread.plugins.interpodaffinity.terms import same_pod_terms_as
 from topospread.plugins.noderesources.resource_helpers import same_resources_as
+from topospread.plugins.registry import ARGS_VALIDATORS
 from topospread.simulator.controllers.claims import admit_claim, ephemeral_claims
 from topospread.simulator.controllers.kinds import LeftOut, makes_pods
 from topospread.simulator.decision import is_terminal
@@ -192,7 +193,7 @@ class ScenarioBuilder:
     def build(self, config: SchedulerConfig, hints: AdmissionHints | None = None) -> Scenario:
         """The scenario of the objects added, every pod admitted (``hints``: those the read
         found for its pods, see ``admit_all``)."""
-        warnings = LeftOut(self.ignored, self.pod_makers).notes()
+        warnings = [*config.warnings, *LeftOut(self.ignored, self.pod_makers).notes()]
         nodes = self._check_nodes()
         priorities = priority_classes(o for _, o in self.objects if isinstance(o, PriorityClass))
         memo = AdmissionMemo(priorities)
@@ -266,7 +267,11 @@ def load_scenario(
         if doc.get(key) is not None:
             extend(doc[key], f"{path}: {key}", b)
     raw_config = doc.get("config")
-    config = decode_config(raw_config, f"{path}: config") if raw_config else default_config()
+    config = (
+        decode_config(raw_config, f"{path}: config", ARGS_VALIDATORS)
+        if raw_config
+        else default_config()
+    )
     return b.build(config)
 
 
@@ -329,7 +334,7 @@ def load_config(path: Path) -> SchedulerConfig:
     docs = read_yaml_documents(path)
     if len(docs) != 1:
         raise ManifestError(f"{path}: expected one KubeSchedulerConfiguration document")
-    return decode_config(docs[0], str(path))
+    return decode_config(docs[0], str(path), ARGS_VALIDATORS)
 
 
 def _kind(obj: Any) -> str:

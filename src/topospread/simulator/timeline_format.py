@@ -31,6 +31,7 @@ from topospread.api.loader import (
 from topospread.api.types import Node
 from topospread.errors import ManifestError
 from topospread.framework.config import SchedulerConfig, decode_config, default_config
+from topospread.plugins.registry import ARGS_VALIDATORS
 from topospread.simulator.autoscaler_spec import AutoscalerSpec, parse_autoscaler
 from topospread.simulator.node_groups import NodeGroup, parse_group
 from topospread.simulator.scenario import list_of
@@ -85,7 +86,11 @@ def parse_timeline(doc: Mapping[str, Any], source: str) -> TimelineScenario:
         where = f"{source}: objects[{i}]"
         objects.extend((where, obj) for obj in decode_manifests(raw, where))
     raw_config = doc.get("config")
-    config = decode_config(raw_config, f"{source}: config") if raw_config else default_config()
+    config = (
+        decode_config(raw_config, f"{source}: config", ARGS_VALIDATORS)
+        if raw_config
+        else default_config()
+    )
     steps = [
         parse_step(raw, i, source)
         for i, raw in enumerate(list_of(doc, "timeline", source, "steps"))
@@ -99,7 +104,16 @@ def parse_timeline(doc: Mapping[str, Any], source: str) -> TimelineScenario:
             if str(err).startswith(source):
                 raise
             raise ManifestError(f"{where}: {err}") from err
-    return TimelineScenario(source, nodes, groups, objects, config, steps, autoscaler=autoscaler)
+    return TimelineScenario(
+        source,
+        nodes,
+        groups,
+        objects,
+        config,
+        steps,
+        warnings=list(config.warnings),
+        autoscaler=autoscaler,
+    )
 
 
 def with_cluster(
