@@ -151,8 +151,8 @@ def test_merge_plugin_set_appends_custom_plugins_after_the_defaults() -> None:
             id="percentage out of range",
         ),
         pytest.param(
-            cfg({}, {}),
-            'config.yaml: profiles[1].schedulerName: Duplicate value: "default-scheduler"',
+            cfg({"schedulerName": "a"}, {"schedulerName": "a"}),
+            'config.yaml: profiles[1].schedulerName: Duplicate value: "a"',
             id="two profiles with the same name",
         ),
         pytest.param(

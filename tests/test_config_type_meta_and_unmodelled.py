@@ -427,3 +427,54 @@ def test_node_resources_fit_args_are_refused_by_the_plugin_naming_the_file(
     )
     code, _, _ = run([*base, "--config", _fit_config(tmp_path, disabled=True)], capsys)
     assert code == 0
+
+
+PROFILES_AND_LEADER: Final = {
+    "a profile without a name among several": (
+        {**HEAD, "profiles": [{"schedulerName": "a"}, {}]},
+        "profiles[1].schedulerName: Required value",
+    ),
+    "an empty name": (
+        {**HEAD, "profiles": [{"schedulerName": ""}]},
+        "profiles[0].schedulerName: Required value",
+    ),
+    "two unnamed profiles (in ValidateKubeSchedulerConfiguration's order)": (
+        {**HEAD, "profiles": [{}, {}]},
+        "[profiles[0].schedulerName: Required value, profiles[1].schedulerName: Required value, "
+        'profiles[1].schedulerName: Duplicate value: ""]',
+    ),
+    "a leader election lock other than leases": (
+        {**HEAD, "leaderElection": {"resourceLock": "endpoints"}},
+        'leaderElection.resourceLock: Invalid value: "endpoints": resourceLock value must be '
+        '"leases"',
+    ),
+    "parallelism, then a profile, then the percentage": (
+        {
+            **HEAD,
+            "parallelism": 0,
+            "percentageOfNodesToScore": 101,
+            "profiles": [{"percentageOfNodesToScore": -1}],
+        },
+        "[parallelism: Invalid value: 0: should be an integer value greater than zero, "
+        "profiles[0].percentageOfNodesToScore: Invalid value: -1: not in valid range [0-100], "
+        "percentageOfNodesToScore: Invalid value: 101: not in valid range [0-100]]",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("data", "message"), PROFILES_AND_LEADER.values(), ids=list(PROFILES_AND_LEADER)
+)
+def test_profiles_and_leader_election_are_validated_as_kube_scheduler_validates_them(
+    data: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ConfigError) as err:
+        decode_config(data, "config.yaml")
+    assert str(err.value) == f"config.yaml: {message}"
+
+
+def test_a_lone_unnamed_profile_is_the_default_scheduler_and_a_lock_off_election_is_free() -> None:
+    data = {**HEAD, "leaderElection": {"leaderElect": False, "resourceLock": "endpoints"}}
+    assert [p.scheduler_name for p in decode_config(data, "c.yaml").profiles] == [
+        "default-scheduler"
+    ]

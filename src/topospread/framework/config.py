@@ -21,6 +21,7 @@ from typing import Any, Final, TypeAlias
 import msgspec
 
 from topospread.api.decode_errors import explain
+from topospread.api.field import Path, invalid, required
 from topospread.api.go_errors import go_first_error, go_type_error, json_kind
 from topospread.api.spread_validation import decode_pod_topology_spread_args
 from topospread.errors import ConfigError
@@ -41,6 +42,7 @@ from topospread.framework.config_types import (
 )
 
 DEFAULT_SCHEDULER_NAME: Final = "default-scheduler"
+_LEASES_ONLY: Final = 'resourceLock value must be "leases"'
 _DEFAULT_INITIAL_BACKOFF: Final = 1
 _DEFAULT_MAX_BACKOFF: Final = 10
 # apimachinery's SimpleMetaFactory.Interpret reads apiVersion and kind into this anonymous struct
@@ -262,6 +264,7 @@ def _check_typed_args(plugin: str, raw: Mapping[str, Any] | None, path: str) -> 
 
 def _default_profile(
     p: KubeSchedulerProfile,
+    scheduler_name: str,
     index: int,
     validators: Mapping[str, ArgsValidator],
     errors: list[str],
@@ -298,7 +301,7 @@ def _default_profile(
             errors.extend(validators[pc.name](pc.args, args_path))
         args[pc.name] = pc.args
     return Profile(
-        scheduler_name=p.scheduler_name or DEFAULT_SCHEDULER_NAME,
+        scheduler_name=scheduler_name,
         percentage_of_nodes_to_score=p.percentage_of_nodes_to_score,
         plugins=sets,
         plugin_args=args,
@@ -314,6 +317,7 @@ def default_config(
     """Apply the v1 defaults and the scheduler's validation (its messages, field paths);
     ``validators`` check the plugins' args, ``source`` names where they were written."""
     cfg = config or KubeSchedulerConfiguration()
+    # In ValidateKubeSchedulerConfiguration's order (validation.go, v1.35), one aggregate.
     errors: list[str] = []
     if cfg.api_version != API_VERSION:
         errors.append(
@@ -321,6 +325,41 @@ def default_config(
         )
     if cfg.kind != KIND:
         errors.append(f'kind: Unsupported value: "{cfg.kind}": supported values: "{KIND}"')
+    election = cfg.leader_election or LeaderElectionConfiguration()
+    lock = election.resource_lock or "leases"
+    if election.leader_elect is not False and lock != "leases":
+        # Upstream's own check after component-base's (leaderElect defaults to true).
+        errors.append(str(invalid(Path.root("leaderElection", "resourceLock"), lock, _LEASES_ONLY)))
+    parallelism = cfg.parallelism if cfg.parallelism is not None else 16
+    if parallelism <= 0:
+        errors.append(
+            _field_error("parallelism", parallelism, "should be an integer value greater than zero")
+        )
+    raw_profiles = cfg.profiles or [KubeSchedulerProfile()]
+    profiles = []
+    names: set[str] = set()
+    for i, raw in enumerate(raw_profiles):
+        # The default name is given only to a lone profile (SetDefaults_KubeSchedulerConfiguration);
+        # with several, each must name its scheduler.
+        name = raw.scheduler_name
+        if name is None and len(raw_profiles) == 1:
+            name = DEFAULT_SCHEDULER_NAME
+        if not name:
+            errors.append(str(required(Path.root("profiles").index(i).child("schedulerName"))))
+        ppct = raw.percentage_of_nodes_to_score
+        if ppct is not None and not 0 <= ppct <= 100:
+            errors.append(
+                _field_error(
+                    f"profiles[{i}].percentageOfNodesToScore", ppct, "not in valid range [0-100]"
+                )
+            )
+        profile = _default_profile(raw, name or "", i, validators or {}, errors, source)
+        if profile.scheduler_name in names:
+            errors.append(
+                f'profiles[{i}].schedulerName: Duplicate value: "{profile.scheduler_name}"'
+            )
+        names.add(profile.scheduler_name)
+        profiles.append(profile)
     pct = cfg.percentage_of_nodes_to_score if cfg.percentage_of_nodes_to_score is not None else 0
     if not 0 <= pct <= 100:
         errors.append(_field_error("percentageOfNodesToScore", pct, "not in valid range [0-100]"))
@@ -336,29 +375,6 @@ def default_config(
                 "must be greater than or equal to PodInitialBackoffSeconds",
             )
         )
-    parallelism = cfg.parallelism if cfg.parallelism is not None else 16
-    if parallelism <= 0:
-        errors.append(
-            _field_error("parallelism", parallelism, "should be an integer greater than 0")
-        )
-    raw_profiles = cfg.profiles or [KubeSchedulerProfile()]
-    profiles = []
-    names: set[str] = set()
-    for i, raw in enumerate(raw_profiles):
-        profile = _default_profile(raw, i, validators or {}, errors, source)
-        if profile.scheduler_name in names:
-            errors.append(
-                f'profiles[{i}].schedulerName: Duplicate value: "{profile.scheduler_name}"'
-            )
-        names.add(profile.scheduler_name)
-        ppct = profile.percentage_of_nodes_to_score
-        if ppct is not None and not 0 <= ppct <= 100:
-            errors.append(
-                _field_error(
-                    f"profiles[{i}].percentageOfNodesToScore", ppct, "not in valid range [0-100]"
-                )
-            )
-        profiles.append(profile)
     if errors:
         raise ConfigError(errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]")
     return SchedulerConfig(
