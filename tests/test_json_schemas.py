@@ -76,6 +76,9 @@ def cases(tmp: Path) -> Iterator[tuple[str, list[str]]]:
     yield "check", ["check", web, "--zones", "3", "--nodes-per-zone", "2", "-o", "json"]
     yield "check", ["check", web, "--zones", "1", "--nodes-per-zone", "1", "--survive", "zone",
                     "-o", "json"]  # fmt: skip
+    hooks = str(EXAMPLES / "check" / "hooks.yaml")
+    yield "check", ["check", hooks, "--zones", "3", "--nodes-per-zone", "1", "--node-cpu", "2",
+                    "-o", "json"]  # fmt: skip
     yield "design", ["design", "redis-cluster", "--shards", "3", "--replicas", "1", "--zones",
                      "a,b,c", "-o", "json"]  # fmt: skip
     yield "design", ["design", "spread", "--selector", "app=web", "--topology-key",

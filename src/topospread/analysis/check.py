@@ -11,6 +11,11 @@ CronJob's next Job). Objects the scheduler does not need (ConfigMaps, Services w
 selectors, CRDs, custom resources) are read and left out, each kind counted once in one note;
 an object that would make pods but is not modelled (a Deployment in an apiVersion Kubernetes no
 longer serves, a custom resource with a pod template) is a finding, never left out silently.
+
+Helm hooks (analysis/check_hooks.py) are placed as ``helm install`` runs them: the pre-install
+hooks one at a time on the cluster before the release's objects, each Job or Pod hook's pods
+bound and then Succeeded; the release's objects; then the post-install hooks beside them. A
+hook an install does not run (a chart test, an upgrade's) is left out and said so.
 """
 
 from __future__ import annotations
@@ -20,7 +25,19 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from topospread.analysis.check_autoscaler import reasons_text, verdict_line
+from topospread.analysis.check_autoscaler import reasons_text, verdict_line, with_hooks
+from topospread.analysis.check_hooks import (
+    HELM_TIMEOUT,
+    POST_INSTALL,
+    PRE_INSTALL,
+    Hook,
+    HookRun,
+    Release,
+    long_running,
+    run_hooks,
+    split_release,
+    unknown_hook_findings,
+)
 from topospread.analysis.check_storage import storage_findings
 from topospread.analysis.reports import StepReport, node_json, pending_json, step_report
 from topospread.analysis.simulate import settle_timeline
@@ -47,7 +64,7 @@ from topospread.labels.selector import SelectorError, label_selector_as_selector
 from topospread.simulator.autoscaler_spec import AutoscalerSpec
 from topospread.simulator.controllers.kinds import LeftOut, makes_pods, unmodelled_reason
 from topospread.simulator.node_groups import NodeGroup as ScenarioGroup
-from topospread.simulator.simulation import Settled
+from topospread.simulator.simulation import Settled, Simulation
 from topospread.simulator.stores import describe_workload
 from topospread.simulator.timeline_format import TimelineScenario, parse_timeline, with_cluster
 
@@ -147,6 +164,10 @@ class CheckReport:
     placed: StepReport | None = None
     # With --autoscaler: what it made of the placement (nodes it added, whether all fit).
     autoscaler: Recovery | None = None
+    # Helm hooks helm install does not run (tests, other events' or unknown ones): left out.
+    hooks_not_run: list[Hook] = field(default_factory=list)
+    # The hooks helm install runs, in order, each with its event (pre- or post-install).
+    hooks_run: list[tuple[str, Hook]] = field(default_factory=list)
 
     @property
     def errors(self) -> list[Finding]:
@@ -171,6 +192,8 @@ class CheckReport:
             "findings": [f.to_json() for f in self.findings],
             "ignoredKinds": self.ignored,
             "unmodelledKinds": self.unmodelled,
+            "hooksRun": [h.to_json() | {"hook": e, "weight": h.weight} for e, h in self.hooks_run],
+            "hooksNotRun": [h.to_json() for h in self.hooks_not_run],
             "survived": self.survived,
             # The cluster as the generated or given nodes leave it, in every report's shapes.
             "bound": self.placed.bound if self.placed is not None else {},
@@ -378,26 +401,46 @@ def check(
     (node) loss. ``autoscaler``: the section's file and its parser (given the node groups):
     it then acts for up to ``recovery_limit`` on what the placement leaves Pending, and after
     every loss."""
-    modelled = [(w, o) for w, o in objects if not isinstance(o, UnknownObject)]
-    left_out = LeftOut().extend(o for _, o in objects if isinstance(o, UnknownObject))
+    release = split_release(objects)
+    installed = release.installed()
+    modelled = [(w, o) for w, o in installed if not isinstance(o, UnknownObject)]
+    left_out = LeftOut().extend(o for _, o in installed if isinstance(o, UnknownObject))
     doc: dict[str, Any] = {"nodeGroups": shape.node_groups()} if shape is not None else {}
-    scenario: TimelineScenario = with_cluster(parse_timeline(doc, source), [*cluster, *modelled])
+    base = parse_timeline(doc, source)
     if autoscaler is not None:
-        scenario.autoscaler = autoscaler[1](scenario.groups)
+        base.autoscaler = autoscaler[1](base.groups)
     report = CheckReport(
         source,
         0,
         len(_templates(modelled)),
         ignored=dict(sorted(left_out.kinds.items())),
         unmodelled=dict(sorted(left_out.pod_makers.items())),
+        hooks_not_run=release.not_run,
     )
-    not_modelled = unmodelled(objects)
+    not_modelled = unmodelled(installed)
     report.findings = rejected(modelled) + not_modelled
     if report.errors:
         return report  # objects the API server rejects: nothing to place
-    sim = settle_timeline(scenario, seed)
+    sim, hooks_ran = _install(base, cluster, release, seed, recovery_limit)
     if sim.autoscaler is not None:
         report.autoscaler, _ = recover(sim, recovery_limit, source)
+    post = run_hooks(
+        sim,
+        release.at(POST_INSTALL),
+        POST_INSTALL,
+        hooks_ran.existing,
+        autoscaler_limit=min(HELM_TIMEOUT, recovery_limit),
+    )
+    hooks_ran.findings += post.findings
+    report.hooks_run = hooks_ran.ran + post.ran
+    if sim.autoscaler is not None and report.autoscaler is not None:
+        report.autoscaler = with_hooks(
+            report.autoscaler,
+            sim.autoscaler.take_changes(),
+            sim.autoscaler.group_sizes(sim),
+            hooks_ran.autoscaled_pods + post.autoscaled_pods,
+            hooks_ran.autoscaled_time + post.autoscaled_time,
+        )
     nodes = [info.node for info in sim.cluster.list()]
     report.nodes = len(nodes)
     placed = step_report(sim, 0, "placed", "start", [], Settled(0, True))
@@ -448,9 +491,51 @@ def check(
                 report.findings.append(
                     Finding("warning", "preference", name, where, line + " (ScheduleAnyway)")
                 )
+    # The survive checks concern what runs on once the install is done: the release's
+    # objects and the hooks that are not run to completion.
+    stays = long_running(release, post.existing.values())
+    scenario = with_cluster(base, [*cluster, *_modelled(stays)])
     for kind in survive:
         report.findings += _survive(scenario, kind, seed, modelled, report, recovery_limit)
+    report.findings = [_named_hook(f, release) for f in report.findings]
+    report.findings[len(not_modelled) : len(not_modelled)] = [
+        Finding(*f) for f in unknown_hook_findings(release) + hooks_ran.findings
+    ]
     return report
+
+
+def _modelled(objects: Sequence[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    return [(w, o) for w, o in objects if not isinstance(o, UnknownObject)]
+
+
+def _install(
+    base: TimelineScenario,
+    cluster: Sequence[tuple[str, Any]],
+    release: Release,
+    seed: int,
+    recovery_limit: int,
+) -> tuple[Simulation, HookRun]:
+    """``helm install`` up to its post-install hooks: the pre-install hooks run one at a time
+    on the cluster, then the release's objects are created and settle. Without pre-install
+    hooks the release's objects load with the cluster, as ``simulate`` loads a scenario."""
+    pre = release.at(PRE_INSTALL)
+    if not pre:
+        sim = settle_timeline(with_cluster(base, [*cluster, *_modelled(release.objects)]), seed)
+        return sim, HookRun()
+    sim = settle_timeline(with_cluster(base, cluster), seed)
+    ran = run_hooks(sim, pre, PRE_INSTALL, {}, autoscaler_limit=min(HELM_TIMEOUT, recovery_limit))
+    for where, obj in _modelled(release.objects):
+        sim.apply(obj, where)
+    sim.settle(base.source)
+    return sim, ran
+
+
+def _named_hook(finding: Finding, release: Release) -> Finding:
+    """A finding about a hook's object says which hook it is."""
+    hook = release.hook_of(finding.where) if finding.where else None
+    if hook is None:
+        return finding
+    return dataclasses.replace(finding, message=f"{hook.label()}: {finding.message}")
 
 
 def _workload_where(report_name: str, objects: Sequence[tuple[str, Any]]) -> tuple[str, str]:

@@ -8,8 +8,14 @@ template can keep, a stock-out)."""
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Sequence
+
+import msgspec
+
 from topospread.analysis.sweep_autoscaler import Recovery
-from topospread.simulator.clock import SECOND, format_duration
+from topospread.simulator.autoscaling import NodeChange
+from topospread.simulator.clock import SECOND, format_duration, seconds
 
 
 def verdict_line(r: Recovery) -> str:
@@ -29,6 +35,32 @@ def verdict_line(r: Recovery) -> str:
     return f"does not fit with {r.autoscaler} within {limit}; it added {added}"
 
 
+def with_hooks(
+    r: Recovery, later: Sequence[NodeChange], sizes: dict[str, int], pods: int, took: int
+) -> Recovery:
+    """The recovery of the release's placement counting what the autoscaler did for Helm
+    hooks' pods too: ``pods`` of theirs it was given in ``took`` nanoseconds (before and
+    after), and ``later``, its changes once the release was placed (for post-install hooks);
+    ``sizes``: the groups' sizes after them."""
+    if not pods and not later:
+        return r
+    added = Counter(r.added) + Counter(c.group for c in later if c.action == "add")
+    removed = Counter(r.removed) + Counter(c.group for c in later if c.action == "remove")
+    # The actions whose reasons a recovery lists (sweep_autoscaler.summarize_changes).
+    reasons = ("stockout", "timeout", "noScaleUp", "blocked")
+    failed = [c.reason for c in later if c.action in reasons]
+    return msgspec.structs.replace(
+        r,
+        took=None if r.took is None else r.took + seconds(took),
+        pending_before=r.pending_before + pods,
+        added=dict(sorted(added.items())),
+        removed=dict(sorted(removed.items())),
+        node_groups=sizes,
+        reasons=list(dict.fromkeys([*r.reasons, *failed])),
+        changes=[*r.changes, *(c.to_json() for c in later)],
+    )
+
+
 def reasons_text(r: Recovery, limit: int = 3) -> str:
     """Why the autoscaler could not place what stays Pending: its latest reasons (the
     earlier ones are often about pods it placed later)."""
@@ -38,4 +70,4 @@ def reasons_text(r: Recovery, limit: int = 3) -> str:
     return head + "; ".join(r.reasons[-limit:])
 
 
-__all__ = ["reasons_text", "verdict_line"]
+__all__ = ["reasons_text", "verdict_line", "with_hooks"]

@@ -7,6 +7,7 @@ import json
 
 from topospread.analysis.check import CheckReport, Finding
 from topospread.analysis.check_autoscaler import verdict_line
+from topospread.analysis.check_hooks import NOT_RUN
 from topospread.simulator.controllers.kinds import LEFT_OUT, counts_text
 
 
@@ -23,6 +24,8 @@ def check_text(report: CheckReport) -> str:
     ]
     if report.autoscaler is not None:
         lines.append(f"  autoscaler: {verdict_line(report.autoscaler)}")
+    if report.hooks_run:
+        lines.append(f"  hooks run: {', '.join(h.ran(e) for e, h in report.hooks_run)}")
     if report.survived:
         lines.append(f"  survived: {len(report.survived)} failure(s) replayed")
     for f in [*report.errors, *report.warnings]:
@@ -30,16 +33,25 @@ def check_text(report: CheckReport) -> str:
         lines.append(f"{f.level}: {f.obj}{where}: {f.message} [{f.rule}]")
     if report.ignored:
         lines.append(f"note: {LEFT_OUT}: {counts_text(report.ignored)}")
+    if report.hooks_not_run:
+        lines.append(f"note: {_hooks_note(report)}")
     return "\n".join(lines)
+
+
+def _hooks_note(report: CheckReport) -> str:
+    return f"{NOT_RUN}: {', '.join(h.note() for h in report.hooks_not_run)}"
 
 
 def check_github(report: CheckReport) -> str:
     """One workflow command per finding (errors fail the job's annotations, warnings do not),
-    a notice for the kinds left out, then the text report's first line."""
+    a notice for the kinds left out and one for the hooks left out, then the text report's
+    first line."""
     lines = [_command(f) for f in [*report.errors, *report.warnings]]
     if report.ignored:
         note = f"{LEFT_OUT}: {counts_text(report.ignored)}"
         lines.append(f"::notice title=topospread::{_data(note)}")
+    if report.hooks_not_run:
+        lines.append(f"::notice title=topospread::{_data(_hooks_note(report))}")
     lines.append(check_text(report).splitlines()[0])
     return "\n".join(lines)
 

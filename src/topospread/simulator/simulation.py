@@ -314,6 +314,19 @@ class Simulation(ControllerManager):
         else:
             self.scheduler.delete_pending_pod(current.key)
 
+    def finish_pod(self, key: str) -> None:
+        """The pod's containers exit 0: it is Succeeded and leaves its node (a terminal pod
+        takes no room and the scheduler no longer sees it); its controller reads it as a
+        completion."""
+        pod = self.pods[key]
+        if pod.spec.node_name:
+            self.scheduler.delete_assigned_pod(pod)
+        else:
+            self.scheduler.delete_pending_pod(key)
+        self.taint_evictions.cancel(key)
+        status = msgspec.structs.replace(pod.status, phase="Succeeded")
+        self.pods[key] = msgspec.structs.replace(pod, status=status)
+
     def update_pod(self, pod: Pod) -> None:
         old = self.pods.get(pod.key)
         if old is None:
