@@ -309,3 +309,24 @@ def test_a_hook_the_api_server_refuses_before_the_release_exists_is_an_error() -
     # As a post-install hook it finds the class the release made.
     migrate["metadata"]["annotations"]["helm.sh/hook"] = "post-install"
     assert check(objects(helm_template(*docs)), source="t", shape=SMALL).passed
+
+
+def test_the_autoscaler_verdict_counts_the_nodes_it_adds_for_a_post_install_hook(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The release fills the cluster; the post-install Job needs a node more, which
+    cluster-autoscaler adds after the release is placed."""
+    seed = hooked(job("seed", cpu="2"), "post-install")
+    chart = tmp_path / "chart.yaml"
+    chart.write_text(helm_template(web(3, cpu="2"), ("seed.yaml", seed)))
+    ca = Path(__file__).resolve().parents[1] / "examples" / "check" / "cluster-autoscaler.yaml"
+    args = ["check", str(chart), "--zones", "3", "--nodes-per-zone", "1", "--node-cpu", "2"]
+    code, out, _ = run(args, capsys)
+    assert code == 1 and "post-install hook: 1 pod(s) stay Pending (default/seed-" in out
+    code, out, _ = run([*args, "--autoscaler", str(ca), "-o", "json"], capsys)
+    doc = json.loads(out)
+    assert code == 0 and doc["passed"], doc["findings"]
+    assert sum(doc["autoscaler"]["added"].values()) == 1 and doc["autoscaler"]["pendingBefore"] == 1
+    assert [(h["hook"], h["object"]) for h in doc["hooksRun"]] == [
+        ("post-install", "Job default/seed")
+    ]

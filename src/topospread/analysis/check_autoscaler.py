@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import msgspec
 
-from topospread.analysis.sweep_autoscaler import Recovery
+from topospread.analysis.sweep_autoscaler import Recovery, summarize_changes
 from topospread.simulator.autoscaling import NodeChange
 from topospread.simulator.clock import SECOND, format_duration, seconds
 
@@ -44,20 +44,16 @@ def with_hooks(
     ``sizes``: the groups' sizes after them."""
     if not pods and not later:
         return r
-    added = Counter(r.added) + Counter(c.group for c in later if c.action == "add")
-    removed = Counter(r.removed) + Counter(c.group for c in later if c.action == "remove")
-    # The actions whose reasons a recovery lists (sweep_autoscaler.summarize_changes).
-    reasons = ("stockout", "timeout", "noScaleUp", "blocked")
-    failed = [c.reason for c in later if c.action in reasons]
+    after = summarize_changes(r.autoscaler, later, sizes, took=0, limit=0, pending_before=0)
     return msgspec.structs.replace(
         r,
         took=None if r.took is None else r.took + seconds(took),
         pending_before=r.pending_before + pods,
-        added=dict(sorted(added.items())),
-        removed=dict(sorted(removed.items())),
+        added=dict(sorted((Counter(r.added) + Counter(after.added)).items())),
+        removed=dict(sorted((Counter(r.removed) + Counter(after.removed)).items())),
         node_groups=sizes,
-        reasons=list(dict.fromkeys([*r.reasons, *failed])),
-        changes=[*r.changes, *(c.to_json() for c in later)],
+        reasons=list(dict.fromkeys([*r.reasons, *after.reasons])),
+        changes=[*r.changes, *after.changes],
     )
 
 
