@@ -10,6 +10,7 @@ workers, in one piece by the fast path, or by the exact (go-yaml) path.
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import sys
 from pathlib import Path
@@ -138,11 +139,13 @@ def test_schedule_jsonl_to_a_file_descriptor_is_unchanged(
     assert got == golden("jsonl")
 
 
-def test_an_interrupted_schedule_leaves_the_file_as_it_was(
+def test_an_interrupted_schedule_completes_the_file_with_what_was_decided(
     chart_cluster: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Ctrl-C during the loop, with lines written to the file already (``streaming.py``):
-    they are taken back, and the writer process is stopped."""
+    the report is finished with the decisions made so far, the lines streamed kept as they
+    are, each queued pod once (those not attempted Pending, "not attempted: interrupted"),
+    exit 130; the writer process is stopped."""
     if not report.can_fork():
         pytest.skip("no os.fork: nothing streams")
     monkeypatch.setattr(validation, "_SPEC_ERRORS", {})
@@ -162,10 +165,17 @@ def test_an_interrupted_schedule_leaves_the_file_as_it_was(
     os.lseek(write_fd, 0, os.SEEK_END)
     with open(write_fd, "w", encoding="utf-8") as stdout, monkeypatch.context() as patch:
         patch.setattr(sys, "stdout", stdout)
-        with pytest.raises((KeyboardInterrupt, SystemExit)):
+        with pytest.raises(SystemExit) as exit_:
             main(["schedule", "--nodes", str(chart_cluster), "-o", "jsonl"])
+    assert exit_.value.code == 130
     assert streamed == [80]
-    assert path.read_bytes() == b"before\n"
+    before, header, *lines = path.read_bytes().splitlines()
+    assert before == b"before" and b"plugins" in header
+    pods = [json.loads(line) for line in lines]
+    assert len(pods) == len({p["pod"] for p in pods}) == 100
+    attempted = [p for p in pods if p["attempts"]]
+    assert len(attempted) == 80 and all(p["node"] for p in attempted)
+    assert all(p["message"] == "not attempted: interrupted" for p in pods if not p["attempts"])
     children = Path(f"/proc/self/task/{os.getpid()}/children")
     if children.exists():  # Linux: no process of the run is left (the writer was reaped)
         assert children.read_text() == ""

@@ -168,6 +168,9 @@ class CheckReport:
     hooks_not_run: list[Hook] = field(default_factory=list)
     # The hooks helm install runs, in order, each with its event (pre- or post-install).
     hooks_run: list[tuple[str, Hook]] = field(default_factory=list)
+    # Ctrl-C stopped the --survive losses: ``survived`` are those checked, of ``losses``.
+    interrupted: bool = False
+    losses: int = 0
 
     @property
     def errors(self) -> list[Finding]:
@@ -179,7 +182,8 @@ class CheckReport:
 
     @property
     def passed(self) -> bool:
-        return not self.errors
+        """No error, and every check made (an interrupted check passes nothing)."""
+        return not self.errors and not self.interrupted
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -203,7 +207,10 @@ class CheckReport:
                 if self.placed is not None
                 else []
             ),
-        } | ({"autoscaler": self.autoscaler.to_json()} if self.autoscaler is not None else {})
+        } | (
+            ({"autoscaler": self.autoscaler.to_json()} if self.autoscaler is not None else {})
+            | ({"interrupted": True, "losses": self.losses} if self.interrupted else {})
+        )
 
 
 Template = tuple[str, str, PodTemplateSpec, int | None]  # object, where, template, replicas
@@ -497,6 +504,8 @@ def check(
     scenario = with_cluster(base, [*cluster, *_modelled(stays)])
     for kind in survive:
         report.findings += _survive(scenario, kind, seed, modelled, report, recovery_limit)
+        if report.interrupted:
+            break
     report.findings = [_named_hook(f, release) for f in report.findings]
     report.findings[len(not_modelled) : len(not_modelled)] = [
         Finding(*f) for f in unknown_hook_findings(release) + hooks_ran.findings
@@ -569,6 +578,9 @@ def _survive(
         seeds=[seed],
         options=SweepOptions(source=scenario.source, recovery_limit=recovery_limit),
     )
+    report.losses += swept.planned
+    # Ctrl-C: the sweep gives back the losses it completed, and they are reported.
+    report.interrupted = swept.interrupted
     out = []
     for outcome in swept.outcomes:
         failure = outcome.failure.name

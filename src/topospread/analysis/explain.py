@@ -42,6 +42,7 @@ from topospread.framework.types import NodeInfo
 from topospread.plugins.helper.storage import check_node_affinity
 from topospread.plugins.podtopologyspread.filtering import PRE_FILTER_STATE_KEY, PreFilterState
 from topospread.plugins.podtopologyspread.scoring import PRE_SCORE_STATE_KEY
+from topospread.simulator.run import NOT_ATTEMPTED
 from topospread.simulator.scenario import Scenario
 from topospread.simulator.scheduler import Decision, Scheduler
 
@@ -96,9 +97,11 @@ class Explanation:
     nodes: list[NodeVerdict]
     constraints: list[DomainView]
     suggestions: list[Suggestion]
+    # Ctrl-C stopped the run: this is the pod's last attempt before it, if it had one.
+    interrupted: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        doc: dict[str, Any] = {
             "pod": f"{self.pod.metadata.namespace}/{self.pod.metadata.name}",
             "node": self.node,
             "message": self.message,
@@ -131,6 +134,9 @@ class Explanation:
             ],
             "suggestions": [{"change": s.change, "landsOn": s.lands_on} for s in self.suggestions],
         }
+        if self.interrupted:
+            doc["interrupted"] = True
+        return doc
 
 
 class _Recorder(Scheduler):
@@ -172,8 +178,13 @@ def explain(
     features: Features = DEFAULT_FEATURES,
     seed: int = 0,
     suggest: bool = True,
+    stop: Callable[[], bool] | None = None,
 ) -> Explanation:
-    """Run the scenario, then explain the named pod's last attempt node by node."""
+    """Run the scenario, then explain the named pod's last attempt node by node.
+
+    Ctrl-C (``KeyboardInterrupt``, or ``stop()`` true between two attempts) ends the run
+    early: the explanation is of the pod's last attempt made before it (``interrupted``), or
+    says it was not attempted."""
     if registry is None:
         from topospread.plugins.registry import IN_TREE
 
@@ -185,12 +196,26 @@ def explain(
     recorder.captured = []
     for pod in scenario.queue:
         recorder.add(pod)
-    attempts = [d.attempt_json() for d in recorder.run() if d.key == key]
+    decided: list[Decision] = []
+    try:
+        recorder.run(decisions=decided, stop=stop)
+        interrupted = stop is not None and stop() and len(recorder.active) > 0
+    except KeyboardInterrupt:
+        interrupted = True
+    attempts = [d.attempt_json() for d in decided if d.key == key]
+    # An attempt cut mid-way captured its cluster but decided nothing: not explained.
+    del recorder.captured[len(attempts) :]
     decision = recorder.last.get(key)
     if not recorder.captured:
         why = recorder.pending().get(key)
-        message = why[1] if isinstance(why, tuple) else "never attempted"
-        return Explanation(target, None, message, attempts, {}, [], [], [])
+        message = (
+            why[1]
+            if isinstance(why, tuple)
+            else NOT_ATTEMPTED
+            if interrupted
+            else "never attempted"
+        )
+        return Explanation(target, None, message, attempts, {}, [], [], [], interrupted)
     nodes, pods, storage = recorder.captured[-1]
     cluster = ClusterState(nodes, pods, recorder.cluster.objects, storage=storage)
     fwk = _framework(scenario, cluster, registry, features, target)
@@ -198,6 +223,7 @@ def explain(
     explanation.node = decision.node if decision is not None else None
     explanation.message = decision.message if decision is not None else None
     explanation.attempts = attempts
+    explanation.interrupted = interrupted
     if suggest and explanation.node is None:
         explanation.suggestions = _suggestions(scenario, cluster, target, registry, features)
     return explanation

@@ -114,6 +114,9 @@ class RebalanceReport:
     why_not: dict[str, list[str]] = field(default_factory=dict)  # target name -> reasons
     # The descheduler's rounds on the same cluster, when asked for (side by side).
     descheduler: DeschedulerReport | None = None
+    # Ctrl-C stopped the search (or the descheduler's rounds): the figures are those of the
+    # replays completed before it, and no plan found among them.
+    interrupted: bool = False
 
     @property
     def balanced(self) -> bool:
@@ -123,6 +126,13 @@ class RebalanceReport:
     @property
     def no_plan(self) -> str:
         """What the search found when it found no plan."""
+        if self.interrupted:
+            ruled_out = (
+                f"; every plan of up to {self.ruled_out_up_to} eviction(s) was ruled out"
+                if self.ruled_out_up_to
+                else ""
+            )
+            return f"interrupted before a plan was found{ruled_out}"
         if self.ruled_out_up_to:
             return f"no plan of up to {self.ruled_out_up_to} eviction(s) brings it within maxSkew"
         return "no plan brings it within maxSkew"
@@ -133,7 +143,7 @@ class RebalanceReport:
 
     def to_json(self) -> dict[str, Any]:
         plan = self.plan
-        return {
+        doc: dict[str, Any] = {
             "source": self.source,
             "seed": self.seed,
             "balanced": self.balanced,
@@ -153,6 +163,9 @@ class RebalanceReport:
             "after": self.after.to_json() if self.after is not None else None,
             "descheduler": self.descheduler.to_json() if self.descheduler is not None else None,
         }
+        if self.interrupted:
+            doc["interrupted"] = True
+        return doc
 
 
 # ------------------------------------------------------------------ targets and victims
@@ -220,7 +233,10 @@ class _Class:
 def plan_rebalance(
     sim: Simulation, options: RebalanceOptions | None = None, *, source: str = ""
 ) -> RebalanceReport:
-    """Find and prove the smallest plan on copies of ``sim`` (left as it is)."""
+    """Find and prove the smallest plan on copies of ``sim`` (left as it is).
+
+    Ctrl-C (``KeyboardInterrupt``) during the search ends it with the replays completed so far
+    (``interrupted``; the replay it cut is not counted)."""
     options = options or RebalanceOptions()
     before = step_report(sim, 0, "before", "start", [], Settled(0, True))
     targets = find_targets(before.workloads, options)
@@ -244,13 +260,39 @@ def plan_rebalance(
             lower = max(lower, moves)
     if impossible:
         return report
-    copies = Copies(sim)
+    failures: list[tuple[Trial, list[Pod]]] = []
+    report.ruled_out_up_to = lower - 1
+    replays = report.replays
+    try:
+        if _search(report, options, classes, targets, nodes, before, Copies(sim), lower, failures):
+            return report
+    except KeyboardInterrupt:
+        report.interrupted = True
+        if report.plan is None:  # the replay cut mid-way is not counted
+            report.replays = replays + len(failures)
+        return report
+    for t in targets:
+        report.why_not[t.name] = _why_not(sim, t, failures)
+    return report
+
+
+def _search(
+    report: RebalanceReport,
+    options: RebalanceOptions,
+    classes: list[_Class],
+    targets: list[Target],
+    nodes: dict[str, NodeInfo],
+    before: StepReport,
+    copies: Copies[Simulation],
+    lower: int,
+    failures: list[tuple[Trial, list[Pod]]],
+) -> bool:
+    """Replay plans, fewest evictions first, until one balances (set on ``report``: True) or
+    the budgets or the sizes run out; each failed plan is added to ``failures``."""
     slots = [
         i for i, c in enumerate(classes) for _ in range(min(len(c.pods), options.max_evictions))
     ]
-    failures: list[tuple[Trial, list[Pod]]] = []
     members = [{p.key for p in t.spread.pods} for t in targets]
-    report.ruled_out_up_to = lower - 1
     for k in range(lower, options.max_evictions + 1):
         seen: set[tuple[int, ...]] = set()
         complete = True
@@ -275,14 +317,12 @@ def plan_rebalance(
                 trial.evictions = why_landed(trial.evictions, targets, members)
                 report.plan = trial
                 report.minimal = report.ruled_out_up_to == k - 1
-                return report
+                return True
             failures.append((trial, victims))
         if not complete:
             break
         report.ruled_out_up_to = k
-    for t in targets:
-        report.why_not[t.name] = _why_not(sim, t, failures)
-    return report
+    return False
 
 
 def _victims(

@@ -17,6 +17,20 @@ from topospread.simulator.timeline_format import TimelineScenario
 from topospread.simulator.timeline_steps.step import Step, StepEnv, StepResult
 
 
+@dataclass(frozen=True, slots=True)
+class Interruption:
+    """The step Ctrl-C cut (0: the initial state), of ``total`` steps: the report covers the
+    steps before it, and nothing of it."""
+
+    index: int
+    name: str
+    action: str
+    total: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"step": self.index, "of": self.total, "name": self.name, "action": self.action}
+
+
 @dataclass(slots=True)
 class TimelineReport:
     source: str
@@ -25,14 +39,24 @@ class TimelineReport:
     warnings: list[str]
     # The timeline moves the clock (a ``wait`` step): reports show the time.
     uses_clock: bool = False
+    # Ctrl-C stopped the replay: the step it cut (``steps`` are those completed before it).
+    interrupted: Interruption | None = None
+
+    @property
+    def total(self) -> int:
+        """The timeline's steps, the initial state not counted (replayed or not)."""
+        return self.interrupted.total if self.interrupted is not None else len(self.steps) - 1
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        doc = {
             "scenario": self.source,
             "seed": self.seed,
             "steps": [s.to_json() for s in self.steps],
             "warnings": self.warnings,
         }
+        if self.interrupted is not None:
+            doc["interrupted"] = self.interrupted.to_json()
+        return doc
 
 
 def simulate(
@@ -46,26 +70,46 @@ def simulate(
 ) -> TimelineReport:
     """Build the initial state, settle it, then run and settle every step in order.
 
-    ``on_step(report, total)`` is called after each step (progress display).
+    ``on_step(report, total)`` is called after each step (progress display). Ctrl-C
+    (``KeyboardInterrupt``) stops the replay: the report holds the steps completed before it,
+    and says which step it cut (that step's half-made changes are in no report).
     """
     sim = Simulation(scenario, registry=registry, features=features, seed=seed, fast=fast)
     total = len(scenario.steps) + 1
-    initial = sim.settle(scenario.source)
-    reports = [step_report(sim, 0, "initial state", "start", list(sim.start_events), initial)]
-    if on_step is not None:
-        on_step(reports[-1], total)
-    for step in scenario.steps:
-        reports.append(replay_step(sim, step))
+    reports: list[StepReport] = []
+    interrupted = None
+    try:
+        initial = sim.settle(scenario.source)
+        reports.append(
+            step_report(sim, 0, "initial state", "start", list(sim.start_events), initial)
+        )
         if on_step is not None:
             on_step(reports[-1], total)
+        for step in scenario.steps:
+            reports.append(replay_step(sim, step))
+            if on_step is not None:
+                on_step(reports[-1], total)
+    except KeyboardInterrupt:
+        cut = len(reports)  # a step is in ``reports`` once complete, and only then
+        if cut < total:
+            name, action = (
+                ("initial state", "start")
+                if cut == 0
+                else (scenario.steps[cut - 1].title(), scenario.steps[cut - 1].action)
+            )
+            interrupted = Interruption(cut, name, action, total - 1)
     uses_clock = any(step.moves_clock for step in scenario.steps)
-    return TimelineReport(scenario.source, seed, reports, list(scenario.warnings), uses_clock)
+    return TimelineReport(
+        scenario.source, seed, reports, list(scenario.warnings), uses_clock, interrupted
+    )
 
 
 def _rebalance(sim: Simulation, options: Mapping[str, Any], where: str) -> list[str]:
     """A ``rebalance`` step: plan its evictions on copies of the cluster
     (analysis/rebalance.py) and make them."""
     report = rebalance.plan_rebalance(sim, rebalance.step_options(options, where))
+    if report.interrupted:  # the step is cut: none of it is done
+        raise KeyboardInterrupt
     return rebalance.carry_out(sim, report, where)
 
 

@@ -92,7 +92,11 @@ def verify(
     """Explore every scheduling order (breadth first, states merged by symmetry) and report a
     proof, the shortest counterexample, or, past ``max_states``, a bounded check followed by
     ``samples`` random complete orders drawn from ``seed``. ``symmetry=False`` merges only
-    identical states (the reference the reduction is tested against)."""
+    identical states (the reference the reduction is tested against).
+
+    Ctrl-C (``KeyboardInterrupt``) stops the search with what it established (``interrupted``):
+    the states explored and how deep every order was checked, never a proof; or the
+    counterexample already found."""
     sc = scenario
     keys = [pod_key(p) for p in (*sc.scenario.pods, *sc.scenario.queue)]
     sym = find_symmetry(sc) if symmetry else Symmetry.none(keys, len(sc.scenario.nodes))
@@ -119,6 +123,50 @@ def verify(
     depth: list[int] = [0]
     successors: list[list[tuple[int, int]]] = []
     queue: deque[int] = deque([0])
+    try:
+        _search(ex, result, max_states, progress, index, states, parent, depth, successors, queue)
+    except KeyboardInterrupt:
+        # Breadth first: every state with fewer bindings than the one being expanded was
+        # checked (that one was, too, before its successors were made).
+        result.interrupted = True
+        result.states = len(states)
+        if result.counterexample is None:
+            # States are expanded in the order they were found: the one cut is the next.
+            result.depth = max(depth[min(len(successors), len(states) - 1)] - 1, 0)
+        else:
+            result.depth = max(len(result.counterexample.steps) - 1, 0)
+        return result
+    result.states = len(states)
+    if not queue and result.counterexample is None:
+        result.exhaustive = True
+        result.depth = max(depth)
+        result.orders = _count_orders(successors)
+        return result
+    if result.counterexample is not None:
+        # Breadth first: every state with fewer bindings than the counterexample was checked.
+        result.depth = max(len(result.counterexample.steps) - 1, 0)
+        return result
+    # Every state fewer bindings deep than the first unexpanded one has been checked.
+    result.depth = max(depth[queue[0]] - 1, 0)
+    result.samples, result.counterexample, result.interrupted = _sample(ex, samples, seed, progress)
+    return result
+
+
+def _search(
+    ex: Explorer,
+    result: VerifyResult,
+    max_states: int,
+    progress: Callable[[VerifyProgress], None] | None,
+    index: dict[Any, int],
+    states: list[State],
+    parent: list[tuple[int, int, int]],
+    depth: list[int],
+    successors: list[list[tuple[int, int]]],
+    queue: deque[int],
+) -> None:
+    """The breadth-first walk, until ``queue`` is empty, the budget is spent or a
+    counterexample is found (set on ``result``); its tables grow in place, so that what it
+    explored outlives Ctrl-C."""
     expanded = 0
     while queue:
         if len(states) > max_states:
@@ -153,20 +201,6 @@ def verify(
         expanded += 1
         if progress is not None and expanded % PROGRESS_EVERY == 0:
             progress(VerifyProgress("search", len(states), depth[sid], len(queue)))
-    result.states = len(states)
-    if not queue and result.counterexample is None:
-        result.exhaustive = True
-        result.depth = max(depth)
-        result.orders = _count_orders(successors)
-        return result
-    if result.counterexample is not None:
-        # Breadth first: every state with fewer bindings than the counterexample was checked.
-        result.depth = max(len(result.counterexample.steps) - 1, 0)
-        return result
-    # Every state fewer bindings deep than the first unexpanded one has been checked.
-    result.depth = max(depth[queue[0]] - 1, 0)
-    result.samples, result.counterexample = _sample(ex, samples, seed, progress)
-    return result
 
 
 def _path(parent: Sequence[tuple[int, int, int]], sid: int) -> list[tuple[int, int]]:
@@ -195,35 +229,40 @@ def _sample(
     samples: int,
     seed: int,
     progress: Callable[[VerifyProgress], None] | None,
-) -> tuple[int, Counterexample | None]:
+) -> tuple[int, Counterexample | None, bool]:
     """Random complete orders: at each step a random pod that can move, then a random one of
-    its nodes. Returns how many were run and the first counterexample met.
+    its nodes. Returns how many were run to their end, the first counterexample met, and
+    whether Ctrl-C stopped the sampling.
 
     NOTE: trying the created pods in a random order and taking the first that has a node
     draws uniformly among the pods that can move, with one scheduling cycle per step in the
     common case instead of one per pending pod."""
     rng = random.Random(seed)
-    for n in range(samples):
-        state = ex.initial
-        path: list[tuple[int, int]] = []
-        while True:
-            ex.goto(state)
-            if ex.violation() is not None:
-                return n + 1, ex.replay(path, "invariant")
-            candidates = [(c, pod) for c, pod, created in ex.pending(state) if created]
-            rng.shuffle(candidates)
-            move = None
-            for c, pod in candidates:
-                choices = ex.options(pod).choices
-                if choices:
-                    move = (c, rng.choice(choices))
+    n = 0
+    try:
+        for n in range(samples):
+            state = ex.initial
+            path: list[tuple[int, int]] = []
+            while True:
+                ex.goto(state)
+                if ex.violation() is not None:
+                    return n + 1, ex.replay(path, "invariant"), False
+                candidates = [(c, pod) for c, pod, created in ex.pending(state) if created]
+                rng.shuffle(candidates)
+                move = None
+                for c, pod in candidates:
+                    choices = ex.options(pod).choices
+                    if choices:
+                        move = (c, rng.choice(choices))
+                        break
+                if move is None:
+                    if ex.remaining(state):
+                        return n + 1, ex.replay(path, "deadlock"), False
                     break
-            if move is None:
-                if ex.remaining(state):
-                    return n + 1, ex.replay(path, "deadlock")
-                break
-            path.append(move)
-            state = successor(state, *move)
-        if progress is not None and (n + 1) % 16 == 0:
-            progress(VerifyProgress("sample", 0, len(path), 0, n + 1))
-    return samples, None
+                path.append(move)
+                state = successor(state, *move)
+            if progress is not None and (n + 1) % 16 == 0:
+                progress(VerifyProgress("sample", 0, len(path), 0, n + 1))
+    except KeyboardInterrupt:
+        return n, None, True  # orders 0..n-1 ran to their end
+    return samples, None, False

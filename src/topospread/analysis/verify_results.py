@@ -99,6 +99,8 @@ class VerifyResult:
     invariants: list[str] = field(default_factory=list)
     reduction: str = ""
     assumptions: tuple[str, ...] = ASSUMPTIONS
+    # Ctrl-C stopped the search: what it established so far (never a proof).
+    interrupted: bool = False
 
     @property
     def ok(self) -> bool:
@@ -108,19 +110,30 @@ class VerifyResult:
     def proved(self) -> bool:
         return self.ok and self.exhaustive
 
+    def note(self) -> str | None:
+        """Why a run that found nothing is not a proof (None for a proof or a
+        counterexample)."""
+        if not self.ok or self.exhaustive:
+            return None
+        if self.interrupted:
+            sampled = f", then {self.samples} random orders were sampled" if self.samples else ""
+            return (
+                f"not a proof: interrupted after {self.states} states; every state up to "
+                f"{self.depth} bindings deep was checked{sampled}; no counterexample found so far"
+            )
+        return (
+            f"not a proof: the state budget ran out; every state up to {self.depth} "
+            f"bindings deep was checked, then {self.samples} random orders were sampled"
+        )
+
     def to_json(self) -> dict[str, Any]:
-        return {
+        doc = {
             "scenario": self.source,
             "verdict": "proved"
             if self.proved
             else ("counterexample" if not self.ok else "bounded"),
             "ok": self.ok,
-            "note": (
-                f"not a proof: the state budget ran out; every state up to {self.depth} "
-                f"bindings deep was checked, then {self.samples} random orders were sampled"
-                if self.ok and not self.exhaustive
-                else None
-            ),
+            "note": self.note(),
             "proved": self.proved,
             "mode": "any-feasible" if self.any_feasible else "best-score",
             "podCount": self.pods,
@@ -139,3 +152,6 @@ class VerifyResult:
                 self.counterexample.to_json() if self.counterexample is not None else None
             ),
         }
+        if self.interrupted:
+            doc["interrupted"] = True
+        return doc

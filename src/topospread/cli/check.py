@@ -9,6 +9,7 @@ import typer
 
 from topospread.cli.app import app
 from topospread.cli.emit import emit
+from topospread.cli.interrupting import interrupted_exit, interruptible
 from topospread.cli.options import (
     NO_INPUTS,
     OUTPUT,
@@ -142,16 +143,20 @@ def check_command(
     if autoscaler is not None:
         path = autoscaler
         section = (str(path), lambda groups: read.autoscaler(path, groups))
-    report = check(
-        objects,
-        source=source,
-        cluster=existing,
-        shape=shape,
-        survive=survive or (),
-        seed=seed,
-        autoscaler=section,
-        recovery_limit=duration("--recovery-limit", recovery_limit),
-    )
+    with interruptible():
+        try:
+            report = check(
+                objects,
+                source=source,
+                cluster=existing,
+                shape=shape,
+                survive=survive or (),
+                seed=seed,
+                autoscaler=section,
+                recovery_limit=duration("--recovery-limit", recovery_limit),
+            )
+        except KeyboardInterrupt:
+            raise interrupted_exit("before the placement settled: nothing to report") from None
     emit(
         output_format or output,
         {
@@ -160,5 +165,10 @@ def check_command(
             "github": lambda: check_github(report) + "\n",
         },
     )
+    if report.interrupted:
+        raise interrupted_exit(
+            f"after {len(report.survived)} of {report.losses} failure(s) replayed: the report "
+            "covers them"
+        )
     if not report.passed:
         raise typer.Exit(1)

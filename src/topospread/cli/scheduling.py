@@ -14,6 +14,7 @@ import typer
 from topospread.cli.app import app
 from topospread.cli.emit import emit, warn
 from topospread.cli.exiting import keep_until_exit
+from topospread.cli.interrupting import interrupted_exit, interruptible
 from topospread.cli.options import (
     NO_INPUTS,
     OUTPUT,
@@ -79,6 +80,7 @@ def schedule_command(
     from topospread.render.report import (
         DetailSpill,
         human,
+        not_attempted,
         write_cluster_yaml,
         write_json,
         write_jsonl,
@@ -98,7 +100,9 @@ def schedule_command(
             sys.stdout.flush()
             spill.stream(sys.stdout.buffer, scheduler.frameworks, loaded.queue)
 
-        with kept_for_the_run():
+        # NOTE: deferred, Ctrl-C stops the run between two attempts: no attempt, and no
+        # attempt's detail in the spill or its writer, is left half made.
+        with kept_for_the_run(), interruptible(defer=True) as interrupt:
             run = schedule(
                 loaded,
                 seed=seed,
@@ -107,6 +111,7 @@ def schedule_command(
                 detail=detail,
                 on_decision=spill.record if detail else None,
                 on_start=started if output == "jsonl" and html is None else None,
+                stop=interrupt,
             )
 
         def page() -> str:
@@ -130,6 +135,11 @@ def schedule_command(
             html=html,
         )
     keep_until_exit(read, loaded, run)  # the report is written: no need to free them
+    if run.interrupted:
+        raise interrupted_exit(
+            f"after {len(run.attempts)} scheduling attempts: {len(not_attempted(run))} of "
+            f"{len(run.outcomes)} queued pods not attempted (Pending: not attempted: interrupted)"
+        )
     if "no-pending" in required and run.pending:
         raise typer.Exit(1)
 
@@ -166,7 +176,8 @@ def explain_command(
     from topospread.render.explain import explanation_text
     from topospread.render.html import explain_html
 
-    result = explain(loaded, pod, seed=seed)
+    with interruptible(defer=True) as interrupt:
+        result = explain(loaded, pod, seed=seed, stop=interrupt)
     emit(
         output,
         {
@@ -180,3 +191,12 @@ def explain_command(
         html=html,
     )
     keep_until_exit(read, loaded, result)  # the report is written: no need to free them
+    if result.interrupted:
+        raise interrupted_exit(
+            "before the scheduling run ended: "
+            + (
+                "the explanation is of the pod's last attempt before it"
+                if result.attempts
+                else "the pod was not attempted"
+            )
+        )

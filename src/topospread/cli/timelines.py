@@ -12,6 +12,7 @@ import typer
 from topospread.cli.app import app
 from topospread.cli.emit import emit, warn
 from topospread.cli.exiting import keep_until_exit
+from topospread.cli.interrupting import INTERRUPTED_EXIT, interrupted_exit, interruptible
 from topospread.cli.options import (
     NO_INPUTS,
     OUTPUT,
@@ -53,10 +54,10 @@ def simulate_command(
     a live cluster, the timeline starts from that cluster (read-only)."""
     from topospread.analysis.simulate import simulate
     from topospread.render.html import simulate_html
-    from topospread.render.simulate import timeline_json, timeline_text
+    from topospread.render.simulate import interruption_line, timeline_json, timeline_text
 
     loaded = read.timeline()
-    with simulate_progress(len(loaded.steps) + 1) as on_step:
+    with interruptible(), simulate_progress(len(loaded.steps) + 1) as on_step:
         report = simulate(loaded, seed=seed, on_step=on_step)
     warn(report.warnings)
     emit(
@@ -69,6 +70,8 @@ def simulate_command(
         html=html,
     )
     keep_until_exit(read, loaded, report)  # the report is written: no need to free them
+    if report.interrupted is not None:
+        raise interrupted_exit(interruption_line(report))
 
 
 @app.command("sweep")
@@ -256,7 +259,7 @@ def sweep_command(
             f"topospread: interrupted: {len(report.outcomes)} of {report.planned} runs completed",
             err=True,
         )
-        raise typer.Exit(130)
+        raise typer.Exit(INTERRUPTED_EXIT)
     if report.failed:
         typer.echo(
             f"topospread: {len(report.failed)} of {report.planned} runs failed: "
@@ -385,13 +388,19 @@ def rebalance_command(
         max_replays=max_replays,
     )
     loaded = read.timeline()
-    sim = settle_timeline(loaded, seed)
-    report = plan_rebalance(sim, options, source=loaded.source)
-    if descheduler:  # the exact plan ran on copies: the cluster is as it was
-        chosen_options = dataclasses.replace(
-            descheduler_options(options), topology_balance_node_fit=not no_topology_balance_node_fit
-        )
-        report.descheduler = descheduler_rounds(sim, chosen_options, rounds=rounds)
+    with interruptible():
+        sim = settle_timeline(loaded, seed)
+        report = plan_rebalance(sim, options, source=loaded.source)
+        if descheduler and not report.interrupted:
+            # The exact plan ran on copies: the cluster is as it was.
+            chosen_options = dataclasses.replace(
+                descheduler_options(options),
+                topology_balance_node_fit=not no_topology_balance_node_fit,
+            )
+            try:
+                report.descheduler = descheduler_rounds(sim, chosen_options, rounds=rounds)
+            except KeyboardInterrupt:
+                report.interrupted = True  # its rounds are not reported: the plan's search is
     warn(loaded.warnings)
     emit(
         emit_ or output,
@@ -405,5 +414,19 @@ def rebalance_command(
         html=html,
     )
     keep_until_exit(read, loaded, sim, report)  # the report is written: no need to free them
+    if report.interrupted:
+        raise interrupted_exit(
+            f"after {report.replays} replay(s): "
+            + (
+                "the plan is reported, the descheduler's rounds are not"
+                if report.plan is not None
+                else "no plan found so far"
+                + (
+                    f"; every plan of up to {report.ruled_out_up_to} eviction(s) ruled out"
+                    if report.ruled_out_up_to
+                    else ""
+                )
+            )
+        )
     if not report.balanced and report.plan is None:
         raise typer.Exit(1)

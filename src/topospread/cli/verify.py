@@ -13,6 +13,7 @@ import typer
 
 from topospread.cli.app import app
 from topospread.cli.emit import emit, warn, write_text
+from topospread.cli.interrupting import interrupted_exit, interruptible
 from topospread.cli.options import (
     OUTPUT,
     HtmlOption,
@@ -28,6 +29,7 @@ from topospread.cli.progress import verify_progress
 if TYPE_CHECKING:
     from topospread.analysis.design import SpreadPlan
     from topospread.analysis.design_redis import RedisPlan
+    from topospread.analysis.verify_results import VerifyResult
 
 # What ``design --verify`` names as the verified scenario when no --scenario file keeps it.
 UNSAVED_DESIGN_SCENARIO: Final = "the design's scenario (not kept: --scenario FILE writes it)"
@@ -70,7 +72,7 @@ def verify_command(
     with validating(validate):
         loaded = inputs(scenario).verify_scenario()
     warn(loaded.scenario.warnings)
-    with verify_progress() as progress:
+    with interruptible(), verify_progress() as progress:
         result = verify(
             loaded,
             any_feasible=any_feasible,
@@ -88,8 +90,21 @@ def verify_command(
         },
         html=html,
     )
+    if result.interrupted:
+        raise interrupted_exit(_search_so_far(result))
     if not result.ok:
         raise typer.Exit(1)
+
+
+def _search_so_far(result: VerifyResult) -> str:
+    """What an interrupted search established, for its line on standard error."""
+    if not result.ok:
+        return f"after {result.states} states: a counterexample was found (reported)"
+    sampled = f", then {result.samples} random orders" if result.samples else ""
+    return (
+        f"after {result.states} states: not a proof; every state up to {result.depth} "
+        f"bindings deep was checked{sampled}, no counterexample found so far"
+    )
 
 
 design_app = typer.Typer(
@@ -191,9 +206,11 @@ def _verify_design(plan: RedisPlan | SpreadPlan, scenario: Path | None, *, to_st
     if scenario is None:
         # The temporary file is gone once read: name what was verified, not a deleted path.
         loaded = dataclasses.replace(loaded, source=UNSAVED_DESIGN_SCENARIO)
-    with verify_progress() as progress:
+    with interruptible(), verify_progress() as progress:
         result = verify(loaded, progress=progress)
     typer.echo(verify_text(result), err=to_stderr)
+    if result.interrupted:
+        raise interrupted_exit(_search_so_far(result))
     if not result.ok:
         raise typer.Exit(1)
 

@@ -16,7 +16,7 @@ def check_json(report: CheckReport) -> str:
 
 
 def check_text(report: CheckReport) -> str:
-    verdict = "PASS" if report.passed else "FAIL"
+    verdict = "PASS" if report.passed else "INTERRUPTED" if not report.errors else "FAIL"
     counts = f"{len(report.errors)} error(s), {len(report.warnings)} warning(s)"
     lines = [
         f"{verdict}: {report.source}: {report.workloads} workload(s) on {report.nodes} node(s); "
@@ -26,7 +26,12 @@ def check_text(report: CheckReport) -> str:
         lines.append(f"  autoscaler: {verdict_line(report.autoscaler)}")
     if report.hooks_run:
         lines.append(f"  hooks run: {', '.join(h.ran(e) for e, h in report.hooks_run)}")
-    if report.survived:
+    if report.interrupted:
+        lines.append(
+            f"  interrupted: {len(report.survived)} of {report.losses} failure(s) replayed; "
+            "the report covers them"
+        )
+    elif report.survived:
         lines.append(f"  survived: {len(report.survived)} failure(s) replayed")
     for f in [*report.errors, *report.warnings]:
         where = f" ({f.where})" if f.where else ""

@@ -27,6 +27,13 @@ def explanation_text(e: Explanation) -> str:
         out.append(f"{key} -> {e.node} (attempt {e.attempts[-1]['attempt'] if e.attempts else 0})")
     else:
         out.append(f"{key} is Pending: {e.message}")
+    if e.interrupted:
+        out.append(
+            "Interrupted: the run stopped before it ended; this is the pod's last attempt "
+            "before that."
+            if e.attempts
+            else "Interrupted: the run stopped before the pod's first attempt."
+        )
     earlier = e.attempts[:-1] if e.attempts else []
     if earlier:
         out += ["", "Earlier attempts:"]

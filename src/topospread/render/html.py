@@ -64,11 +64,13 @@ def simulate_html(doc: dict[str, Any]) -> str:
     timeline, and each step's topology grid, Pending pods and spread."""
     names = _workload_names(doc["steps"])
     color = {name: i for i, name in enumerate(names)}
-    steps = [_step(s, color, len(doc["steps"]) - 1) for s in doc["steps"]]
+    cut = doc.get("interrupted")
+    total = cut["of"] if cut is not None else len(doc["steps"]) - 1
+    steps = [_step(s, color, total) for s in doc["steps"]]
     pending = [s["title_short"] for s in steps[1:] if s["pending"]]
     violated = [s["title_short"] for s in steps[1:] if s["violated"]]
     summary = {
-        "ok": not (pending or violated),
+        "ok": not (pending or violated or cut),
         "pending": pending,
         "violated": violated,
         "preferences": [s["title_short"] for s in steps[1:] if s["preferences"]],
@@ -82,6 +84,7 @@ def simulate_html(doc: dict[str, Any]) -> str:
         summary=summary,
         charts=_charts(doc["steps"]),
         node_groups=_node_groups(doc["steps"]),
+        interrupted=cut,
     )
 
 
@@ -334,6 +337,7 @@ def explain_html(doc: dict[str, Any]) -> str:
         filters=shown,
         scores=scores,
         feasible=sum(1 for n in doc["nodes"] if n["feasible"]),
+        interrupted=doc.get("interrupted", False),
     )
 
 
@@ -437,6 +441,7 @@ def rebalance_html(doc: dict[str, Any]) -> str:
         workloads=[{"name": n, "color": _hue(i)} for i, n in enumerate(names)],
         sections=sections,
         descheduler_verdict=verdict,
+        interrupted=doc.get("interrupted", False),
     )
 
 
@@ -468,6 +473,7 @@ def schedule_html(doc: dict[str, Any]) -> str:
         groups=[{"name": g, "color": _hue(i)} for g, i in groups.items()],
         pending=list(pending.items()),
         bound=len(placed),
+        interrupted=doc.get("interrupted", False),
         step={
             "zones": [
                 {"name": z, "nodes": nodes}

@@ -78,6 +78,8 @@ def rebalance_text(report: RebalanceReport, *, zone_key: str | None = None) -> s
 def _descheduler(report: RebalanceReport) -> list[str]:
     d = report.descheduler
     if d is None:
+        if report.interrupted and report.plan is not None:
+            return ["", "Interrupted: the descheduler's rounds were not replayed."]
         return []
     out = [
         "",
@@ -120,6 +122,8 @@ def _descheduler(report: RebalanceReport) -> list[str]:
 
 
 def _no_plan_line(report: RebalanceReport) -> str:
+    if report.interrupted:
+        return f"No plan yet: {report.no_plan} ({report.replays} replay(s) completed)."
     return f"No plan: {report.no_plan} ({report.replays} replay(s)). Why, per constraint:"
 
 

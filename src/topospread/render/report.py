@@ -39,11 +39,16 @@ from topospread.render.report_lines import (
 from topospread.render.streaming import LineStream, line_stream
 from topospread.render.topology import Column, draw_topology, zone_key_for
 from topospread.simulator.decision import Decision
-from topospread.simulator.run import PodOutcome, ScheduleRun
+from topospread.simulator.run import NOT_ATTEMPTED, PodOutcome, ScheduleRun
 
 if TYPE_CHECKING:
     from topospread.api.types import Pod
     from topospread.framework.runtime import Framework
+
+
+def not_attempted(run: ScheduleRun) -> list[PodOutcome]:
+    """The queued pods Ctrl-C stopped the run before (none unless ``run.interrupted``)."""
+    return [o for o in run.pending if o.message == NOT_ATTEMPTED] if run.interrupted else []
 
 
 def human(run: ScheduleRun, *, zone_key: str | None = None) -> str:
@@ -60,6 +65,8 @@ def human(run: ScheduleRun, *, zone_key: str | None = None) -> str:
     summary = f"{len(run.bound)} of {len(run.outcomes)} queued pods bound"
     if run.pending:
         summary += f", {len(run.pending)} not bound"
+    if run.interrupted:
+        summary += f"; interrupted: {len(not_attempted(run))} not attempted"
     lines += ["", summary + "."] if lines else [summary + "."]
     lines += [f"{key} was preempted by {by} and deleted." for key, by in run.preempted_existing]
     finished = run.scenario.terminal_pods
@@ -410,7 +417,8 @@ def write_json(
     out.write(b'],"zoneKey":' + msgspec.json.encode(key))
     out.write(b',"bound":' + msgspec.json.encode(bound))
     out.write(b',"pending":' + msgspec.json.encode(pending))
-    out.write(b',"nodes":' + msgspec.json.encode(nodes) + b"}\n")
+    out.write(b',"nodes":' + msgspec.json.encode(nodes))
+    out.write(b',"interrupted":true}\n' if run.interrupted else b"}\n")
     out.flush()
 
 

@@ -21,7 +21,7 @@ MAX_LISTED_DOMAINS: Final = 4
 
 
 def timeline_text(report: TimelineReport, *, zone_key: str | None = None) -> str:
-    total = len(report.steps) - 1
+    total = report.total
     clock = report.uses_clock
     blocks = [step_text(s, total, zone_key=zone_key, clock=clock) for s in report.steps]
     return "\n\n".join([*blocks, _summary(report)])
@@ -148,8 +148,15 @@ def _summary(report: TimelineReport) -> str:
     unmet = [s.index for s in steps if s.preferences_not_met]
     unsettled = [s.index for s in steps if not s.settled.settled]
     blocked = [s.index for s in steps if any(not d.complete for d in s.drains)]
+    cut = report.interrupted
+    replayed = (
+        f"{len(steps) - 1} steps replayed"
+        if cut is None
+        else f"Interrupted during {step_name(cut.index, cut.total, cut.name)}: "
+        f"{max(len(steps) - 1, 0)} of {cut.total} steps replayed"
+    )
     lines = [
-        f"{len(steps) - 1} steps replayed (seed {report.seed}). "
+        f"{replayed} (seed {report.seed}). "
         f"Pods Pending after: {_which(pending)}. Constraints violated after: {_which(violated)}."
     ]
     if unmet:
@@ -159,6 +166,27 @@ def _summary(report: TimelineReport) -> str:
     if unsettled:
         lines.append(f"Did not settle within the round limit: {_which(unsettled)}.")
     return "\n".join(lines)
+
+
+def step_name(index: int, total: int, name: str) -> str:
+    """A step as the interruption names it: ``step 3/4 (zone-c comes back)``."""
+    return "the initial state" if index == 0 else f"step {index}/{total} ({name})"
+
+
+def interruption_line(report: TimelineReport) -> str:
+    """What an interrupted replay's report covers (the command's line on standard error)."""
+    cut = report.interrupted
+    assert cut is not None
+    covered = (
+        "no step"
+        if cut.index == 0
+        else "the initial state only"
+        if cut.index == 1
+        else "the initial state and step 1"
+        if cut.index == 2
+        else f"the initial state and steps 1-{cut.index - 1}"
+    )
+    return f"during {step_name(cut.index, cut.total, cut.name)}: the report covers {covered}"
 
 
 def _which(indexes: Sequence[int]) -> str:

@@ -28,6 +28,8 @@ def verify_text(result: VerifyResult, *, zone_key: str | None = None) -> str:
         out += ["", f"COUNTEREXAMPLE: {cex.message}", ""]
         out += _counterexample(cex, zone_key)
         out += ["", f"Found after {figures}."]
+        if result.interrupted:
+            out.append("(the search was interrupted after it was found)")
         if result.samples:
             out.append(
                 f"(the state budget ran out after every state up to {result.depth} bindings deep; "
@@ -43,6 +45,18 @@ def verify_text(result: VerifyResult, *, zone_key: str | None = None) -> str:
             f"  {result.orders} complete scheduling orders covered "
             "(sequences of pod-to-node bindings)",
         ]
+    elif result.interrupted:
+        out += [
+            "",
+            f"NOT A PROOF: interrupted (Ctrl-C) after {result.states} states explored "
+            f"(symmetric states merged: {result.reduction}), {result.transitions} transitions.",
+            f"  every state up to {result.depth} bindings deep was checked: nothing found so far",
+        ]
+        if result.samples:
+            out.append(
+                f"  then {result.samples} random complete orders: no deadlock"
+                + (", no invariant broken" if result.invariants else "")
+            )
     else:
         out += [
             "",

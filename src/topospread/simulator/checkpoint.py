@@ -10,11 +10,13 @@ caller would.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
 import io
 import os
 import pickle
+import signal
 from collections.abc import Callable
 from typing import Any, Final, Generic, TypeVar
 
@@ -157,9 +159,15 @@ def call_forked(fn: Callable[[T], R], obj: T) -> R:
         finally:
             os._exit(code)
     os.close(write)
-    with os.fdopen(read, "rb") as source:
-        data = source.read()
-    _, status = os.waitpid(pid, 0)
+    try:
+        with os.fdopen(read, "rb") as source:
+            data = source.read()
+        _, status = os.waitpid(pid, 0)
+    except BaseException:  # Ctrl-C, say: the child's answer is not wanted any more
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        raise
     if not data:
         raise ChildDied(os.waitstatus_to_exitcode(status))
     ok, value = pickle.loads(data)

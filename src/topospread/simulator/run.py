@@ -16,6 +16,8 @@ from topospread.simulator.scheduler import Decision, Scheduler
 
 # The PodScheduled condition's message for a gated pod (pkg/scheduler/schedule_one.go).
 SCHEDULING_GATED_MESSAGE: Final = "Scheduling is blocked due to non-empty scheduling gates"
+# A queued pod's message when Ctrl-C stopped the run before its first attempt.
+NOT_ATTEMPTED: Final = "not attempted: interrupted"
 
 
 @dataclass(slots=True)
@@ -50,6 +52,8 @@ class ScheduleRun:
     scheduler: Scheduler
     outcomes: list[PodOutcome]
     attempts: list[Decision]
+    # Ctrl-C stopped the run: the pods it did not attempt are Pending, ``NOT_ATTEMPTED``.
+    interrupted: bool = False
 
     @property
     def bound(self) -> list[PodOutcome]:
@@ -80,9 +84,15 @@ def schedule(
     fast: bool = True,
     detail: bool = True,
     on_start: Callable[[Scheduler], None] | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> ScheduleRun:
     """Enqueue the scenario's queue in order and schedule until no pod can bind;
-    ``on_start`` is given the scheduler, its pods enqueued, before its first attempt."""
+    ``on_start`` is given the scheduler, its pods enqueued, before its first attempt.
+
+    Ctrl-C — ``KeyboardInterrupt``, or ``stop()`` true between two attempts — ends the run
+    with the decisions made so far (the run is ``interrupted``): a pod never attempted is
+    Pending with ``NOT_ATTEMPTED``; a pod attempted keeps its last decision.
+    """
     if registry is None:
         from topospread.plugins.registry import IN_TREE
 
@@ -104,7 +114,14 @@ def schedule(
         scheduler.add(pod)
     if on_start is not None:
         on_start(scheduler)
-    attempts = scheduler.run(on_decision)
+    attempts: list[Decision] = []
+    try:
+        scheduler.run(on_decision, decisions=attempts, stop=stop)
+        interrupted = stop is not None and stop() and len(scheduler.active) > 0
+    except KeyboardInterrupt:
+        # NOTE: a decision is in ``attempts`` once its attempt is over; an attempt cut
+        # mid-way is in no report (its pod reads as not attempted, or as its last decision).
+        interrupted = True
     by_pod: dict[str, list[Decision]] = {}
     for d in attempts:
         by_pod.setdefault(d.key, []).append(d)
@@ -125,9 +142,10 @@ def schedule(
         elif key in scheduler.ignored:
             outcomes.append(PodOutcome(pod, None, None, scheduler.ignored[key][1]))
         elif decision is None:
-            outcomes.append(PodOutcome(pod, None, None, "never attempted", tried))
+            why = NOT_ATTEMPTED if interrupted else "never attempted"
+            outcomes.append(PodOutcome(pod, None, None, why, tried))
         else:
             outcomes.append(
                 PodOutcome(decision.pod, decision.node, decision, decision.message, tried)
             )
-    return ScheduleRun(scenario, cluster, scheduler, outcomes, attempts)
+    return ScheduleRun(scenario, cluster, scheduler, outcomes, attempts, interrupted)

@@ -166,10 +166,19 @@ class Scheduler(SchedulingCycle):
         # A pod that arrives nominated keeps its nomination (upstream's ModeNoop).
         self.nominator.add(pod)
 
-    def run(self, on_decision: Callable[[Decision], None] | None = None) -> list[Decision]:
-        """Schedule until the active queue is empty; returns every attempt's decision."""
-        decisions = []
-        while len(self.active):
+    def run(
+        self,
+        on_decision: Callable[[Decision], None] | None = None,
+        *,
+        decisions: list[Decision] | None = None,
+        stop: Callable[[], bool] | None = None,
+    ) -> list[Decision]:
+        """Schedule until the active queue is empty, or ``stop()`` says so between two attempts;
+        returns every attempt's decision, appended to ``decisions`` if given (where the
+        attempts decided so far outlive an exception: Ctrl-C)."""
+        if decisions is None:
+            decisions = []
+        while len(self.active) and not (stop is not None and stop()):
             decision = self.schedule_one(self.active.pop())
             decisions.append(decision)
             if on_decision is not None:
