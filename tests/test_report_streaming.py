@@ -258,9 +258,13 @@ def test_a_writer_that_dies_while_streaming_is_an_error(
         assert path.read_bytes() == BEFORE
 
 
-def test_an_interrupted_run_takes_the_lines_written_back(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("written", [False, True], ids=["not written", "written"])
+def test_an_interrupted_run_is_reported_or_its_lines_taken_back(
+    written: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Ctrl-C with lines written already: the run ends with the decisions made so far
+    (``run.interrupted``). Its report written, the lines streamed stay and the rest follow;
+    not written (the command stopped before), the lines written are taken back."""
     monkeypatch.setattr(report, "WRITER_AFTER", 0)
     path = tmp_path / "out.jsonl"
     with streaming_to(path) as out:
@@ -274,9 +278,17 @@ def test_an_interrupted_run_takes_the_lines_written_back(
                     assert spill.lines_streamed == 5
                     raise KeyboardInterrupt
 
-            with pytest.raises(KeyboardInterrupt):
-                scheduled(all_bind, spill, out, record)
-        assert path.read_bytes() == BEFORE
+            run = scheduled(all_bind, spill, out, record)
+            assert run.interrupted and len(run.attempts) == 5
+            if written:
+                write_jsonl(run, out, spill, final=True)
+        if not written:
+            assert path.read_bytes() == BEFORE
+            return
+    lines = path.read_bytes().removeprefix(BEFORE).splitlines()
+    pods = [json.loads(line) for line in lines[1:]]
+    assert [bool(p["node"]) for p in pods] == [True] * 5 + [False] * (len(pods) - 5)
+    assert {p["message"] for p in pods[5:]} == {"not attempted: interrupted"}
 
 
 def test_a_line_that_would_differ_is_an_error(

@@ -135,6 +135,8 @@ def schedule_command(
             html=html,
         )
     keep_until_exit(read, loaded, run)  # the report is written: no need to free them
+    if interrupt() and not run.interrupted:  # as the run ended: nothing was left to do
+        raise interrupted_exit("after the scheduling run: the report is complete")
     if run.interrupted:
         raise interrupted_exit(
             f"after {len(run.attempts)} scheduling attempts: {len(not_attempted(run))} of "
@@ -191,6 +193,8 @@ def explain_command(
         html=html,
     )
     keep_until_exit(read, loaded, result)  # the report is written: no need to free them
+    if interrupt() and not result.interrupted:  # during the explanation, after the run
+        raise interrupted_exit("after the scheduling run: the explanation is complete")
     if result.interrupted:
         raise interrupted_exit(
             "before the scheduling run ended: "
