@@ -25,7 +25,11 @@ from topospread.api.field import Path, invalid, required
 from topospread.api.go_errors import go_first_error, go_type_error, json_kind
 from topospread.api.spread_validation import decode_pod_topology_spread_args
 from topospread.errors import ConfigError
-from topospread.framework.config_fields import unknown_args_fields, unknown_config_fields
+from topospread.framework.config_fields import (
+    EXTENSION_POINTS,
+    unknown_args_fields,
+    unknown_config_fields,
+)
 from topospread.framework.config_kind import (
     API_VERSION,
     KIND,
@@ -50,22 +54,6 @@ _DEFAULT_MAX_BACKOFF: Final = 10
 _TYPE_META_STRUCT: Final = (
     'struct { APIVersion string "json:\\"apiVersion,omitempty\\""; '
     'Kind string "json:\\"kind,omitempty\\"" }'
-)
-
-# Extension points in the order upstream lists them in v1.Plugins.
-EXTENSION_POINTS: Final = (
-    "preEnqueue",
-    "queueSort",
-    "preFilter",
-    "filter",
-    "postFilter",
-    "preScore",
-    "score",
-    "reserve",
-    "permit",
-    "preBind",
-    "bind",
-    "postBind",
 )
 
 

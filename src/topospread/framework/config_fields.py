@@ -24,6 +24,22 @@ from topospread.api.strict import unknown_fields as api_unknown_fields
 
 _Fields = dict[str, str | list[str] | None]
 
+# Extension points in the order upstream lists them in v1.Plugins (multiPoint aside).
+EXTENSION_POINTS: Final = (
+    "preEnqueue",
+    "queueSort",
+    "preFilter",
+    "filter",
+    "postFilter",
+    "preScore",
+    "score",
+    "reserve",
+    "permit",
+    "preBind",
+    "bind",
+    "postBind",
+)
+
 _TYPE_META: Final[_Fields] = {"apiVersion": None, "kind": None}
 _SHAPE_POINT: Final[_Fields] = {"utilization": None, "score": None}
 _RESOURCE_SPEC: Final[_Fields] = {"name": None, "weight": None}
@@ -67,24 +83,7 @@ _TYPES: Final[dict[str, _Fields]] = {
         "plugins": "Plugins",
         "pluginConfig": ["PluginConfig"],
     },
-    "Plugins": {
-        point: "PluginSet"
-        for point in (
-            "preEnqueue",
-            "queueSort",
-            "preFilter",
-            "filter",
-            "postFilter",
-            "preScore",
-            "score",
-            "reserve",
-            "permit",
-            "preBind",
-            "bind",
-            "postBind",
-            "multiPoint",
-        )
-    },
+    "Plugins": {point: "PluginSet" for point in (*EXTENSION_POINTS, "multiPoint")},
     "PluginSet": _PLUGIN_SET,
     "Plugin": {"name": None, "weight": None},
     # args is a runtime.RawExtension: decoded afterwards, as the plugin's own args type.
@@ -195,4 +194,4 @@ def _walk(data: Any, type_name: str, path: str, found: list[str]) -> None:
                 _walk(item, ref[0], f"{here}[{i}]", found)
 
 
-__all__ = ["unknown_args_fields", "unknown_config_fields"]
+__all__ = ["EXTENSION_POINTS", "unknown_args_fields", "unknown_config_fields"]

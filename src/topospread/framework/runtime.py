@@ -17,7 +17,8 @@ from typing import Any, TypeVar
 
 from topospread.api.types import Pod
 from topospread.errors import ConfigError
-from topospread.framework.config import EXTENSION_POINTS, PluginRef, Profile
+from topospread.framework.config import PluginRef, Profile
+from topospread.framework.config_fields import EXTENSION_POINTS
 from topospread.framework.cycle_state import CycleState
 from topospread.framework.features import Features
 from topospread.framework.handle import FrameworkHandle
