@@ -44,6 +44,12 @@ from topospread.framework.config_types import (
     LeaderElectionConfiguration,
     wire_type_error,
 )
+from topospread.framework.config_validation import (
+    QueueSortSet,
+    validate_client_connection,
+    validate_common_queue_sort,
+    validate_leader_election,
+)
 
 DEFAULT_SCHEDULER_NAME: Final = "default-scheduler"
 _LEASES_ONLY: Final = 'resourceLock value must be "leases"'
@@ -313,6 +319,8 @@ def default_config(
         )
     if cfg.kind != KIND:
         errors.append(f'kind: Unsupported value: "{cfg.kind}": supported values: "{KIND}"')
+    errors.extend(str(e) for e in validate_client_connection(cfg.client_connection))
+    errors.extend(str(e) for e in validate_leader_election(cfg.leader_election))
     election = cfg.leader_election or LeaderElectionConfiguration()
     lock = election.resource_lock or "leases"
     if election.leader_elect is not False and lock != "leases":
@@ -348,6 +356,12 @@ def default_config(
             )
         names.add(profile.scheduler_name)
         profiles.append(profile)
+    errors.extend(
+        validate_common_queue_sort(
+            [_queue_sort_set(p.plugins["queueSort"]) for p in profiles],
+            [[(pc.name, pc.args) for pc in raw.plugin_config] for raw in raw_profiles],
+        )
+    )
     pct = cfg.percentage_of_nodes_to_score if cfg.percentage_of_nodes_to_score is not None else 0
     if not 0 <= pct <= 100:
         errors.append(_field_error("percentageOfNodesToScore", pct, "not in valid range [0-100]"))
@@ -372,6 +386,14 @@ def default_config(
         parallelism=parallelism,
         profiles=profiles,
         warnings=_backoff_warnings(initial, maximum),
+    )
+
+
+def _queue_sort_set(merged: PluginSet) -> QueueSortSet:
+    # As the internal config.PluginSet holds it: a weight left out is 0.
+    return (
+        tuple((p.name, p.weight or 0) for p in merged.enabled),
+        tuple(p.name for p in merged.disabled),
     )
 
 

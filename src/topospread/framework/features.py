@@ -49,6 +49,14 @@ class Features:
     enable_pod_scheduling_readiness: bool = True
     enable_sidecar_containers: bool = True
     enable_pod_level_resources: bool = True
+    # Read only by the VolumeBinding and DynamicResources args validation, at their v1.35
+    # defaults (StorageCapacityScoring alpha; DRASchedulerFilterTimeout beta since v1.34;
+    # DRADeviceBindingConditions alpha until v1.36; DRAResourceClaimDeviceStatus beta since
+    # v1.33). Not in KNOWN_GATES: nothing else here changes with them.
+    enable_storage_capacity_scoring: bool = False
+    enable_dra_scheduler_filter_timeout: bool = True
+    enable_dra_device_binding_conditions: bool = False
+    enable_dra_resource_claim_device_status: bool = True
 
 
 DEFAULT_FEATURES: Final = Features()

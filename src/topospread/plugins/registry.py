@@ -35,6 +35,7 @@ from topospread.plugins.defaultpreemption.args import (
     set_defaults_default_preemption_args,
     validate_default_preemption_args,
 )
+from topospread.plugins.dynamicresources.args import validate_dynamic_resources_args
 from topospread.plugins.interpodaffinity.args import (
     decode_inter_pod_affinity_args,
     set_defaults_inter_pod_affinity_args,
@@ -49,6 +50,7 @@ from topospread.plugins.noderesources.args import (
     validate_node_resources_balanced_allocation_args,
 )
 from topospread.plugins.podtopologyspread import plugin as podtopologyspread
+from topospread.plugins.volumebinding.args import validate_volume_binding_args
 
 
 def in_tree_registry() -> dict[str, PluginFactory]:
@@ -99,16 +101,27 @@ def _balanced_allocation(raw: Mapping[str, Any] | None, path: str) -> list[str]:
     return validate_node_resources_balanced_allocation_args(args, as_path(path))
 
 
+def _volume_binding(raw: Mapping[str, Any] | None, path: str) -> list[str]:
+    return [str(e) for e in validate_volume_binding_args(raw, as_path(path))]
+
+
+def _dynamic_resources(raw: Mapping[str, Any] | None, path: str) -> list[str]:
+    return [str(e) for e in validate_dynamic_resources_args(raw, as_path(path))]
+
+
 # The args kube-scheduler validates with the configuration, each at its place in the file
 # (validatePluginConfig, pkg/scheduler/apis/config/validation/validation.go, v1.35; the args
 # are defaulted first, as the decoder defaults them). PodTopologySpread's are checked by the
 # configuration's decoder itself (api.spread_validation). NodeResourcesFit is not here: upstream
 # lists it under "NodeResourcesFitArgs", a name no plugin has, so its args are checked only by
-# the plugin's constructor (whose error the framework prefixes with the args' place). Upstream
-# checks VolumeBinding's too; topospread does not read them (bindTimeoutSeconds, shape).
+# the plugin's constructor (whose error the framework prefixes with the args' place).
+# VolumeBinding's and DynamicResources' args are validated though topospread does not read them
+# (timeouts and a scorer it does not model): kube-scheduler refuses what they refuse.
 ARGS_VALIDATORS: Final[Mapping[str, ArgsValidator]] = {
     defaultpreemption.NAME: _default_preemption,
     interpodaffinity.NAME: _inter_pod_affinity,
     nodeaffinity.NAME: _node_affinity,
     noderesources.BALANCED_ALLOCATION_NAME: _balanced_allocation,
+    volumebinding.NAME: _volume_binding,
+    dynamicresources.NAME: _dynamic_resources,
 }

@@ -26,7 +26,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from topospread.api.field import Path, aggregate_message
 from topospread.api.types import Pod
+from topospread.errors import ConfigError
 from topospread.framework.cycle_state import CycleState, StateKey, StateNotFoundError
 from topospread.framework.features import Features
 from topospread.framework.interface import (
@@ -37,6 +39,7 @@ from topospread.framework.interface import (
 )
 from topospread.framework.status import SKIP, SUCCESS, Code, Status, as_status, new_status
 from topospread.framework.types import NodeInfo
+from topospread.plugins.dynamicresources.args import validate_dynamic_resources_args
 
 NAME: Final = "DynamicResources"
 
@@ -154,5 +157,9 @@ def _state_of(state: CycleState) -> tuple[StateData | None, Status]:
 
 def new(args: Mapping[str, Any] | None, handle: Handle, features: Features) -> DynamicResources:
     """DynamicResources' args (filterTimeout, bindingTimeout) only bound waits topospread does
-    not model. Upstream: New (dynamicresources.go, v1.35)."""
+    not model; they are validated all the same, as New validates them.
+    Upstream: New (dynamicresources.go, v1.35)."""
+    errors = validate_dynamic_resources_args(args, Path.nil(), features)
+    if errors:
+        raise ConfigError(aggregate_message(errors))
     return DynamicResources()

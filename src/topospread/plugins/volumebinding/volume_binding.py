@@ -13,8 +13,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from topospread.api.field import Path, aggregate_message
 from topospread.api.storage import CLAIM_LOST
 from topospread.api.types import Pod
+from topospread.errors import ConfigError
 from topospread.framework.cycle_state import CycleState, StateKey, StateNotFoundError
 from topospread.framework.features import Features
 from topospread.framework.interface import (
@@ -27,6 +29,7 @@ from topospread.framework.status import SKIP, SUCCESS, Code, Status, as_status, 
 from topospread.framework.storage import StorageLister
 from topospread.framework.types import NodeInfo
 from topospread.plugins.helper.storage import claim_name_of, ephemeral_volume_is_for_pod
+from topospread.plugins.volumebinding.args import validate_volume_binding_args
 from topospread.plugins.volumebinding.binder import (
     BinderError,
     PodVolumeClaims,
@@ -225,5 +228,9 @@ def _state_or_none(state: CycleState) -> StateData | None:
 
 def new(args: Mapping[str, Any] | None, handle: Handle, features: Features) -> VolumeBinding:
     """Upstream: New (volume_binding.go). VolumeBindingArgs' bindTimeoutSeconds and shape
-    only matter for the wait and the scorer, neither of which is modelled."""
+    only matter for the wait and the scorer, neither of which is modelled; they are validated
+    all the same, as New validates them."""
+    errors = validate_volume_binding_args(args, Path.nil(), features)
+    if errors:
+        raise ConfigError(aggregate_message(errors))
     return VolumeBinding(handle)
