@@ -11,8 +11,9 @@ from typing import Any, Final
 
 import pytest
 
-from test_bad_input import GOOD_NODE, GOOD_POD, assert_one_line_exit_2, write_text
+from test_bad_input import assert_one_line_exit_2
 from test_cli import run
+from test_strict_config_and_cases import refusal, schedule_with_config
 from topospread.api.field import Path as FieldPath
 from topospread.errors import ConfigError
 from topospread.framework.config import decode_config
@@ -193,9 +194,7 @@ REFUSED: Final = {
 def test_a_configuration_kube_scheduler_refuses_is_refused_with_its_message(
     data: dict[str, Any], message: str
 ) -> None:
-    with pytest.raises(ConfigError) as err:
-        decode_config(data, "config.yaml", ARGS_VALIDATORS)
-    assert str(err.value) == f"config.yaml: {message}"
+    assert refusal(data, ARGS_VALIDATORS) == f"config.yaml: {message}"
 
 
 TAKEN: Final = {
@@ -247,15 +246,7 @@ def test_schedule_exits_2_with_one_line_naming_the_file_and_the_field(
     case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     data, message = REFUSED[case]
-    argv = [
-        "schedule",
-        "--nodes",
-        write_text(tmp_path, "nodes.yaml", GOOD_NODE),
-        "--pods",
-        write_text(tmp_path, "pods.yaml", GOOD_POD),
-        "--config",
-        write_text(tmp_path, "config.yaml", json.dumps(data)),
-    ]
+    argv = schedule_with_config(tmp_path, json.dumps(data))
     assert_one_line_exit_2(argv, capsys, f"config.yaml: {message}")
 
 
@@ -263,9 +254,7 @@ def test_schedule_takes_two_profiles_sorting_the_queue_alike(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     data = _two({"plugins": PRIORITY_SORT}, {"plugins": PRIORITY_SORT})
-    argv = ["schedule", "--nodes", write_text(tmp_path, "nodes.yaml", GOOD_NODE)]
-    argv += ["--pods", write_text(tmp_path, "pods.yaml", GOOD_POD)]
-    argv += ["--config", write_text(tmp_path, "config.yaml", json.dumps(data))]
+    argv = schedule_with_config(tmp_path, json.dumps(data))
     code, _, err = run(argv, capsys)
     assert code == 0, err
 

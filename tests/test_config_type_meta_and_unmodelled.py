@@ -14,7 +14,7 @@ import pytest
 
 from test_bad_input import GOOD_NODE, GOOD_POD, assert_one_line_exit_2, write_text
 from test_cli import run
-from topospread.errors import ConfigError
+from test_strict_config_and_cases import refusal, schedule_with_config
 from topospread.framework.config import decode_config
 from topospread.framework.config_kind import SCHEME_NAME
 
@@ -73,23 +73,13 @@ TYPE_META: Final = {
 def test_apiversion_and_kind_are_required_as_kube_schedulers_decoder_requires_them(
     data: dict[str, Any], message: str
 ) -> None:
-    with pytest.raises(ConfigError) as err:
-        decode_config(data, "config.yaml")
-    assert str(err.value) == f"config.yaml: {message}"
+    assert refusal(data) == f"config.yaml: {message}"
 
 
 def test_a_config_file_without_kind_is_refused_in_one_line_naming_the_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    argv = [
-        "schedule",
-        "--nodes",
-        write_text(tmp_path, "nodes.yaml", GOOD_NODE),
-        "--pods",
-        write_text(tmp_path, "pods.yaml", GOOD_POD),
-        "--config",
-        write_text(tmp_path, "config.yaml", "apiVersion: kubescheduler.config.k8s.io/v1\n"),
-    ]
+    argv = schedule_with_config(tmp_path, "apiVersion: kubescheduler.config.k8s.io/v1\n")
     assert_one_line_exit_2(argv, capsys, "config.yaml: Object 'Kind' is missing in '{...}'")
 
 
@@ -177,9 +167,7 @@ ARGS_TYPES: Final = {
 def test_a_wrong_type_in_any_registered_args_is_the_go_decoders_error_naming_the_field(
     data: dict[str, Any], message: str
 ) -> None:
-    with pytest.raises(ConfigError) as err:
-        decode_config(data, "config.yaml")
-    assert str(err.value) == f"config.yaml: {message}"
+    assert refusal(data) == f"config.yaml: {message}"
 
 
 OTHER_TYPES: Final = {
@@ -219,9 +207,7 @@ OTHER_TYPES: Final = {
 def test_a_wrong_type_in_fields_topospread_does_not_read_is_refused_too(
     data: dict[str, Any], message: str
 ) -> None:
-    with pytest.raises(ConfigError) as err:
-        decode_config(data, "config.yaml")
-    assert str(err.value) == f"config.yaml: {message}"
+    assert refusal(data) == f"config.yaml: {message}"
 
 
 def test_schedule_names_the_file_for_a_plugin_args_type_error(
@@ -232,15 +218,7 @@ def test_schedule_names_the_file_for_a_plugin_args_type_error(
         "profiles:\n- pluginConfig:\n  - name: InterPodAffinity\n"
         "    args: {hardPodAffinityWeight: x}\n"
     )
-    argv = [
-        "schedule",
-        "--nodes",
-        write_text(tmp_path, "nodes.yaml", GOOD_NODE),
-        "--pods",
-        write_text(tmp_path, "pods.yaml", GOOD_POD),
-        "--config",
-        write_text(tmp_path, "config.yaml", config),
-    ]
+    argv = schedule_with_config(tmp_path, config)
     assert_one_line_exit_2(
         argv,
         capsys,
@@ -252,9 +230,7 @@ def test_schedule_names_the_file_for_a_plugin_args_type_error(
 
 def test_extenders_are_refused_not_silently_dropped() -> None:
     data = {**HEAD, "extenders": [{"urlPrefix": "http://127.0.0.1:8888", "filterVerb": "filter"}]}
-    with pytest.raises(ConfigError) as err:
-        decode_config(data, "config.yaml")
-    assert str(err.value).startswith(
+    assert refusal(data).startswith(
         "config.yaml: extenders: Forbidden: scheduler extenders are not modelled"
     )
 
@@ -278,9 +254,10 @@ def test_fields_that_change_no_decision_are_taken_without_a_word() -> None:
 
 
 def test_feature_gates_are_no_field_of_the_configuration() -> None:
-    with pytest.raises(ConfigError) as err:
-        decode_config({**HEAD, "featureGates": {"Foo": True}}, "config.yaml")
-    assert str(err.value) == 'config.yaml: strict decoding error: unknown field "featureGates"'
+    assert (
+        refusal({**HEAD, "featureGates": {"Foo": True}})
+        == 'config.yaml: strict decoding error: unknown field "featureGates"'
+    )
 
 
 def test_a_backoff_the_simulator_does_not_model_is_said_on_stderr(
@@ -290,15 +267,7 @@ def test_a_backoff_the_simulator_does_not_model_is_said_on_stderr(
         "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
         "podMaxBackoffSeconds: 60\n"
     )
-    argv = [
-        "schedule",
-        "--nodes",
-        write_text(tmp_path, "nodes.yaml", GOOD_NODE),
-        "--pods",
-        write_text(tmp_path, "pods.yaml", GOOD_POD),
-        "--config",
-        write_text(tmp_path, "config.yaml", config),
-    ]
+    argv = schedule_with_config(tmp_path, config)
     code, _, err = run(argv, capsys)
     assert code == 0
     assert err.splitlines() == [
@@ -334,9 +303,7 @@ ARGS_META: Final = {
 def test_plugin_args_of_another_version_or_kind_are_refused(
     data: dict[str, Any], message: str
 ) -> None:
-    with pytest.raises(ConfigError) as err:
-        decode_config(data, "config.yaml")
-    assert str(err.value) == f"config.yaml: {message}"
+    assert refusal(data) == f"config.yaml: {message}"
 
 
 def test_plugin_args_may_leave_out_their_apiversion_and_kind_or_give_them() -> None:
@@ -390,15 +357,7 @@ INVALID_ARGS: Final = {
 def test_invalid_args_are_refused_at_their_place_in_the_file(
     data: dict[str, Any], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    argv = [
-        "schedule",
-        "--nodes",
-        write_text(tmp_path, "nodes.yaml", GOOD_NODE),
-        "--pods",
-        write_text(tmp_path, "pods.yaml", GOOD_POD),
-        "--config",
-        write_text(tmp_path, "config.yaml", json.dumps(data)),
-    ]
+    argv = schedule_with_config(tmp_path, json.dumps(data))
     assert_one_line_exit_2(argv, capsys, f"config.yaml: {message}")
 
 
@@ -468,9 +427,7 @@ PROFILES_AND_LEADER: Final = {
 def test_profiles_and_leader_election_are_validated_as_kube_scheduler_validates_them(
     data: dict[str, Any], message: str
 ) -> None:
-    with pytest.raises(ConfigError) as err:
-        decode_config(data, "config.yaml")
-    assert str(err.value) == f"config.yaml: {message}"
+    assert refusal(data) == f"config.yaml: {message}"
 
 
 def test_a_lone_unnamed_profile_is_the_default_scheduler_and_a_lock_off_election_is_free() -> None:

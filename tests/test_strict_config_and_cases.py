@@ -20,6 +20,27 @@ from test_cli import run
 from topospread.errors import ConfigError
 from topospread.framework.config import decode_config
 
+
+def refusal(data: Any, validators: Any = None) -> str:
+    """The ConfigError a configuration read from config.yaml is refused with."""
+    with pytest.raises(ConfigError) as err:
+        decode_config(data, "config.yaml", *([] if validators is None else [validators]))
+    return str(err.value)
+
+
+def schedule_with_config(tmp_path: Path, config: str) -> list[str]:
+    """``schedule`` of one good node and one good pod with ``config`` as its --config file."""
+    return [
+        "schedule",
+        "--nodes",
+        write_text(tmp_path, "nodes.yaml", GOOD_NODE),
+        "--pods",
+        write_text(tmp_path, "pods.yaml", GOOD_POD),
+        "--config",
+        write_text(tmp_path, "config.yaml", config),
+    ]
+
+
 # Every field of kubescheduler.config.k8s.io/v1 and of each registered args type, once.
 FULL_CONFIG: Final = """\
 apiVersion: kubescheduler.config.k8s.io/v1
@@ -195,9 +216,7 @@ MISSPELLED: Final = {
 def test_a_misspelled_configuration_field_is_kube_schedulers_strict_decoding_error(
     path: tuple[str | int, ...], message: str
 ) -> None:
-    with pytest.raises(ConfigError) as err:
-        decode_config(_renamed(path), "config.yaml")
-    assert str(err.value) == f"config.yaml: {message}"
+    assert refusal(_renamed(path)) == f"config.yaml: {message}"
 
 
 def test_schedule_refuses_a_config_file_with_a_misspelled_plugin_args_field(
@@ -206,15 +225,7 @@ def test_schedule_refuses_a_config_file_with_a_misspelled_plugin_args_field(
     config = yaml.safe_dump(
         _renamed(("profiles", 0, "pluginConfig", 1, "args", "ignoredResources"))
     )
-    argv = [
-        "schedule",
-        "--nodes",
-        write_text(tmp_path, "nodes.yaml", GOOD_NODE),
-        "--pods",
-        write_text(tmp_path, "pods.yaml", GOOD_POD),
-        "--config",
-        write_text(tmp_path, "config.yaml", config),
-    ]
+    argv = schedule_with_config(tmp_path, config)
     assert_one_line_exit_2(
         argv,
         capsys,
