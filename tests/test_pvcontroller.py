@@ -11,6 +11,8 @@ from typing import Any
 
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from topospread.api.storage import PersistentVolume, PersistentVolumeClaim, StorageClass
 from topospread.api.types import Node
@@ -300,3 +302,62 @@ def test_storage_events_move_only_the_pods_a_volume_plugin_registered_for(
 
     pod = make_pod("p").namespace("default").pvc("data").obj()
     assert storage_event_may_help(pod, frozenset(rejected_by), event) is moves
+
+
+_NAMES = ("a", "b", "c")
+_NAMESPACES = ("default", "other")
+
+
+@st.composite
+def _storage_objects(draw: st.DrawFn) -> list[Any]:
+    """Classes that delay binding or not, PVs referring to claims of either namespace or to
+    none, and claims of both classes, some naming a volume."""
+    objects: list[Any] = [
+        storage_class("late", "ebs.csi.aws.com", "WaitForFirstConsumer"),
+        storage_class("now", "ebs.csi.aws.com", "Immediate"),
+    ]
+    for i in range(draw(st.integers(0, 8))):
+        spec: dict[str, Any] = {"storageClassName": draw(st.sampled_from(["late", "now"]))}
+        if draw(st.booleans()):
+            ref = {"namespace": draw(st.sampled_from(_NAMESPACES))}
+            ref["name"] = draw(st.sampled_from(_NAMES))
+            if draw(st.booleans()):
+                ref["uid"] = f"uid-{ref['name']}"
+            spec["claimRef"] = ref
+        size = draw(st.sampled_from(["1Gi", "5Gi"]))
+        objects.append(pv(f"v{i}", size, [draw(st.sampled_from([RWO, RWX]))], spec=spec))
+    for namespace in _NAMESPACES:
+        for name in draw(st.lists(st.sampled_from(_NAMES), unique=True)):
+            spec = {"storageClassName": draw(st.sampled_from(["late", "now"]))}
+            if draw(st.booleans()):
+                spec["volumeName"] = f"v{draw(st.integers(0, 8))}"
+            claim = pvc(name, draw(st.sampled_from(["1Gi", "2Gi"])), [RWO], **spec)
+            objects.append(
+                msgspec.structs.replace(
+                    claim, metadata=msgspec.structs.replace(claim.metadata, namespace=namespace)
+                )
+            )
+    return objects
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, database=None)
+@given(_storage_objects())
+def test_the_pv_controllers_pass_binds_as_a_scan_of_every_volume_per_claim(
+    objects: list[Any],
+) -> None:
+    """``sync_claims`` looks for a delayed claim's volume among the PVs referring to a claim of
+    its name, found once per pass: the same bindings, in the same order, as looking at every PV
+    for every claim (``_sync_if_unbound`` without them, what one claim's add does)."""
+    nodes = [node("a1", "a"), node("b1", "b")]
+    states = []
+    for _ in range(2):
+        storage = StorageState(objects)
+        storage.node_of = {n.metadata.name: n for n in nodes}.get
+        storage.list_nodes = lambda: nodes
+        states.append(storage)
+    indexed, scanned = states
+    indexed.sync_claims()
+    for key in sorted(scanned.pvcs):
+        scanned._sync_if_unbound(scanned.pvcs[key])
+    assert list(indexed.pvs.items()) == list(scanned.pvs.items())
+    assert list(indexed.pvcs.items()) == list(scanned.pvcs.items())

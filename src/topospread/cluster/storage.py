@@ -311,16 +311,29 @@ class StorageState:
         """
         if self.node_of is None:
             return
+        # The PVs that refer to a claim, per claim name, in this map's order: a claim whose
+        # binding is delayed can only match one of those (``find_best_match_for_claim``).
+        # NOTE: exact through the pass: a PV it binds keeps its claim reference's name, and a
+        # PV it adds or refers to a claim anew refers to the claim synced then, whose
+        # namespace and name no later claim has.
+        referring: dict[str, list[str]] = {}
+        for name, pv in self.pvs.items():
+            if (ref := pv.spec.claim_ref) is not None:
+                referring.setdefault(ref.name, []).append(name)
         for key in sorted(self.pvcs):
-            self._sync_if_unbound(self.pvcs[key])
+            self._sync_if_unbound(self.pvcs[key], referring)
 
-    def _sync_if_unbound(self, pvc: PersistentVolumeClaim) -> None:
+    def _sync_if_unbound(
+        self, pvc: PersistentVolumeClaim, referring: dict[str, list[str]] | None = None
+    ) -> None:
         if pvc.spec.volume_name and ANN_BIND_COMPLETED in pvc.metadata.annotations:
             return
         if pvc.metadata.deletion_timestamp is None:
-            self._sync_claim(pvc)
+            self._sync_claim(pvc, referring)
 
-    def _sync_claim(self, pvc: PersistentVolumeClaim) -> None:
+    def _sync_claim(
+        self, pvc: PersistentVolumeClaim, referring: dict[str, list[str]] | None = None
+    ) -> None:
         if pvc.spec.volume_name:
             # Pre-bound by the user (or the scheduler's PreBind): bind the named volume when
             # it is free or already points at this claim.
@@ -330,7 +343,10 @@ class StorageState:
                 self._put(bind_claim(pvc, pv.metadata.name))
             return
         delay = is_delay_binding(pvc, self.classes)
-        pv = find_best_match_for_claim(pvc, self.pvs.values(), delay)
+        volumes: Iterable[PersistentVolume] = self.pvs.values()
+        if delay and referring is not None:
+            volumes = [self.pvs[n] for n in referring.get(pvc.metadata.name, ()) if n in self.pvs]
+        pv = find_best_match_for_claim(pvc, volumes, delay)
         if pv is not None:
             self._put(bind_volume(pv, pvc))
             self._put(bind_claim(pvc, pv.metadata.name))
