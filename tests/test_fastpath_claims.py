@@ -578,3 +578,52 @@ def test_the_pvs_a_pods_claims_may_take_are_those_of_their_class_not_bound_elsew
                 if pv.spec.claim_ref is None
                 or (pv.spec.claim_ref.namespace, pv.spec.claim_ref.name) in refs
             ]
+
+
+@pytest.mark.parametrize("count", [0, 1, 3])
+def test_a_csinode_put_between_runs_is_read_by_the_limits_kernel_as_by_the_reference(
+    count: int,
+) -> None:
+    """NodeVolumeLimits keeps each row's limits while the CSINodes and the table's nodes stay
+    the same (``csi_node_generation``, ``node_generation``): a CSINode put between two runs
+    of the same scheduler changes the next decisions on the fast path as on the reference."""
+    nodes_ = [
+        msgspec.convert(
+            {"metadata": {"name": n, "labels": {ZONE: "z0"}},
+             "status": {"allocatable": {"cpu": "4", "memory": "4Gi", "pods": "110"}}},
+            Node,
+        )
+        for n in ("a", "b")
+    ]  # fmt: skip
+
+    def user(name: str, claim_name: str) -> Pod:
+        spec = {
+            "containers": [{"name": "c", "image": "x"}],
+            "volumes": [{"name": "v", "persistentVolumeClaim": {"claimName": claim_name}}],
+        }
+        return msgspec.convert(
+            {"metadata": {"name": name, "namespace": "default"}, "spec": spec}, Pod
+        )
+
+    objects = [storage_class("wffc", "WaitForFirstConsumer"), csi_node("a", 3), csi_node("b", 3)]
+    for i in range(6):
+        objects += [persistent_volume(f"pv{i}", "z0", claim=f"c{i}"), claim(f"c{i}", "wffc")]
+    scenario = Scenario(
+        nodes=nodes_,
+        pods=[],
+        queue=[user("p0", "c0"), user("p1", "c1")],
+        objects=objects,
+        config=default_config(),
+    )
+    runs = [schedule(scenario, seed=1, fast=fast) for fast in (True, False)]
+    decided = []
+    for run in runs:
+        run.cluster.storage().add(csi_node("a", count))
+        for i in range(2, 6):
+            run.scheduler.add(user(f"p{i}", f"c{i}"))
+        decided.append([(d.key, d.node, d.message) for d in run.scheduler.run()])
+    fast, reference = decided
+    assert fast == reference
+    assert runs[0].scheduler.fast_decisions > 0
+    on_a = [node for _, node, _ in fast].count("a")
+    assert on_a <= count

@@ -74,6 +74,7 @@ class StorageState:
         "capacities",
         "classes",
         "csi_drivers",
+        "csi_node_generation",
         "csi_nodes",
         "list_nodes",
         "node_of",
@@ -87,6 +88,9 @@ class StorageState:
         self.pvcs: dict[str, PersistentVolumeClaim] = {}
         self.classes: dict[str, StorageClass] = {}
         self.csi_nodes: dict[str, CSINode] = {}
+        # Counts the CSINodes put: a reader that keeps values per CSINode keeps them while it
+        # stays the same.
+        self.csi_node_generation = 0
         self.csi_drivers: dict[str, CSIDriver] = {}
         self.capacities: list[CSIStorageCapacity] = []
         self._assumed_pvs: dict[str, PersistentVolume] = {}
@@ -134,6 +138,7 @@ class StorageState:
             self.classes[name] = obj
         elif isinstance(obj, CSINode):
             self.csi_nodes[name] = obj
+            self.csi_node_generation += 1
         elif isinstance(obj, CSIDriver):
             self.csi_drivers[name] = obj
         else:

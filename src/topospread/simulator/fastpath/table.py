@@ -119,6 +119,9 @@ class NodeTable:
         # rows of nodes that came or changed.
         self.row_infos: list[NodeInfo] = []
         self.row_nodes: list[Node] = []
+        # Counts the changes of ``row_nodes`` (a rebuild, a node changed in place): a reader
+        # that keeps values per row's Node keeps them while it stays the same.
+        self.node_generation = 0
         self.dirty: set[str] = set()
         self.images = False  # whether any node reports images
         # The rows whose resources changed, in order (the shapes' kept values replay it).
@@ -177,6 +180,7 @@ class NodeTable:
         self.index = {name: i for i, name in enumerate(self.names)}
         self.row_infos = infos
         self.row_nodes = [info.node for info in infos]
+        self.node_generation += 1
         old_images, self.images = self.images, any(info.node.status.images for info in infos)
         for column in ROW_COLUMNS:
             setattr(self, column, carry(getattr(self, column)))
@@ -317,6 +321,7 @@ class NodeTable:
         """A node changed in place (labels and images the same): its row's allocatable and
         its taint set."""
         self.row_nodes[i] = new
+        self.node_generation += 1
         self.taint_set[i] = self._taint_number(new)
         self.changed_rows.append(i)
         a = allocatable_resource(new)

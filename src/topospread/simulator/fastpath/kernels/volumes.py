@@ -95,10 +95,50 @@ class NodeVolumeLimits(ClaimKernel):
 
     def __init__(self, path: FastPath, plugin: Any) -> None:
         super().__init__(path, plugin)
-        # Per row: its CSINode, its Node, its limits and its CSINode's migrated-plugins
-        # annotation, while the CSINode and the Node stay the same objects.
-        self._rows: dict[int, tuple[CSINode | None, Any, dict[str, int], str | None]] = {}
-        self._names: list[str] | None = None  # the table's rows the cache is for
+        # Per row of the table: its CSINode, its limits (and, per key, as a column), whether
+        # it has any, and the code of its CSINode's migrated-plugins annotation; kept while
+        # the storage state, its CSINodes and the table's nodes stay the same (``_key``).
+        self._key: tuple[Any, ...] | None = None
+        self._csis: list[CSINode | None] = []
+        self._limits: list[dict[str, int]] = []
+        self._limit_columns: dict[str, I64] = {}
+        self._has_limits = np.zeros(0, np.bool_)
+        self._codes = np.zeros(0, np.intp)
+
+    def _columns(self, storage: Any) -> None:
+        """The per-row values, made again when the storage state, its CSINodes or the table's
+        nodes changed since they were made."""
+        table = self.path.table
+        key = (storage.csi_node_generation, table.node_generation, storage, table.names)
+        kept = self._key
+        if (
+            kept is not None
+            and kept[:2] == key[:2]
+            and all(a is b for a, b in zip(kept[2:], key[2:], strict=True))
+        ):
+            return
+        self._key = key
+        self._csis = [storage.csi_node(name) for name in table.names]
+        self._limits = [
+            volume_limits(info, csi) for info, csi in zip(table.row_infos, self._csis, strict=True)
+        ]
+        self._limit_columns = {}
+        self._has_limits = np.fromiter(map(bool, self._limits), np.bool_, len(self._limits))
+        migrated = [
+            csi.metadata.annotations.get(ANN_MIGRATED_PLUGINS, "") if csi else None
+            for csi in self._csis
+        ]
+        code = {m: g for g, m in enumerate(dict.fromkeys(migrated))}
+        self._codes = np.fromiter((code[m] for m in migrated), np.intp, len(migrated))
+
+    def _limit_column(self, key: str) -> I64:
+        column = self._limit_columns.get(key)
+        if column is None:
+            column = np.fromiter(
+                (lim.get(key, NO_LIMIT) for lim in self._limits), np.int64, len(self._limits)
+            )
+            self._limit_columns[key] = column
+        return column
 
     def filter_rows(self, attempt: Attempt, rows: Rows) -> I32:
         out = np.zeros(len(rows), np.int32)
@@ -106,37 +146,18 @@ class NodeVolumeLimits(ClaimKernel):
         if not pod.spec.volumes:
             return out
         table = self.path.table
-        if self._names is not table.names:
-            self._rows.clear()
-            self._names = table.names
-        storage = self.plugin.storage()
-        names, nodes, infos = table.names, table.row_nodes, table.row_infos
-        cache = self._rows
-        rows_l = rows.tolist()
-        csis = [storage.csi_node(names[i]) for i in rows_l]
-        kept_l = [cache.get(i) for i in rows_l]
-        for j, (i, csi, kept) in enumerate(zip(rows_l, csis, kept_l, strict=True)):
-            if kept is None or kept[0] is not csi or kept[1] is not nodes[i]:
-                migrated = csi.metadata.annotations.get(ANN_MIGRATED_PLUGINS, "") if csi else None
-                kept_l[j] = cache[i] = (csi, nodes[i], volume_limits(infos[i], csi), migrated)
-        limits_of = [kept[2] for kept in kept_l if kept is not None]
-        migrated_of = [kept[3] for kept in kept_l if kept is not None]
-        # The pod's new volumes per migrated-plugins annotation (one group on most clusters).
-        groups = dict.fromkeys(migrated_of)
-        found_of = [
-            self.plugin.new_volumes(attempt.state, pod, csis[migrated_of.index(m)]) for m in groups
-        ]
-        if len(groups) == 1:
-            group = np.zeros(len(rows), np.intp)
-        else:
-            code = {m: g for g, m in enumerate(groups)}
-            group = np.fromiter((code[m] for m in migrated_of), np.intp, len(rows))
-        has_limits = np.fromiter(map(bool, limits_of), np.bool_, len(rows))
+        self._columns(self.plugin.storage())
+        codes = self._codes[rows]
+        # The pod's new volumes per migrated-plugins annotation (one group on most clusters),
+        # each from the CSINode of the group's first row.
+        present, first = np.unique(codes, return_index=True)
+        has_limits = self._has_limits[rows]
         room = table.attachable[rows]
         risky = table.attach_risky[rows] > 0
         ask = np.zeros(len(rows), np.bool_)
-        for g, found in enumerate(found_of):
-            in_group = group == g
+        for code, at in zip(present.tolist(), first.tolist(), strict=True):
+            found = self.plugin.new_volumes(attempt.state, pod, self._csis[int(rows[at])])
+            in_group = codes == code
             if isinstance(found, Status):
                 ask |= in_group  # the reference returns it (or errs)
                 continue
@@ -147,8 +168,7 @@ class NodeVolumeLimits(ClaimKernel):
             for key in found.values():
                 per_key[key] = per_key.get(key, 0) + 1
             for key, n in per_key.items():
-                limit = np.fromiter((lim.get(key, NO_LIMIT) for lim in limits_of), np.int64)
-                over |= room + n > limit
+                over |= room + n > self._limit_column(key)[rows]
             ask |= in_group & has_limits & over
         if ask.any():
             out[ask] = self.reference.filter_rows(attempt, rows[ask])
