@@ -415,11 +415,9 @@ def test_the_fast_path_decided_pods_with_claims() -> None:
     assert CLAIMED["prefiltered"] > 5
 
 
-def test_a_volume_already_attached_on_one_node_still_counts_on_the_next() -> None:
-    """The pod's volume is attached on node a (another pod uses it): it adds nothing there.
-    On node b, at its limit of one, it would be one too many — also when node a was filtered
-    first in the same attempt."""
-    nodes_ = [
+def _nodes_a_and_b() -> list[Node]:
+    """Nodes a and b in zone z0, with room for many pods."""
+    return [
         msgspec.convert(
             {"metadata": {"name": n, "labels": {ZONE: "z0"}},
              "status": {"allocatable": {"cpu": "4", "memory": "4Gi", "pods": "110"}}},
@@ -428,16 +426,23 @@ def test_a_volume_already_attached_on_one_node_still_counts_on_the_next() -> Non
         for n in ("a", "b")
     ]  # fmt: skip
 
-    def user(name: str, node: str | None, claim_name: str) -> Pod:
-        spec: dict[str, Any] = {
-            "containers": [{"name": "c", "image": "x"}],
-            "volumes": [{"name": "v", "persistentVolumeClaim": {"claimName": claim_name}}],
-        }
-        if node is not None:
-            spec["nodeName"] = node
-        return msgspec.convert(
-            {"metadata": {"name": name, "namespace": "default"}, "spec": spec}, Pod
-        )
+
+def _claim_user(name: str, node: str | None, claim_name: str) -> Pod:
+    """A pod of the default namespace using the claim, bound to ``node`` unless None."""
+    spec: dict[str, Any] = {
+        "containers": [{"name": "c", "image": "x"}],
+        "volumes": [{"name": "v", "persistentVolumeClaim": {"claimName": claim_name}}],
+    }
+    if node is not None:
+        spec["nodeName"] = node
+    return msgspec.convert({"metadata": {"name": name, "namespace": "default"}, "spec": spec}, Pod)
+
+
+def test_a_volume_already_attached_on_one_node_still_counts_on_the_next() -> None:
+    """The pod's volume is attached on node a (another pod uses it): it adds nothing there.
+    On node b, at its limit of one, it would be one too many — also when node a was filtered
+    first in the same attempt."""
+    nodes_ = _nodes_a_and_b()
 
     objects = [
         storage_class("wffc", "WaitForFirstConsumer"),
@@ -450,7 +455,7 @@ def test_a_volume_already_attached_on_one_node_still_counts_on_the_next() -> Non
     ]
     scenario = Scenario(
         nodes=nodes_,
-        pods=[user("on-a", "a", "shared"), user("on-b", "b", "other")],
+        pods=[_claim_user("on-a", "a", "shared"), _claim_user("on-b", "b", "other")],
         queue=[],
         objects=objects,
         config=default_config(),
@@ -459,7 +464,7 @@ def test_a_volume_already_attached_on_one_node_still_counts_on_the_next() -> Non
     plugin = next(iter(run.scheduler.frameworks.values())).plugins["NodeVolumeLimits"]
     a, b = run.cluster.list()
     state = CycleState()
-    pod = user("new", None, "shared")
+    pod = _claim_user("new", None, "shared")
     assert plugin.filter(state, pod, a).is_success
     status = plugin.filter(state, pod, b)
     assert (status.code, status.reasons) == (
@@ -587,23 +592,7 @@ def test_a_csinode_put_between_runs_is_read_by_the_limits_kernel_as_by_the_refer
     """NodeVolumeLimits keeps each row's limits while the CSINodes and the table's nodes stay
     the same (``csi_node_generation``, ``node_generation``): a CSINode put between two runs
     of the same scheduler changes the next decisions on the fast path as on the reference."""
-    nodes_ = [
-        msgspec.convert(
-            {"metadata": {"name": n, "labels": {ZONE: "z0"}},
-             "status": {"allocatable": {"cpu": "4", "memory": "4Gi", "pods": "110"}}},
-            Node,
-        )
-        for n in ("a", "b")
-    ]  # fmt: skip
-
-    def user(name: str, claim_name: str) -> Pod:
-        spec = {
-            "containers": [{"name": "c", "image": "x"}],
-            "volumes": [{"name": "v", "persistentVolumeClaim": {"claimName": claim_name}}],
-        }
-        return msgspec.convert(
-            {"metadata": {"name": name, "namespace": "default"}, "spec": spec}, Pod
-        )
+    nodes_ = _nodes_a_and_b()
 
     objects = [storage_class("wffc", "WaitForFirstConsumer"), csi_node("a", 3), csi_node("b", 3)]
     for i in range(6):
@@ -611,7 +600,7 @@ def test_a_csinode_put_between_runs_is_read_by_the_limits_kernel_as_by_the_refer
     scenario = Scenario(
         nodes=nodes_,
         pods=[],
-        queue=[user("p0", "c0"), user("p1", "c1")],
+        queue=[_claim_user("p0", None, "c0"), _claim_user("p1", None, "c1")],
         objects=objects,
         config=default_config(),
     )
@@ -620,7 +609,7 @@ def test_a_csinode_put_between_runs_is_read_by_the_limits_kernel_as_by_the_refer
     for run in runs:
         run.cluster.storage().add(csi_node("a", count))
         for i in range(2, 6):
-            run.scheduler.add(user(f"p{i}", f"c{i}"))
+            run.scheduler.add(_claim_user(f"p{i}", None, f"c{i}"))
         decided.append([(d.key, d.node, d.message) for d in run.scheduler.run()])
     fast, reference = decided
     assert fast == reference
