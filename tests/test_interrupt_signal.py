@@ -85,23 +85,27 @@ def big_timeline(tmp_path: Path, replicas: int) -> Path:
     return path
 
 
-def test_ctrl_c_during_simulate_reports_the_steps_completed(tmp_path: Path) -> None:
-    out = tmp_path / "out.json"
+def interrupted_on_terminal(argv: list[str], out: Path, shown: bytes) -> str:
+    """Run ``topospread argv`` with its standard output to ``out`` and its standard error on a
+    pseudo-terminal (where progress shows); once the terminal shows ``shown``, one SIGINT:
+    the command exits 130. What the terminal showed."""
     with out.open("wb") as stdout:
-        proc, fd = topospread(
-            ["simulate", str(big_timeline(tmp_path, 3000)), "-o", "json"],
-            stdout=stdout.fileno(),
-            on_pty=True,
-        )
+        proc, fd = topospread(argv, stdout=stdout.fileno(), on_pty=True)
     assert fd is not None
     terminal = Terminal(fd)
     try:
-        wait_for(terminal.shows(b"step 0: initial state"), proc)
+        wait_for(terminal.shows(shown), proc)
         proc.send_signal(signal.SIGINT)
         assert proc.wait(DEADLINE) == 130
-        err = terminal.read().decode()
+        return terminal.read().decode()
     finally:
         os.close(fd)
+
+
+def test_ctrl_c_during_simulate_reports_the_steps_completed(tmp_path: Path) -> None:
+    out = tmp_path / "out.json"
+    argv = ["simulate", str(big_timeline(tmp_path, 3000)), "-o", "json"]
+    err = interrupted_on_terminal(argv, out, b"step 0: initial state")
     doc = json.loads(out.read_text())
     cut = doc["interrupted"]
     assert 1 <= cut["step"] <= 4 and cut["of"] == 4
@@ -117,21 +121,8 @@ def test_ctrl_c_during_verify_reports_what_the_search_established(tmp_path: Path
         main(["design", "redis-cluster", "--shards", "5", "--replicas", "1", "--zones",
               "a,b,c", "--relaxed", "--scenario", str(design), "-o", "json"])  # fmt: skip
     out = tmp_path / "out.txt"
-    with out.open("wb") as stdout:
-        proc, fd = topospread(
-            ["verify", str(design), "--any-feasible", "--max-states", "10000000"],
-            stdout=stdout.fileno(),
-            on_pty=True,
-        )
-    assert fd is not None
-    terminal = Terminal(fd)
-    try:
-        wait_for(terminal.shows(b"searching: "), proc)
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(DEADLINE) == 130
-        err = terminal.read().decode()
-    finally:
-        os.close(fd)
+    argv = ["verify", str(design), "--any-feasible", "--max-states", "10000000"]
+    err = interrupted_on_terminal(argv, out, b"searching: ")
     text = out.read_text()
     assert "NOT A PROOF: interrupted (Ctrl-C) after " in text and "PROVED" not in text
     assert "no counterexample found so far" in err

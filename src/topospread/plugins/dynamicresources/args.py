@@ -28,46 +28,41 @@ def validate_dynamic_resources_args(
     Upstream: ValidateDynamicResourcesArgs (validation_pluginargs.go, v1.35)
     """
     args = raw or {}
-    errors: list[FieldError] = []
-    # A null duration is a nil pointer: unset (defaulted), not checked.
-    filter_timeout = args.get("filterTimeout")
-    if features.enable_dra_scheduler_filter_timeout:
-        if filter_timeout is not None and parse_duration(filter_timeout) < 0:
-            errors.append(
-                invalid(
-                    path.child("filterTimeout"),
-                    GoJSON(format_duration(parse_duration(filter_timeout))),
-                    "must be zero or positive",
-                )
-            )
-    elif filter_timeout is not None:
-        errors.append(
-            forbidden(
-                path.child("filterTimeout"), "DRASchedulingFilterTimeout feature gate is disabled"
-            )
-        )
-    binding_timeout = args.get("bindingTimeout")
-    if (
-        features.enable_dra_device_binding_conditions
-        and features.enable_dra_resource_claim_device_status
-    ):
-        if binding_timeout is not None and parse_duration(binding_timeout) < SECOND:
-            errors.append(
-                invalid(
-                    path.child("bindingTimeout"),
-                    GoJSON(format_duration(parse_duration(binding_timeout))),
-                    "must be at least 1 second",
-                )
-            )
-    elif binding_timeout is not None:
-        errors.append(
-            forbidden(
-                path.child("bindingTimeout"),
-                "DRADeviceBindingConditions or DRAResourceClaimDeviceStatus feature gate is "
-                "disabled",
-            )
-        )
-    return errors
+    return [
+        *_timeout_errors(
+            args.get("filterTimeout"),
+            path.child("filterTimeout"),
+            gated_on=features.enable_dra_scheduler_filter_timeout,
+            gates="DRASchedulingFilterTimeout feature gate is",
+            least=0,
+            least_message="must be zero or positive",
+        ),
+        *_timeout_errors(
+            args.get("bindingTimeout"),
+            path.child("bindingTimeout"),
+            gated_on=features.enable_dra_device_binding_conditions
+            and features.enable_dra_resource_claim_device_status,
+            gates="DRADeviceBindingConditions or DRAResourceClaimDeviceStatus feature gate is",
+            least=SECOND,
+            least_message="must be at least 1 second",
+        ),
+    ]
+
+
+def _timeout_errors(
+    value: Any, path: Path, *, gated_on: bool, gates: str, least: int, least_message: str
+) -> list[FieldError]:
+    """A duration field behind feature gates: when they are on, one under ``least`` is
+    invalid; when they are off, any value is forbidden. A null duration is a nil pointer:
+    unset (defaulted), not checked."""
+    if value is None:
+        return []
+    if not gated_on:
+        return [forbidden(path, f"{gates} disabled")]
+    duration = parse_duration(value)
+    if duration < least:
+        return [invalid(path, GoJSON(format_duration(duration)), least_message)]
+    return []
 
 
 __all__ = ["validate_dynamic_resources_args"]
