@@ -1,7 +1,7 @@
 """Admission hints (``api.admission_hints``): each pod's admission key and own-field check,
-found by the process that decoded it (this one, or a forked worker), are the values admission
-would find for it here, and admission with them admits every pod, and rejects every invalid
-one with its message, as admission without them."""
+found during the read (the pod's text read by this process, or by a forked worker), are the
+values admission would find for it, and admission with them admits every pod, and rejects
+every invalid one with its message, as admission without them."""
 
 from __future__ import annotations
 
@@ -12,13 +12,14 @@ import msgspec
 import pytest
 import yaml
 
-from topospread.api import admission_hints, loader, yaml_fast, yaml_file, yaml_workers
+from topospread.api import admission_hints, loader, yaml_fast, yaml_file
 from topospread.api.admission_hints import AdmissionHints, admission_key, collecting
 from topospread.api.quick_validation import pod_fields_valid
 from topospread.api.types import Pod
 from topospread.errors import ValidationError
 from topospread.framework.config import default_config
 from topospread.simulator.scenario import build_scenario
+from worker_parts import spy_worker_parts
 
 
 @pytest.fixture
@@ -81,25 +82,10 @@ def read_with_hints(path: Path) -> tuple[list[tuple[str, Any]], AdmissionHints]:
     return [(f"{path}: object {i + 1}", o) for i, o in enumerate(objs)], hints
 
 
-def test_a_pods_admission_key_is_the_same_after_the_workers_msgpack() -> None:
-    raw = msgspec.json.decode(msgspec.json.encode(pod(7)), type=Pod)
-    back = msgspec.msgpack.decode(msgspec.msgpack.encode(raw), type=Pod)
-    assert back == raw
-    assert admission_key(back) == admission_key(raw)
-
-
 def test_every_pod_a_cut_file_holds_gets_the_hint_found_here(
     small_parts: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from_worker: list[int] = []  # the worker's parts' objects, each with its hints
-    note_part = yaml_workers.note_part
-
-    def counted(objs: list[Any], part: admission_hints.PartHints | None) -> None:
-        assert part is not None
-        from_worker.append(len(objs))
-        note_part(objs, part)
-
-    monkeypatch.setattr(yaml_workers, "note_part", counted)
+    from_worker = spy_worker_parts(monkeypatch)  # the worker's parts' objects
     bad = [
         pod(40, metadata={"namespace": "Not_A_Label"}),
         pod(41, spec={"volumes": [{"name": "Bad_Name", "emptyDir": {}}]}),

@@ -4,6 +4,7 @@ the read when none is forked; and the CLI's start imports only what reading need
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing
 import os
 import time
@@ -67,9 +68,8 @@ def test_meanwhile_runs_once_after_the_fork_while_the_worker_claims_the_parts() 
         while _left(work) and time.monotonic() < deadline:
             time.sleep(0.005)
 
-    objs = yaml_workers.decode_parts(
-        parts, [len(p) for p in parts], 1, decode, yaml_fast._Scratch, waiting
-    )
+    reader = dataclasses.replace(yaml_fast.PART_READER, decode=decode)
+    objs = yaml_workers.decode_parts(parts, [len(p) for p in parts], 1, reader, waiting)
     assert objs is not None and names(objs) == [f"n{i}" for i in range(6)]
     assert here == ["meanwhile"], "this process decoded parts the worker had claimed"
 
@@ -87,9 +87,7 @@ def test_what_meanwhile_raises_is_raised_once_the_workers_have_stopped() -> None
         raise RuntimeError("warm-up failed")
 
     with pytest.raises(RuntimeError, match="warm-up failed"):
-        yaml_workers.decode_parts(
-            parts, [len(p) for p in parts], 1, yaml_fast._decode_part, yaml_fast._Scratch, failing
-        )
+        yaml_workers.decode_parts(parts, [len(p) for p in parts], 1, yaml_fast.PART_READER, failing)
     assert yaml_workers._WORK is None
     assert multiprocessing.active_children() == []
 

@@ -18,11 +18,11 @@ import yaml
 from test_bad_input import GOOD_NODE, assert_one_line_exit_2, write_text
 from test_volume_validation import CHART_VOLUMES, make_pod, messages
 from topospread.api import loader, volumes, yaml_fast, yaml_file, yaml_workers
-from topospread.api.admission_hints import PartHints
 from topospread.api.decode import Object
 from topospread.api.quick_validation import pod_fields_valid
 from topospread.api.types import Pod
 from topospread.api.volumes import ProjectedVolumeSource, Volume
+from worker_parts import spy_worker_parts
 
 TOO_SHORT: Final = (
     "spec.volumes[0].projected.sources[0].serviceAccountToken.expirationSeconds: Invalid "
@@ -105,15 +105,7 @@ def worker_parts(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     monkeypatch.setattr(yaml_fast, "_CHUNK_BYTES", 2048)
     monkeypatch.setattr(yaml_fast.os, "cpu_count", lambda: 2)
     monkeypatch.setattr(yaml_file, "WINDOW", 4096)
-    taken: list[int] = []
-    note_part = yaml_workers.note_part
-
-    def spy(objs: list[Object], hints: PartHints | None) -> None:
-        taken.append(len(objs))
-        note_part(objs, hints)
-
-    monkeypatch.setattr(yaml_workers, "note_part", spy)
-    return taken
+    return spy_worker_parts(monkeypatch)
 
 
 def read_with_worker(path: Path) -> list[Object]:

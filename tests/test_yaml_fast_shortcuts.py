@@ -139,7 +139,7 @@ def test_a_reused_tree_and_buffer_read_each_text_as_fresh_ones_do() -> None:
         assert reused is not None and reused == fresh
 
 
-def test_msgpack_too_large_for_its_room_comes_back_whole() -> None:
+def test_a_payload_too_large_for_its_room_comes_back_whole() -> None:
     from topospread.api.yaml_workers import _Returns
 
     returns = _Returns([1, 2])  # room for parts of 1 and 2 bytes

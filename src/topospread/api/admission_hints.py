@@ -2,17 +2,16 @@
 decoded the pod: its admission key (the fields admission reads, see
 ``simulator.pod_admission.AdmissionMemo``) and whether ``pod_fields_valid`` holds for it.
 
-A large file is decoded by this process and a forked worker together
-(``yaml_workers.decode_parts``); while collecting (``collecting()``, around the read), each
-decodes a part's pods and finds their hints at once, and the worker sends its parts' hints
-beside their objects. Admission then takes a pod's key and check from its hint instead of
-making them again.
+A large file is read by this process and a forked worker together
+(``yaml_workers.decode_parts``); while collecting (``collecting()``, around the read), this
+process finds the hints of each part's pods once it has their objects, whichever process read
+the part's text. Admission then takes a pod's key and check from its hint instead of making
+them again.
 
-NOTE: exact because a hint holds the very values admission would compute: the key is the
-msgpack of the pod's fields, and the worker's pods reach this process as msgpack decoded into
-the same types, which encodes to the same bytes again (tests/test_admission_hints.py); the
-check is a function of the pod's fields alone. A pod without a hint (decoded otherwise, or
-made later) is keyed and checked as before.
+NOTE: exact because a hint holds the very values admission would compute, of the very object
+it admits: the key is the msgpack of the pod's fields, and the check a function of the pod's
+fields alone. A pod without a hint (decoded otherwise, or made later) is keyed and checked as
+before.
 """
 
 from __future__ import annotations
@@ -26,10 +25,6 @@ import msgspec
 from topospread.api.decode import Object
 from topospread.api.quick_validation import pod_fields_valid
 from topospread.api.types import Pod
-
-# A part's hints sent by a worker: the distinct keys of its pods, and for each of its objects
-# -1 (not a pod) or twice its key's index in the list, plus 1 when its fields are valid.
-PartHints = tuple[list[bytes], list[int]]
 
 _KEY: Final = msgspec.msgpack.Encoder()
 
@@ -86,25 +81,13 @@ class AdmissionHints:
             if type(obj) is Pod:
                 by_id[id(obj)] = (obj, admission_key(obj), pod_fields_valid(obj))
 
-    def add_part(self, objs: Sequence[Object], hints: PartHints) -> None:
-        """Take a worker's hints (``part_hints``) for ``objs``, its part's objects as decoded
-        here."""
-        keys, codes = hints
-        if len(codes) != len(objs):
-            return  # not expected: the objects are then admitted without hints
-        by_id = self._by_id
-        for obj, code in zip(objs, codes, strict=True):
-            if code >= 0 and type(obj) is Pod:
-                by_id[id(obj)] = (obj, keys[code >> 1], bool(code & 1))
-
 
 _COLLECTING: AdmissionHints | None = None
 
 
 @contextmanager
 def collecting() -> Iterator[AdmissionHints]:
-    """Hints for the pods that the parallel read (and its workers, forked meanwhile) decodes
-    until the block ends."""
+    """Hints for the pods that the parallel read decodes until the block ends."""
     global _COLLECTING
     before, _COLLECTING = _COLLECTING, AdmissionHints()
     try:
@@ -114,29 +97,9 @@ def collecting() -> Iterator[AdmissionHints]:
 
 
 def note_decoded(objs: Sequence[Object]) -> None:
-    """Hints for the pods among ``objs``, decoded by this process, when collecting."""
+    """Hints for the pods among ``objs``, a part's objects, when collecting.
+
+    NOTE: found during the read, not by admission after it: while this process finds them,
+    the worker reads more of the parts, which this process would otherwise have read."""
     if _COLLECTING is not None:
         _COLLECTING.add_objects(objs)
-
-
-def part_hints(objs: Sequence[Object]) -> PartHints | None:
-    """A worker's hints for the pods among its part's ``objs``, to send with them; None when
-    not collecting."""
-    if _COLLECTING is None:
-        return None
-    keys: dict[bytes, int] = {}
-    codes: list[int] = []
-    for obj in objs:
-        if type(obj) is Pod:
-            key = admission_key(obj)
-            index = keys.setdefault(key, len(keys))
-            codes.append(2 * index + pod_fields_valid(obj))
-        else:
-            codes.append(-1)
-    return list(keys), codes
-
-
-def note_part(objs: Sequence[Object], hints: PartHints | None) -> None:
-    """Take a worker's hints for its part's ``objs`` (decoded here), when collecting."""
-    if _COLLECTING is not None and hints is not None:
-        _COLLECTING.add_part(objs, hints)

@@ -168,16 +168,64 @@ def looks_like_json(text: str | bytes) -> bool:
     return _JSON_START_STR.match(text) is not None
 
 
-def load_json(raw: bytes, source: str, out: list[Object], *, machine: bool | None = None) -> bool:
+def load_json(
+    raw: bytes,
+    source: str,
+    out: list[Object],
+    *,
+    machine: bool | None = None,
+    checked: bool = False,
+) -> bool:
     """Decode JSON manifests into ``out``; False if ``raw`` is not JSON but may be YAML.
     ``machine``: whether the text is machine-written (``strict.machine_written``); by default,
-    when it is large."""
+    when it is large. ``checked``: ``check_json`` has made the field validation of the
+    registered objects that decode straight into their structs (see there)."""
     raw = raw.removeprefix(b"\xef\xbb\xbf")
     with machine_written(len(raw) >= SMALL_TEXT_BYTES if machine is None else machine):
-        return _load_json(raw, source, out)
+        return _load_json(raw, source, out, checked)
 
 
-def _load_json(raw: bytes, source: str, out: list[Object]) -> bool:
+def check_json(raw: bytes) -> None:
+    """The field validation ``load_json`` makes of each registered object in machine-written
+    JSON ``raw`` (a List's items too), made alone: a forked worker's half of the parallel
+    read (``yaml_workers``), whose other half, ``load_json(checked=True)``, decodes them.
+
+    NOTE: made whether or not the object decodes into its struct (``load_json`` validates it
+    only then, and goes down the slow path, which validates again, when it does not): a
+    superset of ``load_json``'s checks, so text that passes both reads as it would alone, and
+    anything either refuses makes the fast path decline. Objects of kinds nobody registered,
+    and text that is not one such document, are left to ``load_json``, which checks them.
+    """
+    with machine_written(True):
+        try:
+            head = _HEAD_DECODER.decode(raw)
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            return  # ``load_json`` says what it is
+        _check_json(raw, head, None)
+
+
+def _check_json(
+    raw: bytes | msgspec.Raw, head: list[msgspec.Raw] | _Head, default: tuple[str, str] | None
+) -> None:
+    if isinstance(head, list):
+        return
+    api_version, kind, items = head.api_version, head.kind, head.items
+    if kind is None and default is not None:
+        api_version, kind = api_version or default[0], default[1]
+    entry = _BY_GVK.get((api_version or "", kind or ""))
+    if entry is not None:
+        check_object(None, entry.api_version, entry.kind, entry.kind, raw=raw)
+    elif items is not None and is_list(api_version, kind, True):
+        item_default = _item_default(api_version, kind)
+        for item in items:
+            try:
+                item_head = _ITEM_HEAD_DECODER.decode(item)
+            except msgspec.ValidationError:
+                continue
+            _check_json(item, item_head, item_default)
+
+
+def _load_json(raw: bytes, source: str, out: list[Object], checked: bool = False) -> bool:
     try:
         try:
             head = _HEAD_DECODER.decode(raw)
@@ -190,7 +238,7 @@ def _load_json(raw: bytes, source: str, out: list[Object]) -> bool:
         except msgspec.ValidationError:
             walk_root(msgspec.json.decode(raw), source, out)
         else:
-            _walk_json(raw, head, source, None, out)
+            _walk_json(raw, head, source, None, out, checked)
     except UnicodeDecodeError:
         # msgspec checks the strings it decodes; name the first bad byte in the file.
         decode_utf8(raw, source)
@@ -252,6 +300,7 @@ def _walk_json(
     where: str,
     default: tuple[str, str] | None,
     out: list[Object],
+    checked: bool = False,
 ) -> None:
     if isinstance(head, list):
         raise ManifestError(f"{where}: {_SEQUENCE_DOCUMENT}")
@@ -266,26 +315,32 @@ def _walk_json(
             pass  # the slow path below explains what is wrong, naming the field
         else:
             obj = _defaulted(obj, entry) if entry.namespaced else obj
-            check_object(None, entry.api_version, entry.kind, _where(where, obj, entry), raw=raw)
+            if not checked:
+                where = _where(where, obj, entry)
+                check_object(None, entry.api_version, entry.kind, where, raw=raw)
             out.append(obj)
             return
     elif items is not None and is_list(api_version, kind, True):
         item_default = _item_default(api_version, kind)
         for i, item in enumerate(items):
-            _walk_json_item(item, f"{where}: items[{i}]", item_default, out)
+            _walk_json_item(item, f"{where}: items[{i}]", item_default, out, checked)
         return
     walk(msgspec.json.decode(raw), where, default, out)
 
 
 def _walk_json_item(
-    raw: msgspec.Raw, where: str, default: tuple[str, str] | None, out: list[Object]
+    raw: msgspec.Raw,
+    where: str,
+    default: tuple[str, str] | None,
+    out: list[Object],
+    checked: bool = False,
 ) -> None:
     try:
         head = _ITEM_HEAD_DECODER.decode(raw)
     except msgspec.ValidationError:
         walk(msgspec.json.decode(raw), where, default, out)
     else:
-        _walk_json(raw, head, where, default, out)
+        _walk_json(raw, head, where, default, out, checked)
 
 
 def _decoder(cls: type[msgspec.Struct]) -> msgspec.json.Decoder[Any]:

@@ -20,10 +20,12 @@ try:
 except ImportError:  # pragma: no cover - rapidyaml is a dependency; the exact path suffices
     ryml = None
 
-from topospread.api.decode import SMALL_TEXT_BYTES, Object, load_json
+import msgspec
+
+from topospread.api.decode import SMALL_TEXT_BYTES, Object, check_json, load_json
 from topospread.api.goyaml import decode_utf8, parse_yaml
 from topospread.api.strict import FieldValidation, current_mode, field_validation
-from topospread.api.yaml_workers import decode_parts
+from topospread.api.yaml_workers import PartReader, decode_parts
 from topospread.errors import ManifestError
 
 #
@@ -358,6 +360,24 @@ def _stderr_silenced() -> Iterator[None]:
 
 
 def _fast_yaml_one(raw: bytes, source: str, scratch: _Scratch) -> list[Object] | None:
+    docs = _json_documents(raw, scratch)
+    if docs is None:
+        return None
+    out: list[Object] = []
+    try:
+        for n, js in docs:
+            where = source if n == 0 else f"{source}: document {n}"
+            # Text the fast path reads is large (or not checked): machine-written.
+            if not load_json(js, where, out, machine=True):
+                return None
+    except Exception:
+        return None
+    return out or None
+
+
+def _json_documents(raw: bytes, scratch: _Scratch) -> list[tuple[int, bytes]] | None:
+    """The JSON of each of ``raw``'s documents that is not empty, with its number in the
+    text (0 when the text is one document); None when the fast path declines."""
     if _has_directive(raw) or _has_yaml_structure(raw):
         return None
     if not _only_in_scalar_text(raw, _ONLY_IN_SCALARS):
@@ -368,14 +388,13 @@ def _fast_yaml_one(raw: bytes, source: str, scratch: _Scratch) -> list[Object] |
             ryml.parse_in_arena(raw, tree=tree)
         root = tree.root_id()
         docs = _children(tree, root) if tree.is_stream(root) else [root]
-        out: list[Object] = []
+        out: list[tuple[int, bytes]] = []
         buffer: mmap.mmap | bytearray | None = None
         for n, doc in enumerate(docs, 1):
             if not tree.has_children(doc):
                 if tree.has_val(doc) and tree.val(doc).tobytes().strip() not in (b"", b"null"):
                     return None
                 continue  # an empty document
-            where = source if len(docs) == 1 else f"{source}: document {n}"
             if buffer is None:
                 buffer = scratch.buffer(raw)
             # NOTE: JSON on one line, not indented: ryml writes every key and scalar with the
@@ -385,12 +404,10 @@ def _fast_yaml_one(raw: bytes, source: str, scratch: _Scratch) -> list[Object] |
             js = _emit_json(tree, doc, buffer)
             if _RISKY_JSON_KEY.search(js) is not None:
                 return None
-            # Text the fast path reads is large (or not checked): machine-written.
-            if not load_json(js, where, out, machine=True):
-                return None
+            out.append((0 if len(docs) == 1 else n, js))
     except Exception:
         return None
-    return out or None
+    return out
 
 
 def _emit_json(tree: Any, node: int, buffer: mmap.mmap | bytearray) -> bytes:
@@ -593,13 +610,51 @@ def _fast_yaml_part(raw: bytes, source: str, scratch: _Scratch) -> list[Object] 
 def _fast_yaml_parallel(
     chunks: _Parts | list[bytes], workers: int, meanwhile: Callable[[], object] | None = None
 ) -> list[Object] | None:
-    """The parts decoded by this process and ``workers`` forked workers together."""
+    """The parts read by this process and ``workers`` forked workers together."""
     sizes = chunks.sizes() if isinstance(chunks, _Parts) else [len(c) for c in chunks]
-    return decode_parts(chunks, sizes, workers, _decode_part, _Scratch, meanwhile)
+    return decode_parts(chunks, sizes, workers, PART_READER, meanwhile)
 
 
 def _decode_part(raw: bytes, scratch: _Scratch) -> list[Object] | None:
     return _fast_yaml_part(raw, "part", scratch)
+
+
+# A worker's half of a part: each document's number and JSON.
+_DOCUMENTS: Final = msgspec.msgpack.Decoder(list[tuple[int, bytes]])
+_ENCODER: Final = msgspec.msgpack.Encoder()
+
+
+def _prepare_part(raw: bytes, scratch: _Scratch) -> bytes | None:
+    """A worker's half of a part (``PartReader``): the JSON of its documents, their field
+    validation made (``check_json``); None when the fast path declines, or a check warned
+    (see ``_fast_yaml_part``) or failed (the exact path says why)."""
+    with field_validation(current_mode()) as warned:
+        docs = _json_documents(raw, scratch)
+        if docs is None:
+            return None
+        try:
+            for _, js in docs:
+                check_json(js)
+        except Exception:
+            return None
+    return None if warned else _ENCODER.encode(docs)
+
+
+def _finish_part(payload: bytes) -> list[Object] | None:
+    """This process's half of a part a worker prepared: the objects of its documents' JSON,
+    decoded as ``_fast_yaml_one`` decodes them, the checks the worker made left out."""
+    with field_validation(current_mode()) as warned:
+        out: list[Object] = []
+        try:
+            for _, js in _DOCUMENTS.decode(payload):
+                if not load_json(js, "part", out, machine=True, checked=True):
+                    return None
+        except Exception:
+            return None
+    return None if warned or not out else out
+
+
+PART_READER: Final = PartReader(_decode_part, _prepare_part, _finish_part, _Scratch)
 
 
 def _children(tree: Any, node: int) -> list[int]:

@@ -170,6 +170,4 @@ def decode_file(
     if not yaml_fast._reads_exactly(parts.outside, source):
         raise NotCut("the text around the items")  # perhaps not its outside: cut it whole
     workers = min((os.cpu_count() or 1) - 1, yaml_fast._MAX_WORKERS - 1, len(parts) - 1)
-    return decode_parts(
-        parts, parts.sizes(), workers, yaml_fast._decode_part, yaml_fast._Scratch, meanwhile
-    )
+    return decode_parts(parts, parts.sizes(), workers, yaml_fast.PART_READER, meanwhile)

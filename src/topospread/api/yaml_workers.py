@@ -1,8 +1,9 @@
-"""The parts of a cut YAML text decoded by this process and forked workers together (the fast
-path's parallel half, see ``yaml_fast``): parts claimed when a process is free, the workers'
-objects taken back as msgpack through memory shared with them, and put in file order. While
-admission hints are collected (``admission_hints``), each process finds those of the pods it
-decodes, part by part, and the workers send theirs with their parts' objects.
+"""The parts of a cut YAML text read by this process and forked workers together (the fast
+path's parallel half, see ``yaml_fast``): parts claimed when a process is free; a worker does
+its half of a part (``PartReader.prepare``: the fast path's JSON of it, checked) and sends it
+back through memory shared with it; this process does the other half (``finish``: the
+objects), and puts the parts in file order. While admission hints are collected
+(``admission_hints``), this process finds those of every part's pods.
 """
 
 from __future__ import annotations
@@ -14,13 +15,12 @@ from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import suppress
+from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any, Generic, Protocol, TypeVar
 
-import msgspec
-
-from topospread.api.admission_hints import PartHints, note_decoded, note_part, part_hints
-from topospread.api.decode import Object, UnknownObject, registered_classes
+from topospread.api.admission_hints import note_decoded
+from topospread.api.decode import Object
 
 S = TypeVar("S")
 
@@ -32,8 +32,25 @@ class Texts(Protocol):
     def __getitem__(self, index: int, /) -> bytes: ...
 
 
-# A part through the fast path with a process's scratch; None when it declines.
-Decode = Callable[[bytes, S], list[Object] | None]
+@dataclass(frozen=True, slots=True)
+class PartReader(Generic[S]):
+    """How a part is read, by a process with its own scratch (``new_scratch()``): whole, in
+    this process (``decode``: its objects); or half in a worker (``prepare``: bytes to send
+    back) and half here (``finish``: the objects of those bytes). Each gives None when the
+    fast path declines the part.
+
+    NOTE: the worker sends the JSON it checked, not the objects it could make of it (as
+    msgpack): on the chart cluster (bench/chart.py), per part of about 1,000 pods, the objects
+    cost the worker 76 ms and this process 10 ms to take back; the checked JSON costs the
+    worker 50 ms and this process 21 ms to decode (hints included), against 70 ms for a part
+    this process reads whole. The worker, no longer the slower, claims more of the parts,
+    and the two processes, balanced, finish sooner.
+    """
+
+    decode: Callable[[bytes, S], list[Object] | None]
+    prepare: Callable[[bytes, S], bytes | None]
+    finish: Callable[[bytes], list[Object] | None]
+    new_scratch: Callable[[], S]
 
 
 class _Claims:
@@ -68,25 +85,25 @@ class _Claims:
 
 
 class _Returns:
-    """Room for each part's msgpack in anonymous memory shared with the workers (mapped
-    before they fork; only the pages written are ever faulted in). Msgpack that does not
+    """Room for each part's payload in anonymous memory shared with the workers (mapped
+    before they fork; only the pages written are ever faulted in). A payload that does not
     fit goes through the pipe.
 
-    NOTE: a worker's msgpack sent back through the pool's pipe (64 KiB at a time) waited
+    NOTE: a worker's payload sent back through the pool's pipe (64 KiB at a time) waited
     for this process's result thread, which waits for the GIL, which this process holds
     through each long call into rapidyaml, re or msgspec while it decodes its own parts:
-    the worker sat idle 50 ms a part. Written here, only the part's length and class names
-    go through the pipe.
+    the worker sat idle 50 ms a part. Written here, only the part's length goes through the
+    pipe.
     """
 
     def __init__(self, sizes: list[int]) -> None:
-        # Each part's room: the size of its YAML, and some (its objects' msgpack is shorter:
-        # 40% of it on the chart cluster, whose JSON is 90% of it).
+        # Each part's room: the size of its YAML, and some (the JSON of kubectl's YAML is
+        # shorter: 90% of it on the chart cluster).
         self._offsets = list(accumulate((size + 65536 for size in sizes), initial=0))
         self._memory = mmap.mmap(-1, self._offsets[-1])
 
     def put(self, index: int, payload: bytes) -> bytes | int:
-        """Write a part's msgpack into its room: its length, or the payload itself when it
+        """Write a part's payload into its room: its length, or the payload itself when it
         does not fit (it then goes through the pipe)."""
         start = self._offsets[index]
         if len(payload) > self._offsets[index + 1] - start:
@@ -107,14 +124,11 @@ class _Returns:
 
 class _Work(Generic[S]):
     """What the forked workers inherit (never pickled): the parts, their claims, the room
-    for their msgpack, how a part is decoded and the worker's own scratch."""
+    for what they send back, how a part is read and the worker's own scratch."""
 
-    def __init__(
-        self, chunks: Texts, sizes: list[int], decode: Decode[S], new_scratch: Callable[[], S]
-    ) -> None:
+    def __init__(self, chunks: Texts, sizes: list[int], reader: PartReader[S]) -> None:
         self.chunks = chunks
-        self.decode = decode
-        self.new_scratch = new_scratch
+        self.reader = reader
         self.scratch: S | None = None
         self.claims = _Claims(multiprocessing.get_context("fork"), len(chunks))
         self.returns = _Returns(sizes)
@@ -122,9 +136,8 @@ class _Work(Generic[S]):
 
 _WORK: _Work[Any] | None = None
 # A worker's answer: None when no part was left; else the part's index and, unless it
-# declined, its objects' class names, their msgpack (its length when in the shared memory)
-# and their pods' admission hints (``admission_hints``; None unless collecting).
-_Answer = tuple[int, tuple[list[str], bytes | int, PartHints | None] | None] | None
+# declined, its payload (its length when in the shared memory).
+_Answer = tuple[int, bytes | int | None] | None
 
 
 def _worker() -> _Answer:
@@ -134,36 +147,34 @@ def _worker() -> _Answer:
     if index is None:
         return None
     if work.scratch is None:
-        work.scratch = work.new_scratch()
+        work.scratch = work.reader.new_scratch()
     try:
-        objs = work.decode(work.chunks[index], work.scratch)
+        payload = work.reader.prepare(work.chunks[index], work.scratch)
     except BaseException:
         work.claims.decline()  # raised in this process by ``decode_parts``: no part is left
         raise
-    if objs is None:
+    if payload is None:
         work.claims.decline()
         return index, None
-    payload = work.returns.put(index, msgspec.msgpack.encode(objs))
-    return index, ([type(o).__name__ for o in objs], payload, part_hints(objs))
+    return index, work.returns.put(index, payload)
 
 
 def decode_parts(
     chunks: Texts,
     sizes: list[int],
     workers: int,
-    decode: Decode[S],
-    new_scratch: Callable[[], S],
+    reader: PartReader[S],
     meanwhile: Callable[[], object] | None = None,
 ) -> list[Object] | None:
-    """The objects of the parts in order (``sizes``: their texts' lengths), ``decode`` run on
-    each by this process or one of ``workers`` forked workers; None when a part declines, or
-    a worker cannot run. ``meanwhile`` is called once the workers are forked, before this
-    process claims its first part. What it raises, or what a part's text or ``decode``
-    raises (in any process) other than the errors of a worker that cannot run, is raised
-    here, once the workers have stopped.
+    """The objects of the parts in order (``sizes``: their texts' lengths), each read by this
+    process, or by one of ``workers`` forked workers and this process (``reader``); None when
+    a part declines, or a worker cannot run. ``meanwhile`` is called once the workers are
+    forked, before this process claims its first part. What it raises, or what a part's
+    text or the reader raises (in any process) other than the errors of a worker that cannot
+    run, is raised here, once the workers have stopped.
 
-    NOTE: this process decodes parts too, instead of waiting for the workers: its parts need
-    no msgpack either way (with two cores, one worker and this process read the chart
+    NOTE: this process decodes parts too, instead of waiting for the workers: its parts are
+    read in one go (with two cores, one worker and this process read the chart
     cluster in 1.11 CPU s and 1.14 s, two workers in 1.28 CPU s and 1.28 s). While it runs
     ``meanwhile`` the workers claim the parts it would have taken: the claims stay balanced.
 
@@ -177,7 +188,7 @@ def decode_parts(
     work: _Work[S] | None = None
     try:
         try:
-            _WORK = work = _Work(chunks, sizes, decode, new_scratch)
+            _WORK = work = _Work(chunks, sizes, reader)
             pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
             # One task per part at most; each claims a part when it starts (or finds none left).
             futures = deque(pool.submit(_worker) for _ in range(len(chunks)))
@@ -198,29 +209,29 @@ def decode_parts(
 
 def _decode_with(work: _Work[S], futures: deque[Future[_Answer]]) -> list[Object] | None:
     """The objects of ``work``'s parts in order: this process claims parts from the front
-    and decodes them, and takes the workers' answers (``futures``) back as they come."""
-    classes: list[type[msgspec.Struct]] = [*registered_classes(), UnknownObject]
-    decoders = {cls.__name__: msgspec.msgpack.Decoder(cls) for cls in classes}
+    and reads them, and finishes the workers' answers (``futures``) as they come."""
     parts: list[list[Object] | None] = [None] * len(work.chunks)
+    reader = work.reader
 
     def taken_back(answer: _Answer) -> bool:
         if answer is None:
             return True
-        index, decoded = answer
-        if decoded is None:
+        index, payload = answer
+        if payload is None:
             return False
-        names, payload, hints = decoded
-        items = msgspec.msgpack.decode(work.returns.get(index, payload), type=list[msgspec.Raw])
-        objs = [decoders[n].decode(i) for n, i in zip(names, items, strict=True)]
-        note_part(objs, hints)
+        objs = reader.finish(bytes(work.returns.get(index, payload)))
+        if objs is None:
+            work.claims.decline()
+            return False
+        note_decoded(objs)
         parts[index] = objs
         return True
 
     try:
-        scratch: S | None = work.new_scratch()
+        scratch: S | None = reader.new_scratch()
         while (index := work.claims.take(front=True)) is not None:
             assert scratch is not None
-            objs = work.decode(work.chunks[index], scratch)
+            objs = reader.decode(work.chunks[index], scratch)
             if objs is None:
                 work.claims.decline()
                 return None
@@ -230,10 +241,10 @@ def _decode_with(work: _Work[S], futures: deque[Future[_Answer]]) -> list[Object
                 if not taken_back(futures.popleft().result()):
                     return None
         scratch = None  # its memory is not needed while the last answers come
-        while futures:  # each answer is let go once decoded
+        while futures:  # each answer is let go once read
             if not taken_back(futures.popleft().result()):
                 return None
-    except (OSError, ValueError, BrokenProcessPool, msgspec.DecodeError):
+    except (OSError, ValueError, BrokenProcessPool):
         return None  # a worker died: the exact path still works
     out: list[Object] = []
     for objs in parts:

@@ -1,0 +1,28 @@
+"""The parts of a parallel read that a forked worker read, as this process finishes them."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from topospread.api import yaml_fast
+from topospread.api.decode import Object
+
+
+def spy_worker_parts(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """From now on, the number of objects of each part a worker prepared, appended once this
+    process has finished it (``PartReader.finish``)."""
+    taken: list[int] = []
+    finish = yaml_fast.PART_READER.finish
+
+    def counted(payload: bytes) -> list[Object] | None:
+        objs = finish(payload)
+        if objs is not None:
+            taken.append(len(objs))
+        return objs
+
+    monkeypatch.setattr(
+        yaml_fast, "PART_READER", dataclasses.replace(yaml_fast.PART_READER, finish=counted)
+    )
+    return taken
