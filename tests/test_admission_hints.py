@@ -19,7 +19,7 @@ from topospread.api.types import Pod
 from topospread.errors import ValidationError
 from topospread.framework.config import default_config
 from topospread.simulator.scenario import build_scenario
-from worker_parts import spy_worker_parts
+from worker_parts import spy_worker_parts, until_a_worker_claims_a_part
 
 
 @pytest.fixture
@@ -77,8 +77,9 @@ def written(tmp_path: Path, items: list[dict[str, Any]]) -> Path:
 
 
 def read_with_hints(path: Path) -> tuple[list[tuple[str, Any]], AdmissionHints]:
+    """The file's objects, located, and their hints; read in parts, a worker reads some."""
     with collecting() as hints:
-        objs = loader.load_manifests(path)
+        objs = loader.load_manifests(path, meanwhile=until_a_worker_claims_a_part)
     return [(f"{path}: object {i + 1}", o) for i, o in enumerate(objs)], hints
 
 

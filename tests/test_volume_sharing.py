@@ -7,7 +7,6 @@ source equal only by Python's numbers (a divisor of 1.0 and one of 1) is not sha
 from __future__ import annotations
 
 import copy
-import time
 from pathlib import Path
 from typing import Any, Final
 
@@ -17,12 +16,12 @@ import yaml
 
 from test_bad_input import GOOD_NODE, assert_one_line_exit_2, write_text
 from test_volume_validation import CHART_VOLUMES, make_pod, messages
-from topospread.api import loader, volumes, yaml_fast, yaml_file, yaml_workers
+from topospread.api import loader, volumes, yaml_fast, yaml_file
 from topospread.api.decode import Object
 from topospread.api.quick_validation import pod_fields_valid
 from topospread.api.types import Pod
 from topospread.api.volumes import ProjectedVolumeSource, Volume
-from worker_parts import spy_worker_parts
+from worker_parts import spy_worker_parts, until_a_worker_claims_a_part
 
 TOO_SHORT: Final = (
     "spec.volumes[0].projected.sources[0].serviceAccountToken.expirationSeconds: Invalid "
@@ -110,16 +109,7 @@ def worker_parts(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 def read_with_worker(path: Path) -> list[Object]:
     """The file's objects, this process waiting for the worker to claim a part first."""
-
-    def meanwhile() -> None:
-        work = yaml_workers._WORK
-        assert work is not None
-        parts = len(work.chunks)
-        deadline = time.monotonic() + 60
-        while work.claims._state[1] == parts and time.monotonic() < deadline:
-            time.sleep(0)
-
-    return loader.load_manifests(path, meanwhile=meanwhile)
+    return loader.load_manifests(path, meanwhile=until_a_worker_claims_a_part)
 
 
 def test_equal_sources_decoded_by_a_worker_and_here_are_one_object(

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+import time
 
 import pytest
 
-from topospread.api import yaml_fast
+from topospread.api import yaml_fast, yaml_workers
 from topospread.api.decode import Object
 
 
@@ -26,3 +27,14 @@ def spy_worker_parts(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         yaml_fast, "PART_READER", dataclasses.replace(yaml_fast.PART_READER, finish=counted)
     )
     return taken
+
+
+def until_a_worker_claims_a_part() -> None:
+    """A read's ``meanwhile``: this process waits for a worker to claim a part before it
+    claims its own (else, on a busy machine, it may read them all first)."""
+    work = yaml_workers._WORK
+    assert work is not None, "called outside a parallel read"
+    parts = len(work.chunks)
+    deadline = time.monotonic() + 60
+    while work.claims._state[1] == parts and time.monotonic() < deadline:
+        time.sleep(0)
