@@ -17,6 +17,8 @@ RANK: Final = {
     "errors": 0,
     "util": 0,
     "api": 1,
+    # How large a run may be: counts objects of api's kinds.
+    "limits": 2,
     "labels": 2,
     "nodeaffinity": 3,
     "taints": 3,
@@ -32,8 +34,10 @@ RANK: Final = {
     "render": 10,
     "cli": 11,
     "kubectl": 12,
-    "__main__": 12,
     "__init__": 12,
+    # The console scripts' entry points, above the command lines they import.
+    "console": 13,
+    "__main__": 14,
 }
 TERMINAL: Final = ("typer", "rich", "click")
 

@@ -1,5 +1,5 @@
 """``python -m topospread``: the ``topospread`` command."""
 
-from topospread.cli import console
+from topospread.console import topospread
 
-console()
+topospread()

@@ -24,3 +24,8 @@ class ConfigError(TopospreadError):
 
 class ClusterAccessError(TopospreadError):
     """A live cluster cannot be read."""
+
+
+class SizeError(ManifestError):
+    """An input asks for more nodes, pods or runs than a run's bounds (``--max-nodes``,
+    ``--max-pods``): refused before anything is built."""

@@ -61,10 +61,12 @@ from topospread.api.types import (
     TopologySpreadConstraint,
 )
 from topospread.labels.selector import SelectorError, label_selector_as_selector
+from topospread.limits import DEFAULT_LIMITS, Limits
 from topospread.simulator.autoscaler_spec import AutoscalerSpec
 from topospread.simulator.controllers.kinds import LeftOut, makes_pods, unmodelled_reason
 from topospread.simulator.node_groups import NodeGroup as ScenarioGroup
 from topospread.simulator.simulation import Settled, Simulation
+from topospread.simulator.sizes import check_timeline
 from topospread.simulator.stores import describe_workload
 from topospread.simulator.timeline_format import TimelineScenario, parse_timeline, with_cluster
 
@@ -402,20 +404,29 @@ def check(
     seed: int = 0,
     autoscaler: AutoscalerSection | None = None,
     recovery_limit: int = DEFAULT_RECOVERY_LIMIT,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> CheckReport:
     """Check the manifests ``objects`` on the nodes (and any pods) of ``cluster``, or on a
     generated ``shape`` (its node group is ``node``); ``survive``: also every single zone
     (node) loss. ``autoscaler``: the section's file and its parser (given the node groups):
     it then acts for up to ``recovery_limit`` on what the placement leaves Pending, and after
-    every loss."""
+    every loss. Manifests and a shape asking for more nodes or pods than ``limits`` are
+    refused before anything is built (a ``SizeError``)."""
     release = split_release(objects)
     installed = release.installed()
     modelled = [(w, o) for w, o in installed if not isinstance(o, UnknownObject)]
     left_out = LeftOut().extend(o for _, o in installed if isinstance(o, UnknownObject))
+    if shape is not None:  # named by its options, before the manifests are counted with it
+        limits.budget().add_nodes(
+            shape.zones * shape.nodes_per_zone,
+            "check",
+            f"--zones {shape.zones} x --nodes-per-zone {shape.nodes_per_zone}",
+        )
     doc: dict[str, Any] = {"nodeGroups": shape.node_groups()} if shape is not None else {}
     base = parse_timeline(doc, source)
     if autoscaler is not None:
         base.autoscaler = autoscaler[1](base.groups)
+    check_timeline(with_cluster(base, [*cluster, *modelled]), limits)
     report = CheckReport(
         source,
         0,

@@ -35,6 +35,7 @@ from topospread.api.types import (
     SCHEDULE_ANYWAY,
 )
 from topospread.errors import ValidationError
+from topospread.limits import DEFAULT_LIMITS, Limits
 from topospread.util.validation import (
     is_dns1123_subdomain,
     is_qualified_name,
@@ -270,11 +271,20 @@ def check_positive(value: int, option: str) -> None:
         raise design_error(invalid(Path.root(option), value, "must be greater than zero"))
 
 
-def design_spread(design: SpreadDesign) -> SpreadPlan:
-    """The largest maxSkew whose worst case keeps every domain within the allowed fraction."""
+def design_spread(design: SpreadDesign, limits: Limits = DEFAULT_LIMITS) -> SpreadPlan:
+    """The largest maxSkew whose worst case keeps every domain within the allowed fraction;
+    a design whose scenario would hold more pods or nodes than ``limits`` is refused."""
     check_positive(design.replicas, "--replicas")
     check_positive(design.domains, "--domains")
     check_positive(design.nodes_per_domain, "--nodes-per-domain")
+    budget = limits.budget()
+    where = "design spread"
+    budget.add_pods(design.replicas, where, f"--replicas {design.replicas}")
+    budget.add_nodes(
+        design.domains * design.nodes_per_domain,
+        where,
+        f"--domains {design.domains} x --nodes-per-domain {design.nodes_per_domain}",
+    )
     if design.topology_key == LABEL_HOSTNAME and design.nodes_per_domain != 1:
         raise design_error(
             invalid(

@@ -30,6 +30,7 @@ from topospread.api.types import (
     LABEL_TOPOLOGY_ZONE,
     SCHEDULE_ANYWAY,
 )
+from topospread.limits import DEFAULT_LIMITS, Limits
 from topospread.util.validation import (
     is_dns1123_label,
     is_dns1123_subdomain,
@@ -221,14 +222,20 @@ def _formula(total: int, k: int, word: str, relaxed: bool) -> tuple[int, str]:
     return value, text
 
 
-def design_redis_cluster(design: RedisDesign) -> RedisPlan:
-    """Compile the Redis rules into per-shard StatefulSets and check them (see ``RedisDesign``)."""
+def design_redis_cluster(design: RedisDesign, limits: Limits = DEFAULT_LIMITS) -> RedisPlan:
+    """Compile the Redis rules into per-shard StatefulSets and check them (see ``RedisDesign``);
+    a design of more pods or nodes than ``limits`` is refused before they are made."""
     _check_redis(design)
     z = len(design.zones)
     per_shard = 1 + design.replicas
     total = design.shards * per_shard
     k = design.nodes_per_zone or default_nodes_per_zone(total, z)
     nodes = z * k
+    budget = limits.budget()
+    where = "design redis-cluster"
+    budget.add_pods(total, where, f"--shards {design.shards} x (1 + --replicas {design.replicas})")
+    per_zone = f"--nodes-per-zone {k}" if design.nodes_per_zone else f"{k} nodes per zone"
+    budget.add_nodes(nodes, where, f"{z} zone(s) x {per_zone}")
     anti_key = LABEL_HOSTNAME if z == 1 else LABEL_TOPOLOGY_ZONE
     steps = [
         f"pods per shard = 1 master + {design.replicas} "

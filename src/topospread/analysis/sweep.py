@@ -74,6 +74,7 @@ def sweep(
     features: Features = DEFAULT_FEATURES,
     on_planned: Callable[[int], None] | None = None,
     on_run: Callable[[Outcome], None] | None = None,
+    max_runs: int | None = None,
 ) -> SweepReport:
     """Settle the base state per seed, then replay every failure from it through
     ``backend``. Ctrl-C (KeyboardInterrupt) stops it with the runs completed so far."""
@@ -98,6 +99,8 @@ def sweep(
                 drains=drains,
                 max_failures=max_failures,
                 zone_key=zone_key,
+                seeds=len(seeds),
+                max_runs=max_runs,
             )
         bases.add(seed, sim)
         del sim

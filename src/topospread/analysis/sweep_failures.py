@@ -5,12 +5,14 @@ fixed order."""
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Any, Final
 
 import msgspec
 
 from topospread.api.types import LABEL_TOPOLOGY_ZONE
-from topospread.errors import ManifestError
+from topospread.errors import ManifestError, SizeError
+from topospread.limits import MAX_PODS_FLAG
 from topospread.simulator.drain import DrainOptions
 from topospread.simulator.simulation import Simulation
 from topospread.simulator.timeline_steps.failures import (
@@ -85,10 +87,13 @@ def enumerate_failures(
     drains: bool,
     max_failures: int = 1,
     zone_key: str = LABEL_TOPOLOGY_ZONE,
+    seeds: int = 1,
+    max_runs: int | None = None,
 ) -> list[Failure]:
     """The failures of the chosen families, in a fixed order: zones, single nodes (and every
     combination of up to ``max_failures`` nodes), drains; each by name in natural order
-    (numbers by value: ``a-2`` before ``a-10``)."""
+    (numbers by value: ``a-2`` before ``a-10``). More than ``max_runs`` runs of them (each
+    replayed for ``seeds`` seeds) are refused before they are listed: a ``SizeError``."""
     names = sorted(sim.cluster.infos, key=natural_key)
     out: list[Failure] = []
     if zones:
@@ -106,6 +111,8 @@ def enumerate_failures(
                 "tells zones apart)"
             )
         out += [Failure(ZONE, (z,), zone_key) for z in found]
+    if max_runs is not None:
+        _check_runs(len(out), len(names), (nodes, drains, max_failures), seeds, max_runs)
     if nodes or max_failures > 1:
         out += [Failure(NODE, (n,)) for n in names]
         for k in range(2, max_failures + 1):
@@ -113,3 +120,31 @@ def enumerate_failures(
     if drains:
         out += [Failure(DRAIN, (n,)) for n in names]
     return out
+
+
+def _check_runs(
+    zones: int, nodes: int, families: tuple[bool, bool, int], seeds: int, max_runs: int
+) -> None:
+    """Refuse a sweep of more than ``max_runs`` runs (``--max-pods`` bounds them) before its
+    failures are listed: ``zones`` zones lost, then (``families``: whether each node is lost,
+    whether each is drained, and up to how many nodes fail together) failures of ``nodes``
+    nodes, each for ``seeds`` seeds. The combinations of up to K nodes grow as nodes**K."""
+    each_node, drains, k = families
+    combined = sum(math.comb(nodes, i) for i in range(1, k + 1)) if each_node or k > 1 else 0
+    runs = (zones + combined + (nodes if drains else 0)) * seeds
+    if runs <= max_runs:
+        return
+    chosen = [
+        flag
+        for flag, on in (
+            ("--zones", zones > 0),
+            ("--nodes", each_node),
+            ("--drains", drains),
+            (f"--max-failures {k}", k > 1),
+        )
+        if on
+    ]
+    raise SizeError(
+        f"{' '.join(chosen)} --seeds {seeds} on {nodes:,} nodes would make {runs:,} runs, more "
+        f"than the {max_runs:,} runs a sweep replays ({MAX_PODS_FLAG} raises the bound)"
+    )

@@ -35,6 +35,7 @@ from topospread.api.validation import validate_pod
 from topospread.errors import ManifestError, TopospreadError, ValidationError
 from topospread.framework.config import DEFAULT_SCHEDULER_NAME
 from topospread.labels.selector import Selector, SelectorError, label_selector_as_selector
+from topospread.limits import DEFAULT_LIMITS, Limits
 from topospread.simulator.controllers import (
     DeploymentStep,
     PodActions,
@@ -414,8 +415,10 @@ def _namespace(pod: Pod) -> str:
     return pod.metadata.namespace or "default"
 
 
-def load_verify_scenario(path: Path) -> VerifyScenario:
-    """Read a verify scenario: the ``schedule`` keys plus ``workloads`` and ``invariants``."""
+def load_verify_scenario(path: Path, limits: Limits = DEFAULT_LIMITS) -> VerifyScenario:
+    """Read a verify scenario: the ``schedule`` keys plus ``workloads`` and ``invariants``;
+    workloads asking for more pods than ``limits`` are refused before their pods are made."""
+    budget = limits.budget()
     waits_for: dict[str, tuple[str, ...]] = {}
     origin: dict[str, str] = {}
     workloads: dict[str, Workload] = {}
@@ -441,6 +444,7 @@ def load_verify_scenario(path: Path) -> VerifyScenario:
                 if errors:
                     raise ValidationError(f"{at} ({name}): {errors[0]}")
                 _check_pod_template(obj, f"{at} ({name})")
+                budget.add_object(obj, at)
                 workloads[name] = obj
                 try:
                     namespace = obj.metadata.namespace

@@ -1,7 +1,7 @@
 """The ``topospread`` Typer application and its entry point.
 
-Exit codes: 0 success, 1 a check failed (conformance), 2 bad input (one clear message, no
-traceback).
+Exit codes: 0 success, 1 a check failed (conformance) or the machine ran out of memory, 2 bad
+input (one clear message, no traceback), 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -9,13 +9,13 @@ from __future__ import annotations
 import atexit
 import gc
 import sys
-from typing import Annotated, Any
+from typing import Annotated, Any, Final
 
 import typer
 from typer.core import TyperOption
 
 from topospread import __version__
-from topospread.cli import coercion
+from topospread.cli import coercion, interrupting
 from topospread.errors import TopospreadError
 
 # NOTE: typer 0.29's help shows a type for every option, "<bool>" for flags, as if they took
@@ -91,9 +91,24 @@ def _root(
     """kube-scheduler's PodTopologySpread, exactly."""
 
 
+# What a command was doing when it ran out of memory or was interrupted outside its work.
+_DOING: Final = {
+    "starting": "was reading its inputs",
+    "working": "was running",
+    "reporting": "was writing its report",
+}
+_INTERRUPTED: Final = {
+    "starting": "before the work began: nothing to report",
+    "working": "while running: nothing to report",
+    "reporting": "while the report was written: it is incomplete",
+}
+
+
 def main(argv: list[str] | None = None, *, prog_name: str = "topospread") -> None:
     """Console entry point: user errors — bad input files and bad command-line arguments alike —
-    become one line on stderr and exit code 2."""
+    become one line on stderr and exit code 2; running out of memory one line and exit code 1;
+    a Ctrl-C outside a command's interruptible work (see cli/interrupting.py) one line and
+    exit code 130."""
     # NOTE: when the interpreter exits, it collects garbage over every object still alive
     # before tearing the modules down: after a large run (the chart cluster's 12,000 pods and
     # what the scheduler built on them) that took 0.3 to 0.9 s of the command's time, for
@@ -102,8 +117,16 @@ def main(argv: list[str] | None = None, *, prog_name: str = "topospread") -> Non
     # standard streams are still flushed. Registered once, however often ``main`` runs.
     atexit.unregister(gc.freeze)
     atexit.register(gc.freeze)
+    interrupting.begin()
     try:
         code = app(args=argv, prog_name=prog_name, standalone_mode=False)
+    except MemoryError:
+        # NOTE: what the command held is freed by now (its frames are gone), so the line can
+        # be written; a worker's MemoryError comes back here through its future.
+        command = _command(sys.argv[1:] if argv is None else argv)
+        doing = _DOING[interrupting.stage()]
+        typer.echo(f"topospread: error: out of memory while {command} {doing}", err=True)
+        sys.exit(1)
     except TopospreadError as err:
         typer.echo(f"topospread: error: {err}", err=True)
         sys.exit(2)
@@ -120,4 +143,21 @@ def main(argv: list[str] | None = None, *, prog_name: str = "topospread") -> Non
             where = f"{path}: " if path else ""
             typer.echo(f"topospread: error: {where}{message} (see --help)", err=True)
         sys.exit(getattr(err, "exit_code", 2))
+    if code == interrupting.INTERRUPTED_EXIT and not interrupting.told():
+        # Typer's exit for a KeyboardInterrupt that no command caught: say so.
+        where = _INTERRUPTED[interrupting.stage()]
+        typer.echo(f"topospread: interrupted {where}", err=True)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _command(argv: list[str]) -> str:
+    """What ``argv`` runs, for messages: ``topospread``, and its command (with a group's
+    subcommand, as ``design spread``) when the first word names one."""
+    words = [w for w in argv if not w.startswith("-")]
+    commands = {c.name for c in app.registered_commands}
+    groups = {g.name for g in app.registered_groups}
+    if words and words[0] in commands:
+        return f"topospread {words[0]}"
+    if words and words[0] in groups:
+        return f"topospread {' '.join(words[:2])}"
+    return "topospread"

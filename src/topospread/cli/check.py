@@ -154,6 +154,7 @@ def check_command(
                 seed=seed,
                 autoscaler=section,
                 recovery_limit=duration("--recovery-limit", recovery_limit),
+                limits=read.limits,
             )
         except KeyboardInterrupt:
             raise interrupted_exit("before the placement settled: nothing to report") from None

@@ -21,6 +21,7 @@ import typer
 
 from topospread.errors import ManifestError
 from topospread.inputs import ClusterSource, Inputs
+from topospread.limits import Limits
 
 # ---------------------------------------------------------------------------------------------
 # Cluster inputs: files (`kubectl get -o yaml|json` output) or a live cluster, read-only.
@@ -80,6 +81,33 @@ ConfigOption = Annotated[
     Path | None,
     typer.Option("--config", metavar="FILE", help="A KubeSchedulerConfiguration (v1) file."),
 ]
+
+# ---------------------------------------------------------------------------------------------
+# How large a run may be (topospread.limits: inputs asking for more are refused before anything
+# is built). The defaults are the library's DEFAULT_MAX_NODES and DEFAULT_MAX_PODS
+# (tests/test_limits.py), written out so that --help shows them without importing it.
+
+MaxNodesOption = Annotated[
+    int,
+    typer.Option(
+        "--max-nodes",
+        min=1,
+        metavar="N",
+        help="Refuse inputs that could make the run hold more nodes than this.",
+    ),
+]
+MaxPodsOption = Annotated[
+    int,
+    typer.Option(
+        "--max-pods",
+        min=1,
+        metavar="N",
+        help="Refuse inputs that could make the run hold more pods than this (also bounds "
+        "a StatefulSet's claims and a sweep's runs).",
+    ),
+]
+MAX_NODES_DEFAULT: Final = 100_000
+MAX_PODS_DEFAULT: Final = 1_000_000
 
 # ---------------------------------------------------------------------------------------------
 # Runs and reports.
@@ -170,6 +198,8 @@ def inputs(
     kubeconfig: str | None = None,
     context: str | None = None,
     config: Path | None = None,
+    max_nodes: int = MAX_NODES_DEFAULT,
+    max_pods: int = MAX_PODS_DEFAULT,
 ) -> Inputs:
     """The library's reader of what the command was given (options as Typer passes them);
     what reading warns about is printed at once."""
@@ -184,6 +214,7 @@ def inputs(
         source,
         config,
         warning,
+        Limits(max_nodes, max_pods),
     )
 
 
@@ -202,6 +233,8 @@ _CLUSTER_OPTIONS: Final = (
     ("kubeconfig", KubeconfigOption, None),
     ("context", ContextOption, None),
     ("validate", ValidateOption, "strict"),
+    ("max_nodes", MaxNodesOption, MAX_NODES_DEFAULT),
+    ("max_pods", MaxPodsOption, MAX_PODS_DEFAULT),
 )
 
 
@@ -217,9 +250,10 @@ def validating(mode: str) -> Iterator[None]:
 
 def reads_cluster(*, manifests: bool = False) -> Callable[[Command], Command]:
     """Give a command the cluster options (``--cluster``, ``--live``, ``--kubeconfig``,
-    ``--context``, ``--validate``; with ``manifests`` also ``--nodes``, ``--pods``,
-    ``--objects``, ``--config``), after its own, and call it with ``read``: the ``Inputs``
-    they and its ``scenario`` argument (when it has one) make, read under ``--validate``.
+    ``--context``, ``--validate``, and the bounds ``--max-nodes``, ``--max-pods``; with
+    ``manifests`` also ``--nodes``, ``--pods``, ``--objects``, ``--config``), after its own,
+    and call it with ``read``: the ``Inputs`` they and its ``scenario`` argument (when it has
+    one) make, read under ``--validate``.
 
     NOTE: Typer reads a command's options from its signature; the returned command's is the
     command's own, ``read`` left out and these options added (as keyword-only parameters, with

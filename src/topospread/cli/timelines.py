@@ -12,7 +12,7 @@ import typer
 from topospread.cli.app import app
 from topospread.cli.emit import emit, warn
 from topospread.cli.exiting import keep_until_exit
-from topospread.cli.interrupting import INTERRUPTED_EXIT, interrupted_exit, interruptible
+from topospread.cli.interrupting import interrupted_exit, interruptible, working
 from topospread.cli.options import (
     NO_INPUTS,
     OUTPUT,
@@ -226,10 +226,11 @@ def sweep_command(
             delete_emptydir_data=delete_emptydir_data,
         ),
     )
+    read.check_timeline(loaded, options.then)  # with --autoscaler's groups and --then's steps
     backend = choose_backend(jobs, ray)
     if not after_timeline:
         loaded = dataclasses.replace(loaded, steps=[])
-    with sweep_progress() as (on_planned, on_run):
+    with working(), sweep_progress() as (on_planned, on_run):
         report = sweep(
             loaded,
             zones=zones,
@@ -237,11 +238,12 @@ def sweep_command(
             drains=drains,
             max_failures=max_failures,
             zone_key=zone_key,
-            seeds=list(range(seed, seed + seeds)),
+            seeds=range(seed, seed + seeds),
             options=options,
             on_planned=on_planned,
             on_run=on_run,
             backend=backend,
+            max_runs=read.limits.max_pods,
         )
     warn(report.warnings)
     emit(
@@ -255,11 +257,9 @@ def sweep_command(
         html=html,
     )
     if report.interrupted:
-        typer.echo(
-            f"topospread: interrupted: {len(report.outcomes)} of {report.planned} runs completed",
-            err=True,
+        raise interrupted_exit(
+            f"{len(report.outcomes)} of {report.planned} runs completed", after=": "
         )
-        raise typer.Exit(INTERRUPTED_EXIT)
     if report.failed:
         typer.echo(
             f"topospread: {len(report.failed)} of {report.planned} runs failed: "

@@ -15,8 +15,12 @@ from topospread.cli.app import app
 from topospread.cli.emit import emit, warn, write_text
 from topospread.cli.interrupting import interrupted_exit, interruptible
 from topospread.cli.options import (
+    MAX_NODES_DEFAULT,
+    MAX_PODS_DEFAULT,
     OUTPUT,
     HtmlOption,
+    MaxNodesOption,
+    MaxPodsOption,
     TimelineFormat,
     ValidateOption,
     ZoneKeyOption,
@@ -30,6 +34,7 @@ if TYPE_CHECKING:
     from topospread.analysis.design import SpreadPlan
     from topospread.analysis.design_redis import RedisPlan
     from topospread.analysis.verify_results import VerifyResult
+    from topospread.limits import Limits
 
 # What ``design --verify`` names as the verified scenario when no --scenario file keeps it.
 UNSAVED_DESIGN_SCENARIO: Final = "the design's scenario (not kept: --scenario FILE writes it)"
@@ -61,6 +66,8 @@ def verify_command(
     html: HtmlOption = None,
     zone_key: ZoneKeyOption = None,
     validate: ValidateOption = "strict",
+    max_nodes: MaxNodesOption = MAX_NODES_DEFAULT,
+    max_pods: MaxPodsOption = MAX_PODS_DEFAULT,
 ) -> None:
     """Prove that no scheduling order deadlocks or breaks an invariant, or show the shortest
     counterexample. Exit 0 when proven (or nothing found by a bounded run, which says it is not
@@ -70,7 +77,7 @@ def verify_command(
     from topospread.render.verify import verify_text
 
     with validating(validate):
-        loaded = inputs(scenario).verify_scenario()
+        loaded = inputs(scenario, max_nodes=max_nodes, max_pods=max_pods).verify_scenario()
     warn(loaded.scenario.warnings)
     with interruptible(), verify_progress() as progress:
         result = verify(
@@ -152,11 +159,14 @@ def design_redis_command(
     output: Annotated[DesignFormat, OUTPUT] = "text",
     scenario: DesignScenarioOption = None,
     verify: DesignVerifyOption = False,
+    max_nodes: MaxNodesOption = MAX_NODES_DEFAULT,
+    max_pods: MaxPodsOption = MAX_PODS_DEFAULT,
 ) -> None:
     """StatefulSets (one per shard) with the spread constraints, node affinity and pod
     anti-affinity the Redis availability rules imply, each number with its arithmetic.
     Exit 1 when no placement can satisfy the rules."""
     from topospread.analysis.design_redis import RedisDesign, design_redis_cluster, parse_zones
+    from topospread.limits import Limits
     from topospread.render.design import manifests_yaml, redis_text, scenario_yaml
 
     plan = design_redis_cluster(
@@ -167,7 +177,8 @@ def design_redis_command(
             nodes_per_zone=nodes_per_zone,
             relaxed=relaxed,
             name=name,
-        )
+        ),
+        limits := Limits(max_nodes, max_pods),
     )
     emit(
         output,
@@ -185,12 +196,14 @@ def design_redis_command(
         write_text(scenario, scenario_yaml(plan))
     if verify:
         # After JSON or bare manifests the report goes to stderr, keeping stdout parseable.
-        _verify_design(plan, scenario, to_stderr=output != "text")
+        _verify_design(plan, scenario, to_stderr=output != "text", limits=limits)
     if not plan.satisfiable:
         raise typer.Exit(1)
 
 
-def _verify_design(plan: RedisPlan | SpreadPlan, scenario: Path | None, *, to_stderr: bool) -> None:
+def _verify_design(
+    plan: RedisPlan | SpreadPlan, scenario: Path | None, *, to_stderr: bool, limits: Limits
+) -> None:
     """Run ``verify`` on the design's scenario (the --scenario file, or a temporary one), print
     its report, and exit 1 when it found a counterexample."""
     from topospread.analysis.verify import verify
@@ -202,7 +215,9 @@ def _verify_design(plan: RedisPlan | SpreadPlan, scenario: Path | None, *, to_st
         if path is None:
             path = Path(tmp) / "scenario.yaml"
             write_text(path, scenario_yaml(plan))
-        loaded = inputs(path).verify_scenario()
+        loaded = inputs(
+            path, max_nodes=limits.max_nodes, max_pods=limits.max_pods
+        ).verify_scenario()
     if scenario is None:
         # The temporary file is gone once read: name what was verified, not a deleted path.
         loaded = dataclasses.replace(loaded, source=UNSAVED_DESIGN_SCENARIO)
@@ -241,6 +256,8 @@ def design_spread_command(
     output: Annotated[DesignFormat, OUTPUT] = "text",
     scenario: DesignScenarioOption = None,
     verify: DesignVerifyOption = False,
+    max_nodes: MaxNodesOption = MAX_NODES_DEFAULT,
+    max_pods: MaxPodsOption = MAX_PODS_DEFAULT,
 ) -> None:
     """From "at most a fraction F of the pods per domain" to maxSkew, minDomains and the
     constraint, with the arithmetic step by step. Exit 1 when no maxSkew satisfies it (or
@@ -251,6 +268,7 @@ def design_spread_command(
         parse_fraction,
         parse_selector,
     )
+    from topospread.limits import Limits
     from topospread.render.design import manifests_yaml, scenario_yaml, spread_text
 
     plan = design_spread(
@@ -263,7 +281,8 @@ def design_spread_command(
             hard=not soft,
             strict=strict,
             nodes_per_domain=nodes_per_domain,
-        )
+        ),
+        limits := Limits(max_nodes, max_pods),
     )
     constraint = plan.constraint()
     if output == "yaml" and constraint is None:
@@ -288,4 +307,4 @@ def design_spread_command(
     if scenario is not None:
         write_text(scenario, scenario_yaml(plan))
     if verify:
-        _verify_design(plan, scenario, to_stderr=output != "text")
+        _verify_design(plan, scenario, to_stderr=output != "text", limits=limits)

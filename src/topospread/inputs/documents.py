@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from topospread.errors import ManifestError
 from topospread.inputs.cluster import LIVE_FLAGS, ClusterSource, Warn, ignore
 from topospread.inputs.manifests import Located, case_files, read_manifests
+from topospread.limits import DEFAULT_LIMITS, Limits
 
 if TYPE_CHECKING:
     from topospread.analysis.verify_scenario import VerifyScenario
@@ -35,7 +36,8 @@ if TYPE_CHECKING:
 @dataclass(frozen=True, slots=True)
 class Inputs:
     """What a command was given to read. ``warn`` receives what reading found but did not
-    stop at (a live cluster's resources left out)."""
+    stop at (a live cluster's resources left out). ``limits``: the most nodes and pods the
+    documents may ask for, checked before anything is built (``topospread.limits``)."""
 
     document: Path | None = None
     nodes: tuple[Path, ...] = ()
@@ -44,6 +46,7 @@ class Inputs:
     cluster: ClusterSource = field(default_factory=ClusterSource)
     config: Path | None = None
     warn: Warn = ignore
+    limits: Limits = DEFAULT_LIMITS
 
     def scenario(self, *, meanwhile: Callable[[], object] | None = None) -> Scenario:
         """The scheduling inputs of ``schedule`` and ``explain``: a scenario document, manifest
@@ -112,6 +115,12 @@ class Inputs:
             expandable += [path in self.pods] * len(read)
         from topospread.analysis.verify_scenario import expand_workload_pods
 
+        if any(expandable):
+            # What the workloads would create is counted before it is (topospread.limits).
+            budget = self.limits.budget()
+            for (where, obj), expand in zip(items, expandable, strict=True):
+                if expand:
+                    budget.add_object(obj, where)
         return expand_workload_pods(items, expandable)
 
     def timeline(self) -> TimelineScenario:
@@ -119,7 +128,18 @@ class Inputs:
         when only a cluster is given), started from the given cluster (read-only): its objects
         come before the scenario's own."""
         with kept_for_the_run():
-            return self._timeline()
+            loaded = self._timeline()
+        self.check_timeline(loaded)
+        return loaded
+
+    def check_timeline(
+        self, scenario: TimelineScenario, then: Sequence[Mapping[str, Any]] = ()
+    ) -> None:
+        """Refuse a timeline scenario (with sweep's ``--then`` steps) that could ask for more
+        nodes or pods than ``limits``, before anything is built: a ``SizeError``."""
+        from topospread.simulator.sizes import check_timeline
+
+        check_timeline(scenario, self.limits, then)
 
     def _timeline(self) -> TimelineScenario:
         from topospread.simulator.timeline_format import load_timeline, parse_timeline, with_cluster
@@ -143,7 +163,7 @@ class Inputs:
 
         if self.document is None:
             raise ManifestError("give a verify scenario")
-        return load_verify_scenario(self.document)
+        return load_verify_scenario(self.document, self.limits)
 
     def cases(self, paths: Sequence[Path]) -> Iterator[tuple[Path, Case]]:
         """Each case file of ``paths`` (directories searched recursively, sorted), read as it

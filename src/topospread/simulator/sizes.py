@@ -1,0 +1,134 @@
+"""A timeline scenario's size, counted before the simulation builds anything (see
+``topospread.limits``): the most nodes its node groups, nodes, ``addNodes`` steps and
+autoscaler's own node groups can make, then the most pods its workloads, ``apply`` and
+``scale`` steps can ask for on them.
+
+NOTE: counted generously, so that the count is an upper bound of the run's nodes and pods
+(nodes a step adds are counted as if none ever left; a workload at its largest replica count
+over the timeline). Autoscalers add nodes only for Pending pods, which are bounded already:
+their max sizes and NodePool limits are not counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from topospread.api.loader import decode_manifests
+from topospread.errors import TopospreadError
+from topospread.limits import Budget, Limits
+from topospread.simulator.autoscaler_spec import ClusterAutoscalerSpec
+from topospread.simulator.node_groups import NodeGroup
+from topospread.simulator.stores import KIND_NAMES
+from topospread.simulator.timeline_format import TimelineScenario
+from topospread.simulator.timeline_steps.actions import parse_step
+from topospread.simulator.timeline_steps.provisioning import AddNodes
+from topospread.simulator.timeline_steps.step import Step
+from topospread.simulator.timeline_steps.workloads import Apply, Scale
+
+_SCALED_KINDS = ("Deployment", "ReplicaSet", "ReplicationController", "StatefulSet")
+
+
+def check_timeline(
+    scenario: TimelineScenario, limits: Limits, then: Sequence[Mapping[str, Any]] = ()
+) -> Budget:
+    """Refuse (``SizeError``) a timeline scenario that could take its run past ``limits``;
+    ``then``: the raw steps sweep's ``--then`` applies after each failure. The count, when
+    within them."""
+    budget = limits.budget()
+    source = scenario.source
+    steps = [*scenario.steps, *(parse_step(raw, i, "--then") for i, raw in enumerate(then))]
+    applied = [(where, obj) for step in steps for where, obj in _applied(step)]
+    if scenario.nodes:
+        budget.add_nodes(len(scenario.nodes), f"{source}: nodes", f"{len(scenario.nodes):,} nodes")
+    for i, group in enumerate(scenario.groups.values()):
+        _add_group(budget, group, f"{source}: nodeGroups[{i}]")
+    spec = scenario.autoscaler
+    if isinstance(spec, ClusterAutoscalerSpec):
+        for binding in spec.groups:
+            if not binding.source:  # a group of its own: its nodes are made at the start
+                size = binding.group.target_size
+                budget.add_nodes(
+                    size, f"{source}: autoscaler: {binding.group.name}", f"size: {size}"
+                )
+    for step in steps:
+        if isinstance(step, AddNodes):
+            budget.add_nodes(step.count, step.where, f"count: {step.count}")
+    for where, obj in [*scenario.objects, *applied]:
+        if not _is_pod_maker(obj):
+            budget.add_object(obj, where)
+    for where, obj in [*scenario.objects, *applied]:
+        if _is_pod_maker(obj):
+            budget.add_object(obj, where)
+    _add_scaling(budget, [*scenario.objects, *applied], steps)
+    return budget
+
+
+def _add_group(budget: Budget, group: NodeGroup, where: str) -> None:
+    """A node group's nodes: ``count``, or ``perZone`` in each of its zones."""
+    if not group.zones:
+        budget.add_nodes(group.count, where, f"count: {group.count}")
+        return
+    counts = [group.per_zone.get(zone, 0) for zone in group.zones]
+    total = sum(counts)
+    if len(set(counts)) == 1:
+        what = f"perZone: {counts[0]} in each of {len(counts)} zone(s)"
+    else:
+        what = f"perZone: {total:,} in all"
+    budget.add_nodes(total, where, what)
+
+
+def _applied(step: Step) -> Iterable[tuple[str, Any]]:
+    """The objects an ``apply`` step creates; one it cannot decode is left for the step to
+    report when it runs."""
+    if not isinstance(step, Apply):
+        return []
+    raw = step.args if isinstance(step.args, list) else [step.args]
+    found: list[tuple[str, Any]] = []
+    for i, item in enumerate(raw):
+        where = f"{step.where}[{i}]"
+        try:
+            found += [(where, obj) for obj in decode_manifests(item, where)]
+        except TopospreadError:
+            continue
+    return found
+
+
+def _is_pod_maker(obj: Any) -> bool:
+    """Counted once every node is (a DaemonSet's pods are one per node)."""
+    return getattr(obj, "kind", "") not in ("Node", "Pod")
+
+
+def _add_scaling(budget: Budget, objects: Sequence[tuple[str, Any]], steps: Sequence[Step]) -> None:
+    """``scale`` steps: a workload's pods past the most it had before."""
+    most: dict[tuple[str, str, str], int] = {}
+    for _, obj in objects:
+        if getattr(obj, "kind", "") in _SCALED_KINDS:
+            replicas = obj.spec.replicas
+            key = (obj.kind, obj.metadata.namespace or "default", obj.metadata.name)
+            most[key] = max(most.get(key, 0), 1 if replicas is None else replicas)
+    for step in steps:
+        if not isinstance(step, Scale):
+            continue
+        target = _workload_key(step.workload)
+        before = most.get(target, 0) if target is not None else 0
+        if step.replicas > before:
+            budget.add_pods(step.replicas - before, step.where, f"replicas: {step.replicas}")
+            if target is not None:
+                most[target] = step.replicas
+
+
+def _workload_key(ref: Any) -> tuple[str, str, str] | None:
+    """``[namespace/]kind/name`` as the step finds its workload; None if it names none."""
+    if not isinstance(ref, str):
+        return None
+    parts = ref.split("/")
+    if len(parts) == 2:
+        parts = ["default", *parts]
+    if len(parts) != 3:
+        return None
+    kind = KIND_NAMES.get(parts[1].lower())
+    return (kind, parts[0], parts[2]) if kind is not None else None
+
+
+__all__ = ["check_timeline"]
