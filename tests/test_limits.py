@@ -319,7 +319,7 @@ def test_sweeps_then_steps_are_counted(tmp_path: Path, capsys: pytest.CaptureFix
         yaml.safe_dump([{"scale": {"workload": "deployment/web", "replicas": BILLION}}])
     )
     assert refused(["sweep", str(path), "--zones", "--then", str(then)], capsys) == (
-        f"--then: timeline[0] (scale): replicas: {BILLION} would bring the run to {BILLION:,} "
+        f"{then}: timeline[0] (scale): replicas: {BILLION} would bring the run to {BILLION:,} "
         "pods (6 asked for before it), " + POD_BOUND
     )
 

@@ -114,9 +114,8 @@ class Budget:
         """What an object read as input asks for: a node, a pod, or the pods (and claims) a
         workload's controller creates; a DaemonSet's on each node counted so far (count nodes
         first). Objects a controller owns are their owner's to count."""
-        # NOTE: told apart by kind first: a cluster dump's million objects are counted here,
-        # and the API types are imported only for a workload (a command that reads none, or
-        # --help, does not import them).
+        # Told apart by kind first: the API types are imported only for a workload (a command
+        # that reads none, or --help, does not import them here).
         kind = getattr(obj, "kind", "")
         if kind == "Node":
             self.add_nodes(1, where, "a node")

@@ -226,7 +226,7 @@ def sweep_command(
             delete_emptydir_data=delete_emptydir_data,
         ),
     )
-    read.check_timeline(loaded, options.then)  # with --autoscaler's groups and --then's steps
+    read.check_timeline(loaded, options.then, then)  # with --autoscaler's groups, --then's steps
     backend = choose_backend(jobs, ray)
     if not after_timeline:
         loaded = dataclasses.replace(loaded, steps=[])

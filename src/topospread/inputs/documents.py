@@ -133,13 +133,17 @@ class Inputs:
         return loaded
 
     def check_timeline(
-        self, scenario: TimelineScenario, then: Sequence[Mapping[str, Any]] = ()
+        self,
+        scenario: TimelineScenario,
+        then: Sequence[Mapping[str, Any]] = (),
+        then_source: Path | None = None,
     ) -> None:
-        """Refuse a timeline scenario (with sweep's ``--then`` steps) that could ask for more
-        nodes or pods than ``limits``, before anything is built: a ``SizeError``."""
+        """Refuse a timeline scenario (with sweep's ``--then`` steps, read from
+        ``then_source``) that could ask for more nodes or pods than ``limits``, before anything
+        is built: a ``SizeError``."""
         from topospread.simulator.sizes import check_timeline
 
-        check_timeline(scenario, self.limits, then)
+        check_timeline(scenario, self.limits, then, str(then_source or "--then"))
 
     def _timeline(self) -> TimelineScenario:
         from topospread.simulator.timeline_format import load_timeline, parse_timeline, with_cluster

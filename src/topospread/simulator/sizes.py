@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from topospread.api.loader import decode_manifests
+from topospread.api.strict import FieldValidation, field_validation
 from topospread.errors import TopospreadError
 from topospread.limits import WORKLOAD_KINDS, Budget, Limits
 from topospread.simulator.autoscaler_spec import ClusterAutoscalerSpec
@@ -30,14 +31,17 @@ _SCALED_KINDS = ("Deployment", "ReplicaSet", "ReplicationController", "StatefulS
 
 
 def check_timeline(
-    scenario: TimelineScenario, limits: Limits, then: Sequence[Mapping[str, Any]] = ()
+    scenario: TimelineScenario,
+    limits: Limits,
+    then: Sequence[Mapping[str, Any]] = (),
+    then_source: str = "--then",
 ) -> Budget:
     """Refuse (``SizeError``) a timeline scenario that could take its run past ``limits``;
-    ``then``: the raw steps sweep's ``--then`` applies after each failure. The count, when
-    within them."""
+    ``then``: the raw steps sweep's ``--then`` applies after each failure, read from
+    ``then_source``. The count, when within them."""
     budget = limits.budget()
     source = scenario.source
-    steps = [*scenario.steps, *(parse_step(raw, i, "--then") for i, raw in enumerate(then))]
+    steps = [*scenario.steps, *(parse_step(raw, i, then_source) for i, raw in enumerate(then))]
     applied = [(where, obj) for step in steps for where, obj in _applied(step)]
     if scenario.nodes:
         budget.add_nodes(len(scenario.nodes), f"{source}: nodes", f"{len(scenario.nodes):,} nodes")
@@ -87,12 +91,14 @@ def _applied(step: Step) -> Iterable[tuple[str, Any]]:
         return []
     raw = step.args if isinstance(step.args, list) else [step.args]
     found: list[tuple[str, Any]] = []
-    for i, item in enumerate(raw):
-        where = f"{step.where}[{i}]"
-        try:
-            found += [(where, obj) for obj in decode_manifests(item, where)]
-        except TopospreadError:
-            continue
+    # Unknown fields are the step's to report (or warn about) when it runs, once.
+    with field_validation(FieldValidation.IGNORE):
+        for i, item in enumerate(raw):
+            where = f"{step.where}[{i}]"
+            try:
+                found += [(where, obj) for obj in decode_manifests(item, where)]
+            except TopospreadError:
+                continue
     return found
 
 
