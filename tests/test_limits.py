@@ -77,6 +77,36 @@ def test_the_cli_defaults_are_the_library_bounds_and_far_past_the_bench_cluster(
     assert DEFAULT_MAX_NODES >= 65_000 and DEFAULT_MAX_PODS >= 10 * 65_000
 
 
+@pytest.mark.parametrize(
+    "words",
+    [
+        ["schedule"],
+        ["explain"],
+        ["verify"],
+        ["simulate"],
+        ["sweep"],
+        ["check"],
+        ["rebalance"],
+        ["design", "spread"],
+        ["design", "redis-cluster"],
+    ],
+    ids=" ".join,
+)
+def test_every_command_that_reads_inputs_takes_both_bounds_with_the_same_defaults(
+    words: list[str],
+) -> None:
+    import typer
+
+    from topospread.cli import app
+
+    found: Any = typer.main.get_command(app)
+    for word in words:
+        found = found.commands[word]
+    defaults = {opt: p.default for p in found.params for opt in p.opts}
+    assert defaults["--max-nodes"] == DEFAULT_MAX_NODES
+    assert defaults["--max-pods"] == DEFAULT_MAX_PODS
+
+
 def test_a_realistic_large_cluster_is_not_refused() -> None:
     doc = {
         "nodeGroups": [{**GROUP, "perZone": 21_667}],  # the bench's 65,000 nodes
@@ -503,7 +533,7 @@ def test_ctrl_c_while_the_console_script_imports_is_one_line_and_130(tmp_path: P
     )
     script = (
         "import sys\nfrom topospread import console\n"
-        "console._loaded('interrupted_import')\nprint('not reached')"
+        "console.load('interrupted_import')\nprint('not reached')"
     )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([SRC, str(tmp_path)])}
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, timeout=60)

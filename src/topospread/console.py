@@ -22,23 +22,23 @@ _INTERRUPTED_EXIT = 130
 
 def topospread() -> None:
     """The ``topospread`` console script."""
-    if _loaded("topospread.cli"):
-        from topospread.cli import console
+    load("topospread.cli")
+    from topospread.cli import console
 
-        console()
+    console()
 
 
 def kubectl_topospread() -> None:
     """The ``kubectl-topospread`` console script (the kubectl plugin)."""
-    if _loaded("topospread.kubectl"):
-        from topospread.kubectl import console
+    load("topospread.kubectl")
+    from topospread.kubectl import console
 
-        console()
+    console()
 
 
-def _loaded(module: str) -> bool:
-    """Import ``module`` with SIGINT noted rather than raised; True unless it came (then the
-    line is written and the process ends)."""
+def load(module: str) -> None:
+    """Import ``module`` with SIGINT noted rather than raised; if it came, say so and end the
+    process (exit code 130)."""
     came: list[int] = []
     previous = _signal.signal(_signal.SIGINT, lambda signum, _frame: came.append(signum))
     try:
@@ -49,7 +49,6 @@ def _loaded(module: str) -> bool:
         sys.stderr.write("topospread: interrupted while starting: nothing to report\n")
         sys.stderr.flush()
         raise SystemExit(_INTERRUPTED_EXIT)
-    return True
 
 
-__all__ = ["kubectl_topospread", "topospread"]
+__all__ = ["kubectl_topospread", "load", "topospread"]
