@@ -433,6 +433,31 @@ _TEMPLATE_FIELDS: dict[str, tuple[str, Any]] = {
     "priority": ("spec.priority", 7),
     "priorityClassName": ("spec.priorityClassName", "high"),
     "preemptionPolicy": ("spec.preemptionPolicy", "Never"),
+    "securityContext": ("spec.securityContext", {"seccompProfile": {"type": "Default"}}),
+    "container securityContext": (
+        "spec.containers",
+        [
+            {
+                "name": "c",
+                "image": "nginx",
+                "resources": {"requests": {"cpu": "100m"}},
+                "securityContext": {"appArmorProfile": {"type": "Enforce"}},
+            }
+        ],
+    ),
+    "init container securityContext": (
+        "spec.initContainers",
+        [
+            {
+                "name": "i",
+                "image": "busybox",
+                "resources": {"requests": {"cpu": "10m"}},
+                "securityContext": {"seccompProfile": {}},
+            }
+        ],
+    ),
+    "ephemeralContainers": ("spec.ephemeralContainers", [{"name": "d", "image": "busybox"}]),
+    "os": ("spec.os", {"name": "windows"}),
 }
 
 # Fields checked for each pod, not kept per template.
@@ -520,6 +545,37 @@ def test_the_builders_shortcut_is_taken_for_a_valid_pod_of_a_known_template(
     fast = shared.admit_valid(msgspec.convert(second, Pod))
     assert fast is not None
     assert msgspec.to_builtins(fast) == _admitted(second, _memo())
+
+
+@pytest.mark.parametrize("windows_first", [False, True])
+def test_a_pods_os_decides_its_apparmor_comparison_whichever_pod_came_first(
+    windows_first: bool,
+) -> None:
+    """A Windows pod's AppArmor annotation is not compared with its fields; a Linux pod's is:
+    two pods differing only in their OS are admitted each as alone."""
+    linux = _variant(
+        "spec.containers",
+        [
+            {
+                "name": "c",
+                "image": "nginx",
+                "resources": {"requests": {"cpu": "100m"}},
+                "securityContext": {"appArmorProfile": {"type": "Unconfined"}},
+            }
+        ],
+    )
+    linux["metadata"]["annotations"] = {
+        "container.apparmor.security.beta.kubernetes.io/c": "runtime/default"
+    }
+    windows: dict[str, Any] = msgspec.json.decode(msgspec.json.encode(linux))
+    windows["spec"]["os"] = {"name": "windows"}
+    alone = {"linux": _admitted(linux, _memo()), "windows": _admitted(windows, _memo())}
+    assert isinstance(alone["linux"], str) and "apparmor type in annotation" in alone["linux"]
+    assert not isinstance(alone["windows"], str)
+    shared = _memo()
+    order = ["windows", "linux"] if windows_first else ["linux", "windows"]
+    for name in order * 2:
+        assert _admitted({"linux": linux, "windows": windows}[name], shared) == alone[name]
 
 
 def test_the_admission_memo_is_not_used_with_other_priority_classes() -> None:

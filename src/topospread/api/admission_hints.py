@@ -51,6 +51,9 @@ def admission_key(pod: Pod) -> bytes:
             spec.priority,
             spec.priority_class_name,
             spec.preemption_policy,
+            spec.security_context,
+            spec.os,
+            spec.ephemeral_containers,
         )
     )
 

@@ -11,8 +11,8 @@ checked here in sorted key order.
 
 Gone from validation long before v1.35, so not checked: the pod's
 ``scheduler.alpha.kubernetes.io/affinity`` annotation. Not checked here: a seccomp or AppArmor
-annotation against the security context's fields (ValidatePodCreate requires them to agree):
-pods' security contexts are not read.
+annotation against the security context's fields (ValidatePodCreate and ValidatePodTemplateSpec
+require them to agree): ``security_validation.py`` compares them.
 
 Upstream: ValidateNodeSpecificAnnotations, ValidateTaintsInNodeAnnotations,
 ValidateAvoidPodsInNodeAnnotations, validatePreferAvoidPodsEntry, ValidatePodSpecificAnnotations,
@@ -43,7 +43,7 @@ from topospread.api.go_json import (
     go_unmarshal,
 )
 from topospread.api.taint_validation import validate_taints, validate_tolerations
-from topospread.api.types import Container, PodSpec, Taint, Toleration
+from topospread.api.types import Container, EphemeralContainer, PodSpec, Taint, Toleration
 from topospread.api.volume_source_validation import validate_local_descending_path
 
 TAINTS: Final = "scheduler.alpha.kubernetes.io/taints"
@@ -292,7 +292,7 @@ def _apparmor(key: str, profile: str, spec: PodSpec, path: Path) -> list[FieldEr
     """
     errs: list[FieldError] = []
     name = key.removeprefix(APPARMOR_CONTAINER_PREFIX)
-    if not _has_container(name, spec.init_containers, spec.containers):
+    if not _has_container(name, spec.init_containers, spec.containers, spec.ephemeral_containers):
         errs.append(invalid(path.key(key), name, CONTAINER_NOT_FOUND))
     if profile not in _APPARMOR_NAMED and not profile.startswith("localhost/"):
         detail = f"invalid AppArmor profile name: {go_quote(profile)}"
@@ -300,5 +300,5 @@ def _apparmor(key: str, profile: str, spec: PodSpec, path: Path) -> list[FieldEr
     return errs
 
 
-def _has_container(name: str, *groups: Sequence[Container]) -> bool:
+def _has_container(name: str, *groups: Sequence[Container | EphemeralContainer]) -> bool:
     return any(c.name == name for group in groups for c in group)

@@ -116,6 +116,10 @@ _SCALARS: Final[dict[str, dict[str, str]]] = {
     "ResourceRequirements": {"limits": _RL, "requests": _RL},
     "Container": {"name": _S, "image": _S, "restartPolicy": "v1.ContainerRestartPolicy"},
     "PodSchedulingGate": {"name": _S},
+    "SeccompProfile": {"type": "v1.SeccompProfileType", "localhostProfile": _S},
+    "AppArmorProfile": {"type": "v1.AppArmorProfileType", "localhostProfile": _S},
+    "PodOS": {"name": "v1.OSName"},
+    "EphemeralContainer": {"name": _S, "image": _S, "targetContainerName": _S},
     "PodResourceClaim": {"name": _S},
     "PodSpec": {
         "nodeName": _S,

@@ -19,6 +19,14 @@ from topospread.api.meta_types import LabelSelectorRequirement as LabelSelectorR
 from topospread.api.meta_types import ObjectMeta as ObjectMeta
 from topospread.api.meta_types import OwnerReference as OwnerReference
 
+# Re-exported: what of the security contexts validation compares with the annotations.
+from topospread.api.security_types import AppArmorProfile as AppArmorProfile
+from topospread.api.security_types import EphemeralContainer as EphemeralContainer
+from topospread.api.security_types import PodOS as PodOS
+from topospread.api.security_types import PodSecurityContext as PodSecurityContext
+from topospread.api.security_types import SeccompProfile as SeccompProfile
+from topospread.api.security_types import SecurityContext as SecurityContext
+
 # Re-exported: a pod's volumes live beside the sources they share with PersistentVolumes.
 from topospread.api.volumes import (
     PersistentVolumeClaimVolumeSource as PersistentVolumeClaimVolumeSource,
@@ -206,6 +214,7 @@ class Container(_Obj, frozen=True):
     ports: list[ContainerPort] = []
     resources: ResourceRequirements = ResourceRequirements()
     restart_policy: str | None = None
+    security_context: SecurityContext | None = None
 
 
 class PodSchedulingGate(_Obj, frozen=True):
@@ -238,6 +247,9 @@ class PodSpec(_Obj, frozen=True):
     # Set by the StatefulSet controller (the pod's stable network identity) and for indexed Jobs.
     hostname: str = ""
     subdomain: str = ""
+    security_context: PodSecurityContext | None = None
+    os: PodOS | None = None
+    ephemeral_containers: list[EphemeralContainer] = []
 
 
 class PodCondition(_Obj, frozen=True):

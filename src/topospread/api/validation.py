@@ -34,6 +34,11 @@ from topospread.api.annotation_validation import (
     validate_node_annotations,
 )
 from topospread.api.cidr_validation import node_pod_cidrs, validate_pod_cidrs
+from topospread.api.create_validation import (
+    PADDED_IMAGE,
+    create_only_errors,
+    ephemeral_container_errors,
+)
 from topospread.api.field import (
     FieldError,
     GoJSON,
@@ -61,6 +66,10 @@ from topospread.api.resource_validation import (
     validate_node_resources,
     validate_overhead,
     validate_resource_requirements,
+)
+from topospread.api.security_validation import (
+    container_security_context_errors,
+    pod_security_context_errors,
 )
 from topospread.api.spread_validation import validate_topology_spread_constraints
 from topospread.api.taint_validation import validate_taints, validate_tolerations
@@ -139,8 +148,16 @@ def validate_pod(
             allow_toleration_comparison_operators=allow_toleration_comparison_operators,
             match_label_keys_selector_merge=match_label_keys_selector_merge,
         )
-    meta_errors, before_node_affinity, before_node_name, after_node_name = spec_errors
-    found = bool(meta_errors or before_node_affinity or before_node_name or after_node_name)
+    meta_errors, before_node_affinity, before_node_name, after_node_name, on_create, on_template = (
+        spec_errors
+    )
+    found = bool(
+        meta_errors
+        or before_node_affinity
+        or before_node_name
+        or after_node_name
+        or (on_template if from_template else on_create)
+    )
     if pod_valid(pod, found, from_template=from_template):
         return []
     if not pod.metadata.name and pod.metadata.generate_name:
@@ -181,9 +198,15 @@ def validate_pod(
             for msg in name_is_dns_subdomain(spec.node_name, False)
         )
     errs += after_node_name
-    if not from_template:
+    if from_template:
+        # ValidatePodTemplateSpec's own checks, after ValidatePodSpec.
+        errs += on_template
+    else:
         errs += _images_only_for_pod(spec)
-    # ValidatePodCreate's own checks, after validatePodMetadataAndSpec.
+    # ValidatePodCreate's own checks, after validatePodMetadataAndSpec: ephemeral containers
+    # (the first of on_create, if any), then this one, then the rest of on_create.
+    ephemeral = 1 if spec.ephemeral_containers and not from_template else 0
+    errs += on_create[:ephemeral]
     if spec.node_name and spec.scheduling_gates:
         errs.append(
             forbidden(
@@ -191,12 +214,25 @@ def validate_pod(
                 "cannot be set until all schedulingGates have been cleared",
             )
         )
+    if not from_template:
+        errs += on_create[ephemeral:]
     return errs
 
 
 # The errors of the labels and annotations, then the spec's: before node affinity's, after
-# them and before nodeName's, after nodeName's.
-PodSpecErrors = tuple[list[FieldError], list[FieldError], list[FieldError], list[FieldError]]
+# them and before nodeName's, after nodeName's; then ValidatePodCreate's own (a pod's: the
+# ephemeral containers', the profiles' annotations against their fields, after the AppArmor
+# annotations are copied into the containers' empty fields), and ValidatePodTemplateSpec's (a
+# template's: the profiles' annotations against the fields as written, then the ephemeral
+# containers').
+PodSpecErrors = tuple[
+    list[FieldError],
+    list[FieldError],
+    list[FieldError],
+    list[FieldError],
+    list[FieldError],
+    list[FieldError],
+]
 
 
 def pod_spec_errors(
@@ -207,8 +243,10 @@ def pod_spec_errors(
 ) -> PodSpecErrors:
     """``validate_pod``'s errors of the labels, the annotations and the spec (those before
     ``spec.affinity.nodeAffinity``'s, those after them and before ``spec.nodeName``'s, and
-    those after): all but the ones that read the pod's name, generateName, namespace, node
-    affinity or nodeName. The lists are shared: callers must not change them.
+    those after), then those of ValidatePodCreate's own checks for a pod and of
+    ValidatePodTemplateSpec's for a template (``PodSpecErrors``): all but the ones that read
+    the pod's name, generateName, namespace, node affinity or nodeName. The lists are shared:
+    callers must not change them.
 
     NOTE: these errors depend on the labels, the annotations, the spec fields in the key below
     and the two switches, and on no other field: a controller's pods share them, so they are
@@ -223,8 +261,11 @@ def pod_spec_errors(
         (
             meta.labels,
             meta.annotations,
-            [(c.name, not c.image, c.resources) for c in spec.containers],
-            [(c.name, not c.image, c.resources) for c in spec.init_containers],
+            [(c.name, not c.image, c.resources, c.security_context) for c in spec.containers],
+            [(c.name, not c.image, c.resources, c.security_context) for c in spec.init_containers],
+            spec.ephemeral_containers,
+            spec.security_context,
+            spec.os,
             spec.restart_policy,
             spec.node_selector,
             None if affinity is None else (affinity.pod_affinity, affinity.pod_anti_affinity),
@@ -255,6 +296,7 @@ def pod_spec_errors(
                 allow_toleration_comparison_operators=allow_toleration_comparison_operators,
                 match_label_keys_selector_merge=match_label_keys_selector_merge,
             ),
+            *create_only_errors(meta.annotations, prepared.spec),
         )
         if len(_SPEC_ERRORS) >= _MAX_SPEC_ERRORS:
             _SPEC_ERRORS.clear()
@@ -294,6 +336,13 @@ def _validate_pod_spec(
                 errs.append(required(spec_path.child(field).index(i).child("image")))
             resources = spec_path.child(field).index(i).child("resources")
             errs += validate_resource_requirements(container.resources, resources)
+            if container.security_context is not None:
+                errs += container_security_context_errors(
+                    container.security_context,
+                    spec_path.child(field).index(i).child("securityContext"),
+                )
+    if spec.ephemeral_containers:
+        errs += ephemeral_container_errors(spec, spec_path.child("ephemeralContainers"))
     # The API server defaults an empty restartPolicy to Always before it validates.
     if spec.restart_policy and spec.restart_policy not in RESTART_POLICIES:
         errs.append(
@@ -302,6 +351,10 @@ def _validate_pod_spec(
             )
         )
     errs += validate_labels(spec.node_selector, spec_path.child("nodeSelector"))
+    if spec.security_context is not None:
+        errs += pod_security_context_errors(
+            spec.security_context, spec_path.child("securityContext")
+        )
     before_node_affinity = errs
     errs = []
     if spec.affinity is not None:
@@ -367,7 +420,7 @@ def _images_only_for_pod(spec: PodSpec) -> list[FieldError]:
                     invalid(
                         spec_path.child(field).index(i).child("image"),
                         container.image,
-                        "must not have leading or trailing whitespace",
+                        PADDED_IMAGE,
                     )
                 )
     return errs

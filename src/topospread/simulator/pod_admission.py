@@ -129,7 +129,8 @@ def admit_pod(
                 admitted.spec,
                 admitted,
                 spec_errors,
-                not any(spec_errors)
+                # A template's own errors (the last) are not a pod's.
+                not any(spec_errors[:5])
                 and images_trimmed(admitted.spec.containers)
                 and images_trimmed(admitted.spec.init_containers),
             )
@@ -233,7 +234,8 @@ class AdmissionMemo:
     anti-affinity, topology spread constraints), the Priority plugin (priority,
     priorityClassName, preemptionPolicy, and the classes, fixed per memo) and
     ``pod_spec_errors`` read (those, and annotations, restartPolicy, node selector,
-    tolerations, scheduling gates, overhead: tests/test_admission.py varies each); and
+    tolerations, scheduling gates, overhead, the pod's and the containers' security
+    contexts, os, ephemeral containers: tests/test_admission.py varies each); and
     ``_Admitted.apply`` sets exactly the fields those steps change. Name, generateName,
     namespace, node affinity (a DaemonSet's pods each name their node there) and nodeName,
     which the rest of the validation reads, are checked for each pod.
