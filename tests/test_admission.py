@@ -551,8 +551,9 @@ def test_the_builders_shortcut_is_taken_for_a_valid_pod_of_a_known_template(
 def test_a_pods_os_decides_its_apparmor_comparison_whichever_pod_came_first(
     windows_first: bool,
 ) -> None:
-    """A Windows pod's AppArmor annotation is not compared with its fields; a Linux pod's is:
-    two pods differing only in their OS are admitted each as alone."""
+    """A Linux pod's AppArmor annotation is compared with its fields; a Windows pod's is not
+    (its profile field is refused instead): two pods differing only in their OS are admitted
+    each as alone."""
     linux = _variant(
         "spec.containers",
         [
@@ -570,8 +571,11 @@ def test_a_pods_os_decides_its_apparmor_comparison_whichever_pod_came_first(
     windows: dict[str, Any] = msgspec.json.decode(msgspec.json.encode(linux))
     windows["spec"]["os"] = {"name": "windows"}
     alone = {"linux": _admitted(linux, _memo()), "windows": _admitted(windows, _memo())}
-    assert isinstance(alone["linux"], str) and "apparmor type in annotation" in alone["linux"]
-    assert not isinstance(alone["windows"], str)
+    assert "apparmor type in annotation and field must match" in alone["linux"]
+    assert alone["windows"].endswith(
+        "spec.containers[0].securityContext.appArmorProfile: Forbidden: cannot be set for a "
+        "windows pod"
+    )
     shared = _memo()
     order = ["windows", "linux"] if windows_first else ["linux", "windows"]
     for name in order * 2:

@@ -209,13 +209,21 @@ APPARMOR_ROWS: Final[dict[str, Row]] = {
         [APPARMOR_TYPE],
         None,
     ),
-    "a Windows pod is not compared": (
+    "a Windows pod is not compared (its fields are refused for themselves)": (
         pod_doc(
             {APPARMOR_C: "runtime/default"},
             {"appArmorProfile": profile("Unconfined")},
             {"appArmorProfile": profile("Unconfined")},
             os={"name": "windows"},
         ),
+        [
+            f"{POD_APPARMOR}: Forbidden: cannot be set for a windows pod",
+            f"{C_APPARMOR}: Forbidden: cannot be set for a windows pod",
+        ],
+        None,
+    ),
+    "a Windows pod's annotation alone": (
+        pod_doc({APPARMOR_C: "runtime/default"}, os={"name": "windows"}),
         [],
         None,
     ),
@@ -324,6 +332,49 @@ FIELD_ROWS: Final[dict[str, tuple[dict[str, Any], list[str]]]] = {
         ],
     ),
 }
+
+
+OS_ROWS: Final[dict[str, tuple[dict[str, Any], list[str]]]] = {
+    "linux": (
+        pod_doc(None, {"seccompProfile": profile("RuntimeDefault")}, os={"name": "linux"}),
+        [],
+    ),
+    "no name": (pod_doc(os={}), ["spec.os.name: Required value: cannot be empty"]),
+    "an unknown name (the path is spec.os)": (
+        pod_doc(os={"name": "Linux"}),
+        ['spec.os: Unsupported value: "Linux": supported values: "linux", "windows"'],
+    ),
+    "windows: no profile anywhere, the pod's first, init containers before containers": (
+        pod_doc(
+            None,
+            {"seccompProfile": profile("RuntimeDefault"), "appArmorProfile": {}},
+            {"seccompProfile": profile("RuntimeDefault")},
+            os={"name": "windows"},
+            initContainers=[
+                {
+                    "name": "i",
+                    "image": "busybox",
+                    "securityContext": {"appArmorProfile": profile("RuntimeDefault")},
+                }
+            ],
+        ),
+        [
+            f"{POD_APPARMOR}.type: Required value: type is required when appArmorProfile is set",
+            f"{POD_APPARMOR}: Forbidden: cannot be set for a windows pod",
+            f"{POD_SECCOMP}: Forbidden: cannot be set for a windows pod",
+            "spec.initContainers[0].securityContext.appArmorProfile: Forbidden: cannot be set "
+            "for a windows pod",
+            f"{C_SECCOMP}: Forbidden: cannot be set for a windows pod",
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(OS_ROWS))
+def test_the_pods_os_is_checked_as_validatepodspec_checks_it(name: str) -> None:
+    doc, expected = OS_ROWS[name]
+    assert messages(doc) == expected
+    assert messages(doc, from_template=True) == expected
 
 
 @pytest.mark.parametrize("name", list(FIELD_ROWS))

@@ -297,3 +297,43 @@ def _app_armor_match(annotation: str, profile: AppArmorProfile, path: Path) -> l
     if _APPARMOR_NAMED.get(kind, annotation) != annotation:
         return [forbidden(path.child("type"), APPARMOR_TYPE_MISMATCH)]
     return []
+
+
+_OS_NAMES: Final = ("linux", OS_WINDOWS)
+_NOT_FOR_WINDOWS: Final = "cannot be set for a windows pod"
+
+
+def os_errors(spec: PodSpec, spec_path: Path) -> list[FieldError]:
+    """``spec.os``: a name, ``linux`` or ``windows``; a Windows pod may set no seccomp or
+    AppArmor profile, pod-level or a container's (the other fields a Windows pod may not set
+    are not read).
+
+    Upstream: validateOS, validateWindows (core validation.go, v1.35), its profiles
+    """
+    os = spec.os
+    if os is None:
+        return []
+    path = spec_path.child("os")
+    if not os.name:
+        return [required(path.child("name"), "cannot be empty")]
+    if os.name not in _OS_NAMES:
+        return [not_supported(path, GoJSON(os.name), _OS_NAMES)]
+    if os.name != OS_WINDOWS:
+        return []
+    errs: list[FieldError] = []
+    context = spec.security_context
+    if context is not None:
+        at = spec_path.child("securityContext")
+        if context.app_armor_profile is not None:
+            errs.append(forbidden(at.child("appArmorProfile"), _NOT_FOR_WINDOWS))
+        if context.seccomp_profile is not None:
+            errs.append(forbidden(at.child("seccompProfile"), _NOT_FOR_WINDOWS))
+    for _, own, container_path in _containers(spec, spec_path):
+        if own is None:
+            continue
+        at = container_path.child("securityContext")
+        if own.app_armor_profile is not None:
+            errs.append(forbidden(at.child("appArmorProfile"), _NOT_FOR_WINDOWS))
+        if own.seccomp_profile is not None:
+            errs.append(forbidden(at.child("seccompProfile"), _NOT_FOR_WINDOWS))
+    return errs

@@ -2,7 +2,8 @@
 
 Covers the parts of ``ValidatePodCreate`` that the scheduler's inputs depend on (metadata, node
 selector, affinity, scheduling gates, topology spread constraints, node name, tolerations,
-priority class and preemption policy), ``ValidateNode``'s metadata, taints, resources and pod
+priority class and preemption policy), and its security profiles and ephemeral containers (and
+ValidatePodTemplateSpec's, for a template), ``ValidateNode``'s metadata, taints, resources and pod
 CIDRs, and the scheduler's ``ValidatePodTopologySpreadArgs``. Every check runs with the v1.35
 default feature gates and the options of a create (no old object to be lenient with).
 
@@ -14,7 +15,9 @@ ValidatePodSpec, ValidateNode); their parts are in modules of their own, by conc
 metadata and labels (``meta_validation.py``), topology spread constraints and the scheduler's
 PodTopologySpreadArgs (``spread_validation.py``), node selectors and affinity
 (``affinity_validation.py``), taints and tolerations (``taint_validation.py``), resources
-(``resource_validation.py``), a node's pod CIDRs (``cidr_validation.py``).
+(``resource_validation.py``), a node's pod CIDRs (``cidr_validation.py``), seccomp and AppArmor
+profiles (``security_validation.py``), ValidatePodCreate's and ValidatePodTemplateSpec's own
+checks and the ephemeral containers' (``create_validation.py``).
 """
 
 from __future__ import annotations
@@ -69,6 +72,7 @@ from topospread.api.resource_validation import (
 )
 from topospread.api.security_validation import (
     container_security_context_errors,
+    os_errors,
     pod_security_context_errors,
 )
 from topospread.api.spread_validation import validate_topology_spread_constraints
@@ -128,13 +132,17 @@ def validate_pod(
     one source each, names, claim names, the claims of ephemeral volumes, the latter only for
     a pod: a template has no pod name to check them with; ``volume_source_validation.py``:
     each source's own fields); a container at least, and containers' and init containers'
-    names, images and resources; ``spec.nodeSelector``;
+    names, images, resources and seccomp and AppArmor profiles; the ephemeral containers' names,
+    images and profiles; ``spec.nodeSelector``; the pod-level profiles;
     ``spec.affinity``; ``spec.schedulingGates``; ``spec.topologySpreadConstraints``;
     ``spec.nodeName``; ``spec.tolerations``; ``spec.priorityClassName``;
-    ``spec.preemptionPolicy``; overhead and pod-level resources; and that ``spec.nodeName`` is
-    not set while scheduling gates remain. The rest of the containers and the spec is not
-    checked. Every container needs an image; a pod's (not a template's: ``from_template``)
-    may not start or end with whitespace.
+    ``spec.preemptionPolicy``; overhead and pod-level resources; then, for a pod, that it has no
+    ephemeral containers, that ``spec.nodeName`` is not set while scheduling gates remain, and
+    that the seccomp and AppArmor annotations agree with their fields (after the AppArmor ones
+    are copied into the containers' empty fields); for a template, the annotations against the
+    fields as written, and no ephemeral containers (``create_validation.py``). The rest of the
+    containers and the spec is not checked. Every container needs an image; a pod's (not a
+    template's: ``from_template``) may not start or end with whitespace.
 
     ``spec_errors``: what ``pod_spec_errors`` returns for this pod with the same switches, when
     the caller has it already (admission keeps it per template).
@@ -398,6 +406,8 @@ def _validate_pod_spec(
         errs += validate_overhead(spec.overhead, spec_path.child("overhead"))
     if spec.resources is not None:
         errs += validate_resource_requirements(spec.resources, spec_path.child("resources"))
+    if spec.os is not None:
+        errs += os_errors(spec, spec_path)
     return before_node_affinity, before, errs
 
 
