@@ -9,6 +9,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
+from topospread.api.annotation_validation import (
+    APPARMOR_CONTAINER_PREFIX,
+    SECCOMP_CONTAINER_PREFIX,
+    SECCOMP_POD,
+)
 from topospread.api.field import (
     FieldError,
     Path,
@@ -63,9 +68,9 @@ def create_only_errors(
     return on_create, in_template
 
 
-# The annotations _create_only_errors compares: the pod's seccomp annotation, and the
+# The annotations create_only_errors compares: the pod's seccomp annotation, and the
 # containers' seccomp and AppArmor annotations.
-_PROFILE_ANNOTATIONS: Final = ("seccomp.security.alpha.kubernetes.io/pod", "container.")
+_PROFILE_ANNOTATIONS: Final = (SECCOMP_POD, SECCOMP_CONTAINER_PREFIX, APPARMOR_CONTAINER_PREFIX)
 
 
 def ephemeral_container_errors(spec: PodSpec, path: Path) -> list[FieldError]:
