@@ -582,6 +582,35 @@ def test_a_pods_os_decides_its_apparmor_comparison_whichever_pod_came_first(
         assert _admitted({"linux": linux, "windows": windows}[name], shared) == alone[name]
 
 
+@pytest.mark.parametrize("host_network_first", [False, True])
+def test_host_network_decides_the_host_ports_whichever_pod_came_first(
+    host_network_first: bool,
+) -> None:
+    """Defaulting reads hostNetwork: two pods differing only there are admitted each as
+    alone (host port 80 on the host's network, 0 off it)."""
+    off = _variant(
+        "spec.containers",
+        [
+            {
+                "name": "c",
+                "image": "nginx",
+                "resources": {"requests": {"cpu": "100m"}},
+                "ports": [{"containerPort": 80}],
+            }
+        ],
+    )
+    on: dict[str, Any] = msgspec.json.decode(msgspec.json.encode(off))
+    on["spec"]["hostNetwork"] = True
+    docs = {"on": on, "off": off}
+    alone = {name: _admitted(doc, _memo()) for name, doc in docs.items()}
+    assert alone["on"]["spec"]["containers"][0]["ports"][0]["hostPort"] == 80
+    assert "hostPort" not in alone["off"]["spec"]["containers"][0]["ports"][0]
+    shared = _memo()
+    order = ["on", "off"] if host_network_first else ["off", "on"]
+    for name in order * 2:
+        assert _admitted(docs[name], shared) == alone[name]
+
+
 def test_the_admission_memo_is_not_used_with_other_priority_classes() -> None:
     """A memo made for one set of PriorityClasses is not used with another."""
     doc = _variant("spec.priorityClassName", "high")

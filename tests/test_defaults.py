@@ -57,3 +57,33 @@ def test_allocatable_defaults_to_capacity_only_when_absent() -> None:
         Node,
     )
     assert default_node(node) is node
+
+
+def _ports_pod(host_network: bool) -> Pod:
+    port = {"containerPort": 80, "protocol": "TCP"}
+    return msgspec.convert(
+        {
+            "metadata": {"name": "p"},
+            "spec": {
+                "hostNetwork": host_network,
+                "containers": [
+                    {"name": "a", "ports": [port, {"containerPort": 81, "hostPort": 9}]}
+                ],
+                "initContainers": [{"name": "i", "ports": [port]}],
+            },
+        },
+        Pod,
+    )
+
+
+def test_on_the_hosts_network_a_host_port_left_0_becomes_the_container_port() -> None:
+    """defaultHostNetworkPorts: containers and init containers; a host port given is kept
+    (validation then refuses it)."""
+    got = default_pod(_ports_pod(True))
+    assert [p.host_port for p in got.spec.containers[0].ports] == [80, 9]
+    assert [p.host_port for p in got.spec.init_containers[0].ports] == [80]
+
+
+def test_off_the_hosts_network_host_ports_stay_as_given() -> None:
+    pod = _ports_pod(False)
+    assert default_pod(pod) is pod

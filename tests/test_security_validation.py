@@ -611,3 +611,57 @@ def test_a_pod_whose_apparmor_annotation_only_the_copy_reconciles_is_scheduled(
     code, out, err = run(["schedule", "--nodes", nodes, "--pods", pods, "-o", "jsonl"], capsys)
     assert code == 0, err
     assert '"n1"' in out
+
+
+# ---------------------------------------------------------------------------------------------
+# On the host's network (validatePodHostNetworkDeps, with SetDefaults_Pod's host ports).
+
+
+def test_on_the_hosts_network_a_host_port_must_be_the_container_port() -> None:
+    """A given host port other than the container port is refused, for a pod and a template,
+    after the containers' own errors and before restartPolicy's; 0 passes (a pod's is
+    defaulted, a template's stays 0); init containers are not checked."""
+    ports = [{"containerPort": 80}, {"containerPort": 81, "hostPort": 82}]
+    doc = pod_doc(hostNetwork=True, restartPolicy="Sometimes")
+    doc["spec"]["containers"][0]["ports"] = ports
+    doc["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "-1"}}
+    doc["spec"]["initContainers"] = [
+        {"name": "i", "image": "busybox", "ports": [{"containerPort": 1, "hostPort": 2}]}
+    ]
+    expected = [
+        "spec.containers[0].resources.requests[cpu]",
+        "spec.containers[0].ports[1].hostPort: Invalid value: 82: must match `containerPort` "
+        "when `hostNetwork` is true",
+        "spec.restartPolicy",
+    ]
+    for from_template in (False, True):
+        found = messages(doc, from_template=from_template)
+        assert [found[0].split(":")[0], found[1], found[2].split(":")[0]] == expected
+        assert len(found) == 3
+    doc["spec"]["hostNetwork"] = False
+    assert "hostPort" not in " ".join(messages(doc))
+    doc["spec"]["hostNetwork"] = True
+    doc["spec"]["containers"][0]["ports"][1]["hostPort"] = 81
+    assert "hostPort" not in " ".join(messages(doc))
+
+
+def test_host_network_pods_ports_are_defaulted_and_then_conflict_on_a_node(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two pods on the host's network with the same container port and no host port: the API
+    server gives each the host port, so NodePorts lets only one onto the one node."""
+    from test_bad_input import GOOD_NODE, write_text
+    from test_cli import run
+
+    docs = []
+    for name in ("a", "b"):
+        doc = pod_doc(hostNetwork=True)
+        doc["metadata"]["name"] = name
+        doc["spec"]["containers"][0]["ports"] = [{"containerPort": 8080}]
+        docs.append(json.dumps({"apiVersion": "v1", "kind": "Pod", **doc}))
+    pods = write_text(tmp_path, "pods.yaml", "\n---\n".join(docs))
+    nodes = write_text(tmp_path, "nodes.yaml", GOOD_NODE)
+    code, out, err = run(["schedule", "--nodes", nodes, "--pods", pods], capsys)
+    assert code == 0, err
+    assert "1 of 2 queued pods bound" in out, out
+    assert "didn't have free ports for the requested pod ports" in out, out

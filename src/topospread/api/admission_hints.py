@@ -54,6 +54,7 @@ def admission_key(pod: Pod) -> bytes:
             spec.security_context,
             spec.os,
             spec.ephemeral_containers,
+            spec.host_network,
         )
     )
 

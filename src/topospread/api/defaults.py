@@ -4,6 +4,9 @@ Applied once, to objects read from manifests, before anything else looks at them
 - a container (regular, init or sidecar) that sets a limit but no request for a resource gets
   the limit as its request (SetDefaults_ResourceList via SetDefaults_Container's requests rule);
 - pod-level ``spec.resources`` likewise defaults requests from limits (PodLevelResources);
+- a pod on the host's network (``hostNetwork: true``) gets each container's and init
+  container's ``containerPort`` as the ``hostPort`` it leaves 0 (SetDefaults_Pod's
+  defaultHostNetworkPorts; a pod's only: templates are left as written since v1.28);
 - a Node without ``status.allocatable`` gets a copy of ``status.capacity`` (SetDefaults_NodeStatus);
   and its ``podCIDR`` and ``podCIDRs`` come back as the API server stores them: the list it
   read (``podCIDR`` wins when the two disagree), ``podCIDR`` its first entry (the conversions to
@@ -26,19 +29,30 @@ def _default_requests(res: ResourceRequirements) -> ResourceRequirements:
     return msgspec.structs.replace(res, requests={**res.requests, **missing})
 
 
-def _default_container(c: Container) -> Container:
+def _default_container(c: Container, host_network: bool) -> Container:
     res = _default_requests(c.resources)
-    return c if res is c.resources else msgspec.structs.replace(c, resources=res)
+    ports = c.ports
+    if host_network and any(p.host_port == 0 and p.container_port != 0 for p in ports):
+        ports = [
+            msgspec.structs.replace(p, host_port=p.container_port) if p.host_port == 0 else p
+            for p in ports
+        ]
+    if res is c.resources and ports is c.ports:
+        return c
+    return msgspec.structs.replace(c, resources=res, ports=ports)
 
 
 def default_pod(pod: Pod) -> Pod:
-    """Requests default to limits, per container and at pod level.
+    """Requests default to limits, per container and at pod level; on the host's network,
+    host ports default to container ports.
 
-    Upstream: SetDefaults_Pod / SetDefaults_PodSpec (pkg/apis/core/v1/defaults.go, v1.35)
+    Upstream: SetDefaults_Pod / SetDefaults_PodSpec, defaultHostNetworkPorts
+    (pkg/apis/core/v1/defaults.go, v1.35)
     """
     spec = pod.spec
-    containers = [_default_container(c) for c in spec.containers]
-    init_containers = [_default_container(c) for c in spec.init_containers]
+    host_network = spec.host_network
+    containers = [_default_container(c, host_network) for c in spec.containers]
+    init_containers = [_default_container(c, host_network) for c in spec.init_containers]
     resources = _default_requests(spec.resources) if spec.resources is not None else None
     unchanged = (
         all(a is b for a, b in zip(containers, spec.containers, strict=True))

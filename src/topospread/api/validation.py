@@ -269,11 +269,15 @@ def pod_spec_errors(
         (
             meta.labels,
             meta.annotations,
-            [(c.name, not c.image, c.resources, c.security_context) for c in spec.containers],
+            [
+                (c.name, not c.image, c.resources, c.security_context, c.ports)
+                for c in spec.containers
+            ],
             [(c.name, not c.image, c.resources, c.security_context) for c in spec.init_containers],
             spec.ephemeral_containers,
             spec.security_context,
             spec.os,
+            spec.host_network,
             spec.restart_policy,
             spec.node_selector,
             None if affinity is None else (affinity.pod_affinity, affinity.pod_anti_affinity),
@@ -351,6 +355,8 @@ def _validate_pod_spec(
                 )
     if spec.ephemeral_containers:
         errs += ephemeral_container_errors(spec, spec_path.child("ephemeralContainers"))
+    if spec.host_network:
+        errs += _host_network_ports(spec, spec_path.child("containers"))
     # The API server defaults an empty restartPolicy to Always before it validates.
     if spec.restart_policy and spec.restart_policy not in RESTART_POLICIES:
         errs.append(
@@ -409,6 +415,27 @@ def _validate_pod_spec(
     if spec.os is not None:
         errs += os_errors(spec, spec_path)
     return before_node_affinity, before, errs
+
+
+def _host_network_ports(spec: PodSpec, path: Path) -> list[FieldError]:
+    """On the host's network a container's host port is its container port: one set
+    otherwise is refused (a pod's host ports left 0 are defaulted to their container ports
+    first, a template's stay 0: either way 0 passes here).
+
+    Upstream: validatePodHostNetworkDeps (pkg/apis/core/validation/validation.go, v1.35)
+    """
+    errs: list[FieldError] = []
+    for i, container in enumerate(spec.containers):
+        for j, port in enumerate(container.ports):
+            if port.host_port != 0 and port.host_port != port.container_port:
+                errs.append(
+                    invalid(
+                        path.index(i).child("ports").index(j).child("hostPort"),
+                        port.host_port,
+                        "must match `containerPort` when `hostNetwork` is true",
+                    )
+                )
+    return errs
 
 
 def _images_only_for_pod(spec: PodSpec) -> list[FieldError]:

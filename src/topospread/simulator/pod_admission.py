@@ -235,7 +235,8 @@ class AdmissionMemo:
     priorityClassName, preemptionPolicy, and the classes, fixed per memo) and
     ``pod_spec_errors`` read (those, and annotations, restartPolicy, node selector,
     tolerations, scheduling gates, overhead, the pod's and the containers' security
-    contexts, os, ephemeral containers: tests/test_admission.py varies each); and
+    contexts, os, ephemeral containers, hostNetwork, which defaulting reads too:
+    tests/test_admission.py varies each); and
     ``_Admitted.apply`` sets exactly the fields those steps change. Name, generateName,
     namespace, node affinity (a DaemonSet's pods each name their node there) and nodeName,
     which the rest of the validation reads, are checked for each pod.
