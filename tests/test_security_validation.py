@@ -665,3 +665,33 @@ def test_host_network_pods_ports_are_defaulted_and_then_conflict_on_a_node(
     assert code == 0, err
     assert "1 of 2 queued pods bound" in out, out
     assert "didn't have free ports for the requested pod ports" in out, out
+
+
+def test_a_duplicate_container_name_is_told_after_the_containers_other_errors() -> None:
+    """validateContainers and validateInitContainers check a name's uniqueness after
+    validateContainerCommon: the image, resources and profiles come first."""
+    doc = pod_doc(None, None, {"seccompProfile": {}})
+    doc["spec"]["containers"].append({"name": "c", "resources": {"requests": {"cpu": "-1"}}})
+    doc["spec"]["initContainers"] = [{"name": "c"}, {"name": ""}, {"name": ""}]
+    assert [m.split(": ")[0] + ": " + m.split(": ")[1] for m in messages(doc)] == [
+        f"{C_SECCOMP}.type: Required value",
+        "spec.containers[1].image: Required value",
+        "spec.containers[1].resources.requests[cpu]: Invalid value",
+        "spec.containers[1].name: Duplicate value",
+        "spec.initContainers[0].image: Required value",
+        "spec.initContainers[0].name: Duplicate value",
+        "spec.initContainers[1].name: Required value",
+        "spec.initContainers[1].image: Required value",
+        "spec.initContainers[2].name: Required value",
+        "spec.initContainers[2].image: Required value",
+    ]
+
+
+def test_an_empty_name_is_a_duplicate_among_regular_containers() -> None:
+    doc = pod_doc()
+    doc["spec"]["containers"] = [{"name": "", "image": "a"}, {"name": "", "image": "b"}]
+    assert messages(doc) == [
+        "spec.containers[0].name: Required value",
+        "spec.containers[1].name: Required value",
+        'spec.containers[1].name: Duplicate value: ""',
+    ]

@@ -330,7 +330,11 @@ def _validate_pod_spec(
     """validate_pod's checks of the (prepared) spec, in upstream's order: those before
     ``spec.affinity.nodeAffinity``'s, those after them and before ``spec.nodeName``'s, and
     those after it but before ValidatePodCreate's own (validate_pod makes the ones that read
-    node affinity and nodeName)."""
+    node affinity and nodeName).
+
+    Upstream: ValidatePodSpec, validateContainers, validateInitContainers,
+    validateContainerCommon (pkg/apis/core/validation/validation.go, v1.35)
+    """
     spec_path = Path.root("spec")
     errs: list[FieldError] = []
     names: set[str] = set()
@@ -343,16 +347,27 @@ def _validate_pod_spec(
         ("initContainers", spec.init_containers),
     ):
         for i, container in enumerate(containers):
-            errs += _container_name(container.name, spec_path.child(field).index(i), names)
+            at = spec_path.child(field).index(i)
+            name = container.name
+            if not name:
+                errs.append(required(at.child("name")))
+            else:
+                errs.extend(invalid(at.child("name"), name, m) for m in is_dns1123_label(name))
             if not container.image:
-                errs.append(required(spec_path.child(field).index(i).child("image")))
-            resources = spec_path.child(field).index(i).child("resources")
-            errs += validate_resource_requirements(container.resources, resources)
+                errs.append(required(at.child("image")))
+            errs += validate_resource_requirements(container.resources, at.child("resources"))
             if container.security_context is not None:
                 errs += container_security_context_errors(
-                    container.security_context,
-                    spec_path.child(field).index(i).child("securityContext"),
+                    container.security_context, at.child("securityContext")
                 )
+            # Unique among the containers and init containers, told after the container's
+            # other errors (validateContainerCommon's); an init container is compared with
+            # every regular one and those before it; an empty name is remembered only for a
+            # regular container.
+            if name in names:
+                errs.append(duplicate(at.child("name"), name))
+            elif name or field == "containers":
+                names.add(name)
     if spec.ephemeral_containers:
         errs += ephemeral_container_errors(spec, spec_path.child("ephemeralContainers"))
     if spec.host_network:
@@ -460,23 +475,6 @@ def _images_only_for_pod(spec: PodSpec) -> list[FieldError]:
                         PADDED_IMAGE,
                     )
                 )
-    return errs
-
-
-def _container_name(name: str, path: Path, names: set[str]) -> list[FieldError]:
-    """A container's name: given, a DNS label, unique among the pod's containers and init
-    containers (an init container is compared with every regular one and those before it).
-
-    Upstream: validateContainerCommon, validateContainers, validateInitContainers
-    (pkg/apis/core/validation/validation.go, v1.35)
-    """
-    name_path = path.child("name")
-    if not name:
-        return [required(name_path)]
-    errs = [invalid(name_path, name, msg) for msg in is_dns1123_label(name)]
-    if name in names:
-        errs.append(duplicate(name_path, name))
-    names.add(name)
     return errs
 
 
