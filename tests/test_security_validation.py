@@ -427,6 +427,38 @@ def test_ephemeral_containers_are_refused_on_create_and_in_a_template() -> None:
     assert messages(doc, from_template=True) == [IN_TEMPLATE]
 
 
+def test_a_bound_pods_ephemeral_containers_are_kept_as_a_clusters_pods_hold_them() -> None:
+    """A bound pod is read back from a cluster: ``kubectl debug`` added its ephemeral
+    containers to the running pod (the ephemeralcontainers subresource), which the server
+    allows; an unbound one with the same containers is still refused."""
+    bound = pod_doc(ephemeralContainers=[EPHEMERAL], nodeName="n1")
+    assert messages(bound) == []
+    assert messages(pod_doc(ephemeralContainers=[EPHEMERAL])) == [ON_CREATE]
+    assert messages(bound, from_template=True) == [IN_TEMPLATE]
+
+
+def test_a_template_pod_admitted_bound_does_not_vouch_for_its_unbound_twin(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two pods alike but for nodeName: admission's memo, keyed per template, must not carry
+    the bound one's verdict over to the unbound one."""
+    from test_bad_input import GOOD_NODE, assert_one_line_exit_2, write_text
+
+    def pod(name: str, node: str | None) -> dict[str, Any]:
+        doc = pod_doc(ephemeralContainers=[EPHEMERAL], **({"nodeName": node} if node else {}))
+        doc["metadata"]["name"] = name
+        return {"apiVersion": "v1", "kind": "Pod", **doc}
+
+    pods = write_text(
+        tmp_path,
+        "pods.yaml",
+        "\n---\n".join(json.dumps(d) for d in (pod("a", "n1"), pod("b", None))),
+    )
+    nodes = write_text(tmp_path, "nodes.yaml", GOOD_NODE)
+    argv = ["schedule", "--nodes", nodes, "--pods", pods]
+    assert_one_line_exit_2(argv, capsys, f"(Pod default/b): {ON_CREATE}")
+
+
 def test_an_ephemeral_containers_own_errors_come_first() -> None:
     bad = [
         {"name": "c", "image": " busybox", "targetContainerName": "nope"},
@@ -462,17 +494,22 @@ def test_an_ephemeral_containers_annotations_are_compared_and_named() -> None:
 
 
 def test_validatepodcreates_own_checks_come_in_its_order() -> None:
-    """Ephemeral containers, nodeName beside scheduling gates, seccomp, then AppArmor."""
-    doc = pod_doc(
-        {SECCOMP: "unconfined", APPARMOR_C: "unconfined"},
-        {"seccompProfile": profile("RuntimeDefault")},
-        {"appArmorProfile": profile("RuntimeDefault")},
-        ephemeralContainers=[EPHEMERAL],
-        nodeName="n1",
-        schedulingGates=[{"name": "g"}],
-    )
+    """Ephemeral containers (of a pod not bound), nodeName beside scheduling gates (a bound
+    one), seccomp, then AppArmor."""
+
+    def doc(**spec: Any) -> dict[str, Any]:
+        return pod_doc(
+            {SECCOMP: "unconfined", APPARMOR_C: "unconfined"},
+            {"seccompProfile": profile("RuntimeDefault")},
+            {"appArmorProfile": profile("RuntimeDefault")},
+            ephemeralContainers=[EPHEMERAL],
+            schedulingGates=[{"name": "g"}],
+            **spec,
+        )
+
     gated = "spec.nodeName: Forbidden: cannot be set until all schedulingGates have been cleared"
-    assert messages(doc) == [ON_CREATE, gated, SECCOMP_TYPE, APPARMOR_TYPE]
+    assert messages(doc()) == [ON_CREATE, SECCOMP_TYPE, APPARMOR_TYPE]
+    assert messages(doc(nodeName="n1")) == [gated, SECCOMP_TYPE, APPARMOR_TYPE]
 
 
 # ---------------------------------------------------------------------------------------------

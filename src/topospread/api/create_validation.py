@@ -36,9 +36,9 @@ from topospread.util.validation import is_dns1123_label
 def create_only_errors(
     annotations: Mapping[str, str], spec: PodSpec
 ) -> tuple[list[FieldError], list[FieldError]]:
-    """ValidatePodCreate's checks after validatePodMetadataAndSpec (but the one that reads
+    """ValidatePodCreate's checks after validatePodMetadataAndSpec (but the two that read
     nodeName), and ValidatePodTemplateSpec's after ValidatePodSpec, of the (prepared) spec:
-    ephemeral containers are refused (on create; in a template) and the seccomp and AppArmor
+    ephemeral containers are refused in a template, and the seccomp and AppArmor
     annotations must agree with their fields (a pod's AppArmor annotations copied first into
     its containers' empty fields, as PrepareForCreate copies them; a template's compared as
     written). Quick for a spec without profiles and annotations to compare.
@@ -46,12 +46,13 @@ def create_only_errors(
     Upstream: ValidatePodCreate, ValidatePodTemplateSpec (core validation.go, v1.35)
     """
     spec_path = Path.root("spec")
+    # NOTE: a pod's own refusal of ephemeral containers reads nodeName, so it is made per pod
+    # (``validation.validate_pod``), not here.
+    on_create: list[FieldError] = []
+    in_template: list[FieldError] = []
     if spec.ephemeral_containers:
         path = spec_path.child("ephemeralContainers")
-        on_create = [forbidden(path, "cannot be set on create")]
         in_template = [forbidden(path, "ephemeral containers not allowed in pod template")]
-    else:
-        on_create, in_template = [], []
     if not annotations or not any(key.startswith(_PROFILE_ANNOTATIONS) for key in annotations):
         return on_create, in_template
     seccomp = seccomp_match_errors(annotations, spec, spec_path)

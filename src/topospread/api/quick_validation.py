@@ -27,6 +27,7 @@ from topospread.api.types import (
     NodeSelectorRequirement,
     NodeSelectorTerm,
     Pod,
+    PodSpec,
     Taint,
 )
 from topospread.api.volume_validation import volumes_valid
@@ -216,11 +217,25 @@ def pod_fields_valid(pod: Pod, *, from_template: bool = False) -> bool:
     ):
         return False
     node_name = spec.node_name
-    if not node_name and MIRROR_POD in meta.annotations:
+    if not node_name and (MIRROR_POD in meta.annotations or refuses_ephemeral_containers(spec)):
         return False
     return not node_name or (
         not spec.scheduling_gates and (node_name in _NODE_NAMES or _recurring_node_name(node_name))
     )
+
+
+def refuses_ephemeral_containers(spec: PodSpec) -> bool:
+    """Whether ValidatePodCreate refuses the pod for its ephemeral containers: it has some and
+    is not bound to a node.
+
+    NOTE: a bound pod is one read back from a cluster (``kubectl get``, a cluster dump, a live
+    cluster), not one created as written: its ephemeral containers came after it was created,
+    through the ``ephemeralcontainers`` subresource (``kubectl debug``), which the API server
+    allows on a running pod. Refusing them refused every dump taken after a ``kubectl debug``.
+    The one pod read more loosely than the server would is a manifest written with both a
+    nodeName and ephemeral containers.
+    """
+    return bool(spec.ephemeral_containers) and not spec.node_name
 
 
 def node_meta_and_taints_valid(node: Node) -> bool:

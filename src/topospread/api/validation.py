@@ -64,6 +64,7 @@ from topospread.api.quick_validation import (
     node_meta_and_taints_valid,
     pod_cidrs_valid,
     pod_valid,
+    refuses_ephemeral_containers,
 )
 from topospread.api.resource_validation import (
     validate_node_resources,
@@ -137,7 +138,8 @@ def validate_pod(
     ``spec.affinity``; ``spec.schedulingGates``; ``spec.topologySpreadConstraints``;
     ``spec.nodeName``; ``spec.tolerations``; ``spec.priorityClassName``;
     ``spec.preemptionPolicy``; overhead and pod-level resources; then, for a pod, that it has no
-    ephemeral containers, that ``spec.nodeName`` is not set while scheduling gates remain, and
+    ephemeral containers unless it is bound (``refuses_ephemeral_containers``), that
+    ``spec.nodeName`` is not set while scheduling gates remain, and
     that the seccomp and AppArmor annotations agree with their fields (after the AppArmor ones
     are copied into the containers' empty fields); for a template, the annotations against the
     fields as written, and no ephemeral containers (``create_validation.py``). The rest of the
@@ -211,10 +213,10 @@ def validate_pod(
         errs += on_template
     else:
         errs += _images_only_for_pod(spec)
-    # ValidatePodCreate's own checks, after validatePodMetadataAndSpec: ephemeral containers
-    # (the first of on_create, if any), then this one, then the rest of on_create.
-    ephemeral = 1 if spec.ephemeral_containers and not from_template else 0
-    errs += on_create[:ephemeral]
+    # ValidatePodCreate's own checks, after validatePodMetadataAndSpec: ephemeral containers,
+    # then scheduling gates beside a nodeName, then on_create.
+    if not from_template and refuses_ephemeral_containers(spec):
+        errs.append(forbidden(Path.root("spec", "ephemeralContainers"), "cannot be set on create"))
     if spec.node_name and spec.scheduling_gates:
         errs.append(
             forbidden(
@@ -223,7 +225,7 @@ def validate_pod(
             )
         )
     if not from_template:
-        errs += on_create[ephemeral:]
+        errs += on_create
     return errs
 
 
