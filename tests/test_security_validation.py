@@ -22,7 +22,7 @@ from typing import Any, Final
 import msgspec
 import pytest
 
-from test_bad_input import assert_manifest_refused
+from test_bad_input import GOOD_NODE, assert_manifest_refused, assert_one_line_exit_2, write_text
 from topospread.api.types import Pod
 from topospread.api.validation import validate_pod
 
@@ -442,7 +442,6 @@ def test_a_template_pod_admitted_bound_does_not_vouch_for_its_unbound_twin(
 ) -> None:
     """Two pods alike but for nodeName: admission's memo, keyed per template, must not carry
     the bound one's verdict over to the unbound one."""
-    from test_bad_input import GOOD_NODE, assert_one_line_exit_2, write_text
 
     def pod(name: str, node: str | None) -> dict[str, Any]:
         doc = pod_doc(ephemeralContainers=[EPHEMERAL], **({"nodeName": node} if node else {}))
@@ -639,7 +638,6 @@ def test_a_pod_whose_apparmor_annotation_only_the_copy_reconciles_is_scheduled(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The template's disagreement, in a bare pod, is reconciled by the copy: accepted."""
-    from test_bad_input import GOOD_NODE, write_text
     from test_cli import run
 
     doc = pod_doc({APPARMOR_C: "runtime/default"}, {"appArmorProfile": profile("Unconfined")})
@@ -687,7 +685,6 @@ def test_host_network_pods_ports_are_defaulted_and_then_conflict_on_a_node(
 ) -> None:
     """Two pods on the host's network with the same container port and no host port: the API
     server gives each the host port, so NodePorts lets only one onto the one node."""
-    from test_bad_input import GOOD_NODE, write_text
     from test_cli import run
 
     docs = []

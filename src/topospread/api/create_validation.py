@@ -74,6 +74,18 @@ def create_only_errors(
 _PROFILE_ANNOTATIONS: Final = (SECCOMP_POD, SECCOMP_CONTAINER_PREFIX, APPARMOR_CONTAINER_PREFIX)
 
 
+def name_and_image_errors(name: str, image: str, at: Path) -> list[FieldError]:
+    """A container's (or an ephemeral container's) name, a DNS label, and its image, both
+    required (the image's whitespace is checked apart, for a pod only)."""
+    if not name:
+        errs = [required(at.child("name"))]
+    else:
+        errs = [invalid(at.child("name"), name, m) for m in is_dns1123_label(name)]
+    if not image:
+        errs.append(required(at.child("image")))
+    return errs
+
+
 def ephemeral_container_errors(spec: PodSpec, path: Path) -> list[FieldError]:
     """Ephemeral containers (refused on create whatever they hold, by ValidatePodCreate's own
     check, after these): each one's name, image and profiles as any container's, its image
@@ -89,12 +101,7 @@ def ephemeral_container_errors(spec: PodSpec, path: Path) -> list[FieldError]:
     for i, container in enumerate(spec.ephemeral_containers):
         at = path.index(i)
         name = container.name
-        if not name:
-            errs.append(required(at.child("name")))
-        else:
-            errs.extend(invalid(at.child("name"), name, m) for m in is_dns1123_label(name))
-        if not container.image:
-            errs.append(required(at.child("image")))
+        errs += name_and_image_errors(name, container.image, at)
         errs += container_security_context_errors(
             container.security_context, at.child("securityContext")
         )

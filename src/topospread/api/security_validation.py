@@ -136,11 +136,7 @@ def pod_security_context_errors(context: PodSecurityContext | None, path: Path) 
 
     Upstream: validatePodSpecSecurityContext (core validation.go, v1.35), its profiles
     """
-    if context is None:
-        return []
-    return seccomp_profile_errors(
-        context.seccomp_profile, path.child("seccompProfile")
-    ) + app_armor_profile_errors(context.app_armor_profile, path.child("appArmorProfile"))
+    return _profiles_errors(context, path)
 
 
 def container_security_context_errors(
@@ -150,6 +146,13 @@ def container_security_context_errors(
 
     Upstream: ValidateSecurityContext (core validation.go, v1.35), its profiles
     """
+    return _profiles_errors(context, path)
+
+
+def _profiles_errors(
+    context: PodSecurityContext | SecurityContext | None, path: Path
+) -> list[FieldError]:
+    """A pod's or a container's seccomp profile's errors, then its AppArmor profile's."""
     if context is None:
         return []
     return seccomp_profile_errors(

@@ -41,6 +41,7 @@ from topospread.api.create_validation import (
     PADDED_IMAGE,
     create_only_errors,
     ephemeral_container_errors,
+    name_and_image_errors,
 )
 from topospread.api.field import (
     FieldError,
@@ -86,7 +87,6 @@ from topospread.api.types import (
 )
 from topospread.api.volume_validation import validate_volumes
 from topospread.util.validation import (
-    is_dns1123_label,
     is_qualified_name,
 )
 
@@ -351,12 +351,7 @@ def _validate_pod_spec(
         for i, container in enumerate(containers):
             at = spec_path.child(field).index(i)
             name = container.name
-            if not name:
-                errs.append(required(at.child("name")))
-            else:
-                errs.extend(invalid(at.child("name"), name, m) for m in is_dns1123_label(name))
-            if not container.image:
-                errs.append(required(at.child("image")))
+            errs += name_and_image_errors(name, container.image, at)
             errs += validate_resource_requirements(container.resources, at.child("resources"))
             if container.security_context is not None:
                 errs += container_security_context_errors(
