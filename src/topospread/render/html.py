@@ -67,13 +67,18 @@ def simulate_html(doc: dict[str, Any]) -> str:
     cut = doc.get("interrupted")
     total = cut["of"] if cut is not None else len(doc["steps"]) - 1
     steps = [_step(s, color, total) for s in doc["steps"]]
-    pending = [s["title_short"] for s in steps[1:] if s["pending"]]
-    violated = [s["title_short"] for s in steps[1:] if s["violated"]]
+    # The initial state counts as the text's summary counts it: Pods Pending there are Pending.
+    pending = [s["title_short"] for s in steps if s["pending"]]
+    violated = [s["title_short"] for s in steps if s["violated"]]
+    blocked = [s["title_short"] for s in steps if s["blocked"]]
+    unsettled = [s["title_short"] for s in steps if not s["settled"]]
     summary = {
-        "ok": not (pending or violated or cut),
+        "ok": not (pending or violated or blocked or unsettled or cut),
         "pending": pending,
         "violated": violated,
-        "preferences": [s["title_short"] for s in steps[1:] if s["preferences"]],
+        "preferences": [s["title_short"] for s in steps if s["preferences"]],
+        "blocked": blocked,
+        "unsettled": unsettled,
     }
     template = _environment().get_template("simulate.html.j2")
     return template.render(
@@ -166,7 +171,8 @@ def _step(s: dict[str, Any], color: dict[str, int], total: int) -> dict[str, Any
     failed = bool(s["pending"] or s["violations"])
     return {
         "index": index,
-        "title": f"{title} at {s['time']:g}s",
+        # The simulated clock as the text prints it (Go's duration format), not raw seconds.
+        "title": f"{title} at {format_duration(round(s['time'] * SECOND))}",
         "title_short": short,
         "events": s["events"],
         "running": len(s["bound"]),
@@ -177,6 +183,8 @@ def _step(s: dict[str, Any], color: dict[str, int], total: int) -> dict[str, Any
         "spread": spread,
         "violated": bool(s["violations"]),
         "preferences": bool(s["preferencesNotMet"]),
+        "blocked": any(not d["complete"] for d in s["drains"]),
+        "settled": s["settled"],
         "state": "fail" if failed else "warn" if s["preferencesNotMet"] else "",
     }
 
@@ -268,15 +276,35 @@ def verify_html(doc: dict[str, Any]) -> str:
     step-through, binding by binding, with the nodes the scheduler could have chosen."""
     counter = doc.get("counterexample")
     trace: list[dict[str, Any]] = []
+    start: list[dict[str, Any]] = []
     groups: dict[str, int] = {}
     pending_groups: dict[str, int] = {}
     if counter:
         waiting = [p["pod"] for p in counter["pending"]]
-        for pod in [s["pod"] for s in counter["steps"]] + waiting:
+        stepped = {s["pod"] for s in counter["steps"]}
+        # The scenario's bound pods are there before the first binding: the failing state's
+        # ``bound`` minus what the steps bound.
+        existing = [(pod, node) for pod, node in counter["bound"].items() if pod not in stepped]
+        for pod in [p for p, _ in existing] + [s["pod"] for s in counter["steps"]] + waiting:
             groups.setdefault(_group(pod), len(groups))
         pending_groups = {p: groups[_group(p)] for p in waiting}
         zones = {n["name"]: n["zone"] for n in counter["nodes"]}
         placed: dict[str, list[dict[str, Any]]] = {n["name"]: [] for n in counter["nodes"]}
+        for pod, node in existing:
+            placed.setdefault(node, []).append(
+                {"key": pod, "w": groups[_group(pod)], "just": False, "label": _label(pod)}
+            )
+
+        def by_zone(could: set[str]) -> list[dict[str, Any]]:
+            out: dict[str, list[dict[str, Any]]] = {}
+            for node, on in placed.items():
+                out.setdefault(zones.get(node, ""), []).append(
+                    {"name": node, "could": node in could, "pods": [dict(p) for p in on]}
+                )
+            return [{"name": z, "nodes": nodes} for z, nodes in out.items()]
+
+        # Without a binding the failing state is the starting state: drawn on its own.
+        start = [] if counter["steps"] else by_zone(set())
         for step in counter["steps"]:
             for pods_on in placed.values():
                 for p in pods_on:
@@ -289,25 +317,21 @@ def verify_html(doc: dict[str, Any]) -> str:
                     "label": _label(step["pod"]),
                 }
             )
-            could = set(step["choices"]) - {step["node"]}
-            by_zone: dict[str, list[dict[str, Any]]] = {}
-            for node, on in placed.items():
-                by_zone.setdefault(zones.get(node, ""), []).append(
-                    {"name": node, "could": node in could, "pods": [dict(p) for p in on]}
-                )
-            trace.append(
-                {
-                    **step,
-                    "zones": [{"name": z, "nodes": nodes} for z, nodes in by_zone.items()],
-                }
-            )
+            trace.append({**step, "zones": by_zone(set(step["choices"]) - {step["node"]})})
+    note = doc["note"]
+    if note is not None and note.startswith("not a proof: "):
+        # The badge says it already.
+        note = note[len("not a proof: ") :]
     template = _environment().get_template("verify.html.j2")
     return template.render(
         doc=doc,
         version=__version__,
         trace=trace,
+        start=start,
+        note=note,
         groups=[{"name": g, "color": _hue(i)} for g, i in groups.items()],
         pending_groups=pending_groups,
+        interrupted=doc.get("interrupted", False),
     )
 
 
@@ -390,6 +414,7 @@ def sweep_html(doc: dict[str, Any]) -> str:
                     "failure": ranked["failure"],
                     "seed": ranked["seed"],
                     "recovered": ranked["recovered"],
+                    "settled": run["settled"],
                     "during": run["during"],
                     "after": run["after"],
                     "during_pending": list(pending.items()),
@@ -400,6 +425,10 @@ def sweep_html(doc: dict[str, Any]) -> str:
     return template.render(
         doc=doc,
         version=__version__,
+        base=_sweep_base(doc),
+        limit=None
+        if doc.get("autoscaler") is None
+        else _duration(doc["autoscaler"]["recoveryLimit"]),
         seeds=len(doc["seeds"]),
         workloads=workloads,
         rows=rows,
@@ -411,12 +440,52 @@ def sweep_html(doc: dict[str, Any]) -> str:
     )
 
 
+def _duration(seconds: float) -> str:
+    """Seconds as the text reports print durations (Go's ``5m0s``)."""
+    return format_duration(round(seconds * SECOND))
+
+
+def _sweep_base(doc: dict[str, Any]) -> list[str]:
+    """The base state per seed, as the text's lines say it (with the autoscaler's start)."""
+    several = len(doc["base"]) > 1
+    scaled = doc.get("autoscaler") or {}
+    out = []
+    for seed, base in doc["base"].items():
+        where = f" (seed {seed})" if several else ""
+        n = base["running"]
+        violated = (
+            f"{len(base['violated'])} constraints violated"
+            if base["violated"]
+            else "no constraint violated"
+        )
+        out.append(
+            f"Base state{where}: {n} pod{'s' if n != 1 else ''} Running, "
+            f"{len(base['pending'])} Pending; {violated}."
+        )
+        r = scaled.get("base", {}).get(seed)
+        if r is not None and (r["pendingBefore"] or r["added"] or r["removed"]):
+            nodes = ", ".join(
+                [f"+{k} {g}" for g, k in r["added"].items()]
+                + [f"-{k} {g}" for g, k in r["removed"].items()]
+            )
+            head = (
+                f"recovered in {_duration(r['took'])}"
+                if r["recovered"]
+                else f"NOT recovered within {_duration(r['limit'])}"
+            )
+            out.append(
+                f"Base state{where}: {r['pendingBefore']} Pending before the autoscaler; "
+                f"{head}: {nodes or 'no node added or removed'}."
+            )
+    return out
+
+
 def _recovery(run: dict[str, Any]) -> dict[str, Any] | None:
     """A run's autoscaler recovery as the sweep page shows it (``took`` as Go prints it)."""
     r = run.get("autoscaler")
     if r is None:
         return None
-    took = None if r["took"] is None else format_duration(round(r["took"] * SECOND))
+    took = None if r["took"] is None else _duration(r["took"])
     return {**r, "took_text": took}
 
 

@@ -181,7 +181,10 @@ def _matrix(report: SweepReport, ranked: Sequence[Outcome]) -> list[str]:
                 )
             cells.append(text or ".")
         rows.append([o.failure.name, *([str(o.run.seed)] if show_seed else []), *cells])
-    return [legend, *_columns(header, rows)]
+    out = [legend, *_columns(header, rows)]
+    if len(ranked) > MAX_ROWS:
+        out.append(f"  ... and {len(ranked) - MAX_ROWS} more failures (see -o json)")
+    return out
 
 
 def _details(o: Outcome, show_seed: bool) -> list[str]:
@@ -200,6 +203,8 @@ def _details(o: Outcome, show_seed: bool) -> list[str]:
         out.append(f"    violated: {line}")
     for line in d.preferences_not_met[:MAX_LINES]:
         out.append(f"    preference not met: {line}")
+    if len(d.preferences_not_met) > MAX_LINES:
+        out.append(f"    ... and {len(d.preferences_not_met) - MAX_LINES} more preferences not met")
     for line in d.blocked[:MAX_LINES]:
         out.append(f"    drain blocked: {line}")
     if len(d.blocked) > MAX_LINES:

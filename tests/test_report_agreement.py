@@ -1,0 +1,273 @@
+"""Text, HTML and JSON of one run say the same thing: what one report shows, the others neither
+contradict nor leave out (a list cut short says so, and by how many)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from test_cli import run
+from test_html_json import EXAMPLES, SIMULATIONS, both, grid, parse
+from topospread.render import sweep as sweep_render
+from topospread.render.html import verify_html
+
+VERIFY = EXAMPLES / "verify"
+
+
+def _node(name: str, zone: str, cpu: str) -> dict[str, Any]:
+    labels = {"kubernetes.io/hostname": name, "topology.kubernetes.io/zone": zone}
+    return {
+        "metadata": {"name": name, "labels": labels},
+        "status": {"allocatable": {"cpu": cpu, "memory": "4Gi", "pods": "110"}},
+    }
+
+
+def _pod(name: str, cpu: str, node: str | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": cpu}}}]
+    }
+    if node is not None:
+        spec["nodeName"] = node
+    return {
+        "metadata": {"name": name, "namespace": "default", "labels": {"app": "x"}},
+        "spec": spec,
+    }
+
+
+def _page_text(root: Any) -> str:
+    return re.sub(r"\s+", " ", root.all_text())
+
+
+def test_the_verify_report_draws_the_pods_the_scenario_starts_with(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # "old" is bound before the search starts; p1 takes the other node, p2 fits nowhere.
+    scenario = tmp_path / "v.yaml"
+    scenario.write_text(
+        yaml.safe_dump(
+            {
+                "nodes": [_node("n1", "a", "4"), _node("n2", "b", "4")],
+                "pods": [_pod("old", "3", "n1")],
+                "queue": [_pod("p1", "3"), _pod("p2", "3")],
+            }
+        )
+    )
+    root, doc = both(["verify", str(scenario)], capsys)
+    counter = doc["counterexample"]
+    assert counter["steps"] and "default/old" in counter["bound"]
+    for i in range(1, len(counter["steps"]) + 1):
+        pods, _ = grid(root.find("id", f"binding-{i}")[0])
+        assert pods["default/old"] == "n1"
+    last = root.find("id", f"binding-{len(counter['steps'])}")[0]
+    assert grid(last)[0] == counter["bound"]
+
+
+def test_the_verify_report_of_a_deadlock_before_any_binding_shows_the_pending_pods(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario = tmp_path / "v.yaml"
+    scenario.write_text(
+        yaml.safe_dump(
+            {
+                "nodes": [_node("n1", "a", "1")],
+                "pods": [_pod("old", "500m", "n1")],
+                "queue": [_pod("big", "2")],
+            }
+        )
+    )
+    root, doc = both(["verify", str(scenario)], capsys)
+    counter = doc["counterexample"]
+    assert counter["steps"] == []
+    assert root.values("data-pending") == [p["pod"] for p in counter["pending"]]
+    (start,) = root.find("id", "start")
+    pods, zones = grid(start)
+    assert pods == counter["bound"] == {"default/old": "n1"}
+    assert zones == {n["name"]: n["zone"] for n in counter["nodes"]}
+    assert counter["pending"][0]["message"] in _page_text(root)
+
+
+def test_the_verify_report_says_what_the_text_says_of_a_bounded_search(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Found by sampling past the state budget: maybe not the shortest, as the text says.
+    argv = ["verify", str(VERIFY / "redis-3shards-3zones-maxskew1.yaml"), "--max-states", "2"]
+    root, doc = both(argv, capsys)
+    _, text, _ = run(argv, capsys)
+    assert doc["samples"] and doc["counterexample"] is not None
+    assert f"found by random sampling, order {doc['samples']} with seed {doc['seed']}" in text
+    (sampled,) = root.find("id", "sampled")
+    assert f"order {doc['samples']} with seed {doc['seed']}" in sampled.all_text()
+    assert "maybe not the shortest" in sampled.all_text()
+    # Nothing found past the budget: the badge names it once.
+    argv = ["verify", str(VERIFY / "redis-3shards-3zones-maxskew2.yaml"), "--max-states", "2"]
+    root, doc = both(argv, capsys)
+    assert doc["verdict"] == "bounded"
+    (verdict,) = root.find("id", "verdict")
+    assert verdict.all_text().lower().count("not a proof") == 1
+    assert doc["note"].removeprefix("not a proof: ") in verdict.all_text()
+
+
+def test_the_verify_report_of_an_interrupted_or_invariant_free_run_says_so(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _, out, _ = run(
+        ["verify", str(VERIFY / "redis-3shards-3zones-maxskew1.yaml"), "-o", "json"], capsys
+    )
+    doc = json.loads(out)
+    assert not parse(verify_html(doc)).find("id", "interrupted")
+    (shown,) = parse(verify_html({**doc, "interrupted": True})).find("id", "interrupted")
+    assert "interrupted" in shown.all_text()
+    proved = {**doc, "verdict": "proved", "ok": True, "proved": True, "orders": 12}
+    proved |= {"counterexample": None, "invariants": []}
+    (verdict,) = parse(verify_html(proved)).find("id", "verdict")
+    assert "invariant" not in verdict.all_text()
+    (verdict,) = parse(verify_html({**proved, "invariants": ["x"]})).find("id", "verdict")
+    assert "keeps every invariant" in verdict.all_text()
+
+
+def _text_summary(text: str) -> dict[str, list[str]]:
+    """The text's closing lines: which steps left pods Pending, constraints violated, ..."""
+    heads = {
+        "pending": "Pods Pending after: ",
+        "violated": "Constraints violated after: ",
+        "preferences": "ScheduleAnyway preferences not met after: ",
+        "blocked": "Drains left pods on their nodes: ",
+        "unsettled": "Did not settle within the round limit: ",
+    }
+    out: dict[str, list[str]] = {key: [] for key in heads}
+    tail = text.rstrip().rsplit("\n\n", 1)[1]
+    for sentence in re.split(r"(?<=\.)\s+", tail):
+        for key, head in heads.items():
+            if head in sentence:
+                listed = sentence.split(head, 1)[1].rstrip(".")
+                out[key] = [] if listed == "none" else listed.split(", ")
+    return out
+
+
+def _html_summary(root: Any) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for key in ("pending", "violated", "blocked", "unsettled"):
+        found = root.find("id", f"summary-{key}")
+        out[key] = found[0].all_text().split(": ", 1)[1].split(", ") if found else []
+    prefs = [e for e in root.find("class", "badge warn") if "preferences not met" in e.all_text()]
+    out["preferences"] = prefs[0].all_text().split(": ", 1)[1].split(", ") if prefs else []
+    return out
+
+
+def _drain_timeline(path: Path) -> Path:
+    """Two nodes, a budget that allows no eviction, and a drain it blocks."""
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "nodeGroups": [{"name": "node", "zones": ["zone-a", "zone-b"], "perZone": 1}],
+                "objects": [
+                    {
+                        "apiVersion": "apps/v1",
+                        "kind": "Deployment",
+                        "metadata": {"name": "web"},
+                        "spec": {
+                            "replicas": 2,
+                            "selector": {"matchLabels": {"app": "web"}},
+                            "template": {
+                                "metadata": {"labels": {"app": "web"}},
+                                "spec": {"containers": [{"name": "web", "image": "nginx"}]},
+                            },
+                        },
+                    },
+                    {
+                        "apiVersion": "policy/v1",
+                        "kind": "PodDisruptionBudget",
+                        "metadata": {"name": "web"},
+                        "spec": {"minAvailable": 2, "selector": {"matchLabels": {"app": "web"}}},
+                    },
+                ],
+                "timeline": [{"name": "drain a", "drain": "node-zone-a-1"}, {"wait": "90s"}],
+            }
+        )
+    )
+    return path
+
+
+@pytest.mark.parametrize(
+    "timeline", [*SIMULATIONS, None], ids=[p.stem for p in SIMULATIONS] + ["blocked-drain"]
+)
+def test_the_simulate_report_sums_up_the_steps_the_text_sums_up(
+    timeline: Path | None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = timeline or _drain_timeline(tmp_path / "drain.yaml")
+    root, doc = both(["simulate", str(path)], capsys)
+    _, text, _ = run(["simulate", str(path)], capsys)
+    want = _text_summary(text)
+    assert _html_summary(root) == want
+    happy = "Every pod placed and every constraint held" in _page_text(root)
+    assert happy == (not any(want.values()))
+    # The initial state counts as any step, in every report.
+    if doc["steps"][0]["pending"]:
+        assert want["pending"][0] == "initial state"
+    # Each step's time as the text prints it.
+    headers = re.findall(r"^== (.*) ==$", text, re.M)
+    titles = [a.all_text() for a in root.find("href") if a.attrs["href"].startswith("#step-")]
+    titles = titles[: len(doc["steps"])]
+    for header, title in zip(headers, titles, strict=True):
+        if " at " in header:
+            assert title == header
+
+
+def test_the_simulate_report_of_a_blocked_drain_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root, doc = both(["simulate", str(_drain_timeline(tmp_path / "drain.yaml"))], capsys)
+    assert any(not d["complete"] for d in doc["steps"][1]["drains"])
+    (line,) = root.find("id", "summary-blocked")
+    assert line.all_text().endswith(": step 1")
+    assert "Every pod placed" not in _page_text(root)
+
+
+def test_the_sweep_report_shows_the_base_state_and_every_column_of_the_text(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["sweep", str(EXAMPLES / "simulations" / "autoscaler-zone-outage-karpenter.yaml")]
+    argv += ["--zones", "--nodes", "-j", "1"]
+    root, doc = both(argv, capsys)
+    _, text, _ = run(argv, capsys)
+    page = _page_text(root)
+    base = [line for line in text.splitlines() if line.startswith("Base state")]
+    assert base and all(line in page for line in base)
+    limit = re.search(r"acting up to (\S+) after each failure", text)
+    assert limit is not None and f"acts up to {limit.group(1)} (" in page
+    (matrix,) = root.find("id", "matrix")
+    assert [int(v) for v in matrix.values("data-blocked")] == [r["blocked"] for r in doc["ranked"]]
+    assert [int(v) for v in matrix.values("data-preferences")] == [
+        r["preferencesNotMet"] for r in doc["ranked"]
+    ]
+    assert any(r["preferencesNotMet"] for r in doc["ranked"])
+
+
+def test_the_sweep_text_says_how_many_rows_and_lines_it_leaves_out(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["sweep", str(EXAMPLES / "simulations" / "autoscaler-zone-outage-karpenter.yaml")]
+    argv += ["--zones", "--nodes", "-j", "1"]
+    doc = json.loads(run([*argv, "-o", "json"], capsys)[1])
+    ranked = len(doc["ranked"])
+    unmet = {
+        (r["failure"]["name"]): len(r["during"]["preferencesNotMet"])
+        for r in doc["runs"]
+        if r["during"]["preferencesNotMet"]
+    }
+    assert ranked > 2 and unmet
+    monkeypatch.setattr(sweep_render, "MAX_ROWS", 2)
+    monkeypatch.setattr(sweep_render, "MAX_LINES", 0)
+    _, text, _ = run(argv, capsys)
+    matrix = text.split("During each failure", 1)[1].split("\n\n", 1)[0]
+    assert f"  ... and {ranked - 2} more failures (see -o json)" in matrix
+    details = text.split("What broke:", 1)[1]
+    for failure, n in unmet.items():
+        if f"  {failure}:" in details:
+            block = details.split(f"  {failure}:", 1)[1]
+            assert f"... and {n} more preferences not met" in block
