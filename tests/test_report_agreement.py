@@ -13,6 +13,7 @@ import yaml
 
 from test_cli import run
 from test_html_json import EXAMPLES, SIMULATIONS, both, grid, parse
+from test_rebalance import _zonal_database
 from topospread.render import sweep as sweep_render
 from topospread.render.html import verify_html
 
@@ -271,3 +272,59 @@ def test_the_sweep_text_says_how_many_rows_and_lines_it_leaves_out(
         if f"  {failure}:" in details:
             block = details.split(f"  {failure}:", 1)[1]
             assert f"... and {n} more preferences not met" in block
+
+
+def test_the_rebalance_report_lists_the_descheduler_rounds_as_the_text_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The descheduler evicts a replica its zonal volume pins: its replacement stays Pending.
+    path = tmp_path / "db.yaml"
+    path.write_text(yaml.safe_dump(_zonal_database(4)))
+    argv = ["rebalance", str(path), "--descheduler", "--rounds", "2"]
+    root, doc = both(argv, capsys)
+    _, text, _ = run(argv, capsys)
+    rounds = doc["descheduler"]["rounds"]
+    assert root.values("data-picked") == [p["pod"] for r in rounds for p in r["picked"]]
+    pinned = [pod for r in rounds for pod in r["pinned"]]
+    assert pinned and root.values("data-pinned") == pinned
+    page = _page_text(root)
+    for r in rounds:
+        for p in r["picked"]:
+            assert f"{p['pod']} from {p['node']}: {p['reason']}" in page
+        for e in r["evictions"]:
+            if e["replacement"] is None:
+                line = f"{e['pod']}: no replacement"
+            elif e["replacementNode"] is None:
+                line = f"{e['pod']}: its replacement {e['replacement']} stays Pending"
+            else:
+                continue
+            assert line in text and line in page
+    assert "None" not in page
+    verdict = next(line for line in text.splitlines() if line.startswith("The descheduler "))
+    assert verdict.replace("The descheduler ", "It ", 1) in page
+
+
+def test_the_explain_report_says_when_no_single_change_helps(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(
+        yaml.safe_dump({"nodes": [_node("n1", "a", "1")], "queue": [_pod("big", "2")]})
+    )
+    argv = ["explain", str(scenario), "--pod", "big"]
+    root, doc = both(argv, capsys)
+    _, text, _ = run(argv, capsys)
+    assert doc["node"] is None and doc["suggestions"] == []
+    assert text.rstrip().endswith("none found")
+    assert root.find("id", "no-suggestion")
+    # A pod that has suggestions lists them, and only them.
+    root, doc = both(
+        [
+            "explain",
+            str(EXAMPLES / "scenarios" / "docs-conflicting-constraints.yaml"),
+            "--pod",
+            "mypod",
+        ],
+        capsys,
+    )
+    assert doc["suggestions"] and not root.find("id", "no-suggestion")

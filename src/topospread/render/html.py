@@ -502,7 +502,23 @@ def rebalance_html(doc: dict[str, Any]) -> str:
         if report is not None:
             sections.append((title, {**_step(report, color, 1), "anchor": anchor}))
     d = doc["descheduler"]
-    verdict = "" if d is None else f"It {d['verdict']}; {d['evicted']} eviction(s) in all."
+    # As the text says it: with the constraints still violated at the end, and what the exact
+    # plan does beside it.
+    verdict = ""
+    if d is not None:
+        left = d["violationsAtTheEnd"]
+        exact = (
+            "nothing"
+            if doc["balanced"]
+            else "no plan"
+            if doc["plan"] is None
+            else f"{len(doc['plan']['evictions'])} eviction(s)"
+        )
+        verdict = (
+            f"It {d['verdict']}; {d['evicted']} eviction(s) in all"
+            + (f", {len(left)} constraint(s) still violated" if left else "")
+            + f". The exact plan: {exact}."
+        )
     template = _environment().get_template("rebalance.html.j2")
     return template.render(
         doc=doc,
