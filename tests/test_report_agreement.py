@@ -15,7 +15,7 @@ from test_cli import run
 from test_html_json import EXAMPLES, SIMULATIONS, both, grid, parse
 from test_rebalance import _zonal_database
 from topospread.render import sweep as sweep_render
-from topospread.render.html import verify_html
+from topospread.render.html import rebalance_html, verify_html
 
 VERIFY = EXAMPLES / "verify"
 
@@ -328,3 +328,58 @@ def test_the_explain_report_says_when_no_single_change_helps(
         capsys,
     )
     assert doc["suggestions"] and not root.find("id", "no-suggestion")
+
+
+def _crowded_zone(path: Path) -> Path:
+    """Four replicas in zone-a, then zone-b's nodes join: two evictions are needed."""
+    spread = {
+        "maxSkew": 1,
+        "topologyKey": "topology.kubernetes.io/zone",
+        "whenUnsatisfiable": "DoNotSchedule",
+        "labelSelector": {"matchLabels": {"app": "web"}},
+    }
+    web = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web"},
+        "spec": {
+            "replicas": 4,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {
+                    "containers": [{"name": "web", "image": "nginx"}],
+                    "topologySpreadConstraints": [spread],
+                },
+            },
+        },
+    }
+    group = {"name": "node", "zones": ["zone-a", "zone-b"], "perZone": {"zone-a": 2, "zone-b": 0}}
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "nodeGroups": [group],
+                "objects": [web],
+                "timeline": [{"addNodes": {"group": "node", "zone": "zone-b", "count": 2}}],
+            }
+        )
+    )
+    return path
+
+
+def test_the_rebalance_report_says_how_far_the_search_ruled_plans_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["rebalance", str(_crowded_zone(tmp_path / "t.yaml")), "--max-evictions", "1"]
+    root, doc = both(argv, capsys)
+    _, text, _ = run(argv, capsys)
+    assert doc["plan"] is None and doc["ruledOutUpTo"] == 1
+    assert "no plan of up to 1 eviction(s) brings it within maxSkew" in text
+    (verdict,) = root.find("id", "verdict")
+    assert "of up to 1 eviction(s)" in verdict.all_text()
+    # A plan the budget cut short is the best found, not the fewest.
+    root, doc = both(argv[:2], capsys)
+    assert doc["plan"]["minimal"] and len(doc["plan"]["evictions"]) == 2
+    cut = {**doc, "plan": {**doc["plan"], "minimal": False}, "ruledOutUpTo": 1}
+    (verdict,) = parse(rebalance_html(cut)).find("id", "verdict")
+    assert "plans of 1 eviction(s) or fewer were ruled out" in verdict.all_text()
