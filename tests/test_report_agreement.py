@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 import yaml
 
@@ -16,6 +17,7 @@ from test_html_json import EXAMPLES, SIMULATIONS, both, grid, parse
 from test_rebalance import _zonal_database
 from topospread.render import sweep as sweep_render
 from topospread.render.html import rebalance_html, verify_html
+from topospread.render.schemas import load_schema
 
 VERIFY = EXAMPLES / "verify"
 
@@ -383,3 +385,38 @@ def test_the_rebalance_report_says_how_far_the_search_ruled_plans_out(
     cut = {**doc, "plan": {**doc["plan"], "minimal": False}, "ruledOutUpTo": 1}
     (verdict,) = parse(rebalance_html(cut)).find("id", "verdict")
     assert "plans of 1 eviction(s) or fewer were ruled out" in verdict.all_text()
+
+
+@pytest.mark.parametrize("relaxed", [False, True], ids=["counterexample", "proved"])
+def test_design_verify_json_carries_the_verdict_its_exit_code_reports(
+    relaxed: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "redis.yaml"
+    argv = ["design", "redis-cluster", "--shards", "3", "--zones", "a,b,c", "--verify"]
+    argv += ["--scenario", str(path), *(["--relaxed"] if relaxed else [])]
+    code, out, err = run([*argv, "-o", "json"], capsys)
+    doc = json.loads(out)
+    jsonschema.validate(doc, load_schema("design"))
+    jsonschema.validate(doc["verify"], load_schema("verify"))
+    assert code == (0 if doc["verify"]["ok"] else 1) == (0 if relaxed else 1)
+    assert doc["verify"]["scenario"] == str(path) and path.exists()
+    # The text report (on stderr after JSON) says the same verdict.
+    verdict = "PROVED" if doc["verify"]["proved"] else "COUNTEREXAMPLE"
+    assert f"\n{verdict}: " in err
+    if doc["verify"]["counterexample"]:
+        assert doc["verify"]["counterexample"]["message"] in err
+    # Without --verify the document is as before.
+    _, out, _ = run([a for a in argv if a != "--verify"] + ["-o", "json"], capsys)
+    assert "verify" not in json.loads(out)
+
+
+def test_design_spread_verify_json_carries_the_verdict(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["design", "spread", "--selector", "app=web", "--topology-key", "zone"]
+    argv += ["--replicas", "4", "--domains", "2", "--max-fraction", "3/4", "--verify", "-o", "json"]
+    code, out, err = run(argv, capsys)
+    doc = json.loads(out)
+    jsonschema.validate(doc, load_schema("design"))
+    assert code == 0 and doc["verify"]["verdict"] == "proved"
+    assert f"{doc['verify']['orders']} complete scheduling orders covered" in err

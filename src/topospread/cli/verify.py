@@ -180,10 +180,11 @@ def design_redis_command(
         ),
         limits := Limits(max_nodes, max_pods),
     )
+    checked = _verify_first(plan, scenario, verify=verify, output=output, limits=limits)
     emit(
         output,
         {
-            "json": lambda: json.dumps(plan.to_json(), indent=2, ensure_ascii=False) + "\n",
+            "json": lambda: _design_json(plan.to_json(), checked),
             "yaml": lambda: manifests_yaml(list(plan.stateful_sets)),
             "text": lambda: redis_text(plan),
         },
@@ -192,23 +193,66 @@ def design_redis_command(
         # The manifests alone would hide what the arithmetic found: say it on stderr.
         warn(f"not guaranteed: {c.requirement}" for c in plan.checks if not c.holds)
         warn(f"cannot be satisfied: {problem}" for problem in plan.problems)
-    if scenario is not None:
+    if scenario is not None and checked is None:
         write_text(scenario, scenario_yaml(plan))
     if verify:
         # After JSON or bare manifests the report goes to stderr, keeping stdout parseable.
-        _verify_design(plan, scenario, to_stderr=output != "text", limits=limits)
+        _verify_design(plan, scenario, to_stderr=output != "text", limits=limits, checked=checked)
     if not plan.satisfiable:
         raise typer.Exit(1)
 
 
+def _verify_first(
+    plan: RedisPlan | SpreadPlan,
+    scenario: Path | None,
+    *,
+    verify: bool,
+    output: str,
+    limits: Limits,
+) -> VerifyResult | None:
+    """With ``-o json`` the search runs before the document is printed, so that the document
+    carries the verdict its exit code reports (``verify``: ``verify -o json``'s document)."""
+    from topospread.render.design import scenario_yaml
+
+    if not (verify and output == "json"):
+        return None
+    if scenario is not None:
+        write_text(scenario, scenario_yaml(plan))
+    return _search_design(plan, scenario, limits)
+
+
+def _design_json(doc: dict[str, object], checked: VerifyResult | None) -> str:
+    if checked is not None:
+        doc["verify"] = checked.to_json()
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
 def _verify_design(
-    plan: RedisPlan | SpreadPlan, scenario: Path | None, *, to_stderr: bool, limits: Limits
+    plan: RedisPlan | SpreadPlan,
+    scenario: Path | None,
+    *,
+    to_stderr: bool,
+    limits: Limits,
+    checked: VerifyResult | None = None,
 ) -> None:
-    """Run ``verify`` on the design's scenario (the --scenario file, or a temporary one), print
-    its report, and exit 1 when it found a counterexample."""
+    """Run ``verify`` on the design's scenario (unless ``checked`` is its result already),
+    print its report, and exit 1 when it found a counterexample."""
+    from topospread.render.verify import verify_text
+
+    result = checked if checked is not None else _search_design(plan, scenario, limits)
+    typer.echo(verify_text(result), err=to_stderr)
+    if result.interrupted:
+        raise interrupted_exit(_search_so_far(result))
+    if not result.ok:
+        raise typer.Exit(1)
+
+
+def _search_design(
+    plan: RedisPlan | SpreadPlan, scenario: Path | None, limits: Limits
+) -> VerifyResult:
+    """``verify`` on the design's scenario: the --scenario file, or a temporary one."""
     from topospread.analysis.verify import verify
     from topospread.render.design import scenario_yaml
-    from topospread.render.verify import verify_text
 
     with tempfile.TemporaryDirectory(prefix="topospread-design-") as tmp:
         path = scenario
@@ -222,12 +266,7 @@ def _verify_design(
         # The temporary file is gone once read: name what was verified, not a deleted path.
         loaded = dataclasses.replace(loaded, source=UNSAVED_DESIGN_SCENARIO)
     with interruptible(), verify_progress() as progress:
-        result = verify(loaded, progress=progress)
-    typer.echo(verify_text(result), err=to_stderr)
-    if result.interrupted:
-        raise interrupted_exit(_search_so_far(result))
-    if not result.ok:
-        raise typer.Exit(1)
+        return verify(loaded, progress=progress)
 
 
 @design_app.command("spread")
@@ -285,13 +324,18 @@ def design_spread_command(
         limits := Limits(max_nodes, max_pods),
     )
     constraint = plan.constraint()
+    checked = (
+        _verify_first(plan, scenario, verify=verify, output=output, limits=limits)
+        if constraint is not None
+        else None
+    )
     if output == "yaml" and constraint is None:
         # No constraint to print: the arithmetic says why, on stderr.
         typer.echo(spread_text(plan), nl=False, err=True)
     emit(
         output,
         {
-            "json": lambda: json.dumps(plan.to_json(), indent=2, ensure_ascii=False) + "\n",
+            "json": lambda: _design_json(plan.to_json(), checked),
             "yaml": lambda: (
                 ""
                 if constraint is None
@@ -304,7 +348,7 @@ def design_spread_command(
         if scenario is not None or verify:
             warn(["no constraint fits: nothing to verify"])
         raise typer.Exit(1)
-    if scenario is not None:
+    if scenario is not None and checked is None:
         write_text(scenario, scenario_yaml(plan))
     if verify:
-        _verify_design(plan, scenario, to_stderr=output != "text", limits=limits)
+        _verify_design(plan, scenario, to_stderr=output != "text", limits=limits, checked=checked)
