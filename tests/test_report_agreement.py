@@ -420,3 +420,30 @@ def test_design_spread_verify_json_carries_the_verdict(
     jsonschema.validate(doc, load_schema("design"))
     assert code == 0 and doc["verify"]["verdict"] == "proved"
     assert f"{doc['verify']['orders']} complete scheduling orders covered" in err
+
+
+@pytest.mark.parametrize("name", ["autoscaler-min-domains", "zone-outage", "rolling-update"])
+def test_the_simulate_spread_tables_show_the_texts_workload_counts_and_min_domains(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = EXAMPLES / "simulations" / f"{name}.yaml"
+    root, doc = both(["simulate", str(path)], capsys)
+    _, text, _ = run(["simulate", str(path)], capsys)
+    blocks = re.split(r"^== ", text, flags=re.M)[1:]
+    for step, block in zip(doc["steps"], blocks, strict=True):
+        (section,) = root.find("id", f"step-{step['index']}")
+        page = _page_text(section)
+        shown = section.values("data-workload-pods")
+        assert sorted(set(shown)) == sorted(
+            w["workload"] for w in step["workloads"] if w["constraints"]
+        )
+        for e in section.find("data-workload-pods"):
+            line = f"  {e.attrs['data-workload-pods']}: {e.all_text()}"
+            assert line in block.splitlines()
+        for w in step["workloads"]:
+            for c in w["constraints"]:
+                named = c["minDomains"] != 1
+                assert (f"minDomains {c['minDomains']}" in page) == named
+                assert (f"minDomains {c['minDomains']}" in block) == named
+        if not any(w["constraints"] for w in step["workloads"]):
+            assert not section.find("class", "spread")

@@ -153,10 +153,12 @@ def _step(s: dict[str, Any], color: dict[str, int], total: int) -> dict[str, Any
                 if len(counts) <= MAX_CHARTED_DOMAINS
                 else f"{len(counts)} domains, {min(counts.values())}–{max(counts.values())} each"
             )
+            desired = f"{w['desired']} desired, " if w["desired"] is not None else ""
             spread.append(
                 {
                     "w": color[w["workload"]],
                     "workload": w["workload"],
+                    "pods": f"{desired}{w['running']} running, {w['pending']} pending",
                     "constraint": _constraint_name(c),
                     "counts": shown if counts else "no eligible domain",
                     "min": c["globalMin"],
@@ -191,9 +193,11 @@ def _step(s: dict[str, Any], color: dict[str, int], total: int) -> dict[str, Any
 
 def _constraint_name(c: dict[str, Any]) -> str:
     revisions = f" ({', '.join(c['revisions'])})" if c["revisions"] else ""
+    # minDomains as the text names it (when not 1): it is why the global minimum can be 0.
+    domains = f" minDomains {c['minDomains']}" if c["minDomains"] != 1 else ""
     return (
         f"[{c['index']}] {c['topologyKey']} {c['whenUnsatisfiable']} maxSkew {c['maxSkew']}"
-        f"{revisions}"
+        f"{domains}{revisions}"
     )
 
 
