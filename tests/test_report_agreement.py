@@ -447,3 +447,26 @@ def test_the_simulate_spread_tables_show_the_texts_workload_counts_and_min_domai
                 assert (f"minDomains {c['minDomains']}" in block) == named
         if not any(w["constraints"] for w in step["workloads"]):
             assert not section.find("class", "spread")
+
+
+def test_the_explain_report_says_when_a_constraint_does_not_match_its_pod(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spread = {
+        "maxSkew": 1,
+        "topologyKey": "topology.kubernetes.io/zone",
+        "whenUnsatisfiable": "DoNotSchedule",
+        "labelSelector": {"matchLabels": {"app": "other"}},
+    }
+    pod = _pod("p", "100m")
+    pod["spec"]["topologySpreadConstraints"] = [spread]
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(
+        yaml.safe_dump({"nodes": [_node("n1", "a", "2"), _node("n2", "b", "2")], "queue": [pod]})
+    )
+    argv = ["explain", str(scenario), "--pod", "p"]
+    root, doc = both(argv, capsys)
+    _, text, _ = run(argv, capsys)
+    assert doc["constraints"][0]["selfMatch"] is False
+    assert "(does not match the pod itself)" in text
+    assert root.values("data-self-match") == ["false"]
