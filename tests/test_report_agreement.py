@@ -470,3 +470,33 @@ def test_the_explain_report_says_when_a_constraint_does_not_match_its_pod(
     assert doc["constraints"][0]["selfMatch"] is False
     assert "(does not match the pod itself)" in text
     assert root.values("data-self-match") == ["false"]
+
+
+@pytest.mark.parametrize("require", ["no-pending,recovers", "no-blocked-drain"])
+def test_a_sweeps_json_and_page_carry_the_require_verdict_of_its_exit_code(
+    require: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["sweep", str(EXAMPLES / "simulations" / "zone-outage.yaml"), "--zones", "-j", "1"]
+    argv += ["--require", require]
+    root, doc = both(argv, capsys)
+    code, text, _ = run(argv, capsys)
+    jsonschema.validate(doc, load_schema("sweep"))
+    verdict = doc["require"]
+    assert verdict["requirements"] == require.split(",")
+    assert code == (0 if verdict["passed"] else 1)
+    runs = {(r["failure"]["name"], r["seed"]): r for r in doc["runs"]}
+    for f in verdict["failing"]:
+        during = runs[(f["failure"], f["seed"])]["during"]
+        assert ("no-pending" in f["breaks"]) == bool(during["pending"])
+    (badge,) = root.find("id", "require")
+    last = text.rstrip().splitlines()[-1]
+    if verdict["passed"]:
+        assert last == _page_text(badge) == f"PASS: every run meets --require {require}."
+    else:
+        n = len(verdict["failing"])
+        assert last == f"FAIL: {n} of {doc['completed']} runs break --require {require}."
+        assert badge.counts() == {"require-failing": [n]}
+        assert f"of {doc['completed']} runs break --require {require}: " in _page_text(badge)
+    # Without --require the document has no verdict of it.
+    _, out, _ = run([*argv[:-2], "-o", "json"], capsys)
+    assert "require" not in json.loads(out)

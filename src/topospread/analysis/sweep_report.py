@@ -105,7 +105,9 @@ class SweepReport:
         names |= {w for b in self.base.values() for w in b.workloads}
         return sorted(names)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, requirements: Sequence[str] = ()) -> dict[str, Any]:
+        """The whole report; with ``requirements`` (``--require``) also which runs break
+        which of them (``require``), the verdict the exit code reports."""
         return {
             "source": self.source,
             "seeds": self.seeds,
@@ -156,7 +158,25 @@ class SweepReport:
                 for o in sorted(self.outcomes, key=lambda o: (o.failure.sort_key(), o.run.seed))
             ],
             "warnings": self.warnings,
-        } | ({"autoscaler": self.autoscaler.to_json()} if self.autoscaler is not None else {})
+        } | (
+            ({"autoscaler": self.autoscaler.to_json()} if self.autoscaler is not None else {})
+            | ({"require": self._require_json(requirements)} if requirements else {})
+        )
+
+    def _require_json(self, requirements: Sequence[str]) -> dict[str, Any]:
+        failing = self.failing(requirements)
+        return {
+            "requirements": list(requirements),
+            "passed": not failing,
+            "failing": [
+                {
+                    "failure": o.failure.name,
+                    "seed": o.run.seed,
+                    "breaks": [r for r in requirements if o.breaks(r)],
+                }
+                for o in failing
+            ],
+        }
 
 
 def phase_json(p: Phase) -> dict[str, Any]:

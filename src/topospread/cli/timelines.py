@@ -250,9 +250,9 @@ def sweep_command(
         output,
         {
             "text": lambda: sweep_text(report, requirements=required),
-            "json": lambda: sweep_json(report) + "\n",
-            "yaml": lambda: sweep_yaml(report),
-            "html": lambda: sweep_html(report.to_json()),
+            "json": lambda: sweep_json(report, requirements=required) + "\n",
+            "yaml": lambda: sweep_yaml(report, requirements=required),
+            "html": lambda: sweep_html(report.to_json(required)),
         },
         html=html,
     )

@@ -22,12 +22,12 @@ MAX_LINES = 5
 _FAMILY_WORDS = {ZONE: "zones", NODE: "nodes", NODES: "node combinations", DRAIN: "drains"}
 
 
-def sweep_json(report: SweepReport) -> str:
-    return json.dumps(report.to_json(), indent=2)
+def sweep_json(report: SweepReport, *, requirements: Sequence[str] = ()) -> str:
+    return json.dumps(report.to_json(requirements), indent=2)
 
 
-def sweep_yaml(report: SweepReport) -> str:
-    return yaml.dump(report.to_json(), Dumper=yaml.CSafeDumper, sort_keys=False)
+def sweep_yaml(report: SweepReport, *, requirements: Sequence[str] = ()) -> str:
+    return yaml.dump(report.to_json(requirements), Dumper=yaml.CSafeDumper, sort_keys=False)
 
 
 def sweep_text(report: SweepReport, *, requirements: Sequence[str] = ()) -> str:
