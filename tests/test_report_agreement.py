@@ -500,3 +500,22 @@ def test_a_sweeps_json_and_page_carry_the_require_verdict_of_its_exit_code(
     # Without --require the document has no verdict of it.
     _, out, _ = run([*argv[:-2], "-o", "json"], capsys)
     assert "require" not in json.loads(out)
+
+
+def test_a_spread_chart_says_when_it_draws_the_skew_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A hostname spread over 9 nodes: too many domains for a line each.
+    doc = yaml.safe_load((EXAMPLES / "simulations" / "zone-outage.yaml").read_text())
+    doc["nodeGroups"][0]["perZone"] = 3
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    root, out = both(["simulate", str(path)], capsys)
+    hostname = [
+        c
+        for w in out["steps"][0]["workloads"]
+        for c in w["constraints"]
+        if c["topologyKey"] == "kubernetes.io/hostname"
+    ]
+    assert len(hostname[0]["counts"]) == 9
+    assert root.values("data-undrawn") == ["9"]

@@ -208,8 +208,12 @@ def _charts(steps: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         for w in s["workloads"]:
             for c in w["constraints"]:
                 title = f"{w['workload']} {_constraint_name(c)}"
-                entry = series.setdefault(title, {"max": c["maxSkew"], "skew": {}, "domains": {}})
+                entry = series.setdefault(
+                    title, {"max": c["maxSkew"], "skew": {}, "over": {}, "domains": {}}
+                )
                 entry["skew"][i] = c["skew"]
+                # Past maxSkew as the JSON says it (``exceeded``), not recomputed here.
+                entry["over"][i] = c["exceeded"]
                 for domain, n in c["counts"].items():
                     entry["domains"].setdefault(domain, {})[i] = n
     return [
@@ -252,7 +256,7 @@ def _chart_svg(entry: dict[str, Any], n_steps: int) -> Markup:
         )
     parts.append(f'<path class="skew" d="{path(entry["skew"])}"><title>skew</title></path>')
     for i, v in sorted(entry["skew"].items()):
-        if v is not None and v > entry["max"]:
+        if v is not None and entry["over"][i]:
             parts.append(
                 f'<circle class="over" cx="{x(i):.1f}" cy="{y(v):.1f}" r="3.5">'
                 f"<title>step {i}: skew {v} &gt; maxSkew {entry['max']}</title></circle>"
@@ -265,6 +269,12 @@ def _chart_svg(entry: dict[str, Any], n_steps: int) -> Markup:
     )
     if legend:
         parts.append(f'<text x="{_PAD}" y="12">{legend} · skew</text>')
+    elif domains:
+        # Too many domains to draw one line each: say so rather than leave them out silently.
+        parts.append(
+            f'<text x="{_PAD}" y="12" data-undrawn="{len(domains)}">skew only ({len(domains)} '
+            f"domains, more than {MAX_CHARTED_DOMAINS} to draw; counts in each step's table)</text>"
+        )
     parts.append("</svg>")
     return Markup("".join(parts))
 
