@@ -519,3 +519,15 @@ def test_a_spread_chart_says_when_it_draws_the_skew_only(
     ]
     assert len(hostname[0]["counts"]) == 9
     assert root.values("data-undrawn") == ["9"]
+
+
+def test_explain_of_an_unknown_pod_says_how_many_queued_pods_it_does_not_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario = tmp_path / "s.yaml"
+    queue = [_pod(f"p{i:02}", "10m") for i in range(12)]
+    scenario.write_text(yaml.safe_dump({"nodes": [_node("n1", "a", "2")], "queue": queue}))
+    code, _, err = run(["explain", str(scenario), "--pod", "nope"], capsys)
+    assert code == 2
+    assert "(queued: default/p00, " in err and "default/p09 and 2 more)" in err
+    assert "default/p10" not in err

@@ -164,7 +164,11 @@ def find_pod(scenario: Scenario, name: str) -> Pod:
     ]
     if not matches:
         known = ", ".join(f"{p.metadata.namespace}/{p.metadata.name}" for p in scenario.queue[:10])
-        raise ManifestError(f"--pod {name}: no such pod in the queue (queued: {known or 'none'})")
+        # A list cut short says by how many.
+        more = f" and {len(scenario.queue) - 10} more" if len(scenario.queue) > 10 else ""
+        raise ManifestError(
+            f"--pod {name}: no such pod in the queue (queued: {known or 'none'}{more})"
+        )
     if len(matches) > 1:
         raise ManifestError(f"--pod {name}: ambiguous; use namespace/name")
     return matches[0]
