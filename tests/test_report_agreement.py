@@ -531,3 +531,16 @@ def test_explain_of_an_unknown_pod_says_how_many_queued_pods_it_does_not_name(
     assert code == 2
     assert "(queued: default/p00, " in err and "default/p09 and 2 more)" in err
     assert "default/p10" not in err
+
+
+def test_the_sweep_page_names_the_failure_families_as_the_text_does(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["sweep", str(EXAMPLES / "simulations" / "tainted-zone.yaml"), "--zones"]
+    argv += ["--max-failures", "2", "-j", "1"]
+    root, doc = both(argv, capsys)
+    _, text, _ = run(argv, capsys)
+    families = re.search(r"failures \((.*)\) x", text.splitlines()[0])
+    assert families is not None and "node combinations" in families.group(1)
+    assert text.startswith(f"Sweep of {doc['source']}: {sum(doc['failures'].values())} failures")
+    assert f"runs ({families.group(1)}) × seeds" in _page_text(root)

@@ -17,6 +17,7 @@ import yaml
 from markupsafe import Markup, escape
 
 from topospread import __version__
+from topospread.render.sweep import family_counts
 from topospread.simulator.clock import SECOND, format_duration
 
 # Chart geometry (SVG user units).
@@ -440,6 +441,7 @@ def sweep_html(doc: dict[str, Any]) -> str:
         doc=doc,
         version=__version__,
         base=_sweep_base(doc),
+        families=family_counts(doc["failures"]),
         limit=None
         if doc.get("autoscaler") is None
         else _duration(doc["autoscaler"]["recoveryLimit"]),

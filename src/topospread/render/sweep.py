@@ -4,7 +4,7 @@ broke in each failure that broke something (text); or every run (JSON, YAML)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import yaml
 
@@ -61,9 +61,14 @@ def sweep_text(report: SweepReport, *, requirements: Sequence[str] = ()) -> str:
     return "\n".join(lines) + "\n"
 
 
+def family_counts(plan: Mapping[str, int]) -> str:
+    """``3 zones, 6 nodes, 15 node combinations``: the failures planned per family."""
+    return ", ".join(f"{c} {_FAMILY_WORDS[k]}" for k, c in plan.items())
+
+
 def _headline(report: SweepReport) -> str:
     n = sum(report.plan.values())
-    parts = ", ".join(f"{c} {_FAMILY_WORDS[k]}" for k, c in report.plan.items())
+    parts = family_counts(report.plan)
     seeds = len(report.seeds)
     return (
         f"Sweep of {report.source}: {n} failure{'s' if n != 1 else ''}"
@@ -270,4 +275,4 @@ def _columns(header: list[str], rows: list[list[str]]) -> list[str]:
     ]
 
 
-__all__ = ["sweep_json", "sweep_text", "sweep_yaml"]
+__all__ = ["family_counts", "sweep_json", "sweep_text", "sweep_yaml"]
