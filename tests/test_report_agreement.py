@@ -370,3 +370,74 @@ def test_explain_of_an_unknown_pod_says_how_many_queued_pods_it_does_not_name(
     assert code == 2
     assert "(queued: default/p00, " in err and "default/p09 and 2 more)" in err
     assert "default/p10" not in err
+
+
+def _grid_zones(text: str) -> list[str]:
+    """The zones a text grid draws, left to right (its first row)."""
+    first = next(line for line in text.splitlines() if line.startswith("|"))
+    return [cell.strip() for cell in first.strip("|").split("|")]
+
+
+def _page_zones(section: Any) -> list[str]:
+    return [e.attrs["data-zone"] or "(no zone)" for e in section.find("data-zone")]
+
+
+def test_the_pages_group_nodes_into_zones_as_the_text_grids_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Nodes listed zone-b first, one without a zone, zone-a last: the grid sorts them.
+    labelled = [_node("b1", "zone-b", "4"), _node("x1", "", "4"), _node("a1", "zone-a", "4")]
+    del labelled[1]["metadata"]["labels"]["topology.kubernetes.io/zone"]
+    web = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web"},
+        "spec": {
+            "replicas": 3,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "web", "image": "nginx"}]},
+            },
+        },
+    }
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump({"nodes": labelled, "objects": [web], "timeline": []}))
+    root, doc = both(["simulate", str(path)], capsys)
+    _, text, _ = run(["simulate", str(path)], capsys)
+    assert _grid_zones(text) == ["zone-a", "zone-b", "(no zone)"]
+    assert _page_zones(root.find("id", "step-0")[0]) == _grid_zones(text)
+    # --zone-key groups the text's grid, the JSON's zones and the page alike.
+    argv = ["simulate", str(path), "--zone-key", "kubernetes.io/hostname"]
+    root, doc = both(argv, capsys)
+    _, text, _ = run(argv, capsys)
+    assert [n["zone"] for n in doc["steps"][0]["nodes"]] == [
+        n["name"] for n in doc["steps"][0]["nodes"]
+    ]
+    assert _page_zones(root.find("id", "step-0")[0]) == _grid_zones(text) == ["a1", "b1", "x1"]
+
+
+def test_a_verify_counterexample_on_zone_labelled_nodes_is_grouped_as_the_text_groups_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Nodes with a plain "zone" label (as the docs' examples): the text groups by it.
+    nodes = [_node("n1", "a", "4"), _node("n2", "b", "4")]
+    for n in nodes:
+        n["metadata"]["labels"]["zone"] = n["metadata"]["labels"].pop("topology.kubernetes.io/zone")
+    scenario = tmp_path / "v.yaml"
+    scenario.write_text(
+        yaml.safe_dump(
+            {
+                "nodes": nodes,
+                "pods": [_pod("old", "3", "n1")],
+                "queue": [_pod("p1", "3"), _pod("p2", "3")],
+            }
+        )
+    )
+    root, doc = both(["verify", str(scenario)], capsys)
+    _, text, _ = run(["verify", str(scenario)], capsys)
+    counter = doc["counterexample"]
+    assert {n["name"]: n["zone"] for n in counter["nodes"]} == {"n1": "a", "n2": "b"}
+    grid_text = text.split("Cluster at the failing step:", 1)[1]
+    last = root.find("id", f"binding-{len(counter['steps'])}")[0]
+    assert _page_zones(last) == _grid_zones(grid_text) == ["a", "b"]

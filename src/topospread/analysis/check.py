@@ -60,6 +60,7 @@ from topospread.api.types import (
     StatefulSet,
     TopologySpreadConstraint,
 )
+from topospread.api.zones import zone_key_for
 from topospread.labels.selector import SelectorError, label_selector_as_selector
 from topospread.limits import DEFAULT_LIMITS, Limits
 from topospread.simulator.autoscaler_spec import AutoscalerSpec
@@ -204,11 +205,7 @@ class CheckReport:
             # The cluster as the generated or given nodes leave it, in every report's shapes.
             "bound": self.placed.bound if self.placed is not None else {},
             "pending": pending_json(self.placed.pending) if self.placed is not None else [],
-            "nodes": (
-                [node_json(node) for node, _ in self.placed.topology]
-                if self.placed is not None
-                else []
-            ),
+            "nodes": _nodes_json(self.placed),
         } | (
             ({"autoscaler": self.autoscaler.to_json()} if self.autoscaler is not None else {})
             | ({"interrupted": True, "losses": self.losses} if self.interrupted else {})
@@ -216,6 +213,14 @@ class CheckReport:
 
 
 Template = tuple[str, str, PodTemplateSpec, int | None]  # object, where, template, replicas
+
+
+def _nodes_json(placed: StepReport | None) -> list[dict[str, Any]]:
+    """The placement's nodes, each zone by the label its text grid groups by."""
+    if placed is None:
+        return []
+    key = zone_key_for([node for node, _ in placed.topology])
+    return [node_json(node, key) for node, _ in placed.topology]
 
 
 def _templates(objects: Iterable[tuple[str, Any]]) -> list[Template]:

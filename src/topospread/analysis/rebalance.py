@@ -141,7 +141,8 @@ class RebalanceReport:
     def after(self) -> StepReport | None:
         return self.plan.after if self.plan is not None else None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, zone_key: str | None = None) -> dict[str, Any]:
+        """``zone_key``: the label the text's grids group nodes by (``--zone-key``)."""
         plan = self.plan
         doc: dict[str, Any] = {
             "source": self.source,
@@ -159,8 +160,8 @@ class RebalanceReport:
             "replays": self.replays,
             "plansLookedAt": self.plans_looked_at,
             "whyNot": self.why_not,
-            "before": self.before.to_json(),
-            "after": self.after.to_json() if self.after is not None else None,
+            "before": self.before.to_json(zone_key),
+            "after": self.after.to_json(zone_key) if self.after is not None else None,
             "descheduler": self.descheduler.to_json() if self.descheduler is not None else None,
         }
         if self.interrupted:

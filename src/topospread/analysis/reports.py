@@ -26,6 +26,7 @@ import msgspec
 from topospread.analysis.explain import DomainView, hard_constraint_view
 from topospread.analysis.report_index import ORPHANS, Bucket, ReportIndex
 from topospread.api.types import DO_NOT_SCHEDULE, LABEL_TOPOLOGY_ZONE, Node, Pod
+from topospread.api.zones import zone_key_for
 from topospread.cluster.index import ClusterIndex
 from topospread.labels.selector import Selector
 from topospread.plugins.podtopologyspread.common import NAME as POD_TOPOLOGY_SPREAD
@@ -157,7 +158,10 @@ class StepReport(_Exceeding):
         """The pods a drain in this step could not evict (they are still on their nodes)."""
         return [b.pod for d in self.drains for b in d.blocked]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, zone_key: str | None = None) -> dict[str, Any]:
+        """The step; each node's ``zone`` is the label the text's grid groups by
+        (``zone_key``, else the well-known zone key, else ``zone``)."""
+        key = zone_key_for([node for node, _ in self.topology], zone_key)
         return {
             "index": self.index,
             "name": self.name,
@@ -177,7 +181,7 @@ class StepReport(_Exceeding):
             "violations": self.violations,
             "preferencesNotMet": self.preferences_not_met,
             "drains": [d.to_json() for d in self.drains],
-            "nodes": [node_json(node) for node, _ in self.topology],
+            "nodes": [node_json(node, key) for node, _ in self.topology],
         } | self._autoscaler_json()
 
     def _autoscaler_json(self) -> dict[str, Any]:

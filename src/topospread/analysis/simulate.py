@@ -47,11 +47,12 @@ class TimelineReport:
         """The timeline's steps, the initial state not counted (replayed or not)."""
         return self.interrupted.total if self.interrupted is not None else len(self.steps) - 1
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, zone_key: str | None = None) -> dict[str, Any]:
+        """``zone_key``: the label the text's grids group nodes by (``--zone-key``)."""
         doc = {
             "scenario": self.source,
             "seed": self.seed,
-            "steps": [s.to_json() for s in self.steps],
+            "steps": [s.to_json(zone_key) for s in self.steps],
             "warnings": self.warnings,
         }
         if self.interrupted is not None:

@@ -10,6 +10,7 @@ from typing import Any, Final, Literal
 from topospread.analysis.reports import node_json, pending_json
 from topospread.analysis.verify_scenario import pod_key
 from topospread.api.types import Node, Pod
+from topospread.api.zones import zone_key_for
 
 # About half a minute of search for a dozen pods with anti-affinity on a 2-core machine.
 DEFAULT_MAX_STATES: Final = 50_000
@@ -65,7 +66,9 @@ class Counterexample:
     pending: tuple[tuple[str, str], ...]
     invariant: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, zone_key: str | None = None) -> dict[str, Any]:
+        """``zone_key``: the label the text's grid groups nodes by (``--zone-key``)."""
+        key = zone_key_for([n for n, _ in self.cluster], zone_key)
         return {
             "kind": self.kind,
             "invariant": self.invariant,
@@ -74,7 +77,7 @@ class Counterexample:
             # The cluster at the failing step, in every report's shapes.
             "bound": {pod_key(p): n.metadata.name for n, pods in self.cluster for p in pods},
             "pending": pending_json(dict(self.pending)),
-            "nodes": [node_json(n) for n, _ in self.cluster],
+            "nodes": [node_json(n, key) for n, _ in self.cluster],
         }
 
 
@@ -126,7 +129,7 @@ class VerifyResult:
             f"bindings deep was checked, then {self.samples} random orders were sampled"
         )
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, zone_key: str | None = None) -> dict[str, Any]:
         doc = {
             "scenario": self.source,
             "verdict": "proved"
@@ -149,7 +152,7 @@ class VerifyResult:
             "reduction": self.reduction,
             "assumptions": list(self.assumptions),
             "counterexample": (
-                self.counterexample.to_json() if self.counterexample is not None else None
+                self.counterexample.to_json(zone_key) if self.counterexample is not None else None
             ),
         }
         if self.interrupted:

@@ -64,8 +64,8 @@ def simulate_command(
         output,
         {
             "text": lambda: timeline_text(report, zone_key=zone_key) + "\n",
-            "json": lambda: timeline_json(report) + "\n",
-            "html": lambda: simulate_html(report.to_json()),
+            "json": lambda: timeline_json(report, zone_key=zone_key) + "\n",
+            "html": lambda: simulate_html(report.to_json(zone_key)),
         },
         html=html,
     )
@@ -407,9 +407,9 @@ def rebalance_command(
         {
             "evictions": lambda: evictions_yaml(report),
             "text": lambda: rebalance_text(report, zone_key=zone_key) + "\n",
-            "json": lambda: rebalance_json(report) + "\n",
-            "yaml": lambda: rebalance_yaml(report),
-            "html": lambda: rebalance_html(report.to_json()),
+            "json": lambda: rebalance_json(report, zone_key=zone_key) + "\n",
+            "yaml": lambda: rebalance_yaml(report, zone_key=zone_key),
+            "html": lambda: rebalance_html(report.to_json(zone_key)),
         },
         html=html,
     )

@@ -92,8 +92,8 @@ def verify_command(
         output,
         {
             "text": lambda: verify_text(result, zone_key=zone_key) + "\n",
-            "json": lambda: json.dumps(result.to_json(), indent=2) + "\n",
-            "html": lambda: verify_html(result.to_json()),
+            "json": lambda: json.dumps(result.to_json(zone_key), indent=2) + "\n",
+            "html": lambda: verify_html(result.to_json(zone_key)),
         },
         html=html,
     )

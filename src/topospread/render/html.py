@@ -51,6 +51,14 @@ def _label(pod: str) -> str:
     return name if namespace == "default" and name else pod
 
 
+def _zones_in_order(zones: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Zones in the order the text's grid draws them: by name, nodes without a zone last."""
+    return [
+        {"name": z, "nodes": nodes}
+        for z, nodes in sorted(zones.items(), key=lambda kv: (kv[0] == "", kv[0]))
+    ]
+
+
 def _workload_names(reports: Sequence[dict[str, Any]]) -> list[str]:
     """The workloads of step reports, in the order they first appear (their colours)."""
     names: dict[str, None] = {}
@@ -181,7 +189,7 @@ def _step(s: dict[str, Any], color: dict[str, int], total: int) -> dict[str, Any
         "running": len(s["bound"]),
         "pending_count": len(s["pending"]),
         "placed": len(placed),
-        "zones": [{"name": z, "nodes": nodes} for z, nodes in zones.items()],
+        "zones": _zones_in_order(zones),
         "pending": [{"message": m, "pods": pods} for m, pods in pending.items()],
         "spread": spread,
         "violated": bool(s["violations"]),
@@ -316,7 +324,7 @@ def verify_html(doc: dict[str, Any]) -> str:
                 out.setdefault(zones.get(node, ""), []).append(
                     {"name": node, "could": node in could, "pods": [dict(p) for p in on]}
                 )
-            return [{"name": z, "nodes": nodes} for z, nodes in out.items()]
+            return _zones_in_order(out)
 
         # Without a binding the failing state is the starting state: drawn on its own.
         start = [] if counter["steps"] else by_zone(set())
@@ -576,10 +584,7 @@ def schedule_html(doc: dict[str, Any]) -> str:
         bound=len(placed),
         interrupted=doc.get("interrupted", False),
         step={
-            "zones": [
-                {"name": z, "nodes": nodes}
-                for z, nodes in sorted(zones.items(), key=lambda kv: (kv[0] == "", kv[0]))
-            ]
+            "zones": _zones_in_order(zones)
         },
     )
 

@@ -13,12 +13,12 @@ from topospread.analysis.reports import StepReport
 from topospread.render.simulate import constraint_line, topology_grid
 
 
-def rebalance_json(report: RebalanceReport) -> str:
-    return json.dumps(report.to_json(), indent=2)
+def rebalance_json(report: RebalanceReport, *, zone_key: str | None = None) -> str:
+    return json.dumps(report.to_json(zone_key), indent=2)
 
 
-def rebalance_yaml(report: RebalanceReport) -> str:
-    return yaml.dump(report.to_json(), Dumper=yaml.CSafeDumper, sort_keys=False)
+def rebalance_yaml(report: RebalanceReport, *, zone_key: str | None = None) -> str:
+    return yaml.dump(report.to_json(zone_key), Dumper=yaml.CSafeDumper, sort_keys=False)
 
 
 def evictions_yaml(report: RebalanceReport) -> str:

@@ -18,6 +18,8 @@ from typing import IO, TYPE_CHECKING, Final
 
 import msgspec
 
+from topospread.api.zones import zone_key_for
+
 # The YAML report's functions, where callers have always found them.
 from topospread.render.cluster_yaml import cluster_documents as cluster_documents
 from topospread.render.cluster_yaml import cluster_yaml as cluster_yaml
@@ -37,7 +39,7 @@ from topospread.render.report_lines import (
     outcome_head,
 )
 from topospread.render.streaming import LineStream, line_stream
-from topospread.render.topology import Column, draw_topology, zone_key_for
+from topospread.render.topology import Column, draw_topology
 from topospread.simulator.decision import Decision
 from topospread.simulator.run import NOT_ATTEMPTED, PodOutcome, ScheduleRun
 

@@ -27,8 +27,8 @@ def timeline_text(report: TimelineReport, *, zone_key: str | None = None) -> str
     return "\n\n".join([*blocks, _summary(report)])
 
 
-def timeline_json(report: TimelineReport) -> str:
-    return json.dumps(report.to_json(), indent=2)
+def timeline_json(report: TimelineReport, *, zone_key: str | None = None) -> str:
+    return json.dumps(report.to_json(zone_key), indent=2)
 
 
 def step_text(

@@ -19,7 +19,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from topospread.api.types import LABEL_TOPOLOGY_ZONE, Node, Pod
+from topospread.api.types import Node, Pod
+from topospread.api.zones import zone_key_for
 
 NO_ZONE: Final = "(no zone)"
 MAX_GRID_NODES: Final = 12
@@ -30,17 +31,6 @@ MAX_POD_ROWS: Final = 6
 class Column:
     node: Node
     pods: Sequence[Pod]
-
-
-def zone_key_for(nodes: Sequence[Node], preferred: str | None = None) -> str:
-    """The label to group nodes by: the one given, the well-known zone key, or ``zone``."""
-    if preferred:
-        return preferred
-    if any(LABEL_TOPOLOGY_ZONE in n.metadata.labels for n in nodes):
-        return LABEL_TOPOLOGY_ZONE
-    if any("zone" in n.metadata.labels for n in nodes):
-        return "zone"
-    return LABEL_TOPOLOGY_ZONE
 
 
 def _group(columns: Sequence[Column], zone_key: str) -> list[tuple[str, list[Column]]]:
