@@ -583,9 +583,7 @@ def schedule_html(doc: dict[str, Any]) -> str:
         pending=list(pending.items()),
         bound=len(placed),
         interrupted=doc.get("interrupted", False),
-        step={
-            "zones": _zones_in_order(zones)
-        },
+        step={"zones": _zones_in_order(zones)},
     )
 
 
