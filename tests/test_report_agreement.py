@@ -441,3 +441,19 @@ def test_a_verify_counterexample_on_zone_labelled_nodes_is_grouped_as_the_text_g
     grid_text = text.split("Cluster at the failing step:", 1)[1]
     last = root.find("id", f"binding-{len(counter['steps'])}")[0]
     assert _page_zones(last) == _grid_zones(grid_text) == ["a", "b"]
+
+
+@pytest.mark.parametrize("name", ["zone-outage", "rolling-update", "autoscaler-stockout-deadlock"])
+def test_the_simulate_page_says_what_the_controllers_and_scheduler_did_as_the_text_does(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = EXAMPLES / "simulations" / f"{name}.yaml"
+    root, doc = both(["simulate", str(path)], capsys)
+    _, text, _ = run(["simulate", str(path)], capsys)
+    blocks = re.split(r"^== ", text, flags=re.M)[1:]
+    for step, block in zip(doc["steps"], blocks, strict=True):
+        (section,) = root.find("id", f"step-{step['index']}")
+        want = [line.strip() for line in block.splitlines() if line.startswith("  controllers: ")]
+        assert [_page_text(e).strip() for e in section.find("data-churn")] == want
+        if step["created"]:
+            assert f"created {len(step['created'])}" in want[0]

@@ -14,18 +14,11 @@ from typing import Any, Final
 
 import jinja2
 import yaml
-from markupsafe import Markup, escape
 
 from topospread import __version__
+from topospread.render.charts import MAX_CHARTED_DOMAINS, charts, hue
 from topospread.render.sweep import family_counts
 from topospread.simulator.clock import SECOND, format_duration
-
-# Chart geometry (SVG user units).
-_W: Final = 340
-_H: Final = 150
-_PAD: Final = 28
-# Constraints with more domains than this draw only the skew (a hostname constraint's nodes).
-MAX_CHARTED_DOMAINS: Final = 8
 
 
 @functools.cache
@@ -38,11 +31,6 @@ def _environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
     )
-
-
-def _hue(i: int) -> str:
-    """A workload's colour: hues spread by the golden angle, as an HSL triple for CSS."""
-    return f"{(i * 137.508) % 360:.0f} 65% 50%"
 
 
 def _label(pod: str) -> str:
@@ -93,10 +81,10 @@ def simulate_html(doc: dict[str, Any]) -> str:
     return template.render(
         doc=doc,
         version=__version__,
-        workloads=[{"name": n, "color": _hue(i)} for i, n in enumerate(names)],
+        workloads=[{"name": n, "color": hue(i)} for i, n in enumerate(names)],
         steps=steps,
         summary=summary,
-        charts=_charts(doc["steps"]),
+        charts=charts(doc["steps"], _constraint_name),
         node_groups=_node_groups(doc["steps"]),
         interrupted=cut,
     )
@@ -189,6 +177,7 @@ def _step(s: dict[str, Any], color: dict[str, int], total: int) -> dict[str, Any
         "running": len(s["bound"]),
         "pending_count": len(s["pending"]),
         "placed": len(placed),
+        "churn": _churn(s),
         "zones": _zones_in_order(zones),
         "pending": [{"message": m, "pods": pods} for m, pods in pending.items()],
         "spread": spread,
@@ -200,6 +189,16 @@ def _step(s: dict[str, Any], color: dict[str, int], total: int) -> dict[str, Any
     }
 
 
+def _churn(s: dict[str, Any]) -> str:
+    """What the controllers and the scheduler did in the step, as the text's line says it."""
+    words = (("created", "created"), ("deleted", "deleted"), ("preempted", "preempted"))
+    done = [f"{w} {len(s[k])}" for k, w in words if s[k]]
+    done += [f"taint manager evicted {len(s['evicted'])}"] if s["evicted"] else []
+    if not (done or s["placed"]):
+        return ""
+    return f"controllers: {', '.join(done) or 'no changes'}; scheduler: {len(s['placed'])} placed"
+
+
 def _constraint_name(c: dict[str, Any]) -> str:
     revisions = f" ({', '.join(c['revisions'])})" if c["revisions"] else ""
     # minDomains as the text names it (when not 1): it is why the global minimum can be 0.
@@ -208,84 +207,6 @@ def _constraint_name(c: dict[str, Any]) -> str:
         f"[{c['index']}] {c['topologyKey']} {c['whenUnsatisfiable']} maxSkew {c['maxSkew']}"
         f"{domains}{revisions}"
     )
-
-
-def _charts(steps: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One chart per workload constraint (revisions counted apart are one series each)."""
-    series: dict[str, dict[str, Any]] = {}
-    for i, s in enumerate(steps):
-        for w in s["workloads"]:
-            for c in w["constraints"]:
-                title = f"{w['workload']} {_constraint_name(c)}"
-                entry = series.setdefault(
-                    title, {"max": c["maxSkew"], "skew": {}, "over": {}, "domains": {}}
-                )
-                entry["skew"][i] = c["skew"]
-                # Past maxSkew as the JSON says it (``exceeded``), not recomputed here.
-                entry["over"][i] = c["exceeded"]
-                for domain, n in c["counts"].items():
-                    entry["domains"].setdefault(domain, {})[i] = n
-    return [
-        {"title": title, "svg": _chart_svg(entry, len(steps))} for title, entry in series.items()
-    ]
-
-
-def _chart_svg(entry: dict[str, Any], n_steps: int) -> Markup:
-    domains: dict[str, dict[int, int]] = entry["domains"]
-    charted = domains if len(domains) <= MAX_CHARTED_DOMAINS else {}
-    values = [v for v in entry["skew"].values() if v is not None]
-    values += [v for d in charted.values() for v in d.values()]
-    top: int = max([int(entry["max"]), *values, 1])
-
-    def x(i: int) -> float:
-        return _PAD + (_W - 2 * _PAD) * (i / max(1, n_steps - 1))
-
-    def y(v: float) -> float:
-        return _H - _PAD + 4 - (_H - 2 * _PAD) * (v / top)
-
-    def path(points: dict[int, Any]) -> str:
-        pts = [(i, v) for i, v in sorted(points.items()) if v is not None]
-        return " ".join(
-            f"{'M' if k == 0 else 'L'}{x(i):.1f},{y(v):.1f}" for k, (i, v) in enumerate(pts)
-        )
-
-    parts = [
-        f'<svg viewBox="0 0 {_W} {_H}" role="img" xmlns="http://www.w3.org/2000/svg">',
-        f'<line class="axis" x1="{_PAD}" y1="{y(0):.1f}" x2="{_W - _PAD}" y2="{y(0):.1f}"/>',
-        f'<line class="max" x1="{_PAD}" y1="{y(entry["max"]):.1f}" x2="{_W - _PAD}" '
-        f'y2="{y(entry["max"]):.1f}"/>',
-        f'<text x="2" y="{y(entry["max"]) + 3:.1f}">{entry["max"]}</text>',
-        f'<text x="2" y="{y(top) + 3:.1f}">{top}</text>',
-    ]
-    for k, (domain, points) in enumerate(sorted(charted.items())):
-        hue = _hue(k + 3)
-        parts.append(
-            f'<path class="domain" style="stroke: hsl({hue})" d="{path(points)}">'
-            f"<title>{escape(domain)}</title></path>"
-        )
-    parts.append(f'<path class="skew" d="{path(entry["skew"])}"><title>skew</title></path>')
-    for i, v in sorted(entry["skew"].items()):
-        if v is not None and entry["over"][i]:
-            parts.append(
-                f'<circle class="over" cx="{x(i):.1f}" cy="{y(v):.1f}" r="3.5">'
-                f"<title>step {i}: skew {v} &gt; maxSkew {entry['max']}</title></circle>"
-            )
-    for i in range(n_steps):
-        parts.append(f'<text x="{x(i) - 3:.1f}" y="{_H - 6}">{i}</text>')
-    legend = " · ".join(
-        f'<tspan style="fill: hsl({_hue(k + 3)})">{escape(d)}</tspan>'
-        for k, d in enumerate(sorted(charted))
-    )
-    if legend:
-        parts.append(f'<text x="{_PAD}" y="12">{legend} · skew</text>')
-    elif domains:
-        # Too many domains to draw one line each: say so rather than leave them out silently.
-        parts.append(
-            f'<text x="{_PAD}" y="12" data-undrawn="{len(domains)}">skew only ({len(domains)} '
-            f"domains, more than {MAX_CHARTED_DOMAINS} to draw; counts in each step's table)</text>"
-        )
-    parts.append("</svg>")
-    return Markup("".join(parts))
 
 
 def _group(pod: str) -> str:
@@ -352,7 +273,7 @@ def verify_html(doc: dict[str, Any]) -> str:
         trace=trace,
         start=start,
         note=note,
-        groups=[{"name": g, "color": _hue(i)} for g, i in groups.items()],
+        groups=[{"name": g, "color": hue(i)} for g, i in groups.items()],
         pending_groups=pending_groups,
         interrupted=doc.get("interrupted", False),
     )
@@ -547,7 +468,7 @@ def rebalance_html(doc: dict[str, Any]) -> str:
     return template.render(
         doc=doc,
         version=__version__,
-        workloads=[{"name": n, "color": _hue(i)} for i, n in enumerate(names)],
+        workloads=[{"name": n, "color": hue(i)} for i, n in enumerate(names)],
         sections=sections,
         descheduler_verdict=verdict,
         interrupted=doc.get("interrupted", False),
@@ -579,7 +500,7 @@ def schedule_html(doc: dict[str, Any]) -> str:
     return template.render(
         doc=doc,
         version=__version__,
-        groups=[{"name": g, "color": _hue(i)} for g, i in groups.items()],
+        groups=[{"name": g, "color": hue(i)} for g, i in groups.items()],
         pending=list(pending.items()),
         bound=len(placed),
         interrupted=doc.get("interrupted", False),
