@@ -191,3 +191,26 @@ def test_the_sweep_page_names_the_failure_families_as_the_text_does(
     assert families is not None and "node combinations" in families.group(1)
     assert text.startswith(f"Sweep of {doc['source']}: {sum(doc['failures'].values())} failures")
     assert f"runs ({families.group(1)}) × seeds" in _page_text(root)
+
+
+@pytest.mark.parametrize("soft", [False, True], ids=["DoNotSchedule", "ScheduleAnyway"])
+def test_the_rebalance_page_states_each_target_as_the_text_does(
+    soft: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _crowded_zone(tmp_path / "t.yaml")
+    if soft:
+        doc = yaml.safe_load(path.read_text())
+        spec = doc["objects"][0]["spec"]["template"]["spec"]
+        spec["topologySpreadConstraints"][0]["whenUnsatisfiable"] = "ScheduleAnyway"
+        path.write_text(yaml.safe_dump(doc))
+    argv = ["rebalance", str(path), "--include-soft"]
+    root, doc = both(argv, capsys)
+    _, text, _ = run(argv, capsys)
+    (target,) = doc["targets"]
+    counts = " ".join(f"{d}={n}" for d, n in target["counts"].items())
+    verdict = "VIOLATED" if not soft else "preference not met"
+    assert f"{counts}; min {target['globalMin']}; {verdict} (skew {target['skew']}" in text
+    (shown,) = root.find("data-target")
+    assert f"{verdict} (skew {target['skew']} > maxSkew {target['maxSkew']}" in _page_text(shown)
+    assert _page_text(shown).endswith(f": {counts}; min {target['globalMin']}")
+    assert "()" not in _page_text(root)
