@@ -16,7 +16,7 @@ from test_html_json import EXAMPLES, both, parse
 from test_rebalance import _zonal_database
 from test_report_agreement import _page_text
 from topospread.render import sweep as sweep_render
-from topospread.render.html import rebalance_html
+from topospread.render.html import rebalance_html, sweep_html
 from topospread.render.schemas import load_schema
 
 
@@ -214,3 +214,21 @@ def test_the_rebalance_page_states_each_target_as_the_text_does(
     assert f"{verdict} (skew {target['skew']} > maxSkew {target['maxSkew']}" in _page_text(shown)
     assert _page_text(shown).endswith(f": {counts}; min {target['globalMin']}")
     assert "()" not in _page_text(root)
+
+
+def test_the_sweep_page_lists_a_runs_pending_messages_in_the_texts_order(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["sweep", str(EXAMPLES / "simulations" / "zone-outage.yaml"), "--zones", "-j", "1"]
+    doc = json.loads(run([*argv, "-o", "json"], capsys)[1])
+    first = doc["ranked"][0]
+    (r,) = [x for x in doc["runs"] if x["failure"]["name"] == first["failure"]]
+    # One pod with a message sorting first, before the two that share another: the text puts
+    # the message most pods share first.
+    r["during"]["pending"] = [
+        {"pod": "default/a", "message": "0/6 nodes are available: a."},
+        {"pod": "default/b", "message": "0/6 nodes are available: b."},
+        {"pod": "default/c", "message": "0/6 nodes are available: b."},
+    ]
+    (section,) = parse(sweep_html(doc)).find("id", "run-0")
+    assert section.values("data-pending") == ["default/b", "default/c", "default/a"]

@@ -361,7 +361,8 @@ def sweep_html(doc: dict[str, Any]) -> str:
                     "settled": run["settled"],
                     "during": run["during"],
                     "after": run["after"],
-                    "during_pending": list(pending.items()),
+                    # In the text's order: the message most pods share first, then by message.
+                    "during_pending": sorted(pending.items(), key=lambda kv: (-len(kv[1]), kv[0])),
                     "steps": yaml.safe_dump(run["timeline"], sort_keys=False),
                 }
             )
