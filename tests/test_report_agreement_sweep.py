@@ -232,3 +232,15 @@ def test_the_sweep_page_lists_a_runs_pending_messages_in_the_texts_order(
     ]
     (section,) = parse(sweep_html(doc)).find("id", "run-0")
     assert section.values("data-pending") == ["default/b", "default/c", "default/a"]
+
+
+def test_the_sweep_matrix_has_the_texts_columns_base_workloads_included(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["sweep", str(EXAMPLES / "simulations" / "zone-outage.yaml"), "--zones", "-j", "1"]
+    doc = json.loads(run([*argv, "-o", "json"], capsys)[1])
+    outcome = {"pending": 1, "violated": 0, "preferencesNotMet": 0}
+    doc["base"]["0"]["workloads"]["statefulset default/db"] = outcome
+    (matrix,) = parse(sweep_html(doc)).find("id", "matrix")
+    heads = [e.all_text() for e in matrix.walk() if e.tag == "th"]
+    assert heads[-2:] == ["deployment default/web", "statefulset default/db"]

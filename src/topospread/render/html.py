@@ -317,12 +317,9 @@ def sweep_html(doc: dict[str, Any]) -> str:
     """``sweep -o json``'s document as a report: the failure × workload matrix, worst first,
     and for each failure that breaks something what broke and the steps that replay it."""
     runs = {(r["failure"]["name"], r["seed"]): r for r in doc["runs"]}
-    workloads: list[str] = []
-    for r in doc["runs"]:
-        for w in r["during"]["workloads"]:
-            if w not in workloads:
-                workloads.append(w)
-    workloads.sort()
+    # The text's columns: every workload of a run's or a base state's outcomes, by name.
+    phases = [r["during"] for r in doc["runs"]] + list(doc["base"].values())
+    workloads = sorted({w for phase in phases for w in phase["workloads"]})
     rows = []
     details = []
     quiet = 0
