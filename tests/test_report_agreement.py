@@ -132,6 +132,18 @@ def test_the_verify_report_of_an_interrupted_or_invariant_free_run_says_so(
     assert "keeps every invariant" in verdict.all_text()
 
 
+def test_the_verify_report_counts_one_pod_and_one_node_in_the_singular(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _, out, _ = run(
+        ["verify", str(VERIFY / "redis-3shards-3zones-maxskew1.yaml"), "-o", "json"], capsys
+    )
+    doc = json.loads(out)
+    assert "</span> pods on <span" in verify_html(doc)
+    one = verify_html({**doc, "podCount": 1, "nodeCount": 1})
+    assert '>1</span> pod on <span data-count="nodes">1</span> node;' in one
+
+
 def _text_summary(text: str) -> dict[str, list[str]]:
     """The text's closing lines: which steps left pods Pending, constraints violated, ..."""
     heads = {

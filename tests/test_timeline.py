@@ -460,6 +460,19 @@ def test_simulate_prints_each_step_with_grid_pending_pods_and_spread(
     )
 
 
+def test_a_one_step_timeline_says_one_step_replayed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = EXAMPLE.read_text()
+    steps = yaml.safe_load(text)
+    steps["timeline"] = steps["timeline"][:1]
+    path = tmp_path / "one.yaml"
+    path.write_text(yaml.safe_dump(steps))
+    code, out, _ = cli(["simulate", str(path)], capsys)
+    assert code == 0
+    assert "\n1 step replayed (seed 0)." in out
+
+
 def test_simulate_json_is_one_document_with_a_list_of_steps_and_is_deterministic(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -150,7 +150,7 @@ def _summary(report: TimelineReport) -> str:
     blocked = [s.index for s in steps if any(not d.complete for d in s.drains)]
     cut = report.interrupted
     replayed = (
-        f"{len(steps) - 1} steps replayed"
+        f"{len(steps) - 1} step{'' if len(steps) == 2 else 's'} replayed"
         if cut is None
         else f"Interrupted during {step_name(cut.index, cut.total, cut.name)}: "
         f"{max(len(steps) - 1, 0)} of {cut.total} steps replayed"
