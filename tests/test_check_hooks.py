@@ -289,6 +289,26 @@ def test_the_autoscaler_adds_nodes_for_a_pre_install_hooks_pending_pods(
     assert "  autoscaler: fits with cluster-autoscaler adding 1 node(s) (node-region-1a +1)" in out
 
 
+def test_helm_timeout_bounds_how_long_a_hook_waits_for_the_autoscalers_node(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The node cluster-autoscaler adds comes after helm install's --timeout when it is short:
+    the hook fails, and the finding names that timeout; the default (5m0s) waits for it."""
+    migrate = hooked(job("migrate", cpu="2", completions=2, parallelism=2), "pre-install")
+    chart = tmp_path / "chart.yaml"
+    chart.write_text(helm_template(web(1, cpu="1"), ("migrate.yaml", migrate)))
+    ca = Path(__file__).resolve().parents[1] / "examples" / "check" / "cluster-autoscaler.yaml"
+    args = ["check", str(chart), "--zones", "1", "--nodes-per-zone", "1", "--node-cpu", "2",
+            "--autoscaler", str(ca)]  # fmt: skip
+    code, out, _ = run([*args, "--helm-timeout", "5s"], capsys)
+    assert code == 1, out
+    assert "pre-install hook: 1 pod(s) stay Pending even with cluster-autoscaler" in out
+    assert "fails when --timeout (5s) passes" in out
+    assert run([*args, "--helm-timeout", "10m"], capsys)[0] == 0
+    code, _, err = run([*args, "--helm-timeout", "soon"], capsys)
+    assert code == 2 and '--helm-timeout: Invalid value: "soon"' in err
+
+
 def test_a_hook_the_api_server_refuses_before_the_release_exists_is_an_error() -> None:
     """The pre-install Job's pods name the chart's PriorityClass, which the release creates
     only after the hook: the Job controller cannot create them, and helm install fails."""

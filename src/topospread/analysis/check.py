@@ -409,14 +409,16 @@ def check(
     seed: int = 0,
     autoscaler: AutoscalerSection | None = None,
     recovery_limit: int = DEFAULT_RECOVERY_LIMIT,
+    helm_timeout: int = HELM_TIMEOUT,
     limits: Limits = DEFAULT_LIMITS,
 ) -> CheckReport:
     """Check the manifests ``objects`` on the nodes (and any pods) of ``cluster``, or on a
     generated ``shape`` (its node group is ``node``); ``survive``: also every single zone
     (node) loss. ``autoscaler``: the section's file and its parser (given the node groups):
     it then acts for up to ``recovery_limit`` on what the placement leaves Pending, and after
-    every loss. Manifests and a shape asking for more nodes or pods than ``limits`` are
-    refused before anything is built (a ``SizeError``)."""
+    every loss. ``helm_timeout``: helm install's ``--timeout``, how long it waits for each Job
+    or Pod hook (and lets an autoscaler act for one). Manifests and a shape asking for more
+    nodes or pods than ``limits`` are refused before anything is built (a ``SizeError``)."""
     release = split_release(objects)
     installed = release.installed()
     modelled = [(w, o) for w, o in installed if not isinstance(o, UnknownObject)]
@@ -444,7 +446,7 @@ def check(
     report.findings = rejected(modelled) + not_modelled
     if report.errors:
         return report  # objects the API server rejects: nothing to place
-    sim, hooks_ran = _install(base, cluster, release, seed, recovery_limit)
+    sim, hooks_ran = _install(base, cluster, release, seed, recovery_limit, helm_timeout)
     if sim.autoscaler is not None:
         report.autoscaler, _ = recover(sim, recovery_limit, source)
     post = run_hooks(
@@ -452,7 +454,8 @@ def check(
         release.at(POST_INSTALL),
         POST_INSTALL,
         hooks_ran.existing,
-        autoscaler_limit=min(HELM_TIMEOUT, recovery_limit),
+        autoscaler_limit=min(helm_timeout, recovery_limit),
+        timeout=helm_timeout,
     )
     hooks_ran.findings += post.findings
     report.hooks_run = hooks_ran.ran + post.ran
@@ -539,6 +542,7 @@ def _install(
     release: Release,
     seed: int,
     recovery_limit: int,
+    helm_timeout: int,
 ) -> tuple[Simulation, HookRun]:
     """``helm install`` up to its post-install hooks: the pre-install hooks run one at a time
     on the cluster, then the release's objects are created and settle. Without pre-install
@@ -548,7 +552,14 @@ def _install(
         sim = settle_timeline(with_cluster(base, [*cluster, *_modelled(release.objects)]), seed)
         return sim, HookRun()
     sim = settle_timeline(with_cluster(base, cluster), seed)
-    ran = run_hooks(sim, pre, PRE_INSTALL, {}, autoscaler_limit=min(HELM_TIMEOUT, recovery_limit))
+    ran = run_hooks(
+        sim,
+        pre,
+        PRE_INSTALL,
+        {},
+        autoscaler_limit=min(helm_timeout, recovery_limit),
+        timeout=helm_timeout,
+    )
     for where, obj in _modelled(release.objects):
         sim.apply(obj, where)
     sim.settle(base.source)

@@ -310,10 +310,12 @@ def run_hooks(
     existing: dict[tuple[str, str, str], Hook],
     *,
     autoscaler_limit: int,
+    timeout: int = HELM_TIMEOUT,
 ) -> HookRun:
     """Run ``event``'s hooks one at a time on the simulation, as helm install runs them;
-    ``existing``: the hook objects earlier events left. ``autoscaler_limit``: how long an
-    autoscaler may act for a hook's Pending pods (helm's wait is bounded by its timeout)."""
+    ``existing``: the hook objects earlier events left. ``timeout``: helm install's
+    ``--timeout``, how long it waits for each Job or Pod hook; ``autoscaler_limit``: how long
+    an autoscaler may act for a hook's Pending pods (at most ``timeout``)."""
     run = HookRun(existing=dict(existing))
     succeeded: list[Hook] = []
     for hook in hooks:
@@ -341,7 +343,7 @@ def run_hooks(
         try:
             sim.apply(hook.obj, hook.where)
             sim.settle(hook.where)
-            failure = _wait(sim, hook, before, autoscaler_limit, run) if waited else None
+            failure = _wait(sim, hook, before, autoscaler_limit, timeout, run) if waited else None
         except ValidationError as err:
             # The API server refuses the hook or its pods (a PriorityClass the release has
             # not created yet): helm's create fails, or its wait times out.
@@ -389,7 +391,7 @@ def _own_pods(sim: Simulation, hook: Hook, before: set[str]) -> list[Pod]:
 
 
 def _wait(
-    sim: Simulation, hook: Hook, before: set[str], autoscaler_limit: int, run: HookRun
+    sim: Simulation, hook: Hook, before: set[str], autoscaler_limit: int, timeout: int, run: HookRun
 ) -> str | None:
     """Helm's wait for a Job to complete or a Pod to succeed: None once it has, or why it
     never does. Each round every active pod must bind, then it succeeds (the Job's next pods
@@ -397,7 +399,7 @@ def _wait(
     if isinstance(hook.obj, Job) and hook.obj.spec.suspend:
         return (
             "the Job is suspended: helm install waits for it to complete and fails when "
-            f"--timeout ({format_duration(HELM_TIMEOUT)}) passes"
+            f"--timeout ({format_duration(timeout)}) passes"
         )
     while True:
         active = [p for p in _own_pods(sim, hook, before) if not is_terminal(p)]
@@ -418,7 +420,7 @@ def _wait(
             waits = "complete" if hook.kind == "Job" else "succeed"
             return (
                 f"{len(keys)} pod(s) {stay} ({shown}): helm install waits for the {hook.kind} "
-                f"to {waits} and fails when --timeout ({format_duration(HELM_TIMEOUT)}) "
+                f"to {waits} and fails when --timeout ({format_duration(timeout)}) "
                 f"passes: {sim.pending_message(pending[0])}"
             )
         if not active:

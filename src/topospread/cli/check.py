@@ -96,6 +96,15 @@ def check_command(
             "--recovery-limit", metavar="DURATION", help="How long the autoscaler may act."
         ),
     ] = "30m",
+    helm_timeout: Annotated[
+        str,
+        typer.Option(
+            "--helm-timeout",
+            metavar="DURATION",
+            help="helm install's --timeout: how long it waits for each Job or Pod hook "
+            "(a hook's pods Pending, with an autoscaler, longer than this fail the install).",
+        ),
+    ] = "5m0s",
     output: Annotated[CheckFormat, OUTPUT] = "text",
     output_format: Annotated[
         CheckFormat | None,
@@ -154,6 +163,7 @@ def check_command(
                 seed=seed,
                 autoscaler=section,
                 recovery_limit=duration("--recovery-limit", recovery_limit),
+                helm_timeout=duration("--helm-timeout", helm_timeout),
                 limits=read.limits,
             )
         except KeyboardInterrupt:
