@@ -458,6 +458,28 @@ _TEMPLATE_FIELDS: dict[str, tuple[str, Any]] = {
     ),
     "ephemeralContainers": ("spec.ephemeralContainers", [{"name": "d", "image": "busybox"}]),
     "os": ("spec.os", {"name": "windows"}),
+    "container ports": (
+        "spec.containers",
+        [
+            {
+                "name": "c",
+                "image": "nginx",
+                "resources": {"requests": {"cpu": "100m"}},
+                "ports": [{"containerPort": 80, "hostPort": 70000}],
+            }
+        ],
+    ),
+    "init container ports": (
+        "spec.initContainers",
+        [
+            {
+                "name": "i",
+                "image": "busybox",
+                "resources": {"requests": {"cpu": "10m"}},
+                "ports": [{"containerPort": 1, "hostPort": 9}, {"containerPort": 2, "hostPort": 9}],
+            }
+        ],
+    ),
 }
 
 # Fields checked for each pod, not kept per template.
@@ -470,6 +492,8 @@ _POD_FIELDS: dict[str, tuple[str, Any]] = {
     "volumes": ("spec.volumes", [{"name": "kube-api-access-bbbbb", "projected": {"sources": []}}]),
     "namespace": ("metadata.namespace", "Default"),
     "generateName": ("metadata.generateName", "Web-"),
+    "hostname": ("spec.hostname", "Web-0"),
+    "subdomain": ("spec.subdomain", "web.svc"),
     "image": (
         "spec.containers",
         [{"name": "c", "image": "nginx ", "resources": {"requests": {"cpu": "100m"}}}],

@@ -50,6 +50,7 @@ GO_SPACE: Final = (
 _recurring_label_value: Final = Remembered(valid_label_value)
 _recurring_namespace: Final = Remembered(valid_dns1123_label)
 _recurring_node_name: Final = Remembered(valid_dns1123_subdomain)
+_recurring_subdomain: Final = Remembered(valid_dns1123_label)
 
 
 def _valid_generate_name(prefix: str) -> bool:
@@ -61,6 +62,7 @@ _LABEL_KEYS: Final = valid_qualified_name.known
 _LABEL_VALUES: Final = _recurring_label_value.known
 _NAMESPACES: Final = _recurring_namespace.known
 _NODE_NAMES: Final = _recurring_node_name.known
+_SUBDOMAINS: Final = _recurring_subdomain.known
 _GENERATE_NAMES: Final = _recurring_generate_name.known
 
 
@@ -191,7 +193,8 @@ def pod_fields_valid(pod: Pod, *, from_template: bool = False) -> bool:
     nor its images) are valid: a name (not one to generate) and generateName that are DNS
     subdomains, a namespace that is a DNS label, valid volumes (``volumes_valid``; for a
     template, without the pod's name), valid node affinity, a nodeName that is a DNS subdomain
-    and no scheduling gates beside it, and none missing for a mirror pod."""
+    and no scheduling gates beside it, and none missing for a mirror pod, a hostname and a
+    subdomain that are DNS labels when given."""
     meta = pod.metadata
     name = meta.name
     if not name or not valid_dns1123_subdomain(name):
@@ -215,6 +218,13 @@ def pod_fields_valid(pod: Pod, *, from_template: bool = False) -> bool:
         and affinity.node_affinity is not None
         and not node_affinity_valid(affinity.node_affinity)
     ):
+        return False
+    # A StatefulSet's pods each have their own hostname (not remembered); their subdomain is
+    # the set's Service's.
+    hostname, subdomain = spec.hostname, spec.subdomain
+    if hostname and not valid_dns1123_label(hostname):
+        return False
+    if subdomain and subdomain not in _SUBDOMAINS and not _recurring_subdomain(subdomain):
         return False
     node_name = spec.node_name
     if not node_name and (MIRROR_POD in meta.annotations or refuses_ephemeral_containers(spec)):

@@ -15,9 +15,10 @@ ValidatePodSpec, ValidateNode); their parts are in modules of their own, by conc
 metadata and labels (``meta_validation.py``), topology spread constraints and the scheduler's
 PodTopologySpreadArgs (``spread_validation.py``), node selectors and affinity
 (``affinity_validation.py``), taints and tolerations (``taint_validation.py``), resources
-(``resource_validation.py``), a node's pod CIDRs (``cidr_validation.py``), seccomp and AppArmor
-profiles (``security_validation.py``), ValidatePodCreate's and ValidatePodTemplateSpec's own
-checks and the ephemeral containers' (``create_validation.py``).
+(``resource_validation.py``), containers' ports (``port_validation.py``), a node's pod CIDRs
+(``cidr_validation.py``), seccomp and AppArmor profiles (``security_validation.py``),
+ValidatePodCreate's and ValidatePodTemplateSpec's own checks and the ephemeral containers'
+(``create_validation.py``).
 """
 
 from __future__ import annotations
@@ -60,6 +61,11 @@ from topospread.api.meta_validation import (
     validate_labels,
     validate_object_meta,
 )
+from topospread.api.port_validation import (
+    container_port_errors,
+    host_port_conflicts,
+    init_container_host_port_conflicts,
+)
 from topospread.api.quick_validation import (
     GO_SPACE,
     node_meta_and_taints_valid,
@@ -87,6 +93,7 @@ from topospread.api.types import (
 )
 from topospread.api.volume_validation import validate_volumes
 from topospread.util.validation import (
+    is_dns1123_label,
     is_qualified_name,
 )
 
@@ -133,10 +140,13 @@ def validate_pod(
     one source each, names, claim names, the claims of ephemeral volumes, the latter only for
     a pod: a template has no pod name to check them with; ``volume_source_validation.py``:
     each source's own fields); a container at least, and containers' and init containers'
-    names, images, resources and seccomp and AppArmor profiles; the ephemeral containers' names,
+    names, images, ports (``port_validation.py``: each port's name, numbers and protocol,
+    then the host ports repeated across the containers, or within an init container),
+    resources and seccomp and AppArmor profiles; the ephemeral containers' names,
     images and profiles; ``spec.nodeSelector``; the pod-level profiles;
     ``spec.affinity``; ``spec.schedulingGates``; ``spec.topologySpreadConstraints``;
-    ``spec.nodeName``; ``spec.tolerations``; ``spec.priorityClassName``;
+    ``spec.nodeName``; ``spec.hostname`` and ``spec.subdomain`` (each pod's own);
+    ``spec.tolerations``; ``spec.priorityClassName``;
     ``spec.preemptionPolicy``; overhead and pod-level resources; then, for a pod, that it has no
     ephemeral containers unless it is bound (``refuses_ephemeral_containers``), that
     ``spec.nodeName`` is not set while scheduling gates remain, and
@@ -202,11 +212,12 @@ def validate_pod(
         )
     errs += before_node_name
     if spec.node_name:
-        spec_path = Path.root("spec")
         errs.extend(
-            invalid(spec_path.child("nodeName"), spec.node_name, msg)
+            invalid(Path.root("spec", "nodeName"), spec.node_name, msg)
             for msg in name_is_dns_subdomain(spec.node_name, False)
         )
+    if spec.hostname or spec.subdomain:
+        errs += _hostname_errors(spec)
     errs += after_node_name
     if from_template:
         # ValidatePodTemplateSpec's own checks, after ValidatePodSpec.
@@ -255,8 +266,8 @@ def pod_spec_errors(
     ``spec.affinity.nodeAffinity``'s, those after them and before ``spec.nodeName``'s, and
     those after), then those of ValidatePodCreate's own checks for a pod and of
     ValidatePodTemplateSpec's for a template (``PodSpecErrors``): all but the ones that read
-    the pod's name, generateName, namespace, node affinity or nodeName. The lists are shared:
-    callers must not change them.
+    the pod's name, generateName, namespace, node affinity, nodeName, hostname or subdomain.
+    The lists are shared: callers must not change them.
 
     NOTE: these errors depend on the labels, the annotations, the spec fields in the key below
     and the two switches, and on no other field: a controller's pods share them, so they are
@@ -275,7 +286,10 @@ def pod_spec_errors(
                 (c.name, not c.image, c.resources, c.security_context, c.ports)
                 for c in spec.containers
             ],
-            [(c.name, not c.image, c.resources, c.security_context) for c in spec.init_containers],
+            [
+                (c.name, not c.image, c.resources, c.security_context, c.ports)
+                for c in spec.init_containers
+            ],
             spec.ephemeral_containers,
             spec.security_context,
             spec.os,
@@ -335,7 +349,8 @@ def _validate_pod_spec(
     node affinity and nodeName).
 
     Upstream: ValidatePodSpec, validateContainers, validateInitContainers,
-    validateContainerCommon (pkg/apis/core/validation/validation.go, v1.35)
+    validateContainerCommon, checkHostPortConflicts (pkg/apis/core/validation/validation.go,
+    v1.35)
     """
     spec_path = Path.root("spec")
     errs: list[FieldError] = []
@@ -352,6 +367,8 @@ def _validate_pod_spec(
             at = spec_path.child(field).index(i)
             name = container.name
             errs += name_and_image_errors(name, container.image, at)
+            if container.ports:
+                errs += container_port_errors(container.ports, at.child("ports"))
             errs += validate_resource_requirements(container.resources, at.child("resources"))
             if container.security_context is not None:
                 errs += container_security_context_errors(
@@ -365,6 +382,12 @@ def _validate_pod_spec(
                 errs.append(duplicate(at.child("name"), name))
             elif name or field == "containers":
                 names.add(name)
+            if field == "initContainers":
+                # Each init container's host ports apart: they run one at a time.
+                errs += init_container_host_port_conflicts(container, spec_path.child(field))
+        if field == "containers" and containers:
+            # The regular containers run together: their host ports are compared across them.
+            errs += host_port_conflicts(containers, spec_path.child(field))
     if spec.ephemeral_containers:
         errs += ephemeral_container_errors(spec, spec_path.child("ephemeralContainers"))
     if spec.host_network:
@@ -447,6 +470,20 @@ def _host_network_ports(spec: PodSpec, path: Path) -> list[FieldError]:
                         "must match `containerPort` when `hostNetwork` is true",
                     )
                 )
+    return errs
+
+
+def _hostname_errors(spec: PodSpec) -> list[FieldError]:
+    """A pod's hostname and subdomain, when given, are DNS labels. Checked for each pod, not
+    with the spec's errors: a StatefulSet names each of its pods' hostname after the pod.
+
+    Upstream: ValidatePodSpec (pkg/apis/core/validation/validation.go, v1.35)
+    """
+    errs: list[FieldError] = []
+    for field, value in (("hostname", spec.hostname), ("subdomain", spec.subdomain)):
+        if value:
+            path = Path.root("spec", field)
+            errs.extend(invalid(path, value, msg) for msg in is_dns1123_label(value))
     return errs
 
 

@@ -238,8 +238,9 @@ class AdmissionMemo:
     contexts, os, ephemeral containers, hostNetwork, which defaulting reads too:
     tests/test_admission.py varies each); and
     ``_Admitted.apply`` sets exactly the fields those steps change. Name, generateName,
-    namespace, node affinity (a DaemonSet's pods each name their node there) and nodeName,
-    which the rest of the validation reads, are checked for each pod.
+    namespace, node affinity (a DaemonSet's pods each name their node there), nodeName,
+    hostname and subdomain (a StatefulSet names each pod's hostname after it), which the rest
+    of the validation reads, are checked for each pod.
     """
 
     __slots__ = ("admitted", "priorities")
@@ -264,7 +265,7 @@ class AdmissionMemo:
 
         NOTE: the pod's own fields are checked as read, not as admitted: ``apply`` sets none of
         those ``pod_fields_valid`` reads (metadata, volumes, node affinity, nodeName,
-        scheduling gates), so they are the admitted pod's.
+        scheduling gates, hostname, subdomain), so they are the admitted pod's.
         """
         key, fields_valid = (self.key(pod), None) if hint is None else hint
         kept = self.admitted.get(key)

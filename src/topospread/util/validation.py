@@ -221,6 +221,42 @@ def is_valid_label_value(value: str) -> list[str]:
     return errs
 
 
+def is_valid_port_num(port: int) -> list[str]:
+    """Problems with ``port`` as a port number: 1 to 65535.
+
+    Upstream: IsValidPortNum (apimachinery/pkg/util/validation/validation.go, v1.35)
+    """
+    return [] if 1 <= port <= PORT_MAX else [inclusive_range_error(1, PORT_MAX)]
+
+
+PORT_MAX: Final = 65535
+PORT_NAME_MAX_LENGTH: Final = 15
+_PORT_NAME_CHARSET_RE: Final = re.compile("[-a-z0-9]+")
+_PORT_NAME_LETTER_RE: Final = re.compile("[a-z]")
+
+
+@_memoised
+def is_valid_port_name(port: str) -> list[str]:
+    """Problems with ``port`` as a port name (an IANA_SVC_NAME, RFC 6335, lower case only):
+    at most 15 bytes of ``a-z``, ``0-9`` and ``-``, a letter at least, no ``--``, no hyphen at
+    either end. Every problem is told, in upstream's order.
+
+    Upstream: IsValidPortName (apimachinery/pkg/util/validation/validation.go, v1.35)
+    """
+    errs: list[str] = []
+    if _byte_len(port) > PORT_NAME_MAX_LENGTH:
+        errs.append(legacy_max_len_error(PORT_NAME_MAX_LENGTH))
+    if not _matches(_PORT_NAME_CHARSET_RE, port):
+        errs.append("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)")
+    if _PORT_NAME_LETTER_RE.search(port) is None:
+        errs.append("must contain at least one letter (a-z)")
+    if "--" in port:
+        errs.append("must not contain consecutive hyphens")
+    if port.startswith("-") or port.endswith("-"):
+        errs.append("must not begin or end with a hyphen")
+    return errs
+
+
 _DECIMAL_INTEGER_ERR: Final = "must be a valid decimal integer in canonical form"
 
 
