@@ -729,3 +729,18 @@ def test_an_empty_name_is_a_duplicate_among_regular_containers() -> None:
         "spec.containers[1].name: Required value",
         'spec.containers[1].name: Duplicate value: ""',
     ]
+
+
+def test_pod_level_resources_are_told_after_the_containers_and_before_the_rest_of_the_spec() -> (
+    None
+):
+    """PodLevelResources (on by default): ValidatePodSpec checks spec.resources right after the
+    ephemeral containers, before the host network's ports and restartPolicy, long before the
+    overhead."""
+    doc = pod_doc(
+        resources={"requests": {"cpu": "-1"}},
+        restartPolicy="Sometimes",
+        overhead={"cpu": "-1"},
+    )
+    paths = [m.split(":")[0].split("[")[0] for m in messages(doc)]
+    assert paths == ["spec.resources.requests", "spec.restartPolicy", "spec.overhead"], paths

@@ -143,11 +143,12 @@ def validate_pod(
     names, images, ports (``port_validation.py``: each port's name, numbers and protocol,
     then the host ports repeated across the containers, or within an init container),
     resources and seccomp and AppArmor profiles; the ephemeral containers' names,
-    images and profiles; ``spec.nodeSelector``; the pod-level profiles;
+    images and profiles; the pod-level resources (``spec.resources``); the host network's
+    ports; ``spec.restartPolicy``; ``spec.nodeSelector``; the pod-level profiles;
     ``spec.affinity``; ``spec.schedulingGates``; ``spec.topologySpreadConstraints``;
     ``spec.nodeName``; ``spec.hostname`` and ``spec.subdomain`` (each pod's own);
     ``spec.tolerations``; ``spec.priorityClassName``;
-    ``spec.preemptionPolicy``; overhead and pod-level resources; then, for a pod, that it has no
+    ``spec.preemptionPolicy``; overhead; ``spec.os``; then, for a pod, that it has no
     ephemeral containers unless it is bound (``refuses_ephemeral_containers``), that
     ``spec.nodeName`` is not set while scheduling gates remain, and
     that the seccomp and AppArmor annotations agree with their fields (after the AppArmor ones
@@ -390,6 +391,9 @@ def _validate_pod_spec(
             errs += host_port_conflicts(containers, spec_path.child(field))
     if spec.ephemeral_containers:
         errs += ephemeral_container_errors(spec, spec_path.child("ephemeralContainers"))
+    # Pod-level resources (PodLevelResources, on by default) right after the containers.
+    if spec.resources is not None:
+        errs += validate_resource_requirements(spec.resources, spec_path.child("resources"))
     if spec.host_network:
         errs += _host_network_ports(spec, spec_path.child("containers"))
     # The API server defaults an empty restartPolicy to Always before it validates.
@@ -445,8 +449,6 @@ def _validate_pod_spec(
             )
     if spec.overhead:
         errs += validate_overhead(spec.overhead, spec_path.child("overhead"))
-    if spec.resources is not None:
-        errs += validate_resource_requirements(spec.resources, spec_path.child("resources"))
     if spec.os is not None:
         errs += os_errors(spec, spec_path)
     return before_node_affinity, before, errs
