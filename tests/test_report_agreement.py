@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -303,16 +304,25 @@ def test_design_spread_verify_json_carries_the_verdict(
     assert f"{doc['verify']['orders']} complete scheduling orders covered" in err
 
 
-@pytest.mark.parametrize("name", ["autoscaler-min-domains", "zone-outage", "rolling-update"])
-def test_the_simulate_spread_tables_show_the_texts_workload_counts_and_min_domains(
+def _simulate_steps(
     name: str, capsys: pytest.CaptureFixture[str]
-) -> None:
+) -> Iterator[tuple[dict[str, Any], str, Any]]:
+    """Each step of ``simulate`` on an example: its JSON, its block of the text (after its
+    ``== `` heading) and its section of the page."""
     path = EXAMPLES / "simulations" / f"{name}.yaml"
     root, doc = both(["simulate", str(path)], capsys)
     _, text, _ = run(["simulate", str(path)], capsys)
     blocks = re.split(r"^== ", text, flags=re.M)[1:]
     for step, block in zip(doc["steps"], blocks, strict=True):
         (section,) = root.find("id", f"step-{step['index']}")
+        yield step, block, section
+
+
+@pytest.mark.parametrize("name", ["autoscaler-min-domains", "zone-outage", "rolling-update"])
+def test_the_simulate_spread_tables_show_the_texts_workload_counts_and_min_domains(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for step, block, section in _simulate_steps(name, capsys):
         page = _page_text(section)
         shown = section.values("data-workload-pods")
         assert sorted(set(shown)) == sorted(
@@ -459,12 +469,7 @@ def test_a_verify_counterexample_on_zone_labelled_nodes_is_grouped_as_the_text_g
 def test_the_simulate_page_says_what_the_controllers_and_scheduler_did_as_the_text_does(
     name: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = EXAMPLES / "simulations" / f"{name}.yaml"
-    root, doc = both(["simulate", str(path)], capsys)
-    _, text, _ = run(["simulate", str(path)], capsys)
-    blocks = re.split(r"^== ", text, flags=re.M)[1:]
-    for step, block in zip(doc["steps"], blocks, strict=True):
-        (section,) = root.find("id", f"step-{step['index']}")
+    for step, block, section in _simulate_steps(name, capsys):
         want = [line.strip() for line in block.splitlines() if line.startswith("  controllers: ")]
         assert [_page_text(e).strip() for e in section.find("data-churn")] == want
         if step["created"]:
