@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from topospread.api.port_validation import DEFAULT_PROTOCOL
 from topospread.api.types import ContainerPort, Pod
 from topospread.framework.cycle_state import CycleState, StateKey, StateNotFoundError
 from topospread.framework.features import Features
@@ -21,9 +22,8 @@ NAME: Final = "NodePorts"
 
 ERR_REASON: Final = "node(s) didn't have free ports for the requested pod ports"
 
-# An empty hostIP binds every address; an empty protocol is TCP.
+# An empty hostIP binds every address; an empty protocol is TCP (DEFAULT_PROTOCOL).
 DEFAULT_BIND_ALL_HOST_IP: Final = "0.0.0.0"
-DEFAULT_PROTOCOL: Final = "TCP"
 
 # The one init-container restartPolicy that keeps a container running beside the main ones.
 _RESTART_POLICY_ALWAYS: Final = "Always"
