@@ -11,7 +11,12 @@ from topospread.api.types import Node, Pod
 from topospread.cluster.snapshot import Snapshot, SnapshotHandle
 from topospread.framework.cycle_state import CycleState
 from topospread.framework.features import DEFAULT_FEATURES
-from topospread.framework.interface import FilterPlugin, PreScorePlugin, ScorePlugin
+from topospread.framework.interface import (
+    FilterPlugin,
+    PreScorePlugin,
+    QueueingHint,
+    ScorePlugin,
+)
 from topospread.framework.status import SUCCESS, Code, Status, new_status
 from topospread.framework.types import NodeInfo, NodeScore
 from topospread.plugins import tainttoleration
@@ -233,3 +238,92 @@ def test_score_without_pre_score_is_an_error() -> None:
     _, status = _new().score(CycleState(), make_pod("p").obj(), NodeInfo(_node("n")))
     assert status.code is Code.Error
     assert status.message == 'failed to read "PreScoreTaintToleration" from cycleState: not found'
+
+
+# ---------------------------------------------------------------------------------------------
+# Queueing hint (TestIsSchedulableAfterNodeChange; the wrong-object cases have no counterpart:
+# the queue hands the hint nodes only)
+
+
+def _tolerating(value: str) -> Pod:
+    return make_pod("pod1").toleration("dedicated", "Equal", value, "NoSchedule").obj()
+
+
+NODE_CHANGE_CASES = {
+    "skip-queue-on-untoleratedtaint-node-added": (
+        _tolerating("user2"),
+        None,
+        _node("nodeA", ("dedicated", "user1", "NoSchedule")),
+        QueueingHint.QueueSkip,
+    ),
+    "queue-on-toleratedtaint-node-added": (
+        _tolerating("user2"),
+        None,
+        _node("nodeA", ("dedicated", "user2", "NoSchedule")),
+        QueueingHint.Queue,
+    ),
+    "skip-unrelated-change": (
+        _tolerating("user2"),
+        _node("nodeA", ("dedicated", "user1", "NoSchedule")),
+        _node("nodeA", ("dedicated", "user1", "NoSchedule"), ("dedicated", "user3", "NoSchedule")),
+        QueueingHint.QueueSkip,
+    ),
+    "queue-on-taint-change": (
+        _tolerating("user2"),
+        _node("nodeA", ("dedicated", "user1", "NoSchedule")),
+        _node("nodeA", ("dedicated", "user2", "NoSchedule")),
+        QueueingHint.Queue,
+    ),
+    # Not upstream's table: the plugin registers no NodeDelete event.
+    "skip-node-deleted": (
+        _tolerating("user2"),
+        _node("nodeA", ("dedicated", "user1", "NoSchedule")),
+        None,
+        QueueingHint.QueueSkip,
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("pod", "old", "new", "want"), NODE_CHANGE_CASES.values(), ids=NODE_CHANGE_CASES.keys()
+)
+def test_is_schedulable_after_node_change(
+    pod: Pod, old: Node | None, new: Node | None, want: QueueingHint
+) -> None:
+    assert _new().is_schedulable_after_node_change(pod, old, new) is want
+
+
+def test_a_pod_only_taints_rejected_is_retried_only_when_a_node_comes_to_tolerate_it() -> None:
+    """In the simulator's queue: a taint added to a node the pod already could not tolerate
+    leaves it waiting (QueueSkip, no attempt); removing the taints moves it, and it binds."""
+    from topospread.analysis.simulate import carry_out, settle_timeline
+    from topospread.simulator.timeline_format import parse_timeline
+    from topospread.simulator.timeline_steps.actions import parse_step
+
+    node = {
+        "metadata": {"name": "n1"},
+        "spec": {"taints": [{"key": "dedicated", "value": "x", "effect": "NoSchedule"}]},
+        "status": {"allocatable": {"pods": "110"}},
+    }
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "c", "image": "x"}]},
+    }
+    sim = settle_timeline(parse_timeline({"nodes": [node], "objects": [pod]}, "t.yaml"), 0)
+    scheduler = sim.scheduler
+    assert scheduler.last["default/p"].attempt == 1
+    assert scheduler.unschedulable["default/p"].unschedulable_plugins == {"TaintToleration"}
+
+    def step(doc: dict[str, object]) -> None:
+        carry_out(sim, parse_step(doc, 0, "t.yaml"))
+        sim.settle("t.yaml")
+
+    step({"taint": {"node": "n1", "key": "other", "effect": "NoSchedule"}})
+    assert scheduler.last["default/p"].attempt == 1  # not retried
+    step({"untaint": {"node": "n1", "key": "other", "effect": "NoSchedule"}})
+    assert scheduler.last["default/p"].attempt == 1  # still "dedicated": not retried
+    step({"untaint": {"node": "n1", "key": "dedicated", "value": "x", "effect": "NoSchedule"}})
+    assert [p.metadata.name for p in sim.cluster.infos["n1"].pods] == ["p"]
+    assert scheduler.last["default/p"].attempt == 2

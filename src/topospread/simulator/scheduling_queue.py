@@ -29,6 +29,8 @@ from topospread.labels.selector import SelectorError, label_selector_as_selector
 from topospread.plugins.podtopologyspread.common import NAME as POD_TOPOLOGY_SPREAD
 from topospread.plugins.podtopologyspread.plugin import PodTopologySpread
 from topospread.plugins.queuesort import pod_priority
+from topospread.plugins.tainttoleration.taint_toleration import NAME as TAINT_TOLERATION
+from topospread.plugins.tainttoleration.taint_toleration import TaintToleration
 from topospread.simulator.checkpoint import IndexedDict
 from topospread.simulator.storage_events import storage_event_may_help
 
@@ -242,6 +244,9 @@ class SchedulingQueue:
                     spread = tuple(plugin.get_constraints(pod, DO_NOT_SCHEDULE))
                 except SelectorError:
                     spread = "unparsable"
+        tolerations = (
+            msgspec.json.encode(pod.spec.tolerations) if TAINT_TOLERATION in plugins else b""
+        )
         affinity: bytes = b""
         if "InterPodAffinity" in plugins:
             pa = pod.spec.affinity.pod_affinity if pod.spec.affinity is not None else None
@@ -252,7 +257,14 @@ class SchedulingQueue:
                         for t in pa.required_during_scheduling_ignored_during_execution
                     ]
                 )
-        return (plugins, pod.spec.scheduler_name, pod.metadata.namespace, spread, affinity)
+        return (
+            plugins,
+            pod.spec.scheduler_name,
+            pod.metadata.namespace,
+            spread,
+            affinity,
+            tolerations,
+        )
 
     def _move_where(self, helped: Callable[[QueuedPodInfo], bool], changed: Pod) -> list[str]:
         """The unschedulable pods ``helped`` says the event helps, in pool order: asked once
@@ -317,13 +329,15 @@ class SchedulingQueue:
         """A node was added (``new``), updated (``old`` and ``new``) or deleted (``old``): the
         unschedulable pods it may help move back to the active queue.
 
-        A pod only PodTopologySpread rejected moves when the plugin's queueing hint says the
-        change may help (a node carrying every topology key of its constraints appears,
-        disappears or changes a topology value or its taints). Any other pod moves: upstream
-        asks each rejecting plugin's hint (NodeAdd, UpdateNodeLabel, UpdateNodeTaint,
-        NodeDelete for the node filters); moving them all is a superset: a pod the change did
-        not help fails again with the same message, and nothing that could now bind is left
-        waiting. Without ``old`` and ``new`` the change is unknown and every pod moves.
+        A pod only PodTopologySpread and TaintToleration rejected moves when one of their
+        queueing hints says the change may help (PodTopologySpread: a node carrying every
+        topology key of its constraints appears, disappears or changes a topology value or
+        its taints; TaintToleration: a node added, or one it did not tolerate, now carries no
+        taint it does not tolerate). Any other pod moves: upstream asks each rejecting
+        plugin's hint (NodeAdd, UpdateNodeLabel, UpdateNodeTaint, NodeDelete for the node
+        filters); moving them all is a superset: a pod the change did not help fails again
+        with the same message, and nothing that could now bind is left waiting. Without
+        ``old`` and ``new`` the change is unknown and every pod moves.
         """
         pool = self.unschedulable
         if old is None and new is None:
@@ -351,12 +365,28 @@ class SchedulingQueue:
     def _node_change_may_help(
         self, info: QueuedPodInfo, old: Node | None, new: Node | None
     ) -> bool:
-        if info.unschedulable_plugins != {POD_TOPOLOGY_SPREAD}:
+        """Whether a rejecting plugin's hint queues the pod: asked of PodTopologySpread and
+        TaintToleration when only they rejected it (any other rejection: always)."""
+        plugins = info.unschedulable_plugins
+        if not plugins or not plugins <= _NODE_HINTED:
             return True
-        plugin = self._spread_plugin(info)
-        if plugin is None:
-            return True
-        return plugin.is_schedulable_after_node_change(info.pod, old, new) is QueueingHint.Queue
+        for name in plugins:
+            plugin: PodTopologySpread | TaintToleration | None
+            if name == POD_TOPOLOGY_SPREAD:
+                plugin = self._spread_plugin(info)
+            else:
+                fwk = self.framework_for(info.pod)
+                found = fwk.plugins.get(TAINT_TOLERATION) if fwk is not None else None
+                plugin = found if isinstance(found, TaintToleration) else None
+            if plugin is None:
+                return True
+            if plugin.is_schedulable_after_node_change(info.pod, old, new) is QueueingHint.Queue:
+                return True
+        return False
+
+
+# The plugins whose node-event queueing hints are asked (the others' rejections always move).
+_NODE_HINTED = frozenset({POD_TOPOLOGY_SPREAD, TAINT_TOLERATION})
 
 
 def _could_help(info: QueuedPodInfo, added: Pod) -> bool:

@@ -9,10 +9,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from topospread.api.types import TAINT_EFFECT_PREFER_NO_SCHEDULE, Pod, Taint, Toleration
+from topospread.api.types import TAINT_EFFECT_PREFER_NO_SCHEDULE, Node, Pod, Taint, Toleration
 from topospread.framework.cycle_state import CycleState, StateKey, StateNotFoundError
 from topospread.framework.features import Features
-from topospread.framework.interface import Handle, ScoreExtensions
+from topospread.framework.interface import Handle, QueueingHint, ScoreExtensions
 from topospread.framework.status import SUCCESS, Code, Status, as_status, new_status
 from topospread.framework.types import MAX_NODE_SCORE, NodeInfo, NodeScore
 from topospread.plugins.helper.normalize_score import default_normalize_score
@@ -83,6 +83,31 @@ class TaintToleration:
         if taint is None:
             return SUCCESS
         return new_status(Code.UnschedulableAndUnresolvable, ERR_REASON_UNTOLERATED)
+
+    def is_schedulable_after_node_change(
+        self, pod: Pod, old: Node | None, new: Node | None
+    ) -> QueueingHint:
+        """Queue when a node the pod did not tolerate (or a new one) now carries no taint the
+        pod does not tolerate; a deleted node never helps (the plugin registers no NodeDelete).
+
+        Upstream: isSchedulableAfterNodeChange (taint_toleration.go, v1.35)
+        """
+        if new is None:
+            return QueueingHint.QueueSkip
+
+        def untolerated(node: Node) -> bool:
+            taint = find_matching_untolerated_taint(
+                node.spec.taints,
+                pod.spec.tolerations,
+                do_not_schedule_taints_filter,
+                enable_comparison_operators=self._comparison_operators,
+            )
+            return taint is not None
+
+        was = old is None or untolerated(old)
+        if was and not untolerated(new):
+            return QueueingHint.Queue
+        return QueueingHint.QueueSkip
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status:
         """Upstream: TaintToleration.PreScore (taint_toleration.go, v1.35); never skips."""
