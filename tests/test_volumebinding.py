@@ -106,7 +106,13 @@ CASES: list[Any] = [
      [make_pvc("pvc-a", "wait-sc", bound_pv="pv-a"), make_pvc("pvc-b", "wait-sc", bound_pv="pv-b")],
      [make_pv("pv-a", "wait-sc", phase="Bound", affinity={HOSTNAME: ["node-a"]}),
       make_pv("pv-b", "wait-sc", phase="Bound", affinity={HOSTNAME: ["node-a"]})],
-     PreFilterResult(frozenset({"node-a"})), SUCCESS, [SUCCESS]),
+     None, SUCCESS, [SUCCESS]),
+    # Since v1.32 (kubernetes#125398) no PreFilterResult from a local PV's hostname affinity:
+    # every node is filtered, and the others get the node affinity reason.
+    ("all bound with local volumes, other nodes filtered", pod_with("pvc-a"), ["node-a", "node-b"],
+     [make_pvc("pvc-a", "wait-sc", bound_pv="pv-a")],
+     [make_pv("pv-a", "wait-sc", phase="Bound", affinity={HOSTNAME: ["node-a"]})],
+     None, SUCCESS, [SUCCESS, unresolvable(ERR_REASON_NODE_CONFLICT)]),
     ("PVC does not exist", pod_with("pvc-a"), ["node-a"], [], [], None,
      unresolvable('persistentvolumeclaim "pvc-a" not found'), None),
     ("Part of PVCs do not exist", pod_with("pvc-a", "pvc-b"), ["node-a"],

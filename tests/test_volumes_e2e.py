@@ -10,6 +10,7 @@ import msgspec
 import pytest
 
 from topospread.analysis.explain import explain
+from topospread.api.storage import PersistentVolume, PersistentVolumeClaim, StorageClass
 from topospread.api.types import Node, Pod
 from topospread.cli import main
 from topospread.framework.config import default_config
@@ -127,3 +128,67 @@ def test_the_readme_shows_what_schedule_prints_for_the_zonal_volumes(
     with pytest.raises(SystemExit):
         main(["schedule", str(SCENARIOS / "zonal-volumes.yaml")])
     assert capsys.readouterr().out.rstrip("\n") == shown
+
+
+def _local_pv_scenario(nodes: list[Node]) -> Scenario:
+    """A pod whose claim is bound to a local PV pinned to ``kubernetes.io/hostname=host-a``."""
+    objects = [
+        msgspec.convert(o, t)
+        for t, o in [
+        (StorageClass, {"metadata": {"name": "local"},
+                        "provisioner": "kubernetes.io/no-provisioner",
+                        "volumeBindingMode": "WaitForFirstConsumer"}),
+        (PersistentVolume, {"metadata": {"name": "pv-a"},
+         "spec": {"storageClassName": "local", "capacity": {"storage": "1Gi"},
+                  "accessModes": ["ReadWriteOnce"], "local": {"path": "/mnt/a"},
+                  "claimRef": {"namespace": "default", "name": "d0"},
+                  "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                      {"key": "kubernetes.io/hostname", "operator": "In",
+                       "values": ["host-a"]}]}]}}},
+         "status": {"phase": "Bound"}}),
+        (PersistentVolumeClaim, {
+         "metadata": {"name": "d0", "namespace": "default",
+                      "annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
+         "spec": {"storageClassName": "local", "volumeName": "pv-a",
+                  "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+         "status": {"phase": "Bound"}}),
+        ]
+    ]  # fmt: skip
+    pod = msgspec.convert(
+        {
+            "metadata": {"name": "v", "namespace": "default"},
+            "spec": {
+                "containers": [{"name": "c", "image": "x"}],
+                "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "d0"}}],
+            },
+        },
+        Pod,
+    )
+    return Scenario(nodes=nodes, pods=[], queue=[pod], objects=objects, config=default_config())
+
+
+def _node(name: str, hostname: str, *, tainted: bool = False) -> Node:
+    raw: dict[str, object] = {
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": hostname}},
+        "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}},
+    }
+    if tainted:
+        raw["spec"] = {"taints": [{"key": "k", "value": "v", "effect": "NoSchedule"}]}
+    return msgspec.convert(raw, Node)
+
+
+def test_a_local_pv_pinned_by_hostname_label_schedules_on_a_node_named_otherwise() -> None:
+    # Upstream v1.32+ (kubernetes#125398): VolumeBinding's PreFilter no longer takes the
+    # hostname label's values for node names; the node's labels satisfy the PV's affinity.
+    run = schedule(_local_pv_scenario([_node("node-a.example", "host-a")]))
+    assert run.outcomes[0].node == "node-a.example"
+
+
+def test_nodes_a_local_pv_excludes_are_reported_with_the_node_affinity_reason() -> None:
+    nodes = [_node("host-a", "host-a", tainted=True), _node("b", "b"), _node("c", "c")]
+    run = schedule(_local_pv_scenario(nodes))
+    assert run.outcomes[0].node is None
+    assert run.outcomes[0].message.startswith(
+        "0/3 nodes are available: 1 node(s) had untolerated taint(s), "
+        "2 node(s) didn't match PersistentVolume's node affinity. "
+    )

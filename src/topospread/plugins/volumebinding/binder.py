@@ -4,8 +4,8 @@ bind those decisions.
 
 Upstream: pkg/scheduler/framework/plugins/volumebinding/binder.go (v1.35). This module holds
 the binder itself (GetPodVolumeClaims, FindPodVolumes and its per-node-labels memo); its parts
-live beside it as upstream divides binder.go's work: ``bound_claims`` (checkBoundClaims,
-GetEligibleNodes), ``matching`` (findMatchingVolumes, FindMatchingVolume), ``provisioning``
+live beside it as upstream divides binder.go's work: ``bound_claims`` (checkBoundClaims),
+``matching`` (findMatchingVolumes, FindMatchingVolume), ``provisioning``
 (checkVolumeProvisions, hasEnoughCapacity) and ``assume`` (AssumePodVolumes, BindPodVolumes).
 ``csi_migration`` translates an in-tree PV to CSI where the node's CSINode migrated its plugin
 (tryTranslatePVToCSI), before its node affinity is checked. Not modelled: VolumeAttributesClass
@@ -15,7 +15,7 @@ matching beyond equal class names.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Final
 
 from topospread.api.storage import (
@@ -142,12 +142,6 @@ class VolumeBinder:
         if cls.volume_binding_mode is None:
             raise BinderError(f'VolumeBindingMode not set for StorageClass "{name}"')
         return cls.volume_binding_mode == VOLUME_BINDING_WAIT_FOR_FIRST_CONSUMER
-
-    def get_eligible_nodes(
-        self, bound_claims_: Sequence[PersistentVolumeClaim]
-    ) -> frozenset[str] | None:
-        """Upstream: GetEligibleNodes (binder.go); see ``bound_claims.get_eligible_nodes``."""
-        return bound_claims.get_eligible_nodes(self.storage, bound_claims_)
 
     # -- Filter ----------------------------------------------------------------------------
 

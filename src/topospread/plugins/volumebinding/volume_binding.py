@@ -126,9 +126,10 @@ class VolumeBinding:
             return None, as_status(e)
         if claims.unbound_claims_immediate:
             return None, new_status(Code.UnschedulableAndUnresolvable, ERR_UNBOUND_IMMEDIATE)
-        eligible = self.binder.get_eligible_nodes(claims.bound_claims)
+        # No PreFilterResult: since v1.32 (kubernetes#125398) upstream filters every node, a
+        # local PV's hostname affinity included (a hostname label need not be the node's name).
         state.write(STATE_KEY, StateData(claims=claims))
-        return (PreFilterResult(eligible) if eligible is not None else None), SUCCESS
+        return None, SUCCESS
 
     def pre_filter_extensions(self) -> PreFilterExtensions | None:
         return None
