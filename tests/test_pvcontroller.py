@@ -17,7 +17,11 @@ from hypothesis import strategies as st
 from topospread.api.storage import PersistentVolume, PersistentVolumeClaim, StorageClass
 from topospread.api.types import Node
 from topospread.cli import main
-from topospread.cluster.pvcontroller import find_best_match_for_claim, immediate_segments
+from topospread.cluster.pvcontroller import (
+    check_volume_satisfy_claim,
+    find_best_match_for_claim,
+    immediate_segments,
+)
 from topospread.cluster.state import ClusterState
 from topospread.cluster.storage import StorageState
 
@@ -269,6 +273,40 @@ def test_a_claim_naming_a_volume_bound_elsewhere_stays_pending() -> None:
     storage = StorageState([claim, taken])
     ClusterState([node("a1", "a")], storage=storage)
     assert "pv.kubernetes.io/bind-completed" not in storage.pvcs["default/c"].metadata.annotations
+
+
+@pytest.mark.parametrize(
+    ("claim", "volume", "why"),
+    [
+        pytest.param(pvc("c", "2Gi", [RWO], volumeName="named"), pv("named", "1Gi", [RWO]),
+                     "requested PV is too small", id="too small"),
+        pytest.param(pvc("c", "1Gi", [RWO], volumeName="named", storageClassName="fast"),
+                     pv("named", "1Gi", [RWO]), "storageClassName does not match",
+                     id="another class"),
+        pytest.param(pvc("c", "1Gi", [RWO], volumeName="named", volumeMode="Block"),
+                     pv("named", "1Gi", [RWO]), "incompatible volumeMode", id="another mode"),
+        pytest.param(pvc("c", "1Gi", [RWX], volumeName="named"), pv("named", "1Gi", [RWO]),
+                     "incompatible accessMode", id="access mode not offered"),
+    ],
+)  # fmt: skip
+def test_a_claim_naming_a_free_volume_that_does_not_satisfy_it_stays_pending(
+    claim: PersistentVolumeClaim, volume: PersistentVolume, why: str
+) -> None:
+    assert check_volume_satisfy_claim(volume, claim) == why
+    storage = StorageState([claim, volume])
+    ClusterState([node("a1", "a")], storage=storage)
+    assert "pv.kubernetes.io/bind-completed" not in storage.pvcs["default/c"].metadata.annotations
+    assert storage.pvs["named"].spec.claim_ref is None
+
+
+def test_a_claim_naming_a_volume_that_refers_to_it_is_bound_without_the_checks() -> None:
+    # Upstream binds a volume already referring to the claim whatever its size (only a free
+    # volume goes through checkVolumeSatisfyClaim).
+    claim = pvc("c", "2Gi", [RWO], volumeName="named")
+    ref = {"namespace": "default", "name": "c", "uid": "uid-c"}
+    storage = StorageState([claim, pv("named", "1Gi", [RWO], spec={"claimRef": ref})])
+    ClusterState([node("a1", "a")], storage=storage)
+    assert storage.pvcs["default/c"].status.phase == "Bound"
 
 
 @pytest.mark.parametrize(

@@ -137,6 +137,28 @@ def _find_matching_volume(
     return smallest
 
 
+def check_volume_satisfy_claim(pv: PersistentVolume, pvc: PersistentVolumeClaim) -> str | None:
+    """Why a free volume a claim names cannot take it (None: it can): the controller then
+    leaves the claim Pending with a VolumeMismatch event ``Cannot bind to requested volume
+    "<pv>": <why>``. Unlike the search for a volume, the volume's phase, selector labels and
+    node affinity are not looked at.
+
+    Upstream: checkVolumeSatisfyClaim (pkg/controller/volume/persistentvolume/pv_controller.go,
+    v1.35)
+    """
+    if pv.metadata.deletion_timestamp is not None:
+        return f'the volume is marked for deletion "{pv.metadata.name}"'
+    if pv_capacity(pv).value() < storage_request(pvc).value():
+        return "requested PV is too small"
+    if pv_class(pv) != pvc_class(pvc):
+        return "storageClassName does not match"
+    if volume_mode_mismatches(pvc, pv):
+        return "incompatible volumeMode"
+    if not check_access_modes(pvc, pv):
+        return "incompatible accessMode"
+    return None
+
+
 def is_delay_binding(pvc: PersistentVolumeClaim, classes: Mapping[str, StorageClass]) -> bool:
     """Upstream: IsDelayBindingMode (component-helpers/storage/volume, v1.35)."""
     cls = classes.get(pvc_class(pvc)) if pvc_class(pvc) else None

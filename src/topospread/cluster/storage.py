@@ -35,6 +35,7 @@ from topospread.cluster.pvcontroller import (
     bind_claim,
     bind_volume,
     can_provision,
+    check_volume_satisfy_claim,
     draw_segment,
     find_best_match_for_claim,
     immediate_segments,
@@ -340,10 +341,14 @@ class StorageState:
         self, pvc: PersistentVolumeClaim, referring: dict[str, list[str]] | None = None
     ) -> None:
         if pvc.spec.volume_name:
-            # Pre-bound by the user (or the scheduler's PreBind): bind the named volume when
-            # it is free or already points at this claim.
+            # Pre-bound by the user: bind the named volume when it already points at this
+            # claim, or when it is free and satisfies the claim (else the claim stays Pending).
             pv = self.pvs.get(pvc.spec.volume_name)
-            if pv is not None and (pv.spec.claim_ref is None or is_volume_bound_to_claim(pv, pvc)):
+            if pv is None:
+                return
+            if is_volume_bound_to_claim(pv, pvc) or (
+                pv.spec.claim_ref is None and check_volume_satisfy_claim(pv, pvc) is None
+            ):
                 self._put(bind_volume(pv, pvc))
                 self._put(bind_claim(pvc, pv.metadata.name))
             return
