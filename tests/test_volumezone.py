@@ -197,7 +197,15 @@ def test_a_claim_bound_to_a_missing_volume_names_it() -> None:
 
 @pytest.mark.parametrize(
     ("value", "want"),
-    [("a", {"a"}), ("us-west1-c__us-west1-a", {"us-west1-c", "us-west1-a"}), ("a__", None)],
-)
+    [("a", {"a"}), ("us-west1-c__us-west1-a", {"us-west1-c", "us-west1-a"}), ("a__", None),
+     ("", None), (" ", None)],
+)  # fmt: skip
 def test_label_zones_to_set_splits_multi_zone_values(value: str, want: set[str] | None) -> None:
     assert label_zones_to_set(value) == (frozenset(want) if want is not None else None)
+
+
+def test_a_pv_zone_label_with_an_empty_value_is_ignored() -> None:
+    # LabelZonesToSet refuses "" (an empty zone in the list); getPVTopologies logs and skips
+    # the label, so the PV does not pin the pod to a zone.
+    objects = [pv("Vol_empty", **{ZONE: ""}), pvc("PVC_empty", "Vol_empty")]
+    assert run(objects, claim_pod("PVC_empty"), host(**{ZONE: "us-west1-a"})) == (SKIP, SUCCESS)

@@ -64,12 +64,11 @@ STATE_KEY: Final = StateKey[StateData]("PreFilter" + NAME)
 
 
 def label_zones_to_set(value: str) -> frozenset[str] | None:
-    """The zones of a (possibly multi-zone) label value; None when one is empty.
+    """The zones of a (possibly multi-zone) label value; None when one is empty (an empty
+    value is one empty zone).
 
     Upstream: LabelZonesToSet (cloud-provider/volume/helpers/zones.go)
     """
-    if not value:
-        return frozenset()
     zones = [z.strip() for z in value.split(MULTI_ZONE_DELIMITER)]
     if any(not z for z in zones):
         return None
