@@ -14,13 +14,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from topospread.api.storage import PersistentVolume, PersistentVolumeClaim, StorageClass
+from topospread.api.storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
 from topospread.api.types import Node
 from topospread.cli import main
+from topospread.cluster import pvcontroller
 from topospread.cluster.pvcontroller import (
     check_volume_satisfy_claim,
     find_best_match_for_claim,
     immediate_segments,
+    pvc_name_hash_and_index,
 )
 from topospread.cluster.state import ClusterState
 from topospread.cluster.storage import StorageState
@@ -179,27 +181,82 @@ def test_an_immediate_claim_is_provisioned_in_an_allowed_topology() -> None:
     assert volume.spec.csi is not None and volume.spec.csi.driver == "pd.csi.storage.gke.io"
 
 
-def test_the_zone_of_an_immediate_volume_is_drawn_by_the_seed_among_the_nodes_zones() -> None:
+def _zone_of(storage: StorageState, claim: str) -> list[str]:
+    volume = storage.pvs[storage.pvcs[f"default/{claim}"].spec.volume_name]
+    affinity = volume.spec.node_affinity
+    if affinity is None or affinity.required is None:
+        return []
+    (term,) = affinity.required.node_selector_terms
+    return [v for e in term.match_expressions for v in e.values]
+
+
+def test_immediate_volumes_of_a_statefulset_round_robin_over_the_zones_by_ordinal() -> None:
+    # external-provisioner's preferred topology: the sorted requisite segments rotated by
+    # FNV-1(set name) + ordinal, so ordinal n+1 lands in the zone after ordinal n's, and the
+    # claims of one replica share its zone. FNV-1("web") % 3 == 0: ordinal 0 gets zone a.
     cls = storage_class("zonal", "pd.csi.storage.gke.io", "Immediate")
-    nodes = [node("a1", "a"), node("b1", "b"), node("c1", "c")]
+    nodes = [node("c1", "c"), node("a1", "a"), node("b1", "b"), node("a2", "a")]
     assert immediate_segments(cls, nodes, {}) == [((ZONE, "a"),), ((ZONE, "b"),), ((ZONE, "c"),)]
+    claims = [
+        pvc(f"{t}-web-{i}", "1Gi", [RWO], storageClassName="zonal")
+        for t in ("data", "logs")
+        for i in range(5)
+    ]
+    storage = StorageState([cls, *claims])
+    ClusterState(nodes, storage=storage)
+    for t in ("data", "logs"):
+        assert [_zone_of(storage, f"{t}-web-{i}") for i in range(5)] == [
+            ["a"],
+            ["b"],
+            ["c"],
+            ["a"],
+            ["b"],
+        ]
 
-    def zones(seed: int) -> list[str]:
-        claims = [pvc(f"c{i}", "1Gi", [RWO], storageClassName="zonal") for i in range(12)]
-        storage = StorageState([cls, *claims])
-        storage.seed = seed
-        ClusterState(nodes, storage=storage)
-        out = []
-        for i in range(12):
-            volume = storage.pvs[storage.pvcs[f"default/c{i}"].spec.volume_name]
-            assert volume.spec.node_affinity is not None and volume.spec.node_affinity.required
-            (term,) = volume.spec.node_affinity.required.node_selector_terms
-            out.extend(term.match_expressions[0].values)
-        return out
 
-    assert zones(7) == zones(7)
-    assert set(zones(7)) == {"a", "b", "c"}
-    assert zones(7) != zones(8)
+@pytest.mark.parametrize(
+    ("name", "hashed", "index"),
+    [
+        ("data-web-2", "web", 2),
+        ("web-007", "web", 7),
+        ("data", "data", 0),
+        ("data-web-x", "data-web-x", 0),
+        ("data-web-4294967296", "data-web-4294967296", 0),
+        ("data-web-", "data-web-", 0),
+    ],
+)
+def test_a_claims_name_hash_and_offset_are_the_external_provisioners(
+    name: str, hashed: str, index: int
+) -> None:
+    # Go's hash/fnv New32 is FNV-1: "a" hashes to 0x050c5d7e, "foobar" to 0x31f0b262.
+    assert pvcontroller._fnv1_32(b"a") == 0x050C5D7E
+    assert pvcontroller._fnv1_32(b"foobar") == 0x31F0B262
+    assert pvc_name_hash_and_index(name) == (pvcontroller._fnv1_32(hashed.encode()), index)
+
+
+def test_immediate_segments_take_the_drivers_keys_from_its_csinode() -> None:
+    cls = storage_class("zonal", "pd.csi.storage.gke.io", "Immediate")
+    csi_node = msgspec.convert(
+        {
+            "metadata": {"name": "a1"},
+            "spec": {"drivers": [{"name": "pd.csi.storage.gke.io", "nodeID": "a1",
+                                  "topologyKeys": ["kubernetes.io/hostname"]}]},
+        },
+        CSINode,
+    )  # fmt: skip
+    other = msgspec.convert(
+        {"metadata": {"name": "a1"}, "spec": {"drivers": [{"name": "x", "nodeID": "a1"}]}},
+        CSINode,
+    )
+    nodes = [node("a1", "a"), node("b1", "b")]
+    host = "kubernetes.io/hostname"
+    # Every node labelled with the keys, whether or not it runs the driver.
+    assert immediate_segments(cls, nodes, {"a1": csi_node}) == [((host, "a1"),), ((host, "b1"),)]
+    # CSINodes without the driver's keys: a driver that takes no topology.
+    assert immediate_segments(cls, nodes, {"a1": other}) == [()]
+    # The keys on no node: "topologyKeys [...] were not found on any nodes", a retry.
+    bare = [msgspec.convert({"metadata": {"name": "a1"}}, Node)]
+    assert immediate_segments(cls, bare, {"a1": csi_node}) is None
 
 
 SIM = """\

@@ -2,19 +2,19 @@
 scheduler does not bind: a claim pre-bound to a volume, and an unbound claim of a class with
 ``volumeBindingMode: Immediate`` (or of no class), which gets the smallest matching static PV
 or, when none fits and its class names a provisioner, a new volume provisioned at once, in a
-topology segment of the class's ``allowedTopologies`` or of the nodes that carry the driver,
-drawn by the seed (the external provisioner draws at random). Claims of a
-WaitForFirstConsumer class wait for the scheduler (VolumeBinding's PreBind) as upstream.
+topology segment of the class's ``allowedTopologies`` or of the nodes labelled with the
+driver's topology keys, the one the external provisioner prefers (a StatefulSet's claims
+round-robin over the segments by ordinal). Claims of a WaitForFirstConsumer class wait for
+the scheduler (VolumeBinding's PreBind) as upstream.
 
 Upstream: syncUnboundClaim and findBestMatchForClaim (pkg/controller/volume/persistentvolume/
-pv_controller.go, index.go, v1.35); GenerateAccessibilityRequirements
-(kubernetes-csi/external-provisioner pkg/controller/topology.go).
+pv_controller.go, index.go, v1.35); GenerateAccessibilityRequirements and
+getPVCNameHashAndIndexOffset (kubernetes-csi/external-provisioner pkg/controller/topology.go).
 """
 
 from __future__ import annotations
 
 import itertools
-import random
 from collections.abc import Iterable, Mapping, Sequence
 
 import msgspec
@@ -48,7 +48,6 @@ from topospread.labels.selector import SelectorError, label_selector_as_selector
 from topospread.plugins.helper.storage import (
     check_access_modes,
     is_volume_bound_to_claim,
-    match_topology_selector_terms,
     pv_capacity,
     pv_class,
     pvc_class,
@@ -246,33 +245,93 @@ def node_segment(node: Node, driver: str, csi_node: CSINode | None) -> Segment:
 
 def immediate_segments(
     cls: StorageClass, nodes: Iterable[Node], csi_nodes: Mapping[str, CSINode]
-) -> list[Segment]:
-    """The segments an Immediate claim of the class may be provisioned in, sorted: each
-    combination of values an ``allowedTopologies`` term allows, else the segment of every node
-    that carries the driver (and the class's terms, when the node has none).
+) -> list[Segment] | None:
+    """The requisite segments of an Immediate claim of the class, in the provisioner's order
+    (fewest pairs first, then by key and value), or None while the provisioner retries
+    (``no available topology found``): each combination of values an ``allowedTopologies``
+    term allows; else, for the driver's topology keys on a CSINode, the segment of every node
+    labelled with all of them (none: it retries). ``[()]``: no topology requirement, as for
+    terms without expressions, or a driver its CSINodes list without topology keys (one that
+    does not take a topology). Upstream takes the keys of a CSINode drawn at random (a driver
+    registers the same keys on every node); here the first by name. A cluster given without
+    CSINodes is read as a driver keyed by zone where its nodes have zones, else as one without
+    topology (a modelling choice: such inputs usually leave CSINodes out).
 
-    Upstream: GenerateAccessibilityRequirements with no selected node (external-provisioner)
+    Upstream: GenerateAccessibilityRequirements, flatten and aggregateTopologies with no
+    selected node (kubernetes-csi/external-provisioner pkg/controller/topology.go)
     """
     out: set[Segment] = set()
     if cls.allowed_topologies:
         for term in cls.allowed_topologies:
             exprs = term.match_label_expressions
-            for values in itertools.product(*(e.values for e in exprs)):
-                out.add(tuple(sorted(zip((e.key for e in exprs), values, strict=True))))
-        return sorted(s for s in out if s)
+            if exprs:
+                for values in itertools.product(*(e.values for e in exprs)):
+                    out.add(tuple(sorted(zip((e.key for e in exprs), values, strict=True))))
+        return sorted(out, key=lambda s: (len(s), s)) if out else [()]
+    nodes = list(nodes)
+    keys: Sequence[str]
+    if csi_nodes:
+        keys = next(
+            (
+                d.topology_keys
+                for name in sorted(csi_nodes)
+                for d in csi_nodes[name].spec.drivers
+                if d.name == cls.provisioner and d.topology_keys
+            ),
+            [],
+        )
+        if not keys:
+            return [()]
+    elif not nodes:
+        return None
+    else:
+        keys = [LABEL_TOPOLOGY_ZONE]
     for node in nodes:
-        if not match_topology_selector_terms(cls.allowed_topologies, node.metadata.labels):
-            continue
-        segment = node_segment(node, cls.provisioner, csi_nodes.get(node.metadata.name))
-        if segment:
-            out.add(segment)
-    return sorted(out)
+        labels = node.metadata.labels
+        if all(k in labels for k in keys):
+            out.add(tuple(sorted((k, labels[k]) for k in keys)))
+    if out:
+        return sorted(out, key=lambda s: (len(s), s))
+    return None if csi_nodes else [()]
 
 
-def draw_segment(segments: Sequence[Segment], seed: int, pvc: PersistentVolumeClaim) -> Segment:
-    """One segment, drawn by the simulation's seed and the claim's key, so that a claim's zone
-    does not depend on the order other claims were provisioned in."""
-    return random.Random(f"{seed}/{pvc.key}").choice(list(segments))
+def _fnv1_32(data: bytes) -> int:
+    """Go's hash/fnv New32 (FNV-1, not FNV-1a)."""
+    h = 0x811C9DC5
+    for byte in data:
+        h = (h * 0x01000193) & 0xFFFFFFFF
+        h ^= byte
+    return h
+
+
+def pvc_name_hash_and_index(name: str) -> tuple[int, int]:
+    """The hash and offset that spread a StatefulSet's Immediate volumes over the segments: a
+    name ending in ``-<n>`` (a uint32) is offset by n and hashed on the part between its last
+    two dashes (the set's name in ``<template>-<set>-<n>``, so one replica's claims share a
+    segment); any other name is hashed whole.
+
+    Upstream: getPVCNameHashAndIndexOffset (external-provisioner pkg/controller/topology.go)
+    """
+    hashed, index = name, 0
+    dash = name.rfind("-")
+    suffix = name[dash + 1 :] if dash != -1 else ""
+    if suffix and all("0" <= c <= "9" for c in suffix) and int(suffix) <= 0xFFFFFFFF:
+        index = int(suffix)
+        hashed = name[:dash]
+        hashed = hashed[hashed.rfind("-") + 1 :]
+    return _fnv1_32(hashed.encode()), index
+
+
+def preferred_segment(segments: Sequence[Segment], pvc: PersistentVolumeClaim) -> Segment:
+    """The segment an Immediate volume is created in: the first preferred one, the requisite
+    segments rotated by the claim's name hash and ordinal (the CSI drivers that take a
+    topology requirement create the volume in its first preferred segment).
+
+    Upstream: GenerateAccessibilityRequirements, step 3 (external-provisioner
+    pkg/controller/topology.go)
+    """
+    hashed, index = pvc_name_hash_and_index(pvc.metadata.name)
+    return segments[((hashed + index) & 0xFFFFFFFF) % len(segments)]
 
 
 def segment_affinity(segment: Segment) -> VolumeNodeAffinity | None:

@@ -36,11 +36,11 @@ from topospread.cluster.pvcontroller import (
     bind_volume,
     can_provision,
     check_volume_satisfy_claim,
-    draw_segment,
     find_best_match_for_claim,
     immediate_segments,
     is_delay_binding,
     node_segment,
+    preferred_segment,
     provisioned_volume,
     segment_affinity,
 )
@@ -81,7 +81,6 @@ class StorageState:
         "node_of",
         "pvcs",
         "pvs",
-        "seed",
     )
 
     def __init__(self, objects: Iterable[StorageObject] = ()) -> None:
@@ -107,8 +106,6 @@ class StorageState:
         # The cluster's node lookup, for the provisioner model (None: nothing is provisioned).
         self.node_of: Callable[[str], Node | None] | None = None
         self.list_nodes: Callable[[], Iterable[Node]] | None = None
-        # Draws the topology of volumes provisioned for Immediate claims.
-        self.seed = 0
         for obj in objects:
             self.add(obj)
 
@@ -152,7 +149,6 @@ class StorageState:
         out.classes, out.csi_nodes = dict(self.classes), dict(self.csi_nodes)
         out.csi_drivers, out.capacities = dict(self.csi_drivers), list(self.capacities)
         out._assumed_pvs, out._assumed_pvcs = dict(self._assumed_pvs), dict(self._assumed_pvcs)
-        out.seed = self.seed
         out._class_names = out._ref_names = None
         return out
 
@@ -365,12 +361,9 @@ class StorageState:
         if delay or cls is None or not can_provision(cls):
             return
         segments = immediate_segments(cls, self._all_nodes(), self.csi_nodes)
-        if not segments and self._all_nodes():
-            # Nodes, yet none with the driver's topology: the volume is not topology-aware.
-            segments = [()]
-        if not segments:
+        if segments is None:
             return  # "no available topology found": the provisioner retries
-        segment = draw_segment(segments, self.seed, pvc)
+        segment = preferred_segment(segments, pvc)
         self._bind_provisioned(pvc, provisioned_volume(pvc, cls, segment_affinity(segment)))
 
     def _all_nodes(self) -> list[Node]:

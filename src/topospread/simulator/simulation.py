@@ -171,7 +171,6 @@ class Simulation(ControllerManager):
         self.disruption = DisruptionController(self)
         self.nodes = ClusterNodes(self)
         self.cluster = ClusterState()
-        self.cluster.storage_state.seed = seed
         self.scheduler = Scheduler(
             self.cluster,
             scenario.config,
