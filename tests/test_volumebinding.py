@@ -32,6 +32,7 @@ from topospread.plugins.volumebinding import (
     ERR_REASON_PV_NOT_EXIST,
     new,
 )
+from topospread.plugins.volumebinding.matching import find_matching_volume
 from topospread.plugins.volumebinding.volume_binding import STATE_KEY
 
 HOSTNAME = "kubernetes.io/hostname"
@@ -286,3 +287,25 @@ def test_pre_score_skips_as_upstream_with_storage_capacity_scoring_off() -> None
     plugin = new(None, storage_handle([], [], []), DEFAULT_FEATURES)
     assert plugin.pre_score(CycleState(), pod_with("pvc-a"), []) == SKIP
     assert plugin.score_extensions() is None
+
+
+def test_a_pv_pre_bound_to_the_claim_with_another_attributes_class_is_not_taken() -> None:
+    # FindMatchingVolume checks volumeAttributesClassName before the claim reference: the
+    # pre-bound PV is passed over and the claim gets the available PV of its attributes class.
+    claim = api(PersistentVolumeClaim, {
+        "metadata": {"name": "pvc-a", "namespace": "default", "uid": "uid-pvc-a"},
+        "spec": {"storageClassName": "wait-sc", "volumeAttributesClassName": "gold",
+                 "resources": {"requests": {"storage": "1Gi"}}}})  # fmt: skip
+    pre_bound = api(PersistentVolume, {
+        "metadata": {"name": "pv-silver"},
+        "spec": {"storageClassName": "wait-sc", "volumeAttributesClassName": "silver",
+                 "capacity": {"storage": "1Gi"},
+                 "claimRef": {"namespace": "default", "name": "pvc-a", "uid": "uid-pvc-a"}},
+        "status": {"phase": "Available"}})  # fmt: skip
+    gold = api(PersistentVolume, {
+        "metadata": {"name": "pv-gold"},
+        "spec": {"storageClassName": "wait-sc", "volumeAttributesClassName": "gold",
+                 "capacity": {"storage": "1Gi"}},
+        "status": {"phase": "Available"}})  # fmt: skip
+    node = make_node("node-a")
+    assert find_matching_volume(claim, [pre_bound, gold], node, set()) == gold

@@ -89,6 +89,11 @@ def matching_candidates(
         size = pv_capacity(pv)
         if size.cmp(requested) < 0 or volume_mode_mismatches(pvc, pv):
             continue
+        # Before the claim reference: a PV pre-bound to the claim must match its class too.
+        if (pvc.spec.volume_attributes_class_name or "") != (
+            pv.spec.volume_attributes_class_name or ""
+        ):
+            continue
         if pv.metadata.deletion_timestamp is not None:
             continue
         if is_volume_bound_to_claim(pv, pvc):
@@ -99,10 +104,6 @@ def matching_candidates(
         if selector is not None and not selector.matches(pv.metadata.labels):
             continue
         if pv_class(pv) != requested_class:
-            continue
-        if (pvc.spec.volume_attributes_class_name or "") != (
-            pv.spec.volume_attributes_class_name or ""
-        ):
             continue
         if not check_access_modes(pvc, pv):
             continue
