@@ -75,10 +75,14 @@ def test_a_pod_with_an_ephemeral_volume_binds_with_its_claim_provisioned(tmp_pat
     storage = run.cluster.storage()
     claim = storage.persistent_volume_claim("default", "db-0-scratch")
     assert claim is not None
+    # The API server gives the created claim a uid; the provisioned volume is pvc-<uid>.
+    uid = claim.metadata.uid
+    assert len(uid) == 36
     assert json.loads(msgspec.json.encode(claim)) == {
         "metadata": {
             "name": "db-0-scratch",
             "namespace": "default",
+            "uid": uid,
             "labels": {"app": "db"},
             "annotations": {
                 "note": "scratch",
@@ -90,11 +94,11 @@ def test_a_pod_with_an_ephemeral_volume_binds_with_its_claim_provisioned(tmp_pat
         "spec": {
             "accessModes": ["ReadWriteOnce"],
             "resources": {"requests": {"storage": "1Gi"}},
-            "volumeName": "pvc-default-db-0-scratch",
+            "volumeName": f"pvc-{uid}",
             "storageClassName": "zonal",
         },
         "status": {"phase": "Bound"},
     }
-    pv = storage.persistent_volume("pvc-default-db-0-scratch")
+    pv = storage.persistent_volume(f"pvc-{uid}")
     assert pv is not None and pv.spec.claim_ref is not None
     assert (pv.spec.claim_ref.name, pv.status.phase) == ("db-0-scratch", "Bound")

@@ -270,3 +270,36 @@ def test_when_deleted_delete_makes_the_set_an_owner_of_its_claims(
     refs = [(r.kind, r.name, r.uid, r.controller) for r in claim.metadata.owner_references]
     expected = [("StatefulSet", "cockroachdb", controller.uid, None)] if owned else []
     assert refs == expected and controller.uid
+
+
+def test_a_claim_made_anew_after_scale_down_gets_a_new_volume_not_the_released_one() -> None:
+    # whenScaled: Delete with a Retain class: the scaled-away ordinal's volume is Released,
+    # still referring to the deleted claim by uid; the claim the controller makes on scale-up
+    # is another object (a new uid), which upstream's matching passes the Released volume by.
+    from topospread.simulator.simulation import Simulation
+    from topospread.simulator.timeline_format import parse_timeline, with_cluster
+
+    retain = DEFAULT_CLASS.replace("volumeBindingMode", "reclaimPolicy: Retain\nvolumeBindingMode")
+    text = (COCKROACH + "---\n" + retain).replace(
+        "  volumeClaimTemplates:",
+        "  persistentVolumeClaimRetentionPolicy: {whenScaled: Delete}\n  volumeClaimTemplates:",
+    )
+    sim = Simulation(with_cluster(parse_timeline({"nodeGroups": SHAPE.node_groups()}, "t"),
+                                  objects(text)), seed=0)  # fmt: skip
+    sim.settle("t")
+    storage = sim.cluster.storage_state
+    old = storage.pvcs["default/datadir-cockroachdb-2"]
+    assert old.metadata.uid and old.spec.volume_name == f"pvc-{old.metadata.uid}"
+    sts = next(o for _, o in objects(text) if o.kind == "StatefulSet")
+    for replicas in (2, 3):
+        scaled = msgspec.structs.replace(
+            sts, spec=msgspec.structs.replace(sts.spec, replicas=replicas)
+        )
+        sim.apply(scaled, "t")
+        sim.settle("t")
+    new = storage.pvcs["default/datadir-cockroachdb-2"]
+    assert new.metadata.uid not in ("", old.metadata.uid)
+    assert new.spec.volume_name == f"pvc-{new.metadata.uid}"
+    released = storage.pvs[old.spec.volume_name]
+    assert released.status.phase == "Released"
+    assert released.spec.claim_ref is not None and released.spec.claim_ref.uid == old.metadata.uid

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import uuid
 from collections.abc import Callable, Iterable, Sequence
 
 import msgspec
@@ -46,6 +47,8 @@ from topospread.cluster.pvcontroller import (
 )
 from topospread.plugins.helper.storage import is_volume_bound_to_claim, pv_class, pvc_class
 
+# The namespace of the uids ``create_claim`` derives.
+_CLAIM_UIDS = uuid.UUID("5f0d9c1e-7a43-4b8e-9d2a-3c6b1e8f4a70")
 # A PV's class and the (namespace, name) of the claim it refers to (None: no reference).
 _RefKey = tuple[str, tuple[str, str] | None]
 
@@ -73,6 +76,7 @@ class StorageState:
         "_pv_names",
         "_ref_names",
         "capacities",
+        "claims_created",
         "classes",
         "csi_drivers",
         "csi_node_generation",
@@ -93,6 +97,8 @@ class StorageState:
         self.csi_node_generation = 0
         self.csi_drivers: dict[str, CSIDriver] = {}
         self.capacities: list[CSIStorageCapacity] = []
+        # How many claims ``create_claim`` gave a uid, which the next uid is derived from.
+        self.claims_created = 0
         self._assumed_pvs: dict[str, PersistentVolume] = {}
         self._assumed_pvcs: dict[str, PersistentVolumeClaim] = {}
         # The PVs' names sorted (None: to sort again), dropped when a PV comes or goes.
@@ -120,6 +126,25 @@ class StorageState:
             self._sync_if_unbound(self.pvcs[obj.key])
         elif isinstance(obj, PersistentVolume | StorageClass):
             self.sync_claims()
+
+    def create_claim(self, pvc: PersistentVolumeClaim) -> None:
+        """A controller's create of a claim (a StatefulSet's, the ephemeral volume
+        controller's): the API server gives it a uid, so that a claim made anew under a deleted
+        one's name is another claim, which a volume still referring to the old one does not
+        take (``is_volume_bound_to_claim``) and whose provisioned volume is ``pvc-<uid>``; then
+        as ``add``.
+
+        NOTE: the uid is derived from a count of the claims created, not drawn from the
+        simulation's random source, so that a claim takes no draw from the names of the pods
+        created after it.
+        """
+        if not pvc.metadata.uid:
+            self.claims_created += 1
+            uid = uuid.uuid5(_CLAIM_UIDS, f"{self.claims_created}/{pvc.key}")
+            pvc = msgspec.structs.replace(
+                pvc, metadata=msgspec.structs.replace(pvc.metadata, uid=str(uid))
+            )
+        self.add(pvc)
 
     def _put(self, obj: StorageObject) -> None:
         name = obj.metadata.name
@@ -150,6 +175,7 @@ class StorageState:
         out.csi_drivers, out.capacities = dict(self.csi_drivers), list(self.capacities)
         out._assumed_pvs, out._assumed_pvcs = dict(self._assumed_pvs), dict(self._assumed_pvcs)
         out._class_names = out._ref_names = None
+        out.claims_created = self.claims_created
         return out
 
     def __bool__(self) -> bool:

@@ -370,7 +370,7 @@ class ControllerManager:
         for claim in get_persistent_volume_claims(sts, get_ordinal(pod)):
             if claim.key not in storage.pvcs:
                 owned = with_retention_owner(sts, claim)
-                storage.add(admit_claim(owned, storage.classes.values()))
+                storage.create_claim(admit_claim(owned, storage.classes.values()))
 
     def _maybe_finish_sts_rollout(self, sts: StatefulSet) -> None:
         key = workload_key(sts)

@@ -130,7 +130,7 @@ class Scenario:
         for pod in self.queue:  # the ephemeral volume controller, for the pods to schedule
             for claim in ephemeral_claims(pod):
                 if claim.key not in storage.pvcs:
-                    storage.add(admit_claim(claim, storage.classes.values()))
+                    storage.create_claim(admit_claim(claim, storage.classes.values()))
         return ClusterState(
             self.nodes,
             [p for p in self.pods if not is_terminal(p)],

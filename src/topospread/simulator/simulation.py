@@ -294,7 +294,7 @@ class Simulation(ControllerManager):
         storage = self.cluster.storage_state
         for claim in ephemeral_claims(pod):
             if claim.key not in storage.pvcs:
-                storage.add(admit_claim(claim, storage.classes.values()))
+                storage.create_claim(admit_claim(claim, storage.classes.values()))
 
     def delete_pod(self, pod: Pod) -> None:
         """Delete a pod at once (no graceful termination): bound pods leave their node."""
