@@ -20,6 +20,7 @@ from topospread.cli import main
 from topospread.cluster import pvcontroller
 from topospread.cluster.pvcontroller import (
     check_volume_satisfy_claim,
+    default_class,
     find_best_match_for_claim,
     immediate_segments,
     pvc_name_hash_and_index,
@@ -62,6 +63,7 @@ def storage_class(name: str, provisioner: str, mode: str, **extra: Any) -> Stora
 
 
 RWO, ROX, RWX = "ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany"
+DEFAULT = "storageclass.kubernetes.io/is-default-class"
 
 
 @pytest.mark.parametrize(
@@ -456,3 +458,53 @@ def test_the_pv_controllers_pass_binds_as_a_scan_of_every_volume_per_claim(
         scanned._sync_if_unbound(scanned.pvcs[key])
     assert list(indexed.pvs.items()) == list(scanned.pvs.items())
     assert list(indexed.pvcs.items()) == list(scanned.pvcs.items())
+
+
+def test_a_claim_naming_no_class_is_given_the_default_one_by_the_pv_controller() -> None:
+    # RetroactiveDefaultStorageClass: with no PV of class "" to take, syncUnboundClaim assigns
+    # the default class (assignDefaultStorageClass); the claim is then synced under it.
+    default = storage_class(
+        "standard",
+        "pd.csi.storage.gke.io",
+        "Immediate",
+        metadata={"name": "standard", "annotations": {DEFAULT: "true"}},
+    )
+    storage = StorageState([pvc("c", "1Gi", [RWO]), default])
+    ClusterState([node("a1", "a")], storage=storage)
+    claim = storage.pvcs["default/c"]
+    assert claim.spec.storage_class_name == "standard"
+    assert claim.status.phase == "Bound"
+    assert storage.pvs[claim.spec.volume_name].spec.storage_class_name == "standard"
+
+
+def test_a_claim_naming_no_class_first_takes_a_pv_of_no_class() -> None:
+    default = storage_class(
+        "standard",
+        "pd.csi.storage.gke.io",
+        "Immediate",
+        metadata={"name": "standard", "annotations": {DEFAULT: "true"}},
+    )
+    storage = StorageState([pvc("c", "1Gi", [RWO]), default, pv("plain", "1Gi", [RWO])])
+    ClusterState([node("a1", "a")], storage=storage)
+    claim = storage.pvcs["default/c"]
+    assert (claim.spec.storage_class_name, claim.spec.volume_name) == (None, "plain")
+
+
+@pytest.mark.parametrize(
+    ("stamps", "want"),
+    [
+        pytest.param({}, "a", id="same creation time: the first by name"),
+        pytest.param({"b": "2025-01-02T00:00:00Z", "a": "2025-01-01T00:00:00Z"}, "b",
+                     id="the newest"),
+    ],
+)  # fmt: skip
+def test_the_default_class_is_the_newest_then_the_first_by_name(
+    stamps: dict[str, str], want: str
+) -> None:
+    classes = [
+        storage_class(name, "x", "Immediate", metadata={
+            "name": name, "annotations": {DEFAULT: "true"},
+            **({"creationTimestamp": stamps[name]} if name in stamps else {})})
+        for name in ("c", "a", "b")
+    ]  # fmt: skip
+    assert default_class(classes) == want

@@ -10,7 +10,8 @@ from typing import Any
 
 from topospread.api.storage import VOLUME_BINDING_WAIT_FOR_FIRST_CONSUMER, StorageClass
 from topospread.api.types import StatefulSet
-from topospread.simulator.controllers.claims import claim_templates, default_class
+from topospread.cluster.pvcontroller import default_class
+from topospread.simulator.controllers.claims import claim_templates
 
 STORAGE_CLASS_RULE = "storage-class"
 IMMEDIATE_RULE = "immediate-binding"

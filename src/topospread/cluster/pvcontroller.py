@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Final
 
 import msgspec
 
@@ -156,6 +157,31 @@ def check_volume_satisfy_claim(pv: PersistentVolume, pvc: PersistentVolumeClaim)
     if not check_access_modes(pvc, pv):
         return "incompatible accessMode"
     return None
+
+
+ANN_DEFAULT_CLASS: Final = "storageclass.kubernetes.io/is-default-class"
+ANN_BETA_DEFAULT_CLASS: Final = "storageclass.beta.kubernetes.io/is-default-class"
+
+
+def default_class(classes: Iterable[StorageClass]) -> str | None:
+    """The default StorageClass: of those annotated default, the newest, then the first by
+    name.
+
+    Upstream: GetDefaultClass (pkg/volume/util/storageclass.go, v1.35), which the
+    DefaultStorageClass admission plugin and the PV controller both call
+    """
+    defaults = [
+        c
+        for c in classes
+        if c.metadata.annotations.get(ANN_DEFAULT_CLASS) == "true"
+        or c.metadata.annotations.get(ANN_BETA_DEFAULT_CLASS) == "true"
+    ]
+    if not defaults:
+        return None
+    by_name = sorted(defaults, key=lambda c: c.metadata.name)
+    # A stable sort keeps the names ascending among classes created at the same time.
+    newest = sorted(by_name, key=lambda c: c.metadata.creation_timestamp or "", reverse=True)
+    return newest[0].metadata.name
 
 
 def is_delay_binding(pvc: PersistentVolumeClaim, classes: Mapping[str, StorageClass]) -> bool:

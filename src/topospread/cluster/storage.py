@@ -23,6 +23,7 @@ import msgspec
 from topospread.api.storage import (
     ANN_BIND_COMPLETED,
     ANN_SELECTED_NODE,
+    ANN_STORAGE_CLASS,
     CSIDriver,
     CSINode,
     CSIStorageCapacity,
@@ -37,6 +38,7 @@ from topospread.cluster.pvcontroller import (
     bind_volume,
     can_provision,
     check_volume_satisfy_claim,
+    default_class,
     find_best_match_for_claim,
     immediate_segments,
     is_delay_binding,
@@ -383,6 +385,18 @@ class StorageState:
             self._put(bind_volume(pv, pvc))
             self._put(bind_claim(pvc, pv.metadata.name))
             return
+        if (
+            pvc.spec.storage_class_name is None
+            and ANN_STORAGE_CLASS not in pvc.metadata.annotations
+        ):
+            name = default_class(self.classes.values())
+            if name is not None:
+                # Upstream: assignDefaultStorageClass; the claim's update syncs it again.
+                spec = msgspec.structs.replace(pvc.spec, storage_class_name=name)
+                updated = msgspec.structs.replace(pvc, spec=spec)
+                self._put(updated)
+                self._sync_claim(updated, referring)
+                return
         cls = self.classes.get(pvc_class(pvc)) if pvc_class(pvc) else None
         if delay or cls is None or not can_provision(cls):
             return

@@ -33,9 +33,7 @@ from topospread.api.types import (
     StatefulSet,
     Volume,
 )
-
-ANN_DEFAULT_CLASS = "storageclass.kubernetes.io/is-default-class"
-ANN_BETA_DEFAULT_CLASS = "storageclass.beta.kubernetes.io/is-default-class"
+from topospread.cluster.pvcontroller import default_class
 
 
 def claim_templates(sts: StatefulSet) -> list[PersistentVolumeClaim]:
@@ -156,23 +154,6 @@ def ephemeral_claims(pod: Pod) -> list[PersistentVolumeClaim]:
 _EMPTY_TEMPLATE: Final = PersistentVolumeClaimTemplate()
 _EMPTY_TEMPLATE_META: Final = ClaimTemplateMeta()
 _EMPTY_SPEC: Final = PersistentVolumeClaimSpec()
-
-
-def default_class(classes: Iterable[StorageClass]) -> str | None:
-    """The default StorageClass: of those annotated default, the newest (then by name).
-
-    Upstream: GetDefaultClass (plugin/pkg/admission/storage/storageclass/setdefault)
-    """
-    defaults = [
-        c
-        for c in classes
-        if c.metadata.annotations.get(ANN_DEFAULT_CLASS) == "true"
-        or c.metadata.annotations.get(ANN_BETA_DEFAULT_CLASS) == "true"
-    ]
-    if not defaults:
-        return None
-    newest = max(defaults, key=lambda c: (c.metadata.creation_timestamp or "", c.metadata.name))
-    return newest.metadata.name
 
 
 def admit_claim(
