@@ -194,6 +194,33 @@ def test_node_affinity_comes_after_the_reclaim_policy_and_before_the_source_and_
     ]
 
 
+@pytest.mark.parametrize(
+    ("modes", "expected"),
+    [
+        pytest.param(["ReadWriteOncePod"], [], id="good-volume-with-read-write-once-pod"),
+        pytest.param(
+            ["ReadWriteOnce", "ReadWriteOncePod"],
+            ["spec.accessModes: Forbidden: may not use ReadWriteOncePod with other access modes"],
+            id="volume-with-read-write-once-pod-and-others",
+        ),
+        pytest.param(
+            ["Bogus", "ReadWriteOncePod"],
+            [
+                'spec.accessModes: Unsupported value: "Bogus": supported values: '
+                '"ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"'
+            ],
+            id="an unsupported mode is no other mode",
+        ),
+    ],
+)
+def test_a_volumes_read_write_once_pod_access_mode_stands_alone(
+    modes: list[str], expected: list[str]
+) -> None:
+    # ValidatePersistentVolumeSpec refuses ReadWriteOncePod beside another supported mode, as
+    # ValidatePersistentVolumeClaimSpec does for a claim.
+    assert messages(make_pv(accessModes=modes, hostPath=HOST_PATH)) == expected
+
+
 SOURCES: Final[dict[str, tuple[dict[str, Any], list[str]]]] = {
     "good-volume": ({"hostPath": HOST_PATH}, []),
     "missing-volume-source": ({}, ["spec: Required value: must specify a volume type"]),

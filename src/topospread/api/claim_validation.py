@@ -8,6 +8,7 @@ ValidateTemplateObjectMeta (pkg/apis/core/validation/validation.go), v1.35.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final
 
 import msgspec
@@ -75,6 +76,27 @@ def class_name_errors(name: str | None, path: Path) -> list[FieldError]:
     return [invalid(path, name, msg) for msg in name_is_dns_subdomain(name, False)]
 
 
+def access_mode_errors(modes: Sequence[str], path: Path) -> list[FieldError]:
+    """Each access mode the API does not support, then ReadWriteOncePod with another mode
+    (a claim's and a volume's alike).
+
+    Upstream: ValidatePersistentVolumeClaimSpec and ValidatePersistentVolumeSpec (core
+    validation.go, v1.35)
+    """
+    errs: list[FieldError] = []
+    once_pod = others = False
+    for mode in modes:
+        if mode not in ACCESS_MODES:
+            errs.append(not_supported(path, mode, SUPPORTED_ACCESS_MODES))
+        elif mode == READ_WRITE_ONCE_POD:
+            once_pod = True
+        else:
+            others = True
+    if once_pod and others:
+        errs.append(forbidden(path, "may not use ReadWriteOncePod with other access modes"))
+    return errs
+
+
 def validate_claim_spec(spec: PersistentVolumeClaimSpec, path: Path) -> list[FieldError]:
     """A claim's spec, a PersistentVolumeClaim's or a claim template's (with the default
     feature gates: VolumeAttributesClass on). A PersistentVolumeClaim's spec is first
@@ -87,16 +109,7 @@ def validate_claim_spec(spec: PersistentVolumeClaimSpec, path: Path) -> list[Fie
     if not spec.access_modes:
         errs.append(required(modes_path, "at least 1 access mode is required"))
     errs += validate_label_selector(spec.selector, path.child("selector"))
-    once_pod = others = False
-    for mode in spec.access_modes:
-        if mode not in ACCESS_MODES:
-            errs.append(not_supported(modes_path, mode, SUPPORTED_ACCESS_MODES))
-        elif mode == READ_WRITE_ONCE_POD:
-            once_pod = True
-        else:
-            others = True
-    if once_pod and others:
-        errs.append(forbidden(modes_path, "may not use ReadWriteOncePod with other access modes"))
+    errs += access_mode_errors(spec.access_modes, modes_path)
     requests = path.child("resources").key(RESOURCE_STORAGE)
     storage = spec.resources.requests.get(RESOURCE_STORAGE)
     if storage is None:

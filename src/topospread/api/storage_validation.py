@@ -17,7 +17,7 @@ from typing import Any, Final
 
 from topospread.api.affinity_validation import validate_node_selector
 from topospread.api.claim_validation import (
-    SUPPORTED_ACCESS_MODES,
+    access_mode_errors,
     class_name_errors,
     prepare_claim_spec,
     validate_claim_spec,
@@ -44,7 +44,6 @@ from topospread.api.resource_validation import (
     validate_resource_quantity_value,
 )
 from topospread.api.storage import (
-    ACCESS_MODES,
     RESOURCE_STORAGE,
     VOLUME_BINDING_MODES,
     CSIDriver,
@@ -92,9 +91,8 @@ def validate_storage_object(obj: Any) -> list[FieldError] | None:
 
 
 def _access_modes(modes: Sequence[str], path: Path, detail: str) -> list[FieldError]:
-    if not modes:
-        return [required(path, detail)]
-    return [not_supported(path, m, SUPPORTED_ACCESS_MODES) for m in modes if m not in ACCESS_MODES]
+    errs = [] if modes else [required(path, detail)]
+    return errs + access_mode_errors(modes, path)
 
 
 def _quantity(name: str, value: str | int | float, path: Path) -> list[FieldError]:
