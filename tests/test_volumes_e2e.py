@@ -3,6 +3,7 @@ is in a zone without nodes stays Pending with upstream's reason, a missing claim
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -192,3 +193,34 @@ def test_nodes_a_local_pv_excludes_are_reported_with_the_node_affinity_reason() 
         "0/3 nodes are available: 1 node(s) had untolerated taint(s), "
         "2 node(s) didn't match PersistentVolume's node affinity. "
     )
+
+
+def test_a_claim_naming_its_class_by_the_beta_annotation_is_provisioned_for_its_node() -> None:
+    # GetPersistentVolumeClaimClass reads the beta annotation first: the scheduler provisions
+    # the claim for the chosen node, and the provisioner makes its volume of that class.
+    claim = msgspec.convert(
+        {
+            "metadata": {
+                "name": "d0",
+                "namespace": "default",
+                "annotations": {"volume.beta.kubernetes.io/storage-class": "late"},
+            },
+            "spec": {
+                "accessModes": ["ReadWriteOnce"],
+                "resources": {"requests": {"storage": "1Gi"}},
+            },
+        },
+        PersistentVolumeClaim,
+    )
+    late = msgspec.convert(
+        {"metadata": {"name": "late"}, "provisioner": "ebs.csi.aws.com",
+         "volumeBindingMode": "WaitForFirstConsumer"},
+        StorageClass,
+    )  # fmt: skip
+    scenario = _local_pv_scenario([_node("a", "a")])
+    run = schedule(dataclasses.replace(scenario, objects=[claim, late]))
+    assert run.outcomes[0].node == "a"
+    bound = run.cluster.storage().persistent_volume_claim("default", "d0")
+    assert bound is not None and bound.status.phase == "Bound"
+    pv = run.cluster.storage().persistent_volume(bound.spec.volume_name)
+    assert pv is not None and pv.spec.storage_class_name == "late"

@@ -321,7 +321,7 @@ class StorageState:
         if node_name is None or pvc.spec.volume_name or self.node_of is None:
             return
         node = self.node_of(node_name)
-        cls = self.classes.get(pvc.spec.storage_class_name or "")
+        cls = self.classes.get(pvc_class(pvc))
         if node is None or cls is None or not can_provision(cls):
             return
         segment = node_segment(node, cls.provisioner, self.csi_nodes.get(node_name))
