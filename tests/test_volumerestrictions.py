@@ -96,6 +96,13 @@ def test_two_read_only_gce_mounts_of_one_disk_do_not_conflict() -> None:
     assert run(with_volume(ro), node_info(with_volume(ro)))[1] == SUCCESS
 
 
+def test_an_rbd_image_in_the_default_pool_conflicts_with_it_named() -> None:
+    # The API server defaults an RBD volume's pool to "rbd" (SetDefaults_RBDVolumeSource).
+    unset = {"rbd": {"monitors": ["a"], "image": "bar"}}
+    named = {"rbd": {"monitors": ["a"], "pool": "rbd", "image": "bar"}}
+    assert run(with_volume(unset), node_info(with_volume(named)))[1] == DISK_CONFLICT
+
+
 def rwop(name: str, mode: str = "ReadWriteOncePod") -> PersistentVolumeClaim:
     return api(
         PersistentVolumeClaim,

@@ -30,6 +30,8 @@ ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT: Final = (
     "already in-use by another pod"
 )
 PRE_FILTER_STATE_KEY_NAME: Final = "PreFilter" + NAME
+# The pool the API server defaults an RBD volume's to (SetDefaults_RBDVolumeSource).
+RBD_DEFAULT_POOL: Final = "rbd"
 
 
 @dataclass(slots=True)
@@ -98,7 +100,7 @@ def is_volume_conflict(volume: Volume, pod: Pod) -> bool:
             rbd is not None
             and other_rbd is not None
             and bool(set(rbd.monitors) & set(other_rbd.monitors))
-            and rbd.pool == other_rbd.pool
+            and (rbd.pool or RBD_DEFAULT_POOL) == (other_rbd.pool or RBD_DEFAULT_POOL)
             and rbd.image == other_rbd.image
             and not (rbd.read_only and other_rbd.read_only)
         ):
