@@ -508,3 +508,25 @@ def test_the_default_class_is_the_newest_then_the_first_by_name(
         for name in ("c", "a", "b")
     ]  # fmt: skip
     assert default_class(classes) == want
+
+
+@pytest.mark.parametrize(
+    "phase", ["", "Pending", "Released"], ids=["no status", "pending", "released, claimRef dropped"]
+)
+def test_a_volume_referring_to_no_claim_is_made_available_and_taken(phase: str) -> None:
+    # syncVolume sets an unused volume Available: a PV written without a status (Pending once
+    # the API server defaults it) is matched like any other.
+    claim = pvc("c", "1Gi", [RWO])
+    storage = StorageState([claim, pv("v", "5Gi", [RWO], phase=phase)])
+    ClusterState([node("a1", "a")], storage=storage)
+    assert storage.pvcs["default/c"].spec.volume_name == "v"
+    assert storage.pvs["v"].status.phase == "Bound"
+
+
+def test_a_released_volume_still_referring_to_its_claim_stays_released() -> None:
+    ref = {"namespace": "default", "name": "gone", "uid": "uid-gone"}
+    released = pv("v", "5Gi", [RWO], phase="Released", spec={"claimRef": ref})
+    storage = StorageState([pvc("c", "1Gi", [RWO]), released])
+    ClusterState([node("a1", "a")], storage=storage)
+    assert storage.pvcs["default/c"].spec.volume_name == ""
+    assert storage.pvs["v"].status.phase == "Released"

@@ -24,6 +24,7 @@ from topospread.api.storage import (
     ANN_BIND_COMPLETED,
     ANN_SELECTED_NODE,
     ANN_STORAGE_CLASS,
+    VOLUME_AVAILABLE,
     CSIDriver,
     CSINode,
     CSIStorageCapacity,
@@ -341,6 +342,7 @@ class StorageState:
         """
         if self.node_of is None:
             return
+        self._sync_volumes()
         # The PVs that refer to a claim, per claim name, in this map's order: a claim whose
         # binding is delayed can only match one of those (``find_best_match_for_claim``).
         # NOTE: exact through the pass: a PV it binds keeps its claim reference's name, and a
@@ -352,6 +354,19 @@ class StorageState:
                 referring.setdefault(ref.name, []).append(name)
         for key in sorted(self.pvcs):
             self._sync_if_unbound(self.pvcs[key], referring)
+
+    def _sync_volumes(self) -> None:
+        """The PV controller's pass over the volumes, as far as the phase matching reads: a
+        volume referring to no claim is Available, whatever phase it was given (none, as a
+        manifest written by hand has it: the API server's Pending; or Released, once an
+        administrator dropped its claim reference).
+
+        Upstream: syncVolume, its unused-volume branch (pv_controller.go, v1.35)
+        """
+        for pv in list(self.pvs.values()):
+            if pv.spec.claim_ref is None and pv.status.phase != VOLUME_AVAILABLE:
+                status = msgspec.structs.replace(pv.status, phase=VOLUME_AVAILABLE)
+                self._put(msgspec.structs.replace(pv, status=status))
 
     def _sync_if_unbound(
         self, pvc: PersistentVolumeClaim, referring: dict[str, list[str]] | None = None
