@@ -530,3 +530,57 @@ def test_a_released_volume_still_referring_to_its_claim_stays_released() -> None
     ClusterState([node("a1", "a")], storage=storage)
     assert storage.pvcs["default/c"].spec.volume_name == ""
     assert storage.pvs["v"].status.phase == "Released"
+
+
+RETRY_SIM = """\
+nodeGroups: [{name: node, zones: [zone-a], perZone: 1}]
+objects:
+- apiVersion: storage.k8s.io/v1
+  kind: CSINode
+  metadata: {name: node-zone-a-1}
+  spec:
+    drivers: [{name: pd.csi.storage.gke.io, nodeID: n1, topologyKeys: [topology.gke.io/zone]}]
+- apiVersion: storage.k8s.io/v1
+  kind: StorageClass
+  metadata: {name: now}
+  provisioner: pd.csi.storage.gke.io
+  volumeBindingMode: Immediate
+- apiVersion: v1
+  kind: PersistentVolumeClaim
+  metadata: {name: data}
+  spec:
+    accessModes: [ReadWriteOnce]
+    storageClassName: now
+    resources: {requests: {storage: 1Gi}}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: db}
+  spec:
+    containers: [{name: c, image: x}]
+    volumes: [{name: data, persistentVolumeClaim: {claimName: data}}]
+timeline:
+- name: a node labelled with the driver's topology key joins
+  apply:
+    apiVersion: v1
+    kind: Node
+    metadata:
+      name: gke-1
+      labels: {topology.gke.io/zone: zone-b, topology.kubernetes.io/zone: zone-b}
+    status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+"""
+
+
+def test_an_immediate_claim_waiting_for_its_topology_is_provisioned_when_a_node_has_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # No node carries the driver's topology key: the provisioner retries ("topologyKeys
+    # [...] were not found on any nodes") until one joins, then provisions in its segment.
+    path = tmp_path / "retry.yaml"
+    path.write_text(RETRY_SIM)
+    with pytest.raises(SystemExit) as exit_:
+        main(["simulate", str(path), "-o", "json"])
+    assert exit_.value.code == 0
+    steps = json.loads(capsys.readouterr().out)["steps"]
+    (pending,) = steps[0]["pending"]
+    assert "pod has unbound immediate PersistentVolumeClaims" in pending["message"]
+    assert steps[1]["placed"] == {"default/db": "gke-1"}

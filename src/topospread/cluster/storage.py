@@ -74,6 +74,7 @@ class StorageState:
     __slots__ = (
         "_assumed_pvcs",
         "_assumed_pvs",
+        "_awaiting_topology",
         "_class_names",
         "_class_of",
         "_pv_names",
@@ -102,6 +103,9 @@ class StorageState:
         self.capacities: list[CSIStorageCapacity] = []
         # How many claims ``create_claim`` gave a uid, which the next uid is derived from.
         self.claims_created = 0
+        # The Immediate claims the provisioner found no topology for yet (no node labelled
+        # with the driver's keys): retried when nodes or CSINodes come (``retry_provisioning``).
+        self._awaiting_topology: set[str] = set()
         self._assumed_pvs: dict[str, PersistentVolume] = {}
         self._assumed_pvcs: dict[str, PersistentVolumeClaim] = {}
         # The PVs' names sorted (None: to sort again), dropped when a PV comes or goes.
@@ -129,6 +133,8 @@ class StorageState:
             self._sync_if_unbound(self.pvcs[obj.key])
         elif isinstance(obj, PersistentVolume | StorageClass):
             self.sync_claims()
+        elif isinstance(obj, CSINode):
+            self.retry_provisioning()
 
     def create_claim(self, pvc: PersistentVolumeClaim) -> None:
         """A controller's create of a claim (a StatefulSet's, the ephemeral volume
@@ -179,6 +185,7 @@ class StorageState:
         out._assumed_pvs, out._assumed_pvcs = dict(self._assumed_pvs), dict(self._assumed_pvcs)
         out._class_names = out._ref_names = None
         out.claims_created = self.claims_created
+        out._awaiting_topology = set(self._awaiting_topology)
         return out
 
     def __bool__(self) -> bool:
@@ -355,6 +362,18 @@ class StorageState:
         for key in sorted(self.pvcs):
             self._sync_if_unbound(self.pvcs[key], referring)
 
+    def retry_provisioning(self) -> None:
+        """The provisioner's retry of the Immediate claims it found no topology for, once
+        nodes or CSINodes came (upstream retries with a backoff until a segment appears)."""
+        if not self._awaiting_topology or self.node_of is None:
+            return
+        waiting = sorted(self._awaiting_topology)
+        self._awaiting_topology.clear()
+        for key in waiting:
+            pvc = self.pvcs.get(key)
+            if pvc is not None:
+                self._sync_if_unbound(pvc)
+
     def _sync_volumes(self) -> None:
         """The PV controller's pass over the volumes, as far as the phase matching reads: a
         volume referring to no claim is Available, whatever phase it was given (none, as a
@@ -417,7 +436,10 @@ class StorageState:
             return
         segments = immediate_segments(cls, self._all_nodes(), self.csi_nodes)
         if segments is None:
-            return  # "no available topology found": the provisioner retries
+            # "no available topology found": the provisioner retries (``retry_provisioning``).
+            self._awaiting_topology.add(pvc.key)
+            return
+        self._awaiting_topology.discard(pvc.key)
         segment = preferred_segment(segments, pvc)
         self._bind_provisioned(pvc, provisioned_volume(pvc, cls, segment_affinity(segment)))
 

@@ -51,6 +51,8 @@ class ClusterNodes:
         node = admit_node(raw, where, sim.cluster.infos)
         check_taint_times(node, where)
         sim.cluster.add_node(node)
+        # The provisioner's retry of Immediate claims waiting for a node of their topology.
+        sim.cluster.storage_state.retry_provisioning()
         self.version += 1
         sim.scheduler.on_node_change(new=node)
 
