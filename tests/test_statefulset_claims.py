@@ -303,3 +303,36 @@ def test_a_claim_made_anew_after_scale_down_gets_a_new_volume_not_the_released_o
     released = storage.pvs[old.spec.volume_name]
     assert released.status.phase == "Released"
     assert released.spec.claim_ref is not None and released.spec.claim_ref.uid == old.metadata.uid
+
+
+def test_a_retention_policy_changed_to_delete_makes_the_set_own_its_existing_claims() -> None:
+    # ClaimsMatchRetentionPolicy / UpdatePodClaimForRetentionPolicy: each replica's claims are
+    # brought to the set's current policy, so whenDeleted: Delete set later still deletes them.
+    from topospread.simulator.garbage_collector import delete_workload
+    from topospread.simulator.simulation import Simulation
+    from topospread.simulator.timeline_format import parse_timeline, with_cluster
+
+    text = COCKROACH + "---\n" + DEFAULT_CLASS
+    sim = Simulation(with_cluster(parse_timeline({"nodeGroups": SHAPE.node_groups()}, "t"),
+                                  objects(text)), seed=0)  # fmt: skip
+    sim.settle("t")
+    storage = sim.cluster.storage_state
+    assert storage.pvcs["default/datadir-cockroachdb-0"].metadata.owner_references == []
+    sts = next(o for _, o in objects(text) if o.kind == "StatefulSet")
+    policy = {"whenDeleted": "Delete", "whenScaled": "Retain"}
+    changed = msgspec.structs.replace(
+        sts,
+        spec=msgspec.structs.replace(sts.spec, persistent_volume_claim_retention_policy=policy),
+    )
+    sim.apply(changed, "t")
+    sim.settle("t")
+    stored = next(w for w in sim.workloads.values() if w.metadata.name == "cockroachdb")
+    claims = [f"default/datadir-cockroachdb-{i}" for i in range(3)]
+    for key in claims:
+        refs = storage.pvcs[key].metadata.owner_references
+        assert [(r.kind, r.name, r.uid) for r in refs] == [
+            ("StatefulSet", "cockroachdb", stored.metadata.uid)
+        ]
+    deleted = delete_workload(sim, stored)
+    assert sorted(deleted.claims) == claims
+    assert not any(key in storage.pvcs for key in claims)

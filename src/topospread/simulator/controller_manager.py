@@ -15,6 +15,7 @@ loop over thousands of quiet workloads cheap. The reference path syncs every one
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +42,7 @@ from topospread.simulator.controllers import (
 )
 from topospread.simulator.controllers.claims import (
     admit_claim,
+    claim_templates,
     deletes_claims_when_scaled,
     get_persistent_volume_claims,
     with_retention_owner,
@@ -310,6 +312,7 @@ class ControllerManager:
             )
             for pod in actions.create:
                 self._create_claims(obj, pod)
+            self._match_retention_policy(obj, actions.delete)
             if deletes_claims_when_scaled(obj):
                 start = get_start_ordinal(obj)
                 replicas = obj.spec.replicas if obj.spec.replicas is not None else 1
@@ -371,6 +374,29 @@ class ControllerManager:
             if claim.key not in storage.pvcs:
                 owned = with_retention_owner(sts, claim)
                 storage.create_claim(admit_claim(owned, storage.classes.values()))
+
+    def _match_retention_policy(self, sts: StatefulSet, deleted: Sequence[Pod]) -> None:
+        """The claims of the set's pods (those it keeps) brought to its retention policy's
+        owner references: a set made anew, or whose policy changed, adopts or lets go of
+        the claims its pods use.
+
+        Upstream: ClaimsMatchRetentionPolicy and UpdatePodClaimForRetentionPolicy
+        (stateful_pod_control.go, v1.35), run for every replica the controller processes
+        """
+        if not claim_templates(sts):
+            return
+        storage = self.cluster.storage_state
+        gone = {p.metadata.uid for p in deleted}
+        for pod in self._pods_in(sts.metadata.namespace):
+            if pod.metadata.uid in gone or not is_controlled_by(pod.metadata, sts):
+                continue
+            for claim in get_persistent_volume_claims(sts, get_ordinal(pod)):
+                current = storage.pvcs.get(claim.key)
+                if current is None:
+                    continue
+                updated = with_retention_owner(sts, current)
+                if updated is not current:
+                    storage.update_pvc(updated)
 
     def _maybe_finish_sts_rollout(self, sts: StatefulSet) -> None:
         key = workload_key(sts)
