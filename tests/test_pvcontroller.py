@@ -584,3 +584,20 @@ def test_an_immediate_claim_waiting_for_its_topology_is_provisioned_when_a_node_
     (pending,) = steps[0]["pending"]
     assert "pod has unbound immediate PersistentVolumeClaims" in pending["message"]
     assert steps[1]["placed"] == {"default/db": "gke-1"}
+
+
+def test_an_immediate_claim_waiting_for_its_topology_is_provisioned_when_a_node_gets_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    labelled = RETRY_SIM.replace("name: gke-1", "name: node-zone-a-1").replace(
+        "a node labelled with the driver's topology key joins",
+        "the node gets the driver's topology key",
+    )
+    path = tmp_path / "retry.yaml"
+    path.write_text(labelled)
+    with pytest.raises(SystemExit) as exit_:
+        main(["simulate", str(path), "-o", "json"])
+    assert exit_.value.code == 0
+    steps = json.loads(capsys.readouterr().out)["steps"]
+    assert len(steps[0]["pending"]) == 1
+    assert steps[1]["placed"] == {"default/db": "node-zone-a-1"}

@@ -68,6 +68,8 @@ class ClusterNodes:
         # Read before the update: the NodeInfo is updated in place.
         old = sim.cluster.infos[node.metadata.name].node
         sim.cluster.update_node(node)
+        # A node may come to carry the topology an Immediate claim waits for.
+        sim.cluster.storage_state.retry_provisioning()
         self.version += 1
         sim.scheduler.on_node_change(old, node)
         if get_no_execute_taints(old.spec.taints) == get_no_execute_taints(node.spec.taints):
