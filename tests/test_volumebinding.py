@@ -108,7 +108,7 @@ CASES: list[Any] = [
      [make_pv("pv-a", "wait-sc", phase="Bound", affinity={HOSTNAME: ["node-a"]}),
       make_pv("pv-b", "wait-sc", phase="Bound", affinity={HOSTNAME: ["node-a"]})],
      None, SUCCESS, [SUCCESS]),
-    # Since v1.32 (kubernetes#125398) no PreFilterResult from a local PV's hostname affinity:
+    # Since v1.32 (kubernetes#127584) no PreFilterResult from a local PV's hostname affinity:
     # every node is filtered, and the others get the node affinity reason.
     ("all bound with local volumes, other nodes filtered", pod_with("pvc-a"), ["node-a", "node-b"],
      [make_pvc("pvc-a", "wait-sc", bound_pv="pv-a")],

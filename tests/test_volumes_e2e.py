@@ -179,7 +179,7 @@ def _node(name: str, hostname: str, *, tainted: bool = False) -> Node:
 
 
 def test_a_local_pv_pinned_by_hostname_label_schedules_on_a_node_named_otherwise() -> None:
-    # Upstream v1.32+ (kubernetes#125398): VolumeBinding's PreFilter no longer takes the
+    # Upstream v1.32+ (kubernetes#127584): VolumeBinding's PreFilter no longer takes the
     # hostname label's values for node names; the node's labels satisfy the PV's affinity.
     run = schedule(_local_pv_scenario([_node("node-a.example", "host-a")]))
     assert run.outcomes[0].node == "node-a.example"

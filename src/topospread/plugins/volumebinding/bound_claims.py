@@ -1,7 +1,7 @@
 """The pod's bound claims: whether their PVs' node affinity admits a node (Filter), in-tree
 PVs translated to CSI where the node migrated their plugin.
 
-Upstream: checkBoundClaims (binder.go, v1.35). Since v1.32 (kubernetes#125398) upstream no
+Upstream: checkBoundClaims (binder.go, v1.35). Since v1.32 (kubernetes#127584) upstream no
 longer narrows PreFilter to the nodes named by a local PV's ``kubernetes.io/hostname``
 affinity (GetEligibleNodes): a hostname label need not equal the node's name, so every node
 is filtered and gets this module's reasons.

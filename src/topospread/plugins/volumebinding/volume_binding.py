@@ -126,7 +126,7 @@ class VolumeBinding:
             return None, as_status(e)
         if claims.unbound_claims_immediate:
             return None, new_status(Code.UnschedulableAndUnresolvable, ERR_UNBOUND_IMMEDIATE)
-        # No PreFilterResult: since v1.32 (kubernetes#125398) upstream filters every node, a
+        # No PreFilterResult: since v1.32 (kubernetes#127584) upstream filters every node, a
         # local PV's hostname affinity included (a hostname label need not be the node's name).
         state.write(STATE_KEY, StateData(claims=claims))
         return None, SUCCESS
