@@ -194,9 +194,11 @@ def test_a_second_scale_up_of_a_group_restarts_its_max_node_provision_time() -> 
     assert late.scale_up.skipped_node_groups == {"ng": BACKOFF_REASON}
 
 
+# Upstream's flag defaults (pkg/config/flags/flags.go): --expander has been least-waste since
+# the random default was retired (FAQ: "least-waste - this is the default expander").
 DEFAULTS = {
     "scan_interval": 10.0,
-    "expander": ("random",),
+    "expander": ("least-waste",),
     "max_nodes_total": 0,
     "scale_down_enabled": True,
     "scale_down_utilization_threshold": 0.5,

@@ -61,13 +61,28 @@ def test_honouring_the_lost_zones_taints_cluster_autoscaler_adds_nodes_in_the_ot
     report = swept(cluster(CA))
     a = runs(report)["zone zone-a"]
     r = a["autoscaler"]
-    # The evicted pods went Pending at 5m (too young for the 5m tick: new-pod-scale-up-delay);
-    # with DoNotSchedule zone spread one node per loop (autoscaler#9150): zone-b's at 5m10s,
-    # zone-c's at 5m20s, Ready a minute later.
-    assert r["recovered"] and r["took"] == 80 and r["pendingBefore"] == 2
+    # The evicted pods went Pending at 5m (too young for the 5m tick: new-pod-scale-up-delay).
+    # At 5m10s the lost zone's own group is the best option for the default expander,
+    # least-waste: its untainted template is a domain with 0 pods, so one node takes both
+    # (the others' one node takes one). The dark zone is stocked out: after
+    # max-node-provision-time (15m) the group backs off, and then, with DoNotSchedule zone
+    # spread, one node per loop (autoscaler#9150): zone-c's at 20m10s, zone-b's at 20m20s,
+    # Ready a minute later.
+    assert r["recovered"] and r["took"] == 980 and r["pendingBefore"] == 2
+    assert [(c["time"], c["group"]) for c in r["changes"] if c["action"] == "scaleUp"] == [
+        (310.0, "node-zone-a"),
+        (1210.0, "node-zone-c"),
+        (1220.0, "node-zone-b"),
+    ]
     assert [(c["time"], c["group"]) for c in r["changes"] if c["action"] == "add"] == [
-        (310.0, "node-zone-b"),
-        (320.0, "node-zone-c"),
+        (1210.0, "node-zone-c"),
+        (1220.0, "node-zone-b"),
+    ]
+    assert r["reasons"] == [
+        "group node-zone-a: the cloud cannot create a node: stockout, no new nodes in zone "
+        "zone-a until 35m1s",
+        "group node-zone-a: 1 node(s) not registered within max-node-provision-time; target "
+        "size back to 1, the group is in back-off until 25m10s",
     ]
     assert r["added"] == {"node-zone-b": 1, "node-zone-c": 1}
     assert r["nodeGroups"] == {"node-zone-a": 1, "node-zone-b": 2, "node-zone-c": 2}
@@ -78,7 +93,7 @@ def test_honouring_the_lost_zones_taints_cluster_autoscaler_adds_nodes_in_the_ot
     # The lost zone is stocked out while it is lost, and the recovery is a wait in the replay.
     actions = [next(k for k in s if k != "name") for s in a["timeline"]]
     assert actions == ["loseZone", "stockout", "wait", "wait", "restoreZone"]
-    assert a["timeline"][3] == {"name": "the autoscaler acts", "wait": "1m20s"}
+    assert a["timeline"][3] == {"name": "the autoscaler acts", "wait": "16m20s"}
 
 
 def test_a_scale_up_chosen_in_the_dark_zone_waits_out_max_node_provision_time() -> None:
@@ -207,7 +222,7 @@ def test_the_cli_reads_the_section_from_a_file_and_prints_each_recovery(
     code, text, _ = cli(argv, capsys)
     assert code == 0
     assert "Autoscaler: cluster-autoscaler, acting up to 30m0s after each failure" in text
-    assert "  zone zone-a: recovered in 1m20s: +1 node-zone-b, +1 node-zone-c;" in text
+    assert "  zone zone-a: recovered in 16m20s: +1 node-zone-b, +1 node-zone-c;" in text
     # Wrapped as {autoscaler: ...}, and as the scenario's own section: the same report.
     wrapped = section.with_name("wrapped.yaml")
     wrapped.write_text(yaml.safe_dump({"autoscaler": CA}))

@@ -2,10 +2,12 @@
 
 Every default below is the flag's default in cluster-autoscaler's ``config/flags/flags.go``
 (the flag declarations) and ``config/const.go`` (the ``Default*`` constants they use), as of the
-current release. Keys are the flag names (``scale-down-unneeded-time``); durations are Go
-duration strings (``10s``, ``1m30s``). Two keys are topospread's own and marked as such:
-``seed`` (the random expander's source) and ``priorities`` (the priority expander's config map
-``cluster-autoscaler-priority-expander``, key ``priorities``, as a mapping).
+current source (kubernetes-sigs/cluster-autoscaler, ``pkg/config``; formerly
+kubernetes/autoscaler's ``cluster-autoscaler/config``). Keys are the flag names
+(``scale-down-unneeded-time``); durations are Go duration strings (``10s``, ``1m30s``). Two
+keys are topospread's own and marked as such: ``seed`` (the random expander's source) and
+``priorities`` (the priority expander's config map ``cluster-autoscaler-priority-expander``,
+key ``priorities``, as a mapping).
 """
 
 from __future__ import annotations
@@ -65,7 +67,7 @@ class AutoscalingOptions:
     """
 
     scan_interval: float = 10.0  # --scan-interval 10s
-    expander: tuple[str, ...] = (EXPANDER_RANDOM,)  # --expander random
+    expander: tuple[str, ...] = (EXPANDER_LEAST_WASTE,)  # --expander least-waste
     max_nodes_total: int = 0  # --max-nodes-total 0 (no limit)
     cores_total: ResourceRange = ResourceRange(0, 320000)  # --cores-total 0:320000
     memory_total: ResourceRange = ResourceRange(0, 6400000)  # --memory-total 0:6400000 (GiB)
