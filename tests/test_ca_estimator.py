@@ -12,11 +12,13 @@ import pytest
 
 from builders import make_node, make_pod
 from ca_helpers import MIB, checker_for
+from test_ca_expander import pod_with_init_container
 from topospread.api.types import Pod
 from topospread.autoscaler.clusterautoscaler.estimator import (
     BinpackingEstimator,
     EstimationLimiter,
     build_pod_groups,
+    decreasing_pod_order,
     node_limit,
 )
 from topospread.autoscaler.clusterautoscaler.nodegroup import NodeGroup, template_node_info
@@ -219,3 +221,14 @@ def test_template_nodes_drop_transient_taints_and_keep_the_groups_own() -> None:
     labels = info.node.metadata.labels
     assert labels[ZONE] == "z1"  # a multi-zone group's template carries its first zone
     assert labels[HOSTNAME] == info.name
+
+
+def test_the_decreasing_order_weighs_a_pods_init_container_as_the_api_does() -> None:
+    # Upstream: DecreasingPodOrderer.calculatePodScore reads podutils.PodRequests: "late"
+    # runs a 300m container after a 900m init container, so it asks for 900m and goes before
+    # "wide" (500m); by its containers alone it would go after.
+    late = pod_with_init_container("late", init_cpu="900m", cpu="300m", overhead="0")
+    wide = make_pod("wide").req(cpu="500m").obj()
+    group = NodeGroup("ng", 0, 10, 0, capacity={"cpu": "2", "memory": "4Gi", "pods": "10"})
+    template = template_node_info(group)
+    assert decreasing_pod_order([[wide], [late]], template) == [[late], [wide]]

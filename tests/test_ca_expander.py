@@ -10,6 +10,8 @@ import pytest
 
 from builders import make_pod
 from ca_helpers import build_test_node
+from topospread.api.decode import decode_object
+from topospread.api.types import Pod
 from topospread.autoscaler.clusterautoscaler.expander import (
     ChainStrategy,
     LeastWasteExpander,
@@ -18,6 +20,7 @@ from topospread.autoscaler.clusterautoscaler.expander import (
     PriorityExpander,
     RandomExpander,
     build_expander,
+    waste_score,
 )
 from topospread.autoscaler.clusterautoscaler.options import ManifestError, parse_options
 from topospread.framework.types import NodeInfo
@@ -150,3 +153,43 @@ def test_random_is_reproducible_with_the_seed() -> None:
 
     assert picks(7) == picks(7)
     assert len(set(picks(7))) > 1
+
+
+def pod_with_init_container(name: str, init_cpu: str, cpu: str, overhead: str) -> Pod:
+    return decode_object(
+        {
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {
+                "initContainers": [
+                    {
+                        "name": "init",
+                        "image": "busybox",
+                        "resources": {"requests": {"cpu": init_cpu}},
+                    }
+                ],
+                "containers": [
+                    {"name": "c", "image": "nginx", "resources": {"requests": {"cpu": cpu}}}
+                ],
+                "overhead": {"cpu": overhead},
+            },
+        },
+        Pod,
+        "t",
+    )
+
+
+def test_least_waste_counts_a_pods_init_container_and_overhead_as_the_api_does() -> None:
+    # Upstream's resourcesForPods sums podutils.PodRequests: the init container's 800m counts
+    # (it asks for more than the 100m container), plus the 100m overhead: 900m of the 1-CPU
+    # node, 0.1 idle (0.9 counting the container alone); no memory asked, all of it idle.
+    pod = pod_with_init_container("p", init_cpu="800m", cpu="100m", overhead="100m")
+    option = Option("tiny", 1, [pod])
+    assert waste_score(option, node_info(1000, 16 * MEMORY_PER_POD)) == pytest.approx(1.1)
+    # So with a small memory pod beside it least-waste prefers the 1-CPU, 16Gi group (0.1 +
+    # 0.996) to a 2-CPU, 1Gi one (0.55 + 0.9375); counting the container alone (100m) it
+    # would take the other (0.9 + 0.996 against 0.95 + 0.9375).
+    infos = {"tiny": node_info(1000, 16 * MEMORY_PER_POD), "lean": node_info(2000, MEMORY_PER_POD)}
+    lean = Option("lean", 1, [make_pod("m").req(memory=str(MEMORY_PER_POD // 16)).obj(), pod])
+    tiny = Option("tiny", 1, [make_pod("m").req(memory=str(MEMORY_PER_POD // 16)).obj(), pod])
+    e = ChainStrategy([LeastWasteExpander()], RandomExpander(random.Random(0)))
+    assert e.best_option([lean, tiny], infos) is tiny

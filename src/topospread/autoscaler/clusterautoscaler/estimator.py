@@ -24,6 +24,7 @@ from topospread.autoscaler.clusterautoscaler.nodegroup import (
 )
 from topospread.autoscaler.clusterautoscaler.snapshot import PredicateChecker, PredicateError
 from topospread.framework.types import NodeInfo
+from topospread.plugins.noderesources.resource_helpers import pod_requests
 
 # Upstream: maxEquivalenceGroupsByController (core/scaleup/equivalence/groups.go).
 MAX_EQUIVALENCE_GROUPS_BY_CONTROLLER = 10
@@ -89,19 +90,18 @@ def build_pod_groups(pods: Sequence[Pod]) -> list[PodGroup]:
     return groups
 
 
-def _container_requests(pod: Pod, resource: str) -> int:
-    total = 0
-    for c in pod.spec.containers:
-        raw = c.resources.requests.get(resource)
-        if raw is not None:
-            q = parse_quantity(raw)
-            total += q.milli_value() if resource == "cpu" else q.value()
-    return total
+def _pod_request(pod: Pod, resource: str) -> int:
+    """The pod's request of ``resource`` (cpu in millicores), init containers, pod-level
+    requests and overhead included. Upstream: podutils.PodRequests (utils/pod/pod.go)"""
+    q = pod_requests(pod).get(resource)
+    if q is None:
+        return 0
+    return q.milli_value() if resource == "cpu" else q.value()
 
 
 def decreasing_pod_order(groups: Sequence[list[Pod]], template: NodeInfo) -> list[list[Pod]]:
     """Groups by decreasing size relative to the template: cpu/allocatable + memory/allocatable
-    of the exemplar's container requests (stable for equal scores).
+    of the exemplar's requests (stable for equal scores).
 
     Upstream: DecreasingPodOrderer.Order (estimator/decreasing_pod_orderer.go)
     """
@@ -114,9 +114,9 @@ def decreasing_pod_order(groups: Sequence[list[Pod]], template: NodeInfo) -> lis
             return 0.0
         s = 0.0
         if cpu > 0:
-            s += _container_requests(pods[0], "cpu") / cpu
+            s += _pod_request(pods[0], "cpu") / cpu
         if mem > 0:
-            s += _container_requests(pods[0], "memory") / mem
+            s += _pod_request(pods[0], "memory") / mem
         return s
 
     return sorted(groups, key=score, reverse=True)

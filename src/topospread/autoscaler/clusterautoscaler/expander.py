@@ -22,6 +22,7 @@ from topospread.autoscaler.clusterautoscaler.options import (
     EXPANDER_RANDOM,
 )
 from topospread.framework.types import NodeInfo
+from topospread.plugins.noderesources.resource_helpers import pod_requests
 
 PRIORITY_CONFIG_MAP_NAME = "cluster-autoscaler-priority-expander"
 
@@ -79,13 +80,17 @@ class MostPodsExpander:
 
 
 def _requests(pods: Sequence[Pod]) -> tuple[int, int]:
+    """The pods' cpu (millicores) and memory (bytes) requests as the API counts a pod's:
+    init containers (the larger of an init container and the containers after it), sidecars,
+    pod-level requests and overhead included. Upstream: resourcesForPods (expander/waste),
+    podutils.PodRequests"""
     cpu = mem = 0
     for pod in pods:
-        for c in pod.spec.containers:
-            if "cpu" in c.resources.requests:
-                cpu += parse_quantity(c.resources.requests["cpu"]).milli_value()
-            if "memory" in c.resources.requests:
-                mem += parse_quantity(c.resources.requests["memory"]).value()
+        reqs = pod_requests(pod)
+        if "cpu" in reqs:
+            cpu += reqs["cpu"].milli_value()
+        if "memory" in reqs:
+            mem += reqs["memory"].value()
     return cpu, mem
 
 
