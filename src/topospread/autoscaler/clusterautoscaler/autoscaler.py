@@ -28,13 +28,20 @@ from topospread.autoscaler.clusterautoscaler.clusterstate import (
 from topospread.autoscaler.clusterautoscaler.clusterstate import (
     upcoming_nodes as upcoming_nodes_of,
 )
-from topospread.autoscaler.clusterautoscaler.drainability import DrainContext, RemainingPdbTracker
+from topospread.autoscaler.clusterautoscaler.drainability import (
+    DrainContext,
+    RemainingPdbTracker,
+    is_daemonset_pod,
+    is_mirror_pod,
+    is_static_pod,
+)
 from topospread.autoscaler.clusterautoscaler.expander import build_expander
 from topospread.autoscaler.clusterautoscaler.nodegroup import (
     NodeGroup,
     copy_template_node,
     node_group_of,
     template_node_info,
+    with_node_name,
 )
 from topospread.autoscaler.clusterautoscaler.options import AutoscalingOptions, parse_go_duration
 from topospread.autoscaler.clusterautoscaler.scaledown import (
@@ -104,6 +111,28 @@ class RunOnceResult:
 class _Backoff:
     until: float
     duration: float
+
+
+def drained_pods(snapshot: ClusterSnapshot, draining: Collection[str]) -> list[Pod]:
+    """The pods still on the nodes whose scale-down drain is in progress, as pending pods:
+    the ones their controllers will recreate (not DaemonSet, mirror or static pods), not
+    already terminating, without their node name.
+
+    Upstream: currentlyDrainedNodesPodListProcessor (core/podlistprocessor/
+    currently_drained_nodes.go), FilterRecreatablePods and ClearPodNodeNames (utils/pod)
+    """
+    out = []
+    for name in sorted(draining):
+        info = snapshot.get(name)
+        if info is None:
+            continue
+        for pod in info.pods:
+            if pod.metadata.deletion_timestamp is not None:
+                continue
+            if is_mirror_pod(pod) or is_static_pod(pod) or is_daemonset_pod(pod):
+                continue
+            out.append(with_node_name(pod, ""))
+    return out
 
 
 class ClusterAutoscaler:
@@ -189,20 +218,44 @@ class ClusterAutoscaler:
         runs after StartDeletion has returned)."""
         self.last_scale_down_fail = now
 
-    def _pods_to_consider(
-        self, now: float, pending: Sequence[Pod], created: Mapping[str, float]
-    ) -> list[Pod]:
-        """Pending pods below --expendable-pods-priority-cutoff never trigger a scale-up, nor do
-        pods no older than --new-pod-scale-up-delay (or their pod-scale-up-delay annotation,
-        when it is a longer valid duration). A pod with no creation time is old.
+    def _split_expendable(
+        self, pending: Sequence[Pod], node_names: Collection[str]
+    ) -> tuple[list[Pod], list[Pod]]:
+        """The pending pods scale-up may help, and the pods waiting for the preemption of
+        lower-priority pods on their nominated node (``status.nominatedNodeName`` names a node
+        of the cluster): those go onto that node in the snapshot and trigger nothing. Pods
+        below --expendable-pods-priority-cutoff are in neither (a pod without a priority is
+        not expendable); a pod nominated to a node that is gone is an ordinary one.
 
-        Upstream: FilterOutExpendablePods and filterOutYoungPods (static_autoscaler.go)
+        Upstream: filterOutExpendable.Process and FilterOutExpendableAndSplit
+        (core/podlistprocessor/filter_out_expendable.go, core/utils/pod.go)
         """
-        out = []
+        unschedulable: list[Pod] = []
+        waiting: list[Pod] = []
+        cutoff = self.options.expendable_pods_priority_cutoff
         for pod in pending:
-            if (pod.spec.priority or 0) < self.options.expendable_pods_priority_cutoff:
+            if pod.spec.priority is not None and pod.spec.priority < cutoff:
                 continue
+            nominated = pod.status.nominated_node_name
+            if nominated and nominated in node_names:
+                waiting.append(pod)
+            else:
+                unschedulable.append(pod)
+        return unschedulable, waiting
+
+    def _is_young(self, now: float, created: Mapping[str, float]) -> Callable[[Pod], bool]:
+        """Whether a pod is no older than --new-pod-scale-up-delay (or its pod-scale-up-delay
+        annotation, when it is a longer valid duration): it triggers no scale-up yet. A pod
+        with no creation time is old.
+
+        Upstream: filterOutYoungPods (core/static_autoscaler.go), applied after the pod list
+        processors: a young pod still takes its room on the nodes it fits.
+        """
+
+        def young(pod: Pod) -> bool:
             key = f"{pod.metadata.namespace}/{pod.metadata.name}"
+            if key not in created:
+                return False
             delay = self.options.new_pod_scale_up_delay
             annotated = pod.metadata.annotations.get(POD_SCALE_UP_DELAY_ANNOTATION)
             if annotated is not None:
@@ -211,10 +264,9 @@ class ClusterAutoscaler:
                 except ValueError:
                     own = delay  # upstream logs the parse error and keeps the flag's delay
                 delay = max(delay, own)
-            if key in created and not now - created[key] > delay:
-                continue
-            out.append(pod)
-        return out
+            return not now - created[key] > delay
+
+        return young
 
     def _all_pods_are_new(self, now: float, created: Mapping[str, float]) -> AllNew:
         """Whether the oldest of the pods no node fits is younger than 2s (30s for the
@@ -257,7 +309,7 @@ class ClusterAutoscaler:
         ScaleDownBudgetProcessor.CropNodes (its deletions in progress)
         """
         created = created or {}
-        pending = self._pods_to_consider(now, pending, created)
+        pending, waiting = self._split_expendable(pending, cluster.infos)
         readiness = readiness_of(
             (info.node for info in cluster.list()), now, node_created or {}, self.options
         )
@@ -294,16 +346,23 @@ class ClusterAutoscaler:
                     node, ds_pods = copy_template_node(templates[name], f"{name}-upcoming-{i}")
                     snapshot.add_node(node, ds_pods)
                     upcoming_nodes.append(node)
+            # Pods waiting for a preemption take their nominated node's room, unchecked.
+            # Upstream: filterOutExpendable.addPreemptingPodsToSnapshot (ForceAddPod)
+            for pod in waiting:
+                nominated = pod.status.nominated_node_name
+                if snapshot.get(nominated) is not None:
+                    snapshot.add_pod(with_node_name(pod, nominated), nominated)
             orchestrator = ScaleUpOrchestrator(
                 checker, list(self.groups.values()), templates, self.options, self.expander
             )
             scale_up = orchestrator.scale_up(
-                pending,
+                [*pending, *drained_pods(snapshot, draining)],
                 len(nodes) + len(upcoming_nodes),
                 [*nodes, *upcoming_nodes],
                 backoff,
                 self._all_pods_are_new(now, created),
                 unhealthy,
+                self._is_young(now, created),
             )
             if scale_up.result == SCALE_UP_SUCCESSFUL:
                 for info in scale_up.scale_up_infos:

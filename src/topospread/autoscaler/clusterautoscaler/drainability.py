@@ -22,6 +22,8 @@ POD_SAFE_TO_EVICT_KEY = "cluster-autoscaler.kubernetes.io/safe-to-evict"
 SAFE_TO_EVICT_LOCAL_VOLUMES_KEY = "cluster-autoscaler.kubernetes.io/safe-to-evict-local-volumes"
 DAEMONSET_POD_KEY = "cluster-autoscaler.kubernetes.io/daemonset-pod"
 MIRROR_POD_KEY = "kubernetes.io/config.mirror"
+CONFIG_SOURCE_KEY = "kubernetes.io/config.source"
+API_SERVER_SOURCE = "api"
 # Upstream: PodLongTerminatingExtraThreshold and DefaultTerminationGracePeriodSeconds.
 LONG_TERMINATING_EXTRA = timedelta(seconds=30)
 DEFAULT_TERMINATION_GRACE_PERIOD = 30
@@ -77,6 +79,13 @@ def controller_ref(pod: Pod) -> OwnerReference | None:
 
 def is_mirror_pod(pod: Pod) -> bool:
     return MIRROR_POD_KEY in pod.metadata.annotations
+
+
+def is_static_pod(pod: Pod) -> bool:
+    """A pod the kubelet runs from a file or URL (``kubernetes.io/config.source`` other than
+    ``api``). Upstream: pod_util.IsStaticPod (utils/pod/pod.go)"""
+    source = pod.metadata.annotations.get(CONFIG_SOURCE_KEY)
+    return source is not None and source != API_SERVER_SOURCE
 
 
 def is_daemonset_pod(pod: Pod) -> bool:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from topospread.api.types import Node, Pod
+from topospread.autoscaler.clusterautoscaler.drainability import is_daemonset_pod
 from topospread.autoscaler.clusterautoscaler.estimator import (
     BinpackingEstimator,
     EstimationLimiter,
@@ -219,14 +220,24 @@ class ScaleUpOrchestrator:
         backoff: set[str],
         all_new: Callable[[Sequence[Pod]], bool] | None = None,
         unhealthy: Collection[str] = (),
+        young: Callable[[Pod], bool] | None = None,
     ) -> ScaleUpResult:
         """One scale-up decision for ``pending`` pods; ``node_count`` counts existing and
         upcoming nodes, ``nodes`` are every node of the cluster (for the cpu/memory totals).
+        The pods that fit a node are placed there; of the rest, DaemonSet pods (a new node
+        cannot help a pod bound to its node) and ``young`` pods trigger nothing.
         ``all_new`` says whether the pods no node fits are all very new: then the loop waits
         one iteration for more (ScaleUpNotTried). ``unhealthy`` groups are not ready for
-        scale-up (too few of their nodes are ready)."""
+        scale-up (too few of their nodes are ready).
+
+        Upstream: the default pod list processors in order (filterOutSchedulable, then
+        filterOutDaemonSetPodListProcessor), then filterOutYoungPods (static_autoscaler.go)
+        """
         fit, unschedulable = filter_out_schedulable(self.checker, pending)
         fit_keys = [_key(p) for p in fit]
+        unschedulable = [p for p in unschedulable if not is_daemonset_pod(p)]
+        if young is not None:
+            unschedulable = [p for p in unschedulable if not young(p)]
         if not unschedulable:
             return ScaleUpResult(SCALE_UP_NOT_NEEDED, pods_fit_existing=fit_keys)
         if all_new is not None and all_new(unschedulable):
