@@ -28,7 +28,14 @@ HOSTNAME = "kubernetes.io/hostname"
 
 
 def estimatee(
-    count: int, cpu: int, mem: int, *, prefix: str = "estimatee", host_port: int = 0, skew: str = ""
+    count: int,
+    cpu: int,
+    mem: int,
+    *,
+    prefix: str = "estimatee",
+    host_port: int = 0,
+    skew: str = "",
+    max_skew: int = 2,
 ) -> list[Pod]:
     pods = []
     for i in range(count):
@@ -37,7 +44,9 @@ def estimatee(
             b = b.container(ports=[{"containerPort": 80, "hostPort": host_port}])
         b = b.req(cpu=f"{cpu}m", memory=str(mem))
         if skew:
-            b = b.spread_constraint(2, skew, selector={"matchLabels": {"app": "estimatee"}})
+            b = b.spread_constraint(
+                max_skew, skew, selector={"matchLabels": {"app": "estimatee"}}, min_domains=1
+            )
         pods.append(b.obj())
     return pods
 
@@ -66,10 +75,17 @@ CASES = [
     Case("decreasing ordered pods are processed first", 1000, 5000,
          [estimatee(10, 50, 1000), HIGH], 5, 10, max_nodes=5,
          expect_processed=[p.metadata.name for p in HIGH]),
+    # 200m pods, as upstream's table has them since the hostname retry: 20m ones would go
+    # to oldnode (100m) once the last new node refuses them by the skew.
     Case("hostname topology spreading with maxSkew=2 forces 2 pods/node", 1000, 5000,
-         [estimatee(8, 20, 100, skew=HOSTNAME)], 4, 8),
+         [estimatee(8, 200, 200, skew=HOSTNAME)], 4, 8),
     Case("zonal topology spreading with maxSkew=2 only allows 2 pods to schedule", 1000, 5000,
          [estimatee(8, 20, 100, skew=ZONE)], 1, 2),
+    # The last new node refuses a pod by the skew: it goes to an earlier node with room
+    # (oldnode included), so 12 pods need 3 new nodes, not one per pod past the first few.
+    Case("hostname topology spreading with maxSkew=1 with a large scaleup handles "
+         "scheduling pods retroactively", 1000, 5000,
+         [estimatee(12, 20, 100, skew=HOSTNAME, max_skew=1)], 3, 12),
 ]  # fmt: skip
 
 
@@ -232,3 +248,32 @@ def test_the_decreasing_order_weighs_a_pods_init_container_as_the_api_does() -> 
     group = NodeGroup("ng", 0, 10, 0, capacity={"cpu": "2", "memory": "4Gi", "pods": "10"})
     template = template_node_info(group)
     assert decreasing_pod_order([[wide], [late]], template) == [[late], [wide]]
+
+
+def spread_pods(count: int, prefix: str, node: str = "") -> list[Pod]:
+    """1-cpu pods spread by hostname (maxSkew 1, DoNotSchedule) over app=spread."""
+    out = []
+    for i in range(count):
+        b = make_pod(f"{prefix}-{i}").label("app", "spread").req(cpu="1", memory=str(MIB))
+        b = b.spread_constraint(1, HOSTNAME, selector={"matchLabels": {"app": "spread"}})
+        if node:
+            b = b.node(node)
+        out.append(b.obj())
+    return out
+
+
+def test_a_pod_the_last_new_node_refuses_by_hostname_spread_goes_to_another_node() -> None:
+    # Upstream: tryToScheduleOnNewNodes retries a pod that breaks a hostname spread on the
+    # last new node on every other node (isPodUsingHostNameTopologyKey,
+    # hasTopologyConstraintError), an existing node too, and counts that node among the
+    # estimate's. "room" has 1 matching pod and 3 cpus free. e-0 takes two pods (1/2, then
+    # 2/2 with room at 1); the third breaks the skew there (3 - 1) and goes to room (2); the
+    # fourth to e-0 (3 - 2), the fifth to room again: 2 nodes. Without the retry the third
+    # would open e-1 and the fifth e-2: 3 nodes.
+    room = make_node("room").label(HOSTNAME, "room").capacity(cpu="4", memory="4Gi").obj()
+    checker = checker_for([room], spread_pods(1, "placed", node="room"))
+    group = NodeGroup("ng", 0, 10, 0, capacity={"cpu": "4", "memory": "4Gi", "pods": "10"})
+    estimator = BinpackingEstimator(checker, EstimationLimiter(0))
+    estimate = estimator.estimate([spread_pods(5, "p")], template_node_info(group), "ng")
+    assert estimate.node_count == 2 and len(estimate.pods) == 5
+    assert estimate.nodes_with_pods == ["ng-e-0", "room"]

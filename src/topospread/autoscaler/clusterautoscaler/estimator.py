@@ -10,13 +10,13 @@ stop the packing, as it does upstream). A limiter caps the number of nodes added
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import msgspec
 
 from topospread.api.resource import parse_quantity
-from topospread.api.types import Pod
+from topospread.api.types import LABEL_HOSTNAME, Pod
 from topospread.autoscaler.clusterautoscaler.nodegroup import (
     NodeGroup,
     copy_template_node,
@@ -25,6 +25,7 @@ from topospread.autoscaler.clusterautoscaler.nodegroup import (
 from topospread.autoscaler.clusterautoscaler.snapshot import PredicateChecker, PredicateError
 from topospread.framework.types import NodeInfo
 from topospread.plugins.noderesources.resource_helpers import pod_requests
+from topospread.plugins.podtopologyspread.common import ERR_REASON_CONSTRAINTS_NOT_MATCH
 
 # Upstream: maxEquivalenceGroupsByController (core/scaleup/equivalence/groups.go).
 MAX_EQUIVALENCE_GROUPS_BY_CONTROLLER = 10
@@ -179,6 +180,23 @@ class Estimate:
     nodes_with_pods: list[str] = field(default_factory=list)
 
 
+def not_named(name: str) -> Callable[[NodeInfo], bool]:
+    return lambda info: info.name != name
+
+
+def uses_hostname_topology_key(pod: Pod) -> bool:
+    """Upstream: isPodUsingHostNameTopologyKey (estimator/binpacking_estimator.go)"""
+    return any(c.topology_key == LABEL_HOSTNAME for c in pod.spec.topology_spread_constraints)
+
+
+def has_topology_constraint_error(err: PredicateError) -> bool:
+    """Whether PodTopologySpread's reason is among the failure's reasons.
+
+    Upstream: hasTopologyConstraintError (estimator/binpacking_estimator.go)
+    """
+    return ERR_REASON_CONSTRAINTS_NOT_MATCH in err.status.reasons
+
+
 class BinpackingEstimator:
     """First-Fit Decreasing onto template nodes, every placement checked by the scheduler.
 
@@ -218,9 +236,19 @@ class BinpackingEstimator:
                     place(remaining.pop(0), name)
                 # tryToScheduleOnNewNodes
                 for pod in remaining:
-                    if last and self.checker.check_predicates(pod, last) is None:
-                        place(pod, last)
-                        continue
+                    if last:
+                        err = self.checker.check_predicates(pod, last)
+                        if err is None:
+                            place(pod, last)
+                            continue
+                        # A hostname spread the last node breaks may still let the pod onto
+                        # another node, any but the last (an existing one too, which then
+                        # counts among the estimate's nodes, as upstream counts it).
+                        if uses_hostname_topology_key(pod) and has_topology_constraint_error(err):
+                            other = self.checker.fits_any_node_matching(pod, not_named(last))
+                            if other is not None:
+                                place(pod, other)
+                                continue
                     # An empty new node that did not take the pod: another would not either.
                     if last and last not in with_pods:
                         break
