@@ -223,3 +223,36 @@ def test_the_planner_looks_for_no_more_unneeded_nodes_than_it_could_remove() -> 
     assert second.scale_down is not None and len(second.scale_down.unneeded) == 30
     # The nodes found first keep their clock.
     assert second.scale_down.unneeded["n00"] == 0
+
+
+def test_a_node_exactly_at_the_utilization_threshold_is_underutilized() -> None:
+    # Upstream: isNodeAtOrBelowUtilizationThreshold refuses only utilization > threshold.
+    half = on(build_test_pod("half", 500, 0), "regular")
+    got, util, _ = filter_out_unremovable(
+        [NodeInfo(REGULAR, [half])], GROUPS, AutoscalingOptions(), NOW, CLOCK_ORIGIN
+    )
+    assert got == ["regular"] and util["regular"].utilization == 0.5
+
+
+def test_ignored_daemonset_pods_come_off_the_allocatable() -> None:
+    # Upstream: CalculateUtilizationOfResource subtracts the skipped DaemonSet (and mirror)
+    # pods' requests from the allocatable: 300m of the 500m left is 60%, above the threshold.
+    pod = on(build_test_pod("pod", 300, 0), "regular")
+    options = AutoscalingOptions(ignore_daemonsets_utilization=True)
+    got, util, unremovable = filter_out_unremovable(
+        [NodeInfo(REGULAR, [pod, DS])], GROUPS, options, NOW, CLOCK_ORIGIN
+    )
+    assert got == [] and util["regular"].cpu == pytest.approx(0.6)
+    assert [(u.node, u.reason) for u in unremovable] == [
+        ("regular", UnremovableReason.NotUnderutilized)
+    ]
+
+
+def test_equal_cpu_and_memory_utilization_is_reported_as_memory() -> None:
+    # Upstream: utilization.Calculate takes cpu only when it is strictly the larger.
+    node = in_group(build_test_node("even", 1000, 1000))
+    pod = on(build_test_pod("p", 200, 200), "even")
+    _, util, _ = filter_out_unremovable(
+        [NodeInfo(node, [pod])], GROUPS, AutoscalingOptions(), NOW, CLOCK_ORIGIN
+    )
+    assert (util["even"].utilization, util["even"].resource_name) == (0.2, "memory")

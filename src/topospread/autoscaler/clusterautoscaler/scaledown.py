@@ -120,7 +120,8 @@ def calculate_utilization(
     info: NodeInfo, *, ignore_daemonsets: bool, ignore_mirror_pods: bool, now: datetime
 ) -> UtilizationInfo:
     """Requests over allocatable for cpu and memory, the larger of the two as the node's
-    utilization; long-terminating pods do not count, DaemonSet and mirror pods optionally.
+    utilization (memory's when they are equal); long-terminating pods do not count, and
+    DaemonSet and mirror pods optionally not, their requests then taken off the allocatable.
 
     Upstream: utilization.Calculate and CalculateUtilizationOfResource
     """
@@ -133,12 +134,17 @@ def calculate_utilization(
         hit: UtilizationInfo = cached
         return hit
     used_cpu = used_mem = 0
+    # The ignored DaemonSet and mirror pods' requests come off the allocatable as well.
+    ignored_cpu = ignored_mem = 0
     terminating = False
     for pod in info.pods:
         terminating = terminating or pod.metadata.deletion_timestamp is not None
-        if ignore_daemonsets and is_daemonset_pod(pod):
-            continue
-        if ignore_mirror_pods and is_mirror_pod(pod):
+        if (ignore_daemonsets and is_daemonset_pod(pod)) or (
+            ignore_mirror_pods and is_mirror_pod(pod)
+        ):
+            pod_cpu, pod_mem = _cpu_and_memory(pod)
+            ignored_cpu += pod_cpu
+            ignored_mem += pod_mem
             continue
         if is_pod_long_terminating(pod, now):
             continue
@@ -146,11 +152,11 @@ def calculate_utilization(
         used_cpu += pod_cpu
         used_mem += pod_mem
     cpu_alloc, mem_alloc = _allocatable(info.node)
-    cpu = used_cpu / cpu_alloc if cpu_alloc else 0.0
-    mem = used_mem / mem_alloc if mem_alloc else 0.0
+    cpu = used_cpu / (cpu_alloc - ignored_cpu) if cpu_alloc else 0.0
+    mem = used_mem / (mem_alloc - ignored_mem) if mem_alloc else 0.0
     util = (
         UtilizationInfo(cpu, mem, cpu, "cpu")
-        if cpu >= mem
+        if cpu > mem
         else UtilizationInfo(cpu, mem, mem, "memory")
     )
     if not terminating:
@@ -211,7 +217,8 @@ def filter_out_unremovable(
                 reason = UnremovableReason.ScaleDownUnreadyDisabled
             else:
                 utilization[info.name] = util
-                if util.utilization >= options.scale_down_utilization_threshold:
+                # Upstream: isNodeAtOrBelowUtilizationThreshold (at the threshold is below).
+                if util.utilization > options.scale_down_utilization_threshold:
                     reason = UnremovableReason.NotUnderutilized
         if reason is UnremovableReason.NoReason:
             eligible.append(info.name)
