@@ -243,3 +243,49 @@ def test_the_pdb_tracker_counts_disruptions_across_nodes() -> None:
     tracker.remove_pods([a])
     status = pdb_rule(b, DrainContext(tracker, OBJECTS, TEST_TIME), OPTS)
     assert status.reason is BlockingPodReason.NotEnoughPdb
+
+
+BSP_TIMEOUT = 60.0  # upstream's test: bspDisruptionTimeout = time.Minute
+
+
+@pytest.mark.parametrize(
+    ("created_offset", "blocked"),
+    [
+        pytest.param(-BSP_TIMEOUT - 1, False, id="allow non-pdb system pod existing for more"),
+        pytest.param(-BSP_TIMEOUT + 1, True, id="block non-pdb system pod existing for less"),
+        pytest.param(None, True, id="block non-pdb system pod with no creation time"),
+    ],
+)
+def test_system_pods_without_a_budget_block_only_until_the_bsp_disruption_timeout(
+    created_offset: float | None, blocked: bool
+) -> None:
+    # Upstream: rules/system's isBspPassedDisruptionTimeout (--blocking-system-pod-distruption-
+    # timeout, 1h by default): a kube-system pod with no budget older than it is drainable.
+    from datetime import timedelta
+
+    pod = rc_pod(namespace="kube-system").obj()
+    if created_offset is not None:
+        stamp = (TEST_TIME + timedelta(seconds=created_offset)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        pod = with_meta(pod, creation_timestamp=stamp)
+    ctx = DrainContext(RemainingPdbTracker([]), OBJECTS, TEST_TIME)
+    opts = DeleteOptions(bsp_disruption_timeout=timedelta(seconds=BSP_TIMEOUT))
+    status = system_rule(pod, ctx, opts)
+    if blocked:
+        assert status.outcome is Outcome.Block
+        assert status.reason is BlockingPodReason.UnmovableKubeSystemPod
+        assert status.message == (
+            "non-daemonset, non-mirrored, non-pdb-assigned kube-system pod present: bar"
+        )
+    else:
+        assert status.outcome is Outcome.Drain
+
+
+def test_the_bsp_disruption_timeout_defaults_to_an_hour_and_is_a_flag() -> None:
+    from datetime import timedelta
+
+    from topospread.autoscaler.clusterautoscaler.options import parse_options
+
+    assert DeleteOptions().bsp_disruption_timeout == timedelta(hours=1)
+    assert parse_options({}, "t").blocking_system_pod_distruption_timeout == 3600.0
+    flag = {"blocking-system-pod-distruption-timeout": "30m"}
+    assert parse_options(flag, "t").blocking_system_pod_distruption_timeout == 1800.0

@@ -93,3 +93,46 @@ def test_the_pods_on_a_node_being_drained_are_pending_pods_for_the_scale_up() ->
     # Without the drain nothing is pending.
     calm = ClusterAutoscaler([group("ng", size=2)])
     assert calm.run_once(0, cluster, []).scale_up.result == SCALE_UP_NOT_NEEDED
+
+
+def test_a_kube_system_pod_older_than_the_bsp_timeout_no_longer_blocks_its_nodes_removal() -> None:
+    # Upstream: rules/system's isBspPassedDisruptionTimeout, on the loop's wall clock
+    # (ClusterAutoscaler.clock_origin: the simulation sets its own epoch there). ng-1 holds
+    # a 500m kube-system pod with no budget; ng-0 has room for it.
+    from datetime import UTC, datetime
+
+    from ca_helpers import with_meta
+    from topospread.api.types import ObjectMeta, ReplicaSet
+    from topospread.autoscaler.clusterautoscaler.drainability import BlockingPodReason
+    from topospread.autoscaler.clusterautoscaler.scaledown import UnremovableReason
+    from topospread.cluster.snapshot import ObjectStore
+    from topospread.cluster.state import ClusterState
+
+    origin = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def run(created: str) -> tuple[list[str], dict[str, object]]:
+        ca = ClusterAutoscaler([group("ng", size=2)])
+        ca.clock_origin = origin
+        sys_pod = make_pod("dns").namespace("kube-system").owner("ReplicaSet", "dns")
+        pod = with_meta(sys_pod.req(cpu="500m").node("ng-1").obj(), creation_timestamp=created)
+        nodes = [ca.groups["ng"].template_node(f"ng-{i}") for i in range(2)]
+        objects = ObjectStore(
+            replica_sets=[ReplicaSet(metadata=ObjectMeta(name="dns", namespace="kube-system"))]
+        )
+        cluster = ClusterState(nodes, [web(0, "3", "ng-0"), pod], objects)
+        ca.run_once(0, cluster, [])
+        out = ca.run_once(600, cluster, [])
+        assert out.scale_down is not None
+        why = {
+            u.node: (u.reason, u.blocking_pod.reason if u.blocking_pod else None)
+            for u in out.scale_down.unremovable
+        }
+        return [r.node for r in out.scale_down.removed], why
+
+    # Created two hours before the clock's 0: past the hour, drainable; ng-1 goes.
+    removed, _ = run("2025-12-31T22:00:00Z")
+    assert removed == ["ng-1"]
+    # Created at the clock's 0: ten minutes old at 600s, it blocks.
+    removed, why = run("2026-01-01T00:00:00Z")
+    assert removed == []
+    assert why["ng-1"] == (UnremovableReason.BlockedByPod, BlockingPodReason.UnmovableKubeSystemPod)

@@ -6,6 +6,7 @@ controller): its loop every ``scan-interval``, the cloud that carries out its ta
 from __future__ import annotations
 
 from collections import Counter
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from topospread.api.types import LABEL_INSTANCE_TYPE_STABLE, LABEL_TOPOLOGY_REGION, Node
@@ -54,6 +55,8 @@ class ClusterAutoscalerController(AutoscalerController):
             registry=sim.registry,
             features=sim.features,
         )
+        # The drain rules read the pods' timestamps against the simulation's wall clock.
+        self.model.clock_origin = datetime.fromtimestamp(sim.epoch / 1e9, UTC)
         self.interval = nanos(spec.options.scan_interval)
         self._blocked: dict[str, str] = {}
         self._no_scale_up: dict[str, str] = {}

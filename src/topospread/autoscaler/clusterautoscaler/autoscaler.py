@@ -61,7 +61,9 @@ from topospread.framework.config import SchedulerConfig, default_config
 from topospread.framework.features import DEFAULT_FEATURES, Features
 from topospread.framework.runtime import Registry
 
-# The wall clock the model's seconds are counted from (for deletion timestamps).
+# The wall clock the model's seconds are counted from by default (the drain rules compare
+# the pods' deletion and creation timestamps with it); a caller whose clock starts elsewhere
+# sets ``ClusterAutoscaler.clock_origin``.
 CLOCK_ORIGIN = datetime(1970, 1, 1, tzinfo=UTC)
 # Upstream: podScaleUpDelayAnnotationKey, unschedulablePodTimeBuffer and
 # unschedulablePodWithGpuTimeBuffer (core/static_autoscaler.go), gpu.ResourceNvidiaGPU.
@@ -173,6 +175,8 @@ class ClusterAutoscaler:
         self.last_scale_up = float("-inf")
         self.last_scale_down_delete = float("-inf")
         self.last_scale_down_fail = float("-inf")
+        # The wall-clock time of the caller's second 0.
+        self.clock_origin = CLOCK_ORIGIN
         # One snapshot (and checker) kept across loops and synced to the cluster each loop;
         # False builds both afresh every loop (the reference: tests compare the two).
         self.reuse_snapshot = reuse_snapshot
@@ -435,7 +439,7 @@ class ClusterAutoscaler:
         ctx = DrainContext(
             RemainingPdbTracker(list(pdbs)),
             cluster.objects,
-            CLOCK_ORIGIN + timedelta(seconds=now),
+            self.clock_origin + timedelta(seconds=now),
         )
         result = plan_scale_down(
             checker,

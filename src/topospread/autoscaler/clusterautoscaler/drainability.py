@@ -201,6 +201,7 @@ class DeleteOptions:
     skip_nodes_with_local_storage: bool = True
     skip_nodes_with_custom_controller_pods: bool = True
     min_replica_count: int = 0
+    bsp_disruption_timeout: timedelta = timedelta(hours=1)
 
 
 def _controller_object_replicas(ctx: DrainContext, pod: Pod, ref: OwnerReference) -> int | None:
@@ -280,9 +281,25 @@ def replicated_rule(pod: Pod, ctx: DrainContext, opts: DeleteOptions) -> DrainSt
     return _blocked(BlockingPodReason.NotReplicated, f"{key} is not replicated")
 
 
+def _is_bsp_passed_disruption_timeout(pod: Pod, ctx: DrainContext, opts: DeleteOptions) -> bool:
+    """Whether the pod was created longer than --blocking-system-pod-distruption-timeout before
+    the drain (a pod with no creation time never is)."""
+    stamp = pod.metadata.creation_timestamp
+    if not stamp:
+        return False
+    try:
+        created = _parse_time(stamp)
+    except ValueError:
+        return False
+    return ctx.now > created + opts.bsp_disruption_timeout
+
+
 def system_rule(pod: Pod, ctx: DrainContext, opts: DeleteOptions) -> DrainStatus:
-    """Upstream: rules/system (a kube-system pod without a matching PDB blocks)."""
+    """Upstream: rules/system: a kube-system pod without a matching PDB blocks, unless it is
+    older than --blocking-system-pod-distruption-timeout (then it is drainable)."""
     if pod.metadata.namespace == "kube-system" and not ctx.pdbs.matching_pdbs(pod):
+        if _is_bsp_passed_disruption_timeout(pod, ctx, opts):
+            return DRAINABLE
         message = (
             "non-daemonset, non-mirrored, non-pdb-assigned kube-system pod present: "
             f"{pod.metadata.name}"

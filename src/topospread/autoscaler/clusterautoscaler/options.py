@@ -87,6 +87,9 @@ class AutoscalingOptions:
     skip_nodes_with_local_storage: bool = True  # --skip-nodes-with-local-storage true
     skip_nodes_with_system_pods: bool = True  # --skip-nodes-with-system-pods true
     skip_nodes_with_custom_controller_pods: bool = True  # true
+    # --blocking-system-pod-distruption-timeout 1h (upstream's spelling): a kube-system pod
+    # without a PodDisruptionBudget blocks a drain only until it is this old.
+    blocking_system_pod_distruption_timeout: float = 3600.0
     min_replica_count: int = 0  # --min-replica-count 0
     max_empty_bulk_delete: int = 10  # --max-empty-bulk-delete 10
     max_scale_down_parallelism: int = 10  # --max-scale-down-parallelism 10
@@ -250,6 +253,7 @@ _PARSERS: Final[Mapping[str, Callable[[str, str, object], Any]]] = {
     "skip_nodes_with_local_storage": _as_bool,
     "skip_nodes_with_system_pods": _as_bool,
     "skip_nodes_with_custom_controller_pods": _as_bool,
+    "blocking_system_pod_distruption_timeout": _as_duration,
     "min_replica_count": _as_non_negative_int,
     "max_empty_bulk_delete": _as_non_negative_int,
     "max_scale_down_parallelism": _as_non_negative_int,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import Enum
 from typing import Final
 
@@ -453,6 +453,7 @@ def plan_scale_down(
         skip_nodes_with_local_storage=options.skip_nodes_with_local_storage,
         skip_nodes_with_custom_controller_pods=options.skip_nodes_with_custom_controller_pods,
         min_replica_count=options.min_replica_count,
+        bsp_disruption_timeout=timedelta(seconds=options.blocking_system_pod_distruption_timeout),
     )
     # Nodes already unneeded are simulated first, so they keep their place (and their clock).
     order = sorted(eligible, key=lambda n: n not in tracker.since)
