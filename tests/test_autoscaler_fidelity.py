@@ -64,13 +64,15 @@ def pinned(name: str, replicas: int, hosts: list[str], cpu: str = "100m") -> dic
 
 def two_budgets(timeline: list[Any], options: dict[str, Any] | None = None) -> dict[str, Any]:
     """web's pod on node-1 is under two budgets: the eviction subresource refuses it (500)
-    while cluster-autoscaler's own check lets node-1 go; node-3 empties at 1m."""
+    while cluster-autoscaler's own check lets node-1 go; node-3 empties at 1m. Its removal,
+    simulated while its pod was there, failed; --unremovable-node-recheck-timeout is 10s
+    here (upstream's 5m would hold node-3 back until 5m10s), so it is unneeded from 1m10s."""
     return {
         "nodeGroups": [{"name": "node", "count": 3}],
         "autoscaler": {
             "nodeStartupDelay": "0s",
             "clusterAutoscaler": {
-                "options": options or {},
+                "options": {"unremovable-node-recheck-timeout": "10s", **(options or {})},
                 "nodeGroups": [{"nodeGroup": "node", "maxSize": 3}],
             },
         },

@@ -172,13 +172,25 @@ def test_a_stockout_leaves_karpenter_no_offering_in_zone_c() -> None:
 def test_cluster_autoscaler_removes_an_unneeded_node_after_scale_down_unneeded_time() -> None:
     doc = scale_from_zero(
         CA,
-        [{"wait": "2m"}, {"scale": {"workload": "deployment/web", "replicas": 0}}, {"wait": "12m"}],
+        [{"wait": "2m"}, {"scale": {"workload": "deployment/web", "replicas": 0}}, {"wait": "17m"}],
     )
     report = run(doc)
     removed = changes(report, "remove")
     assert removed and all("scale-down: removed node" in c["reason"] for c in removed)
-    # Unneeded from the first tick after the scale-down (2m10s), removable 10m later.
-    assert min(c["time"] for c in removed) == 130.0 + 600.0
+    # Each node's removal was simulated while it still had its pod, and failed: it is not
+    # looked at again for unremovable-node-recheck-timeout (5m; upstream's
+    # RecentlyUnremovable). zone-a's and zone-b's failed at 10s, so they are unneeded from
+    # 5m10s and removed 10m later; zone-c's node, Ready at 1m10s, from 6m10s.
+    assert [(c["time"], c["node"]) for c in removed] == [
+        (910.0, "node-zone-a-1"),
+        (910.0, "node-zone-b-1"),
+        (970.0, "node-zone-c-1"),
+    ]
+    assert [c["reason"].rsplit("; ", 1)[1] for c in removed] == [
+        "unneeded since 5m10s",
+        "unneeded since 5m10s",
+        "unneeded since 6m10s",
+    ]
     assert report.to_json()["steps"][-1]["nodeGroups"] == {
         "node-zone-a": 0,
         "node-zone-b": 0,
@@ -364,19 +376,26 @@ def test_balance_similar_zones_adds_one_node_per_loop_and_removes_the_unneeded_l
     assert len(grown.pending) == 24 and up.pending == {}
     assert up.node_groups == {"pool-zone-1": 5, "pool-zone-2": 5, "pool-zone-3": 5}
     assert [c for c in up.autoscaler if c.action == "remove"] == []
-    # Shrunk to 15 at 5m: the ReplicaSet controller's victims leave the zones uneven; nodes
-    # go once unneeded for 10 minutes (the first at 15m10s, one drain per loop), their pods
-    # placed again. A moved pod only has to pass the filters where it lands, so the drains
-    # narrow the skew the shrink left (6) without mending it: 2/2/4 nodes, skew 3 (seed 0;
-    # the expander's ties, broken at random, decide which nodes the pods were on).
+    # Shrunk to 15 at 5m: the ReplicaSet controller's victims leave the zones uneven (skew
+    # 6). Every node's removal was simulated while the 30 replicas ran, and failed: none is
+    # looked at again before unremovable-node-recheck-timeout (5m), so the nodes are unneeded
+    # from 5m10s and go at 15m10s: the four left empty at once (empty candidates first) and
+    # one drain (max-drain-parallelism). A moved pod only has to pass the filters where it
+    # lands, so the skew stays (seed 0; the expander's ties, broken at random, decide which
+    # nodes the pods were on).
     assert shrunk.violations
     removed = [c for c in down.autoscaler if c.action == "remove"]
-    assert [c.time for c in removed] == [t * SECOND for t in range(910, 980, 10)]
-    assert down.node_groups == {"pool-zone-1": 2, "pool-zone-2": 2, "pool-zone-3": 4}
-    assert down.pending == {} and down.violations == [
-        "deployment default/web: topologySpreadConstraints[0] "
-        "(topology.kubernetes.io/zone, web-58fc848795): skew 3 > maxSkew 1"
+    assert [
+        (c.time, c.node, c.reason.endswith("empty; unneeded since 5m10s")) for c in removed
+    ] == [
+        (910 * SECOND, "pool-zone-1-2", True),
+        (910 * SECOND, "pool-zone-1-4", True),
+        (910 * SECOND, "pool-zone-2-4", True),
+        (910 * SECOND, "pool-zone-1-5", True),
+        (910 * SECOND, "pool-zone-1-1", False),
     ]
+    assert down.node_groups == {"pool-zone-1": 1, "pool-zone-2": 4, "pool-zone-3": 5}
+    assert down.pending == {} and down.violations == shrunk.violations
 
 
 def test_schedule_anyway_spread_gets_every_node_in_the_first_loop() -> None:

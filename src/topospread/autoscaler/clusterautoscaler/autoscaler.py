@@ -45,6 +45,7 @@ from topospread.autoscaler.clusterautoscaler.nodegroup import (
 )
 from topospread.autoscaler.clusterautoscaler.options import AutoscalingOptions, parse_go_duration
 from topospread.autoscaler.clusterautoscaler.scaledown import (
+    RecentlyUnremovable,
     ScaleDownResult,
     UnneededNodes,
     plan_scale_down,
@@ -168,6 +169,7 @@ class ClusterAutoscaler:
         self.rng = random.Random(self.options.seed)
         self.expander = build_expander(self.options.expander, self.rng, self.options.priorities)
         self.unneeded = UnneededNodes()
+        self.recently_unremovable = RecentlyUnremovable()
         self.requested_at: dict[str, float] = {}
         # Each group's scale-up in progress: how many nodes it still owes (its Increase).
         self.increase: dict[str, int] = {}
@@ -452,6 +454,7 @@ class ClusterAutoscaler:
             now,
             in_cooldown=in_cooldown,
             draining=draining,
+            recent=self.recently_unremovable,
         )
         for removed in result.removed:
             self.groups[removed.group].target_size -= 1

@@ -189,7 +189,8 @@ class DrainContext:
     """Upstream: drainability.DrainContext."""
 
     pdbs: RemainingPdbTracker
-    objects: ObjectStore
+    # None: no listers (upstream's GetPodsToMove without them skips the replica count rule).
+    objects: ObjectStore | None
     now: datetime
 
 
@@ -204,15 +205,15 @@ class DeleteOptions:
     bsp_disruption_timeout: timedelta = timedelta(hours=1)
 
 
-def _controller_object_replicas(ctx: DrainContext, pod: Pod, ref: OwnerReference) -> int | None:
+def _controller_object_replicas(objects: ObjectStore, pod: Pod, ref: OwnerReference) -> int | None:
     ns = pod.metadata.namespace
     obj: object
     if ref.kind == "ReplicationController":
-        obj = ctx.objects.replication_controller(ns, ref.name)
+        obj = objects.replication_controller(ns, ref.name)
     elif ref.kind == "ReplicaSet":
-        obj = ctx.objects.replica_set(ns, ref.name)
+        obj = objects.replica_set(ns, ref.name)
     elif ref.kind == "StatefulSet":
-        obj = ctx.objects.stateful_set(ns, ref.name)
+        obj = objects.stateful_set(ns, ref.name)
     else:
         return -1  # a kind the store does not hold (Job): taken to exist
     if obj is None:
@@ -227,9 +228,9 @@ def replica_count_rule(pod: Pod, ctx: DrainContext, opts: DeleteOptions) -> Drai
     Upstream: rules/replicacount
     """
     ref = controller_ref(pod)
-    if ref is None or ref.kind not in _REPLICATED_KINDS:
+    if ctx.objects is None or ref is None or ref.kind not in _REPLICATED_KINDS:
         return UNDEFINED
-    replicas = _controller_object_replicas(ctx, pod, ref)
+    replicas = _controller_object_replicas(ctx.objects, pod, ref)
     key = f"{pod.metadata.namespace}/{pod.metadata.name}"
     if replicas is None:
         message = f"replication controller for {key} is not available"

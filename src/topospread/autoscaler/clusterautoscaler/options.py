@@ -82,6 +82,7 @@ class AutoscalingOptions:
     max_node_provision_time: float = 900.0  # DefaultMaxNodeProvisionTime 15m
     max_node_startup_time: float = 900.0  # --max-node-startup-time 15m (MaxNodeStartupTime)
     max_pod_eviction_time: float = 120.0  # --max-pod-eviction-time 2m
+    unremovable_node_recheck_timeout: float = 300.0  # --unremovable-node-recheck-timeout 5m
     balance_similar_node_groups: bool = False  # --balance-similar-node-groups false
     balancing_ignore_label: tuple[str, ...] = ()  # --balancing-ignore-label (repeated)
     skip_nodes_with_local_storage: bool = True  # --skip-nodes-with-local-storage true
@@ -248,6 +249,7 @@ _PARSERS: Final[Mapping[str, Callable[[str, str, object], Any]]] = {
     "max_node_provision_time": _as_duration,
     "max_node_startup_time": _as_duration,
     "max_pod_eviction_time": _as_duration,
+    "unremovable_node_recheck_timeout": _as_duration,
     "balance_similar_node_groups": _as_bool,
     "balancing_ignore_label": _as_labels,
     "skip_nodes_with_local_storage": _as_bool,

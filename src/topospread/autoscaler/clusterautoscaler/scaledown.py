@@ -12,7 +12,7 @@ above its min size.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import Enum
@@ -25,6 +25,7 @@ from topospread.autoscaler.clusterautoscaler.drainability import (
     BlockingPod,
     DeleteOptions,
     DrainContext,
+    RemainingPdbTracker,
     get_pods_to_move,
     is_daemonset_pod,
     is_mirror_pod,
@@ -38,7 +39,7 @@ from topospread.autoscaler.clusterautoscaler.nodegroup import (
     with_node_name,
 )
 from topospread.autoscaler.clusterautoscaler.options import AutoscalingOptions
-from topospread.autoscaler.clusterautoscaler.snapshot import PredicateChecker
+from topospread.autoscaler.clusterautoscaler.snapshot import ClusterSnapshot, PredicateChecker
 from topospread.framework.types import NodeInfo
 from topospread.plugins.noderesources.resource_helpers import pod_requests
 
@@ -61,6 +62,7 @@ class UnremovableReason(Enum):
     MinimalResourceLimitExceeded = "MinimalResourceLimitExceeded"
     CurrentlyBeingDeleted = "CurrentlyBeingDeleted"
     NotUnderutilized = "NotUnderutilized"
+    RecentlyUnremovable = "RecentlyUnremovable"
     NoPlaceToMovePods = "NoPlaceToMovePods"
     BlockedByPod = "BlockedByPod"
     UnexpectedError = "UnexpectedError"
@@ -185,21 +187,46 @@ class UnremovableNode:
     blocking_pod: BlockingPod | None = None
 
 
+@dataclass(slots=True)
+class RecentlyUnremovable:
+    """The nodes whose removal simulation failed, each with the time until which it is not
+    simulated again (--unremovable-node-recheck-timeout after the failure).
+
+    Upstream: unremovable.Nodes (core/scaledown/unremovable/nodes.go): Update, AddTimeout,
+    IsRecent
+    """
+
+    until: dict[str, float] = field(default_factory=dict)
+
+    def update(self, present: Collection[str], now: float) -> None:
+        """Forget the nodes that are gone and the timeouts that have run out."""
+        self.until = {n: t for n, t in self.until.items() if n in present and t > now}
+
+    def is_recent(self, name: str) -> bool:
+        return name in self.until
+
+
 def filter_out_unremovable(
     infos: Sequence[NodeInfo],
     groups: Mapping[str, NodeGroup],
     options: AutoscalingOptions,
     now: float,
     wall_now: datetime,
+    recent: RecentlyUnremovable | None = None,
 ) -> tuple[list[str], dict[str, UtilizationInfo], list[UnremovableNode]]:
     """The candidates that may be unneeded, every candidate's utilization, and the rest with
-    their reason. Upstream: eligibility.Checker.FilterOutUnremovable"""
+    their reason; a node whose removal simulation failed within
+    --unremovable-node-recheck-timeout is RecentlyUnremovable and not looked at.
+    Upstream: eligibility.Checker.FilterOutUnremovable"""
     eligible: list[str] = []
     utilization: dict[str, UtilizationInfo] = {}
     ineligible: list[UnremovableNode] = []
     for info in infos:
         node = info.node
         reason = UnremovableReason.NoReason
+        if recent is not None and recent.is_recent(info.name):
+            ineligible.append(UnremovableNode(info.name, UnremovableReason.RecentlyUnremovable))
+            continue
         if is_node_being_deleted(node, now):
             reason = UnremovableReason.CurrentlyBeingDeleted
         elif node.metadata.annotations.get(SCALE_DOWN_DISABLED_KEY) == "true":
@@ -425,6 +452,32 @@ def unneeded_nodes_limit(options: AutoscalingOptions, unneeded_now: int) -> int:
     return min(limit, n * loops + n)
 
 
+def candidate_order(
+    names: Sequence[str],
+    snapshot: ClusterSnapshot,
+    tracker: UnneededNodes,
+    ctx: DrainContext,
+    opts: DeleteOptions,
+) -> list[str]:
+    """The scale-down candidates in the order they are simulated: empty nodes first (no pod to
+    move, none blocking, read without budgets or controllers), then the nodes already
+    unneeded (so they keep their place and their clock), the rest in order.
+
+    Upstream: ScaleDownCandidatesSortingProcessor with EmptySorting then PreviousCandidates
+    (processors/scaledowncandidates; builder/autoscaler.go)
+    """
+    bare = DrainContext(RemainingPdbTracker([]), None, ctx.now)
+
+    def is_empty(name: str) -> bool:
+        info = snapshot.get(name)
+        if info is None:
+            return False
+        to_move, _, blocking = get_pods_to_move(list(info.pods), bare, opts)
+        return blocking is None and not to_move
+
+    return sorted(names, key=lambda n: (not is_empty(n), n not in tracker.since))
+
+
 def plan_scale_down(
     checker: PredicateChecker,
     candidates: Sequence[NodeInfo],
@@ -437,16 +490,20 @@ def plan_scale_down(
     *,
     in_cooldown: bool,
     draining: int = 0,
+    recent: RecentlyUnremovable | None = None,
 ) -> ScaleDownResult:
     """One pass of the planner: eligibility, removal simulation, unneeded tracking, and the
     nodes to delete unless scale-down is in cooldown. The snapshot is left as it was.
+    ``recent`` (kept across loops) holds the nodes whose simulation failed lately.
 
     Upstream: planner.UpdateClusterState, categorizeNodes and NodesToDelete
     (core/scaledown/planner/planner.go)
     """
     ready = {info.name: is_node_ready(info.node) for info in candidates}
+    if recent is not None:
+        recent.update({info.name for info in checker.snapshot.node_infos()}, now)
     eligible, utilization, unremovable = filter_out_unremovable(
-        candidates, groups, options, now, ctx.now
+        candidates, groups, options, now, ctx.now, recent
     )
     opts = DeleteOptions(
         skip_nodes_with_system_pods=options.skip_nodes_with_system_pods,
@@ -455,11 +512,10 @@ def plan_scale_down(
         min_replica_count=options.min_replica_count,
         bsp_disruption_timeout=timedelta(seconds=options.blocking_system_pod_distruption_timeout),
     )
-    # Nodes already unneeded are simulated first, so they keep their place (and their clock).
-    order = sorted(eligible, key=lambda n: n not in tracker.since)
+    snapshot = checker.snapshot
+    order = candidate_order(eligible, snapshot, tracker, ctx, opts)
     dest = set(destinations)
     removable: list[NodeToRemove] = []
-    snapshot = checker.snapshot
     limit = unneeded_nodes_limit(options, len(tracker.since))
     with snapshot.forked():
         for name in order:
@@ -468,6 +524,8 @@ def plan_scale_down(
             outcome = simulate_node_removal(checker, name, dest, ctx, opts)
             if isinstance(outcome, UnremovableNode):
                 unremovable.append(outcome)
+                if recent is not None:
+                    recent.until[name] = now + options.unremovable_node_recheck_timeout
                 continue
             dest.discard(name)
             ctx.pdbs.remove_pods(outcome.pods_to_reschedule)
