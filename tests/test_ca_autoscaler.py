@@ -108,7 +108,20 @@ def test_the_cores_limit_skips_a_group_with_upstreams_message() -> None:
     options = parse_options({"cores-total": "0:4"}, "test")
     ca = ClusterAutoscaler([group("ng")], options)
     out = ca.run_once(0, cluster_of(ca, [web(0, "4", "ng-0")]), [web(1, "4")])
-    assert out.scale_up.skipped_node_groups == {"ng": "max cluster cpu limit reached"}
+    # Upstream: NewMaxResourceLimitReached names the quota --cores-total and --memory-total
+    # make (ResourceLimiter.ID: "cluster-wide") and the resources it exceeds.
+    assert out.scale_up.skipped_node_groups == {
+        "ng": 'exceeded quota: "cluster-wide", resources: cpu'
+    }
+
+
+def test_both_cluster_limits_are_named_cpu_first() -> None:
+    options = parse_options({"cores-total": "0:4", "memory-total": "0:16"}, "test")
+    ca = ClusterAutoscaler([group("ng")], options)
+    out = ca.run_once(0, cluster_of(ca, [web(0, "4", "ng-0")]), [web(1, "4")])
+    assert out.scale_up.skipped_node_groups == {
+        "ng": 'exceeded quota: "cluster-wide", resources: cpu, memory'
+    }
 
 
 def idle_cluster() -> tuple[ClusterAutoscaler, ClusterState]:

@@ -55,9 +55,17 @@ SCALE_UP_NOT_TRIED = "ScaleUpNotTried"
 MAX_NODES_TOTAL_REACHED = "max node total count already reached"
 
 
+# Upstream: cloudprovider.ResourceLimiter.ID, the quota --cores-total and --memory-total make.
+CLUSTER_WIDE_QUOTA = "cluster-wide"
+
+
 def max_resource_limit_reached(resources: Sequence[str]) -> str:
-    """Upstream: NewMaxResourceLimitReached's message."""
-    return f"max cluster {', '.join(resources)} limit reached"
+    """The skip reason of a group whose next node exceeds the cluster-wide limits, the
+    resources in cpu, memory order (upstream iterates a Go map: its order varies).
+
+    Upstream: NewMaxResourceLimitReached (core/scaleup/orchestrator/skippedreasons.go)
+    """
+    return f'exceeded quota: "{CLUSTER_WIDE_QUOTA}", resources: {", ".join(resources)}'
 
 
 @dataclass(slots=True)
