@@ -156,8 +156,9 @@ def test_a_stockout_in_zone_c_keeps_the_node_from_registering_until_the_provisio
         stockout["group"] == "node-zone-c" and "no new nodes in zone zone-c" in stockout["reason"]
     )
     (timeout,) = changes(report, "timeout")
-    # max-node-provision-time 15m after the scale-up at 10s, seen at the next tick.
-    assert timeout["time"] == 910.0 and "back-off" in timeout["reason"]
+    # The request times out once its expected add time (the scale-up at 10s plus
+    # max-node-provision-time, 15m10s) is before the loop's time: the tick after, 15m20s.
+    assert timeout["time"] == 920.0 and "back-off" in timeout["reason"]
     assert len(report.steps[-1].pending) == 1
 
 
@@ -414,8 +415,13 @@ def test_a_stockout_in_the_emptiest_zone_deadlocks_the_zonal_spread_until_it_end
     assert deadlocked.pending.keys() == {waiting}
     assert [c.group for c in deadlocked.autoscaler if c.action == "scaleUp"] == ["node-zone-c"] * 2
     timeouts = [(c.time / 1e9, c.reason) for c in deadlocked.autoscaler if c.action == "timeout"]
-    assert [t for t, _ in timeouts] == [910.0, 2110.0]
-    assert "back-off until 20m10s" in timeouts[0][1] and "back-off until 45m10s" in timeouts[1][1]
+    # Scale-up at 10s, timed out at 15m20s (the expected add time, 15m10s, is before it),
+    # backed off 5m to 20m20s (still backed off at 20m20s itself: upstream's BackoffStatus),
+    # scale-up again at 20m30s, timed out at 35m40s, backed off 10m.
+    scale_ups = [c.time / 1e9 for c in deadlocked.autoscaler if c.action == "scaleUp"]
+    assert scale_ups == [10.0, 1230.0]
+    assert [t for t, _ in timeouts] == [920.0, 2140.0]
+    assert "back-off until 20m20s" in timeouts[0][1] and "back-off until 45m40s" in timeouts[1][1]
     refused = [c.reason for c in deadlocked.autoscaler if c.action == "noScaleUp"]
     assert refused and all(
         "node-zone-a: node(s) didn't match pod topology spread constraints" in r for r in refused

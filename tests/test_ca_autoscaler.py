@@ -181,8 +181,11 @@ def test_a_group_that_does_not_deliver_in_max_node_provision_time_backs_off() ->
     cluster = cluster_of(ca, [web(0, "4", "slow-0"), web(1, "4", "fast-0")])
     out = ca.run_once(0, cluster, [web(2, "4")])
     assert [i.group for i in out.scale_up.scale_up_infos] == ["slow"]
-    # Fifteen minutes later the node has not registered: the request is given up.
-    late = ca.run_once(900, cluster, [web(2, "4")])
+    # Fifteen minutes later the node has not registered; the request times out once its
+    # expected add time (0s + 15m) is before the loop's time (upstream's updateScaleRequests):
+    # not at 900s, at the next loop.
+    assert ca.run_once(900, cluster, [web(2, "4")]).timeouts == []
+    late = ca.run_once(910, cluster, [web(2, "4")])
     assert [(t.group, t.requested, t.registered) for t in late.timeouts] == [("slow", 2, 1)]
     assert late.scale_up.skipped_node_groups == {"slow": BACKOFF_REASON}
     assert [i.group for i in late.scale_up.scale_up_infos] == ["fast"]
@@ -201,8 +204,8 @@ def test_a_second_scale_up_of_a_group_restarts_its_max_node_provision_time() -> 
     second = ca.run_once(600, cluster, [web(1, "4"), web(2, "4")])
     assert [(i.group, i.new_size) for i in second.scale_up.scale_up_infos] == [("ng", 3)]
     assert ca.run_once(900, cluster, [web(1, "4"), web(2, "4")]).timeouts == []
-    assert ca.run_once(1490, cluster, [web(1, "4"), web(2, "4")]).timeouts == []
-    late = ca.run_once(1500, cluster, [web(1, "4"), web(2, "4")])
+    assert ca.run_once(1500, cluster, [web(1, "4"), web(2, "4")]).timeouts == []
+    late = ca.run_once(1510, cluster, [web(1, "4"), web(2, "4")])
     assert [(t.group, t.requested, t.registered) for t in late.timeouts] == [("ng", 3, 1)]
     assert late.scale_up.skipped_node_groups == {"ng": BACKOFF_REASON}
 
@@ -450,3 +453,39 @@ def test_the_unready_options_parse_with_upstreams_defaults() -> None:
     assert (options.max_total_unready_percentage, options.ok_total_unready_count) == (10.0, 0)
     with pytest.raises(ManifestError, match="max-total-unready-percentage: Invalid value: 150"):
         parse_options({"max-total-unready-percentage": 150}, "test")
+
+
+def never_delivered(options: AutoscalingOptions) -> tuple[ClusterAutoscaler, ClusterState]:
+    ca = ClusterAutoscaler([group("ng")], options)
+    return ca, cluster_of(ca, [web(0, "4", "ng-0")])
+
+
+def test_a_group_is_still_backed_off_when_its_back_off_ends_and_doubles_after() -> None:
+    # Upstream: BackoffStatus is backed off until backoffUntil is before now; Backoff doubles
+    # the duration when the last back-off had run out. Scale-up at 0s, timed out at 910s,
+    # backed off to 1210s: still at 1210s, a new scale-up at 1220s, timed out at 2130s and
+    # backed off twice as long (to 2730s).
+    ca, cluster = never_delivered(AutoscalingOptions())
+    pending = [web(1, "4")]
+    ca.run_once(0, cluster, pending)
+    (timeout,) = ca.run_once(910, cluster, pending).timeouts
+    assert timeout.backoff_until == 1210
+    assert ca.run_once(1210, cluster, pending).scale_up.skipped_node_groups == {
+        "ng": BACKOFF_REASON
+    }
+    assert ca.run_once(1220, cluster, pending).scale_up.result == SCALE_UP_SUCCESSFUL
+    (again,) = ca.run_once(2130, cluster, pending).timeouts
+    assert again.backoff_until == 2130 + 600
+
+
+def test_a_back_off_older_than_the_reset_timeout_starts_over() -> None:
+    # Upstream: RemoveStaleBackoffData forgets a back-off whose last failure is older than
+    # --node-group-backoff-reset-timeout (3h by default): the next failure backs off 5m again.
+    ca, cluster = never_delivered(AutoscalingOptions(node_group_backoff_reset_timeout=1000.0))
+    pending = [web(1, "4")]
+    ca.run_once(0, cluster, pending)
+    ca.run_once(910, cluster, pending)
+    ca.run_once(1220, cluster, pending)
+    (again,) = ca.run_once(2130, cluster, pending).timeouts
+    assert again.backoff_until == 2130 + 300
+    assert parse_options({}, "t").node_group_backoff_reset_timeout == 10800.0

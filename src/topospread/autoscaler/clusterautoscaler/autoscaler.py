@@ -195,6 +195,13 @@ class ClusterAutoscaler:
         Upstream: ClusterStateRegistry's scale-up request timeout and exponential back-off,
         fixNodeGroupSize (it compares the target with Registered)
         """
+        # A back-off whose last failure is older than --node-group-backoff-reset-timeout is
+        # forgotten: the next failure starts from the initial duration again.
+        # Upstream: exponentialBackoff.RemoveStaleBackoffData (updateScaleRequests)
+        reset = self.options.node_group_backoff_reset_timeout
+        for name, b in list(self.backoff.items()):
+            if b.until - b.duration + reset < now:
+                del self.backoff[name]
         out = []
         for name, since in list(self.requested_at.items()):
             group = self.groups[name]
@@ -202,12 +209,17 @@ class ClusterAutoscaler:
                 del self.requested_at[name]
                 self.increase.pop(name, None)
                 continue
-            if now - since < self.options.max_node_provision_time:
+            # Upstream: the request times out once its ExpectedAddTime is before now.
+            if now - since <= self.options.max_node_provision_time:
                 continue
             previous = self.backoff.get(name)
             duration = self.options.initial_node_group_backoff_duration
             if previous is not None:
-                duration = min(previous.duration * 2, self.options.max_node_group_backoff_duration)
+                # The same duration while still backed off (concurrent failures), doubled
+                # (up to the max) after it ran out. Upstream: exponentialBackoff.Backoff
+                duration = previous.duration
+                if previous.until < now:
+                    duration = min(duration * 2, self.options.max_node_group_backoff_duration)
             self.backoff[name] = _Backoff(now + duration, duration)
             kept = with_not_started[name]
             out.append(ProvisioningTimeout(name, group.target_size, kept, now + duration))
@@ -334,7 +346,8 @@ class ClusterAutoscaler:
             up = ScaleUpResult(SCALE_UP_NOT_TRIED, message=CLUSTER_UNHEALTHY)
             return RunOnceResult(now, up, None, timeouts, targets, healthy=False)
         unhealthy = unhealthy_groups(readiness, targets, self.increase, self.options)
-        backoff = {name for name, b in self.backoff.items() if b.until > now}
+        # Upstream: BackoffStatus: backed off until the back-off's end is before now.
+        backoff = {name for name, b in self.backoff.items() if not b.until < now}
         checker = self._checker(cluster)
         snapshot = checker.snapshot
         snapshot.fork()

@@ -103,6 +103,7 @@ class AutoscalingOptions:
     ignore_mirror_pods_utilization: bool = False  # --ignore-mirror-pods-utilization false
     initial_node_group_backoff_duration: float = 300.0  # 5m
     max_node_group_backoff_duration: float = 1800.0  # 30m
+    node_group_backoff_reset_timeout: float = 10800.0  # --node-group-backoff-reset-timeout 3h
     max_total_unready_percentage: float = 45.0  # --max-total-unready-percentage 45
     ok_total_unready_count: int = 3  # --ok-total-unready-count 3
     # topospread's own: the random expander's seed and the priority expander's config map.
@@ -268,6 +269,7 @@ _PARSERS: Final[Mapping[str, Callable[[str, str, object], Any]]] = {
     "ignore_mirror_pods_utilization": _as_bool,
     "initial_node_group_backoff_duration": _as_duration,
     "max_node_group_backoff_duration": _as_duration,
+    "node_group_backoff_reset_timeout": _as_duration,
     "max_total_unready_percentage": _as_percentage,
     "ok_total_unready_count": _as_non_negative_int,
     "seed": _as_int,
