@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import msgspec
 import pytest
 
 from builders import make_node, make_pod
 from ca_helpers import MIB, checker_for
 from test_ca_expander import pod_with_init_container
 from topospread.api.types import Pod
+from topospread.api.volumes import ProjectedVolumeSource, Volume
 from topospread.autoscaler.clusterautoscaler.estimator import (
     BinpackingEstimator,
     EstimationLimiter,
@@ -129,6 +131,33 @@ def test_pods_of_one_controller_with_the_same_spec_form_one_group() -> None:
         ["rs-odd"],
         ["lone-0"],
         ["lone-1"],
+    ]
+
+
+def with_token_volume(pod: Pod, suffix: str) -> Pod:
+    """The pod with its own service-account token volume, as the API server adds one."""
+    token = Volume(name=f"kube-api-access-{suffix}", projected=ProjectedVolumeSource())
+    return msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, volumes=[token]))
+
+
+def test_pods_differing_only_in_token_volumes_or_hostnames_are_equivalent() -> None:
+    # Upstream: PodSpecSemanticallyEqual drops projected volumes and the hostname; a
+    # DaemonSet's pods are each a group of their own (groupPodsBySchedulingProperties).
+    rs = [
+        with_token_volume(make_pod(f"rs-{i}").owner("ReplicaSet", "rs").req(cpu="1").obj(), s)
+        for i, s in enumerate(("abcde", "fghij"))
+    ]
+    sts = [
+        make_pod(f"db-{i}").owner("StatefulSet", "db").spec_field("hostname", f"db-{i}").obj()
+        for i in range(2)
+    ]
+    ds = [make_pod(f"agent-{i}").owner("DaemonSet", "agent").obj() for i in range(2)]
+    groups = build_pod_groups([*rs, *sts, *ds])
+    assert [[p.metadata.name for p in g.pods] for g in groups] == [
+        ["rs-0", "rs-1"],
+        ["db-0", "db-1"],
+        ["agent-0"],
+        ["agent-1"],
     ]
 
 

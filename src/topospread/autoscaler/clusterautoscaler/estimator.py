@@ -17,6 +17,7 @@ import msgspec
 
 from topospread.api.resource import parse_quantity
 from topospread.api.types import LABEL_HOSTNAME, Pod
+from topospread.autoscaler.clusterautoscaler.drainability import is_daemonset_pod
 from topospread.autoscaler.clusterautoscaler.nodegroup import (
     NodeGroup,
     copy_template_node,
@@ -55,19 +56,24 @@ def controller_key(pod: Pod) -> tuple[str, str, str] | None:
 
 
 def spec_key(pod: Pod) -> bytes:
-    """What must be equal for two pods of one controller to be equivalent: the spec (without
-    the per-pod fields), the labels and the namespace.
+    """What must be equal for two pods of one controller to be equivalent: the spec without
+    its hostname and projected volumes (each pod's service-account token volume has a name
+    of its own), the labels and the namespace. (Container env and volume mounts, which
+    upstream drops too, are not decoded here.)
 
-    Upstream: groupPodsBySchedulingProperties's PodSpecSemanticallyEqual and labels check
+    Upstream: groupPodsBySchedulingProperties's labels check and PodSpecSemanticallyEqual
+    (sanitizePodSpec: dropProjectedVolumesAndMounts, dropHostname, dropEnv; utils/utils.go)
     """
-    spec = msgspec.structs.replace(pod.spec, node_name="", hostname="", subdomain="")
+    volumes = [v for v in pod.spec.volumes if v.projected is None]
+    spec = msgspec.structs.replace(pod.spec, hostname="", volumes=volumes)
     labels = sorted(pod.metadata.labels.items())
     return msgspec.json.encode([pod.metadata.namespace, labels, spec])
 
 
 def build_pod_groups(pods: Sequence[Pod]) -> list[PodGroup]:
-    """Equivalence groups in the order their first pod appears; a pod without a controller is
-    a group of its own, and a controller has at most 10 groups (the rest are single pods).
+    """Equivalence groups in the order their first pod appears (upstream's order is a Go
+    map's); a pod without a controller, or of a DaemonSet, is a group of its own, and a
+    controller has at most 10 groups (the rest are single pods).
 
     Upstream: equivalence.BuildPodGroups
     """
@@ -75,7 +81,7 @@ def build_pod_groups(pods: Sequence[Pod]) -> list[PodGroup]:
     by_controller: dict[tuple[str, str, str], dict[bytes, PodGroup]] = {}
     for pod in pods:
         controller = controller_key(pod)
-        if controller is None:
+        if controller is None or is_daemonset_pod(pod):
             groups.append(PodGroup([pod]))
             continue
         known = by_controller.setdefault(controller, {})
