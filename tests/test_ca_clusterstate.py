@@ -164,7 +164,11 @@ def test_a_node_that_breaks_in_its_startup_window_stands_in_as_upcoming_until_it
     # MaxNodeStartupTime after its creation an unready node is NotStarted, left out of the
     # snapshot with a template copy standing in (the pending pod fits the copy: no scale-up)
     # and no scale-down candidate; from then on it is Unready and the pod asks for a node.
-    ca = ClusterAutoscaler([group("ng", size=2, max_size=3)])
+    # It stands in only while its group's scale-up is in progress (GetUpcomingNodes): here
+    # the scale-up at 0s that asked for it, which ends when the node turns Unready.
+    ca = ClusterAutoscaler([group("ng", size=1, max_size=3)])
+    first = ca.run_once(0, cluster_of(ca, [web(0, "3", "ng-0")]), [web(1, "3")])
+    assert first.target_sizes == {"ng": 2}
     base = cluster_of(ca, [web(0, "3", "ng-0")])
     nodes = [broken(i.node) if i.name == "ng-1" else i.node for i in base.list()]
     cluster = ClusterState(nodes, [web(0, "3", "ng-0")], base.objects)
@@ -175,6 +179,19 @@ def test_a_node_that_breaks_in_its_startup_window_stands_in_as_upcoming_until_it
     old = ca.run_once(15 * MINUTE, cluster, [web(1, "3")], node_created=created)
     assert old.scale_up.result == SCALE_UP_SUCCESSFUL
     assert old.target_sizes == {"ng": 3}
+
+
+def test_a_starting_node_without_a_scale_up_in_progress_is_no_upcoming_node() -> None:
+    # Upstream (GetUpcomingNodes, "no active scale-up request"): a group's target raised by
+    # someone else has no upcoming nodes; its NotStarted node stays in the snapshot, NotReady
+    # and tainted, so the pending pod asks for a node at once.
+    ca = ClusterAutoscaler([group("ng", size=2, max_size=3)])
+    base = cluster_of(ca, [web(0, "3", "ng-0")])
+    nodes = [broken(i.node) if i.name == "ng-1" else i.node for i in base.list()]
+    cluster = ClusterState(nodes, [web(0, "3", "ng-0")], base.objects)
+    out = ca.run_once(60, cluster, [web(1, "3")], node_created={"ng-1": 0.0})
+    assert out.scale_up.result == SCALE_UP_SUCCESSFUL
+    assert out.target_sizes == {"ng": 3}
 
 
 def test_young_broken_nodes_keep_the_cluster_healthy_until_their_window_closes() -> None:

@@ -331,14 +331,27 @@ class ClusterAutoscaler:
         readiness = readiness_of(
             (info.node for info in cluster.list()), now, node_created or {}, self.options
         )
-        not_started = {
+        starting = {
             n for g in self.groups for n in readiness.per_group.get(g, Readiness()).not_started
         }
-        nodes = [info.node for info in cluster.list() if info.name not in not_started]
-        registered = Counter(node_group_of(n) for n in nodes)
+        registered = Counter(
+            node_group_of(info.node) for info in cluster.list() if info.name not in starting
+        )
         with_not_started = Counter(node_group_of(info.node) for info in cluster.list())
         timeouts = self._provisioning_timeouts(now, registered, with_not_started)
         targets = {name: g.target_size for name, g in self.groups.items()}
+        # Upstream: BackoffStatus: backed off until the back-off's end is before now.
+        backoff = {name for name, b in self.backoff.items() if not b.until < now}
+        # Only a group with a scale-up in progress that is not backed off has upcoming nodes
+        # (its NotStarted nodes among them): a target another step raised, or an instance
+        # whose Node is gone, is no upcoming node, and its NotStarted nodes stay as they are.
+        # Upstream: ClusterStateRegistry.GetUpcomingNodes ("no active scale-up request",
+        # "backed-off node group")
+        in_progress = {g for g in self.requested_at if g not in backoff}
+        not_started = {
+            n for g in in_progress for n in readiness.per_group.get(g, Readiness()).not_started
+        }
+        nodes = [info.node for info in cluster.list() if info.name not in not_started]
         if not is_cluster_healthy(readiness, self.options):
             # Upstream: "Cluster is not ready for autoscaling": nothing this loop, and the
             # unneeded nodes are forgotten (CleanUpUnneededNodes).
@@ -346,8 +359,6 @@ class ClusterAutoscaler:
             up = ScaleUpResult(SCALE_UP_NOT_TRIED, message=CLUSTER_UNHEALTHY)
             return RunOnceResult(now, up, None, timeouts, targets, healthy=False)
         unhealthy = unhealthy_groups(readiness, targets, self.increase, self.options)
-        # Upstream: BackoffStatus: backed off until the back-off's end is before now.
-        backoff = {name for name, b in self.backoff.items() if not b.until < now}
         checker = self._checker(cluster)
         snapshot = checker.snapshot
         snapshot.fork()
@@ -360,7 +371,8 @@ class ClusterAutoscaler:
             }
             # Upcoming nodes join the snapshot, so pods that will fit them do not trigger more.
             upcoming_nodes = []
-            for name, count in upcoming_nodes_of(readiness, targets).items():
+            upcoming = upcoming_nodes_of(readiness, targets)
+            for name, count in [(g, n) for g, n in upcoming.items() if g in in_progress]:
                 for i in range(count):
                     node, ds_pods = copy_template_node(templates[name], f"{name}-upcoming-{i}")
                     snapshot.add_node(node, ds_pods)
