@@ -9,10 +9,11 @@ groups. On failure the next relaxation in upstream's order removes one of them.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Final
 
 import msgspec
 
-from topospread.api.types import Affinity, Pod, PodSpec
+from topospread.api.types import Affinity, Pod, PodSpec, Toleration
 
 
 def _with_affinity(pod: Pod, affinity: Affinity) -> Pod:
@@ -74,6 +75,20 @@ def remove_topology_spread_schedule_anyway(pod: Pod) -> Pod | None:
     return None
 
 
+PREFER_NO_SCHEDULE_TOLERATION: Final = Toleration(operator="Exists", effect="PreferNoSchedule")
+
+
+def tolerate_prefer_no_schedule_taints(pod: Pod) -> Pod | None:
+    """The pod tolerating every PreferNoSchedule taint; None when it already does by that
+    very toleration. Upstream: Preferences.toleratePreferNoScheduleTaints"""
+    wanted = PREFER_NO_SCHEDULE_TOLERATION
+    for t in pod.spec.tolerations:
+        if (t.key, t.operator, t.value, t.effect) == ("", "Exists", "", wanted.effect):
+            return None
+    tolerations = [*pod.spec.tolerations, wanted]
+    return _with_spec(pod, msgspec.structs.replace(pod.spec, tolerations=tolerations))
+
+
 RELAXATIONS: tuple[Callable[[Pod], Pod | None], ...] = (
     remove_required_node_affinity_term,
     remove_preferred_pod_affinity_term,
@@ -83,12 +98,17 @@ RELAXATIONS: tuple[Callable[[Pod], Pod | None], ...] = (
 )
 
 
-def relax(pod: Pod) -> Pod | None:
+def relax(pod: Pod, tolerate_prefer_no_schedule: bool = False) -> Pod | None:
     """The pod with its next soft constraint removed; None when nothing is left to relax.
+    With ``tolerate_prefer_no_schedule`` (a NodePool has a PreferNoSchedule taint) the last
+    relaxation adds a toleration of PreferNoSchedule taints.
 
     Upstream: Preferences.Relax (preferences.go)
     """
-    for relaxation in RELAXATIONS:
+    relaxations: tuple[Callable[[Pod], Pod | None], ...] = RELAXATIONS
+    if tolerate_prefer_no_schedule:
+        relaxations += (tolerate_prefer_no_schedule_taints,)
+    for relaxation in relaxations:
         relaxed = relaxation(pod)
         if relaxed is not None:
             return relaxed

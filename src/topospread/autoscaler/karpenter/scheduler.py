@@ -145,6 +145,11 @@ class Scheduler:
         hostname_start: int = 1,
     ) -> None:
         self.pools = sorted_by_weight(pools)
+        # Upstream: NewScheduler: with a PreferNoSchedule taint on any NodePool, relaxation
+        # ends by tolerating PreferNoSchedule taints.
+        self.tolerate_prefer_no_schedule = any(
+            t.effect == "PreferNoSchedule" for p in self.pools for t in p.taints
+        )
         self.catalogue = list(catalogue)
         # Upstream: sortExistingNodes: initialized nodes first, then by name.
         self.existing = sorted(existing, key=lambda n: (not n.initialized, n.name))
@@ -171,9 +176,12 @@ class Scheduler:
         errors: dict[str, str] = {}
         queue = Queue(pods)
         while (pod := queue.pop()) is not None:
-            pod, error = self._try_schedule(pod, results)
+            error = self._try_schedule(pod, results)
             if error:
                 errors[pod_key(pod)] = error
+                # The pod goes back as it was, preferences and all: the next attempt relaxes
+                # it again from the start (the topology may have changed under it).
+                self.topology.update(pod)
                 queue.push(pod)
             else:
                 errors.pop(pod_key(pod), None)
@@ -181,17 +189,17 @@ class Scheduler:
         results.pod_errors = {k: errors[k] for k in sorted(errors)}
         return results
 
-    def _try_schedule(self, pod: Pod, results: Results) -> tuple[Pod, str]:
-        """Add the pod, relaxing one preference after each failure until it fits or nothing is
-        left to relax; the relaxed pod goes back to the queue on failure.
-        Upstream: Scheduler.trySchedule"""
+    def _try_schedule(self, pod: Pod, results: Results) -> str:
+        """Add a copy of the pod, relaxing one preference after each failure until it fits or
+        nothing is left to relax; "" when it fits, else the last error.
+        Upstream: Scheduler.trySchedule (Solve passes it a deep copy)"""
         while True:
             error = self._add(pod, results)
             if not error:
-                return pod, ""
-            relaxed = relax(pod)
+                return ""
+            relaxed = relax(pod, self.tolerate_prefer_no_schedule)
             if relaxed is None:
-                return pod, error
+                return error
             pod = relaxed
             self.topology.update(pod)
 
