@@ -13,6 +13,7 @@ from builders import make_pod
 from karpenter_helpers import TEST_ZONES, Env, nodepool, zones_requirement
 from topospread.api.types import (
     LABEL_ARCH_STABLE,
+    LABEL_FAILURE_DOMAIN_BETA_ZONE,
     LABEL_INSTANCE_TYPE_STABLE,
     LABEL_TOPOLOGY_ZONE,
     DaemonSet,
@@ -356,3 +357,11 @@ def test_nodepool_labels_reach_the_node_and_satisfy_node_selectors() -> None:
     result = env.provision(other)
     assert result.launched == []
     assert "incompatible requirements, key team" in result.pod_errors["default/q"]
+
+
+def test_the_beta_zone_label_means_the_zone() -> None:
+    # Upstream: NormalizedLabels translate failure-domain.beta.kubernetes.io/zone.
+    env = Env()
+    pod = make_pod("p").req(cpu="1").node_selector(LABEL_FAILURE_DOMAIN_BETA_ZONE, TEST_ZONES[1])
+    [launch] = env.provision(pod.obj()).launched
+    assert launch.zone == TEST_ZONES[1]

@@ -15,6 +15,8 @@ from typing import Final
 
 from topospread.api.types import (
     LABEL_ARCH_STABLE,
+    LABEL_FAILURE_DOMAIN_BETA_REGION,
+    LABEL_FAILURE_DOMAIN_BETA_ZONE,
     LABEL_HOSTNAME,
     LABEL_INSTANCE_TYPE_STABLE,
     LABEL_OS_STABLE,
@@ -44,6 +46,20 @@ WELL_KNOWN_LABELS: Final = frozenset(
     }
 )
 
+# Upstream: v1.NormalizedLabels: aliases translated to the well-known keys in every requirement.
+NORMALIZED_LABELS: Final = {
+    LABEL_FAILURE_DOMAIN_BETA_ZONE: LABEL_TOPOLOGY_ZONE,
+    "beta.kubernetes.io/arch": LABEL_ARCH_STABLE,
+    "beta.kubernetes.io/os": LABEL_OS_STABLE,
+    "beta.kubernetes.io/instance-type": LABEL_INSTANCE_TYPE_STABLE,
+    LABEL_FAILURE_DOMAIN_BETA_REGION: LABEL_TOPOLOGY_REGION,
+}
+
+
+def normalized_key(key: str) -> str:
+    return NORMALIZED_LABELS.get(key, key)
+
+
 OPERATORS: Final = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
 
 
@@ -69,7 +85,8 @@ class Requirement:
 
     @staticmethod
     def new(key: str, operator: str, values: Iterable[str] = ()) -> Requirement:
-        """Upstream: NewRequirement"""
+        """Upstream: NewRequirement (an aliased key becomes its well-known key)"""
+        key = NORMALIZED_LABELS.get(key, key)
         vals = frozenset(values)
         if operator == "In":
             return Requirement(key, False, vals)
