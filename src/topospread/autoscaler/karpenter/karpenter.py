@@ -35,6 +35,7 @@ from topospread.autoscaler.karpenter.nodeclaim import (
     node_for,
 )
 from topospread.autoscaler.karpenter.nodepool import REASON_EMPTY, REASON_UNDERUTILIZED, NodePool
+from topospread.autoscaler.karpenter.pending import ignored, provisionable
 from topospread.autoscaler.karpenter.requirements import NODEPOOL_LABEL
 from topospread.autoscaler.karpenter.scheduler import Scheduler, domain_sources, pod_key
 from topospread.autoscaler.karpenter.topology import Topology
@@ -123,6 +124,22 @@ class KarpenterResult:
     disruptions: list[Disruption] = field(default_factory=list)
 
 
+def _batch(pending: Sequence[Pod]) -> tuple[list[Pod], dict[str, str]]:
+    """The pending pods the provisioner takes, and the errors of those it ignores.
+    Upstream: Provisioner.GetPendingPods"""
+    batch = []
+    errors = {}
+    for pod in pending:
+        if not provisionable(pod):
+            continue
+        skip, why = ignored(pod)
+        if not skip:
+            batch.append(pod)
+        elif why:
+            errors[pod_key(pod)] = why
+    return batch, errors
+
+
 class Karpenter:
     """Karpenter's provisioner and disruption controller on the project's scheduler framework."""
 
@@ -183,8 +200,10 @@ class Karpenter:
         result = KarpenterResult(now)
         starting = {n for n in not_initialized if n in self.in_flight}
         scheduler = self._scheduler(cluster, exclude=self.disrupting | starting)
-        solved = scheduler.solve(list(pending))
-        result.pod_errors = solved.pod_errors
+        batch, ignored_errors = _batch(pending)
+        solved = scheduler.solve(batch)
+        errors = {**ignored_errors, **solved.pod_errors}
+        result.pod_errors = {k: errors[k] for k in sorted(errors)}
         result.scheduled_on_existing = solved.existing
         for claim in solved.new_nodeclaims:
             launched = self._launch(claim, now, create)
