@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from topospread.api.types import DaemonSet, Node, Pod
 from topospread.autoscaler.clusterautoscaler.snapshot import ClusterSnapshot, PredicateChecker
+from topospread.autoscaler.karpenter.daemons import daemon_pods, existing_node_reserve
 from topospread.autoscaler.karpenter.disruption import (
     Candidate,
     Command,
@@ -240,6 +241,7 @@ class Karpenter:
 
     def _scheduler(self, cluster: ClusterState, exclude: set[str]) -> Scheduler:
         existing = []
+        daemons = daemon_pods(self.daemonsets)
         topo_nodes: list[tuple[Node, Sequence[Pod]]] = []
         usage: dict[str, Resources] = {}
         for info in cluster.list():
@@ -248,11 +250,15 @@ class Karpenter:
             pods = list(info.pods)
             topo_nodes.append((info.node, pods))
             if not info.node.spec.unschedulable:  # cordoned: counted, never a destination
-                existing.append(ExistingNode.of(info.node, pods))
+                reserve = existing_node_reserve(info.node, pods, daemons)
+                existing.append(ExistingNode.of(info.node, pods, daemon_reserve=reserve))
             pool = info.node.metadata.labels.get(NODEPOOL_LABEL, "")
             usage[pool] = usage.get(pool, Resources()) + allocatable_of(info.node)
         for launch in self.in_flight.values():
-            existing.append(ExistingNode.of(launch.node, [], initialized=False))
+            reserve = existing_node_reserve(launch.node, [], daemons)
+            existing.append(
+                ExistingNode.of(launch.node, [], initialized=False, daemon_reserve=reserve)
+            )
             topo_nodes.append((launch.node, []))
             usage[launch.nodepool] = usage.get(launch.nodepool, Resources()) + allocatable_of(
                 launch.node

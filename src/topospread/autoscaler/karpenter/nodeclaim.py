@@ -5,7 +5,7 @@ join them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -118,8 +118,15 @@ class ExistingNode:
     pods: list[Pod] = field(default_factory=list)
 
     @staticmethod
-    def of(node: Node, pods: Sequence[Pod], initialized: bool = True) -> ExistingNode:
-        used = Resources()
+    def of(
+        node: Node,
+        pods: Sequence[Pod],
+        initialized: bool = True,
+        daemon_reserve: Resources = Resources(),
+    ) -> ExistingNode:
+        """``daemon_reserve``: what the node keeps for daemon pods yet to run on it
+        (daemons.existing_node_reserve). Upstream: NewExistingNode"""
+        used = daemon_reserve
         for p in pods:
             used = used + requests_of(p)
         return ExistingNode(
@@ -158,7 +165,7 @@ class NodeClaim:
     hostname: str
     requirements: Requirements
     instance_types: list[InstanceType]
-    daemon_overhead: Resources
+    daemon_overhead: Mapping[str, Resources]  # per instance type (daemons.nodeclaim_overhead)
     pods: list[Pod] = field(default_factory=list)
     requests: Resources = Resources()
 
@@ -176,12 +183,13 @@ class NodeClaim:
         narrowed, why = topology.add_requirements(pod, pod_reqs, reqs)
         if narrowed is None:
             return None, why
-        total = self.requests + requests_of(pod) + self.daemon_overhead
+        total = self.requests + requests_of(pod)
+        none = Resources()
         options = [
             it
             for it in self.instance_types
             if it.requirements().intersects(narrowed)
-            and total.fits_in(capacity_of(it))
+            and (total + self.daemon_overhead.get(it.name, none)).fits_in(capacity_of(it))
             and it.compatible_offerings(narrowed)
         ]
         if not options:

@@ -270,12 +270,9 @@ def from_labels(labels: Mapping[str, str]) -> Requirements:
     return Requirements(Requirement.new(k, "In", [v]) for k, v in labels.items())
 
 
-def pod_requirements(pod: Pod) -> Requirements:
-    """A pod's node selector, the first term of its required node affinity (the others are
-    tried in turn as the pod is relaxed) and its heaviest preferred node-affinity term.
-
-    Upstream: NewPodRequirements
-    """
+def strict_pod_requirements(pod: Pod) -> Requirements:
+    """A pod's node selector and the first term of its required node affinity (the others are
+    tried in turn as the pod is relaxed). Upstream: NewStrictPodRequirements"""
     out = from_labels(pod.spec.node_selector)
     affinity = pod.spec.affinity
     node_affinity = affinity.node_affinity if affinity else None
@@ -284,6 +281,17 @@ def pod_requirements(pod: Pod) -> Requirements:
     )
     if required is not None and required.node_selector_terms:
         out.add(*from_node_selector_requirements(required.node_selector_terms[0].match_expressions))
+    return out
+
+
+def pod_requirements(pod: Pod) -> Requirements:
+    """The strict requirements and the heaviest preferred node-affinity term.
+
+    Upstream: NewPodRequirements
+    """
+    out = strict_pod_requirements(pod)
+    affinity = pod.spec.affinity
+    node_affinity = affinity.node_affinity if affinity else None
     # Preferences are honoured until relaxed: the heaviest preferred term counts as required.
     preferred = (
         node_affinity.preferred_during_scheduling_ignored_during_execution if node_affinity else []

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from topospread.api.types import LABEL_HOSTNAME, DaemonSet, Pod
+from topospread.autoscaler.karpenter.daemons import daemon_pods, nodeclaim_overhead
 from topospread.autoscaler.karpenter.instancetypes import InstanceType
 from topospread.autoscaler.karpenter.nodeclaim import (
     ExistingNode,
@@ -23,7 +24,6 @@ from topospread.autoscaler.karpenter.nodeclaim import (
     capacity_of,
     hostname_requirement,
     requests_of,
-    tolerates,
 )
 from topospread.autoscaler.karpenter.nodepool import NodePool, sorted_by_weight
 from topospread.autoscaler.karpenter.preferences import relax
@@ -85,19 +85,6 @@ class Queue:
         self.last_len[pod_key(pod)] = len(self.pods)
 
 
-def daemon_overhead(pool: NodePool, daemonsets: Sequence[DaemonSet]) -> Resources:
-    """The requests of the DaemonSet pods that would run on the pool's nodes.
-    Upstream: getDaemonOverhead"""
-    total = Resources()
-    reqs = pool.node_requirements()
-    for ds in daemonsets:
-        pod = Pod(metadata=ds.spec.template.metadata, spec=ds.spec.template.spec)
-        if tolerates(pod, pool.taints) or reqs.compatible(pod_requirements(pod)):
-            continue
-        total = total + requests_of(pod)
-    return total
-
-
 def domain_sources(
     pools: Sequence[NodePool], catalogue: Sequence[InstanceType]
 ) -> list[DomainSource]:
@@ -154,7 +141,8 @@ class Scheduler:
         # Upstream: sortExistingNodes: initialized nodes first, then by name.
         self.existing = sorted(existing, key=lambda n: (not n.initialized, n.name))
         self.topology = topology
-        self.overhead = {p.name: daemon_overhead(p, daemonsets) for p in self.pools}
+        daemons = daemon_pods(daemonsets)
+        self.overhead = {p.name: nodeclaim_overhead(p, self.catalogue, daemons) for p in self.pools}
         self.remaining = {
             p.name: self._initial_remaining(p, pool_usage.get(p.name)) for p in self.pools
         }
