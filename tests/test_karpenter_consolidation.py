@@ -280,8 +280,9 @@ def test_consolidation_keeps_required_anti_affinity_by_the_schedulers_filters() 
         )
         env.add_node(karpenter_node(f"node-{i}", zone=f"test-zone-{i + 1}"), pod)
     assert env.karpenter.run_once(0.0, env.cluster, []).disruptions == []
-    # With a fourth node free of web pods, web-0 can move there: node-0 (first of the equally
-    # cheap candidates by name) goes.
+    # With a fourth node free of web pods, one replica can move there: node-2 goes, the one
+    # with the most savings per unit of disruption (its spot price in test-zone-3 is the
+    # dearest; upstream sortCandidates orders by Candidate.SavingsRatio).
     env.add_node(karpenter_node("node-3"), rs_pod("other"))
     [d] = env.karpenter.run_once(1.0, env.cluster, []).disruptions
-    assert (d.decision, d.nodes) == ("delete", ("node-0",))
+    assert (d.decision, d.nodes) == ("delete", ("node-2",))

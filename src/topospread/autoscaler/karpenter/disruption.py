@@ -38,6 +38,8 @@ from topospread.autoscaler.karpenter.requirements import (
 DO_NOT_DISRUPT: Final = "karpenter.sh/do-not-disrupt"
 # Upstream: MultiNodeConsolidation considers at most 100 candidates.
 MAX_MULTI_NODE_CANDIDATES: Final = 100
+# Upstream: PerNodeBaseDisruptionCost (disruption/types.go).
+PER_NODE_BASE_DISRUPTION_COST: Final = 1.0
 METHOD_EMPTINESS: Final = "emptiness"
 METHOD_MULTI_NODE: Final = "multi-node consolidation"
 METHOD_SINGLE_NODE: Final = "single-node consolidation"
@@ -56,6 +58,23 @@ class Candidate:
     @property
     def name(self) -> str:
         return self.node.metadata.name
+
+    @property
+    def reschedule_disruption_cost(self) -> float:
+        """1 for the node, plus each moving pod's eviction cost (not below 0).
+        Upstream: computeRescheduleDisruptionCost (disruption/types.go)"""
+        return PER_NODE_BASE_DISRUPTION_COST + sum(max(0.0, eviction_cost(p)) for p in self.pods)
+
+    @property
+    def savings_ratio(self) -> float:
+        """Price per unit of disruption: the higher, the sooner disrupted.
+        Upstream: Candidate.SavingsRatio"""
+        return self.price / self.reschedule_disruption_cost
+
+    @property
+    def is_empty(self) -> bool:
+        """No moving pod adds to the disruption cost. Upstream: Candidate.IsEmpty"""
+        return self.reschedule_disruption_cost <= PER_NODE_BASE_DISRUPTION_COST
 
     @property
     def capacity_type(self) -> str:
@@ -114,6 +133,29 @@ def candidate_of(
             return f'pod {p.metadata.namespace}/{p.metadata.name} has "{DO_NOT_DISRUPT}" annotation'
     cost = sum(eviction_cost(p) for p in moving)
     return Candidate(node, pool, moving, node_price(node, catalogue), cost)
+
+
+def _consolidatable(candidates: Sequence[Candidate]) -> list[Candidate]:
+    """The candidates consolidation may take: not empty (emptiness takes those) and from a
+    WhenEmptyOrUnderutilized NodePool. Upstream: consolidation.ShouldDisrupt"""
+    return [
+        c
+        for c in candidates
+        if not c.is_empty
+        and c.pool.consolidation_policy == CONSOLIDATION_WHEN_EMPTY_OR_UNDERUTILIZED
+    ]
+
+
+def _interweaved(candidates: Sequence[Candidate]) -> list[Candidate]:
+    """The first candidate of each NodePool, then the second of each, and so on (NodePools
+    by name, where upstream takes Go's map order).
+    Upstream: SingleNodeConsolidation.shuffleCandidates"""
+    by_pool: dict[str, list[Candidate]] = {}
+    for c in candidates:
+        by_pool.setdefault(c.pool.name, []).append(c)
+    pools = [by_pool[name] for name in sorted(by_pool)]
+    depth = max((len(p) for p in pools), default=0)
+    return [p[i] for i in range(depth) for p in pools if i < len(p)]
 
 
 def within_budgets(candidates: Sequence[Candidate], allowed: Mapping[str, int]) -> list[Candidate]:
@@ -212,7 +254,7 @@ def compute_consolidation(
 
 def emptiness(candidates: Sequence[Candidate], allowed: Mapping[str, int]) -> Command | None:
     """Every empty candidate the Empty budgets allow. Upstream: Emptiness.ComputeCommands"""
-    empty = within_budgets([c for c in candidates if not c.pods], allowed)
+    empty = within_budgets([c for c in candidates if c.is_empty], allowed)
     if not empty:
         return None
     return Command(METHOD_EMPTINESS, REASON_EMPTY, tuple(empty))
@@ -227,12 +269,7 @@ def multi_node(
 ) -> Command | None:
     """The longest prefix of the cost-ordered candidates that can go together (binary search,
     at least two nodes). Upstream: MultiNodeConsolidation.firstNConsolidationOption"""
-    usable = [
-        c
-        for c in candidates
-        if c.pool.consolidation_policy == CONSOLIDATION_WHEN_EMPTY_OR_UNDERUTILIZED
-    ]
-    usable = within_budgets(usable, allowed)[:MAX_MULTI_NODE_CANDIDATES]
+    usable = within_budgets(_consolidatable(candidates), allowed)[:MAX_MULTI_NODE_CANDIDATES]
     if len(usable) < 2:
         return None
     lo, hi = 1, len(usable) - 1
@@ -257,14 +294,10 @@ def single_node(
     replacer: Replacer,
     excluded: set[str],
 ) -> Command | None:
-    """The first candidate, in cost order, that can go alone.
-    Upstream: SingleNodeConsolidation.ComputeCommands"""
-    usable = [
-        c
-        for c in candidates
-        if c.pool.consolidation_policy == CONSOLIDATION_WHEN_EMPTY_OR_UNDERUTILIZED
-    ]
-    for c in within_budgets(usable, allowed):
+    """The first candidate that can go alone, taking the NodePools in turn (each one's
+    candidates in savings order). Upstream: SingleNodeConsolidation.ComputeCommands and
+    SortCandidates"""
+    for c in _interweaved(within_budgets(_consolidatable(candidates), allowed)):
         cmd = compute_consolidation(METHOD_SINGLE_NODE, [c], checker, replacer, excluded)
         if cmd is not None:
             return cmd

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from topospread.api.types import DaemonSet, Node, Pod
+from topospread.api.types import CONDITION_TRUE, NODE_READY, DaemonSet, Node, Pod
 from topospread.autoscaler.clusterautoscaler.snapshot import ClusterSnapshot, PredicateChecker
 from topospread.autoscaler.karpenter.daemons import daemon_pods, existing_node_reserve
 from topospread.autoscaler.karpenter.disruption import (
@@ -216,7 +216,7 @@ class Karpenter:
         if result.launch_failures:
             self.catalogue = self.unavailable.apply(self.base_catalogue, now)
         if not result.launched and not self.in_flight:
-            command = self._consolidate(now, cluster)
+            command = self._consolidate(now, cluster, not_initialized)
             disruption = None if command is None else self._disruption(command, now, create)
             if isinstance(disruption, LaunchFailure):
                 # Upstream: the command fails with its replacement; the candidates stay.
@@ -312,35 +312,54 @@ class Karpenter:
             if now - since < c.pool.consolidate_after:
                 continue
             out.append(c)
-        # Upstream: candidates sorted by disruption cost, cheapest to disrupt first.
-        return sorted(out, key=lambda c: (c.disruption_cost, c.name))
+        # Upstream: sortCandidates: by savings per unit of disruption, highest first (Go's
+        # sort is not stable; ties here by name).
+        return sorted(out, key=lambda c: (-c.savings_ratio, c.name))
 
-    def _allowed(self, cluster: ClusterState, reason: str) -> dict[str, int]:
+    def _allowed(
+        self, cluster: ClusterState, reason: str, not_initialized: Collection[str]
+    ) -> dict[str, int]:
+        """Per NodePool, how many more nodes may be disrupted for ``reason``: its budgets over
+        its initialized nodes, less those disrupting or not Ready.
+        Upstream: BuildDisruptionBudgetMapping (disruption/helpers.go)"""
         totals: dict[str, int] = {}
         disrupting: dict[str, int] = {}
         for info in cluster.list():
-            pool = info.node.metadata.labels.get(NODEPOOL_LABEL, "")
+            pool = info.node.metadata.labels.get(NODEPOOL_LABEL)
+            if pool is None or info.name in not_initialized:
+                continue
             totals[pool] = totals.get(pool, 0) + 1
-            if info.name in self.disrupting or info.node.metadata.deletion_timestamp is not None:
+            deleting = info.name in self.disrupting or info.node.metadata.deletion_timestamp
+            # NOTE: a node without a Ready condition counts as Ready (the model's nodes
+            # usually carry none); upstream reads a missing condition as not Ready.
+            not_ready = any(
+                c.type == NODE_READY and c.status != CONDITION_TRUE
+                for c in info.node.status.conditions
+            )
+            if deleting or not_ready:
                 disrupting[pool] = disrupting.get(pool, 0) + 1
         return {
             name: pool.allowed_disruptions(totals.get(name, 0), disrupting.get(name, 0), reason)
             for name, pool in self.pools.items()
         }
 
-    def _consolidate(self, now: float, cluster: ClusterState) -> Command | None:
+    def _consolidate(
+        self, now: float, cluster: ClusterState, not_initialized: Collection[str]
+    ) -> Command | None:
         """Emptiness, then multi-node, then single-node consolidation; the first command wins.
         Upstream: disruption.Controller's method order"""
-        candidates = self._candidates(now, cluster)
+        candidates = [
+            c for c in self._candidates(now, cluster) if c.name not in set(not_initialized)
+        ]
         if not candidates:
             return None
-        command = emptiness(candidates, self._allowed(cluster, REASON_EMPTY))
+        command = emptiness(candidates, self._allowed(cluster, REASON_EMPTY, not_initialized))
         if command is not None:
             return command
         checker = PredicateChecker(
             ClusterSnapshot(cluster), self.profile, self.registry, self.features
         )
-        allowed = self._allowed(cluster, REASON_UNDERUTILIZED)
+        allowed = self._allowed(cluster, REASON_UNDERUTILIZED, not_initialized)
         excluded = set(self.disrupting)
 
         def replacer(group: Sequence[Candidate]) -> NodeClaim | None:
