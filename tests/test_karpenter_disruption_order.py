@@ -8,10 +8,19 @@ from __future__ import annotations
 
 import msgspec
 
-from builders import make_pod
+from builders import make_node, make_pod
 from karpenter_helpers import Env, nodepool
 from test_karpenter_consolidation import karpenter_node, rs_pod
-from topospread.api.types import LABEL_HOSTNAME, Node, NodeCondition, NodeStatus
+from topospread.api.types import (
+    LABEL_HOSTNAME,
+    LABEL_INSTANCE_TYPE_STABLE,
+    LABEL_TOPOLOGY_ZONE,
+    Node,
+    NodeCondition,
+    NodeStatus,
+)
+from topospread.autoscaler.karpenter import Karpenter, parse_catalogue
+from topospread.autoscaler.karpenter.requirements import CAPACITY_TYPE_LABEL, NODEPOOL_LABEL
 
 ALL = {"budgets": [{"nodes": "100%"}]}
 
@@ -82,3 +91,46 @@ def test_the_dearest_empty_node_goes_first_within_the_budget() -> None:
     env.add_node(karpenter_node("node-1", "m5.2xlarge"))
     [d] = env.karpenter.run_once(0.0, env.cluster, []).disruptions
     assert (d.method, d.nodes) == ("emptiness", ("node-1",))
+
+
+def _typed_node(name: str, instance_type: str, cpu: str) -> Node:
+    b = make_node(name).capacity(cpu=cpu, memory="8Gi", pods="20")
+    labels = {
+        NODEPOOL_LABEL: "default",
+        LABEL_INSTANCE_TYPE_STABLE: instance_type,
+        CAPACITY_TYPE_LABEL: "on-demand",
+        LABEL_TOPOLOGY_ZONE: "test-zone-1",
+        LABEL_HOSTNAME: name,
+    }
+    for k, v in labels.items():
+        b = b.label(k, v)
+    return b.obj()
+
+
+def test_multi_node_replacement_is_not_one_of_the_candidates_types_at_its_price() -> None:
+    # Replacing "big" (1.0) and "small" (0.3) by one new "big" would save 0.3, but keeping the
+    # big node and deleting the small one does the same with fewer pods moved:
+    # filterOutSameInstanceType drops "big" (not cheaper than the big candidate) and "mid"
+    # (1.2), so multi-node finds nothing and single-node deletes "small".
+    def offering(price: float) -> list[dict[str, object]]:
+        return [{"zone": "test-zone-1", "capacityType": "on-demand", "price": price}]
+
+    catalogue = parse_catalogue(
+        [
+            {"name": "small", "cpu": "1", "memory": "8Gi", "offerings": offering(0.3)},
+            {"name": "big", "cpu": "4", "memory": "8Gi", "offerings": offering(1.0)},
+            {"name": "mid", "cpu": "4", "memory": "8Gi", "offerings": offering(1.2)},
+        ],
+        "types.yaml",
+    )
+    on_demand = [{"key": CAPACITY_TYPE_LABEL, "operator": "In", "values": ["on-demand"]}]
+    env = Env()
+    env.karpenter = Karpenter([nodepool(disruption=ALL, requirements=on_demand)], catalogue)
+    env.add_node(_typed_node("node-big", "big", "4"), rs_pod("a", cpu="1500m"))
+    env.add_node(_typed_node("node-small", "small", "1"), rs_pod("b", cpu="500m"))
+    [d] = env.karpenter.run_once(0.0, env.cluster, []).disruptions
+    assert (d.method, d.decision, d.nodes) == (
+        "single-node consolidation",
+        "delete",
+        ("node-small",),
+    )

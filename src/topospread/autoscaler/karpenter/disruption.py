@@ -12,7 +12,7 @@ that nodeclaim is cheaper than the candidates together.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 from topospread.api.types import LABEL_INSTANCE_TYPE_STABLE, LABEL_TOPOLOGY_ZONE, Node, Pod
@@ -79,6 +79,10 @@ class Candidate:
     @property
     def capacity_type(self) -> str:
         return self.node.metadata.labels.get(CAPACITY_TYPE_LABEL, "")
+
+    @property
+    def instance_type(self) -> str:
+        return self.node.metadata.labels.get(LABEL_INSTANCE_TYPE_STABLE, "")
 
 
 def reschedulable(pod: Pod) -> bool:
@@ -252,6 +256,26 @@ def compute_consolidation(
     return Command(method, REASON_UNDERUTILIZED, tuple(candidates), claim, choices[0][1].price)
 
 
+def _without_same_type(cmd: Command, group: Sequence[Candidate]) -> Command | None:
+    """A replacement may be of a type one of the candidates has only if it is cheaper than
+    that candidate: keeping it and deleting the others would move fewer pods.
+    Upstream: filterOutSameInstanceType (multinodeconsolidation.go)"""
+    claim = cmd.replacement
+    assert claim is not None
+    options = {it.name for it in claim.instance_types}
+    same = [c.price for c in group if c.instance_type in options]
+    if not same:
+        return cmd
+    ceiling = min(same)
+    claim.instance_types = [
+        it for it in claim.instance_types if it.worst_launch_price(claim.requirements) < ceiling
+    ]
+    choices = claim.launch_choices() if claim.instance_types else []
+    if not choices:
+        return None
+    return replace(cmd, replacement_price=choices[0][1].price)
+
+
 def emptiness(candidates: Sequence[Candidate], allowed: Mapping[str, int]) -> Command | None:
     """Every empty candidate the Empty budgets allow. Upstream: Emptiness.ComputeCommands"""
     empty = within_budgets([c for c in candidates if c.is_empty], allowed)
@@ -276,9 +300,10 @@ def multi_node(
     best: Command | None = None
     while lo <= hi:
         mid = (lo + hi) // 2
-        cmd = compute_consolidation(
-            METHOD_MULTI_NODE, usable[: mid + 1], checker, replacer, excluded
-        )
+        group = usable[: mid + 1]
+        cmd = compute_consolidation(METHOD_MULTI_NODE, group, checker, replacer, excluded)
+        if cmd is not None and cmd.replacement is not None:
+            cmd = _without_same_type(cmd, group)
         if cmd is not None:
             best = cmd
             lo = mid + 1
