@@ -38,7 +38,13 @@ from topospread.autoscaler.karpenter.nodeclaim import (
 from topospread.autoscaler.karpenter.nodepool import REASON_EMPTY, REASON_UNDERUTILIZED, NodePool
 from topospread.autoscaler.karpenter.pending import ignored, provisionable
 from topospread.autoscaler.karpenter.requirements import NODEPOOL_LABEL
-from topospread.autoscaler.karpenter.scheduler import Scheduler, domain_sources, pod_key
+from topospread.autoscaler.karpenter.scheduler import (
+    NO_NODEPOOLS,
+    Results,
+    Scheduler,
+    domain_sources,
+    pod_key,
+)
 from topospread.autoscaler.karpenter.topology import Topology
 from topospread.autoscaler.karpenter.unavailableofferings import UnavailableOfferings
 from topospread.cluster.state import ClusterState
@@ -201,9 +207,15 @@ class Karpenter:
         result = KarpenterResult(now)
         starting = {n for n in not_initialized if n in self.in_flight}
         scheduler = self._scheduler(cluster, exclude=self.disrupting | starting)
-        batch, ignored_errors = _batch(pending)
-        solved = scheduler.solve(batch)
-        errors = {**ignored_errors, **solved.pod_errors}
+        batch, errors = _batch(pending)
+        if not self.pools:
+            # Upstream: Provisioner.Schedule: without NodePools nothing is scheduled, not
+            # even onto existing nodes.
+            errors.update((pod_key(p), NO_NODEPOOLS) for p in batch)
+            solved = Results()
+        else:
+            solved = scheduler.solve(batch)
+        errors.update(solved.pod_errors)
         result.pod_errors = {k: errors[k] for k in sorted(errors)}
         result.scheduled_on_existing = solved.existing
         for claim in solved.new_nodeclaims:

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from topospread.api.resource import parse_quantity
+from topospread.api.resource import BINARY_SI, DECIMAL_EXPONENT, Quantity, parse_quantity
 from topospread.api.types import (
     LABEL_ARCH_STABLE,
     LABEL_HOSTNAME,
@@ -78,6 +78,43 @@ def requests_of(pod: Pod) -> Resources:
     return Resources(
         cpu.milli_value() if cpu is not None else 0, mem.value() if mem is not None else 0, 1
     )
+
+
+_FIELDS: Final = ("cpu_milli", "memory", "pods")
+
+
+def request_list(pod: Pod) -> dict[str, Quantity]:
+    """A pod's requests and one pod slot. Upstream: resources.RequestsForPods"""
+    out = dict(pod_requests(pod))
+    out["pods"] = Quantity.new_quantity(1, DECIMAL_EXPONENT)
+    return out
+
+
+def overhead_list(r: Resources) -> dict[str, Quantity]:
+    """Daemon overhead as a resource list (memory in binary units, as daemons request it)."""
+    out = {}
+    if r.cpu_milli:
+        out["cpu"] = Quantity.new_milli_quantity(r.cpu_milli)
+    if r.memory:
+        out["memory"] = Quantity.new_quantity(r.memory, BINARY_SI)
+    if r.pods:
+        out["pods"] = Quantity.new_quantity(r.pods, DECIMAL_EXPONENT)
+    return out
+
+
+def merged(a: Mapping[str, Quantity], b: Mapping[str, Quantity]) -> dict[str, Quantity]:
+    """Upstream: resources.Merge (sums per resource)"""
+    out = dict(a)
+    for k, v in b.items():
+        out[k] = out[k] + v if k in out else v
+    return out
+
+
+def resources_text(resources: Mapping[str, Quantity]) -> str:
+    """Upstream: resources.String (the list as JSON, keys sorted)"""
+    if not resources:
+        return "{}"
+    return "{" + ",".join(f'"{k}":"{resources[k]}"' for k in sorted(resources)) + "}"
 
 
 def allocatable_of(node: Node) -> Resources:
@@ -193,11 +230,76 @@ class NodeClaim:
             and it.compatible_offerings(narrowed)
         ]
         if not options:
-            return None, (
-                "no instance type met the requirements/resources/offering tuple, "
-                f"requirements={narrowed}, resources={total}"
-            )
+            return None, self._filter_error(pod, narrowed, total)
         return (narrowed, options), ""
+
+    def _filter_error(self, pod: Pod, narrowed: Requirements, total: Resources) -> str:
+        """Why no option is left: which of requirements, resources and offerings ruled the
+        types out, alone or together. Upstream: InstanceTypeFilterError.Error (nodeclaim.go)"""
+        none = Resources()
+        met = fit = offered = met_fit = met_offered = fit_offered = False
+        for it in self.instance_types:
+            compat = it.requirements().intersects(narrowed)
+            has_offering = bool(it.compatible_offerings(narrowed))
+            # Upstream's fits() counts a fit only with a compatible offering.
+            fits = has_offering and (total + self.daemon_overhead.get(it.name, none)).fits_in(
+                capacity_of(it)
+            )
+            met, fit, offered = met or compat, fit or fits, offered or has_offering
+            met_fit = met_fit or (compat and fits and not has_offering)
+            met_offered = met_offered or (compat and has_offering and not fits)
+            fit_offered = fit_offered or (fits and has_offering and not compat)
+        if not met and not fit and not offered:
+            why = (
+                "no instance type met the scheduling requirements or had enough resources or "
+                "had a required offering"
+            )
+        elif not met and not fit:
+            why = "no instance type met the scheduling requirements or had enough resources"
+        elif not met and not offered:
+            why = "no instance type met the scheduling requirements or had a required offering"
+        elif not fit and not offered:
+            why = "no instance type had enough resources or had a required offering"
+        elif not met:
+            why = "no instance type met all requirements"
+        elif not fit:
+            why = "no instance type has enough resources"
+        elif not offered:
+            why = "no instance type has the required offering"
+        elif met_fit:
+            why = (
+                "no instance type which met the scheduling requirements and had enough "
+                "resources, had a required offering"
+            )
+        elif fit_offered:
+            why = (
+                "no instance type which had enough resources and the required offering met "
+                "the scheduling requirements"
+            )
+        elif met_offered:
+            why = (
+                "no instance type which met the scheduling requirements and the required "
+                "offering had the required resources"
+            )
+        else:
+            why = "no instance type met the requirements/resources/offering tuple"
+        text = f"{why}, requirements={narrowed}, resources={self._resources_text(pod)}"
+        if not fit and requests_of(pod).cpu_milli >= 10**9:
+            text += " (CPU request >= 1 Million, m vs M typo?)"
+        return text
+
+    def _resources_text(self, pod: Pod) -> str:
+        """The pod's requests with the least and the most daemon overhead of the options.
+        Upstream: InstanceTypeFilterError.resourcesString"""
+        requests = request_list(pod)
+        overheads = [o for o in self.daemon_overhead.values() if o != Resources()]
+        if not overheads:
+            return resources_text(requests)
+        low = Resources(*(min(getattr(o, f) for o in overheads) for f in _FIELDS))
+        high = Resources(*(max(getattr(o, f) for o in overheads) for f in _FIELDS))
+        low_text = resources_text(merged(overhead_list(low), requests))
+        high_text = resources_text(merged(overhead_list(high), requests))
+        return low_text if low_text == high_text else f"min={low_text}, max={high_text}"
 
     def add(
         self, pod: Pod, reqs: Requirements, options: list[InstanceType], topology: Topology

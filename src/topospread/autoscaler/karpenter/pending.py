@@ -15,40 +15,17 @@ import re
 from collections.abc import Iterable
 from typing import Final
 
-from topospread.api.types import (
-    LABEL_ARCH_STABLE,
-    LABEL_HOSTNAME,
-    LABEL_INSTANCE_TYPE_STABLE,
-    LABEL_OS_STABLE,
-    LABEL_TOPOLOGY_REGION,
-    LABEL_TOPOLOGY_ZONE,
-    NodeSelectorRequirement,
-    Pod,
-)
+from topospread.api.types import NodeSelectorRequirement, Pod
 from topospread.autoscaler.karpenter.requirements import (
-    CAPACITY_TYPE_LABEL,
     NODEPOOL_LABEL,
+    RESTRICTED_LABELS,
+    UPSTREAM_WELL_KNOWN_LABELS,
     normalized_key,
     pod_requirements,
 )
 
-# Upstream: v1.WellKnownLabels, v1.RestrictedLabelDomains, v1.RestrictedLabels (labels.go).
-UPSTREAM_WELL_KNOWN_LABELS: Final = tuple(
-    sorted(
-        {
-            NODEPOOL_LABEL,
-            LABEL_TOPOLOGY_ZONE,
-            LABEL_TOPOLOGY_REGION,
-            LABEL_INSTANCE_TYPE_STABLE,
-            LABEL_ARCH_STABLE,
-            LABEL_OS_STABLE,
-            CAPACITY_TYPE_LABEL,
-            "node.kubernetes.io/windows-build",
-        }
-    )
-)
+# Upstream: v1.RestrictedLabelDomains (pkg/apis/v1/labels.go).
 RESTRICTED_LABEL_DOMAINS: Final = ("karpenter.sh",)
-RESTRICTED_LABELS: Final = frozenset({LABEL_HOSTNAME})
 _GO_INT: Final = re.compile(r"[+-]?[0-9]+")  # what strconv.Atoi parses
 MANAGED_LABEL_DOES_NOT_EXIST: Final = "configured to not run on a Karpenter provisioned node"
 
@@ -86,7 +63,7 @@ def _restricted(key: str) -> str:
     return (
         f"using label {key} is not allowed as it might interfere with the internal "
         f"provisioning logic; specify a well known label: "
-        f"{_go_list(UPSTREAM_WELL_KNOWN_LABELS)}, or a custom label that does not use a "
+        f"{_go_list(sorted(UPSTREAM_WELL_KNOWN_LABELS))}, or a custom label that does not use a "
         f"restricted domain: {_go_list(sorted(RESTRICTED_LABEL_DOMAINS))}"
     )
 

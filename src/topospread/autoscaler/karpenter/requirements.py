@@ -31,21 +31,6 @@ NODEPOOL_LABEL: Final = "karpenter.sh/nodepool"
 CAPACITY_TYPE_SPOT: Final = "spot"
 CAPACITY_TYPE_ON_DEMAND: Final = "on-demand"
 
-# Upstream: v1.WellKnownLabels (pkg/apis/v1/labels.go), the keys a nodeclaim may leave undefined
-# while a pod still asks for them (the cloud fills them in at launch).
-WELL_KNOWN_LABELS: Final = frozenset(
-    {
-        NODEPOOL_LABEL,
-        LABEL_TOPOLOGY_ZONE,
-        LABEL_TOPOLOGY_REGION,
-        LABEL_INSTANCE_TYPE_STABLE,
-        LABEL_ARCH_STABLE,
-        LABEL_OS_STABLE,
-        CAPACITY_TYPE_LABEL,
-        LABEL_HOSTNAME,
-    }
-)
-
 # Upstream: v1.NormalizedLabels: aliases translated to the well-known keys in every requirement.
 NORMALIZED_LABELS: Final = {
     LABEL_FAILURE_DOMAIN_BETA_ZONE: LABEL_TOPOLOGY_ZONE,
@@ -59,6 +44,22 @@ NORMALIZED_LABELS: Final = {
 def normalized_key(key: str) -> str:
     return NORMALIZED_LABELS.get(key, key)
 
+
+# Upstream: v1.WellKnownLabels (pkg/apis/v1/labels.go): the keys a nodeclaim may leave
+# undefined while a pod asks for them (the cloud fills them in at launch); v1.RestrictedLabels.
+UPSTREAM_WELL_KNOWN_LABELS: Final = frozenset(
+    {
+        NODEPOOL_LABEL,
+        LABEL_TOPOLOGY_ZONE,
+        LABEL_TOPOLOGY_REGION,
+        LABEL_INSTANCE_TYPE_STABLE,
+        LABEL_ARCH_STABLE,
+        LABEL_OS_STABLE,
+        CAPACITY_TYPE_LABEL,
+        "node.kubernetes.io/windows-build",
+    }
+)
+RESTRICTED_LABELS: Final = frozenset({LABEL_HOSTNAME})
 
 OPERATORS: Final = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
 
@@ -166,16 +167,33 @@ class Requirement:
         return sorted(self.values)
 
     def __str__(self) -> str:
-        if self.greater_than is not None or self.less_than is not None:
-            parts = []
-            if self.greater_than is not None:
-                parts.append(f">{self.greater_than}")
-            if self.less_than is not None:
-                parts.append(f"<{self.less_than}")
-            return f"{self.key} {' '.join(parts)}"
+        """Upstream: Requirement.String (Gt n shown as >=n+1, Lt n as <=n-1; at most five
+        values)"""
         if self.operator in ("Exists", "DoesNotExist"):
-            return f"{self.key} {self.operator}"
-        return f"{self.key} {self.operator} [{','.join(self.sorted_values())}]"
+            text = f"{self.key} {self.operator}"
+        else:
+            values = self.sorted_values()
+            if len(values) > 5:
+                values = [*values[:5], f"and {len(values) - 5} others"]
+            text = f"{self.key} {self.operator} [{' '.join(values)}]"
+        if self.greater_than is not None:
+            text += f" >={self.greater_than + 1}"
+        if self.less_than is not None:
+            text += f" <={self.less_than - 1}"
+        return text
+
+
+_ABSENCE: Final = ("NotIn", "DoesNotExist")
+
+
+def _label_hint(key: str, candidates: Iterable[str]) -> str:
+    """Upstream: labelHint (a well-known or present key the undefined one may be a typo of;
+    Go's map order picks among several, sorted here)"""
+    suffix = key.split("/", 1)[1] if "/" in key else key
+    for known in sorted(candidates):
+        if key in known or known.endswith(suffix):
+            return f' (typo of "{known}"?)'
+    return ""
 
 
 class Requirements(Mapping[str, Requirement]):
@@ -220,19 +238,16 @@ class Requirements(Mapping[str, Requirement]):
         ``allow_undefined_well_known``) or asks for absence (NotIn, DoesNotExist).
         Upstream: Requirements.Compatible and Intersects
         """
+        allowed = UPSTREAM_WELL_KNOWN_LABELS if allow_undefined_well_known else frozenset()
         for key in sorted(incoming):
-            want = incoming[key]
+            if key in allowed or key in self._by_key or incoming[key].operator in _ABSENCE:
+                continue
+            hint = _label_hint(key, allowed) or _label_hint(key, self._by_key)
+            return f'label "{key}" does not have known values{hint}'
+        for key in sorted(incoming):
             have = self._by_key.get(key)
-            if have is None:
-                if allow_undefined_well_known and key in WELL_KNOWN_LABELS:
-                    continue
-                if want.operator in ("NotIn", "DoesNotExist"):
-                    continue
-                return f'label "{key}" does not have known values'
-            if len(have.intersection(want)) == 0 and not (
-                have.operator == "DoesNotExist" and want.operator == "DoesNotExist"
-            ):
-                return f"key {key}, {want} not in {have}"
+            if have is not None and not _intersect(have, incoming[key]):
+                return f"key {key}, {incoming[key]} not in {have}"
         return ""
 
     def intersects(self, other: Requirements) -> bool:
@@ -240,11 +255,7 @@ class Requirements(Mapping[str, Requirement]):
         do not matter). Upstream: Requirements.Intersects"""
         for key, mine in self._by_key.items():
             theirs = other._by_key.get(key)
-            if theirs is None:
-                continue
-            if len(mine.intersection(theirs)) == 0 and not (
-                mine.operator == "DoesNotExist" and theirs.operator == "DoesNotExist"
-            ):
+            if theirs is not None and not _intersect(mine, theirs):
                 return False
         return True
 
@@ -258,7 +269,18 @@ class Requirements(Mapping[str, Requirement]):
         }
 
     def __str__(self) -> str:
-        return ", ".join(str(self._by_key[k]) for k in sorted(self._by_key))
+        """Upstream: Requirements.String (hostname left out, sorted as text)"""
+        return ", ".join(
+            sorted(str(r) for k, r in self._by_key.items() if k not in RESTRICTED_LABELS)
+        )
+
+
+def _intersect(existing: Requirement, incoming: Requirement) -> bool:
+    """Upstream: the per-key test of Requirements.Intersects: a common value, or both sides
+    asking for absence (NotIn or DoesNotExist)."""
+    if len(existing.intersection(incoming)) > 0:
+        return True
+    return existing.operator in _ABSENCE and incoming.operator in _ABSENCE
 
 
 def from_node_selector_requirements(reqs: Iterable[NodeSelectorRequirement]) -> list[Requirement]:

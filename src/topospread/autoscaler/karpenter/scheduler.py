@@ -35,6 +35,9 @@ from topospread.autoscaler.karpenter.requirements import (
 from topospread.autoscaler.karpenter.topology import DomainSource, Topology
 
 NO_LIMIT: Final = 1 << 62
+# Upstream: Scheduler.add when no NodePool has an instance type left.
+NO_TEMPLATES: Final = "nodepool requirements filtered out all available instance types"
+NO_NODEPOOLS: Final = "no dynamic nodepools found"
 
 
 @dataclass(slots=True)
@@ -141,13 +144,28 @@ class Scheduler:
         # Upstream: sortExistingNodes: initialized nodes first, then by name.
         self.existing = sorted(existing, key=lambda n: (not n.initialized, n.name))
         self.topology = topology
+        # Upstream: NewScheduler keeps, per NodePool, the instance types its requirements
+        # allow with an available offering; a NodePool left with none is skipped.
+        self.templates = {p.name: self._template_options(p) for p in self.pools}
+        self.pools = [p for p in self.pools if self.templates[p.name]]
         daemons = daemon_pods(daemonsets)
-        self.overhead = {p.name: nodeclaim_overhead(p, self.catalogue, daemons) for p in self.pools}
+        self.overhead = {
+            p.name: nodeclaim_overhead(p, self.templates[p.name], daemons) for p in self.pools
+        }
         self.remaining = {
             p.name: self._initial_remaining(p, pool_usage.get(p.name)) for p in self.pools
         }
         self.new_nodeclaims: list[NodeClaim] = []
         self._next_host = hostname_start
+
+    def _template_options(self, pool: NodePool) -> list[InstanceType]:
+        """Upstream: filterInstanceTypesByRequirements for an empty pod (NewScheduler)"""
+        reqs = pool.node_requirements()
+        return [
+            it
+            for it in self.catalogue
+            if it.requirements().intersects(reqs) and it.compatible_offerings(reqs)
+        ]
 
     @staticmethod
     def _initial_remaining(pool: NodePool, used: Resources | None) -> Resources:
@@ -207,36 +225,28 @@ class Scheduler:
             if fit is not None:
                 claim.add(pod, fit[0], fit[1], self.topology)
                 return ""
+        if not self.pools:
+            return NO_TEMPLATES
         return self._add_to_new_nodeclaim(pod, pod_reqs)
 
     def _add_to_new_nodeclaim(self, pod: Pod, pod_reqs: Requirements) -> str:
-        """Upstream: Scheduler.addToNewNodeClaim"""
+        """Upstream: Scheduler.addToNewNodeClaim (errors joined as multierr does)"""
         errors = []
         for pool in self.pools:
             remaining = self.remaining[pool.name]
-            if remaining.cpu_milli <= 0 or remaining.memory <= 0:
-                errors.append(f"node limits have been exhausted for nodepool {pool.name}")
-                continue
-            options = [it for it in self.catalogue if capacity_of(it).fits_in(remaining)]
+            options = [it for it in self.templates[pool.name] if capacity_of(it).fits_in(remaining)]
             if not options:
-                errors.append(
-                    f"all available instance types exceed limits for nodepool {pool.name}"
-                )
-                continue
-            base = pool.node_requirements()
-            options = [it for it in options if it.requirements().intersects(base)]
-            if not options:
-                errors.append(
-                    f"nodepool requirements filtered out all available instance types ({pool.name})"
-                )
+                errors.append("all available instance types exceed limits for nodepool")
                 continue
             hostname = f"hostname-placeholder-{self._next_host:04d}"
+            base = pool.node_requirements()
             base.add(hostname_requirement(hostname))
-            claim = NodeClaim(pool, hostname, base, options, self.overhead[pool.name])
+            overhead = self.overhead[pool.name]
+            claim = NodeClaim(pool, hostname, base, options, overhead)
             self.topology.register(LABEL_HOSTNAME, hostname)
             fit, why = claim.can_add(pod, pod_reqs, self.topology)
             if fit is None:
-                errors.append(f"incompatible with nodepool {pool.name!r}, {why}")
+                errors.append(why)
                 continue
             self._next_host += 1
             claim.add(pod, fit[0], fit[1], self.topology)
@@ -248,6 +258,4 @@ class Scheduler:
             )
             self.remaining[pool.name] = remaining - biggest
             return ""
-        if not self.pools:
-            return "no nodepools found"
         return "; ".join(errors)

@@ -180,7 +180,12 @@ class TopologyGroup:
         return Requirement.new(self.key, "In", options)
 
     def counts_text(self) -> str:
-        return "{" + ", ".join(f"{d}: {c}" for d, c in sorted(self.domains.items())) + "}"
+        """The counts by domain, at most 25. Upstream: pretty.Map(domains, 25)"""
+        items = sorted(self.domains.items())
+        text = ", ".join(f"{d}: {c}" for d, c in items[:25])
+        if len(items) > 25:
+            text += f" and {len(items) - 25} other(s)"
+        return text
 
 
 def _term_namespaces(pod: Pod, term: PodAffinityTerm) -> frozenset[str]:
