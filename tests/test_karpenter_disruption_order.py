@@ -19,6 +19,7 @@ from topospread.api.types import (
     NodeCondition,
     NodeStatus,
 )
+from topospread.autoscaler.clusterautoscaler.nodegroup import with_node_name
 from topospread.autoscaler.karpenter import Karpenter, parse_catalogue
 from topospread.autoscaler.karpenter.requirements import CAPACITY_TYPE_LABEL, NODEPOOL_LABEL
 
@@ -134,3 +135,19 @@ def test_multi_node_replacement_is_not_one_of_the_candidates_types_at_its_price(
         "delete",
         ("node-small",),
     )
+
+
+def test_no_pod_is_consolidated_onto_a_node_still_under_consolidate_after() -> None:
+    # Upstream Scheduler.addToExistingNode skips nodes under consolidateAfter for pods that
+    # are not pending (IsConsolidationSimulation): node-1 just got a pod, so node-0's pods
+    # have nowhere to go and node-0 stays (spot is not replaced by spot).
+    env = Env(nodepool(disruption={"consolidateAfter": "30s"}))
+    env.add_node(karpenter_node("node-0"), rs_pod("a"), rs_pod("b"))
+    env.add_node(karpenter_node("node-1"), rs_pod("c"))
+    assert env.karpenter.run_once(0.0, env.cluster, []).disruptions == []
+    env.cluster.bind(with_node_name(rs_pod("d"), "node-1"), "node-1")
+    assert env.karpenter.run_once(100.0, env.cluster, []).disruptions == []
+    assert env.karpenter.run_once(110.0, env.cluster, []).disruptions == []
+    # Once node-1 has settled too, both are candidates (equal savings ratio: node-0 by name).
+    [d] = env.karpenter.run_once(131.0, env.cluster, []).disruptions
+    assert (d.decision, d.nodes) == ("delete", ("node-0",))

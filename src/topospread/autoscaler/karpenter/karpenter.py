@@ -9,6 +9,7 @@ nodeclaims (``NodeClaimLaunch.node``) and removes the disrupted ones.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -251,7 +252,12 @@ class Karpenter:
             )
         self.pods_since = seen
 
-    def _scheduler(self, cluster: ClusterState, exclude: set[str]) -> Scheduler:
+    def _scheduler(
+        self, cluster: ClusterState, exclude: set[str], settling: Collection[str] = ()
+    ) -> Scheduler:
+        """The provisioning scheduler over the cluster without the ``exclude`` nodes; the
+        ``settling`` ones count for topology but take no pod (a consolidation simulation's
+        nodes under consolidateAfter)."""
         existing = []
         daemons = daemon_pods(self.daemonsets)
         topo_nodes: list[tuple[Node, Sequence[Pod]]] = []
@@ -261,7 +267,8 @@ class Karpenter:
                 continue
             pods = list(info.pods)
             topo_nodes.append((info.node, pods))
-            if not info.node.spec.unschedulable:  # cordoned: counted, never a destination
+            # Cordoned or settling: counted, never a destination.
+            if not info.node.spec.unschedulable and info.name not in settling:
                 reserve = existing_node_reserve(info.node, pods, daemons)
                 existing.append(ExistingNode.of(info.node, pods, daemon_reserve=reserve))
             pool = info.node.metadata.labels.get(NODEPOOL_LABEL, "")
@@ -373,18 +380,34 @@ class Karpenter:
         )
         allowed = self._allowed(cluster, REASON_UNDERUTILIZED, not_initialized)
         excluded = set(self.disrupting)
+        settling = self._settling(now, cluster)
 
         def replacer(group: Sequence[Candidate]) -> NodeClaim | None:
             gone = excluded | {c.name for c in group}
             pods = [p for c in group for p in c.pods]
-            solved = self._scheduler(cluster, gone).solve(pods)
+            solved = self._scheduler(cluster, gone, settling).solve(pods)
             if solved.pod_errors or len(solved.new_nodeclaims) != 1:
                 return None
             return solved.new_nodeclaims[0]
 
-        return multi_node(candidates, allowed, checker, replacer, excluded) or single_node(
-            candidates, allowed, checker, replacer, excluded
+        no_destination = excluded | settling
+        return multi_node(candidates, allowed, checker, replacer, no_destination) or single_node(
+            candidates, allowed, checker, replacer, no_destination
         )
+
+    def _settling(self, now: float, cluster: ClusterState) -> set[str]:
+        """Nodes whose pods changed within their NodePool's consolidateAfter (neither 0 nor
+        Never): a consolidation moves no pod onto them.
+        Upstream: IsUnderConsolidateAfter (utils/disruption), Scheduler.addToExistingNode"""
+        out = set()
+        for info in cluster.list():
+            pool = self.pools.get(info.node.metadata.labels.get(NODEPOOL_LABEL, ""))
+            if pool is None or not 0 < pool.consolidate_after < math.inf:
+                continue
+            since = self.pods_since.get(info.name, (frozenset(), now))[1]
+            if now - since < pool.consolidate_after:
+                out.add(info.name)
+        return out
 
     def _disruption(
         self, command: Command, now: float, create: CreateFunc | None
