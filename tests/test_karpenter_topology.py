@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
-from builders import PodBuilder, make_pod
+from builders import PodBuilder, make_node, make_pod
 from karpenter_helpers import Env, nodepool, spread_pods, zones_requirement
-from topospread.api.types import LABEL_HOSTNAME, LABEL_TOPOLOGY_ZONE, Pod
+from topospread.api.types import LABEL_HOSTNAME, LABEL_TOPOLOGY_ZONE, Pod, PodStatus
 from topospread.autoscaler.karpenter import NodePool
 from topospread.autoscaler.karpenter.requirements import CAPACITY_TYPE_LABEL
 
@@ -264,3 +265,23 @@ def test_should_balance_pods_across_a_label_discovered_from_the_nodepool(
     env = Env(plain, tainted)
     env.provision(*spread_pods(2, key="fake-label", node_taints_policy=policy))
     assert env.skew("fake-label") == expected
+
+
+def test_a_finished_pod_counts_in_no_domain() -> None:
+    # Upstream IgnoredForTopology: terminal pods are not counted, so zone-1, whose only
+    # matching pod has Succeeded, still takes the new pod on its existing node.
+    env = Env()
+    node = (
+        make_node("n1")
+        .label(LABEL_TOPOLOGY_ZONE, "test-zone-1")
+        .label(LABEL_HOSTNAME, "n1")
+        .capacity(cpu="4", memory="8Gi", pods="10")
+        .obj()
+    )
+    done = msgspec.structs.replace(
+        spread_pods(1, prefix="done")[0], status=PodStatus(phase="Succeeded")
+    )
+    env.add_node(node, done)
+    result = env.provision(*spread_pods(1, cpu="1"))
+    assert result.launched == []
+    assert result.scheduled_on_existing == {"n1": ["default/p-0"]}

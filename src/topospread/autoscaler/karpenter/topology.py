@@ -267,6 +267,9 @@ class Topology:
         """Upstream: Topology.countDomains"""
         for node, pods in self.nodes:
             value = node.metadata.labels.get(g.key)
+            if value is None and g.key == LABEL_HOSTNAME:
+                # A node not labelled yet: its name stands for its hostname.
+                value = node.metadata.name
             if value is None or _untolerated(node.spec.taints, g.tolerations):
                 continue
             node_reqs = Requirements(
@@ -275,7 +278,7 @@ class Topology:
             if g.node_filter is not None and node_reqs.compatible(g.node_filter, False):
                 continue
             for pod in pods:
-                if pod.metadata.deletion_timestamp is None and g.selects(pod):
+                if not _ignored_for_topology(pod) and g.selects(pod):
                     g.record(value)
 
     def _add_group(
@@ -396,6 +399,13 @@ class Topology:
                     req = node_reqs.get(g.key)
                     if req is not None and not req.complement:
                         g.record(*sorted(req.values))
+
+
+def _ignored_for_topology(pod: Pod) -> bool:
+    """Terminal and terminating pods count in no domain. Upstream: IgnoredForTopology"""
+    return (
+        pod.status.phase in ("Succeeded", "Failed") or pod.metadata.deletion_timestamp is not None
+    )
 
 
 def _uid(pod: Pod) -> str:
