@@ -9,7 +9,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from builders import make_pod
+from builders import make_node, make_pod
 from karpenter_helpers import TEST_ZONES, Env, nodepool, zones_requirement
 from topospread.api.types import (
     LABEL_ARCH_STABLE,
@@ -365,3 +365,22 @@ def test_the_beta_zone_label_means_the_zone() -> None:
     pod = make_pod("p").req(cpu="1").node_selector(LABEL_FAILURE_DOMAIN_BETA_ZONE, TEST_ZONES[1])
     [launch] = env.provision(pod.obj()).launched
     assert launch.zone == TEST_ZONES[1]
+
+
+def test_a_nodes_capacity_counts_against_the_nodepool_limits() -> None:
+    # Upstream updateRemainingResources subtracts StateNode.Capacity: 6 - 4.5 leaves 1.5 CPU,
+    # too little for any type (the node's 4 allocatable CPUs would leave 2).
+    env = Env(nodepool(limits={"cpu": "6"}))
+    node = make_node("n1").label("karpenter.sh/nodepool", "default").obj()
+    status = msgspec.structs.replace(
+        node.status,
+        capacity={"cpu": "4500m", "memory": "8Gi", "pods": "10"},
+        allocatable={"cpu": "4", "memory": "8Gi", "pods": "10"},
+    )
+    full = make_pod("full").req(cpu="4").obj()
+    env.add_node(msgspec.structs.replace(node, status=status), full)
+    result = env.provision(make_pod("p").req(cpu="1").obj())
+    assert result.launched == []
+    assert result.pod_errors == {
+        "default/p": "all available instance types exceed limits for nodepool"
+    }

@@ -33,7 +33,7 @@ from topospread.autoscaler.karpenter.nodeclaim import (
     ExistingNode,
     NodeClaim,
     Resources,
-    allocatable_of,
+    node_capacity_of,
     node_for,
 )
 from topospread.autoscaler.karpenter.nodepool import REASON_EMPTY, REASON_UNDERUTILIZED, NodePool
@@ -272,14 +272,14 @@ class Karpenter:
                 reserve = existing_node_reserve(info.node, pods, daemons)
                 existing.append(ExistingNode.of(info.node, pods, daemon_reserve=reserve))
             pool = info.node.metadata.labels.get(NODEPOOL_LABEL, "")
-            usage[pool] = usage.get(pool, Resources()) + allocatable_of(info.node)
+            usage[pool] = usage.get(pool, Resources()) + node_capacity_of(info.node)
         for launch in self.in_flight.values():
             reserve = existing_node_reserve(launch.node, [], daemons)
             existing.append(
                 ExistingNode.of(launch.node, [], initialized=False, daemon_reserve=reserve)
             )
             topo_nodes.append((launch.node, []))
-            usage[launch.nodepool] = usage.get(launch.nodepool, Resources()) + allocatable_of(
+            usage[launch.nodepool] = usage.get(launch.nodepool, Resources()) + node_capacity_of(
                 launch.node
             )
         pools = list(self.pools.values())

@@ -117,13 +117,22 @@ def resources_text(resources: Mapping[str, Quantity]) -> str:
     return "{" + ",".join(f'"{k}":"{resources[k]}"' for k in sorted(resources)) + "}"
 
 
-def allocatable_of(node: Node) -> Resources:
-    alloc = node.status.allocatable or node.status.capacity
+def _resources(raw: Mapping[str, str | int | float]) -> Resources:
     return Resources(
-        parse_quantity(alloc.get("cpu", 0)).milli_value(),
-        parse_quantity(alloc.get("memory", 0)).value(),
-        parse_quantity(alloc.get("pods", 0)).value(),
+        parse_quantity(raw.get("cpu", 0)).milli_value(),
+        parse_quantity(raw.get("memory", 0)).value(),
+        parse_quantity(raw.get("pods", 0)).value(),
     )
+
+
+def allocatable_of(node: Node) -> Resources:
+    return _resources(node.status.allocatable or node.status.capacity)
+
+
+def node_capacity_of(node: Node) -> Resources:
+    """What a node counts against its NodePool's limits: its capacity, not its allocatable.
+    Upstream: Scheduler.updateRemainingResources (StateNode.Capacity)"""
+    return _resources(node.status.capacity or node.status.allocatable)
 
 
 def capacity_of(it: InstanceType) -> Resources:
