@@ -384,3 +384,10 @@ def test_a_nodes_capacity_counts_against_the_nodepool_limits() -> None:
     assert result.pod_errors == {
         "default/p": "all available instance types exceed limits for nodepool"
     }
+
+
+def test_equal_weights_go_by_name_last_first() -> None:
+    # Upstream OrderByWeight: equal weights sorted by name descending.
+    env = Env(nodepool("alpha"), nodepool("beta"))
+    [launch] = env.provision(make_pod("p").req(cpu="1").obj()).launched
+    assert launch.nodepool == "beta"

@@ -273,5 +273,7 @@ def parse_nodepools(raw: object, where: str) -> list[NodePool]:
 
 
 def sorted_by_weight(pools: Sequence[NodePool]) -> list[NodePool]:
-    """Highest weight first, then by name. Upstream: NodePoolList.OrderByWeight"""
-    return sorted(pools, key=lambda p: (-p.weight, p.name))
+    """Highest weight first; equal weights by name, last name first.
+    Upstream: OrderByWeight (pkg/utils/nodepool/nodepool.go)"""
+    by_name = sorted(pools, key=lambda p: p.name, reverse=True)
+    return sorted(by_name, key=lambda p: -p.weight)
