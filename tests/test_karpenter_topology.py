@@ -8,7 +8,7 @@ import pytest
 
 from builders import PodBuilder, make_node, make_pod
 from karpenter_helpers import Env, nodepool, spread_pods, zones_requirement
-from topospread.api.types import LABEL_HOSTNAME, LABEL_TOPOLOGY_ZONE, Pod, PodStatus
+from topospread.api.types import LABEL_HOSTNAME, LABEL_TOPOLOGY_ZONE, Affinity, Pod, PodStatus
 from topospread.autoscaler.karpenter import NodePool
 from topospread.autoscaler.karpenter.requirements import CAPACITY_TYPE_LABEL
 
@@ -285,3 +285,44 @@ def test_a_finished_pod_counts_in_no_domain() -> None:
     result = env.provision(*spread_pods(1, cpu="1"))
     assert result.launched == []
     assert result.scheduled_on_existing == {"n1": ["default/p-0"]}
+
+
+def test_a_preferred_zone_does_not_narrow_the_spreads_domains() -> None:
+    # Upstream counts a spread over the pod's strict requirements (node selector and required
+    # terms; podData.StrictRequirements, MakeTopologyNodeFilter): zone-1 already holds a
+    # matching pod and zones 2 and 3 none, so the preference for zone-1 is relaxed away and
+    # the pod goes to zone-2. Counting only the preferred zone put it in zone-1 (skew 2).
+    env = Env()
+    node = (
+        make_node("n1")
+        .label(LABEL_TOPOLOGY_ZONE, "test-zone-1")
+        .label(LABEL_HOSTNAME, "n1")
+        .capacity(cpu="1", memory="1Gi", pods="10")
+        .obj()
+    )
+    env.add_node(node, spread_pods(1, cpu="1", prefix="old")[0])
+    preferred = {
+        "nodeAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "weight": 1,
+                    "preference": {
+                        "matchExpressions": [
+                            {
+                                "key": LABEL_TOPOLOGY_ZONE,
+                                "operator": "In",
+                                "values": ["test-zone-1"],
+                            }
+                        ]
+                    },
+                }
+            ]
+        }
+    }
+    [pod] = spread_pods(1, cpu="1")
+    pod = msgspec.structs.replace(
+        pod, spec=msgspec.structs.replace(pod.spec, affinity=msgspec.convert(preferred, Affinity))
+    )
+    [launch] = env.provision(pod).launched
+    assert launch.zone == "test-zone-2"
+    assert env.skew() == [1, 1]

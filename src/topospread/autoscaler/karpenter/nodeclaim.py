@@ -192,7 +192,7 @@ class ExistingNode:
             return None, "exceeds node resources"
         if why := self.requirements.compatible(pod_reqs, allow_undefined_well_known=False):
             return None, why
-        return topology.add_requirements(pod, pod_reqs, self.requirements)
+        return topology.add_requirements(pod, self.requirements)
 
     def add(self, pod: Pod, reqs: Requirements, topology: Topology) -> None:
         self.pods.append(pod)
@@ -226,7 +226,7 @@ class NodeClaim:
             return None, f"incompatible requirements, {why}"
         reqs = self.requirements.copy()
         reqs.add(*pod_reqs.values())
-        narrowed, why = topology.add_requirements(pod, pod_reqs, reqs)
+        narrowed, why = topology.add_requirements(pod, reqs)
         if narrowed is None:
             return None, why
         total = self.requests + requests_of(pod)

@@ -20,7 +20,13 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from topospread.api.types import LABEL_HOSTNAME, Node, Pod, PodAffinityTerm, Taint, Toleration
-from topospread.autoscaler.karpenter.requirements import Requirement, Requirements, pod_requirements
+from topospread.autoscaler.karpenter.requirements import (
+    Requirement,
+    Requirements,
+    from_labels,
+    from_node_selector_requirements,
+    strict_pod_requirements,
+)
 from topospread.labels.selector import Selector, label_selector_as_selector
 from topospread.taints import find_matching_untolerated_taint
 
@@ -58,7 +64,9 @@ class TopologyGroup:
     selector: Selector
     max_skew: int = 0
     min_domains: int | None = None
-    node_filter: Requirements | None = None  # the owner's node affinity (nodeAffinityPolicy Honor)
+    # The owner's node selector with each of its required node-affinity terms, ORed
+    # (nodeAffinityPolicy Honor); None counts every node.
+    node_filter: tuple[Requirements, ...] | None = None
     tolerations: tuple[Toleration, ...] | None = None  # the owner's (nodeTaintsPolicy Honor)
     domains: dict[str, int] = field(default_factory=dict)
     empty_domains: set[str] = field(default_factory=set)
@@ -75,7 +83,7 @@ class TopologyGroup:
         Upstream: TopologyGroup.Counts"""
         if not self.selects(pod):
             return False
-        return self.node_filter is None or not node_reqs.compatible(self.node_filter)
+        return _matches(self.node_filter, node_reqs, allow_undefined_well_known=True)
 
     def register(self, *domains: str) -> None:
         for d in domains:
@@ -204,7 +212,7 @@ def _group_id(g: TopologyGroup) -> tuple[object, ...]:
         str(g.selector),
         g.max_skew,
         g.min_domains,
-        str(g.node_filter) if g.node_filter is not None else None,
+        None if g.node_filter is None else tuple(_requirements_id(r) for r in g.node_filter),
         g.tolerations,
     )
 
@@ -239,7 +247,10 @@ class Topology:
                 g.register(domain)
 
     def _domains_for(
-        self, key: str, pod_reqs: Requirements | None, tolerations: Sequence[Toleration] | None
+        self,
+        key: str,
+        node_filter: tuple[Requirements, ...] | None,
+        tolerations: Sequence[Toleration] | None,
     ) -> set[str]:
         """Every domain of ``key``: the NodePools' (only their taints filter them, as
         upstream's domain groups are not filtered by the pod's node affinity) and the
@@ -256,9 +267,9 @@ class Topology:
             value = node.metadata.labels.get(key)
             if value is None or _untolerated(node.spec.taints, tolerations):
                 continue
-            if pod_reqs is not None and Requirements(
-                Requirement.new(k, "In", [v]) for k, v in node.metadata.labels.items()
-            ).compatible(pod_reqs, allow_undefined_well_known=False):
+            if node_filter is not None and not _matches(
+                node_filter, from_labels(node.metadata.labels), allow_undefined_well_known=False
+            ):
                 continue
             out.add(value)
         return out
@@ -275,7 +286,7 @@ class Topology:
             node_reqs = Requirements(
                 Requirement.new(k, "In", [v]) for k, v in node.metadata.labels.items()
             )
-            if g.node_filter is not None and node_reqs.compatible(g.node_filter, False):
+            if not _matches(g.node_filter, node_reqs, allow_undefined_well_known=False):
                 continue
             for pod in pods:
                 if not _ignored_for_topology(pod) and g.selects(pod):
@@ -299,7 +310,7 @@ class Topology:
         # A relaxed pod leaves the groups of the constraints it no longer has.
         for g in self.groups.values():
             g.owners.discard(uid)
-        reqs = pod_requirements(pod)
+        node_filter = _node_filter(pod)
         # ScheduleAnyway constraints count as DoNotSchedule until relaxed away (preferences.py).
         for c in pod.spec.topology_spread_constraints:
             honor = (c.node_affinity_policy or "Honor") == "Honor"
@@ -311,7 +322,7 @@ class Topology:
                 label_selector_as_selector(c.label_selector),
                 c.max_skew,
                 c.min_domains,
-                reqs if honor else None,
+                node_filter if honor else None,
                 tuple(pod.spec.tolerations) if honor_taints else None,
             )
             self._add_group(self.groups, g, pod).owners.add(uid)
@@ -358,16 +369,19 @@ class Topology:
                 g.record(labels[term.topology_key])
 
     def add_requirements(
-        self, pod: Pod, pod_reqs: Requirements, node_reqs: Requirements
+        self, pod: Pod, node_reqs: Requirements
     ) -> tuple[Requirements | None, str]:
         """The node's requirements narrowed by every group that applies to the pod, or None
         and the reason. Upstream: Topology.AddRequirements and topologyError"""
         out = node_reqs.copy()
+        # The pod's domains: its node selector and required terms, never its preferences
+        # (upstream passes podData.StrictRequirements).
+        strict = strict_pod_requirements(pod)
         uid = _uid(pod)
         matching = [g for g in self.groups.values() if uid in g.owners]
         matching += [g for g in self.inverse.values() if g.selects(pod)]
         for g in matching:
-            pod_domains = pod_reqs.get_or_exists(g.key)
+            pod_domains = strict.get_or_exists(g.key)
             node_domains = out.get_or_exists(g.key)
             domains = g.get(pod, pod_domains, node_domains)
             if len(domains) == 0:
@@ -405,6 +419,41 @@ def _ignored_for_topology(pod: Pod) -> bool:
     """Terminal and terminating pods count in no domain. Upstream: IgnoredForTopology"""
     return (
         pod.status.phase in ("Succeeded", "Failed") or pod.metadata.deletion_timestamp is not None
+    )
+
+
+def _node_filter(pod: Pod) -> tuple[Requirements, ...]:
+    """The node selector alone, or with each required node-affinity term (ORed).
+    Upstream: MakeTopologyNodeFilter (topologynodefilter.go)"""
+    selector = from_labels(pod.spec.node_selector)
+    affinity = pod.spec.affinity
+    na = affinity.node_affinity if affinity is not None else None
+    required = na.required_during_scheduling_ignored_during_execution if na else None
+    if required is None:
+        return (selector,)
+    out = []
+    for term in required.node_selector_terms:
+        reqs = selector.copy()
+        reqs.add(*from_node_selector_requirements(term.match_expressions))
+        out.append(reqs)
+    return tuple(out)
+
+
+def _matches(
+    node_filter: tuple[Requirements, ...] | None,
+    node_reqs: Requirements,
+    allow_undefined_well_known: bool,
+) -> bool:
+    """Upstream: TopologyNodeFilter.matchesRequirements (any term; no terms match all)"""
+    if not node_filter:
+        return True
+    return any(not node_reqs.compatible(r, allow_undefined_well_known) for r in node_filter)
+
+
+def _requirements_id(reqs: Requirements) -> tuple[object, ...]:
+    return tuple(
+        (k, r.complement, tuple(sorted(r.values)), r.greater_than, r.less_than)
+        for k, r in sorted(reqs.items())
     )
 
 
