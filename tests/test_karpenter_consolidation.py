@@ -17,6 +17,8 @@ from topospread.api.types import (
     LABEL_TOPOLOGY_ZONE,
     Node,
     Pod,
+    PodDisruptionBudget,
+    PodStatus,
 )
 from topospread.autoscaler.karpenter import Karpenter, parse_catalogue
 from topospread.autoscaler.karpenter.disruption import DO_NOT_DISRUPT
@@ -286,3 +288,50 @@ def test_consolidation_keeps_required_anti_affinity_by_the_schedulers_filters() 
     env.add_node(karpenter_node("node-3"), rs_pod("other"))
     [d] = env.karpenter.run_once(1.0, env.cluster, []).disruptions
     assert (d.decision, d.nodes) == ("delete", ("node-2",))
+
+
+def _pdb(allowed: int, **spec: Any) -> PodDisruptionBudget:
+    return msgspec.convert(
+        {
+            "metadata": {"name": "web", "namespace": "default"},
+            "spec": {"selector": {"matchLabels": {"app": "test"}}, **spec},
+            "status": {"disruptionsAllowed": allowed},
+        },
+        PodDisruptionBudget,
+    )
+
+
+def test_a_pdb_allowing_no_disruption_keeps_its_pods_nodes() -> None:
+    # Upstream StateNode.ValidatePodsDisruptable: "pdb prevents pod evictions", so neither
+    # node is a candidate (we used to pick node-1 and have its drain refused).
+    env = Env()
+    two_nodes(env)
+    assert env.karpenter.run_once(0.0, env.cluster, [], pdbs=[_pdb(0)]).disruptions == []
+    [d] = env.karpenter.run_once(1.0, env.cluster, [], pdbs=[_pdb(1)]).disruptions
+    assert d.nodes == ("node-1",)
+
+
+def test_a_pdb_lets_an_unready_pod_go_with_always_allow() -> None:
+    env = Env()
+    env.add_node(karpenter_node("node-0"), rs_pod("pod-0"), rs_pod("pod-1"))
+    unready = msgspec.structs.replace(
+        rs_pod("pod-2"),
+        status=msgspec.convert({"conditions": [{"type": "Ready", "status": "False"}]}, PodStatus),
+    )
+    env.add_node(karpenter_node("node-1"), unready)
+    pdbs = [_pdb(0, unhealthyPodEvictionPolicy="AlwaysAllow")]
+    [d] = env.karpenter.run_once(0.0, env.cluster, [], pdbs=pdbs).disruptions
+    assert d.nodes == ("node-1",)
+
+
+def test_a_daemon_pods_do_not_disrupt_annotation_keeps_its_node() -> None:
+    # Upstream checks every active pod, DaemonSet and mirror pods included.
+    env = Env()
+    env.add_node(karpenter_node("node-0"), rs_pod("pod-0"), rs_pod("pod-1"))
+    agent = make_pod("agent").owner("DaemonSet", "agent").req(cpu="10m").obj()
+    meta = msgspec.structs.replace(agent.metadata, annotations={DO_NOT_DISRUPT: "true"})
+    env.add_node(
+        karpenter_node("node-1"), rs_pod("pod-2"), msgspec.structs.replace(agent, metadata=meta)
+    )
+    [d] = env.karpenter.run_once(0.0, env.cluster, []).disruptions
+    assert d.nodes == ("node-0",)

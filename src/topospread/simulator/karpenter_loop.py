@@ -97,6 +97,7 @@ class KarpenterController(AutoscalerController):
             pending,
             not_initialized=list(sim.cloud.starting),
             create=lambda it, zone, ct: self._create(sim, it, zone, ct),
+            pdbs=sim.scheduler.pdbs,
         )
         for failure in result.launch_failures:
             zone = failure.tried[0][1] if failure.tried else ""

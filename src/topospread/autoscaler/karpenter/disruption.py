@@ -15,8 +15,18 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
-from topospread.api.types import LABEL_INSTANCE_TYPE_STABLE, LABEL_TOPOLOGY_ZONE, Node, Pod
-from topospread.autoscaler.clusterautoscaler.drainability import is_daemonset_pod, is_mirror_pod
+from topospread.api.types import (
+    LABEL_INSTANCE_TYPE_STABLE,
+    LABEL_TOPOLOGY_ZONE,
+    Node,
+    Pod,
+    PodDisruptionBudget,
+)
+from topospread.autoscaler.clusterautoscaler.drainability import (
+    RemainingPdbTracker,
+    is_daemonset_pod,
+    is_mirror_pod,
+)
 from topospread.autoscaler.clusterautoscaler.nodegroup import with_node_name
 from topospread.autoscaler.clusterautoscaler.snapshot import PredicateChecker
 from topospread.autoscaler.karpenter.instancetypes import InstanceType
@@ -119,22 +129,53 @@ def eviction_cost(pod: Pod) -> float:
     return min(max(cost, -10.0), 10.0)
 
 
+def _active(pod: Pod) -> bool:
+    """Upstream: pod.IsActive (not terminal, not terminating)"""
+    terminal = pod.status.phase in ("Succeeded", "Failed")
+    return not terminal and pod.metadata.deletion_timestamp is None
+
+
+def _pdb_blocks(pod: Pod, pdbs: RemainingPdbTracker) -> str:
+    """Why a PodDisruptionBudget keeps the pod from being evicted ("" when none does): more
+    than one budget selects it, or its budget allows no disruption (an unready pod passes an
+    AlwaysAllow budget). Upstream: pdb.Limits.isEvictable (zeroDisruptions)"""
+    if not _active(pod) or is_mirror_pod(pod):
+        return ""
+    matching = pdbs.matching_pdbs(pod)
+    if len(matching) > 1:
+        return "eviction does not support multiple PDBs"
+    for pdb in matching:
+        unready = any(c.type == "Ready" and c.status == "False" for c in pod.status.conditions)
+        if pdb.spec.unhealthy_pod_eviction_policy == "AlwaysAllow" and unready:
+            return ""
+        if pdb.status.disruptions_allowed == 0:
+            return "pdb prevents pod evictions"
+    return ""
+
+
 def candidate_of(
     node: Node,
     pods: Sequence[Pod],
     pools: Mapping[str, NodePool],
     catalogue: Sequence[InstanceType],
+    pdbs: Sequence[PodDisruptionBudget] = (),
 ) -> Candidate | str:
-    """The node as a candidate, or why it is not one. Upstream: NewCandidate"""
+    """The node as a candidate, or why it is not one: do-not-disrupt on the node or on any
+    active pod (DaemonSet and mirror pods included), or a PodDisruptionBudget that keeps a
+    pod from being evicted. Upstream: NewCandidate, StateNode.ValidatePodsDisruptable"""
     pool = pools.get(node.metadata.labels.get(NODEPOOL_LABEL, ""))
     if pool is None:
         return "node is not managed by a known nodepool"
     if node.metadata.annotations.get(DO_NOT_DISRUPT) == "true":
         return f'disruption is blocked through the "{DO_NOT_DISRUPT}" annotation'
-    moving = tuple(p for p in pods if reschedulable(p))
-    for p in moving:
-        if p.metadata.annotations.get(DO_NOT_DISRUPT) == "true":
+    for p in pods:
+        if _active(p) and p.metadata.annotations.get(DO_NOT_DISRUPT) == "true":
             return f'pod {p.metadata.namespace}/{p.metadata.name} has "{DO_NOT_DISRUPT}" annotation'
+    tracker = RemainingPdbTracker(list(pdbs))
+    for p in pods:
+        if why := _pdb_blocks(p, tracker):
+            return why
+    moving = tuple(p for p in pods if reschedulable(p))
     cost = sum(eviction_cost(p) for p in moving)
     return Candidate(node, pool, moving, node_price(node, catalogue), cost)
 

@@ -13,7 +13,14 @@ import math
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from topospread.api.types import CONDITION_TRUE, NODE_READY, DaemonSet, Node, Pod
+from topospread.api.types import (
+    CONDITION_TRUE,
+    NODE_READY,
+    DaemonSet,
+    Node,
+    Pod,
+    PodDisruptionBudget,
+)
 from topospread.autoscaler.clusterautoscaler.snapshot import ClusterSnapshot, PredicateChecker
 from topospread.autoscaler.karpenter.daemons import daemon_pods, existing_node_reserve
 from topospread.autoscaler.karpenter.disruption import (
@@ -187,12 +194,15 @@ class Karpenter:
         pending: Sequence[Pod],
         not_initialized: Collection[str] = (),
         create: CreateFunc | None = None,
+        pdbs: Sequence[PodDisruptionBudget] = (),
     ) -> KarpenterResult:
         """One pass at ``now`` (seconds) over ``cluster`` (not modified) and its pending pods.
 
         ``not_initialized`` names registered nodes still starting up: their nodeclaims stay
         in flight (packed as launched, without the node's ephemeral not-ready taints) and
         they are not disruption candidates, as Karpenter treats uninitialized nodes.
+        ``pdbs``: the PodDisruptionBudgets, whose blocked pods keep their nodes from being
+        disruption candidates.
         ``create`` is the cloud: each nodeclaim launches its cheapest offering the cloud can
         serve; those it cannot go into the unavailable-offerings cache, and a nodeclaim with
         none left fails (``launch_failures``). The decisions read the catalogue without the
@@ -229,7 +239,7 @@ class Karpenter:
         if result.launch_failures:
             self.catalogue = self.unavailable.apply(self.base_catalogue, now)
         if not result.launched and not self.in_flight:
-            command = self._consolidate(now, cluster, not_initialized)
+            command = self._consolidate(now, cluster, not_initialized, pdbs)
             disruption = None if command is None else self._disruption(command, now, create)
             if isinstance(disruption, LaunchFailure):
                 # Upstream: the command fails with its replacement; the candidates stay.
@@ -319,12 +329,14 @@ class Karpenter:
             node_for(claim, name, it, offering),
         )
 
-    def _candidates(self, now: float, cluster: ClusterState) -> list[Candidate]:
+    def _candidates(
+        self, now: float, cluster: ClusterState, pdbs: Sequence[PodDisruptionBudget] = ()
+    ) -> list[Candidate]:
         out = []
         for info in cluster.list():
             if info.name in self.disrupting or info.node.metadata.deletion_timestamp is not None:
                 continue
-            c = candidate_of(info.node, list(info.pods), self.pools, self.catalogue)
+            c = candidate_of(info.node, list(info.pods), self.pools, self.catalogue, pdbs)
             if isinstance(c, str):
                 continue
             since = self.pods_since.get(info.name, (frozenset(), now))[1]
@@ -363,12 +375,16 @@ class Karpenter:
         }
 
     def _consolidate(
-        self, now: float, cluster: ClusterState, not_initialized: Collection[str]
+        self,
+        now: float,
+        cluster: ClusterState,
+        not_initialized: Collection[str],
+        pdbs: Sequence[PodDisruptionBudget] = (),
     ) -> Command | None:
         """Emptiness, then multi-node, then single-node consolidation; the first command wins.
         Upstream: disruption.Controller's method order"""
         candidates = [
-            c for c in self._candidates(now, cluster) if c.name not in set(not_initialized)
+            c for c in self._candidates(now, cluster, pdbs) if c.name not in set(not_initialized)
         ]
         if not candidates:
             return None
