@@ -335,3 +335,17 @@ def test_a_daemon_pods_do_not_disrupt_annotation_keeps_its_node() -> None:
     )
     [d] = env.karpenter.run_once(0.0, env.cluster, []).disruptions
     assert d.nodes == ("node-0",)
+
+
+def test_a_node_of_an_unknown_instance_type_is_not_consolidated() -> None:
+    # Upstream consolidation.ShouldDisrupt: 'Instance Type "x" not found' (no price to compare).
+    env = Env()
+    env.add_node(karpenter_node("node-0"), rs_pod("pod-0"), rs_pod("pod-1"))
+    unknown = karpenter_node("node-1")
+    labels = {**unknown.metadata.labels, LABEL_INSTANCE_TYPE_STABLE: "x9.huge"}
+    unknown = msgspec.structs.replace(
+        unknown, metadata=msgspec.structs.replace(unknown.metadata, labels=labels)
+    )
+    env.add_node(unknown, rs_pod("pod-2"))
+    [d] = env.karpenter.run_once(0.0, env.cluster, []).disruptions
+    assert d.nodes == ("node-0",)

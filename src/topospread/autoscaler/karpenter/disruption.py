@@ -64,6 +64,8 @@ class Candidate:
     pods: tuple[Pod, ...]  # the pods that would be rescheduled
     price: float
     disruption_cost: float
+    # Whether the catalogue knows the node's instance type (consolidation prices it).
+    known_type: bool = True
 
     @property
     def name(self) -> str:
@@ -177,16 +179,22 @@ def candidate_of(
             return why
     moving = tuple(p for p in pods if reschedulable(p))
     cost = sum(eviction_cost(p) for p in moving)
-    return Candidate(node, pool, moving, node_price(node, catalogue), cost)
+    type_name = node.metadata.labels.get(LABEL_INSTANCE_TYPE_STABLE)
+    known = any(it.name == type_name for it in catalogue)
+    return Candidate(node, pool, moving, node_price(node, catalogue), cost, known)
 
 
 def _consolidatable(candidates: Sequence[Candidate]) -> list[Candidate]:
-    """The candidates consolidation may take: not empty (emptiness takes those) and from a
+    """The candidates consolidation may take: priced (an instance type the catalogue knows,
+    a capacity type and a zone), not empty (emptiness takes those) and from a
     WhenEmptyOrUnderutilized NodePool. Upstream: consolidation.ShouldDisrupt"""
     return [
         c
         for c in candidates
-        if not c.is_empty
+        if c.known_type
+        and CAPACITY_TYPE_LABEL in c.node.metadata.labels
+        and LABEL_TOPOLOGY_ZONE in c.node.metadata.labels
+        and not c.is_empty
         and c.pool.consolidation_policy == CONSOLIDATION_WHEN_EMPTY_OR_UNDERUTILIZED
     ]
 
