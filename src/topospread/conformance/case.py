@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
@@ -89,6 +89,32 @@ def _kind_of(value: Any) -> str:
     if isinstance(value, list):
         return "a list"
     return "a mapping"
+
+
+def _string(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        raise ManifestError(f"{where}: expected a string, got {_kind_of(value)}")
+    return value
+
+
+def _integer(value: Any, where: str) -> int:
+    # YAML's true and false are no counts, though Python's bool is an int.
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ManifestError(f"{where}: expected an integer, got {_kind_of(value)}")
+    return value
+
+
+def _code(value: Any, where: str, codes: tuple[str, ...]) -> None:
+    """A status code, one of ``codes`` (FORMAT.md's for the key)."""
+    if _string(value, where) not in codes:
+        supported = ", ".join(f'"{c}"' for c in codes)
+        raise ManifestError(f'{where}: Unsupported value: "{value}": supported values: {supported}')
+
+
+# The status codes each expected result may hold (FORMAT.md).
+_PRE_FILTER_CODES: Final = ("Success", "Skip", "UnschedulableAndUnresolvable", "Error")
+_FILTER_CODES: Final = ("Success", "Unschedulable", "UnschedulableAndUnresolvable")
+_PRE_SCORE_CODES: Final = ("Success", "Skip")
 
 
 def _decode_args(data: Any, where: str) -> PodTopologySpreadArgs:
@@ -172,10 +198,13 @@ def parse_case(data: Any, path: str) -> Case:
                 + ", ".join(sorted(_EXPECT_KEYS))
             )
         _check_expect(expect, known, f"{path}: expect")
+    for key in ("name", "source"):
+        if doc.get(key) is not None:
+            _string(doc[key], f"{path}: {key}")
     return Case(
         path=path,
-        name=str(doc.get("name") or path),
-        source=str(doc.get("source") or ""),
+        name=doc.get("name") or path,
+        source=doc.get("source") or "",
         args=_decode_args(doc.get("args"), f"{path}: args"),
         features=features,
         objects=objects,
@@ -191,19 +220,33 @@ def _check_expect(expect: Mapping[str, Any], nodes: set[str], where: str) -> Non
     """What ``expect`` names must exist: its per-node results name nodes of the case, and each
     ``domains`` entry has only the keys FORMAT.md gives (a misspelled one would otherwise fail
     the comparison instead of being refused)."""
+    for key, codes in (("preFilter", _PRE_FILTER_CODES), ("preScore", _PRE_SCORE_CODES)):
+        if expect.get(key) is not None:
+            _code(expect[key], f"{where}.{key}", codes)
     for key in ("filter", "score"):
         per_node = expect.get(key)
         if per_node is None:
             continue
-        for name in _mapping(per_node, f"{where}.{key}"):
+        for name, want in _mapping(per_node, f"{where}.{key}").items():
             if name not in nodes:
                 raise ManifestError(f"{where}.{key}: Not found: {name!r} is not a node of the case")
+            if key == "filter":
+                _code(want, f"{where}.{key}.{name}", _FILTER_CODES)
+            else:
+                _integer(want, f"{where}.{key}.{name}")
     for i, domain in enumerate(_sequence(expect.get("domains"), f"{where}.domains")):
         here = f"{where}.domains[{i}]"
         unknown = sorted(str(k) for k in _mapping(domain, here) if k not in _DOMAIN_KEYS)
         if unknown:
             keys = ", ".join(sorted(_DOMAIN_KEYS))
             raise ManifestError(f"{here}: unknown key {unknown[0]!r}; its keys are {keys}")
+        if domain.get("topologyKey") is not None:
+            _string(domain["topologyKey"], f"{here}.topologyKey")
+        if domain.get("globalMin") is not None:
+            _integer(domain["globalMin"], f"{here}.globalMin")
+        if domain.get("counts") is not None:
+            for value, count in _mapping(domain["counts"], f"{here}.counts").items():
+                _integer(count, f"{here}.counts.{value}")
 
 
 def load_case(path: Path) -> Case:
