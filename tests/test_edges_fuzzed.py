@@ -12,6 +12,8 @@ import pytest
 from test_bad_input import assert_one_line_exit_2, write_text
 from test_strict_config_and_cases import CASE
 
+EXAMPLES: Final = Path(__file__).resolve().parents[1] / "examples"
+
 # A conformance case's values are typed as FORMAT.md gives them: a wrong type used to be taken
 # (a name that is a mapping, an expected score that is a list) and compared, or printed, as is.
 BAD_CASE_VALUES: Final = {
@@ -67,3 +69,66 @@ def test_a_case_value_of_the_wrong_type_is_refused(
     assert change[0] in CASE
     path = write_text(tmp_path, "case.yaml", CASE.replace(*change, 1))
     assert_one_line_exit_2([command, path], capsys, message)
+
+
+TAINTED_ZONE: Final = (EXAMPLES / "simulations/tainted-zone.yaml").read_text()
+ROLLING_UPDATE: Final = (EXAMPLES / "simulations/rolling-update.yaml").read_text()
+
+
+def _with(base: str, old: str, new: str) -> str:
+    assert old in base, old
+    return base.replace(old, new, 1)
+
+
+# A kind the simulator models, in a version no module decodes, is an UnknownObject (under
+# --validate=ignore, or in an apply step, counted before the step says no matches): the size
+# bounds used to count it by its kind and read a spec it does not have (a traceback).
+@pytest.mark.parametrize(
+    ("command", "text", "validate", "message"),
+    [
+        (
+            "rebalance",
+            _with(TAINTED_ZONE, "  - apiVersion: apps/v1", "  - apiVersion: 1Qi"),
+            "strict",
+            "t.yaml: timeline[1] (apply)[0] (Deployment ignore): no matches for kind "
+            '"Deployment" in version "1Qi"',
+        ),
+        (
+            "simulate",
+            _with(
+                (EXAMPLES / "simulations/zone-outage.yaml").read_text(),
+                "apiVersion: apps/v1",
+                "apiVersion: 1Qi",
+            ),
+            "ignore",
+            't.yaml: timeline[3] (scale): workload: Not found: "deployment/web": no such '
+            "workload (known: none)",
+        ),
+    ],
+    ids=["apply step", "objects under ignore"],
+)
+def test_a_workload_kind_in_a_version_no_module_decodes_is_not_counted_as_one(
+    command: str,
+    text: str,
+    validate: str,
+    message: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = write_text(tmp_path, "t.yaml", text)
+    assert_one_line_exit_2([command, path, "--validate", validate], capsys, message)
+
+
+def test_a_rollout_patch_whose_container_name_is_no_string_is_the_decoders_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The merge by name took the name as a dict key (a traceback); a list whose names are not
+    # all strings is replaced whole, and the template's decoding names the field.
+    text = _with(ROLLING_UPDATE, "- {name: plain, image: 'nginx:1.28'}", "- {name: {a: b}}")
+    path = write_text(tmp_path, "t.yaml", text)
+    assert_one_line_exit_2(
+        ["simulate", path],
+        capsys,
+        "t.yaml: timeline[0] (rollout): patch (Pod): json: cannot unmarshal object into Go "
+        "struct field Container.spec.containers.name of type string",
+    )
