@@ -204,7 +204,9 @@ def _named_list(value: Any) -> bool:
     return (
         isinstance(value, list)
         and bool(value)
-        and all(isinstance(v, Mapping) and "name" in v for v in value)
+        # A name of another type (a mapping) is no merge key: the list is replaced whole, and
+        # the template's strict decoding then names the field.
+        and all(isinstance(v, Mapping) and isinstance(v.get("name"), str) for v in value)
     )
 
 
