@@ -132,3 +132,98 @@ def test_a_rollout_patch_whose_container_name_is_no_string_is_the_decoders_error
         "t.yaml: timeline[0] (rollout): patch (Pod): json: cannot unmarshal object into Go "
         "struct field Container.spec.containers.name of type string",
     )
+
+
+ZONE_OUTAGE: Final = (EXAMPLES / "simulations/zone-outage.yaml").read_text()
+LAST_STEP: Final = "  - name: scale down to 4\n    scale: {workload: deployment/web, replicas: 4}\n"
+STEP_WHERE: Final = "t.yaml: timeline[3] "
+
+# Each step's arguments are typed (and a taint checked as the API server checks a node's) when
+# the timeline is read: they were taken as written (a taint key that is a mapping became its
+# text; a workload that is a list was found nowhere only when the step ran, and never under
+# sweep and rebalance, which do not replay the scenario's own timeline by default).
+BAD_STEPS: Final = {
+    "scale workload a list": (
+        "  - scale: {workload: [deployment/web], replicas: 4}\n",
+        "(scale): workload: expected [namespace/]kind/name",
+    ),
+    "scale workload of no kind": (
+        "  - scale: {workload: deploy-web, replicas: 4}\n",
+        '(scale): workload: Invalid value: "deploy-web": expected [namespace/]kind/name, '
+        "e.g. deployment/web",
+    ),
+    "rollout workload of an unknown kind": (
+        "  - rollout: {workload: pod/web, patch: {}}\n",
+        '(rollout): workload: Invalid value: "pod/web": unknown kind "pod" (deployment, '
+        "replicaset, replicationcontroller, statefulset, daemonset, cronjob, job)",
+    ),
+    "deleteWorkload without a name": (
+        "  - deleteWorkload: deployment/\n",
+        '(deleteWorkload): workload: Invalid value: "deployment/": expected '
+        "[namespace/]kind/name, e.g. deployment/web",
+    ),
+    "taint key a mapping": (
+        "  - taint: {zone: zone-a, key: {a: b}, effect: NoSchedule}\n",
+        "(taint): key: expected a taint key",
+    ),
+    "taint key no qualified name": (
+        "  - taint: {zone: zone-a, key: 'bad key', effect: NoSchedule}\n",
+        '(taint): key: Invalid value: "bad key": name part must consist of alphanumeric '
+        "characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+    ),
+    "taint value a number": (
+        "  - taint: {zone: zone-a, key: k, value: 5, effect: NoSchedule}\n",
+        "(taint): value: expected a string",
+    ),
+    "taint value no label value": (
+        "  - taint: {zone: zone-a, key: k, value: 'a b', effect: NoSchedule}\n",
+        '(taint): value: Invalid value: "a b": a valid label must be an empty string or '
+        "consist of alphanumeric characters",
+    ),
+    "untaint zone a list": (
+        "  - untaint: {zone: [zone-a], key: k}\n",
+        "(untaint): zone: expected a zone name",
+    ),
+    "taint nodes a mapping": (
+        "  - taint: {nodes: {a: b}, key: k, effect: NoSchedule}\n",
+        "(taint): nodes: expected a name or a list of names",
+    ),
+    "loseZone zone a number": (
+        "  - loseZone: {zone: 5}\n",
+        "(loseZone): zone: expected a zone name",
+    ),
+    "loseZone zoneKey a list": (
+        "  - loseZone: {zone: zone-a, zoneKey: [zone]}\n",
+        "(loseZone): zoneKey: expected a node label key",
+    ),
+    "addNodes group a list": (
+        "  - addNodes: {group: [node]}\n",
+        "(addNodes): group: expected a node group's name",
+    ),
+}
+
+
+@pytest.mark.parametrize("command", ["simulate", "sweep", "rebalance"])
+@pytest.mark.parametrize(("step", "message"), BAD_STEPS.values(), ids=list(BAD_STEPS))
+def test_a_step_argument_of_the_wrong_type_or_value_is_refused_when_the_timeline_is_read(
+    command: str, step: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_text(tmp_path, "t.yaml", _with(ZONE_OUTAGE, LAST_STEP, step))
+    argv = [command, path, *(["--zones", "-j", "1"] if command == "sweep" else [])]
+    assert_one_line_exit_2(argv, capsys, STEP_WHERE + message)
+
+
+def test_a_then_step_failing_in_a_run_is_named_in_the_then_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # It was named as a step of the scenario's file, at its place in the run.
+    scenario = write_text(tmp_path, "t.yaml", ZONE_OUTAGE)
+    then = write_text(
+        tmp_path, "then.yaml", "- wait: 1m\n- scale: {workload: deployment/nope, replicas: 2}\n"
+    )
+    assert_one_line_exit_2(
+        ["sweep", scenario, "--zones", "-j", "1", "--then", then],
+        capsys,
+        'then.yaml [zone zone-a]: timeline[1] (scale): workload: Not found: "deployment/nope": '
+        "no such workload (known: deployment/web, replicaset/web-6b995ff6b8)",
+    )

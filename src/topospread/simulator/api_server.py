@@ -55,10 +55,10 @@ from topospread.simulator.controllers.replicationcontroller import (
 from topospread.simulator.eviction import validate_pdb
 from topospread.simulator.pod_admission import admit_pod, priority_classes
 from topospread.simulator.stores import (
-    KIND_NAMES,
     WORKLOAD_TYPES,
     Workload,
     describe_workload,
+    parse_workload_ref,
     workload_key,
 )
 
@@ -235,24 +235,7 @@ class ApiServer:
     def find_workload(self, ref: Any, where: str) -> Workload:
         """A workload named ``[namespace/]kind/name`` (kind as kubectl spells it)."""
         sim = self.sim
-        if not isinstance(ref, str):
-            raise ManifestError(f"{where}: workload: expected [namespace/]kind/name")
-        parts = ref.split("/")
-        if len(parts) == 2:
-            parts = ["default", *parts]
-        if len(parts) != 3 or not all(parts):
-            raise ManifestError(
-                f'{where}: workload: Invalid value: "{ref}": expected [namespace/]kind/name, '
-                "e.g. deployment/web"
-            )
-        namespace, kind_name, name = parts
-        kind = KIND_NAMES.get(kind_name.lower())
-        if kind is None:
-            raise ManifestError(
-                f'{where}: workload: Invalid value: "{ref}": unknown kind "{kind_name}" '
-                "(deployment, replicaset, replicationcontroller, statefulset, daemonset, "
-                "cronjob, job)"
-            )
+        kind, namespace, name = parse_workload_ref(ref, where)
         found = sim.workloads.get((kind, namespace, name))
         if found is None:
             known = ", ".join(sorted(f"{k[0].lower()}/{k[2]}" for k in sim.workloads)) or "none"

@@ -31,7 +31,7 @@ from topospread.errors import TopospreadError
 from topospread.limits import Budget, Limits
 from topospread.simulator.autoscaler_spec import ClusterAutoscalerSpec
 from topospread.simulator.node_groups import NodeGroup
-from topospread.simulator.stores import KIND_NAMES
+from topospread.simulator.stores import parse_workload_ref
 from topospread.simulator.timeline_format import TimelineScenario
 from topospread.simulator.timeline_steps.actions import parse_step
 from topospread.simulator.timeline_steps.provisioning import AddNodes
@@ -148,25 +148,11 @@ def _add_scaling(budget: Budget, objects: Sequence[tuple[str, Any]], steps: Sequ
     for step in steps:
         if not isinstance(step, Scale):
             continue
-        target = _workload_key(step.workload)
-        before = most.get(target, 0) if target is not None else 0
+        target = parse_workload_ref(step.workload, step.where)  # checked when parsed
+        before = most.get(target, 0)
         if step.replicas > before:
             budget.add_pods(step.replicas - before, step.where, f"replicas: {step.replicas}")
-            if target is not None:
-                most[target] = step.replicas
-
-
-def _workload_key(ref: Any) -> tuple[str, str, str] | None:
-    """``[namespace/]kind/name`` as the step finds its workload; None if it names none."""
-    if not isinstance(ref, str):
-        return None
-    parts = ref.split("/")
-    if len(parts) == 2:
-        parts = ["default", *parts]
-    if len(parts) != 3:
-        return None
-    kind = KIND_NAMES.get(parts[1].lower())
-    return (kind, parts[0], parts[2]) if kind is not None else None
+            most[target] = step.replicas
 
 
 __all__ = ["check_timeline"]

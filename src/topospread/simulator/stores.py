@@ -24,6 +24,7 @@ from topospread.api.types import (
     ReplicationController,
     StatefulSet,
 )
+from topospread.errors import ManifestError
 from topospread.simulator.checkpoint import IndexedDict
 from topospread.simulator.controllers.common import get_controller_of
 
@@ -74,6 +75,30 @@ KIND_ORDER: Final = (
     "CronJob",
     "Job",
 )
+
+
+def parse_workload_ref(ref: Any, where: str) -> WorkloadKey:
+    """A step's ``workload``: ``[namespace/]kind/name``, kind as kubectl spells it (its
+    singular, plural or short name); a ManifestError naming ``where`` for any other value."""
+    if not isinstance(ref, str):
+        raise ManifestError(f"{where}: workload: expected [namespace/]kind/name")
+    parts = ref.split("/")
+    if len(parts) == 2:
+        parts = ["default", *parts]
+    if len(parts) != 3 or not all(parts):
+        raise ManifestError(
+            f'{where}: workload: Invalid value: "{ref}": expected [namespace/]kind/name, '
+            "e.g. deployment/web"
+        )
+    namespace, kind_name, name = parts
+    kind = KIND_NAMES.get(kind_name.lower())
+    if kind is None:
+        raise ManifestError(
+            f'{where}: workload: Invalid value: "{ref}": unknown kind "{kind_name}" '
+            "(deployment, replicaset, replicationcontroller, statefulset, daemonset, "
+            "cronjob, job)"
+        )
+    return kind, namespace, name
 
 
 def workload_key(obj: Workload) -> WorkloadKey:
@@ -287,5 +312,6 @@ __all__ = [
     "describe_workload",
     "iter_controller_refs",
     "parent_reported",
+    "parse_workload_ref",
     "workload_key",
 ]

@@ -29,6 +29,16 @@ def mapping_arg(
     return a
 
 
+def string_arg(a: Mapping[str, Any], key: str, where: str, what: str) -> str | None:
+    """``a[key]``, a non-empty string (``what`` it names), or None when absent."""
+    if key not in a:
+        return None
+    value = a[key]
+    if not isinstance(value, str) or not value:
+        raise ManifestError(f"{where}: {key}: expected {what}")
+    return value
+
+
 def names_arg(a: Any, where: str) -> list[str]:
     """A name or a non-empty list of names."""
     names = [a] if isinstance(a, str) else a
@@ -65,4 +75,4 @@ def duration_arg(a: Any, where: str, field: str) -> int:
     return nanos
 
 
-__all__ = ["count_arg", "duration_arg", "mapping_arg", "names_arg"]
+__all__ = ["count_arg", "duration_arg", "mapping_arg", "names_arg", "string_arg"]

@@ -12,7 +12,7 @@ from topospread.api.admission import TAINT_NODE_UNREACHABLE
 from topospread.api.types import LABEL_TOPOLOGY_ZONE, Node
 from topospread.errors import ManifestError
 from topospread.simulator.simulation import Simulation
-from topospread.simulator.timeline_steps.arguments import mapping_arg, names_arg
+from topospread.simulator.timeline_steps.arguments import mapping_arg, names_arg, string_arg
 from topospread.simulator.timeline_steps.node_status import (
     READY_TRUE,
     READY_UNKNOWN,
@@ -37,7 +37,9 @@ class LoseZone(Step):
     def parse(cls, args: Any, where: str) -> Self:
         if isinstance(args, Mapping):
             mapping_arg(args, where, required=("zone",), allowed=("zone", "zoneKey"))
-            zone, zone_key = str(args["zone"]), str(args.get("zoneKey", LABEL_TOPOLOGY_ZONE))
+            zone = string_arg(args, "zone", where, "a zone name") or ""
+            zone_key = string_arg(args, "zoneKey", where, "a node label key")
+            zone_key = zone_key or LABEL_TOPOLOGY_ZONE
         elif not isinstance(args, str) or not args:
             raise ManifestError(f"{where}: expected a zone name or {{zone, zoneKey}}")
         else:

@@ -10,14 +10,18 @@ from typing import Any, ClassVar, Final, Self
 
 import msgspec
 
+from topospread.api.field import Path as FieldPath
+from topospread.api.field import invalid
+from topospread.api.meta_validation import validate_label_name
 from topospread.api.types import LABEL_TOPOLOGY_ZONE, Node, Taint
 from topospread.errors import ManifestError
 from topospread.simulator.drain import OPTION_FLAGS, DrainOptions, DrainResult, drain_node
 from topospread.simulator.simulation import Simulation
 from topospread.simulator.taint_eviction_controller import count_text
-from topospread.simulator.timeline_steps.arguments import mapping_arg, names_arg
+from topospread.simulator.timeline_steps.arguments import mapping_arg, names_arg, string_arg
 from topospread.simulator.timeline_steps.node_status import set_taints
 from topospread.simulator.timeline_steps.step import Step, StepEnv, StepResult, describe_args
+from topospread.util.validation import is_valid_label_value
 
 _EFFECTS: Final = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 
@@ -159,6 +163,12 @@ class TaintNodes(Step):
         )
         if sum(k in a for k in ("node", "nodes", "zone")) != 1:
             raise ManifestError(f"{where}: give exactly one of node, nodes or zone")
+        for key in ("node", "nodes"):
+            if key in a:
+                names_arg(a[key], f"{where}: {key}")
+        string_arg(a, "zone", where, "a zone name")
+        string_arg(a, "zoneKey", where, "a node label key")
+        _check_taint(a, where)
         effect = a.get("effect")
         if effect is not None and effect not in _EFFECTS:
             raise ManifestError(
@@ -182,6 +192,26 @@ class TaintNodes(Step):
         for node in self.targets(sim):
             events += set_taints(sim, node, [taint], [])
         return StepResult(events)
+
+
+def _check_taint(a: Mapping[str, Any], where: str) -> None:
+    """The taint's key and value, typed and checked as the API server checks a node's taints.
+
+    Upstream: validateNodeTaints (pkg/apis/core/validation/validation.go, v1.35)
+    """
+    key = a["key"]
+    if not isinstance(key, str):
+        raise ManifestError(f"{where}: key: expected a taint key")
+    errors = validate_label_name(key, FieldPath.root("key"))
+    if "value" in a:
+        value = a["value"]
+        if not isinstance(value, str):
+            raise ManifestError(f"{where}: value: expected a string")
+        detail = is_valid_label_value(value)
+        if detail:
+            errors.append(invalid(FieldPath.root("value"), value, ";".join(detail)))
+    if errors:
+        raise ManifestError(f"{where}: {errors[0]}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

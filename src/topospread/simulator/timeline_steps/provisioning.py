@@ -12,7 +12,12 @@ from topospread.api.types import LABEL_INSTANCE_TYPE_STABLE
 from topospread.errors import ManifestError
 from topospread.simulator.cloud import Stockout as CloudStockout
 from topospread.simulator.simulation import Simulation
-from topospread.simulator.timeline_steps.arguments import count_arg, duration_arg, mapping_arg
+from topospread.simulator.timeline_steps.arguments import (
+    count_arg,
+    duration_arg,
+    mapping_arg,
+    string_arg,
+)
 from topospread.simulator.timeline_steps.node_status import start_nodes
 from topospread.simulator.timeline_steps.step import Step, StepEnv, StepResult
 
@@ -26,8 +31,8 @@ class AddNodes(Step):
     when the clock has moved that far. Nothing is added where a stock-out holds."""
 
     action = "addNodes"
-    group: Any  # a group's name; resolved when the step runs
-    zone: Any
+    group: str  # a group's name; resolved when the step runs
+    zone: str
     count: int
     startup_delay: int
 
@@ -36,14 +41,16 @@ class AddNodes(Step):
         a = mapping_arg(
             args, where, required=("group",), allowed=("group", "zone", "count", "startupDelay")
         )
+        group = string_arg(a, "group", where, "a node group's name") or ""
+        zone = string_arg(a, "zone", where, "a zone name") or ""
         count = count_arg(a.get("count", 1), f"{where}: count")
         delay = a.get("startupDelay")
         nanos = 0 if delay is None else duration_arg(delay, where, "startupDelay")
         return cls(
             args=args,
             where=where,
-            group=a["group"],
-            zone=a.get("zone", ""),
+            group=group,
+            zone=zone,
             count=count,
             startup_delay=nanos,
         )

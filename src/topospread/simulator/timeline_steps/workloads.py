@@ -22,7 +22,7 @@ from topospread.api.types import (
 from topospread.errors import ManifestError
 from topospread.simulator.garbage_collector import delete_workload
 from topospread.simulator.simulation import Simulation
-from topospread.simulator.stores import describe_workload, workload_key
+from topospread.simulator.stores import describe_workload, parse_workload_ref, workload_key
 from topospread.simulator.taint_eviction_controller import count_text
 from topospread.simulator.timeline_steps.arguments import count_arg, mapping_arg, names_arg
 from topospread.simulator.timeline_steps.step import Step, StepEnv, StepResult
@@ -55,7 +55,7 @@ class Scale(Step):
     """``scale``: ``{workload: kind/name, replicas}``."""
 
     action = "scale"
-    workload: Any  # [namespace/]kind/name; checked when the step runs
+    workload: str  # [namespace/]kind/name; found when the step runs
     replicas: int
 
     @classmethod
@@ -63,6 +63,7 @@ class Scale(Step):
         a = mapping_arg(
             args, where, required=("workload", "replicas"), allowed=("workload", "replicas")
         )
+        parse_workload_ref(a["workload"], where)
         replicas = count_arg(a["replicas"], f"{where}: replicas")
         return cls(args=args, where=where, workload=a["workload"], replicas=replicas)
 
@@ -86,13 +87,14 @@ class Rollout(Step):
     """``rollout``: ``{workload, patch | template}``: a new pod template, merged or whole."""
 
     action = "rollout"
-    workload: Any  # [namespace/]kind/name; checked when the step runs
+    workload: str  # [namespace/]kind/name; found when the step runs
 
     @classmethod
     def parse(cls, args: Any, where: str) -> Self:
         a = mapping_arg(
             args, where, required=("workload",), allowed=("workload", "patch", "template")
         )
+        parse_workload_ref(a["workload"], where)
         if ("patch" in a) == ("template" in a):
             raise ManifestError(f"{where}: give exactly one of patch (merged) or template")
         body = a.get("patch", a.get("template"))
@@ -155,6 +157,7 @@ class DeleteWorkload(Step):
     def parse(cls, args: Any, where: str) -> Self:
         if not isinstance(args, str):
             raise ManifestError(f"{where}: expected a workload, [namespace/]kind/name")
+        parse_workload_ref(args, where)
         return cls(args=args, where=where, workload=args)
 
     def apply(self, sim: Simulation, env: StepEnv) -> StepResult:
