@@ -70,6 +70,8 @@ class SweepOptions:
     then: tuple[dict[str, Any], ...] = ()
     wait: int | None = None
     source: str = "sweep"
+    # The file the ``then`` steps came from: their errors name it, and their place in it.
+    then_source: str = "--then"
     # How each drain runs: kubectl drain's --force, --disable-eviction, --delete-emptydir-data.
     drain: DrainOptions = NO_DRAIN_OPTIONS
     # With an autoscaler (the scenario's autoscaler: section): how long it may act after
@@ -130,10 +132,16 @@ def run_failure(sim: Simulation, failure: Failure, seed: int, options: SweepOpti
     if auto is not None:
         auto.take_changes()  # the base state's are not the run's
 
-    def do(doc: dict[str, Any]) -> None:
+    def do(doc: dict[str, Any], given: int | None = None) -> None:
+        """Carry out one step of the run; ``given``: the step is the ``then`` file's step at
+        that index, and its errors name that file and place."""
         nonlocal settled
         index = len(applied)
-        step = parse_step(doc, index, f"{options.source} [{failure.name}]")
+        if given is None:
+            step = parse_step(doc, index, f"{options.source} [{failure.name}]")
+        else:
+            step = parse_step(doc, given, f"{options.then_source} [{failure.name}]")
+            step = step.placed(index, step.name)
         done = carry_out(sim, step)
         settled = sim.settle(step.where).settled and settled
         drains.extend(done.drains)
@@ -148,8 +156,8 @@ def run_failure(sim: Simulation, failure: Failure, seed: int, options: SweepOpti
             do(zone_stockout(failure.targets[0], wait + options.recovery_limit + SECOND))
         if wait > 0:
             do(Wait.entry(format_duration(wait), "tolerations run out"))
-    for doc in options.then:
-        do(dict(doc))
+    for i, doc in enumerate(options.then):
+        do(dict(doc), i)
     recovery = None
     if auto is not None:
         recovery, waited = recover(

@@ -219,6 +219,7 @@ def sweep_command(
         then=tuple(read.steps(then)) if then is not None else (),
         wait=duration("--wait", wait) if wait is not None else None,
         source=loaded.source,
+        then_source=str(then) if then is not None else "--then",
         recovery_limit=duration("--recovery-limit", recovery_limit),
         drain=DrainOptions(
             force=force,
