@@ -227,3 +227,77 @@ def test_a_then_step_failing_in_a_run_is_named_in_the_then_file(
         'then.yaml [zone zone-a]: timeline[1] (scale): workload: Not found: "deployment/nope": '
         "no such workload (known: deployment/web, replicaset/web-6b995ff6b8)",
     )
+
+
+VERIFY: Final = (EXAMPLES / "verify/redis-2shards-2zones.yaml").read_text()
+SCENARIO: Final = (EXAMPLES / "scenarios/docs-one-constraint.yaml").read_text()
+
+
+# An item of a scenario's list of manifests that is a list (or null) was read as its items
+# (or as nothing), in silence; an empty apply step applied nothing.
+@pytest.mark.parametrize(
+    ("argv", "text", "change", "message"),
+    [
+        (
+            ["simulate"],
+            ZONE_OUTAGE,
+            ("objects:\n", "objects:\n  - []\n"),
+            "t.yaml: objects[0]: expected an object (a mapping), got a list",
+        ),
+        (
+            ["simulate"],
+            ZONE_OUTAGE,
+            ("objects:\n", "objects:\n  - null\n"),
+            "t.yaml: objects[0]: expected an object (a mapping), got null",
+        ),
+        (
+            ["simulate"],
+            ZONE_OUTAGE,
+            ("objects:\n", "objects:\n  - [{apiVersion: v1, kind: Namespace, metadata: {name: x}}]\n"),
+            "t.yaml: objects[0]: expected an object (a mapping), got a list",
+        ),
+        (
+            ["schedule"],
+            SCENARIO,
+            ("queue:", "objects: [[]]\nqueue:"),
+            "t.yaml: objects[0]: expected an object (a mapping), got a list",
+        ),
+        (
+            ["verify"],
+            VERIFY,
+            ("workloads:\n", "workloads:\n- []\n"),
+            "t.yaml: workloads[0]: expected an object (a mapping), got a list",
+        ),
+        (
+            ["simulate"],
+            ZONE_OUTAGE,
+            (LAST_STEP, "  - apply: [[]]\n"),
+            "t.yaml: timeline[3] (apply)[0]: expected an object (a mapping), got a list",
+        ),
+        (
+            ["simulate"],
+            ZONE_OUTAGE,
+            (LAST_STEP, "  - apply: []\n"),
+            "t.yaml: timeline[3] (apply): no objects passed to apply",
+        ),
+    ],
+    ids=[
+        "timeline object an empty list",
+        "timeline object null",
+        "timeline object a list of one",
+        "scenario object a list",
+        "verify workload a list",
+        "apply item a list",
+        "apply nothing",
+    ],
+)
+def test_an_item_of_a_list_of_manifests_must_be_one_manifest(
+    argv: list[str],
+    text: str,
+    change: tuple[str, str],
+    message: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = write_text(tmp_path, "t.yaml", _with(text, *change))
+    assert_one_line_exit_2([*argv, path], capsys, message)

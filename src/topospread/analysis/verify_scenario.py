@@ -17,7 +17,7 @@ import msgspec
 from topospread.api.apps_validation import Workload as AnyWorkload
 from topospread.api.apps_validation import template_error, template_path
 from topospread.api.defaults import default_pod
-from topospread.api.loader import decode_manifests
+from topospread.api.loader import decode_manifest
 from topospread.api.object_validation import validate_object
 from topospread.api.storage import PersistentVolumeClaim, StorageClass
 from topospread.api.types import (
@@ -432,7 +432,7 @@ def load_verify_scenario(path: Path, limits: Limits = DEFAULT_LIMITS) -> VerifyS
             )
         for i, item in enumerate(raw):
             at = f"{where}[{i}]"
-            for obj in decode_manifests(item, at):
+            for obj in decode_manifest(item, at):
                 if not isinstance(obj, StatefulSet | ReplicaSet | Deployment | Job):
                     kind = getattr(obj, "kind", type(obj).__name__)
                     raise ManifestError(

@@ -38,6 +38,7 @@ from topospread.api.decode import (
     walk,
     walk_root,
 )
+from topospread.api.decode_errors import render
 from topospread.api.goyaml import decode_utf8, parse_yaml
 from topospread.api.strict import duplicates_marked
 from topospread.api.yaml_fast import fast_yaml
@@ -48,6 +49,7 @@ from topospread.errors import ManifestError
 __all__ = [
     "Object",
     "UnknownObject",
+    "decode_manifest",
     "decode_manifests",
     "decode_object",
     "load_manifests",
@@ -165,6 +167,15 @@ def decode_manifests(data: Any, source: str) -> list[Object]:
     with _gc_paused():
         walk(data, source, None, out)
     return out
+
+
+def decode_manifest(data: Any, where: str) -> list[Object]:
+    """Objects from one item of a scenario's list of manifests (its ``objects``, an ``apply``
+    step's): a manifest, or a List of them. A sequence or a null there is refused, as a List's
+    item is: it was read as more (or no) objects, in silence."""
+    if data is None or isinstance(data, list):
+        raise ManifestError(f"{where}: expected an object (a mapping), got {render(data)}")
+    return decode_manifests(data, where)
 
 
 def read_yaml_documents(path: str | os.PathLike[str]) -> list[Any]:

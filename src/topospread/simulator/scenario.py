@@ -27,7 +27,7 @@ from topospread.api.claim_validation import prepare_claim
 from topospread.api.loader import (
     Object,
     UnknownObject,
-    decode_manifests,
+    decode_manifest,
     decode_object,
     load_manifests,
     read_yaml_documents,
@@ -261,7 +261,7 @@ def load_scenario(
             b.add(decode_object(raw, Pod, where), where, queue=queue)
     for i, raw in enumerate(list_of(doc, "objects", str(path))):
         where = f"{path}: objects[{i}]"
-        for obj in decode_manifests(raw, where):
+        for obj in decode_manifest(raw, where):
             b.add(obj, where)
     for key, extend in sorted(extra.items()):
         if doc.get(key) is not None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from topospread.api.loader import decode_manifests
+from topospread.api.loader import decode_manifest
 from topospread.api.strict import FieldValidation, field_validation
 from topospread.api.types import (
     CronJob,
@@ -108,7 +108,7 @@ def _applied(step: Step) -> Iterable[tuple[str, Any]]:
         for i, item in enumerate(raw):
             where = f"{step.where}[{i}]"
             try:
-                found += [(where, obj) for obj in decode_manifests(item, where)]
+                found += [(where, obj) for obj in decode_manifest(item, where)]
             except TopospreadError:
                 continue
     return found

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from topospread.api.loader import (
-    decode_manifests,
+    decode_manifest,
     decode_object,
     read_yaml_documents,
 )
@@ -84,7 +84,7 @@ def parse_timeline(doc: Mapping[str, Any], source: str) -> TimelineScenario:
     objects: list[tuple[str, Any]] = []
     for i, raw in enumerate(list_of(doc, "objects", source)):
         where = f"{source}: objects[{i}]"
-        objects.extend((where, obj) for obj in decode_manifests(raw, where))
+        objects.extend((where, obj) for obj in decode_manifest(raw, where))
     raw_config = doc.get("config")
     config = (
         decode_config(raw_config, f"{source}: config", ARGS_VALIDATORS)

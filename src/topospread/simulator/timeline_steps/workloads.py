@@ -9,7 +9,7 @@ from typing import Any, Self
 
 import msgspec
 
-from topospread.api.loader import decode_manifests, decode_object
+from topospread.api.loader import decode_manifest, decode_object
 from topospread.api.types import (
     DaemonSet,
     Deployment,
@@ -38,6 +38,8 @@ class Apply(Step):
     def parse(cls, args: Any, where: str) -> Self:
         if not isinstance(args, (list, Mapping)):
             raise ManifestError(f"{where}: expected a manifest or a list of manifests")
+        if not args:
+            raise ManifestError(f"{where}: no objects passed to apply")  # kubectl apply's
         return cls(args=args, where=where)
 
     def apply(self, sim: Simulation, env: StepEnv) -> StepResult:
@@ -45,7 +47,7 @@ class Apply(Step):
         events = []
         for i, item in enumerate(raw):
             where = f"{self.where}[{i}]"
-            for obj in decode_manifests(item, where):
+            for obj in decode_manifest(item, where):
                 events.append(sim.apply(obj, where))
         return StepResult(events)
 
