@@ -253,7 +253,7 @@ SCENARIO: Final = (EXAMPLES / "scenarios/docs-one-constraint.yaml").read_text()
         (
             ["simulate"],
             ZONE_OUTAGE,
-            ("objects:\n", "objects:\n  - [{apiVersion: v1, kind: Namespace, metadata: {name: x}}]\n"),
+            ("objects:\n", "objects:\n  - [{apiVersion: v1, kind: Namespace, metadata: {}}]\n"),
             "t.yaml: objects[0]: expected an object (a mapping), got a list",
         ),
         (
