@@ -25,6 +25,10 @@ BAD_CASE_VALUES: Final = {
         ("name: strict", "name: strict\nsource: [a]"),
         "case.yaml: source: expected a string, got a list",
     ),
+    "features a list": (
+        ("name: strict", "name: strict\nfeatures: []"),
+        "case.yaml: features: expected a mapping, got a list",
+    ),
     "preFilter not a code": (
         ("preFilter: Success", "preFilter: Sucess"),
         'case.yaml: expect.preFilter: Unsupported value: "Sucess": supported values: '
@@ -301,3 +305,30 @@ def test_an_item_of_a_list_of_manifests_must_be_one_manifest(
 ) -> None:
     path = write_text(tmp_path, "t.yaml", _with(text, *change))
     assert_one_line_exit_2([*argv, path], capsys, message)
+
+
+# A node group's template or zones that were empty but not null (an empty list, "", false) were
+# read as absent: the template as the default node, the zones as none.
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            ("    perZone: 2\n", "    perZone: 2\n    template: []\n"),
+            "t.yaml: nodeGroups[0]: template: expected an object (a mapping), got a list",
+        ),
+        (
+            ("    perZone: 2\n", "    perZone: 2\n    template: ''\n"),
+            't.yaml: nodeGroups[0]: template: expected an object (a mapping), got ""',
+        ),
+        (
+            ("    zones: [zone-a, zone-b, zone-c]\n", "    zones: false\n"),
+            "t.yaml: nodeGroups[0]: zones: expected a list of zone names",
+        ),
+    ],
+    ids=["template an empty list", "template an empty string", "zones false"],
+)
+def test_an_empty_node_group_template_or_zones_of_another_type_is_refused(
+    change: tuple[str, str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_text(tmp_path, "t.yaml", _with(ZONE_OUTAGE, *change))
+    assert_one_line_exit_2(["simulate", path], capsys, message)

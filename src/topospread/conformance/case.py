@@ -186,8 +186,8 @@ def parse_case(data: Any, path: str) -> Case:
                     f"{path}: filteredNodes[{i}]: Not found: {name!r} is not a node of the case"
                 )
             filtered.append(name)
-    features = doc.get("features") or {}
-    _mapping(features, f"{path}: features")
+    features = doc.get("features")
+    features = {} if features is None else _mapping(features, f"{path}: features")
     expect = doc.get("expect")
     if expect is not None:
         expect = _mapping(expect, f"{path}: expect")

@@ -79,10 +79,13 @@ def parse_group(raw: Any, where: str) -> NodeGroup:
             f"{where}: name: Invalid value: {json.dumps(name)}: expected a string "
             "(quote it in YAML)"
         )
+    # Only a null is an absent template or zones: an empty list or string was read as none.
+    raw_template = raw.get("template")
     template = with_node_defaults(
-        decode_object(raw.get("template") or {}, Node, f"{where}: template")
+        decode_object({} if raw_template is None else raw_template, Node, f"{where}: template")
     )
-    zones = raw.get("zones") or []
+    zones = raw.get("zones")
+    zones = [] if zones is None else zones
     if not isinstance(zones, list) or not all(isinstance(z, str) and z for z in zones):
         raise ManifestError(f"{where}: zones: expected a list of zone names")
     per_zone_raw = raw.get("perZone", 0 if "count" in raw else 1)
