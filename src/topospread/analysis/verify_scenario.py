@@ -20,6 +20,7 @@ from topospread.api.defaults import default_pod
 from topospread.api.loader import decode_manifest
 from topospread.api.object_validation import validate_object
 from topospread.api.storage import PersistentVolumeClaim, StorageClass
+from topospread.api.strict import type_error, unknown_fields
 from topospread.api.types import (
     CronJob,
     Deployment,
@@ -161,6 +162,17 @@ def parse_invariants(raw: Any, where: str) -> list[Invariant]:
         for key in needed:
             if key not in body:
                 raise ManifestError(f"{at}.{key}: Required value")
+        # Decoded strictly, as a workload's selector is: a misspelled matchLabels was dropped,
+        # leaving a selector that matches every pod.
+        said = type_error(body["selector"], "V1LabelSelector")
+        if said is not None:
+            raise ManifestError(f"{at}.selector: {said}")
+        unknown = unknown_fields(body["selector"], "V1LabelSelector")
+        if unknown:
+            raise ManifestError(
+                f"{at}.selector: strict decoding error: "
+                + ", ".join(f'unknown field "{u}"' for u in unknown)
+            )
         try:
             selector = msgspec.convert(body["selector"], LabelSelector)
             compiled = label_selector_as_selector(selector)
@@ -180,7 +192,8 @@ def parse_invariants(raw: Any, where: str) -> list[Invariant]:
             group_by = body["groupBy"]
             if not isinstance(group_by, str) or not group_by:
                 raise ValidationError(f"{at}.groupBy: Invalid value: must be a label key")
-        name = item.get("name") or f"invariants[{i}]"
+        name = item.get("name")
+        name = f"invariants[{i}]" if name is None or name == "" else name
         if not isinstance(name, str):
             raise ManifestError(f"{where}[{i}].name: expected a string")
         out.append(Invariant(name, kind, compiled, topology_key, maximum, group_by))

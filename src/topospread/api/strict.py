@@ -404,6 +404,12 @@ def decode_error(data: Any, api_version: str, kind: str) -> str | None:
     type_name = type_of(api_version, kind)
     if type_name is None:
         return None
+    return type_error(data, type_name)
+
+
+def type_error(data: Any, type_name: str) -> str | None:
+    """The API server's decoder's error for ``data`` as schema type ``type_name`` (e.g.
+    ``V1LabelSelector``), or None when it decodes."""
     # Imported here: go_errors reads the Go types through go_types, which imports this module.
     from topospread.api.go_errors import go_first_error
 
