@@ -332,3 +332,46 @@ def test_an_empty_node_group_template_or_zones_of_another_type_is_refused(
 ) -> None:
     path = write_text(tmp_path, "t.yaml", _with(ZONE_OUTAGE, *change))
     assert_one_line_exit_2(["simulate", path], capsys, message)
+
+
+INVARIANT: Final = "distinct: {selector: {matchLabels: {app: redis-cluster}}"
+
+
+# An invariant's selector was converted leniently: a misspelled matchLabels was dropped (the
+# selector then matched every pod) and a wrong type said in msgspec's words.
+@pytest.mark.parametrize(
+    ("selector", "message"),
+    [
+        (
+            "{matchLabel: {app: redis-cluster}}",
+            'invariants[0].distinct.selector: strict decoding error: unknown field "matchLabel"',
+        ),
+        (
+            "{matchLabels: [app]}",
+            "invariants[0].distinct.selector: json: cannot unmarshal array into Go struct field "
+            "LabelSelector.matchLabels of type map[string]string",
+        ),
+    ],
+    ids=["misspelled", "wrong type"],
+)
+def test_an_invariants_selector_is_decoded_strictly(
+    selector: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = _with(VERIFY, INVARIANT, f"distinct: {{selector: {selector}")
+    path = write_text(tmp_path, "t.yaml", text)
+    assert_one_line_exit_2(["verify", path], capsys, f"t.yaml: {message}")
+
+
+@pytest.mark.parametrize("command", ["evaluate", "conformance"])
+def test_a_case_args_value_of_the_wrong_type_is_the_go_decoders_error_as_in_a_profile(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = _with(CASE, "defaultConstraints: []", "defaultConstraints: [{maxSkew: x}]")
+    path = write_text(tmp_path, "case.yaml", text)
+    assert_one_line_exit_2(
+        [command, path],
+        capsys,
+        "case.yaml: args: decoding args for plugin PodTopologySpread: json: cannot unmarshal "
+        "string into Go struct field TopologySpreadConstraint.defaultConstraints.maxSkew of type "
+        "int32",
+    )

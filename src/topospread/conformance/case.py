@@ -11,9 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-import msgspec
-
 from topospread.api.loader import decode_object, read_yaml_documents
+from topospread.api.spread_validation import decode_pod_topology_spread_args
 from topospread.api.types import (
     Node,
     Pod,
@@ -24,7 +23,6 @@ from topospread.api.types import (
     StatefulSet,
 )
 from topospread.errors import ManifestError
-from topospread.framework.config_fields import unknown_args_fields
 
 OwnerObject = Service | ReplicationController | ReplicaSet | StatefulSet
 
@@ -118,18 +116,11 @@ _PRE_SCORE_CODES: Final = ("Success", "Skip")
 
 
 def _decode_args(data: Any, where: str) -> PodTopologySpreadArgs:
+    """A case's args, decoded as a profile's are (strictly, a value of the wrong type the Go
+    decoder's error), defaulted and validated."""
     if data is None:
         return PodTopologySpreadArgs()
-    # A profile's args are decoded strictly; so are a case's.
-    unknown = unknown_args_fields("PodTopologySpread", _mapping(data, where))
-    if unknown:
-        raise ManifestError(
-            f"{where}: strict decoding error: " + ", ".join(f'unknown field "{u}"' for u in unknown)
-        )
-    try:
-        return msgspec.convert(_mapping(data, where), PodTopologySpreadArgs)
-    except msgspec.ValidationError as err:
-        raise ManifestError(f"{where}: {err}") from err
+    return decode_pod_topology_spread_args(_mapping(data, where), where)
 
 
 def parse_case(data: Any, path: str) -> Case:
