@@ -375,3 +375,28 @@ def test_a_case_args_value_of_the_wrong_type_is_the_go_decoders_error_as_in_a_pr
         "string into Go struct field TopologySpreadConstraint.defaultConstraints.maxSkew of type "
         "int32",
     )
+
+
+LIST: Final = """\
+{"apiVersion": "v1", "kind": "List", "items": [
+ {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+  "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}]}
+"""
+
+
+# kubectl's client-side look at a document's apiVersion and kind (getObjectKind) is made of a
+# List as of any document: a List without an apiVersion was read, in JSON and in YAML alike.
+@pytest.mark.parametrize("name", ["cluster.json", "cluster.yaml"])
+@pytest.mark.parametrize("option", ["--cluster", "--nodes"])
+def test_a_list_without_an_api_version_is_kubectls_validation_error(
+    name: str, option: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_text(
+        tmp_path, name, _with(LIST, '"apiVersion": "v1", "kind": "List"', '"kind": "List"')
+    )
+    assert_one_line_exit_2(
+        ["schedule", option, path],
+        capsys,
+        f"{name} (List): error validating data: apiVersion not set; if you choose to ignore these "
+        "errors, turn validation off with --validate=false",
+    )

@@ -321,6 +321,8 @@ def _walk_json(
             out.append(obj)
             return
     elif items is not None and is_list(api_version, kind, True):
+        if default is None:
+            _check_type_meta({"apiVersion": head.api_version, "kind": head.kind}, where)
         item_default = _item_default(api_version, kind)
         for i, item in enumerate(items):
             _walk_json_item(item, f"{where}: items[{i}]", item_default, out, checked)
@@ -398,6 +400,9 @@ def walk(data: Any, where: str, default: tuple[str, str] | None, out: list[Objec
     if isinstance(data, dict) and is_list(
         data.get("apiVersion"), data.get("kind"), "items" in data
     ):
+        if default is None:
+            # kubectl looks at a List's apiVersion and kind as at any document's.
+            _check_type_meta(data, where)
         items = data["items"]
         if items is None:
             return
