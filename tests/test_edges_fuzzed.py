@@ -4,10 +4,12 @@ field, and exit code 2."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Final
 
 import pytest
+import yaml
 
 from test_bad_input import assert_one_line_exit_2, write_text
 from test_strict_config_and_cases import CASE
@@ -391,9 +393,10 @@ LIST: Final = """\
 def test_a_list_without_an_api_version_is_kubectls_validation_error(
     name: str, option: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = write_text(
-        tmp_path, name, _with(LIST, '"apiVersion": "v1", "kind": "List"', '"kind": "List"')
-    )
+    text = _with(LIST, '"apiVersion": "v1", "kind": "List"', '"kind": "List"')
+    if name.endswith(".yaml"):
+        text = yaml.safe_dump(json.loads(text))
+    path = write_text(tmp_path, name, text)
     assert_one_line_exit_2(
         ["schedule", option, path],
         capsys,
