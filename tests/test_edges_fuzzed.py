@@ -403,3 +403,20 @@ def test_a_list_without_an_api_version_is_kubectls_validation_error(
         f"{name} (List): error validating data: apiVersion not set; if you choose to ignore these "
         "errors, turn validation off with --validate=false",
     )
+
+
+@pytest.mark.parametrize("name", ["cluster.json", "cluster.yaml"])
+@pytest.mark.parametrize("item", [[], ["node"]], ids=["empty", "one"])
+def test_a_list_item_that_is_a_sequence_is_refused(
+    name: str, item: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # It was read as its own items (or as nothing), in silence.
+    data = json.loads(LIST)
+    data["items"].append([data["items"][0] for _ in item])
+    text = json.dumps(data) if name.endswith(".json") else yaml.safe_dump(data)
+    path = write_text(tmp_path, name, text)
+    assert_one_line_exit_2(
+        ["schedule", "--cluster", path],
+        capsys,
+        f"{name}: items[1]: expected an object (a mapping), got a list",
+    )

@@ -340,7 +340,7 @@ def _walk_json_item(
     try:
         head = _ITEM_HEAD_DECODER.decode(raw)
     except msgspec.ValidationError:
-        walk(msgspec.json.decode(raw), where, default, out)
+        _walk_item(msgspec.json.decode(raw), where, default, out)
     else:
         _walk_json(raw, head, where, default, out, checked)
 
@@ -410,12 +410,17 @@ def walk(data: Any, where: str, default: tuple[str, str] | None, out: list[Objec
             raise ManifestError(f"{where}: items: expected a list, got {render(items)}")
         item_default = _item_default(data["apiVersion"], data["kind"])
         for i, item in enumerate(items):
-            item_where = f"{where}: items[{i}]"
-            if item is None:
-                raise ManifestError(f"{item_where}: expected an object (a mapping), got null")
-            walk(item, item_where, item_default, out)
+            _walk_item(item, f"{where}: items[{i}]", item_default, out)
         return
     out.append(decode_one(data, where, None, default))
+
+
+def _walk_item(data: Any, where: str, default: tuple[str, str] | None, out: list[Object]) -> None:
+    """One item of a List: an object, never a null or a sequence (read as nothing, or as
+    more objects, in silence), as kubectl's decoding of a List's items refuses them."""
+    if data is None or isinstance(data, list):
+        raise ManifestError(f"{where}: expected an object (a mapping), got {render(data)}")
+    walk(data, where, default, out)
 
 
 def decode_one(
