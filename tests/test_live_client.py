@@ -975,6 +975,17 @@ def test_every_failure_is_one_line_and_exit_code_2(
             "--kubeconfig {missing}: no such file",
             id="a kubeconfig that is not there",
         ),
+        pytest.param(
+            ["--kubeconfig", "{directory}"],
+            "--kubeconfig {directory}: is a directory, not a kubeconfig file",
+            id="a directory",
+        ),
+        pytest.param(
+            ["--kubeconfig", "/dev/null"],
+            "--kubeconfig /dev/null: is not a regular file (the client reads a kubeconfig more "
+            "than once)",
+            id="a device",
+        ),
     ],
 )
 def test_kubeconfig_mistakes_are_one_line_and_exit_code_2(
@@ -985,7 +996,7 @@ def test_kubeconfig_mistakes_are_one_line_and_exit_code_2(
     argv: list[str],
     message: str,
 ) -> None:
-    names = {"kubeconfig": kubeconfig, "missing": tmp_path / "nope"}
+    names = {"kubeconfig": kubeconfig, "missing": tmp_path / "nope", "directory": tmp_path}
     argv = ["schedule", "--kubeconfig", str(kubeconfig), *(a.format_map(names) for a in argv)]
     code, _, err = run(argv, capsys)
     assert code == 2

@@ -328,8 +328,18 @@ def _read_all(
 def _kubeconfig_location(kubeconfig: str | None) -> str:
     """The kubeconfig path list the client should read; checked here for a clearer message."""
     if kubeconfig is not None:
-        if not os.path.isfile(os.path.expanduser(kubeconfig)):
+        path = os.path.expanduser(kubeconfig)
+        if not os.path.exists(path):
             raise ClusterAccessError(f"--kubeconfig {kubeconfig}: no such file")
+        if not os.path.isfile(path):
+            # NOTE: the client reads the file more than once (the client, then its contexts),
+            # so a pipe (`--kubeconfig <(...)`) would be empty the second time.
+            what = (
+                "is a directory, not a kubeconfig file"
+                if os.path.isdir(path)
+                else "is not a regular file (the client reads a kubeconfig more than once)"
+            )
+            raise ClusterAccessError(f"--kubeconfig {kubeconfig}: {what}")
         return kubeconfig
     # Read at call time, not when the client was imported (it caches $KUBECONFIG then).
     env = os.environ.get("KUBECONFIG", "")
