@@ -174,6 +174,21 @@ YAML_TOKENS: Final = (
     "123456789012345678901234567890",
     "1e400",
 )
+# Keys of our own formats whose value takes one of several JSON types (a timeline's perZone is
+# a count or a count per zone; a node step's nodes a name or a list ...).
+UNIONS: Final = {
+    "perZone": {"number", "map"},
+    "apply": {"map", "list"},
+    "drain": {"string", "list", "map"},
+    "loseZone": {"string", "map"},
+    "restoreZone": {"string", "map"},
+    **{
+        step: {"string", "list"}
+        for step in ("cordon", "uncordon", "removeNode", "loseNode", "restoreNode", "deletePods")
+    },
+    "node": {"string", "list"},
+    "nodes": {"string", "list"},
+}
 BAD_QUANTITIES: Final = ("1Gi ", "1.5.2", "-1", "1e400", "", "1Qi", "0x10")
 HUGE_INTS: Final = (2**31, 2**63, 10**30, -(2**63) - 1)
 QUANTITY_PARENTS: Final = frozenset({"requests", "limits", "allocatable", "capacity", "hard"})
@@ -247,6 +262,8 @@ def _structural(docs: list[Any], rng: random.Random, as_json: bool = False) -> M
     before, after = _type_of(value), _type_of(new_value)
     refuse = before != "null" and after != "null"
     if isinstance(last, str) and last in INT_OR_STRING and {before, after} <= {"string", "number"}:
+        refuse = False
+    if isinstance(last, str) and {before, after} <= UNIONS.get(last, set()):
         refuse = False
     if _parent_key(path) in QUANTITY_PARENTS and {before, after} <= {"string", "number"}:
         refuse = False

@@ -298,7 +298,8 @@ def targets() -> list[Target]:
             file_name="kubeconfig",
             plugin=True,
             strict=False,
-            after_reading="cannot reach the API server",
+            # The file was read: the error is the cluster's, named by its context.
+            after_reading='cluster "c" (',
         )
     )
     return out
