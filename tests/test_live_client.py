@@ -1027,3 +1027,16 @@ def test_no_kubeconfig_at_all_says_how_to_name_one(
         "no kubeconfig found (~/.kube/config does not exist): "
         "name one with --kubeconfig PATH, or set KUBECONFIG"
     )
+
+
+def test_a_kubeconfig_cluster_without_a_server_is_client_gos_invalid_configuration(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The client was left to request a URL without a host ("No host specified"), named after
+    # the context; client-go refuses the configuration first (validateClusterInfo).
+    config = write_kubeconfig(tmp_path / "config", {"local": ("", None, TOKEN)}, "local")
+    code, _, err = run(["schedule", "--kubeconfig", str(config)], capsys)
+    assert code == 2
+    assert one_error_line(err) == (
+        f'kubeconfig {config}: invalid configuration: no server found for cluster "local"'
+    )

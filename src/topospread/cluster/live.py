@@ -286,6 +286,11 @@ def read_cluster(kubeconfig: str | None, context: str | None) -> LiveCluster:
     api_client, context_name = _connect(k8s, config_file, context)
     configuration = getattr(api_client, "configuration", None)
     server = str(getattr(configuration, "host", "") or "")
+    if not server:
+        raise ClusterAccessError(
+            f"kubeconfig {config_file}: invalid configuration: no server found for cluster "
+            f'"{_cluster_of(k8s, config_file, context_name)}"'
+        )
     where = _cluster_label(context_name, server)
     objects: list[Object] = []
     warnings: list[str] = []
@@ -414,6 +419,16 @@ def _connect(k8s: _Client, config_file: str, context: str | None) -> tuple[Any, 
             f"kubeconfig {config_file}: {_config_message(err, context)}"
         ) from err
     return api_client, context
+
+
+def _cluster_of(k8s: _Client, config_file: str, context: str) -> str:
+    """The name of the cluster ``context`` uses (the context's name if it cannot be read)."""
+    try:
+        contexts, _ = k8s.config.list_kube_config_contexts(config_file=config_file)
+        found = next(c for c in contexts if c.get("name") == context)
+        return str(found["context"]["cluster"])
+    except Exception:  # only a better name is at stake
+        return context
 
 
 def _config_message(err: BaseException, context: str | None) -> str:
