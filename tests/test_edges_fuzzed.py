@@ -420,3 +420,35 @@ def test_a_list_item_that_is_a_sequence_is_refused(
         capsys,
         f"{name}: items[1]: expected an object (a mapping), got a list",
     )
+
+
+# check's generated shape: a flag that becomes a node's label value or name part was refused
+# only when the nodes were made, naming the manifests' file as the culprit.
+@pytest.mark.parametrize(
+    ("flag", "value", "detail"),
+    [
+        (
+            "--node-os",
+            "a b",
+            "a valid label must be an empty string or consist of alphanumeric characters",
+        ),
+        (
+            "--node-instance-type",
+            "x/y",
+            "a valid label must be an empty string or consist of alphanumeric characters",
+        ),
+        (
+            "--region",
+            "UP",
+            "names nodes node-<region>a-1: a lowercase RFC 1123 subdomain must consist of lower "
+            "case alphanumeric characters",
+        ),
+    ],
+)
+def test_a_generated_shapes_label_flag_is_refused_naming_the_flag(
+    flag: str, value: str, detail: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["check", str(EXAMPLES / "check/web.yaml"), "--zones", "3", flag, value]
+    assert_one_line_exit_2(
+        argv, capsys, f'topospread: error: {flag}: Invalid value: "{value}": {detail}'
+    )

@@ -14,6 +14,7 @@ from topospread.cli.options import (
     NO_INPUTS,
     OUTPUT,
     duration,
+    label_value,
     quantity,
     reads_cluster,
     seed_option,
@@ -140,11 +141,11 @@ def check_command(
             quantity("--node-cpu", node_cpu),
             quantity("--node-memory", node_memory),
             pods=node_pods,
-            region=region,
+            region=label_value("--region", region, names_nodes="node-{}a-1"),
             ephemeral_storage=quantity("--node-ephemeral-storage", node_ephemeral_storage),
-            os=node_os,
-            arch=node_arch,
-            instance_type=node_instance_type or "",
+            os=label_value("--node-os", node_os),
+            arch=label_value("--node-arch", node_arch),
+            instance_type=label_value("--node-instance-type", node_instance_type or ""),
         )
     existing = read.cluster.read(read.warn)
     source = ", ".join("<stdin>" if m == "-" else m for m in manifests)

@@ -187,6 +187,26 @@ def quantity(flag: str, text: str) -> str:
     return text
 
 
+def label_value(flag: str, text: str, *, names_nodes: str = "") -> str:
+    """An option's value that becomes a node label's value, checked as the API server checks
+    it; ``names_nodes``: the node names it is part of (``node-<region>a-1``), which must be DNS
+    subdomains. A ManifestError naming the flag otherwise (the nodes' error would name the
+    input file)."""
+    from topospread.util.validation import is_dns1123_subdomain, is_valid_label_value
+
+    errs = is_valid_label_value(text)
+    if errs:
+        raise ManifestError(f'{flag}: Invalid value: "{text}": {"; ".join(errs)}')
+    if names_nodes:
+        errs = is_dns1123_subdomain(names_nodes.format(text))
+        if errs:
+            pattern = names_nodes.format(flag.removeprefix("--").join("<>"))
+            raise ManifestError(
+                f'{flag}: Invalid value: "{text}": names nodes {pattern}: {errs[0]}'
+            )
+    return text
+
+
 def inputs(
     document: Path | None = None,
     *,
