@@ -452,3 +452,27 @@ def test_a_generated_shapes_label_flag_is_refused_naming_the_flag(
     assert_one_line_exit_2(
         argv, capsys, f'topospread: error: {flag}: Invalid value: "{value}": {detail}'
     )
+
+
+# A byte that is no UTF-8 in a key no decoder reads (a misspelled field, dropped under
+# --validate=ignore) was skipped by the fast paths (rapidyaml does not check; msgspec checks
+# only the strings it decodes), so the field vanished; go-yaml refuses the whole text.
+@pytest.mark.parametrize("validate", ["ignore", "strict"])
+@pytest.mark.parametrize("name", ["nodes.json", "nodes.yaml"])
+def test_a_bad_byte_in_a_key_no_decoder_reads_is_refused(
+    name: str, validate: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}, "spec": {}}
+    text = (json.dumps(node) if name.endswith(".json") else yaml.safe_dump(node)).encode()
+    path = tmp_path / name
+    path.write_bytes(text.replace(b"spec", b"sp\xed\xa0\x80ec"))
+    assert_one_line_exit_2(
+        ["schedule", "--nodes", str(path), "--validate", validate],
+        capsys,
+        f"{name}: line ",
+    )
+    assert_one_line_exit_2(
+        ["schedule", "--nodes", str(path), "--validate", validate],
+        capsys,
+        "invalid UTF-8 (byte 0xed); manifests must be UTF-8 text",
+    )

@@ -131,6 +131,10 @@ def _load_text(
     with _gc_paused():
         if looks_like_json(text):
             raw = text if isinstance(text, bytes) else text.encode()
+            if not raw.isascii():
+                # msgspec checks the strings it decodes, not those it skips (an unknown
+                # field's, read leniently): the text is checked whole, as go-yaml reads it.
+                decode_utf8(raw, source_name)
             marked = json_duplicates(raw)
             if marked is not None:
                 with duplicates_marked():

@@ -375,6 +375,20 @@ def _fast_yaml_one(raw: bytes, source: str, scratch: _Scratch) -> list[Object] |
     return out or None
 
 
+def _utf8(raw: bytes) -> bool:
+    """Whether ``raw`` is UTF-8 text. NOTE: rapidyaml does not check, and msgspec checks only
+    the strings it decodes, not those it skips (an unknown field's key, read leniently): a
+    misspelled key holding a bad byte was dropped instead of refused. ASCII, as kubectl's
+    output almost always is, is told at memchr speed; only other text is decoded."""
+    if raw.isascii():
+        return True
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def _json_documents(raw: bytes, scratch: _Scratch) -> list[tuple[int, bytes]] | None:
     """The JSON of each of ``raw``'s documents that is not empty, with its number in the
     text (0 when the text is one document); None when the fast path declines."""
@@ -382,6 +396,8 @@ def _json_documents(raw: bytes, scratch: _Scratch) -> list[tuple[int, bytes]] | 
         return None
     if not _only_in_scalar_text(raw, _ONLY_IN_SCALARS):
         return None
+    if not _utf8(raw):
+        return None  # the exact path names the first bad byte, as go-yaml refuses the text
     try:
         tree = scratch.tree(raw)
         with _stderr_silenced():
