@@ -4,6 +4,7 @@ with the command that reads it."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -189,6 +190,25 @@ def targets() -> list[Target]:
                 lambda f, d: ["simulate", str(f), "-o", "json"],
             )
         )
+    for mode in ("warn", "ignore"):
+        # Unknown and duplicate fields are warnings (or nothing): read on, never a traceback.
+        out.append(
+            Target(
+                f"simulate zone-outage --validate={mode}",
+                _example("simulations/zone-outage.yaml"),
+                lambda f, d, mode=mode: ["simulate", str(f), "-o", "json", "--validate", mode],
+                strict=False,
+            )
+        )
+        out.append(
+            Target(
+                f"check web.yaml --validate={mode}",
+                _example("check/web.yaml"),
+                lambda f, d, mode=mode: ["check", str(f), "--zones", "3", "--validate", mode],
+                also=frozenset({1}),
+                strict=False,
+            )
+        )
     out.append(
         Target(
             "sweep zone-outage",
@@ -290,6 +310,8 @@ def targets() -> list[Target]:
             file_name="cluster.json",
         )
     )
+    if importlib.util.find_spec("kubernetes") is None:
+        return out  # without the live extra, a kubeconfig is not read
     out.append(
         Target(
             "kubectl topospread --kubeconfig",
