@@ -476,3 +476,22 @@ def test_a_bad_byte_in_a_key_no_decoder_reads_is_refused(
         capsys,
         "invalid UTF-8 (byte 0xed); manifests must be UTF-8 text",
     )
+
+
+@pytest.mark.parametrize("command", ["schedule", "simulate", "sweep", "rebalance", "verify"])
+def test_a_zone_key_that_is_no_label_key_is_refused(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # It was taken: the drawing then had no zones, and sweep said no node had the label.
+    scenario = {
+        "schedule": "scenarios/docs-one-constraint.yaml",
+        "verify": "verify/redis-2shards-2zones.yaml",
+    }.get(command, "simulations/zone-outage.yaml")
+    argv = [command, str(EXAMPLES / scenario), "--zone-key", "bad key"]
+    argv += ["--zones"] if command == "sweep" else []
+    assert_one_line_exit_2(
+        argv,
+        capsys,
+        'topospread: error: --zone-key: Invalid value: "bad key": name part must consist of '
+        "alphanumeric characters",
+    )

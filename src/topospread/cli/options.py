@@ -124,7 +124,18 @@ TieSeedOption = Annotated[int, seed_option("Seed for choosing among equally good
 
 def zone_key_option(help: str = "Node label to group the topology drawing by.") -> Any:
     """``--zone-key LABEL``: the node label whose values are zones."""
-    return typer.Option("--zone-key", help=help)
+    return typer.Option("--zone-key", help=help, callback=_label_key)
+
+
+def _label_key(value: str | None) -> str | None:
+    """A ``--zone-key``, checked as the API server checks a label's key: no node could carry
+    another (the drawing had no zones; sweep said no node has the label)."""
+    from topospread.util.validation import is_qualified_name
+
+    errs = [] if value is None else is_qualified_name(value)
+    if errs:
+        raise ManifestError(f'--zone-key: Invalid value: "{value}": {"; ".join(errs)}')
+    return value
 
 
 ZoneKeyOption = Annotated[str | None, zone_key_option()]
