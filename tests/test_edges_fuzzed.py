@@ -495,3 +495,18 @@ def test_a_zone_key_that_is_no_label_key_is_refused(
         'topospread: error: --zone-key: Invalid value: "bad key": name part must consist of '
         "alphanumeric characters",
     )
+
+
+@pytest.mark.parametrize("character", [b"\x00", b"\x1b", b"\xc2\x80"], ids=["NUL", "ESC", "C1"])
+def test_a_control_character_is_refused_under_validate_ignore_too(
+    character: bytes, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Small text under ignore goes through rapidyaml, which took them; go-yaml refuses them.
+    text = (EXAMPLES / "check/web.yaml").read_bytes()
+    path = tmp_path / "web.yaml"
+    path.write_bytes(text.replace(b"# Source: web/templates/service", b"# Source" + character, 1))
+    assert_one_line_exit_2(
+        ["check", str(path), "--zones", "3", "--validate", "ignore"],
+        capsys,
+        "control characters are not allowed",
+    )

@@ -281,8 +281,14 @@ def fast_yaml(
     if ryml is None:
         return None
     raw = text if isinstance(text, bytes) else text.encode()
-    if len(raw) < _FAST_MIN_BYTES and current_mode() is not FieldValidation.IGNORE:
-        return None
+    if len(raw) < _FAST_MIN_BYTES:
+        if current_mode() is not FieldValidation.IGNORE:
+            return None
+        # NOTE: a character go-yaml's reader refuses, which rapidyaml takes, is looked for
+        # in small text only (under ignore): in a large one it would cost a tenth of a second
+        # per 100 MB, and kubectl's output, the large text there is, escapes them.
+        if _UNPRINTABLE.search(raw) is not None:
+            return None  # the exact path names it
     if len(raw) < 2 * _CHUNK_BYTES:
         return _fast_yaml_one(raw, source, _Scratch())
     chunks = _split_yaml(raw, len(raw) // _CHUNK_BYTES)
@@ -373,6 +379,13 @@ def _fast_yaml_one(raw: bytes, source: str, scratch: _Scratch) -> list[Object] |
     except Exception:
         return None
     return out or None
+
+
+# The characters go-yaml's reader refuses ("control characters are not allowed"), as UTF-8:
+# C0 controls but tab, newline and carriage return; DEL; C1 controls but NEL; U+FFFE, U+FFFF.
+_UNPRINTABLE: Final = re.compile(
+    rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\xc2[\x80-\x84\x86-\x9f]|\xef\xbf[\xbe\xbf]"
+)
 
 
 def _utf8(raw: bytes) -> bool:
