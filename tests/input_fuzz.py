@@ -428,8 +428,8 @@ def run_one(target: Target, mutation: Mutation, workdir: Path) -> Finding | None
 # Findings in code another change owns, each with why it is left (the fuzzer reports them
 # apart): a cluster-autoscaler node group declared in place is parsed by
 # autoscaler/clusterautoscaler/nodegroup.py's parse_node_group, which takes a template that is
+# not a mapping as none, leaves the template's capacity unvalidated, and leaves the group's
 # name and zones unchecked until a node made from them is refused (naming the manifests' file).
-# name unchecked until a node named after it is refused (naming the manifests' file).
 KNOWN: Final = (
     (
         "check --autoscaler cluster-autoscaler-zone-c-capped.yaml",
