@@ -153,3 +153,43 @@ def test_the_readme_shows_what_the_examples_print(
                 assert any(pattern.fullmatch(p) for p in printed), line
             else:
                 assert line in printed, line
+
+
+BAD_GROUPS = {
+    "a template that is not a mapping": (
+        {"template": []},
+        "clusterAutoscaler.nodeGroups[0]: template: expected a Node manifest (a mapping)",
+    ),
+    "a negative capacity in the template": (
+        {"template": {"status": {"capacity": {"cpu": "-1"}}}},
+        "clusterAutoscaler.nodeGroups[0]: template: status.capacity.cpu: Invalid value: "
+        '"-1": must be greater than or equal to 0',
+    ),
+    "a name its nodes cannot take": (
+        {"name": "Pool A"},
+        'clusterAutoscaler.nodeGroups[0]: name: Invalid value: "Pool A-1": a lowercase RFC '
+        "1123 subdomain must consist of",
+    ),
+    "a zone no label value can hold": (
+        {"zones": ["zone a"]},
+        'clusterAutoscaler.nodeGroups[0]: zones: Invalid value: "zone a": a valid label must be',
+    ),
+}
+
+
+@pytest.mark.parametrize(("change", "message"), BAD_GROUPS.values(), ids=BAD_GROUPS.keys())
+def test_a_node_group_whose_nodes_the_api_server_would_refuse_is_named_in_the_autoscaler_file(
+    change: dict[str, object],
+    message: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Before, a bad template capacity, name or zone was accepted here and refused when the
+    # group's first node was created, naming the manifests file (shop.yaml (Node ...)).
+    group = {"name": "pool-a", "maxSize": 4, "zones": ["region-1a"], **change}
+    path = tmp_path / "ca.yaml"
+    path.write_text(yaml.safe_dump({"clusterAutoscaler": {"nodeGroups": [group]}}))
+    code, _, err = run(["check", str(SHOP), *SHAPE, "--autoscaler", str(path)], capsys)
+    (line,) = [line for line in err.splitlines() if line.startswith("topospread: error:")]
+    assert code == 2 and "Traceback" not in err
+    assert f"{path}: autoscaler.{message}" in line, line

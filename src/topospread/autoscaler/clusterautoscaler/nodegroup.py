@@ -11,6 +11,7 @@ when comparing groups, as providers' own group labels are).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 import msgspec
 
 from topospread.api.decode import decode_object
+from topospread.api.defaults import default_node
 from topospread.api.resource import parse_quantity
 from topospread.api.types import (
     LABEL_HOSTNAME,
@@ -32,7 +34,8 @@ from topospread.api.types import (
     Pod,
     Taint,
 )
-from topospread.errors import ManifestError
+from topospread.api.validation import validate_node
+from topospread.errors import ManifestError, ValidationError
 from topospread.framework.types import NodeInfo
 from topospread.nodeaffinity import get_required_node_affinity
 from topospread.taints import do_not_schedule_taints_filter, find_matching_untolerated_taint
@@ -269,9 +272,14 @@ def parse_node_group(raw: object, where: str) -> NodeGroup:
     zones = raw.get("zones", [])
     if not isinstance(zones, list) or not all(isinstance(z, str) and z for z in zones):
         raise ManifestError(f"{where}: zones: expected a list of zone names")
-    template = decode_object(raw.get("template") or {}, Node, f"{where}: template")
+    raw_template = raw.get("template")
+    if raw_template is None:
+        raw_template = {}
+    elif not isinstance(raw_template, Mapping):
+        raise ManifestError(f"{where}: template: expected a Node manifest (a mapping)")
+    template = decode_object(raw_template, Node, f"{where}: template")
     status = template.status
-    return NodeGroup(
+    group = NodeGroup(
         name,
         min_size,
         max_size,
@@ -282,6 +290,26 @@ def parse_node_group(raw: object, where: str) -> NodeGroup:
         allocatable={k: str(v) for k, v in status.allocatable.items()} or None,
         zones=list(zones),
     )
+    _check_group_nodes(group, where)
+    return group
+
+
+def _check_group_nodes(group: NodeGroup, where: str) -> None:
+    """The nodes the group would create (one per zone) validated as the API server validates
+    a Node, each error named where the group declares it: its name, a zone, or its template.
+    A ValidationError (exit code 2), here rather than when a node is first created."""
+    for zone in group.zones or [""]:
+        one = dataclasses.replace(group, zones=[zone] if zone else [])
+        name = one.new_node_name(1)
+        errors = validate_node(default_node(one.template_node(name)))
+        if not errors:
+            continue
+        err = errors[0]
+        if err.field == "metadata.name":
+            raise ValidationError(f"{where}: name: {err.body()} (its nodes' names: {name}, ...)")
+        if zone and err.field.startswith("metadata.labels") and zone in str(err):
+            raise ValidationError(f"{where}: zones: {err.body()} (a node label's value)")
+        raise ValidationError(f"{where}: template: {err}")
 
 
 def parse_node_groups(raw: object, where: str) -> list[NodeGroup]:
