@@ -535,3 +535,21 @@ def test_a_zone_loss_leaves_the_statefulset_replica_pinned_by_its_volume_pending
         (message,) = outcome.run.during.pending.values()
         assert "4 node(s) didn't match PersistentVolume's node affinity" in message
         assert outcome.recovered
+
+
+def test_a_job_given_to_a_worker_killed_while_idle_is_not_lost_nor_counted() -> None:
+    # A worker killed between its answer and its next job has a broken pipe: giving it the
+    # job raised BrokenPipeError out of the sweep (seen when a test killed both workers).
+    from topospread.analysis.sweep_pool import _Worker
+
+    context = multiprocessing.get_context("fork" if FORKS else "spawn")
+    worker = _Worker(context, {}, SweepOptions())
+    assert worker.process.pid is not None
+    os.kill(worker.process.pid, signal.SIGKILL)
+    worker.process.join()
+    for _ in range(3):  # the pipe breaks once the child's end is gone; send until it tells
+        worker.give("job")  # type: ignore[arg-type]
+        if not worker.sent:
+            break
+    assert worker.job == "job" and not worker.sent
+    worker.conn.close()

@@ -113,10 +113,20 @@ class _Worker:
         self.process.start()
         child.close()
         self.job: Job | None = None
+        # Whether the job reached the worker (False: it had died since its last answer).
+        self.sent = False
 
     def give(self, job: Job) -> None:
+        """Hand ``job`` over. A worker killed since its last answer (the OOM killer, a signal)
+        has a broken pipe: the job stays its own, unsent, until the loop sees the worker's
+        sentinel and gives the job to its replacement without counting an attempt."""
         self.job = job
-        self.conn.send(job)
+        try:
+            self.conn.send(job)
+        except OSError:
+            self.sent = False
+        else:
+            self.sent = True
 
     def stop(self) -> None:
         with contextlib.suppress(OSError):  # it died meanwhile
@@ -178,6 +188,9 @@ def process_backend(workers: int, *, share_cores: bool = False) -> Backend:
             job = worker.job
             worker.job = None
             if job is None:
+                return
+            if not worker.sent:  # it never ran there: not an attempt
+                todo.appendleft(job)
                 return
             attempts[job.index] = attempts.get(job.index, 0) + 1
             if attempts[job.index] < MAX_ATTEMPTS:
