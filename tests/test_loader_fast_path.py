@@ -519,3 +519,41 @@ def test_the_text_around_a_cut_lists_items_is_read_as_the_exact_path_reads_it(
     fast = outcome(text)
     assert tiny_parts and tiny_parts[0] > 2, "the text was not cut"
     assert fast == exact(text, monkeypatch)
+
+
+# Characters go-yaml's reader refuses: rapidyaml takes them, so the fast path must decline text
+# that holds one, at any size, whole or cut in parts, and the exact path names it.
+REFUSED = ["\x00", "\x07", "\x1b", "\x7f", "\x80", "\x9f", "\ufffe", "\uffff"]
+TAKEN = ["\t", "é", "\x85", "\xa0", "\u2028", "\ufffd", "\U0001f600"]
+
+
+@pytest.mark.parametrize("character", REFUSED, ids=[f"U+{ord(c):04X}" for c in REFUSED])
+def test_a_character_go_yaml_refuses_is_found_in_any_text(character: str) -> None:
+    text = ("plain ascii and some é " * 10 + character + " more").encode()
+    assert not yaml_fast._printable(text)
+    assert not yaml_fast._printable(character.encode())
+
+
+@pytest.mark.parametrize("character", TAKEN, ids=[f"U+{ord(c):04X}" for c in TAKEN])
+def test_characters_go_yaml_reads_are_let_through(character: str) -> None:
+    assert yaml_fast._printable(("a: b" + character + "\r\n").encode())
+
+
+@pytest.mark.parametrize("character", ["\x07", "\x9f", "\uffff"])
+@pytest.mark.parametrize("form", [kubectl_list, stream], ids=["a kubectl List", "a stream"])
+def test_a_large_file_holding_a_control_character_is_refused_as_go_yaml_refuses_it(
+    character: str, form: Any, tiny_parts: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pods = [pod_manifest(i, {"app": "web"}) for i in range(12)]
+    pods[7]["metadata"]["annotations"] = {"note": "x"}
+    text = form(pods).replace("note: x", f"note: x{character}y", 1)
+    assert f"x{character}y" in text
+    assert yaml_fast.fast_yaml(text, "t.yaml") is None
+    refused = outcome(text)
+    assert refused == exact(text, monkeypatch)
+    assert refused[0] == "error" and "control characters are not allowed" in refused[1]
+
+
+def test_a_large_file_without_one_keeps_the_fast_path(tiny_parts: list[int]) -> None:
+    pods = [pod_manifest(i, {"app": "web", "note": "é"}) for i in range(12)]
+    assert yaml_fast.fast_yaml(kubectl_list(pods), "t.yaml") is not None
