@@ -11,7 +11,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from topospread.api import loader, yaml_fast
+from topospread.api import loader, yaml_fast, yaml_screen, yaml_split
 from topospread.errors import ManifestError
 
 
@@ -176,14 +176,14 @@ def tiny_parts(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(yaml_fast, "_CHUNK_BYTES", 300)
     monkeypatch.setattr(yaml_fast.os, "cpu_count", lambda: request.param)
     counts: list[int] = []
-    split = yaml_fast._split_yaml
+    split = yaml_fast.split_yaml
 
     def spy(raw: bytes, parts: int) -> list[bytes] | None:
         out = split(raw, parts)
         counts.append(0 if out is None else len(out))
         return out
 
-    monkeypatch.setattr(yaml_fast, "_split_yaml", spy)
+    monkeypatch.setattr(yaml_fast, "split_yaml", spy)
     return counts
 
 
@@ -291,10 +291,10 @@ def test_the_risky_searches_find_what_they_found_without_the_first_character_loo
     text = (lead + tail).encode()
     for compiled, body in [
         *(
-            (fast, re.compile(p + yaml_fast._RISKY_SCALAR + rb"[ \t]*(?:#|\r?$)", re.MULTILINE))
-            for fast, p in zip(yaml_fast._RISKY_YAML_VALUE, (rb": +", rb"- +"), strict=True)
+            (fast, re.compile(p + yaml_screen._RISKY_SCALAR + rb"[ \t]*(?:#|\r?$)", re.MULTILINE))
+            for fast, p in zip(yaml_screen._RISKY_YAML_VALUE, (rb": +", rb"- +"), strict=True)
         ),
-        (yaml_fast._RISKY_JSON_KEY, re.compile(rb'"' + yaml_fast._RISKY_JSON_KEY_BODY + rb'":')),
+        (yaml_screen.RISKY_JSON_KEY, re.compile(rb'"' + yaml_screen._RISKY_JSON_KEY_BODY + rb'":')),
     ]:
         for probe in (text, b'"' + tail.encode()):
             assert [m.span() for m in compiled.finditer(probe)] == [
@@ -317,8 +317,8 @@ def test_the_cuts_found_near_each_target_are_those_of_every_items_start(
     if not raw.startswith(b"- ", start):
         return
     end = min(len(raw), start + length)
-    every = yaml_fast._line_starts(raw, b"- ", start, end)
-    assert yaml_fast._item_cuts(raw, start, end, parts) == yaml_fast._cuts(every, end, parts)
+    every = yaml_split._line_starts(raw, b"- ", start, end)
+    assert yaml_split._item_cuts(raw, start, end, parts) == yaml_split._cuts(every, end, parts)
 
 
 @pytest.mark.parametrize("form", [kubectl_list, stream], ids=["a kubectl List", "a stream"])
@@ -359,7 +359,7 @@ def test_the_split_search_for_yaml_structure_finds_what_the_single_pattern_finds
     text: bytes,
 ) -> None:
     expected = STRUCTURE_REFERENCE.search(text) is not None
-    assert yaml_fast._has_yaml_structure(text) is expected
+    assert yaml_screen.has_yaml_structure(text) is expected
 
 
 @pytest.mark.parametrize(
@@ -373,7 +373,7 @@ def test_the_split_search_for_yaml_structure_finds_what_the_single_pattern_finds
     ],
 )
 def test_yaml_structure_is_found_only_where_it_is(text: bytes, found: bool) -> None:
-    assert yaml_fast._has_yaml_structure(text) is found
+    assert yaml_screen.has_yaml_structure(text) is found
 
 
 LAST_APPLIED = """\
@@ -479,7 +479,7 @@ def test_a_directive_at_a_lines_start_declines_and_a_percent_sign_elsewhere_does
     assert yaml_fast.fast_yaml("%YAML 1.1\n---\n" + pod_text(), "t.yaml") is None
     later = pod_text() + "...\n%YAML 1.1\n---\n" + pod_text(node="n2")
     assert yaml_fast.fast_yaml(later, "t.yaml") is None
-    assert yaml_fast._DIRECTIVE.search(later.encode()) is not None
+    assert yaml_screen._DIRECTIVE.search(later.encode()) is not None
     percent = pod_text(labels="app: web\n    rate: 50%")
     fast = yaml_fast.fast_yaml(percent, "t.yaml")
     assert fast is not None and fast[0].metadata.labels["rate"] == "50%"
@@ -530,13 +530,13 @@ TAKEN = ["\t", "é", "\x85", "\xa0", "\u2028", "\ufffd", "\U0001f600"]
 @pytest.mark.parametrize("character", REFUSED, ids=[f"U+{ord(c):04X}" for c in REFUSED])
 def test_a_character_go_yaml_refuses_is_found_in_any_text(character: str) -> None:
     text = ("plain ascii and some é " * 10 + character + " more").encode()
-    assert not yaml_fast._printable(text)
-    assert not yaml_fast._printable(character.encode())
+    assert not yaml_screen.printable(text)
+    assert not yaml_screen.printable(character.encode())
 
 
 @pytest.mark.parametrize("character", TAKEN, ids=[f"U+{ord(c):04X}" for c in TAKEN])
 def test_characters_go_yaml_reads_are_let_through(character: str) -> None:
-    assert yaml_fast._printable(("a: b" + character + "\r\n").encode())
+    assert yaml_screen.printable(("a: b" + character + "\r\n").encode())
 
 
 @pytest.mark.parametrize("character", ["\x07", "\x9f", "\uffff"])

@@ -116,7 +116,7 @@ def test_the_file_parts_are_the_texts_the_whole_texts_cut_makes(
     with open(written(tmp_path, text), "rb") as file:
         parts = yaml_file.cut_file(file.fileno(), "t.yaml")
         assert parts is not None
-        whole = yaml_fast._split_yaml(raw, len(raw) // yaml_fast._CHUNK_BYTES)
+        whole = yaml_fast.split_yaml(raw, len(raw) // yaml_fast._CHUNK_BYTES)
         assert whole is not None
         assert [parts[i] for i in range(len(parts))] == [whole[i] for i in range(len(whole))]
         assert parts.outside == whole.outside

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from test_loader_fast_path import kubectl_list, pod_manifest, pod_text
-from topospread.api import yaml_fast
+from topospread.api import yaml_fast, yaml_screen, yaml_split
 
 json_scalars = st.one_of(
     st.none(),
@@ -74,16 +74,16 @@ def test_the_searches_started_at_their_first_byte_find_what_a_whole_search_finds
 
 def searches_find_what_a_whole_search_finds(raw: bytes) -> None:
     searches = [
-        *zip(yaml_fast._PROPERTY_LEADS, yaml_fast._NODE_PROPERTIES, strict=True),
-        (b"<", yaml_fast._MERGE_KEY),
-        (b"?", yaml_fast._COMPLEX_KEY),
-        *yaml_fast._ONLY_IN_SCALARS,
+        *zip(yaml_screen._PROPERTY_LEADS, yaml_screen._NODE_PROPERTIES, strict=True),
+        (b"<", yaml_screen._MERGE_KEY),
+        (b"?", yaml_screen._COMPLEX_KEY),
+        *yaml_screen.ONLY_IN_SCALARS,
     ]
     for lead, pattern in searches:
-        found = [m.span() for m in yaml_fast._finditer_from(lead, pattern, raw)]
+        found = [m.span() for m in yaml_screen._finditer_from(lead, pattern, raw)]
         assert found == [m.span() for m in pattern.finditer(raw)], pattern.pattern
-    whole = raw.startswith(b"%") or yaml_fast._DIRECTIVE.search(raw) is not None
-    assert yaml_fast._has_directive(raw) is whole
+    whole = raw.startswith(b"%") or yaml_screen._DIRECTIVE.search(raw) is not None
+    assert yaml_screen.has_directive(raw) is whole
 
 
 # Runs where one lead byte fails and the next, right after it, matches; directives after
@@ -119,8 +119,8 @@ def test_the_searches_that_hop_then_hand_over_to_re_find_what_a_whole_search_fin
     """The hops from one lead byte to the next, then re's own scan of the rest where the
     bytes are dense, at every switch-over point (few hops between checks, short spans)."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(yaml_fast, "_HOPS", hops)
-        patch.setattr(yaml_fast, "_HOPS_SPAN", span)
+        patch.setattr(yaml_screen, "_HOPS", hops)
+        patch.setattr(yaml_screen, "_HOPS_SPAN", span)
         searches_find_what_a_whole_search_finds(raw)
 
 
@@ -161,11 +161,11 @@ def test_one_search_for_column_0_finds_the_document_markers_and_keys_two_found(
     lines: list[str],
 ) -> None:
     raw = "\n".join(lines).encode()
-    dashes = yaml_fast._line_starts(raw, b"---")
-    keys = [0] if raw[:1] not in yaml_fast._NOT_TOP_LEVEL else []
+    dashes = yaml_split._line_starts(raw, b"---")
+    keys = [0] if raw[:1] not in yaml_split._NOT_TOP_LEVEL else []
     keys += [m.start() + 1 for m in re.finditer(rb"\n[^ \t\-#\r\n]", raw)]
-    expected = None if len(keys) > yaml_fast._MAX_TOP_LEVEL_LINES else (dashes, keys)
-    assert yaml_fast._column_0_lines(raw) == expected
+    expected = None if len(keys) > yaml_split._MAX_TOP_LEVEL_LINES else (dashes, keys)
+    assert yaml_split.column_0_lines(raw) == expected
 
 
 # The searches for risky scalars and keys as they were written before their alternatives were
@@ -300,7 +300,11 @@ risky_lines = st.lists(
 def test_the_grouped_risky_searches_find_what_the_plain_ones_found(raw: bytes) -> None:
     """The searches for risky values, keys and flow collections match where, and as far as,
     the patterns they replaced did, so the fast path declines the texts it declined."""
-    fast = [*yaml_fast._FLOW_WITH_CONTENT, *yaml_fast._RISKY_YAML_VALUE, yaml_fast._RISKY_JSON_KEY]
+    fast = [
+        *yaml_screen._FLOW_WITH_CONTENT,
+        *yaml_screen._RISKY_YAML_VALUE,
+        yaml_screen.RISKY_JSON_KEY,
+    ]
     plain = [*FLOW_REFERENCE, *VALUE_REFERENCE, KEY_REFERENCE]
     for new, old in zip(fast, plain, strict=True):
         for text in (raw, b'"' + raw, b": " + raw, b"- " + raw):
@@ -318,6 +322,6 @@ def test_each_risky_word_is_found_as_the_plain_searches_found_it(
     word: str, lead: str, end: str
 ) -> None:
     text = ("key" + lead + word + end).encode()
-    fast = [*yaml_fast._RISKY_YAML_VALUE, yaml_fast._RISKY_JSON_KEY]
+    fast = [*yaml_screen._RISKY_YAML_VALUE, yaml_screen.RISKY_JSON_KEY]
     for new, old in zip(fast, [*VALUE_REFERENCE, KEY_REFERENCE], strict=True):
         assert [m.span() for m in new.finditer(text)] == [m.span() for m in old.finditer(text)]

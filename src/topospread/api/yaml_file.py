@@ -7,7 +7,7 @@ searching all of it for lines at column 0 (0.02 s) took this process 0.05 s befo
 could start. Here the List's keys are found in the file's head and tail; the workers start
 at once, and each part, when read, is searched for lines at column 0 itself. The cut relies on
 there being none between the first item and the tail, which the whole text's cut
-(``yaml_fast._split_yaml``) would have found: a part that holds one (or that the file no
+(``yaml_split.split_yaml``) would have found: a part that holds one (or that the file no
 longer holds whole) raises ``NotCut``, and the whole text is read and cut as before. So every
 part is the very text that cut would have made, with the same head, and read as it is.
 ``yaml_fast``'s settings and helpers are used through its module, as its own cut uses them.
@@ -20,7 +20,7 @@ import stat
 from collections.abc import Callable
 from typing import Final
 
-from topospread.api import yaml_fast
+from topospread.api import yaml_fast, yaml_split
 from topospread.api.decode import Object, looks_like_json
 from topospread.api.strict import FieldValidation, current_mode
 from topospread.api.yaml_workers import decode_parts
@@ -37,7 +37,7 @@ class NotCut(Exception):
 
 class FileParts:
     """The parts of a List's items in a file: each part's text, read when asked for, is the
-    List's head and the items between two cuts (``yaml_fast._Parts``'s texts, read from the
+    List's head and the items between two cuts (``yaml_split.Parts``'s texts, read from the
     file instead of a copy of it).
 
     NOTE: each process reads its parts into one buffer of its own, the head already in it,
@@ -67,7 +67,7 @@ class FileParts:
         if os.preadv(self._fd, [view[at : at + end - start]], start) != end - start:
             raise NotCut(f"the file is shorter than {end} bytes now")
         text = bytes(view[: at + end - start])
-        found = yaml_fast._COLUMN_0.search(text, at)
+        found = yaml_split.COLUMN_0.search(text, at)
         if found is not None:
             raise NotCut(f"a line at column 0 at byte {start + found.start() - at + 1}")
         return text
@@ -116,18 +116,18 @@ def cut_file(fd: int, source: str) -> FileParts | None:
 
 def _list_keys(before: bytes, tail: bytes, tail_at: int) -> tuple[bytes, int] | None:
     """The List's head for its parts and where its items end, from the text before its first
-    item and the tail (at ``tail_at``), as ``yaml_fast._split_yaml`` finds them in the whole
+    item and the tail (at ``tail_at``), as ``yaml_split.split_yaml`` finds them in the whole
     text when nothing between those two is at column 0 but items; None when they do not tell
     a List of items at column 0, its first item right after ``items:``."""
     # One text of both: the tail starts a line, as the text before the first item ends one.
     probe = before + tail
-    found = yaml_fast._column_0_lines(probe)
+    found = yaml_split.column_0_lines(probe)
     if found is None or found[0]:
         return None  # many keys, or documents: not a List as kubectl writes it
     top: dict[bytes, tuple[int, bytes]] = {}
     for pos in found[1]:
         line_end = probe.find(b"\n", pos)
-        m = yaml_fast._TOP_KEY.match(probe, pos, len(probe) if line_end < 0 else line_end)
+        m = yaml_split.TOP_KEY.match(probe, pos, len(probe) if line_end < 0 else line_end)
         if m is not None:
             top[m.group(1)] = (pos, m.group(2))
     items = top.get(b"items")
@@ -143,10 +143,10 @@ def _list_keys(before: bytes, tail: bytes, tail_at: int) -> tuple[bytes, int] | 
 
 
 def _bounds(fd: int, start: int, end: int, parts: int) -> list[tuple[int, int]] | None:
-    """The parts' spans: ``yaml_fast._item_cuts``'s cuts, each found in the window read at its
+    """The parts' spans: ``yaml_split._item_cuts``'s cuts, each found in the window read at its
     target; None when a window holds no item's start (items that large are cut as before)."""
     cuts: list[int] = []
-    for target in yaml_fast._targets(start, end, parts):
+    for target in yaml_split.targets(start, end, parts):
         if target <= start:
             continue
         window = os.pread(fd, min(WINDOW, end - (target - 1)), target - 1)
@@ -167,7 +167,7 @@ def decode_file(
     """The objects of a cut file's parts in order, decoded as ``yaml_fast`` decodes a cut
     text's; None when the fast path declines (the exact path then reads the file); raises
     ``NotCut`` when a part shows the file is not cut this way."""
-    if not yaml_fast._reads_exactly(parts.outside, source):
+    if not yaml_split.reads_exactly(parts.outside, source):
         raise NotCut("the text around the items")  # perhaps not its outside: cut it whole
     workers = min((os.cpu_count() or 1) - 1, yaml_fast._MAX_WORKERS - 1, len(parts) - 1)
     return decode_parts(parts, parts.sizes(), workers, yaml_fast.PART_READER, meanwhile)
