@@ -84,12 +84,14 @@ class ContainerImage(_Obj, frozen=True):
 
 
 class NodeCondition(_Obj, frozen=True):
-    """Read by the descheduler model: it works on a node only while the node's Ready condition
-    is True (or absent). The scheduler reads no condition."""
+    """Read by the descheduler model (it works on a node only while the node's Ready condition
+    is True or absent) and cluster-autoscaler's. The scheduler reads no condition."""
 
     type: str = ""
     status: str = ""
     reason: str = ""
+    # RFC 3339; cluster-autoscaler reads when a node's readiness last changed.
+    last_transition_time: str | None = None
 
 
 class NodeStatus(_Obj, frozen=True):

@@ -35,9 +35,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from topospread.api.types import (
+    NODE_READY,
     DaemonSet,
     Pod,
     Taint,
+)
+from topospread.autoscaler.clusterautoscaler.clusterstate import (
+    NODE_DISK_PRESSURE,
+    NODE_NETWORK_UNAVAILABLE,
+    NOT_READY_TAINT_KEYS,
 )
 from topospread.simulator.autoscaler_spec import (
     ClusterAutoscalerSpec,
@@ -234,6 +240,43 @@ def node_created_times(sim: Simulation) -> dict[str, float]:
             seconds[stamp] = None if at is None else (at - sim.epoch) / 1e9
         if (t := seconds[stamp]) is not None and t <= now:
             out[info.name] = t
+    return out
+
+
+# What cluster-autoscaler's readiness reads, and so when it last changed: these conditions'
+# lastTransitionTime and the not-ready taints' timeAdded. Upstream: GetNodeReadiness
+_READINESS_CONDITIONS: Final = frozenset({NODE_READY, NODE_DISK_PRESSURE, NODE_NETWORK_UNAVAILABLE})
+
+
+def node_ready_since_times(sim: Simulation) -> dict[str, float]:
+    """When each node's readiness last changed, as seconds on the simulation's clock: the
+    latest lastTransitionTime of its Ready, DiskPressure and NetworkUnavailable conditions
+    and timeAdded of its not-ready, disk-pressure and network-unavailable taints. Nodes with
+    none (or only later than now) are left out: they changed long ago.
+    Upstream: kube_util.GetNodeReadiness's lastTransitionTime (utils/kubernetes/ready.go)"""
+    out = {}
+    now = sim.now / 1e9
+    seconds: dict[str, float | None] = {}
+    for info in sim.cluster.list():
+        node = info.node
+        stamps = [
+            c.last_transition_time
+            for c in node.status.conditions
+            if c.type in _READINESS_CONDITIONS and c.last_transition_time
+        ]
+        stamps += [
+            t.time_added for t in node.spec.taints if t.key in NOT_READY_TAINT_KEYS and t.time_added
+        ]
+        latest = None
+        for stamp in stamps:
+            if stamp not in seconds:
+                at = parse_time(stamp)
+                seconds[stamp] = None if at is None else (at - sim.epoch) / 1e9
+            t = seconds[stamp]
+            if t is not None and (latest is None or t > latest):
+                latest = t
+        if latest is not None and latest <= now:
+            out[info.name] = latest
     return out
 
 

@@ -21,6 +21,7 @@ from topospread.simulator.autoscaling import (
     created_times,
     daemonsets_of,
     node_created_times,
+    node_ready_since_times,
     pending_pods,
     pods_text,
 )
@@ -107,6 +108,7 @@ class ClusterAutoscalerController(AutoscalerController):
             created=created_times(sim, pending),
             node_created=node_created_times(sim),
             draining=list(self.drains),
+            ready_since=node_ready_since_times(sim),
         )
         if result.healthy != self._healthy:
             self._healthy = result.healthy

@@ -40,9 +40,9 @@ from topospread.autoscaler.clusterautoscaler.nodegroup import (
     NodeGroup,
     copy_template_node,
     node_group_of,
-    template_node_info,
     with_node_name,
 )
+from topospread.autoscaler.clusterautoscaler.nodeinfos import TemplateNodeInfoProvider
 from topospread.autoscaler.clusterautoscaler.options import AutoscalingOptions, parse_go_duration
 from topospread.autoscaler.clusterautoscaler.scaledown import (
     RecentlyUnremovable,
@@ -170,6 +170,7 @@ class ClusterAutoscaler:
         self.expander = build_expander(self.options.expander, self.rng, self.options.priorities)
         self.unneeded = UnneededNodes()
         self.recently_unremovable = RecentlyUnremovable()
+        self.templates = TemplateNodeInfoProvider()
         self.requested_at: dict[str, float] = {}
         # Each group's scale-up in progress: how many nodes it still owes (its Increase).
         self.increase: dict[str, int] = {}
@@ -311,6 +312,7 @@ class ClusterAutoscaler:
         created: Mapping[str, float] | None = None,
         node_created: Mapping[str, float] | None = None,
         draining: Collection[str] = (),
+        ready_since: Mapping[str, float] | None = None,
     ) -> RunOnceResult:
         """One loop at ``now`` (seconds on the caller's clock) over ``cluster`` (not modified)
         and its ``pending`` pods; ``created`` (``namespace/name`` -> seconds on that clock,
@@ -323,6 +325,9 @@ class ClusterAutoscaler:
         copy stands in for it in the snapshot, and it is never a scale-down candidate.
         ``draining`` names the nodes whose scale-down drain the caller is still carrying out:
         they use up --max-drain-parallelism and --max-scale-down-parallelism.
+        ``ready_since`` holds when each node's readiness last changed, as seconds on the same
+        clock (a node not in it changed long ago): a node Ready for less than a minute gives
+        its group no template yet (nodeinfos.py).
         Upstream: RunOnce's registeredUpcoming (subtractNodesByName, RemoveNodeInfo) and
         ScaleDownBudgetProcessor.CropNodes (its deletions in progress)
         """
@@ -352,6 +357,10 @@ class ClusterAutoscaler:
             n for g in in_progress for n in readiness.per_group.get(g, Readiness()).not_started
         }
         nodes = [info.node for info in cluster.list() if info.name not in not_started]
+        # Upstream: TemplateNodeInfoRegistry.Recompute, before the health check.
+        templates = self.templates.process(
+            cluster.list(), self.groups, self.daemonsets, now, ready_since or {}
+        )
         if not is_cluster_healthy(readiness, self.options):
             # Upstream: "Cluster is not ready for autoscaling": nothing this loop, and the
             # unneeded nodes are forgotten (CleanUpUnneededNodes).
@@ -366,9 +375,6 @@ class ClusterAutoscaler:
             for name in not_started:
                 if snapshot.get(name) is not None:
                     snapshot.remove_node(name)
-            templates = {
-                name: template_node_info(g, self.daemonsets) for name, g in self.groups.items()
-            }
             # Upcoming nodes join the snapshot, so pods that will fit them do not trigger more.
             upcoming_nodes = []
             upcoming = upcoming_nodes_of(readiness, targets)

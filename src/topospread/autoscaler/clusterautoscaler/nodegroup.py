@@ -23,7 +23,11 @@ from topospread.api.decode import decode_object
 from topospread.api.defaults import default_node
 from topospread.api.resource import parse_quantity
 from topospread.api.types import (
+    LABEL_FAILURE_DOMAIN_BETA_REGION,
+    LABEL_FAILURE_DOMAIN_BETA_ZONE,
     LABEL_HOSTNAME,
+    LABEL_INSTANCE_TYPE_STABLE,
+    LABEL_TOPOLOGY_REGION,
     LABEL_TOPOLOGY_ZONE,
     DaemonSet,
     Node,
@@ -196,15 +200,36 @@ def daemonset_pod(ds: DaemonSet, node_name: str) -> Pod:
     return Pod(metadata=meta, spec=spec)
 
 
+# Set on every template node (real-node ones too: nodeinfos.py).
+TEMPLATE_NODE_LABEL = "cluster-autoscaler.kubernetes.io/template-node"
+# The deprecated labels a cloud template gets from the stable ones. Upstream:
+# UpdateDeprecatedLabels (utils/labels/labels.go)
+_DEPRECATED_LABELS = (
+    (LABEL_INSTANCE_TYPE_STABLE, "beta.kubernetes.io/instance-type"),
+    (LABEL_TOPOLOGY_REGION, LABEL_FAILURE_DOMAIN_BETA_REGION),
+    (LABEL_TOPOLOGY_ZONE, LABEL_FAILURE_DOMAIN_BETA_ZONE),
+)
+
+
 def template_node_info(
     group: NodeGroup, daemonsets: Iterable[DaemonSet] = (), name: str | None = None
 ) -> NodeInfo:
-    """The group's template NodeInfo: the template node with the pods of every DaemonSet that
-    would run on it.
+    """The group's template NodeInfo as the cloud provider gives it: the template node, marked
+    a template, its deprecated labels set from the stable ones, with the pods of every
+    DaemonSet that would run on it (--force-ds or not).
 
-    Upstream: simulator.TemplateNodeInfoFromNodeGroupTemplate
+    Upstream: SanitizedTemplateNodeInfoFromNodeGroup (simulator/node_info_utils.go,
+    kubernetes-sigs/cluster-autoscaler 33c3f97)
     """
     node = group.template_node(name or template_node_name(group))
+    labels = dict(node.metadata.labels)
+    for stable, beta in _DEPRECATED_LABELS:
+        if stable in labels:
+            labels[beta] = labels[stable]
+    labels[TEMPLATE_NODE_LABEL] = "true"
+    node = msgspec.structs.replace(
+        node, metadata=msgspec.structs.replace(node.metadata, labels=labels)
+    )
     info = NodeInfo(node)
     for ds in daemonsets:
         if daemonset_runs_on(ds, node):

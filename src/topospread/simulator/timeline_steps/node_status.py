@@ -71,6 +71,11 @@ def set_taints(
     kept += [t for t in added if not any(k.key == t.key and k.effect == t.effect for k in kept)]
     status = node.status
     if ready is not None:
+        # The condition's lastTransitionTime moves only when its status changes.
+        old = ready_condition(node)
+        same = old is not None and old.status == ready.status
+        since = old.last_transition_time if old is not None and same else stamp_time
+        ready = msgspec.structs.replace(ready, last_transition_time=since)
         others = [c for c in status.conditions if c.type != NODE_READY]
         status = msgspec.structs.replace(status, conditions=[ready, *others])
     updated = msgspec.structs.replace(
@@ -111,6 +116,15 @@ def ready_condition(node: Node) -> NodeCondition | None:
     return next((c for c in node.status.conditions if c.type == NODE_READY), None)
 
 
+def is_starting(node: Node) -> bool:
+    """Whether the node's kubelet posts what a starting one does (``READY_FALSE_STARTING``)."""
+    cond = ready_condition(node)
+    return cond is not None and (cond.status, cond.reason) == (
+        READY_FALSE_STARTING.status,
+        READY_FALSE_STARTING.reason,
+    )
+
+
 __all__ = [
     "EFFECT_NO_EXECUTE",
     "EFFECT_NO_SCHEDULE",
@@ -119,6 +133,7 @@ __all__ = [
     "READY_TRUE",
     "READY_UNKNOWN",
     "UNREACHABLE_TAINTS",
+    "is_starting",
     "ready_condition",
     "set_taints",
     "start_nodes",

@@ -14,9 +14,8 @@ from topospread.simulator.taint_eviction_controller import ran_out_text
 from topospread.simulator.timeline_steps.arguments import duration_arg
 from topospread.simulator.timeline_steps.node_status import (
     NOT_READY_TAINTS,
-    READY_FALSE_STARTING,
     READY_TRUE,
-    ready_condition,
+    is_starting,
     set_taints,
 )
 from topospread.simulator.timeline_steps.step import Step, StepEnv, StepResult
@@ -127,7 +126,7 @@ def finish_startup(sim: Simulation, name: str) -> list[str]:
         return []
     node = info.node
     gone = [t for t in node.spec.taints if _not_ready(t)]
-    starting = ready_condition(node) == READY_FALSE_STARTING
+    starting = is_starting(node)
     what = f"started up at {format_duration(sim.now)}, Ready" if starting else "started up"
     return set_taints(sim, node, [], gone, what, READY_TRUE if starting else None)
 
