@@ -32,6 +32,12 @@ from topospread.autoscaler.clusterautoscaler.nodeinfos import (
     is_good_template_candidate,
 )
 from topospread.framework.types import NodeInfo
+from topospread.simulator.autoscaling import node_ready_since_times
+from topospread.simulator.cluster_autoscaler_loop import ClusterAutoscalerController
+from topospread.simulator.controllers.common import format_time
+from topospread.simulator.simulation import Simulation
+from topospread.simulator.timeline_format import parse_timeline
+from topospread.simulator.timeline_steps.waiting import advance
 
 GROUP = NodeGroup(
     "ng",
@@ -199,3 +205,29 @@ def test_a_taint_put_on_the_groups_nodes_is_in_its_template_and_stops_the_scale_
     (why, *_) = changes(report, "noScaleUp")
     assert "node(s) had untolerated taint(s)" in why["reason"], why
     assert len(report.steps[-1].pending) == 1
+
+
+def test_a_new_node_serves_as_template_once_it_has_been_ready_for_a_minute() -> None:
+    second = 1_000_000_000
+    doc = tainted_group(taint_step=False)
+    doc["nodeGroups"][0]["count"] = 0
+    doc["autoscaler"]["nodeStartupDelay"] = "1m"
+    doc["timeline"] = []
+    sim = Simulation(parse_timeline(doc, "t.yaml"))
+    sim.settle("t.yaml")
+    auto = sim.autoscaler
+    assert isinstance(auto, ClusterAutoscalerController)
+    advance(sim, 100 * second, "t.yaml")
+    # Added at 10s, NotReady until its kubelet is up at 1m10s: the Ready condition's
+    # lastTransitionTime is then.
+    (name,) = [info.name for info in sim.cluster.list()]
+    ready = next(c for c in sim.node(name, "t.yaml").status.conditions if c.type == "Ready")
+    assert (ready.status, ready.last_transition_time) == (
+        "True",
+        format_time(sim.epoch + 70 * second),
+    )
+    assert node_ready_since_times(sim) == {name: 70.0}
+    assert auto.model.templates.cache == {}  # the loops at 1m20s and 1m30s: too young
+    advance(sim, 140 * second, "t.yaml")
+    cached = auto.model.templates.cache["node"]
+    assert cached.node.metadata.labels["kubernetes.io/hostname"].startswith("template-node-for-")
