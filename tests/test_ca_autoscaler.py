@@ -224,7 +224,6 @@ DEFAULTS = {
     "balance_similar_node_groups": False,
     "skip_nodes_with_local_storage": True,
     "skip_nodes_with_system_pods": True,
-    "max_empty_bulk_delete": 10,
     "new_pod_scale_up_delay": 0.0,
     "expendable_pods_priority_cutoff": -10,
 }

@@ -238,9 +238,12 @@ def test_get_pods_to_move_separates_daemonset_pods_and_stops_at_the_first_blocki
 def test_the_pdb_tracker_counts_disruptions_across_nodes() -> None:
     tracker = RemainingPdbTracker([pdb("default", 1, app="web")])
     a, b = rc_pod("a", app="web").obj(), rc_pod("b", app="web").obj()
-    assert tracker.can_remove_pods([a]) == (True, None)
-    assert tracker.can_remove_pods([a, b]) == (False, b)
+    assert tracker.can_remove_pods([a]) == (True, True, None)
+    # Upstream (basicRemainingPdbTracker.CanRemovePods): two pods of a budget that allows one
+    # disruption may go, but not at once (the node is risky); none may once it allows none.
+    assert tracker.can_remove_pods([a, b]) == (True, False, b)
     tracker.remove_pods([a])
+    assert tracker.can_remove_pods([b]) == (False, False, b)
     status = pdb_rule(b, DrainContext(tracker, OBJECTS, TEST_TIME), OPTS)
     assert status.reason is BlockingPodReason.NotEnoughPdb
 

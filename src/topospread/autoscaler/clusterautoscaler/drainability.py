@@ -162,16 +162,24 @@ class RemainingPdbTracker:
     def disruptions_left(self, pdb: PodDisruptionBudget) -> int:
         return self.remaining.get(_pdb_key(pdb), pdb.status.disruptions_allowed)
 
-    def can_remove_pods(self, pods: Sequence[Pod]) -> tuple[bool, Pod | None]:
-        """Upstream: BasicRemainingPdbTracker.CanRemovePods."""
-        used: dict[str, int] = {}
-        for pod in pods:
-            for pdb in self.matching_pdbs(pod):
-                key = _pdb_key(pdb)
-                used[key] = used.get(key, 0) + 1
-                if self.disruptions_left(pdb) - used[key] < 0:
-                    return False, pod
-        return True, None
+    def can_remove_pods(self, pods: Sequence[Pod]) -> tuple[bool, bool, Pod | None]:
+        """Whether ``pods`` may go (no budget of theirs is out of disruptions), whether all at
+        once (no budget covers more of them than it allows), and the first pod that blocks
+        either. Upstream: basicRemainingPdbTracker.CanRemovePods (core/scaledown/pdb/basic.go)
+        """
+        in_parallel, blocking = True, None
+        for pdb in self.pdbs:
+            left = self.disruptions_left(pdb)
+            count = 0
+            for pod in pods:
+                if pdb not in self.matching_pdbs(pod):
+                    continue
+                count += 1
+                if left < 1:
+                    return False, False, pod
+                if left < count:
+                    in_parallel, blocking = False, pod
+        return True, in_parallel, blocking
 
     def remove_pods(self, pods: Sequence[Pod]) -> None:
         for pod in pods:

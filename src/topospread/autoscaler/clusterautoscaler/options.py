@@ -92,7 +92,6 @@ class AutoscalingOptions:
     # without a PodDisruptionBudget blocks a drain only until it is this old.
     blocking_system_pod_distruption_timeout: float = 3600.0
     min_replica_count: int = 0  # --min-replica-count 0
-    max_empty_bulk_delete: int = 10  # --max-empty-bulk-delete 10
     max_scale_down_parallelism: int = 10  # --max-scale-down-parallelism 10
     max_drain_parallelism: int = 1  # --max-drain-parallelism 1
     new_pod_scale_up_delay: float = 0.0  # --new-pod-scale-up-delay 0s
@@ -258,7 +257,6 @@ _PARSERS: Final[Mapping[str, Callable[[str, str, object], Any]]] = {
     "skip_nodes_with_custom_controller_pods": _as_bool,
     "blocking_system_pod_distruption_timeout": _as_duration,
     "min_replica_count": _as_non_negative_int,
-    "max_empty_bulk_delete": _as_non_negative_int,
     "max_scale_down_parallelism": _as_non_negative_int,
     "max_drain_parallelism": _as_non_negative_int,
     "new_pod_scale_up_delay": _as_duration,

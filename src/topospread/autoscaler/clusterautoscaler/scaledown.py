@@ -264,6 +264,8 @@ class NodeToRemove:
     daemonset_pods: list[Pod]
     destinations: dict[str, str] = field(default_factory=dict)  # pod key -> node
     cores_and_memory: tuple[int, int] = (0, 0)
+    # Its pods' budgets do not allow evicting them all at once: drained after the others.
+    risky: bool = False
 
 
 def simulate_node_removal(
@@ -372,30 +374,33 @@ def removable_now(
     draining: int = 0,
 ) -> tuple[list[RemovedNode], list[UnremovableNode]]:
     """The unneeded nodes to delete in this loop: unneeded long enough, their group above its
-    min size, empty ones up to --max-scale-down-parallelism, --max-empty-bulk-delete at once,
-    and nodes with pods up to --max-drain-parallelism; ``above_min`` is how many cores and
-    bytes of memory the cluster has above --cores-total and --memory-total's minimums;
-    ``draining`` drains still in progress use up both parallelism limits.
+    min size and the cluster above --cores-total and --memory-total's minimums (``above_min``:
+    how many cores and bytes of memory it has above them), the empty ones first, then those
+    with pods (the risky ones last); then cropped to --max-scale-down-parallelism (the empty
+    ones first) and the nodes with pods to --max-drain-parallelism and what the empty ones
+    left; ``draining``, the drains still in progress, use up both. A node that passes the
+    checks takes its group's and the cluster's room even if the crop leaves it for a later
+    loop, as upstream's checks come before the crop.
 
-    Upstream: unneeded.Nodes.RemovableAt, planner.NodesToDelete and
+    Upstream: unneeded.Nodes.RemovableAt, planner.NodesToDelete (sortByRisk) and
     ScaleDownBudgetProcessor.CropNodes (core/scaledown/budgets/budgets.go)
     """
-    removed: list[RemovedNode] = []
     skipped: list[UnremovableNode] = []
     sizes = {name: g.target_size for name, g in groups.items()}
-    empty_count = drain_count = 0
     cores_left, memory_left = above_min
-    for c in candidates:
+    empty: list[NodeToRemove] = []
+    drain: list[NodeToRemove] = []
+    for c in [
+        *(c for c in candidates if not c.pods_to_reschedule),
+        *(c for c in candidates if c.pods_to_reschedule),
+    ]:
         group = groups[c.group]
-        needed = (
-            options.scale_down_unneeded_time
-            if ready.get(c.node, True)
-            else options.scale_down_unready_time
-        )
+        is_ready = ready.get(c.node, True)
+        needed = options.scale_down_unneeded_time if is_ready else options.scale_down_unready_time
         if tracker.unneeded_for(c.node, now) < needed:
             reason = (
                 UnremovableReason.NotUnneededLongEnough
-                if ready.get(c.node, True)
+                if is_ready
                 else UnremovableReason.NotUnreadyLongEnough
             )
             skipped.append(UnremovableNode(c.node, reason))
@@ -408,33 +413,40 @@ def removable_now(
             reason = UnremovableReason.MinimalResourceLimitExceeded
             skipped.append(UnremovableNode(c.node, reason))
             continue
-        empty = not c.pods_to_reschedule
-        if empty:
-            limit = min(
-                options.max_empty_bulk_delete, options.max_scale_down_parallelism - draining
-            )
-            if empty_count >= limit:
-                continue
-            empty_count += 1
-        else:
-            if drain_count >= options.max_drain_parallelism - draining:
-                continue
-            drain_count += 1
         sizes[group.name] -= 1
         cores_left -= cores
         memory_left -= memory
+        (drain if c.pods_to_reschedule else empty).append(c)
+    drain = [c for c in drain if not c.risky] + [c for c in drain if c.risky]
+    parallelism = options.max_scale_down_parallelism - draining
+    empty = _crop_by_group(empty, parallelism)
+    drain = _crop_by_group(
+        drain, min(parallelism - len(empty), options.max_drain_parallelism - draining)
+    )
+    removed = []
+    for c in (*empty, *drain):
         util = utilization.get(c.node)
         removed.append(
             RemovedNode(
                 c.node,
-                group.name,
-                empty,
+                c.group,
+                not c.pods_to_reschedule,
                 tracker.since[c.node],
                 util.utilization if util is not None else 0.0,
                 [f"{p.metadata.namespace}/{p.metadata.name}" for p in c.pods_to_reschedule],
             )
         )
     return removed, skipped
+
+
+def _crop_by_group(nodes: Sequence[NodeToRemove], budget: int) -> list[NodeToRemove]:
+    """At most ``budget`` of ``nodes``, taken group by group (groups in the order their first
+    node comes, each group's nodes in theirs). Upstream: ScaleDownBudgetProcessor.group and
+    cropIndividualNodes (core/scaledown/budgets/budgets.go)"""
+    by_group: dict[str, list[NodeToRemove]] = {}
+    for c in nodes:
+        by_group.setdefault(c.group, []).append(c)
+    return [c for group in by_group.values() for c in group][: max(budget, 0)]
 
 
 def unneeded_nodes_limit(options: AutoscalingOptions, unneeded_now: int) -> int:
@@ -528,6 +540,8 @@ def plan_scale_down(
                     recent.until[name] = now + options.unremovable_node_recheck_timeout
                 continue
             dest.discard(name)
+            _, in_parallel, _ = ctx.pdbs.can_remove_pods(outcome.pods_to_reschedule)
+            outcome.risky = not in_parallel
             ctx.pdbs.remove_pods(outcome.pods_to_reschedule)
             removable.append(outcome)
     tracker.update([r.node for r in removable], now)
