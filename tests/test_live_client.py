@@ -19,11 +19,13 @@ import base64
 import contextlib
 import copy
 import json
+import os
 import shutil
 import socket
 import ssl
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -636,6 +638,30 @@ def test_a_server_whose_certificate_is_not_verified_is_said_once_not_on_every_re
     assert_list_calls_only(api)
 
 
+def test_a_kubeconfig_given_as_a_pipe_is_read_as_kubectl_reads_it(
+    api: ApiServer, kubeconfig: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `--kubeconfig <(...)`: the pipe is read once; its copy, which the client reads more than
+    # once, is this user's alone and gone when the read is over.
+    def pipe(data: bytes) -> str:
+        read_end, write_end = os.pipe()
+        os.write(write_end, data)  # a kubeconfig fits the pipe's buffer
+        os.close(write_end)
+        return f"/dev/fd/{read_end}"
+
+    spooled = set(Path(tempfile.gettempdir()).glob("topospread-kubeconfig-*"))
+    read = live.read_cluster(pipe(kubeconfig.read_bytes()), None)
+    assert (read.context, read.server) == ("local", api.url)
+    direct = live.read_cluster(str(kubeconfig), None)
+    assert by_identity(read.objects) == by_identity(direct.objects)
+    assert set(Path(tempfile.gettempdir()).glob("topospread-kubeconfig-*")) == spooled
+    # Its mistakes name the pipe, not the copy.
+    broken = pipe(b"apiVersion: v1\nkind: Config\n")
+    code, _, err = run(["schedule", "--kubeconfig", broken], capsys)
+    assert code == 2 and tempfile.gettempdir() not in err
+    assert one_error_line(err).startswith(f"kubeconfig {broken}: ")
+
+
 def test_the_kubeconfig_is_left_as_it_was(api: ApiServer, kubeconfig: Path) -> None:
     before = kubeconfig.read_bytes()
     live.read_cluster(str(kubeconfig), None)
@@ -982,9 +1008,8 @@ def test_every_failure_is_one_line_and_exit_code_2(
         ),
         pytest.param(
             ["--kubeconfig", "/dev/null"],
-            "--kubeconfig /dev/null: is not a regular file (the client reads a kubeconfig more "
-            "than once)",
-            id="a device",
+            "kubeconfig /dev/null: Invalid kube-config. /dev/null file is empty",
+            id="an empty device",
         ),
     ],
 )

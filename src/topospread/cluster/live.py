@@ -31,8 +31,10 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Final, NamedTuple
 from warnings import catch_warnings, simplefilter
@@ -282,13 +284,20 @@ def read_cluster(kubeconfig: str | None, context: str | None) -> LiveCluster:
     even the kubeconfig (the client would persist refreshed tokens into it).
     """
     k8s = _import_client()
-    config_file = _kubeconfig_location(kubeconfig)
-    api_client, context_name = _connect(k8s, config_file, context)
+    shown = _kubeconfig_location(kubeconfig)
+    with _readable_again(shown) as config_file:
+        return _read_cluster(k8s, config_file, shown, context)
+
+
+def _read_cluster(k8s: _Client, config_file: str, shown: str, context: str | None) -> LiveCluster:
+    """``read_cluster`` with the kubeconfig the client reads (``config_file``) and the one
+    messages name (``shown``)."""
+    api_client, context_name = _connect(k8s, config_file, shown, context)
     configuration = getattr(api_client, "configuration", None)
     server = str(getattr(configuration, "host", "") or "")
     if not server:
         raise ClusterAccessError(
-            f"kubeconfig {config_file}: invalid configuration: no server found for cluster "
+            f"kubeconfig {shown}: invalid configuration: no server found for cluster "
             f'"{_cluster_of(k8s, config_file, context_name)}"'
         )
     where = _cluster_label(context_name, server)
@@ -336,15 +345,10 @@ def _kubeconfig_location(kubeconfig: str | None) -> str:
         path = os.path.expanduser(kubeconfig)
         if not os.path.exists(path):
             raise ClusterAccessError(f"--kubeconfig {kubeconfig}: no such file")
-        if not os.path.isfile(path):
-            # NOTE: the client reads the file more than once (the client, then its contexts),
-            # so a pipe (`--kubeconfig <(...)`) would be empty the second time.
-            what = (
-                "is a directory, not a kubeconfig file"
-                if os.path.isdir(path)
-                else "is not a regular file (the client reads a kubeconfig more than once)"
+        if os.path.isdir(path):
+            raise ClusterAccessError(
+                f"--kubeconfig {kubeconfig}: is a directory, not a kubeconfig file"
             )
-            raise ClusterAccessError(f"--kubeconfig {kubeconfig}: {what}")
         return kubeconfig
     # Read at call time, not when the client was imported (it caches $KUBECONFIG then).
     env = os.environ.get("KUBECONFIG", "")
@@ -357,6 +361,30 @@ def _kubeconfig_location(kubeconfig: str | None) -> str:
             "name one with --kubeconfig PATH, or set KUBECONFIG"
         )
     return location
+
+
+@contextmanager
+def _readable_again(location: str) -> Iterator[str]:
+    """A kubeconfig location the client can read more than once (it reads the file for the
+    client, then for its contexts): a pipe (``--kubeconfig <(...)``, as kubectl takes) is
+    read once into a file only this user can read, removed when the client is done with it.
+    A list of paths, or a regular file, is given as it is."""
+    path = os.path.expanduser(location)
+    if os.pathsep in location or os.path.isfile(path):
+        yield location
+        return
+    try:
+        with open(path, "rb") as pipe:
+            data = pipe.read()
+    except OSError as err:
+        raise ClusterAccessError(f"--kubeconfig {location}: {err.strerror or err}") from err
+    fd, spooled = tempfile.mkstemp(prefix="topospread-kubeconfig-", suffix=".yaml")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        yield spooled
+    finally:
+        os.unlink(spooled)
 
 
 def context_namespace(kubeconfig: str | None, context: str | None) -> str | None:
@@ -387,8 +415,8 @@ def context_namespace(kubeconfig: str | None, context: str | None) -> str | None
     return None
 
 
-def _connect(k8s: _Client, config_file: str, context: str | None) -> tuple[Any, str]:
-    """An API client for the context, and the context's name."""
+def _connect(k8s: _Client, config_file: str, shown: str, context: str | None) -> tuple[Any, str]:
+    """An API client for the context, and the context's name (errors name ``shown``)."""
     import yaml  # the client parses kubeconfigs with PyYAML; its errors are ours to report
 
     configuration = k8s.client.Configuration()
@@ -415,9 +443,9 @@ def _connect(k8s: _Client, config_file: str, context: str | None) -> tuple[Any, 
         ValueError,
         AttributeError,
     ) as err:
-        raise ClusterAccessError(
-            f"kubeconfig {config_file}: {_config_message(err, context)}"
-        ) from err
+        # The client names the file it read: the pipe's copy is the pipe to the user.
+        text = _config_message(err, context).replace(config_file, shown)
+        raise ClusterAccessError(f"kubeconfig {shown}: {text}") from err
     return api_client, context
 
 
