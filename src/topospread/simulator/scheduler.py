@@ -14,7 +14,6 @@ to the active queue, where its priority puts it before the pods it may displace.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable, Iterable, Sequence
 
 from topospread.api.storage import StorageObject
@@ -34,7 +33,9 @@ from topospread.framework.types import NodeInfo
 from topospread.plugins.defaultpreemption.plugin import NAME as DEFAULT_PREEMPTION
 from topospread.plugins.defaultpreemption.plugin import DefaultPreemption
 from topospread.plugins.queuesort import PrioritySort
+from topospread.simulator import failure_memo
 from topospread.simulator.decision import Decision, is_terminal
+from topospread.simulator.failure_memo import DrawLog, FailureMemo
 from topospread.simulator.fastpath import FastPath
 from topospread.simulator.fastpath.dry_run import PreemptionKernel
 from topospread.simulator.scheduling_cycle import SchedulingCycle, with_nominated_node_name
@@ -62,17 +63,20 @@ class Scheduler(SchedulingCycle):
         pod_disruption_budgets: Iterable[PodDisruptionBudget] = (),
         fast: bool = True,
         detail: bool = True,
+        memo: bool | None = None,
     ) -> None:
         """``fast`` lets the vectorised path (simulator/fastpath/) decide the attempts it
         supports, and preemption's dry run give victims back by NodeResourcesFit's arithmetic
         where it can (off: the reference path throughout); ``detail`` records every node's
-        scores and rejection reasons in Decisions."""
+        scores and rejection reasons in Decisions; ``memo`` (with ``fast``; None:
+        ``failure_memo.ENABLED``) repeats a failed attempt of the fast path for a pod of the
+        same key while nothing changed (simulator/failure_memo.py)."""
         self.cluster = cluster
         self.detail = detail
         self.config = config
         self.features = features
         # One seeded source for every random draw: host selection and preemption's offset.
-        rng = random.Random(seed)
+        self.rng = rng = DrawLog(seed)
         self.nominator = Nominator()
         self.pdbs = list(pod_disruption_budgets)
         self.frameworks: dict[str, Framework] = {}
@@ -130,6 +134,15 @@ class Scheduler(SchedulingCycle):
         self.fast_decisions = 0  # attempts the fast path decided, failures included
         self.fast_failures = 0
         self.fast_nominated = 0  # of those, attempts that met nominated pods
+        # Of the failures, those repeated from the memo (simulator/failure_memo.py).
+        self.memo_hits = 0
+        self.memo: FailureMemo | None = None
+        if fast and self.fast and (failure_memo.ENABLED if memo is None else memo):
+            self.memo = FailureMemo()
+            cluster.listeners.append(self.memo)
+            self.nominator.listeners.append(self.memo)
+        self._recording: int | None = None
+        self._kept = False
         # Preemption's dry run skips the nodes the fast path's vectors rule out
         # (FastPath.preemption_screen); off, it dry-runs every node (tests compare the two).
         self.screen_preemption = True
@@ -178,11 +191,20 @@ class Scheduler(SchedulingCycle):
         attempts decided so far outlive an exception: Ctrl-C)."""
         if decisions is None:
             decisions = []
-        while len(self.active) and not (stop is not None and stop()):
-            decision = self.schedule_one(self.active.pop())
-            decisions.append(decision)
-            if on_decision is not None:
-                on_decision(decision)
+        # The memo lives within one run: what changes between runs (storage, budgets,
+        # namespaces, workloads) is told to no listener.
+        memo = self.memo
+        if memo is not None:
+            memo.clear()
+        try:
+            while len(self.active) and not (stop is not None and stop()):
+                decision = self.schedule_one(self.active.pop())
+                decisions.append(decision)
+                if on_decision is not None:
+                    on_decision(decision)
+        finally:
+            if memo is not None:
+                memo.clear()
         return decisions
 
     # ClusterClient: the writes preemption makes.

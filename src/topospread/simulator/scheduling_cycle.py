@@ -29,6 +29,13 @@ from topospread.framework.schedule_one import (
 from topospread.framework.status import Code, Status, format_reasons
 from topospread.framework.types import NodeInfo
 from topospread.simulator.decision import Decision
+from topospread.simulator.failure_memo import (
+    DrawLog,
+    FailureMemo,
+    MemoOutcome,
+    draws_replayable,
+    replay,
+)
 from topospread.simulator.fastpath import FastFailure, FastPath, FastResult
 
 if TYPE_CHECKING:
@@ -59,19 +66,80 @@ class SchedulingCycle:
         fast_decisions: int
         fast_failures: int
         fast_nominated: int
+        memo_hits: int
         screen_preemption: bool
+        rng: DrawLog
+        memo: FailureMemo | None
         _names: tuple[Sequence[NodeInfo] | None, list[str]]
         _victims: list[str] | None
+        # The memo's epoch when the running attempt started (None: the attempt's failure is
+        # not kept), and whether its outcome was kept.
+        _recording: int | None
+        _kept: bool
 
         def framework_for(self, pod: Pod) -> Framework | None: ...
 
     def schedule_one(self, info: QueuedPodInfo) -> Decision:
-        """One scheduling cycle and, on success, the binding cycle.
+        """One scheduling cycle and, on success, the binding cycle; or, where the pod's key
+        failed on the fast path since anything changed, that failure again
+        (simulator/failure_memo.py).
 
         Upstream: scheduleOne / schedulingCycle / bindingCycle (schedule_one.go, v1.35)
         """
-        pod = info.pod
         info.attempts += 1
+        memo = self.memo
+        if memo is None:
+            return self._cycle(info)
+        pod = info.pod
+        fwk = self.framework_for(pod)
+        assert fwk is not None
+        path = self.fast.get(fwk.profile_name)
+        self._recording = None
+        if (
+            path is not None
+            and not len(self.nominator)
+            and not pod.status.nominated_node_name
+            and memo.profile_memoable(fwk, path)
+        ):
+            # NOTE: the key is taken only where a failure may be answered or kept: a pod
+            # placed at its first attempt costs no encoding.
+            outcome = memo.outcomes.get(memo.key(pod)) if memo.outcomes else None
+            if outcome is not None and (
+                self.algorithm.next_start_node_index % outcome.nodes == outcome.start
+            ):
+                return self._replay(info, outcome)
+            self._recording = memo.epoch
+        self._kept = False
+        try:
+            decision = self._cycle(info)
+        finally:
+            self._recording = None
+        if not self._kept:
+            memo.clear()  # anything but a kept failure may have changed what attempts read
+        return decision
+
+    def _replay(self, info: QueuedPodInfo, outcome: MemoOutcome) -> Decision:
+        """A kept failure again: what its attempt did to the pod, the queue, the nomination,
+        the search's start and the random source, and the Decision it returned."""
+        decision = Decision(pod=info.pod, node=None, attempt=info.attempts)
+        self.fast_decisions += 1
+        self.fast_failures += 1
+        self.memo_hits += 1
+        self.algorithm.next_start_node_index = outcome.start
+        replay(self.rng, outcome.draws)
+        if outcome.post_filter:
+            self._nominate(info, outcome.nominated)
+            decision.pod = info.pod
+        if outcome.reasons is not None:
+            # NOTE: shared by the decisions of the key (reports never mutate it).
+            decision.reasons = outcome.reasons
+        decision.message = outcome.message
+        self._failed(info, outcome.plugins, decision)
+        return decision
+
+    def _cycle(self, info: QueuedPodInfo) -> Decision:
+        """The attempt, on the fast path or through the plugins (``schedule_one``)."""
+        pod = info.pod
         fwk = self.framework_for(pod)
         assert fwk is not None
         state = CycleState()
@@ -185,9 +253,19 @@ class SchedulingCycle:
             self.fast_failures += 1
             self.fast_nominated += prefiltered or counted
             diagnosis = fast.diagnosis
+            record = self._recording
+            sig = path.signature(pod) if record is not None else None
+            if sig is None or sig.static.per_attempt:
+                record = None  # the volume plugins read the pod's claims and name
             if not fwk.post_filter_plugins:
                 return self._fit_failure(
-                    fwk, info, decision, state, FitError(pod, len(nodes), diagnosis), nodes
+                    fwk,
+                    info,
+                    decision,
+                    state,
+                    FitError(pod, len(nodes), diagnosis),
+                    nodes,
+                    record=record,
                 )
             victimless = not path.preemption_may_find_victims(pod, fast)
             if not prefiltered and not victimless:
@@ -207,6 +285,7 @@ class SchedulingCycle:
                 screen=None
                 if victimless or not self.screen_preemption
                 else path.preemption_screen(pod, fast),
+                record=record,
             )
         return None
 
@@ -231,11 +310,13 @@ class SchedulingCycle:
         unschedulable: Sequence[int] | None = None,
         victimless: bool = False,
         screen: Sequence[int] | None = None,
+        record: int | None = None,
     ) -> Decision:
         """No node fits: PostFilter (preemption) over every node's status, then the pod waits
         as unschedulable or, when preemption made room, goes straight back to the queue.
         ``unschedulable`` and ``victimless`` are what the fast path knows of the statuses
-        (see ``statuses_by_node``).
+        (see ``statuses_by_node``); ``record``: the memo's epoch when the attempt started,
+        to keep the failure under the pod's key (``_remember``).
 
         Upstream: the FitError branch of schedulingCycle and handleSchedulingFailure
         (schedule_one.go, v1.35)
@@ -249,12 +330,23 @@ class SchedulingCycle:
             screen=screen,
         )
         nominated: PostFilterResult | None = None
+        rng = self.rng
+        before: object = None
+        draws: list[int] = []
         if fwk.post_filter_plugins:
             self._victims = decision.preempted
+            if record is not None:
+                before = rng.getstate()
+                rng.log = draws
             try:
                 nominated, status = fwk.run_post_filter_plugins(state, pod, statuses)
             finally:
                 self._victims = None
+                rng.log = None
+            if status.code is Code.Error or (
+                record is not None and not draws_replayable(before, rng.getstate(), draws)
+            ):
+                record = None  # an error's aggregate follows the dry run's random order
             err.diagnosis.post_filter_msg = status.message
             # A result sets (or, empty, clears) the nomination; None keeps it.
             self._nominate(info, None if nominated is None else nominated.nominated_node_name)
@@ -271,7 +363,38 @@ class SchedulingCycle:
             self._requeue_preemptor(info, decision)
             return decision
         self._failed(info, err.diagnosis.unschedulable_plugins, decision)
+        if record is not None and not decision.preempted:
+            self._remember(record, pod, decision, err, nodes, fwk, nominated, draws)
         return decision
+
+    def _remember(
+        self,
+        epoch: int,
+        pod: Pod,
+        decision: Decision,
+        err: FitError,
+        nodes: Sequence[NodeInfo],
+        fwk: Framework,
+        nominated: PostFilterResult | None,
+        draws: list[int],
+    ) -> None:
+        """Keep a failed attempt's outcome under the pod's key, unless the memo was cleared
+        while it ran or PostFilter nominated a node."""
+        memo = self.memo
+        target = None if nominated is None else nominated.nominated_node_name
+        if memo is None or memo.epoch != epoch or target or not nodes:
+            return
+        memo.outcomes[memo.key(pod)] = MemoOutcome(
+            start=self.algorithm.next_start_node_index,
+            nodes=len(nodes),
+            message=decision.message or "",
+            reasons=decision.reasons if self.detail else None,
+            plugins=frozenset(err.diagnosis.unschedulable_plugins),
+            post_filter=bool(fwk.post_filter_plugins),
+            nominated=target,
+            draws=tuple(draws),
+        )
+        self._kept = True
 
     def _names_of(self, nodes: Sequence[NodeInfo]) -> list[str]:
         """The nodes' names, taken once per node list (the cluster makes a new list after

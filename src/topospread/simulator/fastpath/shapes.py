@@ -17,7 +17,14 @@ from typing import TYPE_CHECKING, Any, Final
 import msgspec
 import numpy as np
 
-from topospread.api.types import NODE_INCLUSION_POLICY_HONOR, Container, Node, Pod, Volume
+from topospread.api.types import (
+    NODE_INCLUSION_POLICY_HONOR,
+    Container,
+    Node,
+    Pod,
+    PodSpec,
+    Volume,
+)
 from topospread.api.volumes import (
     ConfigMapVolumeSource,
     DownwardAPIVolumeSource,
@@ -371,14 +378,8 @@ def static_key(pod: Pod) -> bytes:
     a workload pod with one of its constraints made hard, shares its pod's shape). A plugin
     without a kernel runs per decision on the pod itself, so what it reads needs no key.
     """
-    spec = pod.spec
     view = msgspec.structs.replace(
-        spec,
-        containers=[_unnamed(c) for c in spec.containers],
-        init_containers=[_unnamed(c) for c in spec.init_containers],
-        volumes=[_keyed_volume(v) for v in spec.volumes],
-        hostname="",
-        subdomain="",
+        unnamed_spec(pod.spec),
         scheduling_gates=[],
         topology_spread_constraints=[],
         priority=None,
@@ -386,6 +387,20 @@ def static_key(pod: Pod) -> bytes:
         preemption_policy=None,
     )
     return KEY_ENCODER.encode((pod.metadata.namespace, view))
+
+
+def unnamed_spec(spec: PodSpec) -> PodSpec:
+    """The spec without what names one pod of a template apart and no plugin reads of a pod
+    without claims: container and volume names, the unread volume sources' contents, claim
+    names (``_keyed_volume``), hostname and subdomain."""
+    return msgspec.structs.replace(
+        spec,
+        containers=[_unnamed(c) for c in spec.containers],
+        init_containers=[_unnamed(c) for c in spec.init_containers],
+        volumes=[_keyed_volume(v) for v in spec.volumes],
+        hostname="",
+        subdomain="",
+    )
 
 
 def _keyed_volume(v: Volume) -> Volume:
