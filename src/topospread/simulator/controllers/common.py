@@ -81,7 +81,6 @@ class _Workload(Protocol):
 
 
 T = TypeVar("T", bound=_Workload)
-
 # ---------------------------------------------------------------------------------------------
 # Actions
 
@@ -160,10 +159,10 @@ class Claim(Generic[T]):
 
 
 # What claiming does with one object (``claim``'s verdicts).
-_SKIP: Final = 0  # not the owner's to take: another's, inactive, unselected orphan
-_OWNED: Final = 1  # its own, still selected
-_RELEASE: Final = 2  # its own, no longer selected: the controller reference goes
-_ADOPT: Final = 3  # a selected orphan: it gains the owner's controller reference
+CLAIM_SKIP: Final = 0  # not the owner's to take: another's, inactive, unselected orphan
+CLAIM_OWNED: Final = 1  # its own, still selected
+CLAIM_RELEASE: Final = 2  # its own, no longer selected: the controller reference goes
+CLAIM_ADOPT: Final = 3  # a selected orphan: it gains the owner's controller reference
 
 # An object's verdict kept by its key while it is the same object (``claim``'s ``memo``).
 ClaimMemo = dict[str, tuple[Any, int]]
@@ -193,55 +192,77 @@ def claim(
 
     Upstream: BaseControllerRefManager.ClaimObject (controller_ref_manager.go, v1.35)
     """
-    namespace = owner.metadata.namespace
-    deleting = owner.metadata.deletion_timestamp is not None
-    uid, kind, name = owner.metadata.uid, owner.kind, owner.metadata.name
-
-    def verdict(obj: T) -> int:
-        meta = obj.metadata
-        if namespace and meta.namespace != namespace:
-            return _SKIP
-        ref = get_controller_of(meta)
-        if ref is not None:
-            # Objects another owner controls are never touched.
-            mine = ref.uid == uid if ref.uid and uid else ref.kind == kind and ref.name == name
-            if not mine or (keep is not None and not keep(obj)):
-                return _SKIP
-            if not is_controlled_by(meta, owner):
-                return _SKIP
-            if selector.matches(meta.labels) and (match is None or match(obj)):
-                return _OWNED
-            return _SKIP if deleting else _RELEASE
-        if keep is not None and not keep(obj):
-            return _SKIP
-        if deleting or meta.deletion_timestamp is not None:
-            return _SKIP
-        if not selector.matches(meta.labels) or (match is not None and not match(obj)):
-            return _SKIP
-        return _ADOPT
-
     candidates: list[tuple[T, int]] = []
     for obj in objects:
         if memo is None:
-            found = verdict(obj)
+            found = claim_verdict(owner, selector, obj, match, keep)
         else:
             key = f"{obj.metadata.namespace}/{obj.metadata.name}"
             hit = memo.get(key)
             if hit is not None and hit[0] is obj:
                 found = hit[1]
             else:
-                found = verdict(obj)
+                found = claim_verdict(owner, selector, obj, match, keep)
                 memo[key] = (obj, found)
-        if found != _SKIP:
+        if found != CLAIM_SKIP:
             candidates.append((obj, found))
     candidates.sort(key=lambda c: (c[0].metadata.namespace, c[0].metadata.name))
+    return claim_candidates(owner, candidates)
+
+
+def claim_verdict(
+    owner: _Workload,
+    selector: Selector,
+    obj: T,
+    match: Callable[[T], bool] | None = None,
+    keep: Callable[[T], bool] | None = None,
+) -> int:
+    """What claiming does with one object (CLAIM_SKIP, CLAIM_OWNED, CLAIM_RELEASE or
+    CLAIM_ADOPT): a function of the owner, its selector, ``match``, ``keep`` and the object
+    alone, which is what lets a caller keep verdicts per object (``claim``'s ``memo``, the
+    fast path's claim_index.py)."""
+    owner_meta = owner.metadata
+    meta = obj.metadata
+    namespace = owner_meta.namespace
+    if namespace and meta.namespace != namespace:
+        return CLAIM_SKIP
+    deleting = owner_meta.deletion_timestamp is not None
+    ref = get_controller_of(meta)
+    if ref is not None:
+        # Objects another owner controls are never touched.
+        uid = owner_meta.uid
+        mine = (
+            ref.uid == uid
+            if ref.uid and uid
+            else ref.kind == owner.kind and ref.name == owner_meta.name
+        )
+        if not mine or (keep is not None and not keep(obj)):
+            return CLAIM_SKIP
+        if not is_controlled_by(meta, owner):
+            return CLAIM_SKIP
+        if selector.matches(meta.labels) and (match is None or match(obj)):
+            return CLAIM_OWNED
+        return CLAIM_SKIP if deleting else CLAIM_RELEASE
+    if keep is not None and not keep(obj):
+        return CLAIM_SKIP
+    if deleting or meta.deletion_timestamp is not None:
+        return CLAIM_SKIP
+    if not selector.matches(meta.labels) or (match is not None and not match(obj)):
+        return CLAIM_SKIP
+    return CLAIM_ADOPT
+
+
+def claim_candidates(owner: _Workload, candidates: Iterable[tuple[T, int]]) -> Claim[T]:
+    """The claim made of the objects whose verdict is not CLAIM_SKIP, given with their
+    verdicts in (namespace, name) order: the owned objects, adopted ones included, and
+    the released and adopted objects rewritten."""
     owned: list[T] = []
     updated: list[T] = []
     for obj, found in candidates:
         meta = obj.metadata
-        if found == _OWNED:
+        if found == CLAIM_OWNED:
             owned.append(obj)
-        elif found == _RELEASE:
+        elif found == CLAIM_RELEASE:
             ref = get_controller_of(meta)
             kept = [r for r in meta.owner_references if r is not ref]
             updated.append(_with_owner_references(obj, kept))
