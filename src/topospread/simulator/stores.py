@@ -2,7 +2,9 @@
 
 ``PodStore`` keeps every pod (bound or not) by key, counts every change (``version``) so that
 views of them (the pods of a namespace, sorted) are rebuilt only after one, and indexes them by
-controller and by label, so that a Deployment's sync reads its own pods, not every pod.
+controller and by label, so that a Deployment's sync reads its own pods, not every pod, and
+journals every key stored or removed, so that a ReplicaSet's claim kept from its last sync
+reads only the pods changed since (simulator/controllers/claim_index.py).
 ``WorkloadStore`` keeps the workloads by key and counts their changes per namespace, which is
 what lets a quiet controller skip its sync (simulator/controller_manager.py). Both keep their
 indexes through pickling (simulator/checkpoint.py's ``IndexedDict``).
@@ -11,6 +13,7 @@ indexes through pickling (simulator/checkpoint.py's ``IndexedDict``).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from typing import Any, Final, TypeAlias
 
 from topospread.api.types import (
@@ -25,7 +28,7 @@ from topospread.api.types import (
     StatefulSet,
 )
 from topospread.errors import ManifestError
-from topospread.simulator.checkpoint import IndexedDict
+from topospread.simulator.checkpoint import IndexedDict, restore_dict_subclass
 from topospread.simulator.controllers.common import get_controller_of
 
 Workload: TypeAlias = (
@@ -41,6 +44,10 @@ WORKLOAD_TYPES: Final = (
     Job,
 )
 WorkloadKey: TypeAlias = tuple[str, str, str]  # (kind, namespace, name)
+
+_NONE: Final[frozenset[str]] = frozenset()
+# The PodStore's journal keeps at least this many changes beyond four per pod stored.
+_JOURNAL_SLACK: Final = 4096
 
 KIND_NAMES: Final[Mapping[str, str]] = {
     "deployment": "Deployment",
@@ -120,8 +127,9 @@ def parent_reported(obj: Workload, parent_kind: str) -> bool:
 
 class PodStore(IndexedDict[str, Pod]):
     """The simulation's pods by key, counting every change (``version``) so that views of
-    them (the pods of a namespace, sorted) are rebuilt only after one, and indexed by
-    controller and by label so that a Deployment's sync reads its own pods, not every pod."""
+    them (the pods of a namespace, sorted) are rebuilt only after one, indexed by controller
+    and by label so that a Deployment's sync reads its own pods, not every pod, and journalled
+    (``changed_since``) so that a claim kept between syncs reads only the pods changed."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -136,6 +144,11 @@ class PodStore(IndexedDict[str, Pod]):
         self.changed: list[Pod] = []
         # The keys stored or removed since the last take_touched() (the reports' index).
         self.touched: set[str] = set()
+        # Every key stored or removed, in order (a key once per change), from the absolute
+        # position ``_journal_base`` on: what the fast path's claims (controllers/
+        # claim_index.py) read to bring themselves up to date (``changed_since``).
+        self._journal: list[str] = []
+        self._journal_base = 0
         # Views rebuilt once per change (``version``): every pod in key order, and by namespace.
         self._sorted: tuple[int, list[tuple[str, Pod]]] = (-1, [])
         self._by_namespace: tuple[int, dict[str, list[Pod]]] = (-1, {})
@@ -167,6 +180,38 @@ class PodStore(IndexedDict[str, Pod]):
         touched, self.touched = self.touched, set()
         return touched
 
+    def journal_position(self) -> int:
+        """How many changes (a key stored or removed) the store has seen: a position in its
+        journal, to pass to ``changed_since`` later."""
+        return self._journal_base + len(self._journal)
+
+    def changed_since(self, position: int) -> list[str] | None:
+        """The keys stored or removed since ``journal_position()`` returned ``position``, in
+        order and with repeats; None when the journal no longer reaches back that far (the
+        reader then starts afresh from the indexes)."""
+        start = position - self._journal_base
+        if start < 0:
+            return None
+        return self._journal[start:]
+
+    def _log(self, key: str) -> None:
+        journal = self._journal
+        journal.append(key)
+        if len(journal) > 4 * len(self) + _JOURNAL_SLACK:
+            # NOTE: readers that fell behind the entries dropped read the indexes afresh;
+            # dropping the older half keeps what readers synced lately still need.
+            half = len(journal) // 2
+            del journal[:half]
+            self._journal_base += half
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # A snapshot carries no journal: a reader restored with it behind the journal's end
+        # starts afresh (``changed_since`` is None), one that was at the end stays there.
+        state = dict(self.__dict__)
+        state["_journal"] = []
+        state["_journal_base"] = self.journal_position()
+        return (restore_dict_subclass, (type(self), dict(self), state))
+
     def _index(self, key: str, pod: Pod, add: bool) -> None:
         meta = pod.metadata
         ns = meta.namespace
@@ -193,6 +238,7 @@ class PodStore(IndexedDict[str, Pod]):
     def __setitem__(self, key: str, pod: Pod) -> None:
         self.version += 1
         self.touched.add(key)
+        self._log(key)
         old = self.get(key)
         if old is not None:
             self._index(key, old, False)
@@ -204,6 +250,7 @@ class PodStore(IndexedDict[str, Pod]):
     def __delitem__(self, key: str) -> None:
         self.version += 1
         self.touched.add(key)
+        self._log(key)
         old = self[key]
         self._index(key, old, False)
         self.changed.append(old)
@@ -220,9 +267,22 @@ class PodStore(IndexedDict[str, Pod]):
         self.version += 1
         self.changed += self.values()
         self.touched.update(self.keys())
+        for key in self:
+            self._log(key)
         super().clear()
         for index in (self.by_owner, self.by_owner_uid, self.orphans, self.by_label):
             index.clear()
+
+    def claimable(self, namespace: str, owner: Any) -> tuple[AbstractSet[str], ...]:
+        """The index's own sets (not copies: not to be modified) of the keys of the pods a
+        claim by ``owner`` may take: those whose controller reference names it by kind and
+        name, by UID (of any namespace), and the namespace's orphans."""
+        uid = owner.metadata.uid
+        return (
+            self.by_owner.get((namespace, owner.kind, owner.metadata.name), _NONE),
+            self.by_owner_uid.get(uid, _NONE) if uid else _NONE,
+            self.orphans.get(namespace, _NONE),
+        )
 
     def owned_by(self, namespace: str, owner: Any) -> set[str]:
         """Keys of the pods whose controller reference names ``owner`` (by kind and name, or
