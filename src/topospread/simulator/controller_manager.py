@@ -9,7 +9,11 @@ The controllers themselves are simulator/controllers/; this module runs them, as
 and random source, and tests swap its methods on the class). On the fast path
 a workload whose last sync did nothing is skipped until what that sync reads changes (its
 object, its ReplicaSets, the nodes, the pods it owns or selects): that is what keeps a settle
-loop over thousands of quiet workloads cheap. The reference path syncs every one.
+loop over thousands of quiet workloads cheap. The reference path syncs every one. On the fast
+path, too, a sync costs what changed, not every pod of its workload: the ReplicaSets' claims
+and statuses are kept from sync to sync and brought up to date from the pods changed since
+(controllers/claim_index.py), a Deployment's step lists its pods only when it reads them
+(scale-down ranking, Recreate). The reference path claims afresh at every sync.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from topospread.simulator.controllers import (
     sync_replica_set,
     sync_stateful_set,
 )
+from topospread.simulator.controllers.claim_index import ClaimIndex
 from topospread.simulator.controllers.claims import (
     admit_claim,
     claim_templates,
@@ -59,6 +64,7 @@ from topospread.simulator.controllers.daemonset import (
     ShouldRunMemo,
     node_should_run_daemon_pod,
 )
+from topospread.simulator.controllers.lazy_list import LazyList
 from topospread.simulator.controllers.replicationcontroller import (
     as_replica_set,
     sync_replication_controller,
@@ -131,6 +137,9 @@ class ControllerManager:
         self._quiet: dict[WorkloadKey, _Quiet] = {}
         # What each DaemonSet's controller decided of each node, while both stay the same.
         self._should_run: ShouldRun = ShouldRunMemo() if fast else node_should_run_daemon_pod
+        # Only when ``fast``: the ReplicaSets' claims of their pods, kept from sync to sync
+        # and brought up to date from the pods changed since (controllers/claim_index.py).
+        self._claim_index = ClaimIndex() if fast else None
 
     def _deployment_pods(self, d: Deployment, rss: list[ReplicaSet]) -> list[Pod]:
         """What a Deployment's step reads of the namespace's pods, in key order: a superset
@@ -271,13 +280,24 @@ class ControllerManager:
         actions: PodActions
         if isinstance(obj, Deployment):
             rss = [w for w in self.workloads.values() if isinstance(w, ReplicaSet)]
-            step = step_deployment(
-                obj,
-                rss,
-                self._deployment_pods(obj, rss),
-                rng=self.rng,
-                claim_memos=self.memo.setdefault("pod-claims", {}),
-            )
+            if self._claim_index is None:
+                step = step_deployment(
+                    obj,
+                    rss,
+                    self._deployment_pods(obj, rss),
+                    rng=self.rng,
+                    claim_memos=self.memo.setdefault("pod-claims", {}),
+                )
+            else:
+                # The claims need no list of pods; the step lists them only if it reads them.
+                d = obj
+                step = step_deployment(
+                    obj,
+                    rss,
+                    LazyList(lambda: self._deployment_pods(d, rss)),
+                    rng=self.rng,
+                    claims=self._claim_index.claims(self.pods),
+                )
             sync = step.sync
             for rs in (*sync.created, *sync.updated):
                 self.workloads[workload_key(rs)] = rs
@@ -291,7 +311,11 @@ class ControllerManager:
             actions = step.pods
             acted = bool(sync)
         elif isinstance(obj, ReplicaSet):
-            actions = sync_replica_set(obj, self._pods_in(key[1]), rng=self.rng)
+            if self._claim_index is None:
+                actions = sync_replica_set(obj, self._pods_in(key[1]), rng=self.rng)
+            else:  # its claim is all it reads of the pods
+                claims = self._claim_index.claims(self.pods)
+                actions = sync_replica_set(obj, (), rng=self.rng, claims=claims)
         elif isinstance(obj, ReplicationController):
             actions = sync_replication_controller(obj, self._pods_in(key[1]), rng=self.rng)
         elif isinstance(obj, CronJob):
@@ -323,7 +347,11 @@ class ControllerManager:
         elif isinstance(obj, DaemonSet):
             nodes = [info.node for info in self.cluster.list()]
             actions = sync_daemon_set(
-                obj, self._pods_in(key[1]), nodes, rng=self.rng, should_run_on=self._should_run
+                obj,
+                self._pods_in(key[1]),
+                nodes,
+                rng=self.rng,
+                should_run_on=self._should_run,
             )
         else:
             actions = sync_job(obj, self._pods_in(key[1]), rng=self.rng)

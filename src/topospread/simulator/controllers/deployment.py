@@ -56,7 +56,13 @@ from topospread.simulator.controllers.deployment_util import (
     RECREATE,
     ROLLING_UPDATE,
 )
-from topospread.simulator.controllers.replicaset import ClaimMemos, PodClaims, sync_replica_set
+from topospread.simulator.controllers.lazy_list import LazyList, as_sequence
+from topospread.simulator.controllers.replicaset import (
+    ClaimMemos,
+    PodClaims,
+    ReplicaSetClaims,
+    sync_replica_set,
+)
 
 
 def set_defaults_deployment(d: Deployment) -> Deployment:
@@ -117,7 +123,7 @@ def sync_deployment(
     *,
     rng: random.Random,
     now: int | None = None,
-    claims: PodClaims | None = None,
+    claims: ReplicaSetClaims | None = None,
 ) -> DeploymentSync:
     """One sync of a Deployment.
 
@@ -136,7 +142,7 @@ def sync_deployment(
         rs.metadata.name for rs in claimed.updated
     }
     released = [rs for rs in claimed.updated if rs.metadata.name not in adopted]
-    work = SyncState(d, claimed.owned, namespace_rss, list(pods), rng, now, claims)
+    work = SyncState(d, claimed.owned, namespace_rss, as_sequence(pods), rng, now, claims)
     for rs in claimed.updated:
         if rs.metadata.name in adopted:
             work.changes[rs.metadata.name] = rs
@@ -161,14 +167,18 @@ def step_deployment(
     rng: random.Random,
     now: int | None = None,
     claim_memos: ClaimMemos | None = None,
+    claims: ReplicaSetClaims | None = None,
 ) -> DeploymentStep:
     """One reconcile step: ``sync_deployment``, then ``sync_replica_set`` for each of the
     Deployment's ReplicaSets (oldest first), ranking scale-down victims against the pods of
     all of them, as the ReplicaSet controller does for a Deployment's ReplicaSets.
-    ``claim_memos``: the claims' verdicts per pod, kept by the caller from step to step.
+    ``claim_memos``: the claims' verdicts per pod, kept by the caller from step to step;
+    ``claims``: the ReplicaSets' claims of the same pods made otherwise (the fast path's,
+    claim_index.py), which then need not be listed unless read (a LazyList).
     """
-    pods = list(pods)
-    claims = PodClaims(pods, claim_memos)  # the ReplicaSets' claims, shared by both passes
+    pods = as_sequence(pods)
+    if claims is None:
+        claims = PodClaims(pods, claim_memos)  # the ReplicaSets' claims, shared by both passes
     result = sync_deployment(d, replica_sets, pods, rng=rng, now=now, claims=claims)
     selectors = [label_selector_as_selector(rs.spec.selector) for rs in result.replica_sets]
     selected: dict[tuple[tuple[str, str], ...], bool] = {}  # by label set: replicas share one
@@ -180,7 +190,8 @@ def step_deployment(
             found = selected[key] = any(s.matches(labels) for s in selectors)
         return found
 
-    related = [p for p in pods if related_pod(p.metadata.labels)]
+    # Read only to rank scale-down victims.
+    related = LazyList(lambda: [p for p in pods if related_pod(p.metadata.labels)])
     actions = PodActions()
     for rs in result.replica_sets:
         actions = actions + sync_replica_set(

@@ -9,6 +9,7 @@ Upstream: pkg/controller/deployment/sync.go (v1.35)
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import msgspec
@@ -21,7 +22,6 @@ from topospread.api.types import (
     ReplicaSetSpec,
 )
 from topospread.labels.selector import label_selector_as_selector
-from topospread.simulator.controllers.active_pods import is_pod_available
 from topospread.simulator.controllers.common import (
     compute_hash,
     equal_ignore_hash,
@@ -53,7 +53,7 @@ from topospread.simulator.controllers.deployment_util import (
     sorted_by_size,
     with_replicas,
 )
-from topospread.simulator.controllers.replicaset import PodClaims
+from topospread.simulator.controllers.replicaset import PodClaims, ReplicaSetClaims
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,10 +95,10 @@ class SyncState:
         d: Deployment,
         owned: list[ReplicaSet],
         namespace_rss: list[ReplicaSet],
-        pods: list[Pod],
+        pods: Sequence[Pod],
         rng: random.Random,
         now: int | None,
-        claims: PodClaims | None = None,
+        claims: ReplicaSetClaims | None = None,
     ) -> None:
         self.d = d
         self.rng = rng
@@ -366,9 +366,7 @@ class SyncState:
         )
 
 
-def _rs_status(rs: ReplicaSet, claims: PodClaims, now: int | None) -> _Status:
+def _rs_status(rs: ReplicaSet, claims: ReplicaSetClaims, now: int | None) -> _Status:
     """A ReplicaSet's status.replicas and status.availableReplicas, from its active pods."""
-    selector = label_selector_as_selector(rs.spec.selector)
-    owned = claims.claim(rs, selector).owned
-    available = sum(1 for p in owned if is_pod_available(p, rs.spec.min_ready_seconds, now))
-    return _Status(len(owned), available)
+    replicas, available = claims.status(rs, label_selector_as_selector(rs.spec.selector), now)
+    return _Status(replicas, available)

@@ -15,13 +15,17 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from typing import Final
+from typing import Final, Protocol
 
 import msgspec
 
 from topospread.api.types import Pod, ReplicaSet
 from topospread.labels.selector import Selector
-from topospread.simulator.controllers.active_pods import is_pod_active, sort_active_pods_with_ranks
+from topospread.simulator.controllers.active_pods import (
+    is_pod_active,
+    is_pod_available,
+    sort_active_pods_with_ranks,
+)
 from topospread.simulator.controllers.common import (
     Claim,
     ClaimMemo,
@@ -106,6 +110,19 @@ def manage_replicas(
     return PodActions()
 
 
+class ReplicaSetClaims(Protocol):
+    """The claims of a step's ReplicaSets: ``PodClaims`` (the reference), or the fast path's
+    kept between steps (claim_index.py's ``IndexedClaims``)."""
+
+    def claim(self, rs: ReplicaSet, selector: Selector) -> Claim[Pod]:
+        """The ReplicaSet's claim of the active pods (Upstream: ClaimPods)."""
+        ...
+
+    def status(self, rs: ReplicaSet, selector: Selector, now: int | None) -> tuple[int, int]:
+        """The ReplicaSet's status.replicas and status.availableReplicas, from its claim."""
+        ...
+
+
 class PodClaims:
     """The active pods each ReplicaSet claims from one list of pods, claimed once: within a
     Deployment's step, the Deployment's status pass and each ReplicaSet's sync claim the
@@ -130,6 +147,11 @@ class PodClaims:
         found = claim_pods(rs, selector, self.pods, keep=is_pod_active, memo=self._memo(rs))
         self._found[key] = (rs.spec.selector, found)
         return found
+
+    def status(self, rs: ReplicaSet, selector: Selector, now: int | None) -> tuple[int, int]:
+        owned = self.claim(rs, selector).owned
+        min_ready = rs.spec.min_ready_seconds
+        return len(owned), sum(1 for p in owned if is_pod_available(p, min_ready, now))
 
     def _memo(self, rs: ReplicaSet) -> ClaimMemo | None:
         memos = self._memos
@@ -162,7 +184,7 @@ def sync_replica_set(
     rng: random.Random,
     now: int | None = None,
     related_pods: Iterable[Pod] | None = None,
-    claims: PodClaims | None = None,
+    claims: ReplicaSetClaims | None = None,
 ) -> PodActions:
     """One sync of a ReplicaSet.
 
@@ -186,6 +208,6 @@ def sync_replica_set(
     updates = PodActions(update=tuple(claim.updated))
     if rs.metadata.deletion_timestamp is not None:
         return updates
-    return updates + manage_replicas(
-        rs, claim.owned, rng=rng, now=now, related_pods=related_pods or ()
-    )
+    # Not ``related_pods or ()``: a LazyList would be made to answer.
+    related = related_pods if related_pods is not None else ()
+    return updates + manage_replicas(rs, claim.owned, rng=rng, now=now, related_pods=related)
