@@ -165,12 +165,14 @@ def pods_of(sim: Simulation) -> dict[str, Any]:
 
 
 def without_index(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The fast path with the reference's claims: every other shortcut stays on."""
+    """The fast path with the reference's claims, from the namespace's pods: every other
+    shortcut stays on."""
     original = ControllerManager.__init__
 
     def init(self: ControllerManager, *, fast: bool) -> None:
         original(self, fast=fast)
         self._claim_index = None
+        self._claimable_only = False
 
     monkeypatch.setattr(ControllerManager, "__init__", init)
 

@@ -13,7 +13,9 @@ loop over thousands of quiet workloads cheap. The reference path syncs every one
 path, too, a sync costs what changed, not every pod of its workload: the ReplicaSets' claims
 and statuses are kept from sync to sync and brought up to date from the pods changed since
 (controllers/claim_index.py), a Deployment's step lists its pods only when it reads them
-(scale-down ranking, Recreate). The reference path claims afresh at every sync.
+(scale-down ranking, Recreate), and the other controllers read the pods they may claim (their
+own and the orphans) rather than their namespace's. The reference path claims afresh at every
+sync.
 """
 
 from __future__ import annotations
@@ -140,6 +142,7 @@ class ControllerManager:
         # Only when ``fast``: the ReplicaSets' claims of their pods, kept from sync to sync
         # and brought up to date from the pods changed since (controllers/claim_index.py).
         self._claim_index = ClaimIndex() if fast else None
+        self._claimable_only = fast
 
     def _deployment_pods(self, d: Deployment, rss: list[ReplicaSet]) -> list[Pod]:
         """What a Deployment's step reads of the namespace's pods, in key order: a superset
@@ -164,6 +167,17 @@ class ControllerManager:
         for rs in mine:
             keys |= pods.owned_by(ns, rs)
         return [pods[k] for k in sorted(keys)]
+
+    def _claimable(self, namespace: str, owner: Workload) -> list[Pod]:
+        """The pods a sync of ``owner`` reads, in key order: on the fast path those whose
+        controller reference names it and the namespace's orphans (the only pods its claim
+        may take: it skips every other), on the reference path the namespace's pods."""
+        if not self._claimable_only:
+            return self._pods_in(namespace)
+        pods = self.pods
+        # NOTE: owned_by's UIDs are not per namespace: pods of another one are left out.
+        keys: set[str] = set().union(*pods.claimable(namespace, owner))
+        return [p for k in sorted(keys) if (p := pods[k]).metadata.namespace == namespace]
 
     def _sync_controllers(self, out: Settled) -> bool:
         """Every workload's controller syncs once (the quiet ones skipped); True when one
@@ -317,7 +331,7 @@ class ControllerManager:
                 claims = self._claim_index.claims(self.pods)
                 actions = sync_replica_set(obj, (), rng=self.rng, claims=claims)
         elif isinstance(obj, ReplicationController):
-            actions = sync_replication_controller(obj, self._pods_in(key[1]), rng=self.rng)
+            actions = sync_replication_controller(obj, self._claimable(key[1], obj), rng=self.rng)
         elif isinstance(obj, CronJob):
             jobs = [w for w in self.workloads.values() if isinstance(w, Job)]
             created_jobs = [
@@ -332,7 +346,7 @@ class ControllerManager:
         elif isinstance(obj, StatefulSet):
             current = self.sts_current.get(key)
             actions = sync_stateful_set(
-                obj, self._pods_in(key[1]), rng=self.rng, current_template=current
+                obj, self._claimable(key[1], obj), rng=self.rng, current_template=current
             )
             for pod in actions.create:
                 self._create_claims(obj, pod)
@@ -348,13 +362,13 @@ class ControllerManager:
             nodes = [info.node for info in self.cluster.list()]
             actions = sync_daemon_set(
                 obj,
-                self._pods_in(key[1]),
+                self._claimable(key[1], obj),
                 nodes,
                 rng=self.rng,
                 should_run_on=self._should_run,
             )
         else:
-            actions = sync_job(obj, self._pods_in(key[1]), rng=self.rng)
+            actions = sync_job(obj, self._claimable(key[1], obj), rng=self.rng)
         if actions:
             acted = True
             # The StatefulSet controller names its pods itself (by ordinal); every other
@@ -415,7 +429,7 @@ class ControllerManager:
             return
         storage = self.cluster.storage_state
         gone = {p.metadata.uid for p in deleted}
-        for pod in self._pods_in(sts.metadata.namespace):
+        for pod in self._claimable(sts.metadata.namespace, sts):
             if pod.metadata.uid in gone or not is_controlled_by(pod.metadata, sts):
                 continue
             for claim in get_persistent_volume_claims(sts, get_ordinal(pod)):
@@ -431,7 +445,7 @@ class ControllerManager:
         update = revision_name(sts, sts.spec.template)
         owned = [
             p
-            for p in self.pods.values()
+            for p in self._claimable(key[1], sts)
             if p.metadata.namespace == key[1]
             and (ref := get_controller_of(p.metadata)) is not None
             and ref.kind == "StatefulSet"
