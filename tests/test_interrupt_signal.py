@@ -80,6 +80,11 @@ class Terminal:
         return lambda: any(needle in self.read() for needle in needles)
 
 
+# Enough replicas that each of the timeline's first steps takes several of the progress's
+# redraws (a tenth of a second each), on a fast machine too.
+BIG_REPLICAS = 10_000
+
+
 def big_timeline(tmp_path: Path, replicas: int) -> Path:
     path = tmp_path / "big.yaml"
     path.write_text(ZONE_OUTAGE.read_text().replace("replicas: 6", f"replicas: {replicas}"))
@@ -111,7 +116,7 @@ def interrupted_on_terminal(argv: list[str], out: Path, *shown: bytes) -> str:
 
 def test_ctrl_c_during_simulate_reports_the_steps_completed(tmp_path: Path) -> None:
     out = tmp_path / "out.json"
-    argv = ["simulate", str(big_timeline(tmp_path, 3000)), "-o", "json"]
+    argv = ["simulate", str(big_timeline(tmp_path, BIG_REPLICAS)), "-o", "json"]
     err = interrupted_on_terminal(argv, out, *COMPLETED)
     doc = json.loads(out.read_text())
     cut = doc["interrupted"]
@@ -163,7 +168,9 @@ def test_a_second_ctrl_c_ends_the_process_at_once(tmp_path: Path) -> None:
     SIGINT: by the signal, at once."""
     read, write = os.pipe()
     proc, fd = topospread(
-        ["simulate", str(big_timeline(tmp_path, 3000)), "-o", "json"], stdout=write, on_pty=True
+        ["simulate", str(big_timeline(tmp_path, BIG_REPLICAS)), "-o", "json"],
+        stdout=write,
+        on_pty=True,
     )
     os.close(write)
     assert fd is not None
