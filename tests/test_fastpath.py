@@ -623,3 +623,80 @@ def test_a_soft_taint_on_one_node_updates_a_shapes_all_zero_taint_scores() -> No
     run.scheduler.add(web("b"))
     run.scheduler.run()
     assert fast.cluster.infos["n1"].pods[-1].metadata.name == "b"
+
+
+@st.composite
+def one_zone_scenarios(draw: st.DrawFn) -> Scenario:
+    """``scenarios`` with every node in zone z0: each zone term has one domain, every node."""
+    scenario = draw(scenarios())
+    one_zone = [
+        msgspec.structs.replace(
+            n,
+            metadata=msgspec.structs.replace(n.metadata, labels={**n.metadata.labels, ZONE: "z0"}),
+        )
+        for n in scenario.nodes
+    ]
+    return Scenario(
+        nodes=one_zone,
+        pods=scenario.pods,
+        queue=scenario.queue,
+        objects=scenario.objects,
+        config=scenario.config,
+    )
+
+
+@settings(
+    max_examples=120,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    derandomize=True,
+    database=None,
+)
+@given(one_zone_scenarios(), st.integers(0, 3))
+def test_fast_path_decides_as_the_reference_path_with_every_node_in_one_zone(
+    scenario: Scenario, seed: int
+) -> None:
+    # The node table sums a zone term's counts as one domain (``domain_sums``'s shortcut).
+    fast_as_reference(scenario, seed, None)
+
+
+def test_a_single_domain_sums_every_nodes_counts() -> None:
+    def node(i: int) -> Node:
+        return msgspec.convert(
+            {
+                "metadata": {"name": f"n{i}", "labels": {HOST: f"n{i}", ZONE: "z0"}},
+                "status": {"allocatable": {"cpu": "4", "memory": "4Gi", "pods": "110"}},
+            },
+            Node,
+        )
+
+    term = {"topologyKey": ZONE, "labelSelector": {"matchLabels": {"app": "a"}}}
+
+    def web(name: str, node: str | None, affinity: dict[str, Any] | None) -> Pod:
+        spec: dict[str, Any] = {"containers": [{"name": "c", "image": "web:1"}]}
+        if node:
+            spec["nodeName"] = node
+        if affinity:
+            spec["affinity"] = affinity
+        meta = {"name": name, "namespace": "default", "labels": {"app": "a"}}
+        return msgspec.convert({"metadata": meta, "spec": spec}, Pod)
+
+    required = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+    anti = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+    scenario = Scenario(
+        nodes=[node(i) for i in range(4)],
+        pods=[web("b0", "n1", None), web("b1", "n2", required)],
+        queue=[web("q0", None, required), web("q1", None, anti), web("q2", None, None)],
+        objects=[],
+        config=default_config(),
+    )
+    run = fast_as_reference(scenario, 0, None)
+    # q0 goes anywhere (its zone holds a matching pod); q1's zone holds some: nowhere.
+    assert [(d.key, d.node is not None) for d in run.attempts][:2] == [
+        ("default/q0", True),
+        ("default/q1", False),
+    ]
+    table = run.scheduler.fast[next(iter(run.scheduler.fast))].table
+    per_node = np.array([0, 2, 1, 0], np.int64)
+    has, at, total = table.domain_sums(ZONE, per_node)
+    assert has.all() and at.tolist() == [3, 3, 3, 3] and total == 3

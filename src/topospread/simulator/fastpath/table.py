@@ -383,6 +383,11 @@ class NodeTable:
             # only by the callers, so where every node has the key it is ``per_node`` itself.
             at: I64 = per_node if self.all_have(key) else np.where(has, per_node, 0)
             out = has, at, int(at.sum())
+        elif self.all_have(key) and len(values) == 1:
+            # NOTE: one domain holds every node (upstream's affinity workloads label every
+            # node zone1): each node's sum is the total, without the bincount and the gather.
+            total = int(per_node.sum())
+            out = has, np.full(len(codes), total, np.int64), total
         elif self.all_have(key):
             sums = np.bincount(codes, weights=per_node, minlength=len(values))
             sums_int = sums.astype(np.int64)  # exact: counts are far below 2**53
