@@ -64,6 +64,23 @@ def tainted(n: Node, key: str = "node.kubernetes.io/not-ready") -> Node:
         pytest.param(
             tainted(node("ng1-1"), "node.kubernetes.io/unreachable"), True, id="unreachable taint"
         ),
+        # FilterOutNodesWithStartupTaints: the default TaintConfig's startup taints make the
+        # node not ready; a status taint does not.
+        pytest.param(
+            tainted(node("ng1-1"), "startup-taint.cluster-autoscaler.kubernetes.io/cni"),
+            False,
+            id="startup taint",
+        ),
+        pytest.param(
+            tainted(node("ng1-1"), "ignore-taint.cluster-autoscaler.kubernetes.io/gpu"),
+            False,
+            id="ignore taint (a startup taint too)",
+        ),
+        pytest.param(
+            tainted(node("ng1-1"), "status-taint.cluster-autoscaler.kubernetes.io/x"),
+            True,
+            id="status taint",
+        ),
     ],
 )
 def test_get_node_readiness(n: Node, ready: bool) -> None:
@@ -230,3 +247,15 @@ def test_a_scale_up_whose_node_registered_but_never_started_times_out_keeping_th
     (timeout,) = out.timeouts
     assert (timeout.requested, timeout.registered) == (2, 2)
     assert out.target_sizes == {"ng": 2}
+
+
+def test_a_node_with_a_startup_taint_is_starting_while_young_then_unready() -> None:
+    # GetUnreadyNodeCopy: not ready since its creation, so NotStarted within
+    # --max-node-startup-time (15m) of it, Unready after.
+    startup = "startup-taint.cluster-autoscaler.kubernetes.io/cni"
+    nodes = [node("ng1-1"), tainted(node("ng1-2"), startup)]
+    options = parse_options({}, "test")
+    young = readiness_of(nodes, NOW, {"ng1-2": NOW - MINUTE}, options).per_group["ng1"]
+    assert (young.ready, young.not_started, young.unready) == (["ng1-1"], ["ng1-2"], [])
+    old = readiness_of(nodes, NOW, {"ng1-2": NOW - 20 * MINUTE}, options).per_group["ng1"]
+    assert (old.ready, old.not_started, old.unready) == (["ng1-1"], [], ["ng1-2"])

@@ -37,20 +37,33 @@ NOT_READY_TAINT_KEYS: Final = frozenset(
         "node.kubernetes.io/network-unavailable",
     }
 )
+# The default TaintConfig's startup taints: a node carrying one is listed as not ready, as if
+# it were still starting. Upstream: IgnoreTaintPrefix, StartupTaintPrefix and
+# FilterOutNodesWithStartupTaints (utils/taints/taints.go)
+STARTUP_TAINT_PREFIXES: Final = (
+    "ignore-taint.cluster-autoscaler.kubernetes.io/",
+    "startup-taint.cluster-autoscaler.kubernetes.io/",
+)
 
 
 def is_node_ready(node: Node) -> bool:
     """Whether the node can run pods: its Ready condition is True (a node with no Ready
     condition counts as ready: the model's nodes usually carry none), neither DiskPressure nor
     NetworkUnavailable is True, and it has none of the not-ready, disk-pressure and
-    network-unavailable taints. Upstream: kube_util.GetNodeReadiness (utils/kubernetes/ready.go)
+    network-unavailable taints, nor a startup taint (cluster-autoscaler lists such a node as
+    not ready, since its creation).
+    Upstream: kube_util.GetNodeReadiness (utils/kubernetes/ready.go) and
+    FilterOutNodesWithStartupTaints (utils/taints/taints.go)
     """
     for c in node.status.conditions:
         if c.type == NODE_READY and c.status != CONDITION_TRUE:
             return False
         if c.type in (NODE_DISK_PRESSURE, NODE_NETWORK_UNAVAILABLE) and c.status == CONDITION_TRUE:
             return False
-    return not any(t.key in NOT_READY_TAINT_KEYS for t in node.spec.taints)
+    return not any(
+        t.key in NOT_READY_TAINT_KEYS or t.key.startswith(STARTUP_TAINT_PREFIXES)
+        for t in node.spec.taints
+    )
 
 
 @dataclass(slots=True)

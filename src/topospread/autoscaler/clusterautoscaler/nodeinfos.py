@@ -41,24 +41,18 @@ from topospread.util.natural import natural_key
 # A node Ready for less than this is no good template yet. Upstream: stabilizationDelay
 STABILIZATION_DELAY: Final = 60.0
 TO_BE_DELETED_TAINT: Final = "ToBeDeletedByClusterAutoscaler"
-# A node with a startup taint is listed as not ready. Upstream: FilterOutNodesWithStartupTaints
-# (the default TaintConfig's startup taints)
-STARTUP_TAINT_PREFIX: Final = "startup-taint.cluster-autoscaler.kubernetes.io/"
 
 
 def is_good_template_candidate(node: Node, now: float, ready_since: float | None) -> bool:
-    """Ready (no startup taint either), Ready for more than a minute (``ready_since``: when
-    its readiness last changed, seconds on the autoscaler's clock; None: long ago),
-    schedulable, and not tainted ToBeDeleted. Upstream: isNodeGoodTemplateCandidate"""
+    """Ready (a startup taint makes it not ready), Ready for more than a minute
+    (``ready_since``: when its readiness last changed, seconds on the autoscaler's clock; None:
+    long ago), schedulable, and not tainted ToBeDeleted. Upstream: isNodeGoodTemplateCandidate"""
     stable = ready_since is None or ready_since + STABILIZATION_DELAY < now
     return (
         is_node_ready(node)
         and stable
         and not node.spec.unschedulable
-        and not any(
-            t.key == TO_BE_DELETED_TAINT or t.key.startswith(STARTUP_TAINT_PREFIX)
-            for t in node.spec.taints
-        )
+        and not any(t.key == TO_BE_DELETED_TAINT for t in node.spec.taints)
     )
 
 
