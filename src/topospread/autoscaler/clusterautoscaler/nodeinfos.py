@@ -35,12 +35,12 @@ from topospread.autoscaler.clusterautoscaler.nodegroup import (
     template_node_name,
     with_node_name,
 )
+from topospread.autoscaler.clusterautoscaler.scaledown import TO_BE_DELETED_TAINT
 from topospread.framework.types import NodeInfo
 from topospread.util.natural import natural_key
 
 # A node Ready for less than this is no good template yet. Upstream: stabilizationDelay
 STABILIZATION_DELAY: Final = 60.0
-TO_BE_DELETED_TAINT: Final = "ToBeDeletedByClusterAutoscaler"
 
 
 def is_good_template_candidate(node: Node, now: float, ready_since: float | None) -> bool:
@@ -93,6 +93,9 @@ class TemplateNodeInfoProvider:
     within a run: --node-info-cache-expire-time is ten years by default)."""
 
     cache: dict[str, NodeInfo] = field(default_factory=dict)
+    # The last node list seen and its nodes in name order: the cluster makes a new list only
+    # when a node changes, so most loops sort nothing.
+    _order: tuple[Sequence[NodeInfo] | None, list[NodeInfo]] = (None, [])
 
     def process(
         self,
@@ -105,7 +108,11 @@ class TemplateNodeInfoProvider:
         """Each group's template this loop. Upstream: MixedTemplateNodeInfoProvider.Process"""
         result: dict[str, NodeInfo] = {}
         bad: list[NodeInfo] = []
-        for info in sorted(infos, key=lambda i: natural_key(i.name)):
+        seen, ordered = self._order
+        if seen is not infos:
+            ordered = sorted(infos, key=lambda i: natural_key(i.name))
+            self._order = (infos, ordered)
+        for info in ordered:
             if not is_good_template_candidate(info.node, now, ready_since.get(info.name)):
                 bad.append(info)
                 continue
