@@ -544,3 +544,71 @@ def test_a_draw_other_than_randrange_is_not_kept(monkeypatch: pytest.MonkeyPatch
     monkeypatch.undo()
     scheduler.schedule_one(scheduler.active.pop())
     assert scheduler.memo.outcomes  # the same attempt without the other draw is kept
+
+
+class CountingEncoder:
+    """The memo's key encoder, counting its calls."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.calls = 0
+
+    def encode(self, obj: Any) -> bytes:
+        self.calls += 1
+        return bytes(self.inner.encode(obj))
+
+
+def test_a_queued_pod_keeps_its_key_however_many_pods_pass_through_the_cache(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Five Pending pods tried again and again with a cache of two: each key is encoded once
+    (on the queued pod), where the cache alone encoded every key on every retry."""
+    encoder = CountingEncoder(failure_memo.KEY_ENCODER)
+    monkeypatch.setattr(failure_memo, "KEY_ENCODER", encoder)
+    monkeypatch.setattr(failure_memo, "KEYS_KEPT", 2)
+    blocker = pod("blocker", "900m", node_name="n1")
+    queued = [pod(f"web{i}", "500m") for i in range(5)]
+    scheduler = scheduler_with([node("n1", "1")], [blocker], queued)
+    for _ in range(4):  # four rounds: every pod tried, then all moved back
+        scheduler.run()
+        assert sorted(scheduler.unschedulable) == [f"default/web{i}" for i in range(5)]
+        scheduler.queue.requeue(list(scheduler.unschedulable))
+    assert encoder.calls == 5
+    # A rewritten pod (a new object) gets its key taken again.
+    info = scheduler.active.pop()
+    info.pod = msgspec.structs.replace(info.pod)
+    scheduler.schedule_one(info)
+    assert encoder.calls == 6  # its failure kept under its key, taken anew
+    scheduler.schedule_one(scheduler.active.pop())
+    assert encoder.calls == 6 and scheduler.memo_hits > 0  # the next pod's key was kept
+
+
+def test_a_pods_hint_group_is_taken_once_and_again_when_the_pod_or_its_plugins_change(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    scheduler, _ = blocked()
+    queue = scheduler.queue
+    calls: list[str] = []
+    taken = queue._hint_group_of
+
+    def counting(key: str, info: QueuedPodInfo) -> Any:
+        calls.append(key)
+        return taken(key, info)
+
+    monkeypatch.setattr(queue, "_hint_group_of", counting)
+    for _ in range(3):
+        scheduler.run()
+        queue.requeue(list(scheduler.unschedulable))
+    scheduler.run()
+    assert sorted(calls) == ["default/web0", "default/web1"]
+    pool = scheduler.unschedulable
+    info = pool["default/web0"]
+    group = pool._group["default/web0"]
+    assert pool._group["default/web1"] == group
+    info.unschedulable_plugins = frozenset({"NodeResourcesFit", "NodePorts"})
+    pool.regroup("default/web0")
+    assert calls[-1] == "default/web0" and pool._group["default/web0"] != group
+    info.pod = msgspec.structs.replace(info.pod, spec=msgspec.structs.replace(info.pod.spec))
+    info.unschedulable_plugins = frozenset({"NodeResourcesFit"})
+    pool.regroup("default/web0")
+    assert len(calls) == 4 and pool._group["default/web0"] == group

@@ -6,8 +6,8 @@ exactly the points it serves and the framework finds them with isinstance checks
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Protocol, runtime_checkable
 
@@ -99,6 +99,14 @@ class QueuedPodInfo:
     unschedulable_plugins: frozenset[str] = frozenset()
     pending_plugins: frozenset[str] = frozenset()
     gated: bool = False
+    # The simulator's caches of what it derives from ``pod`` alone, each with the pod it was
+    # derived from (valid while ``info.pod is`` that pod): the failure memo's key, and the
+    # queueing hints' group with the plugins it was taken for. A Pending pod is tried again
+    # after every event that may help it; these are then taken once per pod, not per try.
+    memo_key: tuple[Pod, bytes] | None = field(default=None, compare=False, repr=False)
+    hint_group: tuple[Pod, frozenset[str], Hashable] | None = field(
+        default=None, compare=False, repr=False
+    )
 
 
 class QueueingHint(IntEnum):

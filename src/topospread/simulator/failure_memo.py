@@ -46,6 +46,7 @@ from topospread.simulator.fastpath.kernels.reference import ReferenceKernel
 from topospread.simulator.fastpath.shapes import KEY_ENCODER, unnamed_spec
 
 if TYPE_CHECKING:
+    from topospread.framework.interface import QueuedPodInfo
     from topospread.framework.runtime import Framework
     from topospread.simulator.fastpath import FastPath
 
@@ -150,19 +151,34 @@ class FailureMemo:
             ) and all(isinstance(pl, KNOWN_POST_FILTERS) for pl in fwk.post_filter_plugins)
         return known
 
-    def key(self, pod: Pod) -> bytes:
+    def key(self, pod: Pod, info: QueuedPodInfo | None = None) -> bytes:
         """Everything an attempt may read of the pod, as bytes: the whole pod but what names
         one pod of a template apart and no plugin reads of a pod the memo takes (its name,
         uid and creation time; ``unnamed_spec``'s names). A pod with claims or volumes the
-        volume plugins check (which read the pod's name and claims) is never kept."""
+        volume plugins check (which read the pod's name and claims) is never kept.
+
+        Kept on the queued pod ``info`` when given (for as long as it holds this pod), else
+        in a cache of the last ``KEYS_KEPT`` pods by identity.
+
+        NOTE: on the queued pod, not only in the cache: more Pending pods than the cache holds
+        (thousands after a zone is lost) went through it in turn on every retry, each
+        clearing it for the next, and every key was encoded again.
+        """
+        if info is not None:
+            cached = info.memo_key
+            if cached is not None and cached[0] is pod:
+                return cached[1]
         found = self._keys.get(id(pod))
         if found is not None and found[0] is pod:
-            return found[1]
-        meta = msgspec.structs.replace(pod.metadata, name="", uid="", creation_timestamp=None)
-        key = KEY_ENCODER.encode((meta, unnamed_spec(pod.spec), pod.status))
-        if len(self._keys) >= KEYS_KEPT:
-            self._keys.clear()
-        self._keys[id(pod)] = (pod, key)
+            key = found[1]
+        else:
+            meta = msgspec.structs.replace(pod.metadata, name="", uid="", creation_timestamp=None)
+            key = KEY_ENCODER.encode((meta, unnamed_spec(pod.spec), pod.status))
+            if len(self._keys) >= KEYS_KEPT:
+                self._keys.clear()
+            self._keys[id(pod)] = (pod, key)
+        if info is not None:
+            info.memo_key = (pod, key)
         return key
 
 

@@ -103,7 +103,7 @@ class SchedulingCycle:
         ):
             # NOTE: the key is taken only where a failure may be answered or kept: a pod
             # placed at its first attempt costs no encoding.
-            outcome = memo.outcomes.get(memo.key(pod)) if memo.outcomes else None
+            outcome = memo.outcomes.get(memo.key(pod, info)) if memo.outcomes else None
             if outcome is not None and (
                 self.algorithm.next_start_node_index % outcome.nodes == outcome.start
             ):
@@ -127,7 +127,11 @@ class SchedulingCycle:
         self.memo_hits += 1
         self.algorithm.next_start_node_index = outcome.start
         replay(self.rng, outcome.draws)
-        if outcome.post_filter:
+        # NOTE: PostFilter's result goes to ``_nominate`` only when it named a node: a hit
+        # comes with no pod nominated anywhere (``schedule_one``), where a result that names
+        # none or keeps the pod's own leaves the pod and the nominator as they are (and an
+        # outcome that nominated is never kept).
+        if outcome.post_filter and outcome.nominated:
             self._nominate(info, outcome.nominated)
             decision.pod = info.pod
         if outcome.reasons is not None:
@@ -364,12 +368,13 @@ class SchedulingCycle:
             return decision
         self._failed(info, err.diagnosis.unschedulable_plugins, decision)
         if record is not None and not decision.preempted:
-            self._remember(record, pod, decision, err, nodes, fwk, nominated, draws)
+            self._remember(record, info, pod, decision, err, nodes, fwk, nominated, draws)
         return decision
 
     def _remember(
         self,
         epoch: int,
+        info: QueuedPodInfo,
         pod: Pod,
         decision: Decision,
         err: FitError,
@@ -384,7 +389,7 @@ class SchedulingCycle:
         target = None if nominated is None else nominated.nominated_node_name
         if memo is None or memo.epoch != epoch or target or not nodes:
             return
-        memo.outcomes[memo.key(pod)] = MemoOutcome(
+        memo.outcomes[memo.key(pod, info)] = MemoOutcome(
             start=self.algorithm.next_start_node_index,
             nodes=len(nodes),
             message=decision.message or "",

@@ -229,7 +229,20 @@ class SchedulingQueue:
         profile and namespace, its hard spread constraints as PodTopologySpread resolves them,
         and the selectors of its required pod affinity. A pod whose constraints come from the
         profile's hard default constraints (which depend on the Services and controllers of
-        the moment) stays in a group of its own."""
+        the moment) stays in a group of its own.
+
+        Kept on ``info`` with the pod and plugins it was taken for (all it reads but the
+        profiles, which stay): a Pending pod joins the pool again after every retry."""
+        pod = info.pod
+        plugins = info.unschedulable_plugins
+        cached = info.hint_group
+        if cached is not None and cached[0] is pod and cached[1] == plugins:
+            return cached[2]
+        group = self._hint_group_of(key, info)
+        info.hint_group = (pod, plugins, group)
+        return group
+
+    def _hint_group_of(self, key: str, info: QueuedPodInfo) -> Hashable:
         pod = info.pod
         plugins = info.unschedulable_plugins
         spread: Hashable = None
