@@ -267,3 +267,35 @@ def test_node_allocatable_attachable_volumes_limit_a_driver_without_a_csinode() 
     plugin = new(None, storage_handle([node], [], fixtures([EBS])), DEFAULT_FEATURES)
     info = NodeInfo(node, [CSI_EBS_TWO_VOL])
     assert plugin.filter(CycleState(), CSI_EBS_ONE_VOL, info) == EXCEEDED
+
+
+def test_an_ephemeral_claim_is_the_pods_only_through_its_first_controller_reference() -> None:
+    """Upstream's VolumeIsForPod reads metav1.IsControlledBy: the first owner reference
+    marked controller, and the claim in the pod's namespace."""
+    from topospread.api.meta_types import ObjectMeta, OwnerReference
+    from topospread.api.storage import PersistentVolumeClaim
+    from topospread.api.types import Pod
+    from topospread.plugins.helper.storage import ephemeral_volume_is_for_pod
+
+    owner = Pod(metadata=ObjectMeta(name="abc", namespace="test", uid="pod-uid"))
+
+    def claim(*refs: tuple[str, bool], namespace: str = "test") -> PersistentVolumeClaim:
+        return PersistentVolumeClaim(
+            metadata=ObjectMeta(
+                name="abc-xyz",
+                namespace=namespace,
+                owner_references=[
+                    OwnerReference(kind="Pod", name="abc", uid=uid, controller=c) for uid, c in refs
+                ],
+            )
+        )
+
+    refused = "PVC test/abc-xyz was not created for pod test/abc (pod is not owner)"
+    assert ephemeral_volume_is_for_pod(owner, claim(("pod-uid", True))) is None
+    assert ephemeral_volume_is_for_pod(owner, claim(("other", False), ("pod-uid", True))) is None
+    assert ephemeral_volume_is_for_pod(owner, claim(("other", True), ("pod-uid", True))) == refused
+    assert ephemeral_volume_is_for_pod(owner, claim(("pod-uid", False))) == refused
+    elsewhere = claim(("pod-uid", True), namespace="other")
+    assert ephemeral_volume_is_for_pod(owner, elsewhere) == (
+        "PVC other/abc-xyz was not created for pod test/abc (pod is not owner)"
+    )

@@ -118,11 +118,18 @@ def ephemeral_claim_name(pod: Pod, volume: Volume) -> str:
 def ephemeral_volume_is_for_pod(pod: Pod, pvc: PersistentVolumeClaim) -> str | None:
     """The error when the claim of a generic ephemeral volume is not controlled by the pod.
 
+    Only the claim's controller counts, the first owner reference marked as one (as
+    metav1.IsControlledBy reads it), and only in the pod's namespace.
+
     Upstream: VolumeIsForPod (component-helpers/storage/ephemeral, v1.35)
     """
-    for ref in pvc.metadata.owner_references:
-        if ref.controller and ref.uid == pod.metadata.uid:
-            return None
+    controller = next((ref for ref in pvc.metadata.owner_references if ref.controller), None)
+    if (
+        pvc.metadata.namespace == pod.metadata.namespace
+        and controller is not None
+        and controller.uid == pod.metadata.uid
+    ):
+        return None
     return (
         f"PVC {pvc.metadata.namespace}/{pvc.metadata.name} was not created for pod "
         f"{pod.metadata.namespace}/{pod.metadata.name} (pod is not owner)"
