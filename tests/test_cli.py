@@ -222,6 +222,19 @@ queue:
             "unknown key 'extra'; a scenario has nodes, pods, queue, objects, config",
             id="an unknown scenario key",
         ),
+        pytest.param(
+            "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n---\n"
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n",
+            "holds Kubernetes objects (Node, Deployment), not a scenario (one mapping with keys "
+            "nodes, pods, queue, objects, config): give such a file with --pods FILE",
+            id="manifests given as the scenario",
+        ),
+        pytest.param(
+            "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Node}\n"
+            "- {apiVersion: v1, kind: Pod}\n- {apiVersion: v1, kind: Node}\n",
+            "holds Kubernetes objects (Node, Pod), not a scenario",
+            id="a List given as the scenario",
+        ),
     ],
 )
 def test_bad_scenarios_exit_2_with_one_clear_message(

@@ -704,3 +704,14 @@ def test_volumes_in_one_zone_deadlock_a_zone_spread_and_nodes_are_not_merged() -
     ] * 2
     reference = verify(load_verify_scenario_text(doc), symmetry=False).counterexample
     assert reference is not None and reference.pending == cex.pending
+
+
+def test_a_manifest_given_as_the_verify_scenario_says_where_its_objects_go() -> None:
+    with pytest.raises(ManifestError) as info:
+        load_verify_scenario_text({"apiVersion": "apps/v1", "kind": "Deployment"})
+    assert str(info.value).endswith(
+        ": holds Kubernetes objects (Deployment), not a scenario (one mapping with keys nodes, "
+        "pods, queue, objects, config, invariants, workloads): a verify scenario lists its "
+        "objects under those keys (Nodes under nodes, Deployments and StatefulSets under "
+        "workloads)"
+    )

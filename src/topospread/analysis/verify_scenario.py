@@ -483,7 +483,12 @@ def load_verify_scenario(path: Path, limits: Limits = DEFAULT_LIMITS) -> VerifyS
         invariants.extend(parse_invariants(raw, where))
 
     scenario = load_scenario(
-        path, extensions={"workloads": add_workloads, "invariants": add_invariants}
+        path,
+        extensions={"workloads": add_workloads, "invariants": add_invariants},
+        manifests_hint=(
+            ": a verify scenario lists its objects under those keys (Nodes under nodes, "
+            "Deployments and StatefulSets under workloads)"
+        ),
     )
     # The StatefulSet controller's claims, created before its pods (with the scenario's default
     # StorageClass, whichever key came first in the file).

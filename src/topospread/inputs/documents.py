@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import import_module
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from topospread.errors import ManifestError
 from topospread.inputs.cluster import LIVE_FLAGS, ClusterSource, Warn, ignore
@@ -31,6 +31,14 @@ if TYPE_CHECKING:
     from topospread.simulator.node_groups import NodeGroup
     from topospread.simulator.scenario import Scenario
     from topospread.simulator.timeline_format import TimelineScenario
+
+
+# What ``schedule`` and ``explain`` say of a SCENARIO file of Kubernetes manifests.
+MANIFESTS_HINT: Final = (
+    ": give such a file with --pods FILE (its nodes and bound pods make the cluster, its "
+    "workloads and unbound pods are placed), or the cluster's and the workloads' apart with "
+    "--nodes FILE --pods FILE"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +83,7 @@ class Inputs:
         if self.document is not None:
             from topospread.simulator.scenario import load_config, load_scenario
 
-            loaded = load_scenario(self.document)
+            loaded = load_scenario(self.document, manifests_hint=MANIFESTS_HINT)
             if self.config is not None:
                 loaded.config = load_config(self.config)
                 loaded.warnings[:0] = loaded.config.warnings

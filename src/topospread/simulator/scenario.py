@@ -231,21 +231,48 @@ def list_of(
     return value
 
 
+def _manifest_kinds(docs: Sequence[Any]) -> str:
+    """The kinds of a file's Kubernetes objects (documents with apiVersion and kind, a List's
+    items too), in order and each once, at most five named; "" when it holds none."""
+    seen: dict[str, None] = {}
+    for doc in docs:
+        if not isinstance(doc, Mapping) or "apiVersion" not in doc or "kind" not in doc:
+            continue
+        items = doc.get("items")
+        if isinstance(items, list) and str(doc["kind"]).endswith("List"):
+            for item in items:
+                if isinstance(item, Mapping):
+                    # A typed list's items (a PodList's) leave their kind out.
+                    seen.setdefault(str(item.get("kind", str(doc["kind"])[:-4])), None)
+        else:
+            seen.setdefault(str(doc["kind"]), None)
+    named = list(seen)
+    return ", ".join(named[:5]) + (f" and {len(named) - 5} more kinds" if len(named) > 5 else "")
+
+
 def load_scenario(
     path: Path,
     *,
     extensions: Mapping[str, Callable[[Any, str, ScenarioBuilder], None]] | None = None,
+    manifests_hint: str = "",
 ) -> Scenario:
     """Read a scenario document (YAML or JSON).
 
     ``extensions`` lets a command accept more keys than ``schedule`` reads: each is called with
     the key's raw value, its location for error messages, and the builder (to add objects and
-    queued pods, which are then admitted and validated with the rest).
+    queued pods, which are then admitted and validated with the rest). ``manifests_hint``: how
+    the command takes Kubernetes manifests instead, said when the file holds them.
     """
     extra = dict(extensions or {})
     allowed = _SCENARIO_KEYS | set(extra)
     names = ", ".join([*_SCENARIO_ORDER, *sorted(extra)])
     docs = read_yaml_documents(path)
+    kinds = _manifest_kinds(docs)
+    if kinds:
+        raise ManifestError(
+            f"{path}: holds Kubernetes objects ({kinds}), not a scenario (one mapping with "
+            f"keys {names}){manifests_hint}"
+        )
     if len(docs) != 1 or not isinstance(docs[0], Mapping):
         raise ManifestError(f"{path}: a scenario is one mapping with keys {names}")
     doc = docs[0]
