@@ -207,6 +207,27 @@ def test_explain_shows_domains_skews_and_verified_fixes() -> None:
     assert changes["raise topologySpreadConstraints[1].maxSkew (node) from 1 to 2"] == "node3"
 
 
+def test_explain_text_says_why_the_global_minimum_is_0_below_min_domains() -> None:
+    from topospread.render.explain import explanation_text
+
+    def spread(min_domains: int, when: str = "DoNotSchedule") -> Pod:
+        constraint = {
+            "maxSkew": 1,
+            "minDomains": min_domains,
+            "topologyKey": "topology.kubernetes.io/zone",
+            "whenUnsatisfiable": when,
+            "labelSelector": {"matchLabels": {"app": "web"}},
+        }
+        return pod("p", topologySpreadConstraints=[constraint])
+
+    nodes = [node("a", "z1"), node("b", "z2")]
+    bound = [pod("w1", "a"), pod("w2", "b")]
+    text = explanation_text(explain(scenario(nodes, [spread(3)], bound), "p"))
+    assert "  global minimum: 0 (2 eligible domains, fewer than minDomains 3)\n" in text
+    text = explanation_text(explain(scenario(nodes, [spread(2)], bound), "p"))
+    assert "  global minimum: 1\n" in text
+
+
 @pytest.mark.parametrize("form", ["json", "jsonl"])
 def test_explain_prints_the_same_document_as_indented_json_or_one_line(
     form: str, capsys: pytest.CaptureFixture[str]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from topospread.analysis.explain import Explanation
+from topospread.api.types import DO_NOT_SCHEDULE
 
 
 def attempt_line(a: dict[str, Any]) -> str:
@@ -66,7 +67,15 @@ def explanation_text(e: Explanation) -> str:
         counts = ", ".join(f"{d}={n}" for d, n in c.counts.items()) or "(no eligible domain)"
         out.append(f"  matching pods per domain: {counts}")
         if c.global_min is not None:
-            out.append(f"  global minimum: {c.global_min}")
+            why = ""
+            if c.when_unsatisfiable == DO_NOT_SCHEDULE and len(c.counts) < c.min_domains:
+                # Upstream's minMatchNum: fewer eligible domains than minDomains make it 0.
+                n = len(c.counts)
+                why = (
+                    f" ({n} eligible domain{'' if n == 1 else 's'}, fewer than "
+                    f"minDomains {c.min_domains})"
+                )
+            out.append(f"  global minimum: {c.global_min}{why}")
         if c.skew_by_node:
             skews = ", ".join(
                 f"{n}={'missing label' if s is None else s}"
