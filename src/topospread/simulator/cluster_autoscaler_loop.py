@@ -340,7 +340,9 @@ class ClusterAutoscalerController(AutoscalerController):
         n = sim.group_counters.get(key, 0) + 1
         sim.group_counters[key] = n
         name = f"{group.name}-{zone}-{n}" if len(binding.zones) > 1 else f"{group.name}-{n}"
-        node = group.template_node(name)
+        # The cloud's node comes up without the taints cluster-autoscaler calls transient,
+        # its --startup-taint and --status-taint keys as much as the built-in prefixes.
+        node = group.template_node(name, self.model.options.taint_config)
         if len(binding.zones) > 1:
             labels = {**node.metadata.labels, binding.zone_key: zone}
             labels[LABEL_TOPOLOGY_REGION] = region_of(zone)

@@ -5,7 +5,8 @@ their template nodes), ``snapshot`` (the forkable cluster snapshot and the sched
 predicate checker), ``estimator`` (equivalence groups and binpacking), ``expander`` (random,
 most-pods, least-waste, priority and their chain), ``nodegroupset`` (similar node groups and
 balancing), ``scaleup`` (the orchestrator), ``drainability`` (the drain rules), ``scaledown``
-(eligibility, unneeded tracking, FindNodesToRemove, the planner), ``autoscaler`` (``run_once``).
+(eligibility, unneeded tracking, FindNodesToRemove, the planner), ``taints`` (the startup and
+status taints, the taint config and template sanitization), ``autoscaler`` (``run_once``).
 """
 
 from __future__ import annotations

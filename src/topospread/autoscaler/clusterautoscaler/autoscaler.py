@@ -359,7 +359,12 @@ class ClusterAutoscaler:
         nodes = [info.node for info in cluster.list() if info.name not in not_started]
         # Upstream: TemplateNodeInfoRegistry.Recompute, before the health check.
         templates = self.templates.process(
-            cluster.list(), self.groups, self.daemonsets, now, ready_since or {}
+            cluster.list(),
+            self.groups,
+            self.daemonsets,
+            now,
+            ready_since or {},
+            self.options.taint_config,
         )
         if not is_cluster_healthy(readiness, self.options):
             # Upstream: "Cluster is not ready for autoscaling": nothing this loop, and the

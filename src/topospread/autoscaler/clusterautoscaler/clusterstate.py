@@ -26,6 +26,7 @@ from typing import Final
 from topospread.api.types import CONDITION_TRUE, NODE_READY, Node
 from topospread.autoscaler.clusterautoscaler.nodegroup import node_group_of
 from topospread.autoscaler.clusterautoscaler.options import AutoscalingOptions
+from topospread.autoscaler.clusterautoscaler.taints import DEFAULT_TAINT_CONFIG, TaintConfig
 
 # Upstream: the conditions and taints GetNodeReadiness reads (utils/kubernetes/ready.go).
 NODE_DISK_PRESSURE: Final = "DiskPressure"
@@ -37,21 +38,14 @@ NOT_READY_TAINT_KEYS: Final = frozenset(
         "node.kubernetes.io/network-unavailable",
     }
 )
-# The default TaintConfig's startup taints: a node carrying one is listed as not ready, as if
-# it were still starting. Upstream: IgnoreTaintPrefix, StartupTaintPrefix and
-# FilterOutNodesWithStartupTaints (utils/taints/taints.go)
-STARTUP_TAINT_PREFIXES: Final = (
-    "ignore-taint.cluster-autoscaler.kubernetes.io/",
-    "startup-taint.cluster-autoscaler.kubernetes.io/",
-)
 
 
-def is_node_ready(node: Node) -> bool:
+def is_node_ready(node: Node, taint_config: TaintConfig = DEFAULT_TAINT_CONFIG) -> bool:
     """Whether the node can run pods: its Ready condition is True (a node with no Ready
     condition counts as ready: the model's nodes usually carry none), neither DiskPressure nor
     NetworkUnavailable is True, and it has none of the not-ready, disk-pressure and
-    network-unavailable taints, nor a startup taint (cluster-autoscaler lists such a node as
-    not ready, since its creation).
+    network-unavailable taints, nor one of ``taint_config``'s startup taints
+    (cluster-autoscaler lists such a node as not ready, since its creation).
     Upstream: kube_util.GetNodeReadiness (utils/kubernetes/ready.go) and
     FilterOutNodesWithStartupTaints (utils/taints/taints.go)
     """
@@ -61,7 +55,7 @@ def is_node_ready(node: Node) -> bool:
         if c.type in (NODE_DISK_PRESSURE, NODE_NETWORK_UNAVAILABLE) and c.status == CONDITION_TRUE:
             return False
     return not any(
-        t.key in NOT_READY_TAINT_KEYS or t.key.startswith(STARTUP_TAINT_PREFIXES)
+        t.key in NOT_READY_TAINT_KEYS or taint_config.is_startup_taint(t.key)
         for t in node.spec.taints
     )
 
@@ -104,12 +98,13 @@ def readiness_of(
     """
     out = ClusterReadiness()
     startup = options.max_node_startup_time
+    taints = options.taint_config
     for node in nodes:
         name = node.metadata.name
         out.node_count += 1
         group = node_group_of(node)
         counts = [out.total] + ([out.per_group.setdefault(group, Readiness())] if group else [])
-        if is_node_ready(node):
+        if is_node_ready(node, taints):
             state = "ready"
         elif name in created and created[name] + startup > now:
             state = "not_started"

@@ -39,6 +39,11 @@ from topospread.api.types import (
     Taint,
 )
 from topospread.api.validation import validate_node
+from topospread.autoscaler.clusterautoscaler.taints import (
+    DEFAULT_TAINT_CONFIG,
+    TaintConfig,
+    sanitize_taints,
+)
 from topospread.errors import ManifestError, ValidationError
 from topospread.framework.types import NodeInfo
 from topospread.nodeaffinity import get_required_node_affinity
@@ -46,45 +51,6 @@ from topospread.taints import do_not_schedule_taints_filter, find_matching_untol
 
 NODE_GROUP_LABEL = "topospread.io/node-group"
 GIB = 1024**3
-
-# Upstream: utils/taints (ToBeDeletedTaint, DeletionCandidateTaintKey, NodeConditionTaints and
-# the startup/status taint prefixes of the default TaintConfig).
-_TEMPLATE_DROPPED_TAINTS = frozenset(
-    {
-        "ToBeDeletedByClusterAutoscaler",
-        "DeletionCandidateOfClusterAutoscaler",
-        "node.kubernetes.io/not-ready",
-        "node.kubernetes.io/unreachable",
-        "node.kubernetes.io/unschedulable",
-        "node.kubernetes.io/memory-pressure",
-        "node.kubernetes.io/disk-pressure",
-        "node.kubernetes.io/network-unavailable",
-        "node.kubernetes.io/pid-pressure",
-        "node.cloudprovider.kubernetes.io/uninitialized",
-        "node.cloudprovider.kubernetes.io/shutdown",
-        "cloud.google.com/impending-node-termination",
-        "NodeWithImpairedVolumes",
-    }
-)
-_TEMPLATE_DROPPED_PREFIXES = (
-    "ignore-taint.cluster-autoscaler.kubernetes.io/",
-    "startup-taint.cluster-autoscaler.kubernetes.io/",
-    "status-taint.cluster-autoscaler.kubernetes.io/",
-)
-
-
-def sanitize_taints(taints: Sequence[Taint]) -> list[Taint]:
-    """The taints a new node of the group keeps: the autoscaler's own, the node-condition
-    taints and the startup and status taints are transient and dropped.
-
-    Upstream: taints.SanitizeTaints (utils/taints/taints.go)
-    """
-    return [
-        t
-        for t in taints
-        if t.key not in _TEMPLATE_DROPPED_TAINTS
-        and not t.key.startswith(_TEMPLATE_DROPPED_PREFIXES)
-    ]
 
 
 def with_node_name(pod: Pod, node_name: str) -> Pod:
@@ -116,8 +82,10 @@ class NodeGroup:
     def zone(self) -> str:
         return self.zones[0] if self.zones else ""
 
-    def template_node(self, name: str) -> Node:
-        """A node as the group would create it, named ``name``.
+    def template_node(self, name: str, taint_config: TaintConfig = DEFAULT_TAINT_CONFIG) -> Node:
+        """A node as the group would create it, named ``name``, without the transient
+        taints: the node-condition and autoscaler taints and ``taint_config``'s startup and
+        status taints.
 
         Upstream: the providers' TemplateNodeInfo (buildNodeFromTemplate and its generic
         labels: hostname, zone), SanitizeNode (the taints) and DeepCopyTemplateNode (the
@@ -131,7 +99,7 @@ class NodeGroup:
         allocatable: dict[str, str | int | float] = dict(source)
         return Node(
             metadata=ObjectMeta(name=name, labels=labels),
-            spec=NodeSpec(taints=sanitize_taints(self.taints)),
+            spec=NodeSpec(taints=sanitize_taints(self.taints, taint_config)),
             status=NodeStatus(capacity=capacity, allocatable=allocatable),
         )
 
@@ -212,16 +180,19 @@ _DEPRECATED_LABELS = (
 
 
 def template_node_info(
-    group: NodeGroup, daemonsets: Iterable[DaemonSet] = (), name: str | None = None
+    group: NodeGroup,
+    daemonsets: Iterable[DaemonSet] = (),
+    name: str | None = None,
+    taint_config: TaintConfig = DEFAULT_TAINT_CONFIG,
 ) -> NodeInfo:
-    """The group's template NodeInfo as the cloud provider gives it: the template node, marked
-    a template, its deprecated labels set from the stable ones, with the pods of every
-    DaemonSet that would run on it (--force-ds or not).
+    """The group's template NodeInfo as the cloud provider gives it: the template node (its
+    taints sanitized by ``taint_config``), marked a template, its deprecated labels set from
+    the stable ones, with the pods of every DaemonSet that would run on it (--force-ds or not).
 
     Upstream: SanitizedTemplateNodeInfoFromNodeGroup (simulator/node_info_utils.go,
     kubernetes-sigs/cluster-autoscaler 33c3f97)
     """
-    node = group.template_node(name or template_node_name(group))
+    node = group.template_node(name or template_node_name(group), taint_config)
     labels = dict(node.metadata.labels)
     for stable, beta in _DEPRECATED_LABELS:
         if stable in labels:

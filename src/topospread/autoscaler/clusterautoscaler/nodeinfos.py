@@ -30,12 +30,16 @@ from topospread.autoscaler.clusterautoscaler.nodegroup import (
     TEMPLATE_NODE_LABEL,
     NodeGroup,
     node_group_of,
-    sanitize_taints,
     template_node_info,
     template_node_name,
     with_node_name,
 )
-from topospread.autoscaler.clusterautoscaler.scaledown import TO_BE_DELETED_TAINT
+from topospread.autoscaler.clusterautoscaler.taints import (
+    DEFAULT_TAINT_CONFIG,
+    TO_BE_DELETED_TAINT,
+    TaintConfig,
+    sanitize_taints,
+)
 from topospread.framework.types import NodeInfo
 from topospread.util.natural import natural_key
 
@@ -43,35 +47,44 @@ from topospread.util.natural import natural_key
 STABILIZATION_DELAY: Final = 60.0
 
 
-def is_good_template_candidate(node: Node, now: float, ready_since: float | None) -> bool:
-    """Ready (a startup taint makes it not ready), Ready for more than a minute
-    (``ready_since``: when its readiness last changed, seconds on the autoscaler's clock; None:
-    long ago), schedulable, and not tainted ToBeDeleted. Upstream: isNodeGoodTemplateCandidate"""
+def is_good_template_candidate(
+    node: Node,
+    now: float,
+    ready_since: float | None,
+    taint_config: TaintConfig = DEFAULT_TAINT_CONFIG,
+) -> bool:
+    """Ready (one of ``taint_config``'s startup taints makes it not ready), Ready for more than
+    a minute (``ready_since``: when its readiness last changed, seconds on the autoscaler's
+    clock; None: long ago), schedulable, and not tainted ToBeDeleted.
+    Upstream: isNodeGoodTemplateCandidate (on the nodes FilterOutNodesWithStartupTaints made)"""
     stable = ready_since is None or ready_since + STABILIZATION_DELAY < now
     return (
-        is_node_ready(node)
+        is_node_ready(node, taint_config)
         and stable
         and not node.spec.unschedulable
         and not any(t.key == TO_BE_DELETED_TAINT for t in node.spec.taints)
     )
 
 
-def _template_node(node: Node, name: str) -> Node:
+def _template_node(node: Node, name: str, taint_config: TaintConfig) -> Node:
     """The example node sanitized: renamed (its hostname label too), the taints a template
     drops gone, marked a template. Upstream: createSanitizedNode"""
     labels = {**node.metadata.labels, LABEL_HOSTNAME: name, TEMPLATE_NODE_LABEL: "true"}
     meta = msgspec.structs.replace(node.metadata, name=name, labels=labels, uid="")
-    spec = msgspec.structs.replace(node.spec, taints=sanitize_taints(node.spec.taints))
+    taints = sanitize_taints(node.spec.taints, taint_config)
+    spec = msgspec.structs.replace(node.spec, taints=taints)
     return msgspec.structs.replace(node, metadata=meta, spec=spec)
 
 
-def template_from_node(info: NodeInfo, group: NodeGroup) -> NodeInfo:
+def template_from_node(
+    info: NodeInfo, group: NodeGroup, taint_config: TaintConfig = DEFAULT_TAINT_CONFIG
+) -> NodeInfo:
     """The template a group's own node gives: the node sanitized, with its mirror and
     DaemonSet pods that are not being deleted (no DaemonSet is forced onto it: --force-ds is
     off). Upstream: SanitizedTemplateNodeInfoFromNodeInfo (forceDaemonSets false)"""
     name = template_node_name(group)
     suffix = name.rsplit("-", 1)[1]
-    out = NodeInfo(_template_node(info.node, name))
+    out = NodeInfo(_template_node(info.node, name, taint_config))
     for pod in info.pods:
         if pod.metadata.deletion_timestamp is not None:
             continue
@@ -104,8 +117,10 @@ class TemplateNodeInfoProvider:
         daemonsets: Sequence[DaemonSet],
         now: float,
         ready_since: Mapping[str, float],
+        taint_config: TaintConfig = DEFAULT_TAINT_CONFIG,
     ) -> dict[str, NodeInfo]:
-        """Each group's template this loop. Upstream: MixedTemplateNodeInfoProvider.Process"""
+        """Each group's template this loop, its taints sanitized by ``taint_config``.
+        Upstream: MixedTemplateNodeInfoProvider.Process"""
         result: dict[str, NodeInfo] = {}
         bad: list[NodeInfo] = []
         seen, ordered = self._order
@@ -113,12 +128,13 @@ class TemplateNodeInfoProvider:
             ordered = sorted(infos, key=lambda i: natural_key(i.name))
             self._order = (infos, ordered)
         for info in ordered:
-            if not is_good_template_candidate(info.node, now, ready_since.get(info.name)):
+            since = ready_since.get(info.name)
+            if not is_good_template_candidate(info.node, now, since, taint_config):
                 bad.append(info)
                 continue
             of = node_group_of(info.node)
             if of in groups and of not in result:
-                template = template_from_node(info, groups[of])
+                template = template_from_node(info, groups[of], taint_config)
                 self.cache[of] = template
                 result[of] = NodeInfo(template.node, list(template.pods))
         for name, group in groups.items():
@@ -128,7 +144,7 @@ class TemplateNodeInfoProvider:
             result[name] = (
                 NodeInfo(cached.node, list(cached.pods))  # a copy: callers may add pods
                 if cached is not None
-                else template_node_info(group, daemonsets)
+                else template_node_info(group, daemonsets, taint_config=taint_config)
             )
         for gone in [g for g in self.cache if g not in groups]:
             del self.cache[gone]

@@ -4,7 +4,9 @@ Every default below is the flag's default in cluster-autoscaler's ``config/flags
 (the flag declarations) and ``config/const.go`` (the ``Default*`` constants they use), as of the
 current source (kubernetes-sigs/cluster-autoscaler, ``pkg/config``; formerly
 kubernetes/autoscaler's ``cluster-autoscaler/config``). Keys are the flag names
-(``scale-down-unneeded-time``); durations are Go duration strings (``10s``, ``1m30s``). Two
+(``scale-down-unneeded-time``); durations are Go duration strings (``10s``, ``1m30s``); a flag
+upstream takes repeatedly (``balancing-ignore-label``, ``startup-taint``, ``status-taint``,
+``ignore-taint``, ``startup-taint-prefix``) takes one string or a list of them. Two
 keys are topospread's own and marked as such: ``seed`` (the random expander's source) and
 ``priorities`` (the priority expander's config map ``cluster-autoscaler-priority-expander``,
 key ``priorities``, as a mapping).
@@ -18,6 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Final
 
+from topospread.autoscaler.clusterautoscaler.taints import TaintConfig, new_taint_config
 from topospread.errors import ManifestError
 
 EXPANDER_RANDOM: Final = "random"
@@ -105,9 +108,26 @@ class AutoscalingOptions:
     node_group_backoff_reset_timeout: float = 10800.0  # --node-group-backoff-reset-timeout 3h
     max_total_unready_percentage: float = 45.0  # --max-total-unready-percentage 45
     ok_total_unready_count: int = 3  # --ok-total-unready-count 3
+    # Taint keys (each flag repeated, as a list here) and key prefixes: a startup taint makes
+    # its node not ready; startup and status taints are dropped from template nodes.
+    startup_taint: tuple[str, ...] = ()  # --startup-taint
+    status_taint: tuple[str, ...] = ()  # --status-taint
+    ignore_taint: tuple[str, ...] = ()  # --ignore-taint (deprecated: a startup taint)
+    startup_taint_prefix: tuple[str, ...] = ()  # --startup-taint-prefix
     # topospread's own: the random expander's seed and the priority expander's config map.
     seed: int = 0
     priorities: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
+    # Not a flag: the taint flags' config, made once. Upstream: NewTaintConfig (its
+    # StartupTaints are --ignore-taint's keys, then --startup-taint's)
+    taint_config: TaintConfig = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        config = new_taint_config(
+            (*self.ignore_taint, *self.startup_taint),
+            self.status_taint,
+            self.startup_taint_prefix,
+        )
+        object.__setattr__(self, "taint_config", config)
 
     @property
     def scale_down_delay_after_delete_effective(self) -> float:
@@ -119,7 +139,7 @@ def _flag(attr: str) -> str:
     return attr.replace("_", "-")
 
 
-_FLAGS: Final = {_flag(f.name): f.name for f in fields(AutoscalingOptions)}
+_FLAGS: Final = {_flag(f.name): f.name for f in fields(AutoscalingOptions) if f.init}
 
 
 def _bad(where: str, key: str, value: object, detail: str) -> ManifestError:
@@ -196,12 +216,22 @@ def _as_expander(where: str, key: str, value: object) -> tuple[str, ...]:
     raise _bad(where, key, value, "expected a comma-separated list of expander names")
 
 
-def _as_labels(where: str, key: str, value: object) -> tuple[str, ...]:
-    if isinstance(value, str):
-        return (value,)
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return tuple(value)
-    raise _bad(where, key, value, "expected a label key or a list of label keys")
+def _as_strings(expected: str) -> Callable[[str, str, object], tuple[str, ...]]:
+    """A repeated string flag: one value, or a list of them (the flag given once each)."""
+
+    def parse(where: str, key: str, value: object) -> tuple[str, ...]:
+        if isinstance(value, str):
+            return (value,)
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return tuple(value)
+        raise _bad(where, key, value, expected)
+
+    return parse
+
+
+_as_labels = _as_strings("expected a label key or a list of label keys")
+_as_taint_keys = _as_strings("expected a taint key or a list of taint keys")
+_as_taint_key_prefixes = _as_strings("expected a taint key prefix or a list of them")
 
 
 def _as_priorities(where: str, key: str, value: object) -> Mapping[int, tuple[str, ...]]:
@@ -270,6 +300,10 @@ _PARSERS: Final[Mapping[str, Callable[[str, str, object], Any]]] = {
     "node_group_backoff_reset_timeout": _as_duration,
     "max_total_unready_percentage": _as_percentage,
     "ok_total_unready_count": _as_non_negative_int,
+    "startup_taint": _as_taint_keys,
+    "status_taint": _as_taint_keys,
+    "ignore_taint": _as_taint_keys,
+    "startup_taint_prefix": _as_taint_key_prefixes,
     "seed": _as_int,
     "priorities": _as_priorities,
 }

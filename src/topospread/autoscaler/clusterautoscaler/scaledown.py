@@ -40,11 +40,11 @@ from topospread.autoscaler.clusterautoscaler.nodegroup import (
 )
 from topospread.autoscaler.clusterautoscaler.options import AutoscalingOptions
 from topospread.autoscaler.clusterautoscaler.snapshot import ClusterSnapshot, PredicateChecker
+from topospread.autoscaler.clusterautoscaler.taints import TO_BE_DELETED_TAINT
 from topospread.framework.types import NodeInfo
 from topospread.plugins.noderesources.resource_helpers import pod_requests
 
 SCALE_DOWN_DISABLED_KEY = "cluster-autoscaler.kubernetes.io/scale-down-disabled"
-TO_BE_DELETED_TAINT = "ToBeDeletedByClusterAutoscaler"
 # Upstream: MaxCloudProviderNodeDeletionTime's default (5m), how long a ToBeDeleted taint counts.
 MAX_CLOUD_PROVIDER_NODE_DELETION_TIME = 300.0
 
@@ -221,6 +221,7 @@ def filter_out_unremovable(
     eligible: list[str] = []
     utilization: dict[str, UtilizationInfo] = {}
     ineligible: list[UnremovableNode] = []
+    taints = options.taint_config
     for info in infos:
         node = info.node
         reason = UnremovableReason.NoReason
@@ -240,7 +241,7 @@ def filter_out_unremovable(
                 ignore_mirror_pods=options.ignore_mirror_pods_utilization,
                 now=wall_now,
             )
-            if not options.scale_down_unready_enabled and not is_node_ready(node):
+            if not options.scale_down_unready_enabled and not is_node_ready(node, taints):
                 reason = UnremovableReason.ScaleDownUnreadyDisabled
             else:
                 utilization[info.name] = util
@@ -511,7 +512,7 @@ def plan_scale_down(
     Upstream: planner.UpdateClusterState, categorizeNodes and NodesToDelete
     (core/scaledown/planner/planner.go)
     """
-    ready = {info.name: is_node_ready(info.node) for info in candidates}
+    ready = {info.name: is_node_ready(info.node, options.taint_config) for info in candidates}
     if recent is not None:
         recent.update({info.name for info in checker.snapshot.node_infos()}, now)
     eligible, utilization, unremovable = filter_out_unremovable(
