@@ -468,8 +468,9 @@ class SchedulingCycle:
 
     def _failed(self, info: QueuedPodInfo, plugins: Iterable[str], decision: Decision) -> None:
         info.unschedulable_plugins = frozenset(plugins)
-        self.unschedulable[decision.key] = info
-        self.last[decision.key] = decision
+        key = decision.key
+        self.unschedulable[key] = info
+        self.last[key] = decision
 
 
 def _with_node_name(pod: Pod, node: str) -> Pod:

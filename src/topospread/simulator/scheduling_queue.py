@@ -200,6 +200,7 @@ class SchedulingQueue:
         self._clock = -1
         self.active = ActiveQueue(less, sort_key)
         self.unschedulable = UnschedulablePods(self._hint_group)
+        self._group_ids: dict[Hashable, int] = {}  # the hint groups seen, numbered
         self.gated: dict[str, tuple[QueuedPodInfo, str]] = {}
 
     def tick(self) -> float:
@@ -236,9 +237,17 @@ class SchedulingQueue:
         pod = info.pod
         plugins = info.unschedulable_plugins
         cached = info.hint_group
-        if cached is not None and cached[0] is pod and cached[1] == plugins:
+        if (
+            cached is not None
+            and cached[0] is pod
+            and (cached[1] is plugins or cached[1] == plugins)
+        ):
             return cached[2]
+        # NOTE: filed under a number, one per distinct group: the group itself (the spread
+        # constraints' dataclasses among it) was hashed again on every join and leave.
         group = self._hint_group_of(key, info)
+        if not (isinstance(group, tuple) and group[:1] == ("own",)):  # one pod's: kept as is
+            group = self._group_ids.setdefault(group, len(self._group_ids))
         info.hint_group = (pod, plugins, group)
         return group
 
