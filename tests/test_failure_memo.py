@@ -35,7 +35,7 @@ from topospread.framework.interface import QueuedPodInfo
 from topospread.framework.status import as_status
 from topospread.plugins.defaultpreemption.plugin import DefaultPreemption
 from topospread.plugins.registry import IN_TREE
-from topospread.simulator import failure_memo
+from topospread.simulator import failure_memo, pending_runs
 from topospread.simulator.decision import Decision
 from topospread.simulator.failure_memo import DrawLog, FailureMemo
 from topospread.simulator.run import schedule
@@ -64,6 +64,9 @@ def tracing(monkeypatch: pytest.MonkeyPatch, enabled: bool) -> Trace:
     trace = Trace()
     real = SchedulingCycle.schedule_one
     monkeypatch.setattr(failure_memo, "ENABLED", enabled)
+    # Every attempt traced: no runs of pending pods, whose repeated failures make none
+    # (tests/test_pending_runs.py compares the two).
+    monkeypatch.setattr(pending_runs, "ENABLED", False)
 
     def traced(self: Scheduler, info: QueuedPodInfo) -> Decision:
         decision = real(self, info)

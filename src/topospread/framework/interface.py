@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from topospread.api.types import (
     Namespace,
@@ -107,6 +107,8 @@ class QueuedPodInfo:
     hint_group: tuple[Pod, frozenset[str], Hashable] | None = field(
         default=None, compare=False, repr=False
     )
+    # The pods riding behind this one in the queue (simulator/pending_runs.py's Run).
+    run: Any = field(default=None, compare=False, repr=False)
 
 
 class QueueingHint(IntEnum):

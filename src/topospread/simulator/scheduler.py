@@ -35,14 +35,20 @@ from topospread.plugins.defaultpreemption.plugin import DefaultPreemption
 from topospread.plugins.queuesort import PrioritySort
 from topospread.simulator import failure_memo
 from topospread.simulator.decision import Decision, is_terminal
-from topospread.simulator.failure_memo import DrawLog, FailureMemo
+from topospread.simulator.failure_memo import DrawLog, FailureMemo, MemoOutcome
 from topospread.simulator.fastpath import FastPath
 from topospread.simulator.fastpath.dry_run import PreemptionKernel
+from topospread.simulator.pending_runs import PendingRuns
 from topospread.simulator.scheduling_cycle import SchedulingCycle, with_nominated_node_name
-from topospread.simulator.scheduling_queue import SchedulingQueue, priority_sort_key
+from topospread.simulator.scheduling_queue import (
+    ActiveQueue,
+    SchedulingQueue,
+    UnschedulablePods,
+    priority_sort_key,
+)
 
 
-class Scheduler(SchedulingCycle):
+class Scheduler(SchedulingCycle, PendingRuns):
     """kube-scheduler over a ClusterState: enqueue pods, then ``run()`` until nothing binds.
 
     It is also the cluster client of its frameworks' handles: preemption deletes victims and
@@ -104,12 +110,16 @@ class Scheduler(SchedulingCycle):
             priority_sort_key if isinstance(first.queue_sort_plugins[0], PrioritySort) else None
         )
         self.queue = SchedulingQueue(first.queue_sort_less(), sort_key, self.framework_for)
-        # The queue's parts, read directly on the hot path (the same objects, never replaced).
-        self.active = self.queue.active
-        self.unschedulable = self.queue.unschedulable
+        # The queue's parts, read directly on the hot path (the same objects, never replaced);
+        # others read them as ``active``, ``unschedulable`` and ``last``, runs dissolved.
+        self._active = self.queue.active
+        self._pool = self.queue.unschedulable
         self.gated = self.queue.gated
         self.ignored: dict[str, tuple[Pod, str]] = {}
-        self.last: dict[str, Decision] = {}
+        self._last: dict[str, Decision] = {}
+        # Leaders of runs of pending pods by key (simulator/pending_runs.py).
+        self._runs: dict[str, QueuedPodInfo] = {}
+        self._kept_outcome: MemoOutcome | None = None
         # Evicted pods: key -> (the pod as it was bound, the key of the pod that preempted it).
         self.preempted: dict[str, tuple[Pod, str]] = {}
         self._victims: list[str] | None = None  # the running attempt's Decision.preempted
@@ -147,6 +157,24 @@ class Scheduler(SchedulingCycle):
         # (FastPath.preemption_screen); off, it dry-runs every node (tests compare the two).
         self.screen_preemption = True
 
+    @property
+    def active(self) -> ActiveQueue:
+        """The active queue, every run of pending pods dissolved (simulator/pending_runs.py)."""
+        self._flatten_runs()
+        return self._active
+
+    @property
+    def unschedulable(self) -> UnschedulablePods:
+        """The unschedulable pods, every run dissolved."""
+        self._flatten_runs()
+        return self._pool
+
+    @property
+    def last(self) -> dict[str, Decision]:
+        """Each pod's last attempt, every run dissolved."""
+        self._flatten_runs()
+        return self._last
+
     def framework_for(self, pod: Pod) -> Framework | None:
         return self.frameworks.get(pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME)
 
@@ -175,7 +203,7 @@ class Scheduler(SchedulingCycle):
             info.gated = True
             self.gated[key] = (info, f"{status.plugin}: {status.message}")
             return
-        self.active.push(info)
+        self._active.push(info)
         # A pod that arrives nominated keeps its nomination (upstream's ModeNoop).
         self.nominator.add(pod)
 
@@ -185,23 +213,39 @@ class Scheduler(SchedulingCycle):
         *,
         decisions: list[Decision] | None = None,
         stop: Callable[[], bool] | None = None,
+        runs: bool = False,
     ) -> list[Decision]:
         """Schedule until the active queue is empty, or ``stop()`` says so between two attempts;
         returns every attempt's decision, appended to ``decisions`` if given (where the
-        attempts decided so far outlive an exception: Ctrl-C)."""
+        attempts decided so far outlive an exception: Ctrl-C).
+
+        ``runs``: pods that fail alike right behind another ride with it
+        (simulator/pending_runs.py), and their repeated failures make no Decision of their
+        own: for a caller that reads only what the attempts did, not each Decision."""
         if decisions is None:
             decisions = []
+        if not runs:
+            self._flatten_runs()
         # The memo lives within one run: what changes between runs (storage, budgets,
         # namespaces, workloads) is told to no listener.
         memo = self.memo
         if memo is not None:
             memo.clear()
+        active = self._active
+        runs = runs and memo is not None
+
+        def record(decision: Decision) -> None:
+            decisions.append(decision)
+            if on_decision is not None:
+                on_decision(decision)
+
         try:
-            while len(self.active) and not (stop is not None and stop()):
-                decision = self.schedule_one(self.active.pop())
-                decisions.append(decision)
-                if on_decision is not None:
-                    on_decision(decision)
+            while len(active) and not (stop is not None and stop()):
+                info = active.pop()
+                run, stamp = info.run, info.timestamp
+                record(self.schedule_one(info))
+                if runs and (run is not None or self._kept_outcome is not None):
+                    self._after_attempt(info, run, stamp, record, stop)
         finally:
             if memo is not None:
                 memo.clear()

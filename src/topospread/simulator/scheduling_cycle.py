@@ -59,9 +59,9 @@ class SchedulingCycle:
         algorithm: SchedulingAlgorithm
         nominator: Nominator
         queue: SchedulingQueue
-        active: ActiveQueue
-        unschedulable: UnschedulablePods
-        last: dict[str, Decision]
+        _active: ActiveQueue
+        _pool: UnschedulablePods
+        _last: dict[str, Decision]
         fast: dict[str, FastPath]
         fast_decisions: int
         fast_failures: int
@@ -76,6 +76,9 @@ class SchedulingCycle:
         # not kept), and whether its outcome was kept.
         _recording: int | None
         _kept: bool
+        # The memo outcome the running attempt's failure was answered from or kept as (None:
+        # neither), read by the runs of pending pods (simulator/pending_runs.py).
+        _kept_outcome: MemoOutcome | None
 
         def framework_for(self, pod: Pod) -> Framework | None: ...
 
@@ -87,6 +90,7 @@ class SchedulingCycle:
         Upstream: scheduleOne / schedulingCycle / bindingCycle (schedule_one.go, v1.35)
         """
         info.attempts += 1
+        self._kept_outcome = None
         memo = self.memo
         if memo is None:
             return self._cycle(info)
@@ -139,6 +143,7 @@ class SchedulingCycle:
             decision.reasons = outcome.reasons
         decision.message = outcome.message
         self._failed(info, outcome.plugins, decision)
+        self._kept_outcome = outcome
         return decision
 
     def _cycle(self, info: QueuedPodInfo) -> Decision:
@@ -389,7 +394,7 @@ class SchedulingCycle:
         target = None if nominated is None else nominated.nominated_node_name
         if memo is None or memo.epoch != epoch or target or not nodes:
             return
-        memo.outcomes[memo.key(pod, info)] = MemoOutcome(
+        memo.outcomes[memo.key(pod, info)] = kept = MemoOutcome(
             start=self.algorithm.next_start_node_index,
             nodes=len(nodes),
             message=decision.message or "",
@@ -400,6 +405,7 @@ class SchedulingCycle:
             draws=tuple(draws),
         )
         self._kept = True
+        self._kept_outcome = kept
 
     def _names_of(self, nodes: Sequence[NodeInfo]) -> list[str]:
         """The nodes' names, taken once per node list (the cluster makes a new list after
@@ -438,8 +444,8 @@ class SchedulingCycle:
         self.cluster.bind(bound, host)
         decision.pod = bound
         decision.node = host
-        self.last[decision.key] = decision
-        self.unschedulable.pop(decision.key, None)
+        self._last[decision.key] = decision
+        self._pool.pop(decision.key, None)
         self.queue.assigned_pod_added(bound)
         return decision
 
@@ -460,17 +466,17 @@ class SchedulingCycle:
         Upstream parks it among the unschedulable pods until its victims' deletion events move
         it back; here the victims are gone already, so it returns at once.
         """
-        self.last[decision.key] = decision
-        self.unschedulable.pop(decision.key, None)
+        self._last[decision.key] = decision
+        self._pool.pop(decision.key, None)
         info.unschedulable_plugins = frozenset()
         info.timestamp = self.queue.tick()
-        self.active.push(info)
+        self._active.push(info)
 
     def _failed(self, info: QueuedPodInfo, plugins: Iterable[str], decision: Decision) -> None:
         info.unschedulable_plugins = frozenset(plugins)
         key = decision.key
-        self.unschedulable[key] = info
-        self.last[key] = decision
+        self._pool[key] = info
+        self._last[key] = decision
 
 
 def _with_node_name(pod: Pod, node: str) -> Pod:

@@ -65,6 +65,12 @@ class ActiveQueue:
         info: QueuedPodInfo = item[2] if self._key is not None else item.info
         return info
 
+    def peek(self) -> QueuedPodInfo:
+        """The pod ``pop`` would give, left in the queue."""
+        item = self._heap[0]
+        info: QueuedPodInfo = item[2] if self._key is not None else item.info
+        return info
+
     def __len__(self) -> int:
         return len(self._heap)
 
@@ -129,6 +135,29 @@ class UnschedulablePods(IndexedDict[str, QueuedPodInfo]):
         if default:
             return default[0]
         raise KeyError(key)
+
+    # A run's members (simulator/pending_runs.py) hold the places right after their leader's.
+
+    def reserve(self, n: int) -> None:
+        """Skip ``n`` places: those of the members of the pod last filed."""
+        self._counter += n
+
+    def hide(self, key: str) -> None:
+        """Take the pod last filed out again, its place kept (it joined a run)."""
+        del self[key]
+
+    def seq_of(self, key: str) -> int:
+        return self._seq[key]
+
+    def place(self, members: list[tuple[str, QueuedPodInfo, int]]) -> None:
+        """File runs' members at the places they held (reserved), in place order."""
+        for key, info, seq in members:
+            dict.__setitem__(self, key, info)
+            self._seq[key] = seq
+            self._join(key, info)
+        ordered = sorted(dict.items(self), key=lambda item: self._seq[item[0]])
+        dict.clear(self)
+        dict.update(self, ordered)
 
     def regroup(self, key: str) -> None:
         """The pod of ``key`` was rewritten in place: file it again."""
@@ -304,6 +333,8 @@ class SchedulingQueue:
         for key in keys:
             info = self.unschedulable.pop(key)
             info.timestamp = self.tick()
+            if info.run is not None:  # its members take the next ticks
+                self._clock += len(info.run.infos)
             self.active.push(info)
 
     def assigned_pod_added(self, pod: Pod) -> None:

@@ -59,6 +59,7 @@ from topospread.cluster.state import ClusterState
 from topospread.errors import ManifestError, TopospreadError, ValidationError
 from topospread.framework.features import DEFAULT_FEATURES, Features
 from topospread.framework.runtime import Registry
+from topospread.simulator import pending_runs
 from topospread.simulator.api_server import ApiServer, LookupObject
 from topospread.simulator.checkpoint import Snapshot
 from topospread.simulator.cloud import CloudState
@@ -453,7 +454,9 @@ class Simulation(ControllerManager):
                 # The victims' budgets lost healthy pods before the next scheduling cycle.
                 self.sync_budgets()
 
-        self.scheduler.run(record)
+        # Runs of pending pods (simulator/pending_runs.py): only bindings and preemptions are
+        # recorded here, and a failure that repeats another's records nothing.
+        self.scheduler.run(record, runs=pending_runs.ENABLED)
         return bound
 
     def pending_message(self, pod: Pod) -> str:
