@@ -53,6 +53,8 @@ VOLUME_MODE_FILESYSTEM: Final = "Filesystem"
 VOLUME_MODE_BLOCK: Final = "Block"
 VOLUME_AVAILABLE: Final = "Available"
 VOLUME_BOUND: Final = "Bound"
+VOLUME_RELEASED: Final = "Released"
+VOLUME_FAILED: Final = "Failed"
 CLAIM_PENDING: Final = "Pending"
 CLAIM_BOUND: Final = "Bound"
 CLAIM_LOST: Final = "Lost"
@@ -64,6 +66,8 @@ VOLUME_BINDING_MODES: Final = (VOLUME_BINDING_IMMEDIATE, VOLUME_BINDING_WAIT_FOR
 ANN_SELECTED_NODE: Final = "volume.kubernetes.io/selected-node"
 ANN_BIND_COMPLETED: Final = "pv.kubernetes.io/bind-completed"
 ANN_STORAGE_CLASS: Final = "volume.beta.kubernetes.io/storage-class"
+ANN_BOUND_BY_CONTROLLER: Final = "pv.kubernetes.io/bound-by-controller"
+ANN_DYNAMICALLY_PROVISIONED: Final = "pv.kubernetes.io/provisioned-by"
 # The CSINode annotation naming the in-tree plugins migrated to CSI on the node.
 ANN_MIGRATED_PLUGINS: Final = "storage.alpha.kubernetes.io/migrated-plugins"
 # A provisioner that cannot provision (component-helpers/storage/volume NotSupportedProvisioner).

@@ -22,6 +22,8 @@ import msgspec
 
 from topospread.api.storage import (
     ANN_BIND_COMPLETED,
+    ANN_BOUND_BY_CONTROLLER,
+    ANN_DYNAMICALLY_PROVISIONED,
     CLAIM_BOUND,
     NOT_SUPPORTED_PROVISIONER,
     RESOURCE_STORAGE,
@@ -56,7 +58,6 @@ from topospread.plugins.helper.storage import (
     volume_mode_mismatches,
 )
 
-ANN_BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
 # A topology segment: the (key, value) pairs a provisioned volume's node affinity requires.
 Segment = tuple[tuple[str, str], ...]
 
@@ -252,7 +253,10 @@ def provisioned_volume(
         csi=CSIPersistentVolumeSource(driver=cls.provisioner, volume_handle=name),
     )
     return PersistentVolume(
-        metadata=ObjectMeta(name=name),
+        # The external provisioner names itself on what it provisions: the PV controller
+        # reads it to tell a provisioned volume (``volume_sync.py``), the provisioner to
+        # delete only its own.
+        metadata=ObjectMeta(name=name, annotations={ANN_DYNAMICALLY_PROVISIONED: cls.provisioner}),
         spec=spec,
         status=msgspec.structs.replace(PersistentVolume().status, phase=VOLUME_BOUND),
     )

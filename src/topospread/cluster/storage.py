@@ -24,7 +24,6 @@ from topospread.api.storage import (
     ANN_BIND_COMPLETED,
     ANN_SELECTED_NODE,
     ANN_STORAGE_CLASS,
-    VOLUME_AVAILABLE,
     CSIDriver,
     CSINode,
     CSIStorageCapacity,
@@ -48,6 +47,7 @@ from topospread.cluster.pvcontroller import (
     provisioned_volume,
     segment_affinity,
 )
+from topospread.cluster.volume_sync import sync_volume
 from topospread.plugins.helper.storage import is_volume_bound_to_claim, pv_class, pvc_class
 
 # The namespace of the uids ``create_claim`` derives.
@@ -81,10 +81,12 @@ class StorageState:
         "_ref_names",
         "capacities",
         "claims_created",
+        "claims_deleted",
         "classes",
         "csi_drivers",
         "csi_node_generation",
         "csi_nodes",
+        "informers_synced",
         "list_nodes",
         "node_of",
         "pvcs",
@@ -103,6 +105,8 @@ class StorageState:
         self.capacities: list[CSIStorageCapacity] = []
         # How many claims ``create_claim`` gave a uid, which the next uid is derived from.
         self.claims_created = 0
+        # How many claims were deleted: what a StatefulSet waiting for a claim to go reads.
+        self.claims_deleted = 0
         # The Immediate claims the provisioner found no topology for yet (no node labelled
         # with the driver's keys): retried when nodes or CSINodes come (``retry_provisioning``).
         self._awaiting_topology: set[str] = set()
@@ -119,6 +123,9 @@ class StorageState:
         # The cluster's node lookup, for the provisioner model (None: nothing is provisioned).
         self.node_of: Callable[[str], Node | None] | None = None
         self.list_nodes: Callable[[], Iterable[Node]] | None = None
+        # False while a simulation loads its objects one by one: the PV controller starts
+        # once its informers hold them all (a volume is not released for a claim yet to come).
+        self.informers_synced = True
         for obj in objects:
             self.add(obj)
 
@@ -185,6 +192,8 @@ class StorageState:
         out._assumed_pvs, out._assumed_pvcs = dict(self._assumed_pvs), dict(self._assumed_pvcs)
         out._class_names = out._ref_names = None
         out.claims_created = self.claims_created
+        out.claims_deleted = self.claims_deleted
+        out.informers_synced = self.informers_synced
         out._awaiting_topology = set(self._awaiting_topology)
         return out
 
@@ -302,26 +311,33 @@ class StorageState:
         self._provision(pvc)
 
     def delete_pvc(self, key: str) -> None:
-        """Delete a claim; the PV controller then deletes its volume (reclaim policy Delete) or
-        releases it (Retain: no claim can take it until an administrator frees it)."""
+        """Delete a claim; the PV controller then syncs the volume bound to it, which it
+        releases and reclaims (``volume_sync.py``: reclaim policy Delete deletes it, Retain
+        leaves it Released, referring to the claim, until an administrator frees it)."""
         pvc = self.pvcs.pop(key, None)
         self._assumed_pvcs.pop(key, None)
+        self._awaiting_topology.discard(key)
+        if pvc is not None:
+            self.claims_deleted += 1
         if pvc is None or not pvc.spec.volume_name:
             return
         pv = self.pvs.get(pvc.spec.volume_name)
-        if pv is None:
-            return
-        if pv.spec.persistent_volume_reclaim_policy == "Delete":
-            del self.pvs[pv.metadata.name]
+        if pv is not None:
+            self._sync_volume(pv)
+
+    def _sync_volume(self, pv: PersistentVolume) -> None:
+        """Upstream: syncVolume (pv_controller.go, v1.35), as ``sync_volume`` decides it."""
+        ref = pv.spec.claim_ref
+        claim = None if ref is None else self.pvcs.get(f"{ref.namespace}/{ref.name}")
+        synced = sync_volume(pv, claim)
+        if synced is None:
+            name = pv.metadata.name
+            del self.pvs[name]
             self._pv_names = None
-            self._assumed_pvs.pop(pv.metadata.name, None)
-            self._reclass(pv.metadata.name)
-        else:
-            self._put(
-                msgspec.structs.replace(
-                    pv, status=msgspec.structs.replace(pv.status, phase="Released")
-                )
-            )
+            self._assumed_pvs.pop(name, None)
+            self._reclass(name)
+        elif synced is not pv:
+            self._put(synced)
 
     def _provision(self, pvc: PersistentVolumeClaim) -> None:
         """The provisioner and PV controller's answer to a claim given a selected node."""
@@ -349,7 +365,8 @@ class StorageState:
         """
         if self.node_of is None:
             return
-        self._sync_volumes()
+        if self.informers_synced:
+            self._sync_volumes()
         # The PVs that refer to a claim, per claim name, in this map's order: a claim whose
         # binding is delayed can only match one of those (``find_best_match_for_claim``).
         # NOTE: exact through the pass: a PV it binds keeps its claim reference's name, and a
@@ -375,17 +392,17 @@ class StorageState:
                 self._sync_if_unbound(pvc)
 
     def _sync_volumes(self) -> None:
-        """The PV controller's pass over the volumes, as far as the phase matching reads: a
-        volume referring to no claim is Available, whatever phase it was given (none, as a
-        manifest written by hand has it: the API server's Pending; or Released, once an
-        administrator dropped its claim reference).
+        """The PV controller's pass over the volumes (``sync_volume``): a volume referring to
+        no claim, or pre-bound to one by name, is Available whatever phase it was given
+        (none, as a manifest written by hand has it: the API server's Pending; or Released,
+        once an administrator dropped its claim reference); one whose claim is gone is
+        Released and reclaimed; one the controller bound to a claim since bound to another
+        volume is freed.
 
-        Upstream: syncVolume, its unused-volume branch (pv_controller.go, v1.35)
+        Upstream: syncVolume (pv_controller.go, v1.35)
         """
         for pv in list(self.pvs.values()):
-            if pv.spec.claim_ref is None and pv.status.phase != VOLUME_AVAILABLE:
-                status = msgspec.structs.replace(pv.status, phase=VOLUME_AVAILABLE)
-                self._put(msgspec.structs.replace(pv, status=status))
+            self._sync_volume(pv)
 
     def _sync_if_unbound(
         self, pvc: PersistentVolumeClaim, referring: dict[str, list[str]] | None = None

@@ -193,8 +193,12 @@ class Simulation(ControllerManager):
             for zone in zones:
                 n = group.per_zone.get(zone, 0) if zone else group.count
                 self.add_group_nodes(group, zone, n, f"{scenario.source}: nodeGroups")
+        storage = self.cluster.storage_state
+        storage.informers_synced = False
         for where, obj in scenario.objects:
             self.apply(obj, where)
+        storage.informers_synced = True
+        storage.sync_claims()
         self.taint_manager.start()
         self.started = True
         # The autoscaler in the loop (simulator/autoscaling.py), acting at its ticks in waits.
