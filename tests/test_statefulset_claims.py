@@ -267,8 +267,15 @@ def test_when_deleted_delete_makes_the_set_an_owner_of_its_claims(
     pod = sim.pods["default/cockroachdb-0"]
     (controller,) = [r for r in pod.metadata.owner_references if r.controller]
     claim = sim.cluster.storage_state.pvcs["default/datadir-cockroachdb-0"]
-    refs = [(r.kind, r.name, r.uid, r.controller) for r in claim.metadata.owner_references]
-    expected = [("StatefulSet", "cockroachdb", controller.uid, None)] if owned else []
+    refs = [
+        (r.api_version, r.kind, r.name, r.uid, r.controller, r.block_owner_deletion)
+        for r in claim.metadata.owner_references
+    ]
+    # The set's controller reference (metav1.NewControllerRef), as updateClaimOwnerRefForSetAndPod
+    # adds it since kubernetes#122499 (v1.31).
+    expected = [("apps/v1", "StatefulSet", "cockroachdb", controller.uid, True, True)]
+    if not owned:
+        expected = []
     assert refs == expected and controller.uid
 
 

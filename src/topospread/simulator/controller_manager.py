@@ -21,12 +21,12 @@ sync.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from topospread.api.storage import PersistentVolumeClaim
 from topospread.api.types import (
     CronJob,
     DaemonSet,
@@ -47,12 +47,15 @@ from topospread.simulator.controllers import (
     sync_stateful_set,
 )
 from topospread.simulator.controllers.claim_index import ClaimIndex
+from topospread.simulator.controllers.claim_retention import (
+    is_claim_owner_up_to_date,
+    pod_claim_is_stale,
+    update_claim_owner_ref_for_set_and_pod,
+)
 from topospread.simulator.controllers.claims import (
     admit_claim,
     claim_templates,
-    deletes_claims_when_scaled,
     get_persistent_volume_claims,
-    with_retention_owner,
 )
 from topospread.simulator.controllers.common import (
     format_time,
@@ -75,7 +78,6 @@ from topospread.simulator.controllers.statefulset import (
     get_ordinal,
     get_parent_name_and_ordinal,
     get_pod_revision,
-    get_start_ordinal,
     revision_name,
 )
 from topospread.simulator.stores import (
@@ -208,14 +210,18 @@ class ControllerManager:
     def _sync_inputs(self, key: WorkloadKey, obj: Workload) -> tuple[object, ...]:
         """What a sync of ``obj`` reads besides pods (which ``_forget_quiet`` follows): the
         object; for a Deployment the ReplicaSets it owns or may adopt; for a DaemonSet the
-        nodes; for a StatefulSet mid-rollout its current revision. Controllers read no clock
+        nodes; for a StatefulSet mid-rollout its current revision, and for one with claims
+        how many claims were deleted. Controllers read no clock
         (their ``now`` is unset)."""
         if isinstance(obj, Deployment):
             return (obj, *self._replica_sets_of(obj))
         if isinstance(obj, DaemonSet):
             return (obj, self.nodes.version)
         if isinstance(obj, StatefulSet):
-            return (obj, self.sts_current.get(key))
+            # A sync waiting for a claim to go (stale, or being deleted) acts once one goes.
+            templates = obj.spec.volume_claim_templates
+            deleted = self.cluster.storage_state.claims_deleted if templates else 0
+            return (obj, self.sts_current.get(key), deleted)
         if isinstance(obj, CronJob):
             # It reads its namespace's Jobs and the clock, no pods.
             jobs = tuple(k for k in self.workloads if k[0] == "Job" and k[1] == key[1])
@@ -345,19 +351,15 @@ class ControllerManager:
             acted = bool(created_jobs)
         elif isinstance(obj, StatefulSet):
             current = self.sts_current.get(key)
+            set_claims = _SetClaims(self, obj) if obj.spec.volume_claim_templates else None
             actions = sync_stateful_set(
-                obj, self._claimable(key[1], obj), rng=self.rng, current_template=current
+                obj,
+                self._claimable(key[1], obj),
+                rng=self.rng,
+                current_template=current,
+                claims=set_claims,
             )
-            for pod in actions.create:
-                self._create_claims(obj, pod)
-            self._match_retention_policy(obj, actions.delete)
-            if deletes_claims_when_scaled(obj):
-                start = get_start_ordinal(obj)
-                replicas = obj.spec.replicas if obj.spec.replicas is not None else 1
-                for pod in actions.delete:
-                    if not start <= get_ordinal(pod) < start + replicas:
-                        for claim in get_persistent_volume_claims(obj, get_ordinal(pod)):
-                            self.cluster.storage_state.delete_pvc(claim.key)
+            acted = set_claims is not None and set_claims.wrote
         elif isinstance(obj, DaemonSet):
             nodes = [info.node for info in self.cluster.list()]
             actions = sync_daemon_set(
@@ -408,38 +410,6 @@ class ControllerManager:
             created = self.create_pod(stored, who)
             out.created.append(created.key)
 
-    def _create_claims(self, sts: StatefulSet, pod: Pod) -> None:
-        """The claims of a StatefulSet pod's ordinal that do not exist yet, created before the
-        pod (Upstream: createPersistentVolumeClaims, stateful_pod_control.go)."""
-        storage = self.cluster.storage_state
-        for claim in get_persistent_volume_claims(sts, get_ordinal(pod)):
-            if claim.key not in storage.pvcs:
-                owned = with_retention_owner(sts, claim)
-                storage.create_claim(admit_claim(owned, storage.classes.values()))
-
-    def _match_retention_policy(self, sts: StatefulSet, deleted: Sequence[Pod]) -> None:
-        """The claims of the set's pods (those it keeps) brought to its retention policy's
-        owner references: a set made anew, or whose policy changed, adopts or lets go of
-        the claims its pods use.
-
-        Upstream: ClaimsMatchRetentionPolicy and UpdatePodClaimForRetentionPolicy
-        (stateful_pod_control.go, v1.35), run for every replica the controller processes
-        """
-        if not claim_templates(sts):
-            return
-        storage = self.cluster.storage_state
-        gone = {p.metadata.uid for p in deleted}
-        for pod in self._claimable(sts.metadata.namespace, sts):
-            if pod.metadata.uid in gone or not is_controlled_by(pod.metadata, sts):
-                continue
-            for claim in get_persistent_volume_claims(sts, get_ordinal(pod)):
-                current = storage.pvcs.get(claim.key)
-                if current is None:
-                    continue
-                updated = with_retention_owner(sts, current)
-                if updated is not current:
-                    storage.update_pvc(updated)
-
     def _maybe_finish_sts_rollout(self, sts: StatefulSet) -> None:
         key = workload_key(sts)
         update = revision_name(sts, sts.spec.template)
@@ -454,6 +424,60 @@ class ControllerManager:
         replicas = sts.spec.replicas if sts.spec.replicas is not None else 1
         if len(owned) == replicas and all(get_pod_revision(p) == update for p in owned):
             del self.sts_current[key]
+
+
+class _SetClaims:
+    """A StatefulSet sync's claims (``StatefulClaims``), read from and written to the
+    cluster's storage as the sync goes.
+
+    Upstream: StatefulPodControl's PodClaimIsStale, createPersistentVolumeClaims and
+    UpdatePodClaimForRetentionPolicy (stateful_pod_control.go, v1.35)
+    """
+
+    __slots__ = ("manager", "prefixes", "sts", "wrote")
+
+    def __init__(self, manager: ControllerManager, sts: StatefulSet) -> None:
+        self.manager = manager
+        self.sts = sts
+        self.wrote = False
+        # The keys of an ordinal's claims but the ordinal (getPersistentVolumeClaimName).
+        ns, name = sts.metadata.namespace, sts.metadata.name
+        self.prefixes = [f"{ns}/{t.metadata.name}-{name}-" for t in claim_templates(sts)]
+
+    def _existing(self, pod: Pod) -> list[PersistentVolumeClaim]:
+        pvcs = self.manager.cluster.storage_state.pvcs
+        ordinal = get_ordinal(pod)
+        return [c for p in self.prefixes if (c := pvcs.get(f"{p}{ordinal}")) is not None]
+
+    def is_stale(self, pod: Pod) -> bool:
+        return pod_claim_is_stale(self.sts, pod, lambda: self._existing(pod))
+
+    def create_claims(self, pod: Pod) -> bool:
+        """The claims of the pod's ordinal that do not exist, created (owned as the policy
+        wants for the pod); False when one that exists is being deleted."""
+        storage = self.manager.cluster.storage_state
+        ok = True
+        for claim in get_persistent_volume_claims(self.sts, get_ordinal(pod)):
+            current = storage.pvcs.get(claim.key)
+            if current is None:
+                owned = update_claim_owner_ref_for_set_and_pod(claim, self.sts, pod)
+                storage.create_claim(admit_claim(owned, storage.classes.values()))
+                self.wrote = True
+            elif current.metadata.deletion_timestamp is not None:
+                ok = False  # upstream: "pvc <name> is being deleted"
+        if ok and pod.metadata.uid:
+            self.match_policy(pod)
+        return ok
+
+    def match_policy(self, pod: Pod) -> None:
+        storage = self.manager.cluster.storage_state
+        for claim in self._existing(pod):
+            if is_claim_owner_up_to_date(claim, self.sts, pod):
+                continue
+            updated = update_claim_owner_ref_for_set_and_pod(claim, self.sts, pod)
+            if updated is not claim:
+                storage.update_pvc(updated)
+                self.wrote = True
 
 
 __all__ = ["ControllerManager"]

@@ -70,6 +70,7 @@ from topospread.simulator.controllers.common import get_controller_of
 from topospread.simulator.controllers.kinds import LeftOut
 from topospread.simulator.disruption_controller import DisruptionController
 from topospread.simulator.eviction import Evictions
+from topospread.simulator.garbage_collector import collect_claims_of
 from topospread.simulator.node_groups import NodeGroup
 from topospread.simulator.pod_admission import admit_pod
 from topospread.simulator.scheduler import Decision, Scheduler, is_terminal
@@ -306,17 +307,13 @@ class Simulation(ControllerManager):
         stored = self.pods.pop(pod.key, None)
         self.taint_evictions.cancel(pod.key)
         current = stored if stored is not None else pod
-        for claim in ephemeral_claims(current):  # the garbage collector: the pod owned them
-            owned = self.cluster.storage_state.pvcs.get(claim.key)
-            if owned is not None and any(
-                r.controller and r.uid == current.metadata.uid
-                for r in owned.metadata.owner_references
-            ):
-                self.cluster.storage_state.delete_pvc(claim.key)
         if current.spec.node_name:
             self.scheduler.delete_assigned_pod(current)
         else:
             self.scheduler.delete_pending_pod(current.key)
+        # The garbage collector and the PVC protection controller: the claims the pod owned
+        # or held (simulator/garbage_collector.py).
+        collect_claims_of(self, current)
 
     def finish_pod(self, key: str) -> None:
         """The pod's containers exit 0: it is Succeeded and leaves its node (a terminal pod
@@ -451,9 +448,11 @@ class Simulation(ControllerManager):
                 bound = True
                 self.taint_manager.pod_bound(decision.pod)
             for victim in decision.preempted:
-                if self.pods.pop(victim, None) is not None:
+                gone = self.pods.pop(victim, None)
+                if gone is not None:
                     out.preempted.append(victim)
                     out.placed.pop(victim, None)
+                    collect_claims_of(self, gone)
             if decision.preempted:
                 # The victims' budgets lost healthy pods before the next scheduling cycle.
                 self.sync_budgets()

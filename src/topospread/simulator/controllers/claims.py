@@ -5,11 +5,9 @@ generic ephemeral volumes, whose claims the ephemeral volume controller creates.
 
 Upstream: getPersistentVolumeClaims, getPersistentVolumeClaimName, updateStorage
 (pkg/controller/statefulset/stateful_set_utils.go) and the DefaultStorageClass admission
-plugin (plugin/pkg/admission/storage/storageclass/setdefault), v1.35. The retention policy's
-whenDeleted: Delete makes the set an owner of each claim it creates, and of its replicas'
-existing claims once the policy says so (the garbage collector deletes them with the set:
-``deleteWorkload``, simulator/garbage_collector.py). whenScaled:
-Delete is applied directly: the claims of an ordinal scaled away are deleted with its pod.
+plugin (plugin/pkg/admission/storage/storageclass/setdefault), v1.35. The retention policy
+is carried out by owner references on the claims (``claim_retention.py``), which the garbage
+collector acts on (simulator/garbage_collector.py).
 """
 
 from __future__ import annotations
@@ -69,38 +67,6 @@ def deletes_claims_when_deleted(sts: StatefulSet) -> bool:
     return policy.get("whenDeleted") == "Delete"
 
 
-def with_retention_owner(
-    sts: StatefulSet, claim: PersistentVolumeClaim, *, scaled_down: bool = False
-) -> PersistentVolumeClaim:
-    """The claim's owner references as the controller keeps them under the set's retention
-    policy: any reference to a StatefulSet of the set's name dropped, then the set's own added
-    (a plain owner reference, not its controller) when whenDeleted is Delete, unless the
-    claim's ordinal was scaled away under whenScaled: Delete (that claim is the pod's to
-    delete, which ``sync`` does at once). The same object when nothing changes.
-
-    Upstream: updateClaimOwnerRefForSetAndPod (stateful_set_utils.go, v1.35), on create and
-    whenever a pod's claims no longer match the policy (ClaimsMatchRetentionPolicy)
-    """
-    kept = [
-        r
-        for r in claim.metadata.owner_references
-        if not (r.kind == "StatefulSet" and r.name == sts.metadata.name)
-    ]
-    if deletes_claims_when_deleted(sts) and not (scaled_down and deletes_claims_when_scaled(sts)):
-        kept.append(
-            OwnerReference(
-                api_version="apps/v1",
-                kind="StatefulSet",
-                name=sts.metadata.name,
-                uid=sts.metadata.uid,
-            )
-        )
-    if kept == claim.metadata.owner_references:
-        return claim
-    meta = msgspec.structs.replace(claim.metadata, owner_references=kept)
-    return msgspec.structs.replace(claim, metadata=meta)
-
-
 def update_storage(sts: StatefulSet, pod: Pod, ordinal: int) -> Pod:
     """The pod with a volume per claim template (named as the template, using the ordinal's
     claim) first, then its other volumes; a template volume the pod declared is replaced.
@@ -121,12 +87,6 @@ def update_storage(sts: StatefulSet, pod: Pod, ordinal: int) -> Pod:
     ]
     volumes += [v for v in pod.spec.volumes if v.name not in names]
     return msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, volumes=volumes))
-
-
-def deletes_claims_when_scaled(sts: StatefulSet) -> bool:
-    """Upstream: the StatefulSetAutoDeletePVC policy (GA in 1.32), whenScaled: Delete."""
-    policy = sts.spec.persistent_volume_claim_retention_policy or {}
-    return policy.get("whenScaled") == "Delete"
 
 
 def ephemeral_claims(pod: Pod) -> list[PersistentVolumeClaim]:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Callable, Iterable
-from typing import Final
+from typing import Final, Protocol
 
 import msgspec
 
@@ -37,6 +37,7 @@ from topospread.api.types import (
 )
 from topospread.simulator.controllers.active_pods import (
     POD_FAILED,
+    POD_PENDING,
     POD_RUNNING,
     POD_SUCCEEDED,
     is_pod_available,
@@ -234,6 +235,29 @@ def get_stateful_set_max_unavailable(value: int | str | None, replicas: int, whe
 # stateful_set_control.go
 
 
+class StatefulClaims(Protocol):
+    """What a sync does to its pods' claims (the cluster's storage, through the API server):
+    the calls of upstream's StatefulPodControl on claims."""
+
+    def is_stale(self, pod: Pod) -> bool:
+        """A claim of the pod's ordinal refers to an earlier pod (PodClaimIsStale)."""
+        ...
+
+    def create_claims(self, pod: Pod) -> bool:
+        """The pod's missing claims created; False when one is being deleted, which fails
+        the sync (createPersistentVolumeClaims: ``pvc <name> is being deleted``)."""
+        ...
+
+    def match_policy(self, pod: Pod) -> None:
+        """The pod's claims' owner references brought to the retention policy
+        (ClaimsMatchRetentionPolicy, UpdatePodClaimForRetentionPolicy)."""
+        ...
+
+
+class _SyncFailed(Exception):
+    """An API call of the sync failed: upstream's sync returns the error and retries later."""
+
+
 class _Control:
     """One sync's working state: which pods exist, and what was created and deleted."""
 
@@ -263,13 +287,15 @@ def sync_stateful_set(
     rng: random.Random,
     now: int | None = None,
     current_template: PodTemplateSpec | None = None,
+    claims: StatefulClaims | None = None,
 ) -> PodActions:
     """One sync of a StatefulSet.
 
     ``pods``: the pods of its namespace; it claims those named ``<statefulset>-<n>`` that its
     selector matches. ``current_template``: the template of the revision the StatefulSet is
     rolling from (its status.currentRevision), which pods below the partition are created
-    with; None when that is the current template.
+    with; None when that is the current template. ``claims``: the volumeClaimTemplates'
+    claims, created and kept to the retention policy as the sync goes (None: not modelled).
 
     Upstream: defaultStatefulSetControl.updateStatefulSet (stateful_set_control.go, v1.35)
     """
@@ -340,15 +366,24 @@ def sync_stateful_set(
                 control.delete(pod)
             return True
         if not created:
+            if claims is not None:
+                if claims.is_stale(pod):
+                    return True  # no pod until the garbage collector deletes the claim
+                if not claims.create_claims(pod):
+                    raise _SyncFailed
             replicas[i] = control.create(pod)
             control.pending.discard(i)
             return monotonic
+        if claims is not None and pod_phase(pod) == POD_PENDING and not claims.create_claims(pod):
+            raise _SyncFailed
         if is_pod_terminating(pod) and monotonic:
             return True
         if not is_running_and_ready(pod) and monotonic:
             return True
         if not is_running_and_available(pod, min_ready, now) and monotonic:
             return True
+        if claims is not None:
+            claims.match_policy(pod)
         if identity_matches(sts, pod):
             return False
         replicas[i] = update_identity(sts, pod)
@@ -386,8 +421,16 @@ def sync_stateful_set(
             update=updates + tuple(control.updated),
         )
 
-    if run_for_all(len(replicas), process_replica):
+    try:
+        if run_for_all(len(replicas), process_replica):
+            return result()
+    except _SyncFailed:
         return result()
+    if claims is not None:
+        # The condemned pods' claims first (fixPodClaim): under whenScaled: Delete each pod
+        # becomes its claims' owner before it is deleted.
+        for pod in condemned:
+            claims.match_policy(pod)
     if run_for_all(len(condemned), process_condemned):
         return result()
     if strategy.type == ON_DELETE:
