@@ -270,8 +270,9 @@ def test_storage_scenarios_decide_alike(scenario: Scenario) -> None:
     both_ways(lambda: outcome(schedule(scenario, seed=1)))
 
 
-def test_the_autoscaler_sweep_decides_alike() -> None:
-    """bench/sweep_inputs.py's autoscaled zone sweep, small: cluster-autoscaler in the loop."""
+def autoscaler_sweep() -> Callable[[], Any]:
+    """bench/sweep_inputs.py's autoscaled zone sweep, small (cluster-autoscaler in the loop),
+    as a call that runs it afresh and gives its report."""
     sys.path.insert(0, str(ROOT / "bench"))
     try:
         import sweep_inputs  # bench/sweep_inputs.py: the benchmark's generator
@@ -279,9 +280,11 @@ def test_the_autoscaler_sweep_decides_alike() -> None:
         sys.path.remove(str(ROOT / "bench"))
     doc, section = sweep_inputs.autoscaled_sweep_cluster(12, 120)
     doc["autoscaler"] = section
-    report, trace = both_ways(
-        lambda: sweep(parse_timeline(copy.deepcopy(doc), "t.yaml"), zones=True).to_json()
-    )
+    return lambda: sweep(parse_timeline(copy.deepcopy(doc), "t.yaml"), zones=True).to_json()
+
+
+def test_the_autoscaler_sweep_decides_alike() -> None:
+    report, trace = both_ways(autoscaler_sweep())
     assert trace.hits > 0
     assert report["runs"]
 

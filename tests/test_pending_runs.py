@@ -7,18 +7,16 @@ the search's start, the counters, the clocks)."""
 from __future__ import annotations
 
 import copy
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from test_failure_memo import pending_replicas_timeline
+from test_failure_memo import autoscaler_sweep, pending_replicas_timeline
 from test_simulation import random_timeline
 from test_timeline import deployment
 from topospread.analysis.simulate import simulate
-from topospread.analysis.sweep import sweep
 from topospread.framework.nominator import pod_key
 from topospread.simulator import pending_runs
 from topospread.simulator.scheduler import Scheduler
@@ -152,16 +150,7 @@ def test_random_timelines_decide_alike(seed: int) -> None:
 
 
 def test_the_autoscaler_sweep_decides_alike() -> None:
-    sys.path.insert(0, str(ROOT / "bench"))
-    try:
-        import sweep_inputs  # bench/sweep_inputs.py: the benchmark's generator
-    finally:
-        sys.path.remove(str(ROOT / "bench"))
-    doc, section = sweep_inputs.autoscaled_sweep_cluster(12, 120)
-    doc["autoscaler"] = section
-    report, seen = both_ways(
-        lambda: sweep(parse_timeline(copy.deepcopy(doc), "t.yaml"), zones=True).to_json()
-    )
+    report, seen = both_ways(autoscaler_sweep())
     assert seen.members > 0
     assert report["runs"]
 
