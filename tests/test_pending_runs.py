@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,8 +21,6 @@ from topospread.simulator import pending_runs
 from topospread.simulator.scheduler import Scheduler
 from topospread.simulator.simulation import Simulation
 from topospread.simulator.timeline_format import parse_timeline
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def queue_state(scheduler: Scheduler) -> Any:
