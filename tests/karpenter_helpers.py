@@ -19,6 +19,10 @@ from topospread.autoscaler.karpenter import (
 from topospread.cluster.state import ClusterState
 
 TEST_ZONES = ("test-zone-1", "test-zone-2", "test-zone-3")
+# The disruption controller looks at every pass and carries a command out at once, as
+# upstream's disruption tests step their fake clock past the 15s validation wait and the
+# 10s polling period (the default timing has its own tests).
+AT_ONCE: dict[str, Any] = {"validation_delay": 0.0, "polling_period": 0.0}
 LABELS = {"test": "test"}
 
 
@@ -55,7 +59,7 @@ class Env:
 
     def __init__(self, *pools: NodePool, zones: tuple[str, ...] = TEST_ZONES) -> None:
         self.cluster = ClusterState([], [])
-        self.karpenter = Karpenter(pools or (nodepool(),), builtin_catalogue(zones))
+        self.karpenter = Karpenter(pools or (nodepool(),), builtin_catalogue(zones), **AT_ONCE)
         self.now = 0.0
 
     def set_pools(self, *pools: NodePool) -> None:

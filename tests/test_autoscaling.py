@@ -461,7 +461,7 @@ def test_the_readme_shows_what_the_min_domains_example_prints(
     assert shown in out
 
 
-def test_karpenter_deletes_its_node_once_empty_at_its_next_disruption_poll() -> None:
+def test_karpenter_deletes_its_node_once_empty_after_its_next_poll_and_the_validation() -> None:
     import yaml
 
     doc = yaml.safe_load((EXAMPLES / "autoscaler-scale-from-zero-karpenter.yaml").read_text())
@@ -473,7 +473,9 @@ def test_karpenter_deletes_its_node_once_empty_at_its_next_disruption_poll() -> 
     ]
     report = run(doc)
     (removed,) = [c for s in report.steps for c in s.autoscaler if c.action == "remove"]
-    assert (removed.node, removed.time) == ("default-00001", 130 * SECOND)
+    # Found empty at the poll at 130s, deleted once the command is validated 15s later
+    # (upstream: commandValidationDelay, disruption/consolidation.go).
+    assert (removed.node, removed.time) == ("default-00001", 145 * SECOND)
     assert "emptiness: delete default-00001 (Empty)" in removed.reason
     assert report.steps[-1].node_groups == {"default": 0}
 
@@ -529,13 +531,15 @@ def test_karpenter_drains_a_replaced_node_only_once_its_replacement_has_started(
     (launched,) = report.steps[1].autoscaler
     assert "c5.2xlarge on-demand in zone-a" in launched.reason
     replacement, removed = report.steps[3].autoscaler
+    # Computed at the poll at 130s, launched once validated 15s later (upstream:
+    # commandValidationDelay, disruption/consolidation.go).
     assert (replacement.action, replacement.node, replacement.time) == (
         "add",
         "default-00002",
-        130 * SECOND,
+        145 * SECOND,
     )
     # Drained when the replacement is Ready (a minute later), not when it was launched.
-    assert (removed.action, removed.node, removed.time) == ("remove", "default-00001", 190 * SECOND)
+    assert (removed.action, removed.node, removed.time) == ("remove", "default-00001", 205 * SECOND)
     assert "single-node consolidation: replace default-00001 (Underutilized)" in removed.reason
     assert report.steps[3].pending == {} and report.steps[3].node_groups == {"default": 1}
 

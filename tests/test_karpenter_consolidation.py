@@ -10,7 +10,7 @@ import msgspec
 import pytest
 
 from builders import make_node, make_pod
-from karpenter_helpers import Env, nodepool
+from karpenter_helpers import AT_ONCE, Env, nodepool
 from topospread.api.types import (
     LABEL_HOSTNAME,
     LABEL_INSTANCE_TYPE_STABLE,
@@ -194,6 +194,7 @@ def test_wont_replace_node_if_any_spot_replacement_is_more_expensive() -> None:
                 ("spot", "test-zone-3", 0.4),
             ]
         ),
+        **AT_ONCE,
     )
     env.add_node(karpenter_node("node-0", capacity_type="on-demand"), rs_pod("pod-0"))
     assert env.karpenter.run_once(0.0, env.cluster, []).disruptions == []
@@ -208,6 +209,7 @@ def test_an_on_demand_node_is_replaced_by_spot_only() -> None:
     env.karpenter = Karpenter(
         [nodepool()],
         price_catalogue([("on-demand", "test-zone-1", 0.3), ("spot", "test-zone-1", 0.35)]),
+        **AT_ONCE,
     )
     env.add_node(karpenter_node("node-0", capacity_type="on-demand"), rs_pod("pod-0"))
     [d] = env.karpenter.run_once(0.0, env.cluster, []).disruptions
@@ -220,6 +222,7 @@ def test_an_on_demand_node_is_replaced_by_spot_only() -> None:
     env.karpenter = Karpenter(
         [nodepool()],
         price_catalogue([("on-demand", "test-zone-1", 0.3), ("spot", "test-zone-1", 0.1)]),
+        **AT_ONCE,
     )
     result = env.karpenter.run_once(0.0, env.cluster, [], create=no_spot)
     assert result.disruptions == []

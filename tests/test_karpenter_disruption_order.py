@@ -9,7 +9,7 @@ from __future__ import annotations
 import msgspec
 
 from builders import make_node, make_pod
-from karpenter_helpers import Env, nodepool
+from karpenter_helpers import AT_ONCE, Env, nodepool
 from test_karpenter_consolidation import karpenter_node, rs_pod
 from topospread.api.types import (
     LABEL_HOSTNAME,
@@ -126,7 +126,9 @@ def test_multi_node_replacement_is_not_one_of_the_candidates_types_at_its_price(
     )
     on_demand = [{"key": CAPACITY_TYPE_LABEL, "operator": "In", "values": ["on-demand"]}]
     env = Env()
-    env.karpenter = Karpenter([nodepool(disruption=ALL, requirements=on_demand)], catalogue)
+    env.karpenter = Karpenter(
+        [nodepool(disruption=ALL, requirements=on_demand)], catalogue, **AT_ONCE
+    )
     env.add_node(_typed_node("node-big", "big", "4"), rs_pod("a", cpu="1500m"))
     env.add_node(_typed_node("node-small", "small", "1"), rs_pod("b", cpu="500m"))
     [d] = env.karpenter.run_once(0.0, env.cluster, []).disruptions

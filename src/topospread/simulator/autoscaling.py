@@ -83,7 +83,8 @@ class NodeChange:
     Eviction API refused, for good), ``targetSize`` (nodes another step added to a group),
     ``unregistered`` (a node another step deleted whose instance runs on), ``unhealthy`` and
     ``healthy`` (too many unready nodes to autoscale, and back), ``launchFailed`` (a nodeclaim
-    the cloud could not launch)."""
+    the cloud could not launch), ``rejected`` (a disruption command dropped at its
+    validation)."""
 
     time: int
     autoscaler: str

@@ -1,5 +1,6 @@
 """Karpenter in the simulation's loop (simulator/autoscaling.py has the shared controller):
-its provisioner, batched, and its disruption controller, polled every 10s. Karpenter learns of
+its provisioner, batched, and its disruption controller, which looks 10s after a look that
+found nothing and carries a command out after its 15s validation. Karpenter learns of
 a stock-out only when a launch hits it: the cloud refuses the offering, Karpenter caches it as
 unavailable for 3m, deletes a nodeclaim with no offering left and provisions its pods again
 in a new batch; a disruption taints its candidates at once and drains them once their
@@ -49,7 +50,10 @@ class KarpenterController(AutoscalerController):
             config=sim.scenario.config,
             registry=sim.registry,
             features=sim.features,
+            batch_max_duration=spec.batch_max,
         )
+        # At the clock's 0 it has seen the initial state: its first look is a poll later.
+        self.model.disruption_at = DISRUPTION_POLL
         self.batch_started: int | None = None
         # Disruptions whose replacement is still starting up.
         self.awaiting: list[Disruption] = []
@@ -60,11 +64,11 @@ class KarpenterController(AutoscalerController):
         return [p.name for p in self.spec.pools]
 
     def next_tick(self, sim: Simulation) -> int:
-        """The disruption poll every 10s, or sooner the end of a provisioning batch: one
+        """The disruption controller's next look (10s after one that found nothing, the end
+        of a command's 15s validation wait), or sooner the end of a provisioning batch: one
         starts when pending pods are seen that the last pass did not see as they are now
         (the pods, the nodes or the stock-outs changed since)."""
-        poll = nanos(DISRUPTION_POLL)
-        tick = (self.last_tick // poll + 1) * poll
+        tick = nanos(self.model.disruption_at)
         if self.batch_started is None:
             pending = pending_pods(sim)
             if pending and self._signature(sim, pending) != self._seen:
@@ -145,6 +149,17 @@ class KarpenterController(AutoscalerController):
                     f"in {r.zone}) for {', '.join(d.nodes)}{self._ready_text(sim)}",
                 )
             self.awaiting.append(d)
+        for command, why in result.rejected:
+            for node in command.candidates:
+                self._record(
+                    sim,
+                    "rejected",
+                    node.pool.name,
+                    node.node.metadata.labels.get(LABEL_TOPOLOGY_ZONE, ""),
+                    node.name,
+                    f"{command.method}: {command.decision} {node.name} abandoned at its "
+                    f"validation: {why}",
+                )
         self._disrupt_ready(sim, where)
         # A failed nodeclaim is deleted and its pods trigger a new batch (upstream: the
         # provisioner is triggered again by the nodeclaim's deletion).

@@ -184,7 +184,7 @@ def candidate_of(
     return Candidate(node, pool, moving, node_price(node, catalogue), cost, known)
 
 
-def _consolidatable(candidates: Sequence[Candidate]) -> list[Candidate]:
+def consolidatable(candidates: Sequence[Candidate]) -> list[Candidate]:
     """The candidates consolidation may take: priced (an instance type the catalogue knows,
     a capacity type and a zone), not empty (emptiness takes those) and from a
     WhenEmptyOrUnderutilized NodePool. Upstream: consolidation.ShouldDisrupt"""
@@ -237,8 +237,26 @@ class Command:
         return "replace" if self.replacement is not None else "delete"
 
 
-# (candidates) -> a replacement nodeclaim for their pods (None: they cannot be re-packed into one)
-Replacer = Callable[[Sequence[Candidate]], NodeClaim | None]
+# (candidates) -> the new nodeclaims a scheduling simulation without the candidates needs, or
+# None when one of the pods that must move (theirs, the deleting nodes') would not schedule or
+# would schedule onto a node that is not initialized. Upstream: SimulateScheduling (helpers.go)
+Simulate = Callable[[Sequence[Candidate]], "list[NodeClaim] | None"]
+
+
+@dataclass(frozen=True, slots=True)
+class Rescheduling:
+    """Where a consolidation's pods may go: the scheduler's own filters over the remaining
+    nodes (``checker``, never onto ``excluded``), and Karpenter's scheduling simulation
+    (``simulate``), which also packs the pending pods and those of the nodes being deleted.
+    With such pods (``crowded``) a deletion needs that simulation to launch nothing too:
+    upstream decides by one simulation of all of them, and a pending pod that needs a new
+    nodeclaim makes the command a replacement, if anything.
+    Upstream: SimulateScheduling (helpers.go), consolidation.computeConsolidation"""
+
+    checker: PredicateChecker
+    simulate: Simulate
+    excluded: set[str]
+    crowded: bool = False
 
 
 def fits_elsewhere(
@@ -266,12 +284,29 @@ def fits_elsewhere(
         snapshot.revert()
 
 
+def outcome(
+    candidates: Sequence[Candidate], where: Rescheduling
+) -> tuple[bool, NodeClaim | None] | None:
+    """What removing the candidates takes: ``(True, None)`` when their pods fit the remaining
+    nodes (a deletion), ``(False, claim)`` when one new nodeclaim is needed, None when neither
+    (a pod fits nowhere, or more than one nodeclaim). Upstream: the scheduling results' reading
+    in consolidation.computeConsolidation and validation.validateCommand"""
+    claims: list[NodeClaim] | None
+    if fits_elsewhere(where.checker, candidates, where.excluded):
+        if not where.crowded:
+            return True, None
+        claims = where.simulate(candidates)
+        if claims == []:
+            return True, None
+    else:
+        claims = where.simulate(candidates)
+    if claims is None or len(claims) != 1:
+        return None
+    return False, claims[0]
+
+
 def compute_consolidation(
-    method: str,
-    candidates: Sequence[Candidate],
-    checker: PredicateChecker,
-    replacer: Replacer,
-    excluded: set[str],
+    method: str, candidates: Sequence[Candidate], where: Rescheduling
 ) -> Command | None:
     """Delete when the pods fit elsewhere; else replace by one cheaper nodeclaim; else None.
 
@@ -281,11 +316,13 @@ def compute_consolidation(
     spot: a spot launch that fails must not become a dearer on-demand node.
     Upstream: consolidation.computeConsolidation, NodeClaim.RemoveInstanceTypeOptionsByPrice
     AndMinValues"""
-    if fits_elsewhere(checker, candidates, excluded):
-        return Command(method, REASON_UNDERUTILIZED, tuple(candidates))
-    claim = replacer(candidates)
-    if claim is None:
+    found = outcome(candidates, where)
+    if found is None:
         return None
+    delete, claim = found
+    if delete:
+        return Command(method, REASON_UNDERUTILIZED, tuple(candidates))
+    assert claim is not None
     total = sum(c.price for c in candidates)
     capacity = claim.requirements.get_or_exists(CAPACITY_TYPE_LABEL)
     all_spot = all(c.capacity_type == CAPACITY_TYPE_SPOT for c in candidates)
@@ -336,13 +373,11 @@ def emptiness(candidates: Sequence[Candidate], allowed: Mapping[str, int]) -> Co
 def multi_node(
     candidates: Sequence[Candidate],
     allowed: Mapping[str, int],
-    checker: PredicateChecker,
-    replacer: Replacer,
-    excluded: set[str],
+    where: Rescheduling,
 ) -> Command | None:
     """The longest prefix of the cost-ordered candidates that can go together (binary search,
     at least two nodes). Upstream: MultiNodeConsolidation.firstNConsolidationOption"""
-    usable = within_budgets(_consolidatable(candidates), allowed)[:MAX_MULTI_NODE_CANDIDATES]
+    usable = within_budgets(consolidatable(candidates), allowed)[:MAX_MULTI_NODE_CANDIDATES]
     if len(usable) < 2:
         return None
     lo, hi = 1, len(usable) - 1
@@ -350,7 +385,7 @@ def multi_node(
     while lo <= hi:
         mid = (lo + hi) // 2
         group = usable[: mid + 1]
-        cmd = compute_consolidation(METHOD_MULTI_NODE, group, checker, replacer, excluded)
+        cmd = compute_consolidation(METHOD_MULTI_NODE, group, where)
         if cmd is not None and cmd.replacement is not None:
             cmd = _without_same_type(cmd, group)
         if cmd is not None:
@@ -364,15 +399,13 @@ def multi_node(
 def single_node(
     candidates: Sequence[Candidate],
     allowed: Mapping[str, int],
-    checker: PredicateChecker,
-    replacer: Replacer,
-    excluded: set[str],
+    where: Rescheduling,
 ) -> Command | None:
     """The first candidate that can go alone, taking the NodePools in turn (each one's
     candidates in savings order). Upstream: SingleNodeConsolidation.ComputeCommands and
     SortCandidates"""
-    for c in _interweaved(within_budgets(_consolidatable(candidates), allowed)):
-        cmd = compute_consolidation(METHOD_SINGLE_NODE, [c], checker, replacer, excluded)
+    for c in _interweaved(within_budgets(consolidatable(candidates), allowed)):
+        cmd = compute_consolidation(METHOD_SINGLE_NODE, [c], where)
         if cmd is not None:
             return cmd
     return None

@@ -2,8 +2,9 @@
 
 The facade keeps only what Karpenter itself keeps between passes: the nodeclaims it launched that
 have not registered yet (they count as in-flight capacity, so the same pods do not launch twice),
-since when each node's pods have been unchanged (``consolidateAfter``), and the nodes it is
-disrupting. It never changes the cluster it is given; the caller adds the nodes of the launched
+since when each node's pods have been unchanged (``consolidateAfter``), the nodes it is
+disrupting, the nodes a provisioning pass nominated for pending pods, and the disruption
+controller's clock: when it looks next and the command it is validating (validation.py). It never changes the cluster it is given; the caller adds the nodes of the launched
 nodeclaims (``NodeClaimLaunch.node``) and removes the disrupted ones.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Final
 
 from topospread.api.types import (
     CONDITION_TRUE,
@@ -24,11 +26,16 @@ from topospread.api.types import (
 from topospread.autoscaler.clusterautoscaler.snapshot import ClusterSnapshot, PredicateChecker
 from topospread.autoscaler.karpenter.daemons import daemon_pods, existing_node_reserve
 from topospread.autoscaler.karpenter.disruption import (
+    METHOD_EMPTINESS,
+    METHOD_MULTI_NODE,
+    METHOD_SINGLE_NODE,
     Candidate,
     Command,
+    Rescheduling,
     candidate_of,
     emptiness,
     multi_node,
+    reschedulable,
     single_node,
 )
 from topospread.autoscaler.karpenter.instancetypes import (
@@ -55,6 +62,13 @@ from topospread.autoscaler.karpenter.scheduler import (
 )
 from topospread.autoscaler.karpenter.topology import Topology
 from topospread.autoscaler.karpenter.unavailableofferings import UnavailableOfferings
+from topospread.autoscaler.karpenter.validation import (
+    COMMAND_VALIDATION_DELAY,
+    POLLING_PERIOD,
+    Awaiting,
+    nomination_window,
+    validate,
+)
 from topospread.cluster.state import ClusterState
 from topospread.framework.config import SchedulerConfig, default_config
 from topospread.framework.features import DEFAULT_FEATURES, Features
@@ -137,6 +151,20 @@ class KarpenterResult:
     pod_errors: dict[str, str] = field(default_factory=dict)
     scheduled_on_existing: dict[str, list[str]] = field(default_factory=dict)
     disruptions: list[Disruption] = field(default_factory=list)
+    # Commands dropped at their validation, each with the validation's error.
+    rejected: list[tuple[Command, str]] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class _Pass:
+    """What a disruption pass reads: the time, the cluster, the provisioner's pending pods,
+    the nodes still starting up and the PodDisruptionBudgets."""
+
+    now: float
+    cluster: ClusterState
+    pending: Sequence[Pod]
+    not_initialized: frozenset[str]
+    pdbs: Sequence[PodDisruptionBudget]
 
 
 def _batch(pending: Sequence[Pod]) -> tuple[list[Pod], dict[str, str]]:
@@ -155,6 +183,10 @@ def _batch(pending: Sequence[Pod]) -> tuple[list[Pod], dict[str, str]]:
     return batch, errors
 
 
+# Upstream: NewMethods (disruption/controller.go), less the drift methods (not modelled).
+_METHODS: Final = (METHOD_EMPTINESS, METHOD_MULTI_NODE, METHOD_SINGLE_NODE)
+
+
 class Karpenter:
     """Karpenter's provisioner and disruption controller on the project's scheduler framework."""
 
@@ -167,7 +199,15 @@ class Karpenter:
         config: SchedulerConfig | None = None,
         registry: Registry | None = None,
         features: Features = DEFAULT_FEATURES,
+        validation_delay: float = COMMAND_VALIDATION_DELAY,
+        polling_period: float = POLLING_PERIOD,
+        batch_max_duration: float = 10.0,
     ) -> None:
+        """``validation_delay`` and ``polling_period``: the disruption controller's wait
+        before it validates a command and between passes that found nothing (upstream's
+        15s and 10s; 0 runs disruption at every pass and carries a command out at once, as
+        upstream's tests do by stepping their clock); ``batch_max_duration`` sets how long
+        a provisioning pass nominates the nodes it chose (``nomination_window``)."""
         self.pools = {p.name: p for p in pools}
         # The instance types as the cloud lists them, and as a pass sees them (without the
         # offerings in the unavailable-offerings cache).
@@ -186,6 +226,14 @@ class Karpenter:
         self.disrupting: set[str] = set()
         self.unavailable = UnavailableOfferings()
         self._sequence = 0
+        self.validation_delay = validation_delay
+        self.polling_period = polling_period
+        self.nomination_window = nomination_window(batch_max_duration)
+        # Until when each node is nominated for a pending pod (not a candidate meanwhile).
+        self.nominated: dict[str, float] = {}
+        # When the disruption controller looks next, and the command it is validating.
+        self.disruption_at = 0.0
+        self.awaiting: Awaiting | None = None
 
     def run_once(
         self,
@@ -238,17 +286,16 @@ class Karpenter:
             result.launched.append(launched)
         if result.launch_failures:
             self.catalogue = self.unavailable.apply(self.base_catalogue, now)
-        if not result.launched and not self.in_flight:
-            command = self._consolidate(now, cluster, not_initialized, pdbs)
-            disruption = None if command is None else self._disruption(command, now, create)
-            if isinstance(disruption, LaunchFailure):
-                # Upstream: the command fails with its replacement; the candidates stay.
-                result.launch_failures.append(disruption)
-            elif disruption is not None:
-                self.disrupting.update(disruption.nodes)
-                if disruption.replacement is not None:
-                    self.in_flight[disruption.replacement.name] = disruption.replacement
-                result.disruptions.append(disruption)
+        # Upstream: Results.Record nominates the existing nodes (in-flight ones too) the
+        # pass chose for pending pods.
+        self.nominated = {n: t for n, t in self.nominated.items() if t > now}
+        for name in solved.existing:
+            self.nominated[name] = now + self.nomination_window
+        if now >= self.disruption_at:
+            # Upstream: the disruption controller runs beside the provisioner, whatever it
+            # is launching; its simulation packs the pending pods too (SimulateScheduling).
+            state = _Pass(now, cluster, batch, frozenset(not_initialized), pdbs)
+            self._reconcile_disruption(state, create, result)
         return result
 
     def _track_pod_changes(self, now: float, cluster: ClusterState) -> None:
@@ -263,11 +310,16 @@ class Karpenter:
         self.pods_since = seen
 
     def _scheduler(
-        self, cluster: ClusterState, exclude: set[str], settling: Collection[str] = ()
+        self,
+        cluster: ClusterState,
+        exclude: set[str],
+        settling: Collection[str] = (),
+        uninitialized: Collection[str] = (),
     ) -> Scheduler:
         """The provisioning scheduler over the cluster without the ``exclude`` nodes; the
         ``settling`` ones count for topology but take no pod (a consolidation simulation's
-        nodes under consolidateAfter)."""
+        nodes under consolidateAfter); the ``uninitialized`` ones are packed after the
+        initialized ones."""
         existing = []
         daemons = daemon_pods(self.daemonsets)
         topo_nodes: list[tuple[Node, Sequence[Pod]]] = []
@@ -280,7 +332,10 @@ class Karpenter:
             # Cordoned or settling: counted, never a destination.
             if not info.node.spec.unschedulable and info.name not in settling:
                 reserve = existing_node_reserve(info.node, pods, daemons)
-                existing.append(ExistingNode.of(info.node, pods, daemon_reserve=reserve))
+                initialized = info.name not in uninitialized
+                existing.append(
+                    ExistingNode.of(info.node, pods, initialized, daemon_reserve=reserve)
+                )
             pool = info.node.metadata.labels.get(NODEPOOL_LABEL, "")
             usage[pool] = usage.get(pool, Resources()) + node_capacity_of(info.node)
         for launch in self.in_flight.values():
@@ -329,18 +384,26 @@ class Karpenter:
             node_for(claim, name, it, offering),
         )
 
-    def _candidates(
-        self, now: float, cluster: ClusterState, pdbs: Sequence[PodDisruptionBudget] = ()
-    ) -> list[Candidate]:
+    def _candidates(self, p: _Pass) -> list[Candidate]:
+        """The nodes that may be disrupted now: initialized, not being disrupted, not
+        nominated for a pending pod, their pods unchanged for consolidateAfter, and
+        disruptable (candidate_of), highest savings per disruption first.
+        Upstream: GetCandidates, StateNode.ValidateNodeDisruptable (Nominated)"""
         out = []
-        for info in cluster.list():
-            if info.name in self.disrupting or info.node.metadata.deletion_timestamp is not None:
+        for info in p.cluster.list():
+            name = info.name
+            if (
+                name in self.disrupting
+                or name in p.not_initialized
+                or self.nominated.get(name, 0.0) > p.now
+                or info.node.metadata.deletion_timestamp is not None
+            ):
                 continue
-            c = candidate_of(info.node, list(info.pods), self.pools, self.catalogue, pdbs)
+            c = candidate_of(info.node, list(info.pods), self.pools, self.catalogue, p.pdbs)
             if isinstance(c, str):
                 continue
-            since = self.pods_since.get(info.name, (frozenset(), now))[1]
-            if now - since < c.pool.consolidate_after:
+            since = self.pods_since.get(name, (frozenset(), p.now))[1]
+            if p.now - since < c.pool.consolidate_after:
                 continue
             out.append(c)
         # Upstream: sortCandidates: by savings per unit of disruption, highest first (Go's
@@ -374,42 +437,98 @@ class Karpenter:
             for name, pool in self.pools.items()
         }
 
-    def _consolidate(
-        self,
-        now: float,
-        cluster: ClusterState,
-        not_initialized: Collection[str],
-        pdbs: Sequence[PodDisruptionBudget] = (),
-    ) -> Command | None:
-        """Emptiness, then multi-node, then single-node consolidation; the first command wins.
-        Upstream: disruption.Controller's method order"""
-        candidates = [
-            c for c in self._candidates(now, cluster, pdbs) if c.name not in set(not_initialized)
-        ]
+    def _reconcile_disruption(
+        self, p: _Pass, create: CreateFunc | None, result: KarpenterResult
+    ) -> None:
+        """The disruption controller at ``p.now``: validate the command it computed a
+        validation delay ago and carry it out, then try emptiness, multi-node and
+        single-node consolidation in turn (after a command fails validation, the methods
+        after its own); the first command found waits for its validation. With no delay
+        the command is carried out at once and the controller looks again at the next pass.
+        Upstream: Controller.Reconcile, Controller.disrupt (disruption/controller.go), the
+        methods' ComputeCommands and their Validator.Validate"""
+        start = 0
+        if self.awaiting is not None:
+            awaiting, self.awaiting = self.awaiting, None
+            command, why = self._validate(awaiting.command, p)
+            if command is None:
+                result.rejected.append((awaiting.command, why))
+                start = awaiting.method + 1
+            else:
+                self._execute(command, p.now, create, result)
+        for method in range(start, len(_METHODS)):
+            command = self._compute(method, p)
+            if command is None:
+                continue
+            if self.validation_delay > 0:
+                due = p.now + self.validation_delay
+                self.awaiting = Awaiting(command, method, due)
+                self.disruption_at = due
+            else:
+                self._execute(command, p.now, create, result)
+                self.disruption_at = p.now
+            return
+        self.disruption_at = p.now + self.polling_period
+
+    def _compute(self, method: int, p: _Pass) -> Command | None:
+        """The command of one method (emptiness, multi-node, single-node), if any."""
+        candidates = self._candidates(p)
         if not candidates:
             return None
-        command = emptiness(candidates, self._allowed(cluster, REASON_EMPTY, not_initialized))
-        if command is not None:
-            return command
+        if _METHODS[method] == METHOD_EMPTINESS:
+            return emptiness(candidates, self._allowed(p.cluster, REASON_EMPTY, p.not_initialized))
+        allowed = self._allowed(p.cluster, REASON_UNDERUTILIZED, p.not_initialized)
+        where = self._rescheduling(p)
+        if _METHODS[method] == METHOD_MULTI_NODE:
+            return multi_node(candidates, allowed, where)
+        return single_node(candidates, allowed, where)
+
+    def _validate(self, command: Command, p: _Pass) -> tuple[Command | None, str]:
+        """Upstream: the methods' Validator.Validate (disruption/validation.go)"""
+        current = {c.name: c for c in self._candidates(p)}
+        nominated = frozenset(n for n, t in self.nominated.items() if t > p.now)
+        reason = REASON_EMPTY if command.method == METHOD_EMPTINESS else REASON_UNDERUTILIZED
+        allowed = self._allowed(p.cluster, reason, p.not_initialized)
+        where = None if command.method == METHOD_EMPTINESS else self._rescheduling(p)
+        return validate(command, current, nominated, allowed, where)
+
+    def _rescheduling(self, p: _Pass) -> Rescheduling:
+        """Where a consolidation's pods may go now: not onto nodes being disrupted, starting
+        up or settling (under consolidateAfter); the simulation also packs the pending pods
+        and those of the nodes being disrupted, and fails when a candidate's pod would go to
+        a node not yet initialized (an in-flight nodeclaim).
+        Upstream: SimulateScheduling (disruption/helpers.go), UninitializedNodeError"""
         checker = PredicateChecker(
-            ClusterSnapshot(cluster), self.profile, self.registry, self.features
+            ClusterSnapshot(p.cluster), self.profile, self.registry, self.features
         )
-        allowed = self._allowed(cluster, REASON_UNDERUTILIZED, not_initialized)
-        excluded = set(self.disrupting)
-        settling = self._settling(now, cluster)
+        settling = self._settling(p.now, p.cluster)
+        starting = {n for n in p.not_initialized if n in self.in_flight}
+        uninitialized = set(p.not_initialized) | set(self.in_flight)
+        deleting = [
+            pod
+            for info in p.cluster.list()
+            if info.name in self.disrupting
+            for pod in info.pods
+            if reschedulable(pod)
+        ]
+        deleting_keys = {pod_key(pod) for pod in deleting}
 
-        def replacer(group: Sequence[Candidate]) -> NodeClaim | None:
-            gone = excluded | {c.name for c in group}
-            pods = [p for c in group for p in c.pods]
-            solved = self._scheduler(cluster, gone, settling).solve(pods)
-            if solved.pod_errors or len(solved.new_nodeclaims) != 1:
+        def simulate(group: Sequence[Candidate]) -> list[NodeClaim] | None:
+            gone = self.disrupting | starting | {c.name for c in group}
+            moving = [pod for c in group for pod in c.pods]
+            scheduler = self._scheduler(p.cluster, gone, settling, p.not_initialized)
+            solved = scheduler.solve([*p.pending, *deleting, *moving])
+            moving_keys = {pod_key(pod) for pod in moving}
+            if any(k in moving_keys or k in deleting_keys for k in solved.pod_errors):
                 return None
-            return solved.new_nodeclaims[0]
+            for node, keys in solved.existing.items():
+                if node in uninitialized and any(k in moving_keys for k in keys):
+                    return None
+            return solved.new_nodeclaims
 
-        no_destination = excluded | settling
-        return multi_node(candidates, allowed, checker, replacer, no_destination) or single_node(
-            candidates, allowed, checker, replacer, no_destination
-        )
+        excluded = set(self.disrupting) | settling | set(p.not_initialized)
+        crowded = bool(p.pending or deleting)
+        return Rescheduling(checker, simulate, excluded, crowded)
 
     def _settling(self, now: float, cluster: ClusterState) -> set[str]:
         """Nodes whose pods changed within their NodePool's consolidateAfter (neither 0 nor
@@ -424,6 +543,21 @@ class Karpenter:
             if now - since < pool.consolidate_after:
                 out.add(info.name)
         return out
+
+    def _execute(
+        self, command: Command, now: float, create: CreateFunc | None, result: KarpenterResult
+    ) -> None:
+        """Start the command: launch its replacement (the command fails with it, and its
+        candidates stay) and mark its candidates as disrupting.
+        Upstream: Queue.StartCommand (disruption/queue.go)"""
+        disruption = self._disruption(command, now, create)
+        if isinstance(disruption, LaunchFailure):
+            result.launch_failures.append(disruption)
+            return
+        self.disrupting.update(disruption.nodes)
+        if disruption.replacement is not None:
+            self.in_flight[disruption.replacement.name] = disruption.replacement
+        result.disruptions.append(disruption)
 
     def _disruption(
         self, command: Command, now: float, create: CreateFunc | None

@@ -1,0 +1,105 @@
+"""The disruption controller's clock: how often it looks, how long a command waits before it is
+validated, how long a provisioning pass keeps a node from being a candidate, and the check a
+command must pass after that wait.
+
+A consolidation command is not carried out when it is computed: the controller waits 15s, takes
+the candidates again (still candidates, none nominated for a pending pod meanwhile, all within
+their budgets) and simulates the scheduling again; the command goes ahead only if that gives the
+same kind of decision (a deletion, or one replacement whose instance types are among those the
+new simulation offers). An emptiness command keeps whichever of its candidates are still empty
+candidates within the budgets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Final
+
+from topospread.autoscaler.karpenter.disruption import (
+    METHOD_EMPTINESS,
+    Candidate,
+    Command,
+    Rescheduling,
+    consolidatable,
+    outcome,
+    within_budgets,
+)
+
+# Upstream: commandValidationDelay (disruption/consolidation.go).
+COMMAND_VALIDATION_DELAY: Final = 15.0
+# Upstream: pollingPeriod (disruption/controller.go): the next look after one that did nothing.
+POLLING_PERIOD: Final = 10.0
+# Upstream: the validation errors' texts (disruption/validation.go).
+NOMINATED: Final = "a candidate was nominated during validation"
+OVER_BUDGET: Final = "a candidate can no longer be disrupted without violating budgets"
+NEW_RESULTS: Final = "scheduling simulation produced new results"
+
+
+def no_longer_valid(count: int) -> str:
+    return f"{count} candidates are no longer valid"
+
+
+def nomination_window(batch_max_duration: float) -> float:
+    """How long a node a provisioning pass chose for a pending pod is not a candidate.
+    Upstream: nominationWindow (state/statenode.go)"""
+    return max(2 * batch_max_duration, 10.0)
+
+
+@dataclass(frozen=True, slots=True)
+class Awaiting:
+    """A command computed at ``due`` less the validation delay, by the method at index
+    ``method`` of the controller's order, waiting to be validated at ``due``."""
+
+    command: Command
+    method: int
+    due: float
+
+
+def validate(
+    command: Command,
+    current: Mapping[str, Candidate],
+    nominated: frozenset[str],
+    allowed: Mapping[str, int],
+    where: Rescheduling | None,
+) -> tuple[Command | None, str]:
+    """The command as it may go ahead now, or None and why not. ``current``: the candidates
+    now, by name; ``nominated``: nodes a provisioning pass chose for a pending pod since;
+    ``allowed``: the budgets now for the command's reason; ``where``: the scheduling now
+    (None for emptiness, which does not simulate).
+    Upstream: EmptinessValidator.Validate, ConsolidationValidator.isValid (validation.go)"""
+    if command.method == METHOD_EMPTINESS:
+        still = [
+            current[c.name]
+            for c in command.candidates
+            if c.name in current and current[c.name].is_empty and c.name not in nominated
+        ]
+        kept = within_budgets(still, allowed)
+        if not still:
+            return None, no_longer_valid(len(command.candidates))
+        if not kept:
+            return None, (
+                f"{len(command.candidates)} candidates failed validation because it they were "
+                "nominated for a pod or would violate disruption budgets"
+            )
+        return replace(command, candidates=tuple(kept)), ""
+    still = consolidatable([current[c.name] for c in command.candidates if c.name in current])
+    if len(still) != len(command.candidates):
+        return None, no_longer_valid(len(command.candidates) - len(still))
+    if any(c.name in nominated for c in still):
+        return None, NOMINATED
+    if len(within_budgets(still, allowed)) != len(still):
+        return None, OVER_BUDGET
+    assert where is not None
+    found = outcome(still, where)
+    if found is None:
+        return None, NEW_RESULTS
+    delete, claim = found
+    if command.replacement is None:
+        return (command, "") if delete else (None, NEW_RESULTS)
+    if claim is None:
+        return None, NEW_RESULTS
+    offered = {it.name for it in claim.instance_types}
+    if not {it.name for it in command.replacement.instance_types} <= offered:
+        return None, NEW_RESULTS
+    return command, ""

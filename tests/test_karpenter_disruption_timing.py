@@ -1,0 +1,94 @@
+"""The disruption controller's timing beside the provisioner: it runs whatever the provisioner is
+launching (its simulation packs the pending pods too, and a candidate's pods may not go to a
+node still starting), it skips nodes a provisioning pass nominated for a pending pod, and a
+command waits 15s for its validation, which drops it if its candidates changed.
+Upstream: disruption/controller.go Reconcile, helpers.go SimulateScheduling, validation.go,
+state/statenode.go Nominated."""
+
+from __future__ import annotations
+
+from karpenter_helpers import AT_ONCE, Env, nodepool
+from test_karpenter_consolidation import karpenter_node, rs_pod, two_nodes
+from topospread.autoscaler.clusterautoscaler.nodegroup import with_node_name
+from topospread.autoscaler.karpenter import Karpenter, builtin_catalogue
+from topospread.autoscaler.karpenter.disruption import DO_NOT_DISRUPT
+
+ZONES = ("test-zone-1", "test-zone-2", "test-zone-3")
+
+
+def _env(**timing: float) -> Env:
+    env = Env()
+    env.karpenter = Karpenter([nodepool()], builtin_catalogue(ZONES), **timing)
+    return env
+
+
+def test_a_command_is_carried_out_only_after_its_15s_validation() -> None:
+    env = _env()
+    two_nodes(env)
+    first = env.karpenter.run_once(0.0, env.cluster, [])
+    assert first.disruptions == [] and env.karpenter.disruption_at == 15.0
+    assert env.karpenter.run_once(14.0, env.cluster, []).disruptions == []
+    [d] = env.karpenter.run_once(15.0, env.cluster, []).disruptions
+    assert (d.method, d.decision, d.nodes) == ("single-node consolidation", "delete", ("node-1",))
+    # Then it looks again at once (nothing left: node-0 alone must stay) and polls 10s later.
+    assert env.karpenter.awaiting is None and env.karpenter.disruption_at == 25.0
+
+
+def test_a_command_whose_candidate_changed_is_dropped_at_its_validation() -> None:
+    env = _env()
+    env.add_node(karpenter_node("node-0"), rs_pod("pod-0"))
+    env.add_node(karpenter_node("node-1"))
+    assert env.karpenter.run_once(0.0, env.cluster, []).disruptions == []
+    assert env.karpenter.awaiting is not None
+    assert env.karpenter.awaiting.command.method == "emptiness"
+    # A pod lands on the empty node meanwhile: the emptiness command is dropped, and the
+    # consolidation methods after it look at the cluster as it is now.
+    env.cluster.bind(with_node_name(rs_pod("late"), "node-1"), "node-1")
+    result = env.karpenter.run_once(15.0, env.cluster, [])
+    assert result.disruptions == []
+    [(command, why)] = result.rejected
+    assert (command.method, why) == ("emptiness", "1 candidates are no longer valid")
+    assert env.karpenter.awaiting is not None
+    awaiting = env.karpenter.awaiting
+    assert (awaiting.command.method, awaiting.due) == ("single-node consolidation", 30.0)
+
+
+def test_consolidation_goes_on_while_a_nodeclaim_is_in_flight() -> None:
+    # Upstream's disruption controller does not wait for the provisioner: node-1's pod fits
+    # node-0, so node-1 goes in the pass that launches a nodeclaim for the big pending pod,
+    # which the simulation packs onto that in-flight nodeclaim.
+    env = _env(**AT_ONCE)
+    two_nodes(env)
+    big = rs_pod("big", cpu="3")
+    result = env.karpenter.run_once(0.0, env.cluster, [big])
+    [launch] = result.launched
+    assert launch.pods == ("default/big",)
+    [d] = result.disruptions
+    assert (d.method, d.decision, d.nodes) == ("single-node consolidation", "delete", ("node-1",))
+
+
+def test_a_candidates_pods_do_not_go_to_a_node_still_starting() -> None:
+    # node-0's pod would fit only the in-flight nodeclaim: upstream's simulation refuses to
+    # rely on an uninitialized node (UninitializedNodeError), and a replacement would cost
+    # as much, so node-0 stays.
+    env = _env(**AT_ONCE)
+    env.add_node(karpenter_node("node-0"), rs_pod("pod-0", cpu="1"))
+    result = env.karpenter.run_once(0.0, env.cluster, [rs_pod("new", cpu="2500m")])
+    assert [launch.pods for launch in result.launched] == [("default/new",)]
+    assert result.disruptions == []
+
+
+def test_a_node_nominated_for_a_pending_pod_is_not_a_candidate_for_20s() -> None:
+    # The pending pod fits the empty node-1 by Karpenter's packing (the kube-scheduler has
+    # not bound it yet): the pass nominates node-1 for max(2 x batchMaxDuration, 10s).
+    env = _env(**AT_ONCE)
+    env.add_node(karpenter_node("node-0", **{DO_NOT_DISRUPT: "true"}), rs_pod("pod-0", cpu="1800m"))
+    env.add_node(karpenter_node("node-1"))
+    pending = rs_pod("pending", cpu="500m")
+    result = env.karpenter.run_once(0.0, env.cluster, [pending])
+    assert result.scheduled_on_existing == {"node-1": ["default/pending"]}
+    assert result.disruptions == [] and env.karpenter.nominated == {"node-1": 20.0}
+    # The pod is deleted before it binds: node-1 is empty, and still nominated until 20s.
+    assert env.karpenter.run_once(19.0, env.cluster, []).disruptions == []
+    [d] = env.karpenter.run_once(20.0, env.cluster, []).disruptions
+    assert (d.method, d.nodes) == ("emptiness", ("node-1",))
