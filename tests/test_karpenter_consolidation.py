@@ -352,3 +352,48 @@ def test_a_node_of_an_unknown_instance_type_is_not_consolidated() -> None:
     env.add_node(unknown, rs_pod("pod-2"))
     [d] = env.karpenter.run_once(0.0, env.cluster, []).disruptions
     assert d.nodes == ("node-0",)
+
+
+def _started_at(pod: Pod, start_time: str) -> Pod:
+    return msgspec.structs.replace(
+        pod, status=msgspec.structs.replace(pod.status, start_time=start_time)
+    )
+
+
+@pytest.mark.parametrize(
+    ("value", "now", "expected"),
+    [
+        # Upstream IsDoNotDisruptActive: a duration protects the pod while it has run less
+        # than that since its startTime (1970-01-01T00:00:00Z, the model's second 0 here).
+        ("5m", 299.0, "node-0"),
+        ("5m", 300.0, "node-1"),
+        ("true", 3600.0, "node-0"),
+        # Not a positive Go duration: ignored (an InvalidDoNotDisruptAnnotation event).
+        ("0s", 0.0, "node-1"),
+        ("soon", 0.0, "node-1"),
+        ("-1m", 0.0, "node-1"),
+    ],
+)
+def test_do_not_disrupt_on_a_pod_may_be_a_duration_since_it_started(
+    value: str, now: float, expected: str
+) -> None:
+    env = Env()
+    env.add_node(karpenter_node("node-0"), rs_pod("pod-0"), rs_pod("pod-1"))
+    pod2 = _started_at(rs_pod("pod-2", **{DO_NOT_DISRUPT: value}), "1970-01-01T00:00:00Z")
+    env.add_node(karpenter_node("node-1"), pod2)
+    [d] = env.karpenter.run_once(now, env.cluster, []).disruptions
+    assert d.nodes == (expected,)
+
+
+def test_do_not_disrupt_duration_of_a_pod_without_start_time_counts_from_when_it_was_seen() -> None:
+    # The simulation's pods get no startTime (no kubelet): the model counts from the first
+    # pass that saw the pod on its node.
+    env = Env()
+    env.add_node(karpenter_node("node-0"), rs_pod("pod-0"), rs_pod("pod-1"))
+    env.add_node(karpenter_node("node-1"), rs_pod("pod-2", **{DO_NOT_DISRUPT: "1m"}))
+    [first] = env.karpenter.run_once(100.0, env.cluster, []).disruptions
+    assert first.nodes == ("node-0",)
+    env.cluster.remove_node("node-0")
+    env.add_node(karpenter_node("node-2"), rs_pod("pod-0"), rs_pod("pod-1"))
+    [later] = env.karpenter.run_once(160.0, env.cluster, []).disruptions
+    assert later.nodes == ("node-1",)

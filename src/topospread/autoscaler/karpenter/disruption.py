@@ -28,6 +28,7 @@ from topospread.autoscaler.clusterautoscaler.drainability import (
     is_mirror_pod,
 )
 from topospread.autoscaler.clusterautoscaler.nodegroup import with_node_name
+from topospread.autoscaler.clusterautoscaler.options import parse_go_duration
 from topospread.autoscaler.clusterautoscaler.snapshot import PredicateChecker
 from topospread.autoscaler.karpenter.instancetypes import InstanceType
 from topospread.autoscaler.karpenter.nodeclaim import NodeClaim
@@ -155,23 +156,49 @@ def _pdb_blocks(pod: Pod, pdbs: RemainingPdbTracker) -> str:
     return ""
 
 
+def do_not_disrupt_active(pod: Pod, now: float, started: float | None) -> bool:
+    """Whether the pod's ``karpenter.sh/do-not-disrupt`` annotation protects it now: ``true``
+    always; a positive Go duration while the pod has run (since ``started``, seconds on the
+    caller's clock) for less than it, and always when its start is unknown; any other value
+    is ignored (upstream publishes an InvalidDoNotDisruptAnnotation event).
+    Upstream: IsDoNotDisruptActive, parseDoNotDisrupt (pkg/utils/pod/scheduling.go)"""
+    value = pod.metadata.annotations.get(DO_NOT_DISRUPT)
+    if value is None:
+        return False
+    if value == "true":
+        return True
+    try:
+        duration = parse_go_duration(value)
+    except ValueError:
+        return False
+    if duration <= 0:
+        return False
+    if started is None:
+        return True
+    return now - started < duration
+
+
 def candidate_of(
     node: Node,
     pods: Sequence[Pod],
     pools: Mapping[str, NodePool],
     catalogue: Sequence[InstanceType],
     pdbs: Sequence[PodDisruptionBudget] = (),
+    now: float = 0.0,
+    started: Callable[[Pod], float | None] = lambda pod: None,
 ) -> Candidate | str:
-    """The node as a candidate, or why it is not one: do-not-disrupt on the node or on any
-    active pod (DaemonSet and mirror pods included), or a PodDisruptionBudget that keeps a
-    pod from being evicted. Upstream: NewCandidate, StateNode.ValidatePodsDisruptable"""
+    """The node as a candidate, or why it is not one: do-not-disrupt (``true``) on the node,
+    or an active do-not-disrupt on any active pod (DaemonSet and mirror pods included; a
+    duration protects a pod for that long after ``started(pod)``), or a PodDisruptionBudget
+    that keeps a pod from being evicted.
+    Upstream: NewCandidate, StateNode.ValidatePodsDisruptable, pod.IsDisruptable"""
     pool = pools.get(node.metadata.labels.get(NODEPOOL_LABEL, ""))
     if pool is None:
         return "node is not managed by a known nodepool"
     if node.metadata.annotations.get(DO_NOT_DISRUPT) == "true":
         return f'disruption is blocked through the "{DO_NOT_DISRUPT}" annotation'
     for p in pods:
-        if _active(p) and p.metadata.annotations.get(DO_NOT_DISRUPT) == "true":
+        if _active(p) and do_not_disrupt_active(p, now, started(p)):
             return f'pod {p.metadata.namespace}/{p.metadata.name} has "{DO_NOT_DISRUPT}" annotation'
     tracker = RemainingPdbTracker(list(pdbs))
     for p in pods:

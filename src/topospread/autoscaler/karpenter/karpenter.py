@@ -4,8 +4,9 @@ The facade keeps only what Karpenter itself keeps between passes: the nodeclaims
 have not registered yet (they count as in-flight capacity, so the same pods do not launch twice),
 since when each node's pods have been unchanged (``consolidateAfter``), the nodes it is
 disrupting, the nodes a provisioning pass nominated for pending pods, and the disruption
-controller's clock: when it looks next and the command it is validating (validation.py). It never changes the cluster it is given; the caller adds the nodes of the launched
-nodeclaims (``NodeClaimLaunch.node``) and removes the disrupted ones.
+controller's clock: when it looks next and the command it is validating (validation.py). It
+never changes the cluster it is given; the caller adds the nodes of the launched nodeclaims
+(``NodeClaimLaunch.node``) and removes the disrupted ones.
 """
 
 from __future__ import annotations
@@ -72,6 +73,7 @@ from topospread.autoscaler.karpenter.validation import (
 from topospread.cluster.state import ClusterState
 from topospread.framework.config import SchedulerConfig, default_config
 from topospread.framework.features import DEFAULT_FEATURES, Features
+from topospread.framework.preemption import parse_rfc3339_nanos
 from topospread.framework.runtime import Registry
 
 
@@ -223,6 +225,9 @@ class Karpenter:
         self.features = features
         self.in_flight: dict[str, NodeClaimLaunch] = {}
         self.pods_since: dict[str, tuple[frozenset[str], float]] = {}
+        self.pods_first_seen: dict[str, float] = {}
+        # The Unix time (seconds) of the model's second 0: pods' startTimes are read on it.
+        self.clock_origin = 0.0
         self.disrupting: set[str] = set()
         self.unavailable = UnavailableOfferings()
         self._sequence = 0
@@ -298,16 +303,32 @@ class Karpenter:
             self._reconcile_disruption(state, create, result)
         return result
 
+    def _started(self, pod: Pod) -> float | None:
+        """When the pod started, on the model's clock: its ``status.startTime``, else when
+        a pass first saw it on a node (the kubelet's stamp, which the simulation's pods do
+        not get), else unknown."""
+        if pod.status.start_time:
+            nanos = parse_rfc3339_nanos(pod.status.start_time)
+            if nanos is not None:
+                return nanos / 1e9 - self.clock_origin
+        return self.pods_first_seen.get(pod_key(pod))
+
     def _track_pod_changes(self, now: float, cluster: ClusterState) -> None:
-        """Since when each node's pods are unchanged (Karpenter's Consolidatable condition)."""
+        """Since when each node's pods are unchanged (Karpenter's Consolidatable condition),
+        and since when each pod is on a node."""
         seen = {}
+        first_seen = {}
         for info in cluster.list():
+            for p in info.pods:
+                key = pod_key(p)
+                first_seen[key] = self.pods_first_seen.get(key, now)
             pods = frozenset(pod_key(p) for p in info.pods)
             previous = self.pods_since.get(info.name)
             seen[info.name] = (
                 previous if previous is not None and previous[0] == pods else (pods, now)
             )
         self.pods_since = seen
+        self.pods_first_seen = first_seen
 
     def _scheduler(
         self,
@@ -399,7 +420,10 @@ class Karpenter:
                 or info.node.metadata.deletion_timestamp is not None
             ):
                 continue
-            c = candidate_of(info.node, list(info.pods), self.pools, self.catalogue, p.pdbs)
+            pods = list(info.pods)
+            c = candidate_of(
+                info.node, pods, self.pools, self.catalogue, p.pdbs, p.now, self._started
+            )
             if isinstance(c, str):
                 continue
             since = self.pods_since.get(name, (frozenset(), p.now))[1]
