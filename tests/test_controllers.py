@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from builders import make_node, make_pod
+from topospread.api.cron import CronError, location, next_time, parse_schedule
 from topospread.api.loader import load_text
 from topospread.api.types import (
     ContainerStatus,
@@ -65,7 +66,6 @@ from topospread.simulator.controllers.common import (
     retry_generate_name,
     safe_encode_string,
 )
-from topospread.simulator.controllers.cron import CronError, location, next_time, parse_schedule
 from topospread.simulator.controllers.cronjob import CRON_JOB_SCHEDULED_TIMESTAMP, sync_cron_job
 from topospread.simulator.controllers.deployment import sync_deployment
 from topospread.simulator.controllers.deployment_util import (

@@ -397,3 +397,37 @@ def test_do_not_disrupt_duration_of_a_pod_without_start_time_counts_from_when_it
     env.add_node(karpenter_node("node-2"), rs_pod("pod-0"), rs_pod("pod-1"))
     [later] = env.karpenter.run_once(160.0, env.cluster, []).disruptions
     assert later.nodes == ("node-1",)
+
+
+# 2026-11-27T08:00:00Z: the model's second 0 in the budget schedule tests.
+EIGHT_AM = 1_795_766_400 * 10**9
+
+
+@pytest.mark.parametrize(
+    ("now", "deleted"),
+    [
+        # Upstream Budget.IsActive: the schedule fired within the last duration, in UTC; an
+        # inactive budget allows every node (math.MaxInt32).
+        (0.0, 2),  # 08:00: the 09:00-17:00 window is not open
+        (3599.0, 2),
+        (3600.0, 0),  # 09:00: fired just now
+        (8 * 3600.0 + 3599.0, 0),  # 16:59:59
+        (9 * 3600.0, 2),  # 17:00: fired exactly 8h ago, and that is past the window
+    ],
+)
+def test_a_budget_with_a_schedule_applies_for_its_duration(now: float, deleted: int) -> None:
+    budgets = [{"nodes": "0", "schedule": "0 9 * * mon-fri", "duration": "8h"}]
+    env = Env(nodepool(disruption={"budgets": budgets}))
+    env.karpenter.clock_origin = EIGHT_AM  # a Friday
+    env.add_node(karpenter_node("node-0"))
+    env.add_node(karpenter_node("node-1"))
+    result = env.karpenter.run_once(now, env.cluster, [])
+    assert sum(len(d.nodes) for d in result.disruptions) == deleted
+
+
+def test_a_budget_whose_schedule_cron_cannot_parse_allows_nothing() -> None:
+    # The CRD's pattern takes any five words; upstream's GetAllowedDisruptions fails closed.
+    budgets = [{"nodes": "100%"}, {"nodes": "5", "schedule": "a b c d e", "duration": "1h"}]
+    env = Env(nodepool(disruption={"budgets": budgets}))
+    env.add_node(karpenter_node("node-0"))
+    assert env.karpenter.run_once(0.0, env.cluster, []).disruptions == []

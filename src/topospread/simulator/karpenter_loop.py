@@ -54,7 +54,7 @@ class KarpenterController(AutoscalerController):
         )
         # At the clock's 0 it has seen the initial state: its first look is a poll later.
         self.model.disruption_at = DISRUPTION_POLL
-        self.model.clock_origin = sim.epoch / 1e9
+        self.model.clock_origin = sim.epoch
         self.batch_started: int | None = None
         # Disruptions whose replacement is still starting up.
         self.awaiting: list[Disruption] = []

@@ -226,8 +226,9 @@ class Karpenter:
         self.in_flight: dict[str, NodeClaimLaunch] = {}
         self.pods_since: dict[str, tuple[frozenset[str], float]] = {}
         self.pods_first_seen: dict[str, float] = {}
-        # The Unix time (seconds) of the model's second 0: pods' startTimes are read on it.
-        self.clock_origin = 0.0
+        # The wall clock at the model's second 0, nanoseconds since the Unix epoch: pods'
+        # startTimes and budgets' schedules are read on it.
+        self.clock_origin = 0
         self.disrupting: set[str] = set()
         self.unavailable = UnavailableOfferings()
         self._sequence = 0
@@ -310,7 +311,7 @@ class Karpenter:
         if pod.status.start_time:
             nanos = parse_rfc3339_nanos(pod.status.start_time)
             if nanos is not None:
-                return nanos / 1e9 - self.clock_origin
+                return (nanos - self.clock_origin) / 1e9
         return self.pods_first_seen.get(pod_key(pod))
 
     def _track_pod_changes(self, now: float, cluster: ClusterState) -> None:
@@ -435,10 +436,10 @@ class Karpenter:
         return sorted(out, key=lambda c: (-c.savings_ratio, c.name))
 
     def _allowed(
-        self, cluster: ClusterState, reason: str, not_initialized: Collection[str]
+        self, cluster: ClusterState, reason: str, not_initialized: Collection[str], now: float
     ) -> dict[str, int]:
-        """Per NodePool, how many more nodes may be disrupted for ``reason``: its budgets over
-        its initialized nodes, less those disrupting or not Ready.
+        """Per NodePool, how many more nodes may be disrupted for ``reason`` at ``now``: its
+        budgets active then over its initialized nodes, less those disrupting or not Ready.
         Upstream: BuildDisruptionBudgetMapping (disruption/helpers.go)"""
         totals: dict[str, int] = {}
         disrupting: dict[str, int] = {}
@@ -456,8 +457,11 @@ class Karpenter:
             )
             if deleting or not_ready:
                 disrupting[pool] = disrupting.get(pool, 0) + 1
+        wall = self.clock_origin + round(now * 1e9)
         return {
-            name: pool.allowed_disruptions(totals.get(name, 0), disrupting.get(name, 0), reason)
+            name: pool.allowed_disruptions(
+                totals.get(name, 0), disrupting.get(name, 0), reason, wall
+            )
             for name, pool in self.pools.items()
         }
 
@@ -500,8 +504,9 @@ class Karpenter:
         if not candidates:
             return None
         if _METHODS[method] == METHOD_EMPTINESS:
-            return emptiness(candidates, self._allowed(p.cluster, REASON_EMPTY, p.not_initialized))
-        allowed = self._allowed(p.cluster, REASON_UNDERUTILIZED, p.not_initialized)
+            allowed = self._allowed(p.cluster, REASON_EMPTY, p.not_initialized, p.now)
+            return emptiness(candidates, allowed)
+        allowed = self._allowed(p.cluster, REASON_UNDERUTILIZED, p.not_initialized, p.now)
         where = self._rescheduling(p)
         if _METHODS[method] == METHOD_MULTI_NODE:
             return multi_node(candidates, allowed, where)
@@ -512,7 +517,7 @@ class Karpenter:
         current = {c.name: c for c in self._candidates(p)}
         nominated = frozenset(n for n, t in self.nominated.items() if t > p.now)
         reason = REASON_EMPTY if command.method == METHOD_EMPTINESS else REASON_UNDERUTILIZED
-        allowed = self._allowed(p.cluster, reason, p.not_initialized)
+        allowed = self._allowed(p.cluster, reason, p.not_initialized, p.now)
         where = None if command.method == METHOD_EMPTINESS else self._rescheduling(p)
         return validate(command, current, nominated, allowed, where)
 

@@ -6,7 +6,7 @@ decoded and validated as the API server does for Karpenter's CRD (nodepool_valid
 the short form, the spec's fields beside a ``name``; errors name the NodePool and the field and
 raise ManifestError. What the CRD accepts and topospread does not model is refused by name
 (static NodePools, operators Gte/Lte, minValues, limits other than cpu and memory, the Balanced
-policy, budgets with a schedule); accepted and without effect here: the node class reference,
+policy); accepted and without effect here: the node class reference,
 expireAfter, terminationGracePeriod, startupTaints and the template's annotations.
 """
 
@@ -18,7 +18,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
+from topospread.api.cron import CronError, next_time, parse_schedule
 from topospread.api.field import FieldError
+from topospread.api.go_duration import SECOND
 from topospread.api.resource import parse_quantity
 from topospread.api.strict import FieldValidation, current_mode, report
 from topospread.api.types import Taint
@@ -43,22 +45,44 @@ CONSOLIDATION_WHEN_EMPTY_OR_UNDERUTILIZED: Final = "WhenEmptyOrUnderutilized"
 REASON_EMPTY: Final = "Empty"
 REASON_UNDERUTILIZED: Final = "Underutilized"
 REASON_DRIFTED: Final = "Drifted"
+# Upstream: math.MaxInt32, what an inactive budget allows.
+MAX_INT32: Final = (1 << 31) - 1
 DISRUPTION_REASONS: Final = (REASON_EMPTY, REASON_UNDERUTILIZED, REASON_DRIFTED)
 
 
 @dataclass(frozen=True, slots=True)
 class Budget:
     """At most ``nodes`` (a count or ``N%`` of the NodePool's nodes) disrupted at once, for the
-    listed reasons (all when empty).
+    listed reasons (all when empty); with a ``schedule`` (cron, in UTC), only for ``duration``
+    seconds after each time it fires.
 
-    Upstream: v1.Budget (pkg/apis/v1/nodepool.go); schedule/duration windows are not modelled.
+    Upstream: v1.Budget (pkg/apis/v1/nodepool.go)
     """
 
     nodes: str = "10%"
     reasons: tuple[str, ...] = ()
+    schedule: str | None = None
+    duration: float = 0.0
 
-    def allowed(self, total_nodes: int) -> int:
-        """Upstream: GetScaledValueFromIntOrPercent(nodes, total, roundUp=true)"""
+    def is_active(self, now: int) -> bool:
+        """Whether the budget applies at ``now`` (nanoseconds since the Unix epoch): always
+        without a schedule, else when the schedule fired within the last ``duration`` (one
+        that fired exactly ``duration`` ago counts). A schedule robfig/cron cannot parse
+        raises CronError. Upstream: Budget.IsActive"""
+        if self.schedule is None:
+            return True
+        fires = next_time(parse_schedule(self.schedule), now - round(self.duration * SECOND))
+        return fires is not None and fires <= now
+
+    def allowed(self, total_nodes: int, now: int = 0) -> int:
+        """How many nodes it allows disrupted: all when inactive, none when its schedule is
+        invalid (fail closed). Upstream: Budget.GetAllowedDisruptions,
+        GetScaledValueFromIntOrPercent(nodes, total, roundUp=true)"""
+        try:
+            if not self.is_active(now):
+                return MAX_INT32
+        except CronError:
+            return 0
         if self.nodes.endswith("%"):
             return math.ceil(int(self.nodes[:-1]) * total_nodes / 100)
         return int(self.nodes)
@@ -86,12 +110,19 @@ class NodePool:
         reqs.add(*from_labels({**self.labels, NODEPOOL_LABEL: self.name}).values())
         return reqs
 
-    def allowed_disruptions(self, total_nodes: int, disrupting: int, reason: str) -> int:
-        """How many more nodes may be disrupted for ``reason``: the smallest active budget
-        minus the nodes already being disrupted. Upstream: GetAllowedDisruptionsByReason"""
+    def allowed_disruptions(
+        self, total_nodes: int, disrupting: int, reason: str, now: int = 0
+    ) -> int:
+        """How many more nodes may be disrupted for ``reason`` at ``now`` (nanoseconds since
+        the Unix epoch): the smallest budget for it, less the nodes already being disrupted.
+        Upstream: GetAllowedDisruptionsByReason, BuildDisruptionBudgetMapping"""
         allowed = min(
-            (b.allowed(total_nodes) for b in self.budgets if not b.reasons or reason in b.reasons),
-            default=1 << 31,
+            (
+                b.allowed(total_nodes, now)
+                for b in self.budgets
+                if not b.reasons or reason in b.reasons
+            ),
+            default=MAX_INT32,
         )
         return max(0, allowed - disrupting)
 
@@ -230,11 +261,11 @@ def _build(obj: Mapping[str, Any], label: str, spath: str, tpath: str) -> NodePo
     after_text = disruption["consolidateAfter"]
     after = math.inf if after_text == "Never" else parse_go_duration(after_text)
     budgets = []
-    for i, b in enumerate(disruption["budgets"]):
-        if "schedule" in b:
-            at = f"{spath}disruption.budgets[{i}].schedule"
-            raise _not_modelled(label, at, "budgets with a schedule are")
-        budgets.append(Budget(b["nodes"], tuple(b.get("reasons", ()))))
+    for b in disruption["budgets"]:
+        # The CRD's schema and CEL rules have checked the duration's form and that schedule
+        # and duration come together.
+        duration = parse_go_duration(b["duration"]) if "duration" in b else 0.0
+        budgets.append(Budget(b["nodes"], tuple(b.get("reasons", ())), b.get("schedule"), duration))
     return NodePool(
         obj["metadata"]["name"],
         tuple(requirements),

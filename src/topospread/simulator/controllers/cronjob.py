@@ -19,6 +19,13 @@ import datetime as dt
 from collections.abc import Iterable
 from typing import Final
 
+from topospread.api.cron import (
+    CronError,
+    Schedule,
+    location,
+    next_time,
+    parse_schedule,
+)
 from topospread.api.types import CronJob, Job, ObjectMeta
 from topospread.errors import ValidationError
 from topospread.simulator.clock import SECOND
@@ -27,13 +34,6 @@ from topospread.simulator.controllers.common import (
     format_time,
     is_controlled_by,
     new_controller_ref,
-)
-from topospread.simulator.controllers.cron import (
-    CronError,
-    Schedule,
-    location,
-    next_time,
-    parse_schedule,
 )
 
 CRON_JOB_SCHEDULED_TIMESTAMP: Final = "batch.kubernetes.io/cronjob-scheduled-timestamp"

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Final
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from topospread.simulator.clock import SECOND, DurationError, parse_duration
+from topospread.api.go_duration import SECOND, DurationError, parse_duration
 
 _STAR: Final = 1 << 63  # the field was * or ? (robfig's starBit)
 
