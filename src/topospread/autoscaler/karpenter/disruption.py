@@ -30,7 +30,7 @@ from topospread.autoscaler.clusterautoscaler.drainability import (
 from topospread.autoscaler.clusterautoscaler.nodegroup import with_node_name
 from topospread.autoscaler.clusterautoscaler.options import parse_go_duration
 from topospread.autoscaler.clusterautoscaler.snapshot import PredicateChecker
-from topospread.autoscaler.karpenter.instancetypes import InstanceType
+from topospread.autoscaler.karpenter.instancetypes import InstanceType, satisfies_min_values
 from topospread.autoscaler.karpenter.nodeclaim import NodeClaim
 from topospread.autoscaler.karpenter.nodepool import (
     CONSOLIDATION_WHEN_EMPTY_OR_UNDERUTILIZED,
@@ -341,6 +341,7 @@ def compute_consolidation(
     off by default). Otherwise the replacement keeps the instance types whose worst launch
     price is below the candidates' total, and one that may be spot or on-demand is narrowed to
     spot: a spot launch that fails must not become a dearer on-demand node.
+    The cheaper types must still cover the NodePool's minValues.
     Upstream: consolidation.computeConsolidation, NodeClaim.RemoveInstanceTypeOptionsByPrice
     AndMinValues"""
     found = outcome(candidates, where)
@@ -358,7 +359,7 @@ def compute_consolidation(
     cheaper = [
         it for it in claim.instance_types if it.worst_launch_price(claim.requirements) < total
     ]
-    if not cheaper:
+    if not cheaper or satisfies_min_values(cheaper, claim.requirements)[1]:
         return None
     claim.instance_types = cheaper
     if capacity.has(CAPACITY_TYPE_SPOT) and capacity.has(CAPACITY_TYPE_ON_DEMAND):
@@ -383,6 +384,8 @@ def _without_same_type(cmd: Command, group: Sequence[Candidate]) -> Command | No
     claim.instance_types = [
         it for it in claim.instance_types if it.worst_launch_price(claim.requirements) < ceiling
     ]
+    if satisfies_min_values(claim.instance_types, claim.requirements)[1]:
+        return None
     choices = claim.launch_choices() if claim.instance_types else []
     if not choices:
         return None

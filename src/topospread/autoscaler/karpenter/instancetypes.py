@@ -265,3 +265,31 @@ def load_catalogue(path: str | os.PathLike[str]) -> list[InstanceType]:
     if len(docs) != 1:
         raise ManifestError(f"{source}: expected one YAML document with the instance types")
     return parse_catalogue(docs[0], source)
+
+
+def satisfies_min_values(
+    types: Sequence[InstanceType], requirements: Requirements
+) -> tuple[int, str]:
+    """How many of ``types``, in order, it takes to cover every minValues of the
+    requirements, and "" ; or all of them and the error naming the keys left short (sorted,
+    where upstream lists Go's map order). A type adds the values its own requirements give
+    the key (none for a key it does not define).
+    Upstream: InstanceTypes.SatisfiesMinValues (pkg/cloudprovider/types.go)"""
+    minimums = {k: r.min_values for k, r in requirements.items() if r.min_values is not None}
+    if not minimums:
+        return 0, ""
+    seen: dict[str, set[str]] = {k: set() for k in minimums}
+    short: set[str] = set()
+    for i, it in enumerate(types):
+        own = it.requirements()
+        for key in minimums:
+            r = own.get(key)
+            if r is not None and not r.complement:
+                seen[key].update(r.values)
+        short = {k for k, m in minimums.items() if len(seen[k]) < m}
+        if not short:
+            return i + 1, ""
+    if short:
+        keys = " ".join(sorted(short))
+        return len(types), f"minValues requirement is not met for label(s) (label(s)=[{keys}])"
+    return len(types), ""

@@ -24,7 +24,11 @@ from topospread.api.types import (
     Taint,
 )
 from topospread.autoscaler.karpenter.instance import fleet_overrides
-from topospread.autoscaler.karpenter.instancetypes import InstanceType, Offering
+from topospread.autoscaler.karpenter.instancetypes import (
+    InstanceType,
+    Offering,
+    satisfies_min_values,
+)
 from topospread.autoscaler.karpenter.nodepool import NodePool
 from topospread.autoscaler.karpenter.requirements import (
     CAPACITY_TYPE_LABEL,
@@ -219,7 +223,7 @@ class NodeClaim:
         self, pod: Pod, pod_reqs: Requirements, topology: Topology
     ) -> tuple[tuple[Requirements, list[InstanceType]] | None, str]:
         """The narrowed requirements and remaining options with the pod added, or why not.
-        Upstream: NodeClaim.CanAdd"""
+        Upstream: NodeClaim.CanAdd, filterInstanceTypesByRequirements"""
         if why := tolerates(pod, self.nodepool.taints):
             return None, why
         if why := self.requirements.compatible(pod_reqs):
@@ -240,6 +244,11 @@ class NodeClaim:
         ]
         if not options:
             return None, self._filter_error(pod, narrowed, total)
+        # Upstream (MinValuesPolicy Strict, the default): options that cannot cover a
+        # minValues leave none; the error says so first.
+        _, short = satisfies_min_values(options, narrowed)
+        if short:
+            return None, f"{short}, requirements={narrowed}, resources={self._resources_text(pod)}"
         return (narrowed, options), ""
 
     def _filter_error(self, pod: Pod, narrowed: Requirements, total: Resources) -> str:

@@ -5,8 +5,8 @@ Parsed from a NodePool manifest (``apiVersion: karpenter.sh/v1``, ``kind: NodePo
 decoded and validated as the API server does for Karpenter's CRD (nodepool_validation), or from
 the short form, the spec's fields beside a ``name``; errors name the NodePool and the field and
 raise ManifestError. What the CRD accepts and topospread does not model is refused by name
-(static NodePools, operators Gte/Lte, minValues, limits other than cpu and memory, the Balanced
-policy); accepted and without effect here: the node class reference,
+(static NodePools, operators Gte/Lte, limits other than cpu and memory, the Balanced policy);
+accepted and without effect here: the node class reference,
 expireAfter, terminationGracePeriod, startupTaints and the template's annotations.
 """
 
@@ -241,9 +241,9 @@ def _build(obj: Mapping[str, Any], label: str, spath: str, tpath: str) -> NodePo
         at = f"{tpath}requirements[{i}]"
         if r["operator"] not in OPERATORS:
             raise _not_modelled(label, f"{at}.operator", f"operator {r['operator']} is")
-        if "minValues" in r:
-            raise _not_modelled(label, f"{at}.minValues", "minValues is")
-        requirements.append(Requirement.new(r["key"], r["operator"], r.get("values", [])))
+        requirements.append(
+            Requirement.new(r["key"], r["operator"], r.get("values", []), r.get("minValues"))
+        )
     taints = tuple(
         Taint(key=t["key"], value=t.get("value", ""), effect=t["effect"])
         for t in tspec.get("taints", [])

@@ -10,7 +10,7 @@ narrow as pods join it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 from topospread.api.types import (
@@ -83,10 +83,21 @@ class Requirement:
     values: frozenset[str] = frozenset()
     greater_than: int | None = None
     less_than: int | None = None
+    # How many distinct values of the key a nodeclaim's instance types must cover at least
+    # (a NodePool requirement's minValues); None when not set.
+    min_values: int | None = None
 
     @staticmethod
-    def new(key: str, operator: str, values: Iterable[str] = ()) -> Requirement:
-        """Upstream: NewRequirement (an aliased key becomes its well-known key)"""
+    def new(
+        key: str, operator: str, values: Iterable[str] = (), min_values: int | None = None
+    ) -> Requirement:
+        """Upstream: NewRequirementWithFlexibility (an aliased key becomes its well-known
+        key)"""
+        r = Requirement._new(key, operator, values)
+        return r if min_values is None else replace(r, min_values=min_values)
+
+    @staticmethod
+    def _new(key: str, operator: str, values: Iterable[str]) -> Requirement:
         key = NORMALIZED_LABELS.get(key, key)
         vals = frozenset(values)
         if operator == "In":
@@ -145,13 +156,14 @@ class Requirement:
         return ""
 
     def intersection(self, other: Requirement) -> Requirement:
-        """Upstream: Requirement.Intersection"""
+        """Upstream: Requirement.Intersection (the larger minValues is kept)"""
         gt = max(
             (b for b in (self.greater_than, other.greater_than) if b is not None), default=None
         )
         lt = min((b for b in (self.less_than, other.less_than) if b is not None), default=None)
+        mv = max((m for m in (self.min_values, other.min_values) if m is not None), default=None)
         if self.complement and other.complement:
-            return Requirement(self.key, True, self.values | other.values, gt, lt)
+            return Requirement(self.key, True, self.values | other.values, gt, lt, mv)
         if self.complement:
             values = other.values - self.values
         elif other.complement:
@@ -160,7 +172,10 @@ class Requirement:
             values = self.values & other.values
         bounded = Requirement(self.key, False, frozenset(), gt, lt)
         return Requirement(
-            self.key, False, frozenset(v for v in values if bounded._within_bounds(v))
+            self.key,
+            False,
+            frozenset(v for v in values if bounded._within_bounds(v)),
+            min_values=mv,
         )
 
     def sorted_values(self) -> list[str]:
@@ -180,6 +195,8 @@ class Requirement:
             text += f" >={self.greater_than + 1}"
         if self.less_than is not None:
             text += f" <={self.less_than - 1}"
+        if self.min_values is not None:
+            text += f" minValues {self.min_values}"
         return text
 
 
@@ -258,6 +275,10 @@ class Requirements(Mapping[str, Requirement]):
             if theirs is not None and not _intersect(mine, theirs):
                 return False
         return True
+
+    def has_min_values(self) -> bool:
+        """Upstream: Requirements.HasMinValues"""
+        return any(r.min_values is not None for r in self._by_key.values())
 
     def labels(self) -> dict[str, str]:
         """The labels a node launched with these requirements carries: every key with exactly

@@ -16,7 +16,7 @@ from typing import Final
 
 from topospread.api.types import LABEL_HOSTNAME, DaemonSet, Pod
 from topospread.autoscaler.karpenter.daemons import daemon_pods, nodeclaim_overhead
-from topospread.autoscaler.karpenter.instancetypes import InstanceType
+from topospread.autoscaler.karpenter.instancetypes import InstanceType, satisfies_min_values
 from topospread.autoscaler.karpenter.nodeclaim import (
     ExistingNode,
     NodeClaim,
@@ -62,6 +62,21 @@ def _sort_key(pod: Pod) -> tuple[int, int, str, str]:
         -r.memory,
         pod.metadata.creation_timestamp or "",
         pod.metadata.uid or pod_key(pod),
+    )
+
+
+def truncation_error(claim: NodeClaim) -> str:
+    """Why a new nodeclaim cannot launch: its cheapest MAX_INSTANCE_TYPES options do not cover
+    a minValues (Strict policy); "" when they do. Its pods get the error.
+    Upstream: Results.TruncateInstanceTypes (scheduler.go), InstanceTypes.Truncate"""
+    if not claim.requirements.has_min_values():
+        return ""
+    _, short = satisfies_min_values(claim.instance_type_options(), claim.requirements)
+    if not short:
+        return ""
+    return (
+        "pod didn\u2019t schedule because NodePool couldn\u2019t meet minValues requirements, "
+        f"validating minValues, {short} (NodePool={claim.nodepool.name})"
     )
 
 
@@ -161,11 +176,13 @@ class Scheduler:
     def _template_options(self, pool: NodePool) -> list[InstanceType]:
         """Upstream: filterInstanceTypesByRequirements for an empty pod (NewScheduler)"""
         reqs = pool.node_requirements()
-        return [
+        options = [
             it
             for it in self.catalogue
             if it.requirements().intersects(reqs) and it.compatible_offerings(reqs)
         ]
+        # Strict minValues: a NodePool whose types cannot cover them is skipped.
+        return [] if satisfies_min_values(options, reqs)[1] else options
 
     @staticmethod
     def _initial_remaining(pool: NodePool, used: Resources | None) -> Resources:
@@ -191,7 +208,12 @@ class Scheduler:
                 queue.push(pod)
             else:
                 errors.pop(pod_key(pod), None)
-        results.new_nodeclaims = [c for c in self.new_nodeclaims if c.pods]
+        results.new_nodeclaims = []
+        for claim in (c for c in self.new_nodeclaims if c.pods):
+            if why := truncation_error(claim):
+                errors.update((pod_key(p), why) for p in claim.pods)
+            else:
+                results.new_nodeclaims.append(claim)
         results.pod_errors = {k: errors[k] for k in sorted(errors)}
         return results
 
