@@ -92,3 +92,20 @@ def test_a_node_nominated_for_a_pending_pod_is_not_a_candidate_for_20s() -> None
     assert env.karpenter.run_once(19.0, env.cluster, []).disruptions == []
     [d] = env.karpenter.run_once(20.0, env.cluster, []).disruptions
     assert (d.method, d.nodes) == ("emptiness", ("node-1",))
+
+
+def test_the_pods_of_a_node_being_disrupted_keep_their_room_in_the_next_simulation() -> None:
+    # node-z (kept by its pod's do-not-disrupt) has room for one of the 1200m pods. node-x's
+    # deletion goes ahead at 15s and the controller looks again at once, while node-x's pod
+    # is still there: upstream's simulation packs the deleting node's pods too, so node-y's
+    # pod has no room left on node-z and node-y stays (spot is not replaced by spot).
+    env = Env()
+    pool = nodepool(disruption={"budgets": [{"nodes": "100%"}]})
+    env.karpenter = Karpenter([pool], builtin_catalogue(ZONES))
+    env.add_node(karpenter_node("node-x"), rs_pod("x", cpu="1200m"))
+    env.add_node(karpenter_node("node-y"), rs_pod("y", cpu="1200m"))
+    env.add_node(karpenter_node("node-z"), rs_pod("z", **{DO_NOT_DISRUPT: "true"}))
+    assert env.karpenter.run_once(0.0, env.cluster, []).disruptions == []
+    [d] = env.karpenter.run_once(15.0, env.cluster, []).disruptions
+    assert (d.method, d.decision, d.nodes) == ("single-node consolidation", "delete", ("node-x",))
+    assert env.karpenter.awaiting is None and env.karpenter.disruption_at == 25.0
