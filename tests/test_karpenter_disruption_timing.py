@@ -12,6 +12,7 @@ from test_karpenter_consolidation import karpenter_node, rs_pod, two_nodes
 from topospread.autoscaler.clusterautoscaler.nodegroup import with_node_name
 from topospread.autoscaler.karpenter import Karpenter, builtin_catalogue
 from topospread.autoscaler.karpenter.disruption import DO_NOT_DISRUPT
+from topospread.autoscaler.karpenter.validation import rejected_message
 
 ZONES = ("test-zone-1", "test-zone-2", "test-zone-3")
 
@@ -46,8 +47,11 @@ def test_a_command_whose_candidate_changed_is_dropped_at_its_validation() -> Non
     env.cluster.bind(with_node_name(rs_pod("late"), "node-1"), "node-1")
     result = env.karpenter.run_once(15.0, env.cluster, [])
     assert result.disruptions == []
-    [(command, why)] = result.rejected
-    assert (command.method, why) == ("emptiness", "1 candidates are no longer valid")
+    [(command, kind)] = result.rejected
+    assert (command.method, kind) == ("emptiness", "churn")
+    assert rejected_message(command, command.candidates[0], kind) == (
+        "abandoning empty node consolidation attempt due to pod churn, command is no longer valid"
+    )
     assert env.karpenter.awaiting is not None
     awaiting = env.karpenter.awaiting
     assert (awaiting.command.method, awaiting.due) == ("single-node consolidation", 30.0)
@@ -108,4 +112,22 @@ def test_the_pods_of_a_node_being_disrupted_keep_their_room_in_the_next_simulati
     assert env.karpenter.run_once(0.0, env.cluster, []).disruptions == []
     [d] = env.karpenter.run_once(15.0, env.cluster, []).disruptions
     assert (d.method, d.decision, d.nodes) == ("single-node consolidation", "delete", ("node-x",))
+    assert env.karpenter.awaiting is None and env.karpenter.disruption_at == 25.0
+
+
+def test_a_consolidation_whose_pods_no_longer_fit_is_rejected_at_its_validation() -> None:
+    env = _env()
+    two_nodes(env)
+    env.karpenter.run_once(0.0, env.cluster, [])
+    assert env.karpenter.awaiting is not None
+    assert env.karpenter.awaiting.command.candidates[0].name == "node-1"
+    # node-0 fills up meanwhile: node-1's pod has nowhere to go but a new node.
+    env.cluster.bind(with_node_name(rs_pod("filler", cpu="1800m"), "node-0"), "node-0")
+    result = env.karpenter.run_once(15.0, env.cluster, [])
+    assert result.disruptions == []
+    [(command, kind)] = result.rejected
+    assert rejected_message(command, command.candidates[0], kind) == (
+        "Consolidation rejected: delete: [node-1], reason: scheduling (savings: $0.01)"
+    )
+    # Single-node consolidation was the last method: the next look is a poll later.
     assert env.karpenter.awaiting is None and env.karpenter.disruption_at == 25.0

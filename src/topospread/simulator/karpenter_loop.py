@@ -15,6 +15,7 @@ from topospread.api.types import LABEL_TOPOLOGY_ZONE, Pod
 from topospread.autoscaler.karpenter import Disruption, Karpenter, builtin_catalogue
 from topospread.autoscaler.karpenter.instancetypes import DEFAULT_ZONES
 from topospread.autoscaler.karpenter.requirements import NODEPOOL_LABEL
+from topospread.autoscaler.karpenter.validation import rejected_message
 from topospread.simulator.autoscaler_spec import DISRUPTION_POLL, KarpenterSpec, nanos
 from topospread.simulator.autoscaling import (
     KARPENTER,
@@ -150,7 +151,7 @@ class KarpenterController(AutoscalerController):
                     f"in {r.zone}) for {', '.join(d.nodes)}{self._ready_text(sim)}",
                 )
             self.awaiting.append(d)
-        for command, why in result.rejected:
+        for command, kind in result.rejected:
             for node in command.candidates:
                 self._record(
                     sim,
@@ -158,8 +159,7 @@ class KarpenterController(AutoscalerController):
                     node.pool.name,
                     node.node.metadata.labels.get(LABEL_TOPOLOGY_ZONE, ""),
                     node.name,
-                    f"{command.method}: {command.decision} {node.name} abandoned at its "
-                    f"validation: {why}",
+                    f"{command.method}: {rejected_message(command, node, kind)}",
                 )
         self._disrupt_ready(sim, where)
         # A failed nodeclaim is deleted and its pods trigger a new batch (upstream: the

@@ -153,7 +153,8 @@ class KarpenterResult:
     pod_errors: dict[str, str] = field(default_factory=dict)
     scheduled_on_existing: dict[str, list[str]] = field(default_factory=dict)
     disruptions: list[Disruption] = field(default_factory=list)
-    # Commands dropped at their validation, each with the validation's error.
+    # Commands dropped at their validation, each with the kind of its validation error
+    # (validation.rejected_message tells of them).
     rejected: list[tuple[Command, str]] = field(default_factory=list)
 
 

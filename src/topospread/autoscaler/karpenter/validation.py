@@ -30,14 +30,34 @@ from topospread.autoscaler.karpenter.disruption import (
 COMMAND_VALIDATION_DELAY: Final = 15.0
 # Upstream: pollingPeriod (disruption/controller.go): the next look after one that did nothing.
 POLLING_PERIOD: Final = 10.0
-# Upstream: the validation errors' texts (disruption/validation.go).
-NOMINATED: Final = "a candidate was nominated during validation"
-OVER_BUDGET: Final = "a candidate can no longer be disrupted without violating budgets"
-NEW_RESULTS: Final = "scheduling simulation produced new results"
+# Upstream: the kinds of validation errors (getValidationFailureReason, validation.go).
+CHURN: Final = "churn"
+BUDGET: Final = "budget"
+SCHEDULING: Final = "scheduling"
+# Upstream: what Emptiness.ComputeCommands logs when its command fails validation.
+EMPTINESS_ABANDONED: Final = (
+    "abandoning empty node consolidation attempt due to pod churn, command is no longer valid"
+)
 
 
-def no_longer_valid(count: int) -> str:
-    return f"{count} candidates are no longer valid"
+def rejected_message(command: Command, candidate: Candidate, kind: str) -> str:
+    """What upstream tells of a consolidation command dropped at its validation, for one of
+    its candidates (emptiness only logs EMPTINESS_ABANDONED).
+    Upstream: Command.EmitRejectedEvents, ConsolidationRejected (disruption/events/events.go),
+    Command.StringForNode and String (the command has no method yet), EstimatedSavings"""
+    if command.method == METHOD_EMPTINESS:
+        return EMPTINESS_ABANDONED
+    if len(command.candidates) == 1:
+        text = f"{command.decision}: [{candidate.name}]"
+        if command.replacement is not None:
+            text += " -> [1 replacement]"
+    else:
+        count = len(command.candidates)
+        text = f"{command.decision}: [{candidate.name}] (part of {count}-node consolidation)"
+    savings = sum(c.price for c in command.candidates)
+    if command.replacement is not None:
+        savings -= command.replacement_price
+    return f"Consolidation rejected: {text}, reason: {kind} (savings: ${savings:.2f})"
 
 
 def nomination_window(batch_max_duration: float) -> float:
@@ -63,7 +83,8 @@ def validate(
     allowed: Mapping[str, int],
     where: Rescheduling | None,
 ) -> tuple[Command | None, str]:
-    """The command as it may go ahead now, or None and why not. ``current``: the candidates
+    """The command as it may go ahead now, or None and the kind of error (CHURN, BUDGET,
+    SCHEDULING). ``current``: the candidates
     now, by name; ``nominated``: nodes a provisioning pass chose for a pending pod since;
     ``allowed``: the budgets now for the command's reason; ``where``: the scheduling now
     (None for emptiness, which does not simulate).
@@ -76,30 +97,27 @@ def validate(
         ]
         kept = within_budgets(still, allowed)
         if not still:
-            return None, no_longer_valid(len(command.candidates))
+            return None, CHURN
         if not kept:
-            return None, (
-                f"{len(command.candidates)} candidates failed validation because it they were "
-                "nominated for a pod or would violate disruption budgets"
-            )
+            return None, BUDGET
         return replace(command, candidates=tuple(kept)), ""
     still = consolidatable([current[c.name] for c in command.candidates if c.name in current])
     if len(still) != len(command.candidates):
-        return None, no_longer_valid(len(command.candidates) - len(still))
+        return None, CHURN
     if any(c.name in nominated for c in still):
-        return None, NOMINATED
+        return None, BUDGET
     if len(within_budgets(still, allowed)) != len(still):
-        return None, OVER_BUDGET
+        return None, BUDGET
     assert where is not None
     found = outcome(still, where)
     if found is None:
-        return None, NEW_RESULTS
+        return None, SCHEDULING
     delete, claim = found
     if command.replacement is None:
-        return (command, "") if delete else (None, NEW_RESULTS)
+        return (command, "") if delete else (None, SCHEDULING)
     if claim is None:
-        return None, NEW_RESULTS
+        return None, SCHEDULING
     offered = {it.name for it in claim.instance_types}
     if not {it.name for it in command.replacement.instance_types} <= offered:
-        return None, NEW_RESULTS
+        return None, SCHEDULING
     return command, ""
