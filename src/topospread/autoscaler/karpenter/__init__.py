@@ -21,18 +21,18 @@ from topospread.autoscaler.karpenter.instancetypes import (
     parse_catalogue,
     stock_out,
 )
-from topospread.autoscaler.karpenter.karpenter import (
-    CreateFunc,
-    Disruption,
-    Karpenter,
-    KarpenterResult,
-    NodeClaimLaunch,
-)
+from topospread.autoscaler.karpenter.karpenter import Karpenter
 from topospread.autoscaler.karpenter.nodepool import (
     Budget,
     NodePool,
     parse_nodepool,
     parse_nodepools,
+)
+from topospread.autoscaler.karpenter.results import (
+    CreateFunc,
+    Disruption,
+    KarpenterResult,
+    NodeClaimLaunch,
 )
 
 __all__ = [

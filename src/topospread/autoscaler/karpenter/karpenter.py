@@ -12,8 +12,8 @@ never changes the cluster it is given; the caller adds the nodes of the launched
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Final
 
 from topospread.api.types import (
@@ -54,6 +54,13 @@ from topospread.autoscaler.karpenter.nodeclaim import (
 from topospread.autoscaler.karpenter.nodepool import REASON_EMPTY, REASON_UNDERUTILIZED, NodePool
 from topospread.autoscaler.karpenter.pending import ignored, provisionable
 from topospread.autoscaler.karpenter.requirements import NODEPOOL_LABEL
+from topospread.autoscaler.karpenter.results import (
+    CreateFunc,
+    Disruption,
+    KarpenterResult,
+    LaunchFailure,
+    NodeClaimLaunch,
+)
 from topospread.autoscaler.karpenter.scheduler import (
     NO_NODEPOOLS,
     Results,
@@ -75,87 +82,6 @@ from topospread.framework.config import SchedulerConfig, default_config
 from topospread.framework.features import DEFAULT_FEATURES, Features
 from topospread.framework.preemption import parse_rfc3339_nanos
 from topospread.framework.runtime import Registry
-
-
-@dataclass(frozen=True, slots=True)
-class NodeClaimLaunch:
-    """A nodeclaim to create: where and what the cloud launches, and for which pods."""
-
-    name: str
-    nodepool: str
-    instance_type: str
-    zone: str
-    capacity_type: str
-    price: float
-    pods: tuple[str, ...]
-    instance_type_options: tuple[str, ...]
-    node: Node
-
-    @property
-    def reason(self) -> str:
-        return f"provisioning {len(self.pods)} pod(s): {', '.join(self.pods)}"
-
-
-@dataclass(frozen=True, slots=True)
-class Disruption:
-    """Nodes to disrupt, why (method, reason), and the replacement when there is one."""
-
-    method: str
-    reason: str
-    decision: str
-    nodes: tuple[str, ...]
-    replacement: NodeClaimLaunch | None
-    savings: float
-
-    @property
-    def message(self) -> str:
-        text = f"{self.method}: {self.decision} {', '.join(self.nodes)} ({self.reason})"
-        if self.replacement is not None:
-            r = self.replacement
-            text += f", replaced by {r.instance_type} {r.capacity_type} in {r.zone}"
-        return text + f", saving ${self.savings:.4f}/h"
-
-
-@dataclass(frozen=True, slots=True)
-class LaunchFailure:
-    """A nodeclaim the cloud could not launch: every offering it tried was out of capacity
-    (each now in the unavailable-offerings cache); the nodeclaim is deleted and its pods wait
-    for the next pass."""
-
-    name: str
-    nodepool: str
-    pods: tuple[str, ...]
-    tried: tuple[tuple[str, str, str, str], ...]  # instance type, zone, capacity type, error
-
-    @property
-    def reason(self) -> str:
-        offerings = ", ".join(f"{it} {ct} in {zone}" for it, zone, ct, _ in self.tried[:3])
-        more = f" and {len(self.tried) - 3} more" if len(self.tried) > 3 else ""
-        return (
-            f"failed launching nodeclaim {self.name}: insufficient capacity for "
-            f"{offerings}{more} ({self.tried[0][3]}); the nodeclaim is deleted and the "
-            "offerings are unavailable for 3m"
-        )
-
-
-# The cloud's answer to one launch: None when it can launch the offering (instance type, zone,
-# capacity type), else the insufficient-capacity error's text.
-CreateFunc = Callable[[str, str, str], "str | None"]
-
-
-@dataclass(slots=True)
-class KarpenterResult:
-    """What one pass decided."""
-
-    now: float
-    launched: list[NodeClaimLaunch] = field(default_factory=list)
-    launch_failures: list[LaunchFailure] = field(default_factory=list)
-    pod_errors: dict[str, str] = field(default_factory=dict)
-    scheduled_on_existing: dict[str, list[str]] = field(default_factory=dict)
-    disruptions: list[Disruption] = field(default_factory=list)
-    # Commands dropped at their validation, each with the kind of its validation error
-    # (validation.rejected_message tells of them).
-    rejected: list[tuple[Command, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,7 +187,8 @@ class Karpenter:
         ``create`` is the cloud: each nodeclaim launches its cheapest offering the cloud can
         serve; those it cannot go into the unavailable-offerings cache, and a nodeclaim with
         none left fails (``launch_failures``). The decisions read the catalogue without the
-        cached offerings.
+        cached offerings. The disruption controller takes its turn when ``now`` reaches
+        ``disruption_at`` (``_reconcile_disruption``), after the provisioning.
         Upstream: the nodeclaim lifecycle's launch (cloudprovider Create, InsufficientCapacity)
         """
         self.catalogue = self.unavailable.apply(self.base_catalogue, now)
