@@ -431,3 +431,16 @@ def test_a_budget_whose_schedule_cron_cannot_parse_allows_nothing() -> None:
     env = Env(nodepool(disruption={"budgets": budgets}))
     env.add_node(karpenter_node("node-0"))
     assert env.karpenter.run_once(0.0, env.cluster, []).disruptions == []
+
+
+def test_single_node_consolidation_tries_every_candidate_its_budget_allows_one_more() -> None:
+    # The default budget allows one of the three nodes. node-a comes first (tied with node-b,
+    # by name) and cannot go (its pod fits nowhere, and spot is not replaced by spot); upstream
+    # goes on to node-b, whose pod fits node-c (kept by its pod's do-not-disrupt).
+    # Upstream: SingleNodeConsolidation.ComputeCommands does not count the budget down.
+    env = Env()
+    env.add_node(karpenter_node("node-a"), rs_pod("a", cpu="1950m"))
+    env.add_node(karpenter_node("node-b"), rs_pod("b"))
+    env.add_node(karpenter_node("node-c"), rs_pod("c", cpu="1", **{DO_NOT_DISRUPT: "true"}))
+    [d] = env.karpenter.run_once(0.0, env.cluster, []).disruptions
+    assert (d.method, d.decision, d.nodes) == ("single-node consolidation", "delete", ("node-b",))

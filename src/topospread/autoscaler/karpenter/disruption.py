@@ -432,9 +432,12 @@ def single_node(
     where: Rescheduling,
 ) -> Command | None:
     """The first candidate that can go alone, taking the NodePools in turn (each one's
-    candidates in savings order). Upstream: SingleNodeConsolidation.ComputeCommands and
-    SortCandidates"""
-    for c in _interweaved(within_budgets(consolidatable(candidates), allowed)):
+    candidates in savings order), every candidate of a NodePool whose budget allows one
+    more (a command disrupts one node, so the budget is not counted down).
+    Upstream: SingleNodeConsolidation.ComputeCommands and SortCandidates"""
+    for c in _interweaved(consolidatable(candidates)):
+        if allowed.get(c.pool.name, 0) <= 0:
+            continue
         cmd = compute_consolidation(METHOD_SINGLE_NODE, [c], where)
         if cmd is not None:
             return cmd
