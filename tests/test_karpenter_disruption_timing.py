@@ -8,7 +8,7 @@ state/statenode.go Nominated."""
 from __future__ import annotations
 
 from karpenter_helpers import AT_ONCE, Env, nodepool
-from test_karpenter_consolidation import karpenter_node, rs_pod, two_nodes
+from test_karpenter_consolidation import _started_at, karpenter_node, rs_pod, two_nodes
 from topospread.autoscaler.clusterautoscaler.nodegroup import with_node_name
 from topospread.autoscaler.karpenter import Karpenter, builtin_catalogue
 from topospread.autoscaler.karpenter.disruption import DO_NOT_DISRUPT
@@ -131,3 +131,30 @@ def test_a_consolidation_whose_pods_no_longer_fit_is_rejected_at_its_validation(
     )
     # Single-node consolidation was the last method: the next look is a poll later.
     assert env.karpenter.awaiting is None and env.karpenter.disruption_at == 25.0
+
+
+def test_a_method_that_found_nothing_waits_for_a_change_or_the_5_minute_reset() -> None:
+    # At 0s single-node consolidation finds nothing (node-2's pod fits nowhere; node-1's pod
+    # is protected for 1m) and marks the cluster consolidated. node-1's protection ends at 60s,
+    # which is no change the cluster state watches: node-1 goes only when the state resets,
+    # 5 minutes after it last changed. Upstream: consolidation.IsConsolidated,
+    # Cluster.ConsolidationState (state/cluster.go).
+    env = _env(**AT_ONCE)
+    env.add_node(karpenter_node("node-0"), rs_pod("keep", cpu="1", **{DO_NOT_DISRUPT: "true"}))
+    protected = rs_pod("pod-1", **{DO_NOT_DISRUPT: "1m"})
+    env.add_node(karpenter_node("node-1"), _started_at(protected, "1970-01-01T00:00:00Z"))
+    env.add_node(karpenter_node("node-2"), rs_pod("pod-2", cpu="1950m"))
+    for now in (0.0, 60.0, 299.0):
+        assert env.karpenter.run_once(now, env.cluster, []).disruptions == []
+    [d] = env.karpenter.run_once(300.0, env.cluster, []).disruptions
+    assert (d.method, d.decision, d.nodes) == ("single-node consolidation", "delete", ("node-1",))
+
+
+def test_a_pod_deleted_moves_the_cluster_state_on_at_once() -> None:
+    env = _env(**AT_ONCE)
+    env.add_node(karpenter_node("node-0"), rs_pod("keep", cpu="1", **{DO_NOT_DISRUPT: "true"}))
+    env.add_node(karpenter_node("node-1"), rs_pod("pod-1", cpu="1950m"))
+    assert env.karpenter.run_once(0.0, env.cluster, []).disruptions == []
+    env.cluster.unbind(with_node_name(rs_pod("pod-1", cpu="1950m"), "node-1"), "node-1")
+    [d] = env.karpenter.run_once(10.0, env.cluster, []).disruptions
+    assert (d.method, d.nodes) == ("emptiness", ("node-1",))

@@ -34,10 +34,12 @@ from topospread.autoscaler.karpenter.disruption import (
     Command,
     Rescheduling,
     candidate_of,
+    consolidatable,
     emptiness,
     multi_node,
     reschedulable,
     single_node,
+    within_budgets,
 )
 from topospread.autoscaler.karpenter.instancetypes import (
     InstanceType,
@@ -74,6 +76,7 @@ from topospread.autoscaler.karpenter.validation import (
     COMMAND_VALIDATION_DELAY,
     POLLING_PERIOD,
     Awaiting,
+    ConsolidationState,
     nomination_window,
     validate,
 )
@@ -167,6 +170,7 @@ class Karpenter:
         # When the disruption controller looks next, and the command it is validating.
         self.disruption_at = 0.0
         self.awaiting: Awaiting | None = None
+        self.consolidation = ConsolidationState()
 
     def run_once(
         self,
@@ -197,6 +201,7 @@ class Karpenter:
             del self.in_flight[name]
         self.disrupting &= names
         self._track_pod_changes(now, cluster)
+        self._observe(now, cluster, not_initialized)
         result = KarpenterResult(now)
         starting = {n for n in not_initialized if n in self.in_flight}
         scheduler = self._scheduler(cluster, exclude=self.disrupting | starting)
@@ -404,6 +409,7 @@ class Karpenter:
         Upstream: Controller.Reconcile, Controller.disrupt (disruption/controller.go), the
         methods' ComputeCommands and their Validator.Validate"""
         start = 0
+        self._observe(p.now, p.cluster, p.not_initialized)
         if self.awaiting is not None:
             awaiting, self.awaiting = self.awaiting, None
             command, why = self._validate(awaiting.command, p)
@@ -412,6 +418,7 @@ class Karpenter:
                 start = awaiting.method + 1
             else:
                 self._execute(command, p.now, create, result)
+                self._observe(p.now, p.cluster, p.not_initialized)
         for method in range(start, len(_METHODS)):
             command = self._compute(method, p)
             if command is None:
@@ -427,18 +434,45 @@ class Karpenter:
         self.disruption_at = p.now + self.polling_period
 
     def _compute(self, method: int, p: _Pass) -> Command | None:
-        """The command of one method (emptiness, multi-node, single-node), if any."""
+        """The command of one method (emptiness, multi-node, single-node), if any: none
+        without candidates of its own, or while the cluster is as it was when the method
+        last found nothing (unless a budget held a candidate back then).
+        Upstream: Controller.disrupt, the methods' ComputeCommands (IsConsolidated,
+        constrainedByBudgets, markConsolidated)"""
+        empty = _METHODS[method] == METHOD_EMPTINESS
         candidates = self._candidates(p)
-        if not candidates:
+        mine = [c for c in candidates if c.is_empty] if empty else consolidatable(candidates)
+        if not mine or self.consolidation.is_consolidated(method, p.now):
             return None
-        if _METHODS[method] == METHOD_EMPTINESS:
-            allowed = self._allowed(p.cluster, REASON_EMPTY, p.not_initialized, p.now)
-            return emptiness(candidates, allowed)
-        allowed = self._allowed(p.cluster, REASON_UNDERUTILIZED, p.not_initialized, p.now)
-        where = self._rescheduling(p)
-        if _METHODS[method] == METHOD_MULTI_NODE:
-            return multi_node(candidates, allowed, where)
-        return single_node(candidates, allowed, where)
+        reason = REASON_EMPTY if empty else REASON_UNDERUTILIZED
+        allowed = self._allowed(p.cluster, reason, p.not_initialized, p.now)
+        command: Command | None
+        if empty:
+            command = emptiness(candidates, allowed)
+            constrained = len(within_budgets(mine, allowed)) < len(mine)
+        elif _METHODS[method] == METHOD_MULTI_NODE:
+            command = multi_node(candidates, allowed, self._rescheduling(p))
+            constrained = len(within_budgets(mine, allowed)) < len(mine)
+        else:
+            command = single_node(candidates, allowed, self._rescheduling(p))
+            constrained = any(allowed.get(c.pool.name, 0) <= 0 for c in mine)
+        if command is None and not constrained:
+            self.consolidation.mark_consolidated(method, p.now)
+        return command
+
+    def _observe(self, now: float, cluster: ClusterState, not_initialized: Collection[str]) -> None:
+        """Note the cluster as upstream's consolidation-state triggers see it: each node
+        (initialized, marked for deletion), each nodeclaim not yet registered, each node's
+        pods. Upstream: the cluster state's MarkUnconsolidated calls (state/cluster.go)"""
+        names = set()
+        nodes = []
+        for info in cluster.list():
+            names.add(info.name)
+            marked = info.name in self.disrupting or info.node.metadata.deletion_timestamp
+            nodes.append((info.name, info.name not in not_initialized, bool(marked)))
+        claims = frozenset(n for n in self.in_flight if n not in names)
+        pods = frozenset((n, since[0]) for n, since in self.pods_since.items())
+        self.consolidation.observe(now, (frozenset(nodes), claims, pods))
 
     def _validate(self, command: Command, p: _Pass) -> tuple[Command | None, str]:
         """Upstream: the methods' Validator.Validate (disruption/validation.go)"""

@@ -13,7 +13,7 @@ candidates within the budgets.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Final
 
 from topospread.autoscaler.karpenter.disruption import (
@@ -30,6 +30,8 @@ from topospread.autoscaler.karpenter.disruption import (
 COMMAND_VALIDATION_DELAY: Final = 15.0
 # Upstream: pollingPeriod (disruption/controller.go): the next look after one that did nothing.
 POLLING_PERIOD: Final = 10.0
+# Upstream: ConsolidationState (state/cluster.go): the methods look again at least this often.
+CONSOLIDATION_STATE_TTL: Final = 300.0
 # Upstream: the kinds of validation errors (getValidationFailureReason, validation.go).
 CHURN: Final = "churn"
 BUDGET: Final = "budget"
@@ -64,6 +66,42 @@ def nomination_window(batch_max_duration: float) -> float:
     """How long a node a provisioning pass chose for a pending pod is not a candidate.
     Upstream: nominationWindow (state/statenode.go)"""
     return max(2 * batch_max_duration, 10.0)
+
+
+@dataclass(slots=True)
+class ConsolidationState:
+    """When the cluster last changed as the disruption methods watch it, and per method the
+    state in which it last found nothing to do: a method skips its work until the state
+    moves on. It moves on when a node or nodeclaim comes or goes, is initialized or marked
+    for deletion, or a pod is bound or deleted, and at least every 5 minutes; a node's pods
+    settling past consolidateAfter, a nomination running out, a budget's window opening, a
+    do-not-disrupt duration ending or a PodDisruptionBudget allowing more do not move it
+    (upstream's open PR #3291 would add the first two), so those wait for the 5 minutes.
+    Changes are seen at the model's passes, not when they happened.
+    Upstream: Cluster.MarkUnconsolidated, ConsolidationState, triggerConsolidationOnChange
+    (state/cluster.go), consolidation.IsConsolidated and markConsolidated"""
+
+    changed: float | None = None
+    key: object = None
+    consolidated: dict[int, float] = field(default_factory=dict)
+
+    def observe(self, now: float, key: object) -> None:
+        """Note the cluster as it is now (``key``: what the triggers watch)."""
+        if key != self.key:
+            self.key = key
+            self.changed = now
+
+    def state(self, now: float) -> float:
+        """Upstream: Cluster.ConsolidationState (reset when 5 minutes old)"""
+        if self.changed is None or now - self.changed >= CONSOLIDATION_STATE_TTL:
+            self.changed = now
+        return self.changed
+
+    def is_consolidated(self, method: int, now: float) -> bool:
+        return self.consolidated.get(method) == self.state(now)
+
+    def mark_consolidated(self, method: int, now: float) -> None:
+        self.consolidated[method] = self.state(now)
 
 
 @dataclass(frozen=True, slots=True)
