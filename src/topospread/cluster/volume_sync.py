@@ -66,9 +66,12 @@ def reclaim_volume(pv: PersistentVolume) -> PersistentVolume | None:
     """A released volume after its reclaim policy: Delete deletes it (None; its provisioner
     deletes the storage asset); any other policy leaves it Released.
 
-    NOTE: a Delete volume no deleter takes (a static CSI volume, whose driver's provisioner
-    deletes only what it provisioned) goes Failed upstream; it is deleted here. Recycle is
-    not modelled: the volume stays Released.
+    NOTE: in v1.35 (HonorPVReclaimPolicy GA) a CSI volume, static or provisioned, and one an
+    external provisioner made go to the external deleter, the driver's provisioner, which
+    deletes it: as here. Only a static Delete volume of an in-tree source no in-tree plugin
+    deletes (NFS, iSCSI, local) goes Failed upstream ("Error getting deleter volume plugin
+    for volume ...", findDeletablePlugin); it is deleted here too. Recycle is not modelled:
+    the volume stays Released.
 
     Upstream: reclaimVolume (pv_controller.go, v1.35)
     """
