@@ -13,6 +13,7 @@ import msgspec
 import pytest
 
 from test_delete_workload import CLASS, run_steps
+from test_delete_workload import database as delete_workload_database
 from topospread.api.storage import PersistentVolumeClaim
 from topospread.api.types import OwnerReference, Pod, StatefulSet
 from topospread.simulator.controllers.claim_retention import (
@@ -24,30 +25,10 @@ from topospread.simulator.simulation import Simulation
 
 
 def database(policy: dict[str, str], replicas: int = 3) -> dict[str, Any]:
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "StatefulSet",
-        "metadata": {"name": "db"},
-        "spec": {
-            "replicas": replicas,
-            "serviceName": "db",
-            "selector": {"matchLabels": {"app": "db"}},
-            "persistentVolumeClaimRetentionPolicy": policy,
-            "template": {
-                "metadata": {"labels": {"app": "db"}},
-                "spec": {"containers": [{"name": "db", "image": "postgres:17"}]},
-            },
-            "volumeClaimTemplates": [
-                {
-                    "metadata": {"name": "data"},
-                    "spec": {
-                        "accessModes": ["ReadWriteOnce"],
-                        "resources": {"requests": {"storage": "10Gi"}},
-                    },
-                }
-            ],
-        },
-    }
+    """test_delete_workload's StatefulSet of claims, with this retention policy."""
+    doc = delete_workload_database(None, replicas)
+    doc["spec"]["persistentVolumeClaimRetentionPolicy"] = policy
+    return doc
 
 
 def reader(claim: str, name: str = "backup") -> dict[str, Any]:
