@@ -473,9 +473,11 @@ def test_karpenter_deletes_its_node_once_empty_after_its_next_poll_and_the_valid
     ]
     report = run(doc)
     (removed,) = [c for s in report.steps for c in s.autoscaler if c.action == "remove"]
-    # Found empty at the poll at 130s, deleted once the command is validated 15s later
-    # (upstream: commandValidationDelay, disruption/consolidation.go).
-    assert (removed.node, removed.time) == ("default-00001", 145 * SECOND)
+    # Found empty at the poll at 130s, its nodeclaim deleted once the command is validated
+    # 15s later (upstream: commandValidationDelay, disruption/consolidation.go); the Node goes
+    # after the termination controller's MinDrainTime (5s) and its look after the instance's
+    # termination (5s more; node/termination/controller.go).
+    assert (removed.node, removed.time) == ("default-00001", 155 * SECOND)
     assert "emptiness: delete default-00001 (Empty)" in removed.reason
     assert report.steps[-1].node_groups == {"default": 0}
 
@@ -538,8 +540,9 @@ def test_karpenter_drains_a_replaced_node_only_once_its_replacement_has_started(
         "default-00002",
         145 * SECOND,
     )
-    # Drained when the replacement is Ready (a minute later), not when it was launched.
-    assert (removed.action, removed.node, removed.time) == ("remove", "default-00001", 205 * SECOND)
+    # Drained when the replacement is Ready (a minute later, at 205s), not when it was
+    # launched; the Node goes 10s later (MinDrainTime, then the instance's termination).
+    assert (removed.action, removed.node, removed.time) == ("remove", "default-00001", 215 * SECOND)
     assert "single-node consolidation: replace default-00001 (Underutilized)" in removed.reason
     assert report.steps[3].pending == {} and report.steps[3].node_groups == {"default": 1}
 

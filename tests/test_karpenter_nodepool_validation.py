@@ -319,8 +319,8 @@ def test_a_bad_manifest_is_refused_as_the_api_server_refuses_it(
     [
         (
             {"name": "np", "requirments": []},
-            "requirments: unknown field; expected name, labels, requirements, taints, limits, "
-            "weight, disruption",
+            "requirments: unknown field; expected name, labels, requirements, taints, "
+            "expireAfter, terminationGracePeriod, limits, weight, disruption",
         ),
         (
             {"name": "np", "requirements": [{"key": "k", "operater": "In"}]},
@@ -408,7 +408,8 @@ def test_cli_a_misspelled_short_form_field_exits_2_naming_file_pool_and_field(
     assert code == 2 and "Traceback" not in err
     assert (
         f"{path}: autoscaler.karpenter.nodePools[0] (NodePool default): requirments: unknown "
-        "field; expected name, labels, requirements, taints, limits, weight, disruption"
+        "field; expected name, labels, requirements, taints, expireAfter, "
+        "terminationGracePeriod, limits, weight, disruption"
     ) in err
 
 

@@ -246,6 +246,8 @@ class PodSpec(_Obj, frozen=True):
     preemption_policy: str | None = None
     host_network: bool = False
     restart_policy: str = ""
+    # Read by Karpenter's termination (the API server defaults it to 30; None: not given).
+    termination_grace_period_seconds: int | None = None
     # Set by the StatefulSet controller (the pod's stable network identity) and for indexed Jobs.
     hostname: str = ""
     subdomain: str = ""

@@ -79,12 +79,13 @@ class NodeChange:
 
     ``action``: ``scaleUp`` (a group resized or a nodeclaim launched), ``add`` and ``remove``
     (a node), ``stockout``, ``timeout``, ``noScaleUp`` (pods no group helps), ``draining`` (a
-    scale-down whose evictions are refused for now: retried), ``blocked`` (a drain the
+    scale-down's or a Karpenter node's termination whose evictions are refused for now:
+    retried), ``blocked`` (a drain the
     Eviction API refused, for good), ``targetSize`` (nodes another step added to a group),
     ``unregistered`` (a node another step deleted whose instance runs on), ``unhealthy`` and
     ``healthy`` (too many unready nodes to autoscale, and back), ``launchFailed`` (a nodeclaim
     the cloud could not launch), ``rejected`` (a disruption command dropped at its
-    validation)."""
+    validation), ``expired`` (a nodeclaim older than its NodePool's expireAfter, deleted)."""
 
     time: int
     autoscaler: str

@@ -3,16 +3,20 @@ its provisioner, batched, and its disruption controller, which looks 10s after a
 found nothing and carries a command out after its 15s validation. Karpenter learns of
 a stock-out only when a launch hits it: the cloud refuses the offering, Karpenter caches it as
 unavailable for 3m, deletes a nodeclaim with no offering left and provisions its pods again
-in a new batch; a disruption taints its candidates at once and drains them once their
-replacement has started up."""
+in a new batch; a disruption taints its candidates at once and deletes their nodeclaims once
+their replacement has started up. A deleted nodeclaim's node, or an expired one's, is drained
+and terminated on the clock (simulator/karpenter_termination.py); meanwhile the provisioner
+places its pods as it places pending ones."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from topospread.api.types import LABEL_TOPOLOGY_ZONE, Pod
 from topospread.autoscaler.karpenter import Disruption, Karpenter, builtin_catalogue
+from topospread.autoscaler.karpenter.disruption import do_not_disrupt_active
 from topospread.autoscaler.karpenter.instancetypes import DEFAULT_ZONES
 from topospread.autoscaler.karpenter.requirements import NODEPOOL_LABEL
 from topospread.autoscaler.karpenter.validation import rejected_message
@@ -24,6 +28,16 @@ from topospread.simulator.autoscaling import (
     daemonsets_of,
     pending_pods,
     pods_text,
+)
+from topospread.simulator.clock import format_duration
+from topospread.simulator.controllers.common import parse_time
+from topospread.simulator.karpenter_termination import (
+    SECOND,
+    Termination,
+    look,
+    refusal_text,
+    start_termination,
+    work_queue,
 )
 from topospread.simulator.timeline_steps.node_status import set_taints
 
@@ -59,6 +73,11 @@ class KarpenterController(AutoscalerController):
         self.batch_started: int | None = None
         # Disruptions whose replacement is still starting up.
         self.awaiting: list[Disruption] = []
+        # The nodes whose nodeclaims are deleted, draining (karpenter_termination.py), and
+        # when each of the NodePools' nodes expires (read again when the nodes change).
+        self.terminations: dict[str, Termination] = {}
+        self._expiry: dict[str, int] = {}
+        self._expiry_version = -1
         self._seen: tuple[object, ...] = ()
         self._errors: dict[str, str] = {}
 
@@ -66,13 +85,24 @@ class KarpenterController(AutoscalerController):
         return [p.name for p in self.spec.pools]
 
     def next_tick(self, sim: Simulation) -> int:
+        """The next of: the model's pass (``_model_due``), a termination's look or eviction
+        retry, a nodeclaim's expiry."""
+        due = [self._model_due(sim), *(t.next_due() for t in self.terminations.values())]
+        expiry = self._next_expiry(sim)
+        if expiry is not None:
+            due.append(expiry)
+        return max(min(due), self.last_tick + 1)
+
+    def _model_due(self, sim: Simulation) -> int:
         """The disruption controller's next look (10s after one that found nothing, the end
         of a command's 15s validation wait), or sooner the end of a provisioning batch: one
-        starts when pending pods are seen that the last pass did not see as they are now
-        (the pods, the nodes or the stock-outs changed since)."""
+        starts when pods to place are seen that the last pass did not see as they are now
+        (the pods, the nodes or the stock-outs changed since): pending pods, and those of
+        the nodes being deleted (upstream: a node tainted karpenter.sh/disrupted triggers
+        the provisioner too)."""
         tick = nanos(self.model.disruption_at)
         if self.batch_started is None:
-            pending = pending_pods(sim)
+            pending = [*pending_pods(sim), *self.model.deleting_pods(sim.cluster)]
             if pending and self._signature(sim, pending) != self._seen:
                 self.batch_started = sim.now
         if self.batch_started is not None:
@@ -80,7 +110,31 @@ class KarpenterController(AutoscalerController):
             # duration closes it, unless the max duration is shorter.
             window = min(self.spec.batch_idle, self.spec.batch_max)
             tick = min(tick, self.batch_started + nanos(window))
-        return max(tick, self.last_tick + 1)
+        return tick
+
+    def _next_expiry(self, sim: Simulation) -> int | None:
+        """When the next of the NodePools' nodes not yet deleted expires."""
+        if self._expiry_version != sim.node_version:
+            self._expiry_version = sim.node_version
+            self._expiry = self._expiries(sim)
+        times = [t for n, t in self._expiry.items() if n not in self.terminations]
+        return min(times, default=None)
+
+    def _expiries(self, sim: Simulation) -> dict[str, int]:
+        """Each NodePool node's expiry: its creation plus its NodePool's expireAfter. A node
+        without a creationTimestamp (an initial node whose manifest has none) counts from the
+        clock's start. Upstream: the expiration controller (NodeClaim.CreationTimestamp +
+        expireAfter)"""
+        pools = {p.name: p for p in self.spec.pools}
+        out = {}
+        for info in sim.cluster.list():
+            pool = pools.get(info.node.metadata.labels.get(NODEPOOL_LABEL, ""))
+            if pool is None or pool.expire_after == math.inf:
+                continue
+            created = parse_time(info.node.metadata.creation_timestamp)
+            since = 0 if created is None else created - sim.epoch
+            out[info.name] = since + round(pool.expire_after * SECOND)
+        return out
 
     def _signature(self, sim: Simulation, pending: Sequence[Pod]) -> tuple[object, ...]:
         # Karpenter does not see the cloud's stock-outs, only its own cache of them.
@@ -93,6 +147,17 @@ class KarpenterController(AutoscalerController):
         return None if stockout is None else f"stockout, {stockout.text()}"
 
     def tick(self, sim: Simulation, where: str) -> None:
+        """The nodeclaims expired by now are deleted; the model's pass, if due; then the
+        terminations' looks and evictions due now, those just begun included."""
+        self._expire(sim, where)
+        if sim.now >= self._model_due(sim):
+            self._model_pass(sim, where)
+        for name in sorted(self.terminations):
+            t = self.terminations[name]
+            if t.next_due() <= sim.now:
+                self._terminate(sim, t)
+
+    def _model_pass(self, sim: Simulation, where: str) -> None:
         self.batch_started = None
         model = self.model
         model.daemonsets = daemonsets_of(sim)
@@ -164,10 +229,12 @@ class KarpenterController(AutoscalerController):
         self._disrupt_ready(sim, where)
         # A failed nodeclaim is deleted and its pods trigger a new batch (upstream: the
         # provisioner is triggered again by the nodeclaim's deletion).
-        self._seen = () if result.launch_failures else self._signature(sim, pending_pods(sim))
+        placed = [*pending_pods(sim), *self.model.deleting_pods(sim.cluster)]
+        self._seen = () if result.launch_failures else self._signature(sim, placed)
 
     def _disrupt_ready(self, sim: Simulation, where: str) -> None:
-        """Drain and delete the candidates whose replacement is up (or that have none)."""
+        """The candidates whose replacement is up (or that have none): their nodeclaims are
+        deleted, their nodes' terminations begin. Upstream: Queue.waitOrTerminate"""
         waiting = []
         for d in self.awaiting:
             r = d.replacement
@@ -175,17 +242,86 @@ class KarpenterController(AutoscalerController):
                 waiting.append(d)
                 continue
             for name in d.nodes:
-                node = sim.node(name, where)
-                pool = node.metadata.labels.get(NODEPOOL_LABEL, "")
-                zone = node.metadata.labels.get(LABEL_TOPOLOGY_ZONE, "")
-                kept = self._delete(sim, name, KARPENTER_DISRUPTED, where)
-                if kept:
-                    self.model.disrupting.discard(name)
-                    why = f"disruption of {name} stopped: eviction refused for {', '.join(kept)}"
-                    self._record(sim, "blocked", pool, zone, name, why)
-                else:
-                    self._record(sim, "remove", pool, zone, name, f"removed {name}: {d.message}")
+                self._begin_termination(sim, name, d.message, where)
         self.awaiting = waiting
+
+    def _expire(self, sim: Simulation, where: str) -> None:
+        """Delete the nodeclaims whose expiry has come.
+        Upstream: the expiration controller's Reconcile (nodeclaim/expiration/controller.go)"""
+        if self._next_expiry(sim) is None:
+            return
+        pools = {p.name: p for p in self.spec.pools}
+        for name in sorted(self._expiry):
+            if self._expiry[name] > sim.now or name in self.terminations:
+                continue
+            if sim.cluster.get(name) is None:
+                continue
+            node = sim.node(name, where)
+            pool = pools[node.metadata.labels[NODEPOOL_LABEL]]
+            zone = node.metadata.labels.get(LABEL_TOPOLOGY_ZONE, "")
+            after = format_duration(round(pool.expire_after * SECOND))
+            self._record(
+                sim,
+                "expired",
+                pool.name,
+                zone,
+                name,
+                f"{name} expired (expireAfter {after} of NodePool {pool.name}): its nodeclaim "
+                "is deleted",
+            )
+            self._begin_termination(sim, name, f"expired after {after}", where)
+
+    def _begin_termination(self, sim: Simulation, name: str, message: str, where: str) -> None:
+        """The nodeclaim is deleted: the node is tainted (if the disruption has not already)
+        and counts as deleting for the model until it is gone."""
+        node = sim.node(name, where)
+        if KARPENTER_DISRUPTED not in node.spec.taints:
+            set_taints(sim, node, [KARPENTER_DISRUPTED], [])
+        labels = node.metadata.labels
+        pool = self.model.pools.get(labels.get(NODEPOOL_LABEL, ""))
+        grace = pool.termination_grace_period if pool is not None else None
+        self.model.disrupting.add(name)
+        self.terminations[name] = start_termination(
+            sim,
+            name,
+            labels.get(NODEPOOL_LABEL, ""),
+            labels.get(LABEL_TOPOLOGY_ZONE, ""),
+            message,
+            grace,
+        )
+
+    def _terminate(self, sim: Simulation, t: Termination) -> None:
+        """One turn of the node's termination now: its removal when due, else the
+        controller's look (when due) and the eviction queue's work."""
+        if sim.cluster.get(t.node) is None:
+            # Another step deleted the Node meanwhile: nothing is left to terminate.
+            del self.terminations[t.node]
+            return
+        if t.removal is not None:
+            del self.terminations[t.node]
+            sim.remove_node(t.node)
+            self.model.disrupting.discard(t.node)
+            self._record(sim, "remove", t.pool, t.zone, t.node, f"removed {t.node}: {t.message}")
+            return
+        if t.next_look <= sim.now:
+            look(sim, t)
+        work_queue(sim, t, self.model.started, do_not_disrupt_active)
+        refusals = tuple(sorted(t.refusals.items()))
+        if refusals and refusals != t.reported:
+            self._record(
+                sim,
+                "draining",
+                t.pool,
+                t.zone,
+                t.node,
+                f"draining {t.node}: {refusal_text(t)}; retried"
+                + (
+                    f", its pods deleted by {format_duration(t.deadline)} (terminationGracePeriod)"
+                    if t.deadline is not None
+                    else ""
+                ),
+            )
+        t.reported = refusals
 
 
 def _zones(spec: KarpenterSpec, sim: Simulation) -> tuple[str, ...]:

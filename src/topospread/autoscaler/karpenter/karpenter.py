@@ -206,13 +206,16 @@ class Karpenter:
         starting = {n for n in not_initialized if n in self.in_flight}
         scheduler = self._scheduler(cluster, exclude=self.disrupting | starting)
         batch, errors = _batch(pending)
+        # Upstream: Provisioner.Schedule places the pods of the nodes being deleted as well
+        # (nodes.Deleting().ReschedulablePods), after the pending ones.
+        placed = [*batch, *self.deleting_pods(cluster)]
         if not self.pools:
             # Upstream: Provisioner.Schedule: without NodePools nothing is scheduled, not
             # even onto existing nodes.
-            errors.update((pod_key(p), NO_NODEPOOLS) for p in batch)
+            errors.update((pod_key(p), NO_NODEPOOLS) for p in placed)
             solved = Results()
         else:
-            solved = scheduler.solve(batch)
+            solved = scheduler.solve(placed)
         errors.update(solved.pod_errors)
         result.pod_errors = {k: errors[k] for k in sorted(errors)}
         result.scheduled_on_existing = solved.existing
@@ -237,7 +240,18 @@ class Karpenter:
             self._reconcile_disruption(state, create, result)
         return result
 
-    def _started(self, pod: Pod) -> float | None:
+    def deleting_pods(self, cluster: ClusterState) -> list[Pod]:
+        """The pods that must move off the nodes being deleted (disrupted or expired), which
+        the provisioner places as it places pending pods."""
+        return [
+            pod
+            for name in sorted(self.disrupting)
+            if (info := cluster.get(name)) is not None
+            for pod in sorted(info.pods, key=pod_key)
+            if reschedulable(pod)
+        ]
+
+    def started(self, pod: Pod) -> float | None:
         """When the pod started, on the model's clock: its ``status.startTime``, else when
         a pass first saw it on a node (the kubelet's stamp, which the simulation's pods do
         not get), else unknown."""
@@ -356,7 +370,7 @@ class Karpenter:
                 continue
             pods = list(info.pods)
             c = candidate_of(
-                info.node, pods, self.pools, self.catalogue, p.pdbs, p.now, self._started
+                info.node, pods, self.pools, self.catalogue, p.pdbs, p.now, self.started
             )
             if isinstance(c, str):
                 continue

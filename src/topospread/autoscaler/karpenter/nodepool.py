@@ -6,8 +6,9 @@ decoded and validated as the API server does for Karpenter's CRD (nodepool_valid
 the short form, the spec's fields beside a ``name``; errors name the NodePool and the field and
 raise ManifestError. What the CRD accepts and topospread does not model is refused by name
 (static NodePools, operators Gte/Lte, limits other than cpu and memory, the Balanced policy);
-accepted and without effect here: the node class reference,
-expireAfter, terminationGracePeriod, startupTaints and the template's annotations.
+accepted and without effect here: the node class reference, startupTaints and the template's
+annotations. ``expireAfter`` and ``terminationGracePeriod`` are the simulation's
+(simulator/karpenter_termination.py): when a node expires, and how long its drain may take.
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ REASON_UNDERUTILIZED: Final = "Underutilized"
 REASON_DRIFTED: Final = "Drifted"
 # Upstream: math.MaxInt32, what an inactive budget allows.
 MAX_INT32: Final = (1 << 31) - 1
+# Upstream: the NodeClaimTemplate's expireAfter default in the CRD (720h), in seconds.
+DEFAULT_EXPIRE_AFTER: Final = 720 * 3600.0
 DISRUPTION_REASONS: Final = (REASON_EMPTY, REASON_UNDERUTILIZED, REASON_DRIFTED)
 
 
@@ -102,6 +105,10 @@ class NodePool:
     consolidation_policy: str = CONSOLIDATION_WHEN_EMPTY_OR_UNDERUTILIZED
     consolidate_after: float = 0.0
     budgets: tuple[Budget, ...] = (Budget(),)
+    # Seconds: a nodeclaim's lifetime (math.inf: Never; the CRD's default 720h) and how long
+    # its node's drain may take once it is deleted (None: for as long as it takes).
+    expire_after: float = DEFAULT_EXPIRE_AFTER
+    termination_grace_period: float | None = None
 
     def node_requirements(self) -> Requirements:
         """The requirements of a nodeclaim from this pool: its requirements, its labels and
@@ -127,9 +134,19 @@ class NodePool:
         return max(0, allowed - disrupting)
 
 
-_SHORT_KEYS: Final = ("name", "labels", "requirements", "taints", "limits", "weight", "disruption")
+_SHORT_KEYS: Final = (
+    "name",
+    "labels",
+    "requirements",
+    "taints",
+    "expireAfter",
+    "terminationGracePeriod",
+    "limits",
+    "weight",
+    "disruption",
+)
 # The short form's fields and where each sits in a manifest.
-_TEMPLATE_SPEC_KEYS: Final = ("requirements", "taints")
+_TEMPLATE_SPEC_KEYS: Final = ("requirements", "taints", "expireAfter", "terminationGracePeriod")
 _SPEC_KEYS: Final = ("limits", "weight", "disruption")
 # Placeholders for what the CRD requires and the short form leaves out: the provider's node
 # class (not modelled) and requirements (none), and consolidateAfter (Karpenter after v1.14
@@ -266,6 +283,11 @@ def _build(obj: Mapping[str, Any], label: str, spath: str, tpath: str) -> NodePo
         # and duration come together.
         duration = parse_go_duration(b["duration"]) if "duration" in b else 0.0
         budgets.append(Budget(b["nodes"], tuple(b.get("reasons", ())), b.get("schedule"), duration))
+    # The CRD defaults expireAfter (720h) and has checked both durations' form.
+    expire_text = tspec.get("expireAfter", "720h")
+    expire_after = math.inf if expire_text == "Never" else parse_go_duration(expire_text)
+    grace_text = tspec.get("terminationGracePeriod")
+    grace = None if grace_text is None else parse_go_duration(grace_text)
     return NodePool(
         obj["metadata"]["name"],
         tuple(requirements),
@@ -277,6 +299,8 @@ def _build(obj: Mapping[str, Any], label: str, spath: str, tpath: str) -> NodePo
         policy,
         after,
         tuple(budgets),
+        expire_after,
+        grace,
     )
 
 
