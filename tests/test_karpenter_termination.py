@@ -200,3 +200,31 @@ def test_expire_after_and_termination_grace_period_are_read_from_either_form() -
     short = parse_nodepool({"name": "np"}, "t.yaml")
     assert (short.expire_after, short.termination_grace_period) == (DEFAULT_EXPIRE_AFTER, None)
     assert DEFAULT_EXPIRE_AFTER == 720 * 3600
+
+
+# Deleted at 120s: its pods evicted at once, drained at 125s (MinDrainTime), gone at 130s.
+@pytest.mark.parametrize(("budget", "removed_at"), [(None, 130.0), (2, None)])
+def test_a_removed_karpenter_node_is_drained_before_it_goes(
+    budget: int | None, removed_at: float | None
+) -> None:
+    # Karpenter's registration puts its termination finalizer on the node: `kubectl delete
+    # node` deletes the nodeclaim and the node drains, respecting the budgets, before it goes.
+    doc = expiring(*([pdb(budget)] if budget is not None else []))
+    pool = doc["autoscaler"]["karpenter"]["nodePools"][0]
+    pool["expireAfter"] = "Never"
+    doc["timeline"] = [{"wait": "2m"}, {"removeNode": "default-00001"}, {"wait": "2m"}]
+    report = run(doc)
+    assert report.steps[2].events == [
+        "deleted node default-00001: Karpenter's termination finalizer holds it while its "
+        "nodeclaim's termination drains it"
+    ]
+    removed = changes(report, "remove")
+    assert [seconds(r) for r in removed] == ([] if removed_at is None else [removed_at])
+    if removed:
+        assert removed[0]["reason"] == (
+            "removed default-00001: deleted by the timeline (removeNode)"
+        )
+        assert report.steps[-1].pending == {}
+    else:
+        (draining,) = changes(report, "draining")
+        assert seconds(draining) == 120.0

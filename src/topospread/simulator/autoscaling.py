@@ -146,6 +146,11 @@ class AutoscalerController(ABC):
         out, self.changes = self.changes, []
         return out
 
+    def delete_node(self, sim: Simulation, name: str, where: str) -> bool:
+        """A step deletes the node: True when a finalizer of this autoscaler's holds the Node
+        while it acts (the node then goes later); False: it goes at once."""
+        return False
+
     def group_sizes(self, sim: Simulation) -> dict[str, int]:
         """Nodes per group (node group or NodePool) now, every known group listed."""
         sizes = Counter(

@@ -78,6 +78,8 @@ class KarpenterController(AutoscalerController):
         self.terminations: dict[str, Termination] = {}
         self._expiry: dict[str, int] = {}
         self._expiry_version = -1
+        # The model's last pass (at the clock's 0 it has seen the initial state).
+        self._last_model = 0
         self._seen: tuple[object, ...] = ()
         self._errors: dict[str, str] = {}
 
@@ -87,11 +89,16 @@ class KarpenterController(AutoscalerController):
     def next_tick(self, sim: Simulation) -> int:
         """The next of: the model's pass (``_model_due``), a termination's look or eviction
         retry, a nodeclaim's expiry."""
-        due = [self._model_due(sim), *(t.next_due() for t in self.terminations.values())]
+        # NOTE: the model passes once an instant; the terminations' work may fall at the
+        # instant of the last tick (a step deleted a node then): each turn moves its times on.
+        due = [
+            max(self._model_due(sim), self._last_model + 1),
+            *(t.next_due() for t in self.terminations.values()),
+        ]
         expiry = self._next_expiry(sim)
         if expiry is not None:
             due.append(expiry)
-        return max(min(due), self.last_tick + 1)
+        return max(min(due), sim.now)
 
     def _model_due(self, sim: Simulation) -> int:
         """The disruption controller's next look (10s after one that found nothing, the end
@@ -117,7 +124,11 @@ class KarpenterController(AutoscalerController):
         if self._expiry_version != sim.node_version:
             self._expiry_version = sim.node_version
             self._expiry = self._expiries(sim)
-        times = [t for n, t in self._expiry.items() if n not in self.terminations]
+        times = [
+            t
+            for n, t in self._expiry.items()
+            if n not in self.terminations and sim.cluster.get(n) is not None
+        ]
         return min(times, default=None)
 
     def _expiries(self, sim: Simulation) -> dict[str, int]:
@@ -150,7 +161,8 @@ class KarpenterController(AutoscalerController):
         """The nodeclaims expired by now are deleted; the model's pass, if due; then the
         terminations' looks and evictions due now, those just begun included."""
         self._expire(sim, where)
-        if sim.now >= self._model_due(sim):
+        if sim.now >= self._model_due(sim) and sim.now > self._last_model:
+            self._last_model = sim.now
             self._model_pass(sim, where)
         for name in sorted(self.terminations):
             t = self.terminations[name]
@@ -270,6 +282,17 @@ class KarpenterController(AutoscalerController):
                 "is deleted",
             )
             self._begin_termination(sim, name, f"expired after {after}", where)
+
+    def delete_node(self, sim: Simulation, name: str, where: str) -> bool:
+        """A node of a NodePool carries Karpenter's termination finalizer (registration adds
+        it): its deletion deletes its nodeclaim and the node is drained before it goes.
+        Upstream: the termination controller's finalize (node/termination/controller.go)"""
+        pool = sim.node(name, where).metadata.labels.get(NODEPOOL_LABEL, "")
+        if pool not in self.model.pools:
+            return False
+        if name not in self.terminations:
+            self._begin_termination(sim, name, "deleted by the timeline (removeNode)", where)
+        return True
 
     def _begin_termination(self, sim: Simulation, name: str, message: str, where: str) -> None:
         """The nodeclaim is deleted: the node is tainted (if the disruption has not already)

@@ -238,7 +238,9 @@ class UntaintNodes(TaintNodes):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RemoveNode(Step):
     """``removeNode``: a node name or a list; the nodes are deleted and the pod garbage
-    collector deletes their pods."""
+    collector deletes their pods. A node of a Karpenter NodePool (in the ``autoscaler:``
+    section) carries Karpenter's termination finalizer: it stays while Karpenter drains it
+    (simulator/karpenter_termination.py), and goes at a later tick."""
 
     action = "removeNode"
     nodes: tuple[str, ...]
@@ -251,6 +253,13 @@ class RemoveNode(Step):
         events = []
         for name in self.nodes:
             sim.node(name, self.where)
+            auto = sim.autoscaler
+            if auto is not None and auto.delete_node(sim, name, self.where):
+                events.append(
+                    f"deleted node {name}: Karpenter's termination finalizer holds it while "
+                    "its nodeclaim's termination drains it"
+                )
+                continue
             deleted = sim.remove_node(name)
             events.append(f"removed node {name}; its pods were deleted: {count_text(deleted)}")
         return StepResult(events)
