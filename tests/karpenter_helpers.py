@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from typing import Any
 
@@ -63,7 +64,12 @@ class Env:
         self.now = 0.0
 
     def set_pools(self, *pools: NodePool) -> None:
-        self.karpenter.pools = {p.name: p for p in pools}
+        """The NodePools replaced, as upstream's provisioning suites do between two
+        ExpectProvisioned calls (ExpectApplied). Those suites run no disruption controller:
+        from here on neither does this one, or the nodes launched from the old NodePools
+        would drift."""
+        self.karpenter.set_pools(pools)
+        self.karpenter.disruption_at = math.inf
 
     def provision(self, *pods: Pod, create: CreateFunc | None = None) -> KarpenterResult:
         """One pass over ``pods``; ``create`` is the cloud (None: it serves every launch)."""

@@ -11,13 +11,14 @@ places its pods as it places pending ones."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from topospread.api.types import LABEL_TOPOLOGY_ZONE, Pod
 from topospread.autoscaler.karpenter import Disruption, Karpenter, builtin_catalogue
 from topospread.autoscaler.karpenter.disruption import do_not_disrupt_active
 from topospread.autoscaler.karpenter.instancetypes import DEFAULT_ZONES
+from topospread.autoscaler.karpenter.nodepool import parse_nodepool
 from topospread.autoscaler.karpenter.requirements import NODEPOOL_LABEL
 from topospread.autoscaler.karpenter.validation import rejected_message
 from topospread.simulator.autoscaler_spec import DISRUPTION_POLL, KarpenterSpec, nanos
@@ -70,6 +71,8 @@ class KarpenterController(AutoscalerController):
         # At the clock's 0 it has seen the initial state: its first look is a poll later.
         self.model.disruption_at = DISRUPTION_POLL
         self.model.clock_origin = sim.epoch
+        # The initial nodes were launched from the NodePools as given (drift is from them).
+        self.model.note_nodes(sim.cluster)
         self.batch_started: int | None = None
         # Disruptions whose replacement is still starting up.
         self.awaiting: list[Disruption] = []
@@ -84,7 +87,21 @@ class KarpenterController(AutoscalerController):
         self._errors: dict[str, str] = {}
 
     def groups(self) -> list[str]:
-        return [p.name for p in self.spec.pools]
+        return list(self.model.pools)
+
+    def apply_nodepool(self, raw: Mapping[str, Any], where: str) -> str:
+        """A NodePool manifest applied (``kubectl apply``): created, or replacing the one of
+        its name; the nodes launched from a NodePool whose template changed drift from it
+        (autoscaler/karpenter/drift.py)."""
+        pool = parse_nodepool(raw, where)
+        known = pool.name in self.model.pools
+        if known and self.model.pools[pool.name] == pool:
+            return f"nodepool.karpenter.sh/{pool.name} unchanged"
+        pools = dict(self.model.pools)
+        pools[pool.name] = pool
+        self.model.set_pools(pools.values())
+        self._expiry_version = -1  # expireAfter may have changed
+        return f"nodepool.karpenter.sh/{pool.name} {'configured' if known else 'created'}"
 
     def next_tick(self, sim: Simulation) -> int:
         """The next of: the model's pass (``_model_due``), a termination's look or eviction
@@ -136,7 +153,7 @@ class KarpenterController(AutoscalerController):
         without a creationTimestamp (an initial node whose manifest has none) counts from the
         clock's start. Upstream: the expiration controller (NodeClaim.CreationTimestamp +
         expireAfter)"""
-        pools = {p.name: p for p in self.spec.pools}
+        pools = self.model.pools
         out = {}
         for info in sim.cluster.list():
             pool = pools.get(info.node.metadata.labels.get(NODEPOOL_LABEL, ""))
@@ -214,8 +231,7 @@ class KarpenterController(AutoscalerController):
             # drained only once it has initialized.
             for name in d.nodes:
                 set_taints(sim, sim.node(name, where), [KARPENTER_DISRUPTED], [])
-            if d.replacement is not None:
-                r = d.replacement
+            for r in d.replacements:
                 sim.add_node(r.node, where)
                 self._start(sim, [r.name], where)
                 self._record(
@@ -249,8 +265,10 @@ class KarpenterController(AutoscalerController):
         deleted, their nodes' terminations begin. Upstream: Queue.waitOrTerminate"""
         waiting = []
         for d in self.awaiting:
-            r = d.replacement
-            if r is not None and (r.name in sim.cloud.starting or sim.cluster.get(r.name) is None):
+            if any(
+                r.name in sim.cloud.starting or sim.cluster.get(r.name) is None
+                for r in d.replacements
+            ):
                 waiting.append(d)
                 continue
             for name in d.nodes:
@@ -262,7 +280,7 @@ class KarpenterController(AutoscalerController):
         Upstream: the expiration controller's Reconcile (nodeclaim/expiration/controller.go)"""
         if self._next_expiry(sim) is None:
             return
-        pools = {p.name: p for p in self.spec.pools}
+        pools = self.model.pools
         for name in sorted(self._expiry):
             if self._expiry[name] > sim.now or name in self.terminations:
                 continue

@@ -186,24 +186,28 @@ def candidate_of(
     pdbs: Sequence[PodDisruptionBudget] = (),
     now: float = 0.0,
     started: Callable[[Pod], float | None] = lambda pod: None,
+    eventual: bool = False,
 ) -> Candidate | str:
     """The node as a candidate, or why it is not one: do-not-disrupt (``true``) on the node,
     or an active do-not-disrupt on any active pod (DaemonSet and mirror pods included; a
     duration protects a pod for that long after ``started(pod)``), or a PodDisruptionBudget
-    that keeps a pod from being evicted.
+    that keeps a pod from being evicted. For an ``eventual`` method (drift) the pods' blocks
+    do not count when the NodePool sets a terminationGracePeriod.
     Upstream: NewCandidate, StateNode.ValidatePodsDisruptable, pod.IsDisruptable"""
     pool = pools.get(node.metadata.labels.get(NODEPOOL_LABEL, ""))
     if pool is None:
         return "node is not managed by a known nodepool"
     if node.metadata.annotations.get(DO_NOT_DISRUPT) == "true":
         return f'disruption is blocked through the "{DO_NOT_DISRUPT}" annotation'
-    for p in pods:
-        if _active(p) and do_not_disrupt_active(p, now, started(p)):
-            return f'pod {p.metadata.namespace}/{p.metadata.name} has "{DO_NOT_DISRUPT}" annotation'
-    tracker = RemainingPdbTracker(list(pdbs))
-    for p in pods:
-        if why := _pdb_blocks(p, tracker):
-            return why
+    if not (eventual and pool.termination_grace_period is not None):
+        for p in pods:
+            if _active(p) and do_not_disrupt_active(p, now, started(p)):
+                name = f"{p.metadata.namespace}/{p.metadata.name}"
+                return f'pod {name} has "{DO_NOT_DISRUPT}" annotation'
+        tracker = RemainingPdbTracker(list(pdbs))
+        for p in pods:
+            if why := _pdb_blocks(p, tracker):
+                return why
     moving = tuple(p for p in pods if reschedulable(p))
     cost = sum(eviction_cost(p) for p in moving)
     type_name = node.metadata.labels.get(LABEL_INSTANCE_TYPE_STABLE)
@@ -258,6 +262,8 @@ class Command:
     candidates: tuple[Candidate, ...]
     replacement: NodeClaim | None = None
     replacement_price: float = 0.0
+    # Drift's further replacements, when its simulation needed more than one nodeclaim.
+    extra_replacements: tuple[NodeClaim, ...] = ()
 
     @property
     def decision(self) -> str:

@@ -41,6 +41,7 @@ from topospread.autoscaler.karpenter.disruption import (
     single_node,
     within_budgets,
 )
+from topospread.autoscaler.karpenter.drift import METHOD_DRIFT, Drifted, drift, drift_reason
 from topospread.autoscaler.karpenter.instancetypes import (
     InstanceType,
     Offering,
@@ -53,7 +54,12 @@ from topospread.autoscaler.karpenter.nodeclaim import (
     node_capacity_of,
     node_for,
 )
-from topospread.autoscaler.karpenter.nodepool import REASON_EMPTY, REASON_UNDERUTILIZED, NodePool
+from topospread.autoscaler.karpenter.nodepool import (
+    REASON_DRIFTED,
+    REASON_EMPTY,
+    REASON_UNDERUTILIZED,
+    NodePool,
+)
 from topospread.autoscaler.karpenter.pending import ignored, provisionable
 from topospread.autoscaler.karpenter.requirements import NODEPOOL_LABEL
 from topospread.autoscaler.karpenter.results import (
@@ -115,8 +121,9 @@ def _batch(pending: Sequence[Pod]) -> tuple[list[Pod], dict[str, str]]:
     return batch, errors
 
 
-# Upstream: NewMethods (disruption/controller.go), less the drift methods (not modelled).
-_METHODS: Final = (METHOD_EMPTINESS, METHOD_MULTI_NODE, METHOD_SINGLE_NODE)
+# Upstream: NewMethods (disruption/controller.go), less static drift (static NodePools are
+# not modelled). Drift is the eventual one: its command is carried out without a wait.
+_METHODS: Final = (METHOD_EMPTINESS, METHOD_DRIFT, METHOD_MULTI_NODE, METHOD_SINGLE_NODE)
 
 
 class Karpenter:
@@ -171,6 +178,37 @@ class Karpenter:
         self.disruption_at = 0.0
         self.awaiting: Awaiting | None = None
         self.consolidation = ConsolidationState()
+        # Drift: the template key each node was launched with (a node first seen: its
+        # NodePool's then), and the nodes drifted since when and why.
+        self.launched_with: dict[str, str] = {}
+        self.drifted: dict[str, Drifted] = {}
+
+    def set_pools(self, pools: Iterable[NodePool]) -> None:
+        """The NodePools as they are now (one applied or changed): the nodes launched from
+        a NodePool whose template changed drift from it."""
+        self.pools = {p.name: p for p in pools}
+
+    def note_nodes(self, cluster: ClusterState) -> None:
+        """Each node of a known NodePool not seen before was launched from it as it is now."""
+        for info in cluster.list():
+            pool = self.pools.get(info.node.metadata.labels.get(NODEPOOL_LABEL, ""))
+            if pool is not None and info.name not in self.launched_with:
+                self.launched_with[info.name] = pool.template_key
+
+    def _observe_drift(self, now: float, cluster: ClusterState) -> None:
+        """The nodes' Drifted conditions now (set when first found drifted, cleared when no
+        longer). Upstream: the nodeclaim disruption controller's Drift.Reconcile, woken by a
+        NodePool's change"""
+        self.note_nodes(cluster)
+        drifted = {}
+        for info in cluster.list():
+            pool = self.pools.get(info.node.metadata.labels.get(NODEPOOL_LABEL, ""))
+            if pool is None:
+                continue
+            reason = drift_reason(info.node, pool, self.launched_with[info.name])
+            if reason:
+                drifted[info.name] = self.drifted.get(info.name) or Drifted(now, reason)
+        self.drifted = drifted
 
     def run_once(
         self,
@@ -201,6 +239,7 @@ class Karpenter:
             del self.in_flight[name]
         self.disrupting &= names
         self._track_pod_changes(now, cluster)
+        self._observe_drift(now, cluster)
         self._observe(now, cluster, not_initialized)
         result = KarpenterResult(now)
         starting = {n for n in not_initialized if n in self.in_flight}
@@ -341,6 +380,7 @@ class Karpenter:
     def _launched(
         self, claim: NodeClaim, name: str, it: InstanceType, offering: Offering
     ) -> NodeClaimLaunch:
+        self.launched_with[name] = claim.nodepool.template_key
         return NodeClaimLaunch(
             name,
             claim.nodepool.name,
@@ -353,11 +393,13 @@ class Karpenter:
             node_for(claim, name, it, offering),
         )
 
-    def _candidates(self, p: _Pass) -> list[Candidate]:
+    def _candidates(self, p: _Pass, eventual: bool = False) -> list[Candidate]:
         """The nodes that may be disrupted now: initialized, not being disrupted, not
-        nominated for a pending pod, their pods unchanged for consolidateAfter, and
-        disruptable (candidate_of), highest savings per disruption first.
-        Upstream: GetCandidates, StateNode.ValidateNodeDisruptable (Nominated)"""
+        nominated for a pending pod, their pods unchanged for consolidateAfter (for
+        consolidation; not ``eventual``, drift), and disruptable (candidate_of), highest
+        savings per disruption first.
+        Upstream: GetCandidates, StateNode.ValidateNodeDisruptable (Nominated), the methods'
+        ShouldDisrupt"""
         out = []
         for info in p.cluster.list():
             name = info.name
@@ -370,12 +412,12 @@ class Karpenter:
                 continue
             pods = list(info.pods)
             c = candidate_of(
-                info.node, pods, self.pools, self.catalogue, p.pdbs, p.now, self.started
+                info.node, pods, self.pools, self.catalogue, p.pdbs, p.now, self.started, eventual
             )
             if isinstance(c, str):
                 continue
             since = self.pods_since.get(name, (frozenset(), p.now))[1]
-            if p.now - since < c.pool.consolidate_after:
+            if not eventual and p.now - since < c.pool.consolidate_after:
                 continue
             out.append(c)
         # Upstream: sortCandidates: by savings per unit of disruption, highest first (Go's
@@ -416,9 +458,10 @@ class Karpenter:
         self, p: _Pass, create: CreateFunc | None, result: KarpenterResult
     ) -> None:
         """The disruption controller at ``p.now``: validate the command it computed a
-        validation delay ago and carry it out, then try emptiness, multi-node and
+        validation delay ago and carry it out, then try emptiness, drift, multi-node and
         single-node consolidation in turn (after a command fails validation, the methods
-        after its own); the first command found waits for its validation. With no delay
+        after its own); the first command found waits for its validation, but drift's,
+        which is carried out at once before the methods are tried again. With no delay
         the command is carried out at once and the controller looks again at the next pass.
         Upstream: Controller.Reconcile, Controller.disrupt (disruption/controller.go), the
         methods' ComputeCommands and their Validator.Validate"""
@@ -433,9 +476,20 @@ class Karpenter:
             else:
                 self._execute(command, p.now, create, result)
                 self._observe(p.now, p.cluster, p.not_initialized)
-        for method in range(start, len(_METHODS)):
+        method = start
+        while method < len(_METHODS):
             command = self._compute(method, p)
             if command is None:
+                method += 1
+                continue
+            if _METHODS[method] == METHOD_DRIFT:
+                # Eventual: carried out at once, and the controller looks again at once
+                # (RequeueImmediately), from its first method; a replacement that cannot
+                # launch ends the pass (the offering is cached as unavailable meanwhile).
+                if not self._execute(command, p.now, create, result):
+                    break
+                self._observe(p.now, p.cluster, p.not_initialized)
+                method = 0
                 continue
             if self.validation_delay > 0:
                 due = p.now + self.validation_delay
@@ -453,6 +507,13 @@ class Karpenter:
         last found nothing (unless a budget held a candidate back then).
         Upstream: Controller.disrupt, the methods' ComputeCommands (IsConsolidated,
         constrainedByBudgets, markConsolidated)"""
+        if _METHODS[method] == METHOD_DRIFT:
+            if not self.drifted:
+                return None
+            allowed = self._allowed(p.cluster, REASON_DRIFTED, p.not_initialized, p.now)
+            return drift(
+                self._candidates(p, eventual=True), self.drifted, allowed, self._rescheduling(p)
+            )
         empty = _METHODS[method] == METHOD_EMPTINESS
         candidates = self._candidates(p)
         mine = [c for c in candidates if c.is_empty] if empty else consolidatable(candidates)
@@ -551,34 +612,39 @@ class Karpenter:
 
     def _execute(
         self, command: Command, now: float, create: CreateFunc | None, result: KarpenterResult
-    ) -> None:
+    ) -> bool:
         """Start the command: launch its replacement (the command fails with it, and its
         candidates stay) and mark its candidates as disrupting.
         Upstream: Queue.StartCommand (disruption/queue.go)"""
         disruption = self._disruption(command, now, create)
         if isinstance(disruption, LaunchFailure):
             result.launch_failures.append(disruption)
-            return
+            return False
         self.disrupting.update(disruption.nodes)
-        if disruption.replacement is not None:
-            self.in_flight[disruption.replacement.name] = disruption.replacement
+        for replacement in disruption.replacements:
+            self.in_flight[replacement.name] = replacement
         result.disruptions.append(disruption)
+        return True
 
     def _disruption(
         self, command: Command, now: float, create: CreateFunc | None
     ) -> Disruption | LaunchFailure:
-        replacement: NodeClaimLaunch | None = None
-        if command.replacement is not None:
-            launched = self._launch(command.replacement, now, create)
+        """The command's replacements launched (the first that fails fails the command)."""
+        claims = [command.replacement, *command.extra_replacements]
+        replacements: list[NodeClaimLaunch] = []
+        for claim in claims:
+            if claim is None:
+                continue
+            launched = self._launch(claim, now, create)
             if isinstance(launched, LaunchFailure):
                 return launched
-            replacement = launched
+            replacements.append(launched)
         total = sum(c.price for c in command.candidates)
         return Disruption(
             command.method,
             command.reason,
             command.decision,
             tuple(c.name for c in command.candidates),
-            replacement,
-            total - (replacement.price if replacement is not None else 0.0),
+            tuple(replacements),
+            total - sum(r.price for r in replacements),
         )

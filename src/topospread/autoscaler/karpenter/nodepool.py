@@ -13,6 +13,7 @@ annotations. ``expireAfter`` and ``terminationGracePeriod`` are the simulation's
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -109,6 +110,8 @@ class NodePool:
     # its node's drain may take once it is deleted (None: for as long as it takes).
     expire_after: float = DEFAULT_EXPIRE_AFTER
     termination_grace_period: float | None = None
+    # The template's fields a nodeclaim drifts from when they change (``template_key``).
+    template_key: str = ""
 
     def node_requirements(self) -> Requirements:
         """The requirements of a nodeclaim from this pool: its requirements, its labels and
@@ -301,7 +304,37 @@ def _build(obj: Mapping[str, Any], label: str, spath: str, tpath: str) -> NodePo
         tuple(budgets),
         expire_after,
         grace,
+        template_key(template),
     )
+
+
+def template_key(template: Mapping[str, Any]) -> str:
+    """The NodePool template's static fields as one text, equal for two templates when
+    upstream's hash is: the metadata's labels and annotations, the taints and startup taints
+    (each list as a set), the node class reference, the terminationGracePeriod and the
+    expireAfter (durations by their value); not the requirements (their drift is told apart)
+    nor the resources. Upstream: NodePool.Hash (apis/v1/nodepool.go: hashstructure of the
+    template, SlicesAsSets, IgnoreZeroValue; Requirements and Resources hash:"ignore")"""
+    meta = template.get("metadata", {})
+    tspec = template["spec"]
+
+    def taints(key: str) -> list[str]:
+        return sorted(json.dumps(t, sort_keys=True) for t in tspec.get(key, []))
+
+    def duration(key: str) -> float | str | None:
+        text = tspec.get(key)
+        return text if text in (None, "Never") else parse_go_duration(text)
+
+    static = {
+        "labels": meta.get("labels") or None,
+        "annotations": meta.get("annotations") or None,
+        "taints": taints("taints") or None,
+        "startupTaints": taints("startupTaints") or None,
+        "nodeClassRef": tspec.get("nodeClassRef") or None,
+        "terminationGracePeriod": duration("terminationGracePeriod"),
+        "expireAfter": duration("expireAfter"),
+    }
+    return json.dumps({k: v for k, v in static.items() if v is not None}, sort_keys=True)
 
 
 def _limit(limits: Mapping[str, object], key: str, milli: bool) -> int | None:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from topospread.api.types import Node
 from topospread.autoscaler.karpenter.disruption import Command
+from topospread.autoscaler.karpenter.drift import METHOD_DRIFT
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,15 +38,22 @@ class Disruption:
     reason: str
     decision: str
     nodes: tuple[str, ...]
-    replacement: NodeClaimLaunch | None
+    replacements: tuple[NodeClaimLaunch, ...]
     savings: float
+
+    @property
+    def replacement(self) -> NodeClaimLaunch | None:
+        return self.replacements[0] if self.replacements else None
 
     @property
     def message(self) -> str:
         text = f"{self.method}: {self.decision} {', '.join(self.nodes)} ({self.reason})"
-        if self.replacement is not None:
-            r = self.replacement
-            text += f", replaced by {r.instance_type} {r.capacity_type} in {r.zone}"
+        if self.replacements:
+            text += ", replaced by " + ", ".join(
+                f"{r.instance_type} {r.capacity_type} in {r.zone}" for r in self.replacements
+            )
+        if self.method == METHOD_DRIFT:
+            return text  # a drifted node goes whatever it costs
         return text + f", saving ${self.savings:.4f}/h"
 
 

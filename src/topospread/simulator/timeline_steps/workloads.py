@@ -30,7 +30,9 @@ from topospread.simulator.timeline_steps.step import Step, StepEnv, StepResult
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Apply(Step):
-    """``apply``: a manifest or a list of manifests, created or updated as ``kubectl apply``."""
+    """``apply``: a manifest or a list of manifests, created or updated as ``kubectl apply``;
+    a Karpenter NodePool (``karpenter.sh/v1``) goes to the Karpenter in the loop, whose nodes
+    launched from a NodePool that changed then drift."""
 
     action = "apply"
 
@@ -47,9 +49,34 @@ class Apply(Step):
         events = []
         for i, item in enumerate(raw):
             where = f"{self.where}[{i}]"
+            if _is_nodepool(item):
+                events.append(_apply_nodepool(sim, item, where))
+                continue
             for obj in decode_manifest(item, where):
                 events.append(sim.apply(obj, where))
         return StepResult(events)
+
+
+def _is_nodepool(item: object) -> bool:
+    return (
+        isinstance(item, Mapping)
+        and item.get("kind") == "NodePool"
+        and str(item.get("apiVersion", "")).startswith("karpenter.sh/")
+    )
+
+
+def _apply_nodepool(sim: Simulation, item: Mapping[str, Any], where: str) -> str:
+    from topospread.simulator.karpenter_loop import KarpenterController
+
+    auto = sim.autoscaler
+    if not isinstance(auto, KarpenterController):
+        meta = item.get("metadata")
+        name = meta.get("name", "") if isinstance(meta, Mapping) else ""
+        raise ManifestError(
+            f"{where} (NodePool {name}): a NodePool is Karpenter's: the scenario's autoscaler "
+            "section has no karpenter"
+        )
+    return auto.apply_nodepool(item, where)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
