@@ -143,3 +143,19 @@ def test_drift_reasons_follow_the_template_key_and_the_requirements() -> None:
         {"name": "p", "requirements": [*requirements("zone-a"), family]}, "t.yaml"
     )
     assert drift_reason(in_a, wide, wide.template_key) == ""
+
+
+def test_the_drift_example_rolls_every_node_with_the_spread_kept() -> None:
+    from test_autoscaling import example
+
+    report = example("autoscaler-drift-karpenter.yaml")
+    removed = [
+        (float(c.time) / 1e9, c.node)
+        for s in report.steps
+        for c in s.autoscaler
+        if c.action == "remove"
+    ]
+    assert removed == [(380.0, "default-00001"), (460.0, "default-00002"), (540.0, "default-00003")]
+    last = report.steps[-1]
+    assert last.pending == {} and not last.violations
+    assert all(s.violations == [] for s in report.steps)
