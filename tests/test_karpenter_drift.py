@@ -159,3 +159,14 @@ def test_the_drift_example_rolls_every_node_with_the_spread_kept() -> None:
     last = report.steps[-1]
     assert last.pending == {} and not last.violations
     assert all(s.violations == [] for s in report.steps)
+
+
+def test_a_candidate_is_drained_as_soon_as_its_replacement_has_started_up() -> None:
+    # The disruption queue hears of the replacement's initialization at once, not at the
+    # controller's next 10s poll (upstream: Queue.Reconcile, woken by the nodeclaim's update).
+    doc = rollout(manifest(labels={"team": "a"}))
+    doc["autoscaler"]["nodeStartupDelay"] = "45s"
+    report = run(doc)
+    assert times(report, "add")[2] == (190.0, "default-00003")
+    # Ready at 3m55s: drained then, gone 10s later (not at the poll of 4m0s, plus 10s).
+    assert times(report, "remove")[0] == (245.0, "default-00001")

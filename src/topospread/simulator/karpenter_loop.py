@@ -115,7 +115,22 @@ class KarpenterController(AutoscalerController):
         expiry = self._next_expiry(sim)
         if expiry is not None:
             due.append(expiry)
+        due += self._replacements_up(sim)
         return max(min(due), sim.now)
+
+    def _replacements_up(self, sim: Simulation) -> list[int]:
+        """When each command waiting for its replacements has them all started up (now, if
+        they are): the disruption queue hears of their initialization at once.
+        Upstream: Queue.Reconcile, woken by the nodeclaims' updates (disruption/queue.go)"""
+        out = []
+        for d in self.awaiting:
+            if any(sim.cluster.get(r.name) is None for r in d.replacements):
+                continue  # gone: the command waits for ever
+            starts = [
+                sim.cloud.starting[r.name] for r in d.replacements if r.name in sim.cloud.starting
+            ]
+            out.append(max(starts) if starts else sim.now)
+        return out
 
     def _model_due(self, sim: Simulation) -> int:
         """The disruption controller's next look (10s after one that found nothing, the end
@@ -181,6 +196,7 @@ class KarpenterController(AutoscalerController):
         if sim.now >= self._model_due(sim) and sim.now > self._last_model:
             self._last_model = sim.now
             self._model_pass(sim, where)
+        self._disrupt_ready(sim, where)
         for name in sorted(self.terminations):
             t = self.terminations[name]
             if t.next_due() <= sim.now:
@@ -254,7 +270,6 @@ class KarpenterController(AutoscalerController):
                     node.name,
                     f"{command.method}: {rejected_message(command, node, kind)}",
                 )
-        self._disrupt_ready(sim, where)
         # A failed nodeclaim is deleted and its pods trigger a new batch (upstream: the
         # provisioner is triggered again by the nodeclaim's deletion).
         placed = [*pending_pods(sim), *self.model.deleting_pods(sim.cluster)]
