@@ -357,7 +357,15 @@ class Karpenter:
             )
         pools = list(self.pools.values())
         topology = Topology(domain_sources(pools, self.catalogue), topo_nodes)
-        return Scheduler(pools, self.catalogue, existing, topology, usage, self.daemonsets)
+        return Scheduler(
+            pools,
+            self.catalogue,
+            existing,
+            topology,
+            usage,
+            self.daemonsets,
+            storage=cluster.storage_state,
+        )
 
     def _launch(
         self, claim: NodeClaim, now: float, create: CreateFunc | None

@@ -188,15 +188,35 @@ class ExistingNode:
         )
 
     def can_add(
-        self, pod: Pod, pod_reqs: Requirements, topology: Topology
+        self,
+        pod: Pod,
+        pod_reqs: Requirements,
+        topology: Topology,
+        volumes: Sequence[Requirements | None] | None = None,
     ) -> tuple[Requirements | None, str]:
+        """The topology's requirements with the pod added, or why not; ``volumes``: the
+        alternatives its volumes allow (volumetopology.py), tried in turn.
+        Upstream: ExistingNode.CanAdd, tryVolumeAlternative"""
         if why := tolerates(pod, self.taints):
             return None, why
         if not requests_of(pod).fits_in(self.remaining):
             return None, "exceeds node resources"
         if why := self.requirements.compatible(pod_reqs, allow_undefined_well_known=False):
             return None, why
-        return topology.add_requirements(pod, self.requirements)
+        last = ""
+        for alternative in volumes or (None,):
+            base = self.requirements
+            if alternative is not None:
+                if why := base.compatible(alternative, allow_undefined_well_known=False):
+                    last = f"incompatible volume requirements, {why}"
+                    continue
+                base = base.copy()
+                base.add(*alternative.values())
+            reqs, why = topology.add_requirements(pod, base)
+            if reqs is not None:
+                return reqs, ""
+            last = why
+        return None, last
 
     def add(self, pod: Pod, reqs: Requirements, topology: Topology) -> None:
         self.pods.append(pod)
@@ -220,16 +240,39 @@ class NodeClaim:
     requests: Resources = Resources()
 
     def can_add(
-        self, pod: Pod, pod_reqs: Requirements, topology: Topology
+        self,
+        pod: Pod,
+        pod_reqs: Requirements,
+        topology: Topology,
+        volumes: Sequence[Requirements | None] | None = None,
     ) -> tuple[tuple[Requirements, list[InstanceType]] | None, str]:
-        """The narrowed requirements and remaining options with the pod added, or why not.
-        Upstream: NodeClaim.CanAdd, filterInstanceTypesByRequirements"""
+        """The narrowed requirements and remaining options with the pod added, or why not;
+        ``volumes``: the alternatives its volumes allow (volumetopology.py), tried in turn,
+        the first that fits taken.
+        Upstream: NodeClaim.CanAdd, tryVolumeAlternative, filterInstanceTypesByRequirements"""
         if why := tolerates(pod, self.nodepool.taints):
             return None, why
         if why := self.requirements.compatible(pod_reqs):
             return None, f"incompatible requirements, {why}"
-        reqs = self.requirements.copy()
-        reqs.add(*pod_reqs.values())
+        base = self.requirements.copy()
+        base.add(*pod_reqs.values())
+        last = ""
+        for alternative in volumes or (None,):
+            reqs = base
+            if alternative is not None:
+                if why := base.compatible(alternative):
+                    last = f"incompatible volume requirements, {why}"
+                    continue
+                reqs = base.copy()
+                reqs.add(*alternative.values())
+            fit, last = self._try_add(pod, reqs, topology)
+            if fit is not None:
+                return fit, ""
+        return None, last
+
+    def _try_add(
+        self, pod: Pod, reqs: Requirements, topology: Topology
+    ) -> tuple[tuple[Requirements, list[InstanceType]] | None, str]:
         narrowed, why = topology.add_requirements(pod, reqs)
         if narrowed is None:
             return None, why

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from topospread.api.types import LABEL_HOSTNAME, DaemonSet, Pod
 from topospread.autoscaler.karpenter.daemons import daemon_pods, nodeclaim_overhead
@@ -33,6 +33,14 @@ from topospread.autoscaler.karpenter.requirements import (
     pod_requirements,
 )
 from topospread.autoscaler.karpenter.topology import DomainSource, Topology
+from topospread.autoscaler.karpenter.volumetopology import (
+    Alternatives,
+    MissingVolume,
+    volume_requirements,
+)
+
+if TYPE_CHECKING:
+    from topospread.cluster.storage import StorageState
 
 NO_LIMIT: Final = 1 << 62
 # Upstream: Scheduler.add when no NodePool has an instance type left.
@@ -148,7 +156,10 @@ class Scheduler:
         pool_usage: Mapping[str, Resources],
         daemonsets: Sequence[DaemonSet] = (),
         hostname_start: int = 1,
+        storage: StorageState | None = None,
     ) -> None:
+        """``storage``: the claims, volumes and classes the pods' volumes name
+        (volumetopology.py); None: their volumes do not constrain them."""
         self.pools = sorted_by_weight(pools)
         # Upstream: NewScheduler: with a PreferNoSchedule taint on any NodePool, relaxation
         # ends by tolerating PreferNoSchedule taints.
@@ -172,6 +183,9 @@ class Scheduler:
         }
         self.new_nodeclaims: list[NodeClaim] = []
         self._next_host = hostname_start
+        self.storage = storage
+        # Per pod key, the alternatives its volumes allow (None: unconstrained).
+        self.volumes: dict[str, Alternatives | None] = {}
 
     def _template_options(self, pool: NodePool) -> list[InstanceType]:
         """Upstream: filterInstanceTypesByRequirements for an empty pod (NewScheduler)"""
@@ -192,7 +206,10 @@ class Scheduler:
         return Resources(cpu, mem, NO_LIMIT)
 
     def solve(self, pods: Sequence[Pod]) -> Results:
-        """Upstream: Scheduler.Solve"""
+        """Upstream: Scheduler.Solve; a pod whose claim or volume is missing is left out
+        (Provisioner.getVolumeTopologyRequirements)"""
+        if self.storage is not None:
+            pods = [p for p in pods if self._read_volumes(p)]
         for p in pods:
             self.topology.update(p)
         results = Results()
@@ -217,6 +234,14 @@ class Scheduler:
         results.pod_errors = {k: errors[k] for k in sorted(errors)}
         return results
 
+    def _read_volumes(self, pod: Pod) -> bool:
+        assert self.storage is not None
+        try:
+            self.volumes[pod_key(pod)] = volume_requirements(pod, self.storage)
+        except MissingVolume:
+            return False
+        return True
+
     def _try_schedule(self, pod: Pod, results: Results) -> str:
         """Add a copy of the pod, relaxing one preference after each failure until it fits or
         nothing is left to relax; "" when it fits, else the last error.
@@ -234,8 +259,9 @@ class Scheduler:
     def _add(self, pod: Pod, results: Results) -> str:
         """Upstream: Scheduler.add"""
         pod_reqs = pod_requirements(pod)
+        volumes = self.volumes.get(pod_key(pod))
         for node in self.existing:
-            reqs, _ = node.can_add(pod, pod_reqs, self.topology)
+            reqs, _ = node.can_add(pod, pod_reqs, self.topology, volumes)
             if reqs is not None:
                 node.add(pod, reqs, self.topology)
                 results.existing.setdefault(node.name, []).append(pod_key(pod))
@@ -243,15 +269,17 @@ class Scheduler:
         # Upstream sorts the new nodeclaims by pod count so pods spread over them.
         self.new_nodeclaims.sort(key=lambda c: len(c.pods))
         for claim in self.new_nodeclaims:
-            fit, _ = claim.can_add(pod, pod_reqs, self.topology)
+            fit, _ = claim.can_add(pod, pod_reqs, self.topology, volumes)
             if fit is not None:
                 claim.add(pod, fit[0], fit[1], self.topology)
                 return ""
         if not self.pools:
             return NO_TEMPLATES
-        return self._add_to_new_nodeclaim(pod, pod_reqs)
+        return self._add_to_new_nodeclaim(pod, pod_reqs, volumes)
 
-    def _add_to_new_nodeclaim(self, pod: Pod, pod_reqs: Requirements) -> str:
+    def _add_to_new_nodeclaim(
+        self, pod: Pod, pod_reqs: Requirements, volumes: Alternatives | None
+    ) -> str:
         """Upstream: Scheduler.addToNewNodeClaim (errors joined as multierr does)"""
         errors = []
         for pool in self.pools:
@@ -266,7 +294,7 @@ class Scheduler:
             overhead = self.overhead[pool.name]
             claim = NodeClaim(pool, hostname, base, options, overhead)
             self.topology.register(LABEL_HOSTNAME, hostname)
-            fit, why = claim.can_add(pod, pod_reqs, self.topology)
+            fit, why = claim.can_add(pod, pod_reqs, self.topology, volumes)
             if fit is None:
                 errors.append(why)
                 continue
