@@ -228,3 +228,23 @@ def test_a_removed_karpenter_node_is_drained_before_it_goes(
     else:
         (draining,) = changes(report, "draining")
         assert seconds(draining) == 120.0
+
+
+def test_a_node_deleted_while_its_disruption_waits_is_terminated_once() -> None:
+    # Its replacement still starting, the node is deleted by a step: the termination begun
+    # then goes on when the replacement is up (not begun again, its drain restarted).
+    from test_karpenter_drift import manifest, rollout
+
+    doc = rollout(manifest(labels={"team": "a"}))
+    doc["timeline"] = [
+        {"wait": "3m"},
+        doc["timeline"][1],
+        {"wait": "20s"},
+        {"removeNode": "default-00001"},
+        {"wait": "5m"},
+    ]
+    report = run(doc)
+    removed = [c for c in changes(report, "remove") if c["node"] == "default-00001"]
+    assert [(seconds(c), c["reason"]) for c in removed] == [
+        (210.0, "removed default-00001: deleted by the timeline (removeNode)")
+    ]

@@ -323,13 +323,15 @@ class KarpenterController(AutoscalerController):
         pool = sim.node(name, where).metadata.labels.get(NODEPOOL_LABEL, "")
         if pool not in self.model.pools:
             return False
-        if name not in self.terminations:
-            self._begin_termination(sim, name, "deleted by the timeline (removeNode)", where)
+        self._begin_termination(sim, name, "deleted by the timeline (removeNode)", where)
         return True
 
     def _begin_termination(self, sim: Simulation, name: str, message: str, where: str) -> None:
         """The nodeclaim is deleted: the node is tainted (if the disruption has not already)
-        and counts as deleting for the model until it is gone."""
+        and counts as deleting for the model until it is gone. A node already terminating
+        (expired, or deleted by a step, while its disruption waited) goes on as it was."""
+        if name in self.terminations or sim.cluster.get(name) is None:
+            return
         node = sim.node(name, where)
         if KARPENTER_DISRUPTED not in node.spec.taints:
             set_taints(sim, node, [KARPENTER_DISRUPTED], [])
