@@ -15,6 +15,7 @@ from topospread.autoscaler.karpenter.drift import (
     NODEPOOL_DRIFTED,
     REQUIREMENTS_DRIFTED,
     drift_reason,
+    launch_key,
 )
 from topospread.autoscaler.karpenter.nodepool import parse_nodepool
 from topospread.errors import ManifestError
@@ -133,16 +134,16 @@ def test_drift_reasons_follow_the_template_key_and_the_requirements() -> None:
     assert same.template_key == parse_nodepool({"name": "p"}, "t.yaml").template_key
     in_a = _node(**{ZONE: "zone-a", "karpenter.sh/capacity-type": "on-demand"})
     in_b = _node(**{ZONE: "zone-b", "karpenter.sh/capacity-type": "on-demand"})
-    assert drift_reason(in_a, pool, pool.template_key) == ""
-    assert drift_reason(in_b, pool, pool.template_key) == REQUIREMENTS_DRIFTED
-    assert drift_reason(in_a, pool, "another") == NODEPOOL_DRIFTED
+    assert drift_reason(in_a, pool, launch_key(pool)) == ""
+    assert drift_reason(in_b, pool, launch_key(pool)) == REQUIREMENTS_DRIFTED
+    assert drift_reason(in_a, pool, ("another", "")) == NODEPOOL_DRIFTED
     # A label the node does not carry at all (the model's nodes have no instance family)
     # is not taken for drift.
     family = {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["c5"]}
     wide = parse_nodepool(
         {"name": "p", "requirements": [*requirements("zone-a"), family]}, "t.yaml"
     )
-    assert drift_reason(in_a, wide, wide.template_key) == ""
+    assert drift_reason(in_a, wide, launch_key(wide)) == ""
 
 
 def test_the_drift_example_rolls_every_node_with_the_spread_kept() -> None:
@@ -170,3 +171,22 @@ def test_a_candidate_is_drained_as_soon_as_its_replacement_has_started_up() -> N
     assert times(report, "add")[2] == (190.0, "default-00003")
     # Ready at 3m55s: drained then, gone 10s later (not at the poll of 4m0s, plus 10s).
     assert times(report, "remove")[0] == (245.0, "default-00001")
+
+
+def test_a_node_class_counts_only_when_both_nodepools_give_one() -> None:
+    # The short form has no node class: a manifest applied over it (which must name one)
+    # does not make every node drift; two manifests naming different classes do.
+    short = parse_nodepool({"name": "default"}, "t.yaml")
+    ec2 = manifest()
+    ec2["spec"]["template"]["spec"]["nodeClassRef"] = {
+        "group": "karpenter.k8s.aws",
+        "kind": "EC2NodeClass",
+        "name": "default",
+    }
+    applied = parse_nodepool(ec2, "t.yaml")
+    other = dict(ec2["spec"]["template"]["spec"]["nodeClassRef"], name="gpu")
+    ec2["spec"]["template"]["spec"]["nodeClassRef"] = other
+    gpu = parse_nodepool(ec2, "t.yaml")
+    node = _node(**{ZONE: "zone-a", "karpenter.sh/capacity-type": "on-demand"})
+    assert drift_reason(node, applied, launch_key(short)) == ""
+    assert drift_reason(node, gpu, launch_key(applied)) == NODEPOOL_DRIFTED

@@ -1,7 +1,8 @@
 """Drift: a node whose NodePool changed since it was launched is replaced.
 
 A nodeclaim is drifted when its NodePool's template's static fields (labels, annotations,
-taints, startup taints, node class, terminationGracePeriod, expireAfter: ``template_key``) are
+taints, startup taints, terminationGracePeriod, expireAfter: ``template_key``; the node class
+reference when both give one) are
 no longer those it was launched with (NodePoolDrifted), or when its labels no longer satisfy
 the NodePool's requirements (RequirementsDrifted). The disruption controller's drift method
 then takes the drifted candidates, in the order they drifted, empty ones first, and disrupts
@@ -66,12 +67,22 @@ class Drifted:
     reason: str
 
 
-def drift_reason(node: Node, pool: NodePool, launched_with: str) -> str:
+def launch_key(pool: NodePool) -> tuple[str, str]:
+    """What a node launched from ``pool`` keeps of it: its template key and node class."""
+    return (pool.template_key, pool.node_class)
+
+
+def drift_reason(node: Node, pool: NodePool, launched_with: tuple[str, str]) -> str:
     """Why the node has drifted from ``pool`` ("" when it has not); ``launched_with`` is the
-    template key of the NodePool it was launched from.
+    ``launch_key`` of the NodePool it was launched from. A node class reference counts only
+    when both NodePools give one (a short form gives none: a manifest applied over it, which
+    must give one, would otherwise make every node drift).
     Upstream: isDrifted (static fields first, then requirements; the cloud provider's own
     drift, its AMIs and the like, is not modelled)"""
-    if launched_with != pool.template_key:
+    key, node_class = launched_with
+    if key != pool.template_key or (
+        node_class and pool.node_class and node_class != pool.node_class
+    ):
         return NODEPOOL_DRIFTED
     labels = node.metadata.labels
     # NOTE: a node the model launched carries only the labels it knows of (the built-in
@@ -117,4 +128,5 @@ __all__ = [
     "Drifted",
     "drift",
     "drift_reason",
+    "launch_key",
 ]

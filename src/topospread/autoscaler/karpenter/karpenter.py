@@ -41,7 +41,13 @@ from topospread.autoscaler.karpenter.disruption import (
     single_node,
     within_budgets,
 )
-from topospread.autoscaler.karpenter.drift import METHOD_DRIFT, Drifted, drift, drift_reason
+from topospread.autoscaler.karpenter.drift import (
+    METHOD_DRIFT,
+    Drifted,
+    drift,
+    drift_reason,
+    launch_key,
+)
 from topospread.autoscaler.karpenter.instancetypes import (
     InstanceType,
     Offering,
@@ -180,7 +186,7 @@ class Karpenter:
         self.consolidation = ConsolidationState()
         # Drift: the template key each node was launched with (a node first seen: its
         # NodePool's then), and the nodes drifted since when and why.
-        self.launched_with: dict[str, str] = {}
+        self.launched_with: dict[str, tuple[str, str]] = {}
         self.drifted: dict[str, Drifted] = {}
 
     def set_pools(self, pools: Iterable[NodePool]) -> None:
@@ -193,7 +199,7 @@ class Karpenter:
         for info in cluster.list():
             pool = self.pools.get(info.node.metadata.labels.get(NODEPOOL_LABEL, ""))
             if pool is not None and info.name not in self.launched_with:
-                self.launched_with[info.name] = pool.template_key
+                self.launched_with[info.name] = launch_key(pool)
 
     def _observe_drift(self, now: float, cluster: ClusterState) -> None:
         """The nodes' Drifted conditions now (set when first found drifted, cleared when no
@@ -388,7 +394,7 @@ class Karpenter:
     def _launched(
         self, claim: NodeClaim, name: str, it: InstanceType, offering: Offering
     ) -> NodeClaimLaunch:
-        self.launched_with[name] = claim.nodepool.template_key
+        self.launched_with[name] = launch_key(claim.nodepool)
         return NodeClaimLaunch(
             name,
             claim.nodepool.name,

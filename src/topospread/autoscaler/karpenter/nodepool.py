@@ -110,8 +110,10 @@ class NodePool:
     # its node's drain may take once it is deleted (None: for as long as it takes).
     expire_after: float = DEFAULT_EXPIRE_AFTER
     termination_grace_period: float | None = None
-    # The template's fields a nodeclaim drifts from when they change (``template_key``).
+    # The template's fields a nodeclaim drifts from when they change (``template_key``), and
+    # its node class reference apart ("" for the short form's placeholder: none given).
     template_key: str = ""
+    node_class: str = ""
 
     def node_requirements(self) -> Requirements:
         """The requirements of a nodeclaim from this pool: its requirements, its labels and
@@ -305,16 +307,18 @@ def _build(obj: Mapping[str, Any], label: str, spath: str, tpath: str) -> NodePo
         expire_after,
         grace,
         template_key(template),
+        _node_class(tspec),
     )
 
 
 def template_key(template: Mapping[str, Any]) -> str:
     """The NodePool template's static fields as one text, equal for two templates when
     upstream's hash is: the metadata's labels and annotations, the taints and startup taints
-    (each list as a set), the node class reference, the terminationGracePeriod and the
-    expireAfter (durations by their value); not the requirements (their drift is told apart)
-    nor the resources. Upstream: NodePool.Hash (apis/v1/nodepool.go: hashstructure of the
-    template, SlicesAsSets, IgnoreZeroValue; Requirements and Resources hash:"ignore")"""
+    (each list as a set), the terminationGracePeriod and the expireAfter (durations by their
+    value); not the requirements (their drift is told apart) nor the resources, nor the node
+    class reference, compared apart (``NodePool.node_class``: the short form gives none).
+    Upstream: NodePool.Hash (apis/v1/nodepool.go: hashstructure of the template,
+    SlicesAsSets, IgnoreZeroValue; Requirements and Resources hash:"ignore")"""
     meta = template.get("metadata", {})
     tspec = template["spec"]
 
@@ -330,11 +334,18 @@ def template_key(template: Mapping[str, Any]) -> str:
         "annotations": meta.get("annotations") or None,
         "taints": taints("taints") or None,
         "startupTaints": taints("startupTaints") or None,
-        "nodeClassRef": tspec.get("nodeClassRef") or None,
         "terminationGracePeriod": duration("terminationGracePeriod"),
         "expireAfter": duration("expireAfter"),
     }
     return json.dumps({k: v for k, v in static.items() if v is not None}, sort_keys=True)
+
+
+def _node_class(tspec: Mapping[str, Any]) -> str:
+    """The template's node class reference as text; "" for the short form's placeholder."""
+    ref = tspec.get("nodeClassRef")
+    if not ref or ref == _NODE_CLASS_PLACEHOLDER:
+        return ""
+    return json.dumps(ref, sort_keys=True)
 
 
 def _limit(limits: Mapping[str, object], key: str, milli: bool) -> int | None:
