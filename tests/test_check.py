@@ -277,6 +277,11 @@ def test_bad_input_is_one_line_and_exit_2(
         ([str(chart), "--zones", "3", "--survive", "rack"], '--survive: Unsupported value: "rack"'),
         ([str(tmp_path / "nope.yaml"), "--zones", "3"], "nope.yaml: no such file or directory"),
         ([str(empty), "--zones", "3"], "no manifest (*.yaml, *.yml, *.json) found"),
+        # Zones are named <region>a to <region>z: a 27th was an IndexError (a traceback).
+        (
+            [str(chart), "--zones", "27"],
+            "check: Invalid value for '--zones': Input should be less than or equal to 26",
+        ),
     ]
     for argv, message in cases:
         code, out, err = run(["check", *argv], capsys)

@@ -37,7 +37,9 @@ def check_command(
         ),
     ],
     zones: Annotated[
-        int | None, typer.Option("--zones", min=1, help="A generated shape: this many zones.")
+        int | None,
+        # A generated zone is <region> and a letter: at most 26 (Shape).
+        typer.Option("--zones", min=1, max=26, help="A generated shape: this many zones."),
     ] = None,
     nodes_per_zone: Annotated[
         int, typer.Option("--nodes-per-zone", min=1, help="Nodes per zone (generated shape).")
