@@ -286,6 +286,20 @@ SCENARIO: Final = (EXAMPLES / "scenarios/docs-one-constraint.yaml").read_text()
             (LAST_STEP, "  - apply: []\n"),
             "t.yaml: timeline[3] (apply): no objects passed to apply",
         ),
+        # A List without items is no object either (kubectl apply: count == 0); it was applied
+        # as nothing, in silence.
+        (
+            ["simulate"],
+            ZONE_OUTAGE,
+            (LAST_STEP, "  - apply: {apiVersion: v1, kind: List, items: null}\n"),
+            "t.yaml: timeline[3] (apply): no objects passed to apply",
+        ),
+        (
+            ["simulate"],
+            ZONE_OUTAGE,
+            (LAST_STEP, "  - apply: [{apiVersion: v1, kind: List, items: []}]\n"),
+            "t.yaml: timeline[3] (apply): no objects passed to apply",
+        ),
     ],
     ids=[
         "timeline object an empty list",
@@ -295,6 +309,8 @@ SCENARIO: Final = (EXAMPLES / "scenarios/docs-one-constraint.yaml").read_text()
         "verify workload a list",
         "apply item a list",
         "apply nothing",
+        "apply a List of null items",
+        "apply a List of no items",
     ],
 )
 def test_an_item_of_a_list_of_manifests_must_be_one_manifest(

@@ -46,15 +46,22 @@ class Apply(Step):
 
     def apply(self, sim: Simulation, env: StepEnv) -> StepResult:
         raw = self.args if isinstance(self.args, list) else [self.args]
-        events = []
+        # Decoded before any is applied: a List without items is no object, as for kubectl.
+        planned: list[tuple[str, Any, bool]] = []  # (where, object or NodePool, a NodePool)
         for i, item in enumerate(raw):
             where = f"{self.where}[{i}]"
             if _is_nodepool(item):
-                events.append(_apply_nodepool(sim, item, where))
-                continue
-            for obj in decode_manifest(item, where):
-                events.append(sim.apply(obj, where))
-        return StepResult(events)
+                planned.append((where, item, True))
+            else:
+                planned += [(where, obj, False) for obj in decode_manifest(item, where)]
+        if not planned:
+            raise ManifestError(f"{self.where}: no objects passed to apply")
+        return StepResult(
+            [
+                _apply_nodepool(sim, obj, where) if nodepool else sim.apply(obj, where)
+                for where, obj, nodepool in planned
+            ]
+        )
 
 
 def _is_nodepool(item: object) -> bool:
