@@ -474,3 +474,31 @@ def test_the_simulate_page_says_what_the_controllers_and_scheduler_did_as_the_te
         assert [_page_text(e).strip() for e in section.find("data-churn")] == want
         if step["created"]:
             assert f"created {len(step['created'])}" in want[0]
+
+
+def test_the_schedule_reports_each_keep_the_bound_pods_that_finished(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A Succeeded pod on n1 is read but not in the scheduler's cluster: the text said so (a
+    # count), the JSON and the page left it out, so the pod was in no machine-read report.
+    done = _pod("done", "1", "n1")
+    done["status"] = {"phase": "Succeeded"}
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(
+        yaml.safe_dump(
+            {"nodes": [_node("n1", "a", "4")], "pods": [done], "queue": [_pod("new", "1")]}
+        )
+    )
+    root, doc = both(["schedule", str(scenario)], capsys)
+    assert doc["finished"] == {"default/done": "n1"}
+    assert doc["bound"] == {"default/new": "n1"}
+    assert root.values("data-finished") == ["default/done"]
+    assert root.counts()["finished"] == [1]
+    assert "default/done" not in grid(root)[0]
+    code, text, _ = run(["schedule", str(scenario)], capsys)
+    assert code == 0
+    assert "1 bound pod(s) Succeeded or Failed: not drawn, and ignored by kube-scheduler." in text
+    jsonschema.validate(doc, load_schema("schedule"))
+    # Without finished pods the key is absent, as before.
+    scenario.write_text(yaml.safe_dump({"nodes": [_node("n1", "a", "4")], "queue": []}))
+    assert "finished" not in both(["schedule", str(scenario)], capsys)[1]

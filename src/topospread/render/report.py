@@ -398,8 +398,9 @@ def write_json(
     """The jsonl report as one JSON document: ``{"plugins": ..., "pods": [...]}`` (and
     ``profiles`` with several), then the cluster after the run as ``simulate`` reports a
     step's: every bound pod's node (``bound``), the queued pods not bound with why
-    (``pending``), and the nodes with their zone (``zone_key``, as the text draws them) and
-    state."""
+    (``pending``), the nodes with their zone (``zone_key``, as the text draws them) and
+    state, and the bound pods that have Succeeded or Failed (``finished``, when there are any:
+    read, but not in the cluster the scheduler sees)."""
     lines = jsonl(run, spill)
     header = next(lines)
     out.write(header.rstrip(b"\n")[:-1] + b',"pods":[')
@@ -420,6 +421,9 @@ def write_json(
     out.write(b',"bound":' + msgspec.json.encode(bound))
     out.write(b',"pending":' + msgspec.json.encode(pending))
     out.write(b',"nodes":' + msgspec.json.encode(nodes))
+    finished = {p.key: p.spec.node_name for p in run.scenario.terminal_pods}
+    if finished:  # as the text's line says of them: kept, not drawn
+        out.write(b',"finished":' + msgspec.json.encode(finished))
     out.write(b',"interrupted":true}\n' if run.interrupted else b"}\n")
     out.flush()
 
