@@ -278,8 +278,10 @@ class Simulation(ControllerManager):
         )
         if is_terminal(admitted):
             # Finished (from a cluster or a saved file): controllers read it (a Job counts its
-            # succeeded pods), kube-scheduler never sees it; it holds no node's resources.
-            pass
+            # succeeded pods), kube-scheduler never sees it; it holds no node's resources. The
+            # reports, which show what the scheduler sees, name it in a note.
+            self.left_out.finished.append(admitted.key)
+            self.left_out.update_warnings(self.scenario.warnings)
         elif admitted.spec.node_name:
             if admitted.spec.node_name not in self.cluster.infos:
                 raise ValidationError(

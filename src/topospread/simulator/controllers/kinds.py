@@ -33,6 +33,9 @@ POD_MAKING_KINDS: Final[Mapping[str, str]] = {
 
 LEFT_OUT: Final = "read and left out (the scheduler does not need them)"
 NOT_MODELLED: Final = "read but not modelled (their pods are not placed)"
+FINISHED: Final = "read and not drawn (Succeeded or Failed: ignored by kube-scheduler)"
+# The finished pods the note names; the others are counted.
+_NAMED: Final = 5
 
 
 def makes_pods(obj: UnknownObject) -> bool:
@@ -79,6 +82,8 @@ class LeftOut:
 
     kinds: Counter[str] = field(default_factory=Counter)
     pod_makers: Counter[str] = field(default_factory=Counter)
+    # Pods read in a terminal phase: kept (a Job counts them) but in no report's cluster.
+    finished: list[str] = field(default_factory=list)
 
     def add(self, obj: Any) -> None:
         if isinstance(obj, UnknownObject) and makes_pods(obj):
@@ -98,18 +103,26 @@ class LeftOut:
             out.append(f"{NOT_MODELLED}: {counts_text(self.pod_makers)}")
         if self.kinds:
             out.append(f"{LEFT_OUT}: {counts_text(self.kinds)}")
+        if self.finished:
+            named = ", ".join(self.finished[:_NAMED])
+            more = len(self.finished) - _NAMED
+            named += f" and {more} more" if more > 0 else ""
+            out.append(f"{FINISHED}: {len(self.finished)} Pod ({named})")
         return out
 
     def update_warnings(self, warnings: list[str]) -> None:
         """Put the notes into ``warnings`` in place of earlier ones (objects applied later
         update the same lines)."""
         warnings[:] = [
-            w for w in warnings if not w.startswith((f"{LEFT_OUT}: ", f"{NOT_MODELLED}: "))
+            w
+            for w in warnings
+            if not w.startswith((f"{LEFT_OUT}: ", f"{NOT_MODELLED}: ", f"{FINISHED}: "))
         ]
         warnings += self.notes()
 
 
 __all__ = [
+    "FINISHED",
     "LEFT_OUT",
     "NOT_MODELLED",
     "POD_MAKING_KINDS",

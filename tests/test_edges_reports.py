@@ -1,0 +1,77 @@
+"""What the third edges audit found in the reports: every pod of the input is in every report
+(text, JSON, HTML), placed, Pending with its reason, or named in a note."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Final
+
+import pytest
+
+from test_cli import run
+from test_html_json import both
+
+FINISHED_PODS: Final = """\
+nodes:
+- metadata: {name: n1, labels: {topology.kubernetes.io/zone: a}}
+  status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+objects:
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: done}
+  spec: {nodeName: n1, containers: [{name: c, image: i}]}
+  status: {phase: Succeeded}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: failed}
+  spec: {containers: [{name: c, image: i}]}
+  status: {phase: Failed}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: running}
+  spec: {containers: [{name: c, image: i}]}
+timeline:
+- wait: 1m
+"""
+NOTE: Final = (
+    "read and not drawn (Succeeded or Failed: ignored by kube-scheduler): "
+    "2 Pod (default/done, default/failed)"
+)
+
+
+def test_simulate_names_the_pods_it_read_finished_in_every_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A Succeeded or Failed pod is kept (a Job counts it) but the scheduler never sees it, so
+    # no step's grid or Pending list has it: it was in no report at all.
+    path = tmp_path / "t.yaml"
+    path.write_text(FINISHED_PODS)
+    root, doc = both(["simulate", str(path)], capsys)
+    assert doc["warnings"] == [NOTE]
+    assert [s["bound"] for s in doc["steps"]] == [{"default/running": "n1"}] * 2
+    assert [s["pending"] for s in doc["steps"]] == [[], []]
+    assert NOTE in [e.all_text() for e in root.find("class", "badge warn")]
+    code, _, err = run(["simulate", str(path)], capsys)
+    assert (code, err) == (0, f"topospread: warning: {NOTE}\n")
+
+
+def test_the_note_names_five_finished_pods_and_counts_the_rest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    done = """\
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: job-NAME}
+  spec: {nodeName: n1, containers: [{name: c, image: i}]}
+  status: {phase: Succeeded}
+"""
+    pods = "".join(done.replace("NAME", str(i)) for i in range(7))
+    path = tmp_path / "t.yaml"
+    path.write_text(FINISHED_PODS.replace("objects:\n", "objects:\n" + pods))
+    code, _, err = run(["simulate", str(path), "-o", "json"], capsys)
+    assert code == 0
+    assert err == (
+        "topospread: warning: read and not drawn (Succeeded or Failed: ignored by "
+        "kube-scheduler): 9 Pod (default/job-0, default/job-1, default/job-2, default/job-3, "
+        "default/job-4 and 4 more)\n"
+    )
