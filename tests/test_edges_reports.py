@@ -8,6 +8,7 @@ from typing import Final
 
 import pytest
 
+from test_bad_input import GOOD_NODE, assert_one_line_exit_2, write_text
 from test_cli import run
 from test_html_json import both
 
@@ -75,3 +76,37 @@ def test_the_note_names_five_finished_pods_and_counts_the_rest(
         "kube-scheduler): 9 Pod (default/job-0, default/job-1, default/job-2, default/job-3, "
         "default/job-4 and 4 more)\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("quantities", "message"),
+    [
+        (
+            'capacity: {cpu: "4x", memory: 32Gi, pods: "110"}',
+            'status.capacity.cpu: Invalid value: "4x": quantities must match the regular '
+            "expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+        ),
+        (
+            'allocatable: {cpu: "8", memory: [1], pods: "110"}',
+            "status.allocatable.memory: Invalid value: a list: quantities must match",
+        ),
+        # Upstream's own validation of a node's resources, for comparison: the same path.
+        (
+            'allocatable: {cpu: "-1", memory: 32Gi, pods: "110"}',
+            'status.allocatable.cpu: Invalid value: "-1": must be greater than or equal to 0',
+        ),
+    ],
+    ids=["capacity", "allocatable of another type", "allocatable negative"],
+)
+def test_a_node_quantity_that_does_not_parse_is_named_as_validation_names_it(
+    quantities: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # validateNodeResources names status.allocatable.cpu (Child, not Key); the decoding error
+    # was given the path status.allocatable[cpu], so one field had two names.
+    key = quantities.split(":")[0]
+    node = GOOD_NODE.replace(
+        next(x for x in GOOD_NODE.splitlines() if f"  {key}:" in x), "  " + quantities
+    )
+    nodes = write_text(tmp_path, "nodes.yaml", node)
+    assert_one_line_exit_2(["schedule", "--nodes", nodes], capsys, f"(Node n1): {message}")
+    assert_one_line_exit_2(["schedule", "--nodes", nodes], capsys, "nodes.yaml")

@@ -148,6 +148,10 @@ def _step(at: _At, step: str | int) -> _At | None:
     if isinstance(info, mi.DictType | mi.ListType) and at.go_type is not None:
         inner = info.value_type if isinstance(info, mi.DictType) else info.item_type
         shown = f"{at.shown}[{step}]"
+        if at.struct == "NodeStatus" and isinstance(step, str):
+            # A node's capacity and allocatable: validateNodeResources names a resource with
+            # Child (status.allocatable.cpu), and so does its error here.
+            shown = f"{at.shown}.{step}"
         return _At(inner, element_go_type(at.go_type), at.struct, at.fields, shown)
     return None
 
