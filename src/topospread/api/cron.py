@@ -151,14 +151,29 @@ def location(time_zone: str | None) -> dt.tzinfo:
         raise CronError(f"unknown time zone {time_zone}") from err
 
 
+# 10000-01-01T00:00:00Z in nanoseconds since the Unix epoch.
+_YEAR_10000: Final = 253_402_300_800 * SECOND
+
+
 def next_time(schedule: Schedule, after: int, tz: dt.tzinfo = dt.UTC) -> int | None:
     """The first time (nanoseconds since the Unix epoch, whole seconds) strictly after
-    ``after`` at which the schedule fires; None when none does within five years.
+    ``after`` at which the schedule fires; None when none does within five years, or before
+    the year 10000 (no timestamp records a later time: simulator/clock.py's LAST_STAMP).
 
     Upstream: SpecSchedule.Next and ConstantDelaySchedule.Next (robfig/cron/v3)
     """
+    at: int | None
     if schedule.every:
-        return after - after % SECOND + schedule.every
+        at = after - after % SECOND + schedule.every
+    else:
+        try:
+            at = _next_in_calendar(schedule, after, tz)
+        except (OverflowError, ValueError):  # past 9999-12-31, where datetime ends
+            at = None
+    return at if at is not None and at < _YEAR_10000 else None
+
+
+def _next_in_calendar(schedule: Schedule, after: int, tz: dt.tzinfo) -> int | None:
     minute, hour, dom, month, dow = schedule.fields
     seconds = after // SECOND + 1
     t = dt.datetime.fromtimestamp(seconds, tz).replace(tzinfo=None)

@@ -8,7 +8,9 @@ from dataclasses import dataclass
 from typing import Any, Self
 
 from topospread.api.types import Taint
-from topospread.simulator.clock import format_duration
+from topospread.errors import ManifestError
+from topospread.simulator.clock import LAST_STAMP, format_duration
+from topospread.simulator.controllers.common import format_time
 from topospread.simulator.simulation import Simulation
 from topospread.simulator.taint_eviction_controller import ran_out_text
 from topospread.simulator.timeline_steps.arguments import duration_arg
@@ -63,6 +65,12 @@ def advance(sim: Simulation, until: int, where: str) -> tuple[Fired, list[str]]:
     only the report says so), then the autoscaler's ticks (that order at equal times).
     Returns the evictions (by time and tolerated taints) and the other events' report lines,
     in time order."""
+    if sim.epoch + until > LAST_STAMP:
+        raise ManifestError(
+            f"{where}: the clock would pass 9999-12-31T23:59:59Z, the last time a timestamp "
+            f"can record (it started at {format_time(sim.epoch)}, the latest time the input "
+            "records)"
+        )
     fired: Fired = []
     lines: list[str] = []
     auto = sim.autoscaler
