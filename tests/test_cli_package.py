@@ -352,3 +352,24 @@ def test_no_layer_below_imports_the_inputs_or_the_cli() -> None:
     inputs = src / "inputs"
     for path in inputs.rglob("*.py"):
         assert "topospread.cli" not in path.read_text(), path
+
+
+@pytest.mark.parametrize("name", runs_taking("--seed"))
+def test_an_option_without_its_value_names_the_command(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Click's parser raises this error without a context: the line named no command.
+    code, out, err = run([*RUNS[name], "--seed"], capsys)
+    assert (code, out) == (2, "")
+    assert err == f"topospread: error: {name}: Option '--seed' requires an argument. (see --help)\n"
+
+
+def test_an_option_without_its_value_names_a_group_command(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The design group's name was not found (a placeholder stood for it): no command named.
+    code, out, err = run(["design", "spread", "--replicas"], capsys)
+    assert (code, out) == (2, "")
+    assert err == (
+        "topospread: error: design spread: Option '--replicas' requires an argument. (see --help)\n"
+    )

@@ -139,7 +139,11 @@ def main(argv: list[str] | None = None, *, prog_name: str = "topospread") -> Non
         message = " ".join(err.format_message().split())
         if message:
             ctx = getattr(err, "ctx", None)
-            path = ctx.command_path.removeprefix(prog_name).strip() if ctx else ""
+            if ctx is not None:
+                path = ctx.command_path.removeprefix(prog_name).strip()
+            else:  # the parser's errors (an option without its value) carry no context
+                words = sys.argv[1:] if argv is None else argv
+                path = _command(words).removeprefix("topospread").strip()
             where = f"{path}: " if path else ""
             typer.echo(f"topospread: error: {where}{message} (see --help)", err=True)
         sys.exit(getattr(err, "exit_code", 2))
@@ -155,7 +159,13 @@ def _command(argv: list[str]) -> str:
     subcommand, as ``design spread``) when the first word names one."""
     words = [w for w in argv if not w.startswith("-")]
     commands = {c.name for c in app.registered_commands}
-    groups = {g.name for g in app.registered_groups}
+    # A group added without a name of its own (add_typer(design_app)) has a placeholder
+    # there: its name is its Typer's.
+    groups = {
+        g.name if isinstance(g.name, str) else g.typer_instance.info.name
+        for g in app.registered_groups
+        if g.typer_instance is not None
+    }
     if words and words[0] in commands:
         return f"topospread {words[0]}"
     if words and words[0] in groups:
