@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from test_live import FakeServer, kubeconfig, server  # noqa: F401  (fixtures)
+from topospread.cli import main as cli_main
 from topospread.cluster.live import context_namespace
 from topospread.kubectl import main as kubectl_main
 from topospread.kubectl import plugin_argv
@@ -89,3 +90,33 @@ def test_the_plugin_runs_from_a_venvs_bin_on_path() -> None:
     done = subprocess.run(["kubectl-topospread", "--help"], capture_output=True, text=True, env=env)
     assert done.returncode == 0
     assert "Usage: kubectl topospread" in done.stdout and "rebalance" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        # -n was dropped in silence (explain ran in the context's namespace) ...
+        (
+            ["explain", "s.yaml", "--pod", "web-1", "-n"],
+            "explain: Option '-n' requires an argument.",
+        ),
+        # ... or took the --live added after it as its value (rebalance's -n is its own).
+        (["rebalance", "-n"], "rebalance: Option '-n' requires an argument."),
+        (["schedule", "--context"], "schedule: Option '--context' requires an argument."),
+    ],
+    ids=["explain -n", "rebalance -n", "schedule --context"],
+)
+def test_an_option_without_its_value_is_refused_as_topospread_refuses_it(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as stop:
+        kubectl_main(argv)
+    assert stop.value.code == 2
+    assert capsys.readouterr().err == f"topospread: error: {message} (see --help)\n"
+    if argv[0] == "explain":
+        return  # -n is the plugin's own there (topospread explain has no -n)
+    # The same words without the plugin: the same line.
+    with pytest.raises(SystemExit) as stop:
+        cli_main(argv)
+    assert stop.value.code == 2
+    assert capsys.readouterr().err == f"topospread: error: {message} (see --help)\n"

@@ -49,6 +49,10 @@ def _value_options(command: str) -> set[str]:
     }
 
 
+class OptionWithoutValue(Exception):
+    """An option that takes a value was the last word: click's message for it."""
+
+
 def plugin_argv(argv: Sequence[str], namespace_of: Callable[[str | None], str | None]) -> list[str]:
     """The ``topospread`` arguments for ``kubectl topospread ARGV``. ``namespace_of(context)``
     is the context's namespace (kubectl's default), asked only when needed."""
@@ -65,6 +69,11 @@ def plugin_argv(argv: Sequence[str], namespace_of: Callable[[str | None], str | 
     while i < len(rest):
         arg = rest[i]
         name, eq, value = arg.partition("=")
+        takes = name in takes_value or (name in ("-n", "--namespace") and command != "rebalance")
+        if takes and not eq and i + 1 == len(rest):
+            # kubectl's flags and the command's options alike take the next word whatever it
+            # is: the --live added below would become this option's value.
+            raise OptionWithoutValue(f"Option '{name}' requires an argument.")
         if name in ("-n", "--namespace") and command != "rebalance":
             if eq:
                 namespace = value
@@ -118,10 +127,12 @@ def main(argv: list[str] | None = None) -> None:
     from topospread.cluster.live import context_namespace
 
     args = sys.argv[1:] if argv is None else argv
-    cli_main(
-        plugin_argv(args, lambda context: context_namespace(None, context)),
-        prog_name="kubectl topospread",
-    )
+    try:
+        resolved = plugin_argv(args, lambda context: context_namespace(None, context))
+    except OptionWithoutValue as err:
+        typer.echo(f"topospread: error: {args[0]}: {err} (see --help)", err=True)
+        sys.exit(2)
+    cli_main(resolved, prog_name="kubectl topospread")
 
 
 def console() -> NoReturn:
@@ -130,4 +141,4 @@ def console() -> NoReturn:
     exiting.console(main)
 
 
-__all__ = ["console", "main", "plugin_argv"]
+__all__ = ["OptionWithoutValue", "console", "main", "plugin_argv"]
