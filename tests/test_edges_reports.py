@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Final
 
@@ -110,3 +111,34 @@ def test_a_node_quantity_that_does_not_parse_is_named_as_validation_names_it(
     nodes = write_text(tmp_path, "nodes.yaml", node)
     assert_one_line_exit_2(["schedule", "--nodes", nodes], capsys, f"(Node n1): {message}")
     assert_one_line_exit_2(["schedule", "--nodes", nodes], capsys, "nodes.yaml")
+
+
+COPIED_POD: Final = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: copied, namespace: default}
+spec: {containers: [{name: c, image: i}]}
+status: {phase: Succeeded, startTime: "2024-01-01T00:00:00Z"}
+"""
+
+
+def test_a_pod_created_from_a_manifest_starts_pending_whatever_status_it_carries(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The API server sets a created pod's status (podStrategy.PrepareForCreate): a manifest
+    # copied from kubectl get -o yaml, Succeeded, is scheduled like any new pod. check and an
+    # apply step read it as finished, so it was in no report.
+    chart = write_text(tmp_path, "chart.yaml", COPIED_POD)
+    code, out, _ = run(
+        ["check", chart, "--zones", "1", "--nodes-per-zone", "1", "-o", "json"], capsys
+    )
+    assert code == 0
+    assert json.loads(out)["bound"] == {"default/copied": "node-region-1a-1"}
+    step = "  - apply:\n" + "".join(f"      {line}\n" for line in COPIED_POD.splitlines())
+    path = write_text(tmp_path, "t.yaml", FINISHED_PODS.replace("- wait: 1m\n", step))
+    code, out, _ = run(["simulate", path, "-o", "json"], capsys)
+    assert code == 0
+    last = json.loads(out)["steps"][-1]
+    assert last["bound"] == {"default/copied": "n1", "default/running": "n1"}
+    # The scenario's own objects are the cluster's state: their status stays.
+    assert json.loads(out)["warnings"] == [NOTE]

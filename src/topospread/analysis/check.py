@@ -63,6 +63,7 @@ from topospread.api.types import (
 from topospread.api.zones import zone_key_for
 from topospread.labels.selector import SelectorError, label_selector_as_selector
 from topospread.limits import DEFAULT_LIMITS, Limits
+from topospread.simulator.api_server import as_created
 from topospread.simulator.autoscaler_spec import AutoscalerSpec
 from topospread.simulator.controllers.kinds import LeftOut, makes_pods, unmodelled_reason
 from topospread.simulator.node_groups import NodeGroup as ScenarioGroup
@@ -419,7 +420,8 @@ def check(
     every loss. ``helm_timeout``: helm install's ``--timeout``, how long it waits for each Job
     or Pod hook (and lets an autoscaler act for one). Manifests and a shape asking for more
     nodes or pods than ``limits`` are refused before anything is built (a ``SizeError``)."""
-    release = split_release(objects)
+    # helm install creates them: what the API server keeps of a create (not a pod's status).
+    release = split_release((where, as_created(obj)) for where, obj in objects)
     installed = release.installed()
     modelled = [(w, o) for w, o in installed if not isinstance(o, UnknownObject)]
     left_out = LeftOut().extend(o for _, o in installed if isinstance(o, UnknownObject))

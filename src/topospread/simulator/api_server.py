@@ -29,6 +29,7 @@ from topospread.api.types import (
     Node,
     Pod,
     PodDisruptionBudget,
+    PodStatus,
     PodTemplateSpec,
     PriorityClass,
     ReplicaSet,
@@ -256,4 +257,16 @@ def same_object(a: LookupObject, b: LookupObject) -> bool:
     )
 
 
-__all__ = ["LOOKUP_TYPES", "ApiServer", "LookupObject", "same_object"]
+def as_created(obj: Any) -> Any:
+    """``obj`` as a create request leaves it: a Pod's status is not the client's to set (the
+    API server starts every pod Pending), so a manifest's status (a Succeeded pod copied from
+    ``kubectl get -o yaml``) is dropped. Objects read as a cluster's state keep theirs.
+
+    Upstream: podStrategy.PrepareForCreate (pkg/registry/core/pod/strategy.go, v1.35)
+    """
+    if isinstance(obj, Pod) and obj.status != PodStatus():
+        return msgspec.structs.replace(obj, status=PodStatus())
+    return obj
+
+
+__all__ = ["LOOKUP_TYPES", "ApiServer", "LookupObject", "as_created", "same_object"]

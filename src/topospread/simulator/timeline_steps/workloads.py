@@ -20,6 +20,7 @@ from topospread.api.types import (
     StatefulSet,
 )
 from topospread.errors import ManifestError
+from topospread.simulator.api_server import as_created
 from topospread.simulator.garbage_collector import delete_workload
 from topospread.simulator.simulation import Simulation
 from topospread.simulator.stores import describe_workload, parse_workload_ref, workload_key
@@ -58,7 +59,7 @@ class Apply(Step):
             raise ManifestError(f"{self.where}: no objects passed to apply")
         return StepResult(
             [
-                _apply_nodepool(sim, obj, where) if nodepool else sim.apply(obj, where)
+                _apply_nodepool(sim, obj, where) if nodepool else sim.apply(as_created(obj), where)
                 for where, obj, nodepool in planned
             ]
         )
