@@ -142,3 +142,28 @@ def test_a_pod_created_from_a_manifest_starts_pending_whatever_status_it_carries
     assert last["bound"] == {"default/copied": "n1", "default/running": "n1"}
     # The scenario's own objects are the cluster's state: their status stays.
     assert json.loads(out)["warnings"] == [NOTE]
+
+
+def test_verify_refuses_a_queued_pod_that_has_finished(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # kube-scheduler never schedules a Failed pod (schedule reports it Pending, saying so):
+    # verify placed it, and reported the deadlock it caused on the node's last cpu.
+    scenario = """\
+nodes:
+- metadata: {name: n1, labels: {topology.kubernetes.io/zone: a}}
+  status: {allocatable: {cpu: "1", memory: 8Gi, pods: "110"}}
+queue:
+- metadata: {name: job-1}
+  spec: {containers: [{name: c, image: i, resources: {requests: {cpu: "1"}}}]}
+  status: {phase: Failed}
+- metadata: {name: web}
+  spec: {containers: [{name: c, image: i, resources: {requests: {cpu: "1"}}}]}
+"""
+    path = write_text(tmp_path, "v.yaml", scenario)
+    assert_one_line_exit_2(
+        ["verify", path],
+        capsys,
+        "v.yaml: pod default/job-1: status.phase: verify places pods that have not finished (a "
+        "Failed pod is never scheduled)",
+    )

@@ -53,6 +53,7 @@ from topospread.simulator.controllers.common import get_pod_from_template, retry
 from topospread.simulator.controllers.cronjob import sync_cron_job
 from topospread.simulator.controllers.replicationcontroller import sync_replication_controller
 from topospread.simulator.controllers.statefulset import get_ordinal
+from topospread.simulator.decision import is_terminal
 from topospread.simulator.scenario import Scenario, ScenarioBuilder, load_scenario
 
 MAX_PER_DOMAIN: Final = "maxPerDomain"
@@ -499,6 +500,11 @@ def load_verify_scenario(path: Path, limits: Limits = DEFAULT_LIMITS) -> VerifyS
             scenario.objects.extend(o for _, o in _claims_of(workload, ordinals, given, []))
     profiles = {p.scheduler_name for p in scenario.config.profiles}
     for pod in scenario.queue:
+        if is_terminal(pod):
+            raise ValidationError(
+                f"{path}: pod {pod_key(pod)}: status.phase: verify places pods that have not "
+                f"finished (a {pod.status.phase} pod is never scheduled)"
+            )
         if pod.spec.scheduling_gates:
             raise ValidationError(
                 f"{path}: pod {pod_key(pod)}: spec.schedulingGates: verify places pods without "
