@@ -1,7 +1,7 @@
-"""The simulated clock at the end of time: an input whose latest timestamp is near
-9999-12-31T23:59:59Z (the last an RFC 3339 timestamp records) was a traceback once the clock
-moved past it (a datetime overflow); now one line naming the step, or no run of a CronJob
-that would fall after it."""
+"""CronJob schedules, and the simulated clock at the end of time: an input whose latest
+timestamp is near 9999-12-31T23:59:59Z (the last an RFC 3339 timestamp records) was a traceback
+once the clock moved past it (a datetime overflow); now one line naming the step, or no run of
+a CronJob that would fall after it."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from test_bad_input import assert_one_line_exit_2, write_text
 from test_cli import run
-from topospread.api.cron import next_time, parse_schedule
+from topospread.api.cron import CronError, next_time, parse_schedule
 from topospread.api.go_duration import SECOND
 
 # 9999-12-31T23:59:59.999999999Z in nanoseconds since the Unix epoch.
@@ -104,3 +104,20 @@ def test_a_cron_job_runs_in_the_last_minute_it_can() -> None:
     assert next_time(parse_schedule("* * * * *"), LAST_STAMP - 60 * SECOND) == (
         LAST_STAMP + 1 - 60 * SECOND
     )
+
+
+@pytest.mark.parametrize(
+    ("schedule", "message"),
+    [
+        ("* * *", "expected exactly 5 fields, found 3: [* * *]"),
+        ("0 0 * * * *", "expected exactly 5 fields, found 6: [0 0 * * * *]"),
+    ],
+)
+def test_a_schedule_of_the_wrong_length_is_refused_in_robfig_crons_words(
+    schedule: str, message: str
+) -> None:
+    # fmt.Errorf("...found %d: %s", ..., fields) prints a []string as Go does: [a b c]. It
+    # was the Python list's repr (['*', '*', '*']).
+    with pytest.raises(CronError) as info:
+        parse_schedule(schedule)
+    assert str(info.value) == message

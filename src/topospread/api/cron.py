@@ -82,7 +82,8 @@ def parse_schedule(text: str) -> Schedule:
         spec = _DESCRIPTORS[spec]
     parts = spec.split()
     if len(parts) != 5:
-        raise CronError(f"expected exactly 5 fields, found {len(parts)}: {parts}")
+        # Go's %s of a []string: [* * *]
+        raise CronError(f"expected exactly 5 fields, found {len(parts)}: [{' '.join(parts)}]")
     bits = tuple(_field(part, *bounds) for part, bounds in zip(parts, _BOUNDS, strict=True))
     return Schedule(fields=(bits[0], bits[1], bits[2], bits[3], bits[4]))
 
