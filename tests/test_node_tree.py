@@ -64,6 +64,24 @@ def test_region_and_zone_make_the_key() -> None:
     assert get_zone_key(_node("n", "")) == ""
 
 
+def test_the_beta_labels_come_first_when_a_node_has_both() -> None:
+    # Upstream's GetZoneKey reads failure-domain.beta.kubernetes.io/zone (and /region) first,
+    # the GA label only when the beta one is absent; a present but empty beta label wins.
+    both = Node(
+        metadata=ObjectMeta(
+            name="n",
+            labels={
+                "topology.kubernetes.io/zone": "ga-zone",
+                "failure-domain.beta.kubernetes.io/zone": "beta-zone",
+                "topology.kubernetes.io/region": "ga-region",
+                "failure-domain.beta.kubernetes.io/region": "",
+            },
+        )
+    )
+    assert get_zone_key(both) == ":\x00:beta-zone"
+    assert get_zone_key(_node("g", "ga-zone", "r")) == "r:\x00:ga-zone"
+
+
 class _Reference:
     """The tree as upstream writes it: a list per zone, searched for each name."""
 

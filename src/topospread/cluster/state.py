@@ -34,13 +34,16 @@ _BETA_REGION = "failure-domain.beta.kubernetes.io/region"
 
 
 def get_zone_key(node: Node) -> str:
-    """The node tree's zone key: region and zone, GA labels first, beta labels as fallback.
+    """The node tree's zone key: region and zone, each from its beta label when the node has
+    one (even empty), else from the GA label, as upstream still reads them.
 
     Upstream: GetZoneKey (component-helpers/node/topology/helpers.go, v1.35)
     """
     labels = node.metadata.labels
-    zone = labels.get(LABEL_TOPOLOGY_ZONE, labels.get(_BETA_ZONE, ""))
-    region = labels.get(LABEL_TOPOLOGY_REGION, labels.get(_BETA_REGION, ""))
+    zone = labels[_BETA_ZONE] if _BETA_ZONE in labels else labels.get(LABEL_TOPOLOGY_ZONE, "")
+    region = (
+        labels[_BETA_REGION] if _BETA_REGION in labels else labels.get(LABEL_TOPOLOGY_REGION, "")
+    )
     if not region and not zone:
         return ""
     return f"{region}:\x00:{zone}"
