@@ -33,7 +33,6 @@ from topospread.simulator.autoscaling import (
 from topospread.simulator.clock import format_duration
 from topospread.simulator.controllers.common import parse_time
 from topospread.simulator.karpenter_termination import (
-    SECOND,
     Termination,
     look,
     refusal_text,
@@ -176,7 +175,7 @@ class KarpenterController(AutoscalerController):
                 continue
             created = parse_time(info.node.metadata.creation_timestamp)
             since = 0 if created is None else created - sim.epoch
-            out[info.name] = since + round(pool.expire_after * SECOND)
+            out[info.name] = since + nanos(pool.expire_after)
         return out
 
     def _signature(self, sim: Simulation, pending: Sequence[Pod]) -> tuple[object, ...]:
@@ -304,7 +303,7 @@ class KarpenterController(AutoscalerController):
             node = sim.node(name, where)
             pool = pools[node.metadata.labels[NODEPOOL_LABEL]]
             zone = node.metadata.labels.get(LABEL_TOPOLOGY_ZONE, "")
-            after = format_duration(round(pool.expire_after * SECOND))
+            after = format_duration(nanos(pool.expire_after))
             self._record(
                 sim,
                 "expired",

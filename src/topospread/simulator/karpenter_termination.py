@@ -35,8 +35,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
+from topospread.api.go_duration import SECOND
 from topospread.api.types import Pod
 from topospread.autoscaler.clusterautoscaler.drainability import is_daemonset_pod, is_mirror_pod
+from topospread.simulator.autoscaler_spec import nanos
 from topospread.simulator.autoscaling import KARPENTER_DISRUPTED
 from topospread.simulator.decision import is_terminal
 from topospread.simulator.eviction import MULTIPLE_PDBS
@@ -45,7 +47,6 @@ from topospread.taints import tolerations_tolerate_taint
 if TYPE_CHECKING:
     from topospread.simulator.simulation import Simulation
 
-SECOND: Final = 1_000_000_000
 # Upstream: awaitDrain's and awaitVolumeDetachment's RequeueAfter, MinDrainTime, and
 # awaitInstanceTermination's RequeueAfter while the cloud still has the instance.
 RECONCILE_PERIOD: Final = SECOND
@@ -105,7 +106,7 @@ def start_termination(
 ) -> Termination:
     """The node's termination, starting now (its NodeClaim was just deleted); ``grace``: the
     NodePool's terminationGracePeriod in seconds."""
-    deadline = None if grace is None else sim.now + round(grace * SECOND)
+    deadline = None if grace is None else sim.now + nanos(grace)
     return Termination(node, pool, zone, sim.now, deadline, message, next_look=sim.now)
 
 
